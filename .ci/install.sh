@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# Installs everything the real local stack (test/stack) and the tests need on Debian bookworm.
+# Idempotent: every step checks first and is skipped when already done.
+#   - bookworm packages via apt-get;
+#   - trixie's docker.io (dockerd) and docker-buildx, extracted with dpkg -x into /opt/ibs-docker
+#     through a private apt configuration (the system's sources are not touched);
+#   - the buildx CLI plugin in /usr/local/lib/docker/cli-plugins (found for every DOCKER_CONFIG);
+#   - an i386 busybox-static .deb (for the linux/386 base image rootfs) in /opt/ibs-docker/i386;
+#   - node_modules via `npm ci` when missing or older than package-lock.json.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+OPT=/opt/ibs-docker
+APT_X=/var/cache/ibs-apt
+KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
+MIRROR=${IBS_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+export DEBIAN_FRONTEND=noninteractive
+
+log() { printf '[install] %s\n' "$*"; }
+SUDO=""
+if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
+
+# --- 1. bookworm packages -------------------------------------------------------------------------
+PKGS=(containerd runc docker-registry skopeo busybox-static openssh-server git apache2-utils openssl
+  iptables ca-certificates curl xz-utils debian-archive-keyring)
+missing=()
+for p in "${PKGS[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then missing+=("$p"); fi
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  log "apt-get install ${missing[*]}"
+  # The package lists may be absent (fresh image) or stale: update once, retry install after an update.
+  if ! $SUDO apt-get install -y --no-install-recommends "${missing[@]}"; then
+    $SUDO apt-get update
+    $SUDO apt-get install -y --no-install-recommends "${missing[@]}"
+  fi
+else
+  log "bookworm packages present"
+fi
+
+# --- 2. trixie docker.io + docker-buildx, extracted privately --------------------------------------
+apt_x() {
+  local dir=$1
+  shift
+  $SUDO apt-get -o Dir::Etc::SourceList="$dir/sources.list" -o Dir::Etc::SourceParts=/dev/null \
+    -o Dir::State::Lists="$dir/lists" -o Dir::Cache="$dir/cache" -o APT::Sandbox::User=root "$@"
+}
+prepare_apt_x() {
+  local dir=$1 line=$2
+  $SUDO mkdir -p "$dir/lists/partial" "$dir/cache/archives/partial"
+  echo "$line" | $SUDO tee "$dir/sources.list" >/dev/null
+}
+
+if [ ! -x "$OPT/bin/dockerd" ] || [ ! -x "$OPT/bin/docker-buildx" ]; then
+  log "fetching trixie docker.io and docker-buildx into $OPT"
+  dir="$APT_X/trixie"
+  prepare_apt_x "$dir" "deb [signed-by=$KEYRING] $MIRROR trixie main"
+  apt_x "$dir" update -qq
+  tmp=$(mktemp -d)
+  (cd "$tmp" && apt_x "$dir" download docker.io/trixie docker-buildx/trixie)
+  $SUDO mkdir -p "$OPT/root"
+  for deb in "$tmp"/*.deb; do $SUDO dpkg -x "$deb" "$OPT/root"; done
+  $SUDO mkdir -p "$OPT/bin"
+  for b in dockerd docker-proxy docker-init; do
+    [ -e "$OPT/root/usr/sbin/$b" ] && $SUDO ln -sf "$OPT/root/usr/sbin/$b" "$OPT/bin/$b"
+    [ -e "$OPT/root/usr/bin/$b" ] && $SUDO ln -sf "$OPT/root/usr/bin/$b" "$OPT/bin/$b"
+  done
+  $SUDO ln -sf "$OPT/root/usr/libexec/docker/cli-plugins/docker-buildx" "$OPT/bin/docker-buildx"
+  rm -rf "$tmp"
+  "$OPT/bin/dockerd" --version
+else
+  log "dockerd present: $("$OPT/bin/dockerd" --version)"
+fi
+
+# --- 3. buildx plugin where the docker CLI finds it for every DOCKER_CONFIG ------------------------
+PLUGIN_DIR=/usr/local/lib/docker/cli-plugins
+if [ ! -x "$PLUGIN_DIR/docker-buildx" ]; then
+  log "installing buildx plugin into $PLUGIN_DIR"
+  $SUDO mkdir -p "$PLUGIN_DIR"
+  $SUDO cp "$OPT/root/usr/libexec/docker/cli-plugins/docker-buildx" "$PLUGIN_DIR/docker-buildx"
+  $SUDO chmod 755 "$PLUGIN_DIR/docker-buildx"
+fi
+if ! command -v docker >/dev/null 2>&1; then
+  # The docker CLI normally ships with the machine (/usr/local/bin/docker). Fall back to trixie's.
+  if [ -x "$OPT/root/usr/bin/docker" ]; then $SUDO ln -sf "$OPT/root/usr/bin/docker" /usr/local/bin/docker; fi
+fi
+log "buildx: $(docker buildx version 2>/dev/null || echo 'not found')"
+
+# --- 4. i386 busybox-static for the linux/386 base image -------------------------------------------
+if ! ls "$OPT"/i386/busybox-static_*_i386.deb >/dev/null 2>&1; then
+  log "fetching i386 busybox-static"
+  dir="$APT_X/bookworm-i386"
+  prepare_apt_x "$dir" "deb [signed-by=$KEYRING arch=i386] $MIRROR bookworm main"
+  apt_x "$dir" -o APT::Architecture=i386 -o APT::Architectures=i386 update -qq
+  $SUDO mkdir -p "$OPT/i386"
+  (cd "$OPT/i386" && apt_x "$dir" -o APT::Architecture=i386 -o APT::Architectures=i386 download busybox-static)
+fi
+log "i386 busybox: $(ls "$OPT"/i386/)"
+
+# --- 5. node_modules --------------------------------------------------------------------------------
+cd "$ROOT"
+# node_modules/.ibs-lock-sha records the package-lock.json it was installed from. Without it, an
+# existing tree that `npm ls` accepts is kept (npm ci would delete node_modules under running tools).
+stamp=node_modules/.ibs-lock-sha
+want=$(sha256sum package-lock.json | cut -d' ' -f1)
+if [ -d node_modules ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
+  log "node_modules up to date"
+elif [ -d node_modules ] && npm ls --all >/dev/null 2>&1; then
+  log "node_modules matches package-lock.json"
+  echo "$want" >"$stamp"
+else
+  log "npm ci"
+  npm ci --no-audit --no-fund
+  echo "$want" >"$stamp"
+fi
+log "done"

@@ -1,0 +1,94 @@
+/**
+ * The loaded configuration: one frozen, typed object built by src/config/load.ts
+ * at startup and passed to the modules that need it. Nothing else reads the
+ * environment or argv.
+ */
+
+export type SshHostKeyPolicy = 'tofu' | 'pinned';
+export type BuilderMode = 'auto' | 'never';
+
+export interface GitCredentialHttps {
+  readonly host: string;
+  /** Narrows the entry to one port when set. */
+  readonly port?: number;
+  readonly kind: 'https';
+  readonly username: string;
+  readonly token: string;
+}
+
+export interface GitCredentialSsh {
+  readonly host: string;
+  readonly port?: number;
+  readonly kind: 'ssh';
+  readonly privateKey: string;
+  /** known_hosts-style key (`ssh-ed25519 AAAA...`, optionally prefixed by the host), required under `pinned`. */
+  readonly pinnedHostKey?: string;
+}
+
+export type GitCredential = GitCredentialHttps | GitCredentialSsh;
+
+export interface RegistryMappingRule {
+  readonly registry: string;
+  /** Exact, case-insensitive repository host. */
+  readonly hostMatch?: string;
+  /** Prefix of the repository path without its leading `/`. */
+  readonly pathPrefix?: string;
+}
+
+/** One entry of the ambient docker-config document (`auths.<key>`). */
+export interface DockerAuthEntry {
+  readonly auth?: string;
+  readonly username?: string;
+  readonly password?: string;
+  readonly identitytoken?: string;
+}
+
+export interface DockerConfigDocument {
+  readonly auths: Readonly<Record<string, DockerAuthEntry>>;
+}
+
+export interface BuildDefaults {
+  readonly platforms: readonly string[];
+  readonly noCache: boolean;
+  readonly cacheFrom?: string;
+  readonly cacheTo?: string;
+  readonly mode: BuilderMode;
+  readonly cloneTimeoutSeconds: number;
+  readonly timeoutSeconds: number;
+  /** 0 means no limit. */
+  readonly maxConcurrent: number;
+  readonly fallbackImage?: string;
+}
+
+export interface Config {
+  readonly builderEndpoint?: string;
+  readonly port: number;
+  readonly builderName: string;
+  readonly sshHostKeyPolicy: SshHostKeyPolicy;
+  readonly insecureRegistries: readonly string[];
+  readonly allowInsecureGitProtocols: boolean;
+  readonly gitCredentials: readonly GitCredential[];
+  readonly registryMappingRules: readonly RegistryMappingRule[];
+  readonly build: BuildDefaults;
+  readonly errorTrackingDsn?: string;
+  readonly serviceName: string;
+  readonly environment: string;
+  readonly commandLogRetention: number;
+  /** Settings file path, when one was given. */
+  readonly settingsPath?: string;
+
+  // Derived from the process environment (not options of the contract's table).
+  /** Scratch space: per-request dirs, captured logs, tool caches. `<os tmpdir>/image-build-service`. */
+  readonly scratchDir: string;
+  /** Builder state directory: `$DOCKER_CONFIG` (default `~/.docker`): buildx state and the ambient `config.json`. */
+  readonly dockerConfigDir: string;
+  /** Ambient registry auth read from `<dockerConfigDir>/config.json` (`{auths: {}}` when missing). */
+  readonly registryAuth: DockerConfigDocument;
+  /**
+   * Environment variables passed through to child processes (an allowlist taken from
+   * the service's own environment at startup: PATH, proxy and CA variables, ...).
+   */
+  readonly childEnv: Readonly<Record<string, string>>;
+  /** The service's package version. */
+  readonly version: string;
+}

@@ -1,0 +1,26 @@
+import type { Config } from './types.js';
+
+/** The effective configuration as `GET /config` shows it: no secret ever, credentials by host and kind only. */
+export function effectiveConfigView(config: Config): Record<string, unknown> {
+  const defaultBuildOptions: Record<string, unknown> = {
+    noCache: config.build.noCache,
+    mode: config.build.mode,
+  };
+  if (config.build.cacheFrom !== undefined) defaultBuildOptions.cacheFrom = config.build.cacheFrom;
+  if (config.build.cacheTo !== undefined) defaultBuildOptions.cacheTo = config.build.cacheTo;
+  return {
+    builderConfigured: config.builderEndpoint !== undefined && config.builderEndpoint !== '',
+    builderName: config.builderName,
+    sshHostKeyPolicy: config.sshHostKeyPolicy,
+    defaultPlatforms: [...config.build.platforms],
+    defaultBuildOptions,
+    gitCredentials: config.gitCredentials.map(({ host, kind }) => ({ host, kind })),
+    registryMappingRules: config.registryMappingRules.map(({ registry }) => ({ registry })),
+    insecureRegistries: [...config.insecureRegistries],
+    allowInsecureGitProtocols: config.allowInsecureGitProtocols,
+    cloneTimeoutSeconds: config.build.cloneTimeoutSeconds,
+    buildTimeoutSeconds: config.build.timeoutSeconds,
+    maxConcurrentBuilds: config.build.maxConcurrent,
+    registryAuth: Object.keys(config.registryAuth.auths).map((registry) => ({ registry })),
+  };
+}

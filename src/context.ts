@@ -1,0 +1,16 @@
+import type { Config } from './config/types.js';
+import type { LogStore } from './logs/types.js';
+import type { ErrorTracker } from './observability/error-tracking.js';
+import type { Logger } from './observability/logger.js';
+import type { Metrics } from './observability/metrics.js';
+
+/** What the HTTP layer and the workers share: built once by main.ts (or a test) and passed down. */
+export interface AppContext {
+  readonly config: Config;
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+  readonly logStore: LogStore;
+  readonly errorTracker: ErrorTracker;
+  /** Aborted when the process must stop now (second signal, end of grace): running commands are killed. */
+  readonly shutdownSignal: AbortSignal;
+}

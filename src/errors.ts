@@ -1,0 +1,139 @@
+/**
+ * Every error the service answers, in one place: a stable code, its HTTP status,
+ * and the body it produces. Throw a ServiceError anywhere below the HTTP layer;
+ * the error middleware in src/app.ts turns it into the response.
+ * Never identify an error by its message text: compare `code`.
+ */
+
+export const ERROR_STATUS = {
+  NOT_FOUND: 404,
+  INVALID_JSON: 400,
+  BODY_TOO_LARGE: 413,
+  INVALID_FIELDS: 400,
+  INVALID_QUERY: 400,
+  INVALID_REPOSITORY_URL: 400,
+  SCHEME_NOT_ALLOWED: 400,
+  CREDENTIALS_IN_URL: 400,
+  INVALID_BRANCH: 400,
+  CACHE_TYPE_NOT_ALLOWED: 400,
+  IMAGE_NAME_UNDERIVABLE: 400,
+  NO_REGISTRY: 400,
+  HOST_KEY_NOT_PINNED: 400,
+  NO_DEFINITION: 400,
+  DEFINITION_OUTSIDE_CLONE: 400,
+  INVALID_LOG_ID: 400,
+  LOG_NOT_FOUND: 404,
+  IMAGE_NOT_FOUND: 404,
+  NO_METADATA: 422,
+  PLATFORM_NOT_FOUND: 422,
+  BUSY: 429,
+  COMMAND_FAILED: 500,
+  INTERNAL: 500,
+  NOT_IMPLEMENTED: 501,
+  REGISTRY_FAILED: 502,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+export interface ErrorDetails {
+  /** Id of the captured command log (500 from a failed command, 404 for logs). */
+  logId?: string;
+  /** Extra response headers, e.g. Retry-After on 429. */
+  headers?: Record<string, string>;
+  /** Extra JSON fields merged into the body (never secrets). */
+  body?: Record<string, unknown>;
+  cause?: unknown;
+}
+
+export class ServiceError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly details: ErrorDetails;
+
+  constructor(code: ErrorCode, message: string, details: ErrorDetails = {}) {
+    super(message, details.cause === undefined ? undefined : { cause: details.cause });
+    this.name = 'ServiceError';
+    this.code = code;
+    this.status = ERROR_STATUS[code];
+    this.details = details;
+  }
+
+  /** The JSON body of the response: `{error, logId?, ...}`. */
+  toBody(): Record<string, unknown> {
+    const body: Record<string, unknown> = { error: this.message, ...this.details.body };
+    if (this.details.logId !== undefined) body.logId = this.details.logId;
+    return body;
+  }
+}
+
+export const isServiceError = (err: unknown): err is ServiceError => err instanceof ServiceError;
+
+// Constructors for errors whose text the contract fixes. Keep texts here, not at throw sites.
+
+export const notFound = (): ServiceError => new ServiceError('NOT_FOUND', 'not found');
+
+export const invalidJson = (): ServiceError => new ServiceError('INVALID_JSON', 'invalid JSON body');
+
+export const bodyTooLarge = (limitBytes: number): ServiceError =>
+  new ServiceError('BODY_TOO_LARGE', `request body too large (limit ${limitBytes} bytes)`);
+
+export const invalidRepositoryUrl = (repository: string): ServiceError =>
+  new ServiceError('INVALID_REPOSITORY_URL', `unable to parse git repository URL: ${repository}`);
+
+export const schemeNotAllowed = (scheme: string): ServiceError =>
+  new ServiceError(
+    'SCHEME_NOT_ALLOWED',
+    `repository URL scheme "${scheme}://" is not allowed: use https://, ssh:// or SCP-style (user@host:path)` +
+      ' (git:// and http:// need insecure git protocols allowed)',
+  );
+
+export const credentialsInUrl = (): ServiceError =>
+  new ServiceError(
+    'CREDENTIALS_IN_URL',
+    'repository URL must not contain credentials: pass them in gitCredentials (username and token)',
+  );
+
+export const cacheTypeNotAllowed = (field: 'cacheFrom' | 'cacheTo', type: string): ServiceError =>
+  new ServiceError(
+    'CACHE_TYPE_NOT_ALLOWED',
+    `buildOptions.${field}: cache type "${type}" is not allowed (allowed: registry, gha, inline)`,
+  );
+
+export const imageNameUnderivable = (path: string): ServiceError =>
+  new ServiceError(
+    'IMAGE_NAME_UNDERIVABLE',
+    `unable to derive an image name from repository path ${path}: provide image.name`,
+  );
+
+export const noRegistry = (repository: string): ServiceError =>
+  new ServiceError(
+    'NO_REGISTRY',
+    `no registry resolved for repository ${repository}: provide image.registry or configure a matching registry mapping rule`,
+  );
+
+export const hostKeyNotPinned = (host: string): ServiceError =>
+  new ServiceError(
+    'HOST_KEY_NOT_PINNED',
+    `SSH host key policy is "pinned" but no pinned key configured for host ${host}`,
+  );
+
+export const invalidLogId = (id: string): ServiceError =>
+  new ServiceError('INVALID_LOG_ID', `invalid log id: ${JSON.stringify(id)}`);
+
+export const logNotFound = (logId: string): ServiceError =>
+  new ServiceError('LOG_NOT_FOUND', 'log not found', { logId });
+
+export const busy = (running: number, retryAfterSeconds: number): ServiceError =>
+  new ServiceError('BUSY', `already running ${running} builds, the maximum; retry later`, {
+    headers: { 'Retry-After': String(retryAfterSeconds) },
+  });
+
+/** A real external command ran and failed: the body names the command and its exit code, never its output. */
+export const commandFailed = (commandLine: string, outcome: string, logId: string): ServiceError =>
+  new ServiceError('COMMAND_FAILED', `${commandLine} ${outcome}`, { logId });
+
+export const notImplemented = (what: string): ServiceError =>
+  new ServiceError('NOT_IMPLEMENTED', `${what} is not implemented yet`);
+
+export const internal = (cause: unknown): ServiceError =>
+  new ServiceError('INTERNAL', 'internal error', { cause });

@@ -1,0 +1,103 @@
+import { randomUUID } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { mkdir, readFile, rm, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Config } from '../config/types.js';
+import { invalidLogId, logNotFound } from '../errors.js';
+import { configSecrets, maskSecrets, secretVariants } from './masking.js';
+import { LOG_KINDS, type CommandLogWriter, type LogKind, type LogStore } from './types.js';
+
+/** `git-` or `img-` followed by a lower-case UUID. */
+export const LOG_ID_PATTERN = /^(git|img)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+export function isLogId(id: string): boolean {
+  return LOG_ID_PATTERN.test(id);
+}
+
+/**
+ * Logs live in `<scratch>/logs`, one 0600 file per command. Only the newest `retention`
+ * closed logs per kind are kept; a log being written is never pruned, and pruning never throws.
+ * The directory is emptied at startup: logs do not survive the instance.
+ */
+export async function createLogStore(
+  config: Pick<Config, 'scratchDir' | 'commandLogRetention' | 'gitCredentials' | 'registryAuth'>,
+): Promise<LogStore> {
+  const dir = join(config.scratchDir, 'logs');
+  await rm(dir, { recursive: true, force: true });
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const serverSecrets = configSecrets(config);
+  const closed = new Map<LogKind, string[]>(LOG_KINDS.map((kind) => [kind, []]));
+  const pathOf = (id: string): string => join(dir, `${id}.log`);
+
+  function checkedPath(id: string): string {
+    if (!isLogId(id)) throw invalidLogId(id);
+    return pathOf(id);
+  }
+
+  async function prune(kind: LogKind): Promise<void> {
+    const ids = closed.get(kind) ?? [];
+    while (ids.length > config.commandLogRetention) {
+      const oldest = ids.shift();
+      if (oldest !== undefined) await unlink(pathOf(oldest)).catch(() => undefined);
+    }
+  }
+
+  return {
+    async open(kind, secrets = []) {
+      const id = `${kind}-${randomUUID()}`;
+      const stream = createWriteStream(pathOf(id), { flags: 'wx', mode: 0o600 });
+      await new Promise<void>((resolve, reject) => {
+        stream.once('open', () => resolve());
+        stream.once('error', reject);
+      });
+      let variants = secretVariants([...serverSecrets, ...secrets]);
+      let pending = '';
+      const decoder = new TextDecoder();
+      const writer: CommandLogWriter = {
+        id,
+        write(chunk) {
+          pending += typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true });
+          // Mask whole lines only, so a secret split across chunks is still found.
+          const cut = pending.lastIndexOf('\n');
+          if (cut < 0) return;
+          stream.write(maskSecrets(pending.slice(0, cut + 1), variants));
+          pending = pending.slice(cut + 1);
+        },
+        addSecrets(more) {
+          variants = secretVariants([...variants, ...more]);
+        },
+        async close() {
+          pending += decoder.decode();
+          if (pending) stream.write(maskSecrets(pending, variants));
+          pending = '';
+          await new Promise<void>((resolve) => stream.end(resolve));
+          closed.get(kind)?.push(id);
+          await prune(kind).catch(() => undefined);
+        },
+      };
+      return writer;
+    },
+
+    async read(id) {
+      try {
+        return await readFile(checkedPath(id), 'utf8');
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw logNotFound(id);
+        throw err;
+      }
+    },
+
+    async remove(id) {
+      try {
+        await unlink(checkedPath(id));
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw logNotFound(id);
+        throw err;
+      }
+      for (const ids of closed.values()) {
+        const at = ids.indexOf(id);
+        if (at >= 0) ids.splice(at, 1);
+      }
+    },
+  };
+}

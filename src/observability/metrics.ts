@@ -1,0 +1,87 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export const BUILD_STATUSES = ['success', 'failure', 'invalid_request', 'busy'] as const;
+export const IMAGE_CHECK_RESULTS = ['exists', 'absent', 'error'] as const;
+export const IMAGE_DELETE_RESULTS = ['deleted', 'unsupported', 'error'] as const;
+export const DEVCONTAINER_LOOKUP_RESULTS = ['found', 'absent', 'no_metadata', 'error'] as const;
+
+export type BuildStatus = (typeof BUILD_STATUSES)[number];
+export type ImageCheckResult = (typeof IMAGE_CHECK_RESULTS)[number];
+export type ImageDeleteResult = (typeof IMAGE_DELETE_RESULTS)[number];
+export type DevcontainerLookupResult = (typeof DEVCONTAINER_LOOKUP_RESULTS)[number];
+
+/** Build durations reach from a second to an hour (the default build timeout). */
+export const BUILD_DURATION_BUCKETS = [1, 2.5, 5, 10, 20, 30, 60, 120, 300, 600, 1200, 1800, 3600];
+
+/**
+ * The service's metrics on a private registry (one per app, so tests never share counters).
+ * Every label value the contract lists exists from the start at 0.
+ */
+export class Metrics {
+  readonly registry = new Registry();
+  readonly buildsTotal: Counter<'status'>;
+  readonly buildDuration: Histogram<'status'>;
+  readonly imageChecksTotal: Counter<'result'>;
+  readonly imageDeletesTotal: Counter<'result'>;
+  readonly devcontainerLookupsTotal: Counter<'result'>;
+  readonly buildsInFlight: Gauge;
+  readonly buildsCapacity: Gauge;
+
+  constructor() {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry });
+    this.buildsTotal = new Counter({
+      name: 'service_builds_total',
+      help: 'POST /build attempts by final status.',
+      labelNames: ['status'],
+      registers,
+    });
+    this.buildDuration = new Histogram({
+      name: 'service_build_duration_seconds',
+      help: 'Wall-clock time of builds (clone, build and push) by final status.',
+      labelNames: ['status'],
+      buckets: BUILD_DURATION_BUCKETS,
+      registers,
+    });
+    this.imageChecksTotal = new Counter({
+      name: 'service_image_checks_total',
+      help: 'GET /image calls by result.',
+      labelNames: ['result'],
+      registers,
+    });
+    this.imageDeletesTotal = new Counter({
+      name: 'service_image_deletes_total',
+      help: 'DELETE /image calls by result.',
+      labelNames: ['result'],
+      registers,
+    });
+    this.devcontainerLookupsTotal = new Counter({
+      name: 'service_devcontainer_lookups_total',
+      help: 'GET /devcontainer calls by result.',
+      labelNames: ['result'],
+      registers,
+    });
+    this.buildsInFlight = new Gauge({
+      name: 'service_builds_in_flight',
+      help: 'Builds running now.',
+      registers,
+    });
+    this.buildsCapacity = new Gauge({
+      name: 'service_builds_capacity',
+      help: 'Maximum concurrent builds of this instance (0 means no limit).',
+      registers,
+    });
+    for (const status of BUILD_STATUSES) {
+      this.buildsTotal.inc({ status }, 0);
+      this.buildDuration.zero({ status });
+    }
+    for (const result of IMAGE_CHECK_RESULTS) this.imageChecksTotal.inc({ result }, 0);
+    for (const result of IMAGE_DELETE_RESULTS) this.imageDeletesTotal.inc({ result }, 0);
+    for (const result of DEVCONTAINER_LOOKUP_RESULTS) this.devcontainerLookupsTotal.inc({ result }, 0);
+  }
+
+  countBuild(status: BuildStatus, durationSeconds?: number): void {
+    this.buildsTotal.inc({ status });
+    if (durationSeconds !== undefined) this.buildDuration.observe({ status }, durationSeconds);
+  }
+}

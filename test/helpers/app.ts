@@ -1,0 +1,96 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { createApp } from '../../src/app.js';
+import type { Config } from '../../src/config/types.js';
+import type { AppContext } from '../../src/context.js';
+import { createLogStore } from '../../src/logs/store.js';
+import { noopErrorTracker, type ErrorTracker } from '../../src/observability/error-tracking.js';
+import { createLogger } from '../../src/observability/logger.js';
+import { Metrics } from '../../src/observability/metrics.js';
+
+/** A complete configuration with the contract's defaults; tests override what they need. */
+export function testConfig(overrides: Partial<Config> & { scratchDir: string }): Config {
+  const base: Config = {
+    port: 0,
+    builderName: 'service-remote',
+    sshHostKeyPolicy: 'tofu',
+    insecureRegistries: [],
+    allowInsecureGitProtocols: false,
+    gitCredentials: [],
+    registryMappingRules: [],
+    build: {
+      platforms: [],
+      noCache: false,
+      mode: 'auto',
+      cloneTimeoutSeconds: 600,
+      timeoutSeconds: 3600,
+      maxConcurrent: 4,
+    },
+    serviceName: 'service-builder',
+    environment: 'test',
+    commandLogRetention: 10,
+    dockerConfigDir: join(overrides.scratchDir, 'docker-config'),
+    registryAuth: { auths: {} },
+    childEnv: { PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin' },
+    version: '0.0.0-test',
+    ...overrides,
+  };
+  return Object.freeze(base);
+}
+
+export interface RunningApp {
+  url: string;
+  ctx: AppContext;
+  /** Every JSON line the service logged so far. */
+  logLines: () => Record<string, unknown>[];
+  /** Raw text the service logged so far. */
+  logText: () => string;
+  close: () => Promise<void>;
+}
+
+/** Starts the real app on 127.0.0.1:0 with its own scratch dir; close() stops it and removes the scratch dir. */
+export async function startApp(
+  overrides: Partial<Config> = {},
+  options: { errorTracker?: ErrorTracker } = {},
+): Promise<RunningApp> {
+  const scratchDir = overrides.scratchDir ?? (await mkdtemp(join(tmpdir(), 'ibs-test-')));
+  const config = testConfig({ ...overrides, scratchDir });
+  let text = '';
+  const destination = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      text += chunk.toString('utf8');
+      cb();
+    },
+  });
+  const abort = new AbortController();
+  const ctx: AppContext = {
+    config,
+    logger: createLogger({ serviceName: config.serviceName, environment: config.environment, destination }),
+    metrics: new Metrics(),
+    logStore: await createLogStore(config),
+    errorTracker: options.errorTracker ?? noopErrorTracker,
+    shutdownSignal: abort.signal,
+  };
+  const server = createApp(ctx).listen(0, '127.0.0.1');
+  await new Promise<void>((resolve) => server.once('listening', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    ctx,
+    logText: () => text,
+    logLines: () =>
+      text
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as Record<string, unknown>),
+    close: async () => {
+      abort.abort();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      if (overrides.scratchDir === undefined) await rm(scratchDir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,141 @@
+import test from 'ava';
+import { startApp } from '../helpers/app.js';
+
+test('probes answer with their contract bodies', async (t) => {
+  const app = await startApp({ builderEndpoint: 'tcp://127.0.0.1:1' });
+  t.teardown(app.close);
+  for (const [path, body] of [
+    ['/health/startup', { status: 'started' }],
+    ['/health/live', { status: 'ok' }],
+    ['/health/ready', { status: 'ready' }],
+  ] as const) {
+    const res = await fetch(app.url + path);
+    t.is(res.status, 200, path);
+    t.regex(res.headers.get('content-type') ?? '', /^application\/json/);
+    t.deepEqual(await res.json(), body);
+  }
+});
+
+test('readiness fails while no builder endpoint is configured', async (t) => {
+  const app = await startApp();
+  t.teardown(app.close);
+  const res = await fetch(`${app.url}/health/ready`);
+  t.is(res.status, 503);
+  t.deepEqual(await res.json(), { status: 'not ready', reason: 'no builder endpoint configured' });
+});
+
+test('unknown paths and wrong methods on known paths answer 404 not found', async (t) => {
+  const app = await startApp();
+  t.teardown(app.close);
+  for (const [method, path] of [
+    ['GET', '/nope'],
+    ['POST', '/health/live'],
+    ['GET', '/build'],
+    ['PUT', '/image'],
+    ['DELETE', '/metrics'],
+  ]) {
+    const res = await fetch(app.url + path, { method });
+    t.is(res.status, 404, `${method} ${path}`);
+    t.regex(res.headers.get('content-type') ?? '', /^application\/json/);
+    t.deepEqual(await res.json(), { error: 'not found' });
+  }
+});
+
+test('invalid JSON gets 400 invalid JSON body; oversized bodies get 413 JSON', async (t) => {
+  const app = await startApp();
+  t.teardown(app.close);
+  const bad = await fetch(`${app.url}/build`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{"repository": ',
+  });
+  t.is(bad.status, 400);
+  t.deepEqual(await bad.json(), { error: 'invalid JSON body' });
+
+  const big = await fetch(`${app.url}/build`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ repository: 'x'.repeat(2 * 1024 * 1024) }),
+  });
+  t.is(big.status, 413);
+  const body = (await big.json()) as { error: string };
+  t.regex(body.error, /too large/);
+});
+
+test('metrics expose the contract names with every label value at 0', async (t) => {
+  const app = await startApp();
+  t.teardown(app.close);
+  const res = await fetch(`${app.url}/metrics`);
+  t.is(res.status, 200);
+  t.regex(res.headers.get('content-type') ?? '', /^text\/plain; version=0\.0\.4/);
+  const text = await res.text();
+  for (const status of ['success', 'failure', 'invalid_request', 'busy']) {
+    t.true(text.includes(`service_builds_total{status="${status}"} 0`), status);
+    t.true(text.includes(`service_build_duration_seconds_bucket{le="3600",status="${status}"} 0`), status);
+  }
+  for (const result of ['exists', 'absent', 'error']) {
+    t.true(text.includes(`service_image_checks_total{result="${result}"} 0`), result);
+  }
+  for (const result of ['deleted', 'unsupported', 'error']) {
+    t.true(text.includes(`service_image_deletes_total{result="${result}"} 0`), result);
+  }
+  for (const result of ['found', 'absent', 'no_metadata', 'error']) {
+    t.true(text.includes(`service_devcontainer_lookups_total{result="${result}"} 0`), result);
+  }
+  t.regex(text, /# TYPE service_builds_total counter/);
+  t.regex(text, /# TYPE service_build_duration_seconds histogram/);
+  t.regex(text, /process_cpu_user_seconds_total/);
+  t.regex(text, /service_builds_capacity 4/);
+});
+
+test('the config view shows the contract fields and no secret', async (t) => {
+  const app = await startApp({
+    builderEndpoint: 'tcp://127.0.0.1:1234',
+    gitCredentials: [
+      { host: 'git.example', kind: 'https', username: 'u', token: 'tok-SECRET-1' },
+      { host: 'ssh.example', kind: 'ssh', privateKey: 'KEY-SECRET-2', pinnedHostKey: 'ssh-ed25519 AAAA' },
+    ],
+    registryMappingRules: [{ registry: 'r.example', hostMatch: 'git.example' }],
+    registryAuth: { auths: { 'r.example': { auth: Buffer.from('u:PASS-SECRET-3').toString('base64') } } },
+  });
+  t.teardown(app.close);
+  const res = await fetch(`${app.url}/config`);
+  t.is(res.status, 200);
+  const text = await res.text();
+  for (const secret of ['SECRET', Buffer.from('u:PASS-SECRET-3').toString('base64')]) {
+    t.false(text.includes(secret), secret);
+  }
+  t.deepEqual(JSON.parse(text), {
+    builderConfigured: true,
+    builderName: 'service-remote',
+    sshHostKeyPolicy: 'tofu',
+    defaultPlatforms: [],
+    defaultBuildOptions: { noCache: false, mode: 'auto' },
+    gitCredentials: [
+      { host: 'git.example', kind: 'https' },
+      { host: 'ssh.example', kind: 'ssh' },
+    ],
+    registryMappingRules: [{ registry: 'r.example' }],
+    insecureRegistries: [],
+    allowInsecureGitProtocols: false,
+    cloneTimeoutSeconds: 600,
+    buildTimeoutSeconds: 3600,
+    maxConcurrentBuilds: 4,
+    registryAuth: [{ registry: 'r.example' }],
+  });
+});
+
+test('request logs carry the service fields and never the registry password header', async (t) => {
+  const app = await startApp({ serviceName: 'svc-x', environment: 'staging' });
+  t.teardown(app.close);
+  await fetch(`${app.url}/image?registry=r&name=n&tag=t`, {
+    headers: { 'X-Registry-Username': 'someone', 'X-Registry-Password': 'hunter2-SECRET' },
+  });
+  const lines = app.logLines();
+  t.true(lines.length > 0);
+  for (const line of lines) {
+    t.is(line['service.name'], 'svc-x');
+    t.is(line['deployment.environment.name'], 'staging');
+  }
+  t.false(app.logText().includes('hunter2-SECRET'));
+});
