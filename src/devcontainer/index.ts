@@ -1,0 +1,77 @@
+/**
+ * The dev container view of an image's `devcontainer.metadata` label (GET /devcontainer):
+ * the label parsed into entries, merged the way the Dev Containers CLI merges it, plus
+ * lifecycle scripts, VS Code customizations and warnings. Pure: no I/O.
+ */
+import { ServiceError } from '../errors.js';
+import { type Entry, isPlainObject } from './entries.js';
+import { type LifecycleScripts, lifecycleScripts } from './lifecycle-scripts.js';
+import { mergeConfiguration } from './merge.js';
+import { variableWarnings } from './variables.js';
+import { type VscodeView, mergeVscode } from './vscode.js';
+import { type DevcontainerWarning, warning } from './warnings.js';
+
+export const METADATA_LABEL = 'devcontainer.metadata';
+
+export interface DevcontainerView {
+  configuration: Record<string, unknown>;
+  lifecycleScripts: LifecycleScripts;
+  vscode: VscodeView;
+  warnings: DevcontainerWarning[];
+  metadata: Record<string, unknown>[];
+}
+
+const noMetadata = (why: string): ServiceError => new ServiceError('NO_METADATA', why);
+
+/**
+ * The entries of a `devcontainer.metadata` label: a JSON array of entries, or a single object.
+ * Throws ServiceError NO_METADATA (422) when the label is absent, not JSON, not an array or
+ * object, or holds no non-empty object entry. Array items that are not objects are passed on;
+ * describeDevcontainer skips them with a warning.
+ */
+export function parseMetadataLabel(label: string | undefined | null): Record<string, unknown>[] {
+  if (label === undefined || label === null) {
+    throw noMetadata(`the image has no ${METADATA_LABEL} label`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(label);
+  } catch {
+    throw noMetadata(`the ${METADATA_LABEL} label is not valid JSON`);
+  }
+  const entries = Array.isArray(parsed) ? parsed : isPlainObject(parsed) ? [parsed] : undefined;
+  if (!entries) {
+    throw noMetadata(`the ${METADATA_LABEL} label is neither a JSON array nor a JSON object`);
+  }
+  if (!entries.some((e) => isPlainObject(e) && Object.keys(e).length > 0)) {
+    throw noMetadata(`the ${METADATA_LABEL} label holds no metadata entry`);
+  }
+  return entries as Record<string, unknown>[];
+}
+
+const describeValue = (value: unknown): string =>
+  value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`;
+
+/** The dev container result fields computed from the label entries (in label order). */
+export function describeDevcontainer(entries: Record<string, unknown>[]): DevcontainerView {
+  const warnings: DevcontainerWarning[] = [];
+  const kept: Entry[] = [];
+  (entries as unknown[]).forEach((entry, index) => {
+    if (isPlainObject(entry)) kept.push(entry);
+    else
+      warnings.push(
+        warning('skipped_entry', `skipped label entry #${index}: ${describeValue(entry)}, not an object`),
+      );
+  });
+
+  const scripts = lifecycleScripts(kept);
+  const vscode = mergeVscode(kept);
+  return {
+    // JSON round trip: exactly what a client (and the CLI's own JSON output) shows.
+    configuration: JSON.parse(JSON.stringify(mergeConfiguration(kept))) as Record<string, unknown>,
+    lifecycleScripts: scripts.scripts,
+    vscode: vscode.vscode,
+    warnings: [...warnings, ...scripts.warnings, ...vscode.warnings, ...variableWarnings(kept)],
+    metadata: kept,
+  };
+}
