@@ -1,0 +1,69 @@
+/**
+ * The build plan: everything decided from the request and the configuration
+ * before any command runs (workers/plan.ts builds it, workers/build-job.ts executes it).
+ * Types only.
+ */
+
+export type RepoScheme = 'https' | 'ssh' | 'git' | 'http';
+
+export interface RepoUrl {
+  scheme: RepoScheme;
+  /** `[user@]host:path` form (scheme is then 'ssh'). */
+  scpStyle: boolean;
+  /** ssh user (`git` in `git@host:x`); never set for https/http/git (credentials in URL are refused). */
+  user?: string;
+  /** Host name or IP, lower-cased; IPv6 without brackets. */
+  host: string;
+  /** Explicit port of the URL, kept as given. */
+  port?: number;
+  /** Repository path without the leading '/'. */
+  path: string;
+  /** What git clones: normalised, never with credentials. */
+  cloneUrl: string;
+}
+
+export type PlannedGitCredential =
+  | { kind: 'https'; username: string; token: string }
+  | {
+      kind: 'ssh';
+      privateKey: string;
+      /** A full known_hosts line for host:port when pinned (`[host]:port ssh-ed25519 AAAA...` or `host ssh-...`). */
+      pinnedHostKey?: string;
+    };
+
+export interface BuildPlan {
+  /** As the request gave it. */
+  repository: string;
+  url: RepoUrl;
+  /** undefined: the repository's default branch. */
+  branch?: string;
+  image: {
+    registry: string;
+    name: string;
+    /** undefined: `sha-<7 hex of the commit>`. */
+    tag?: string;
+  };
+  gitCredential?: PlannedGitCredential;
+  registryCredentials?: { registry: string; username: string; password: string };
+  /** [] = pass no platform option. */
+  platforms: string[];
+  noCache: boolean;
+  /** Normalised: `type=...` always present. */
+  cacheFrom?: string;
+  /** Normalised: `type=...` always present. */
+  cacheTo?: string;
+  mode: 'auto' | 'never';
+  /** Every secret string of this request (tokens, passwords, keys) to mask in logs. */
+  secrets: string[];
+}
+
+export interface BuildResult {
+  image: string;
+  registry: string;
+  name: string;
+  tag: string;
+  branch: string;
+  commit: string;
+  gitCloneLogId: string;
+  imageBuildLogId: string;
+}
