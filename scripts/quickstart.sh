@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# One command for a newcomer: install what is missing, start the local stack (builder, registries,
+# git servers with fixture repositories), build and start the service configured against it on
+# port ${PORT:-8080}, and print a ready-to-paste curl that builds a fixture repository.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PORT=${PORT:-8080}
+
+bash .ci/install.sh
+npm run --silent build
+npm run --silent stack -- up
+eval "$(npm run --silent stack -- env | sed 's/^/export /')"
+
+# Server-side git credentials for the fixture git servers (a file, as in a real deployment).
+creds="$STACK_DIR/quickstart-git-credentials.json"
+node -e '
+const fs = require("fs");
+const [file, user, token, keyFile, sshHost, sshPort] = process.argv.slice(1);
+const entries = [
+  { host: "127.0.0.1", kind: "https", username: user, token },
+  { host: sshHost, port: Number(sshPort), kind: "ssh", privateKey: fs.readFileSync(keyFile, "utf8") },
+];
+fs.writeFileSync(file, JSON.stringify(entries, null, 2), { mode: 0o600 });
+' "$creds" "$GIT_HTTPS_USER" "$GIT_HTTPS_PASSWORD" "$GIT_SSH_KEY_FILE" "$GIT_SSH_HOST" "$GIT_SSH_PORT"
+
+cat <<MSG
+
+Service starting on http://127.0.0.1:$PORT (Ctrl-C stops it; \`npm run stack -- down\` stops the stack).
+Build a fixture repository from the local https git server and push it to the local registry:
+
+  curl -sS -X POST http://127.0.0.1:$PORT/build -H 'content-type: application/json' \\
+    -d '{"repository": "$GIT_HTTPS_URL/feature.git", "image": {"registry": "$REGISTRY_ANON"}}'
+
+Then read it back:
+
+  curl -sS "http://127.0.0.1:$PORT/devcontainer?registry=$REGISTRY_ANON&name=feature&tag=<tag from the build>"
+
+MSG
+
+export GIT_SSL_CAINFO="$GIT_CA_FILE" NODE_EXTRA_CA_CERTS="$GIT_CA_FILE"
+exec node dist/src/main.js \
+  --port "$PORT" \
+  --builder-endpoint "$BUILDER_ENDPOINT" \
+  --insecure-registries "$REGISTRY_ANON,$REGISTRY_NODELETE,$REGISTRY_BASIC,$REGISTRY_TOKEN" \
+  --fallback-image "$BASE_IMAGE_ANON" \
+  --git-credentials-config-path "$creds"
