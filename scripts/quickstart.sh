@@ -37,6 +37,9 @@ Then read it back:
 
 MSG
 
+# The service's own builder state (buildx instances, ambient registry auth), apart from ~/.docker.
+export DOCKER_CONFIG="$STACK_DIR/quickstart-docker-config"
+mkdir -p "$DOCKER_CONFIG"
 export GIT_SSL_CAINFO="$GIT_CA_FILE" NODE_EXTRA_CA_CERTS="$GIT_CA_FILE"
 exec node dist/src/main.js \
   --port "$PORT" \
