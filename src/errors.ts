@@ -77,6 +77,25 @@ export const invalidJson = (): ServiceError => new ServiceError('INVALID_JSON', 
 export const bodyTooLarge = (limitBytes: number): ServiceError =>
   new ServiceError('BODY_TOO_LARGE', `request body too large (limit ${limitBytes} bytes)`);
 
+/** The accepted shape of a POST /build body, for the shape-check 400. */
+export const BUILD_REQUEST_FIELDS_TEXT =
+  'repository (required); branch (optional non-empty string or null: branch or tag, default branch when unset); ' +
+  'image (optional object or null: registry, name, tag, each an optional non-empty string, derived when unset); ' +
+  'gitCredentials (optional object: username and token, together); ' +
+  'registryCredentials (optional object: registry, username and password, together); ' +
+  'platforms (optional array of "os/arch[/variant]" strings); ' +
+  'buildOptions (optional object: noCache boolean, cacheFrom and cacheTo cache specs of type registry, gha or inline, ' +
+  'mode "auto" or "never")';
+
+export const invalidFields = (): ServiceError =>
+  new ServiceError('INVALID_FIELDS', `missing or invalid fields: ${BUILD_REQUEST_FIELDS_TEXT}`);
+
+export const invalidBranch = (branch: string): ServiceError =>
+  new ServiceError(
+    'INVALID_BRANCH',
+    `invalid branch ${JSON.stringify(branch)}: must be a valid git branch or tag name (git check-ref-format) not starting with "-"`,
+  );
+
 export const invalidRepositoryUrl = (repository: string): ServiceError =>
   new ServiceError('INVALID_REPOSITORY_URL', `unable to parse git repository URL: ${repository}`);
 
