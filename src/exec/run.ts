@@ -1,0 +1,247 @@
+/**
+ * THE one wrapper for every subprocess the service starts (git, ssh via git, docker buildx,
+ * devcontainer). Rules it enforces:
+ * - argv arrays only, never a shell;
+ * - an explicit environment: `baseEnv` (config.childEnv, an allowlist) plus the given vars,
+ *   nothing inherited from the service's own environment;
+ * - the child leads its own process group; a timeout or an abort sends SIGTERM to the whole
+ *   group, then SIGKILL after a short grace; leftovers of the group are killed when the leader exits;
+ * - stdout and stderr stream into a command log (masked there);
+ * - no known secret in argv (checked before spawning).
+ */
+import { execa } from 'execa';
+import type { CommandLogWriter } from '../logs/types.js';
+
+export interface RunOptions {
+  /** The allowlisted part of the environment (config.childEnv). */
+  readonly baseEnv: Readonly<Record<string, string>>;
+  /** Variables added on top of baseEnv for this command. */
+  readonly env?: Readonly<Record<string, string>>;
+  readonly cwd?: string;
+  /** Kills the process group after this many seconds (none when undefined or 0). */
+  readonly timeoutSeconds?: number;
+  /** Kills the process group when aborted. */
+  readonly signal?: AbortSignal;
+  /** Receives the command line, all stdout and stderr, and the outcome. */
+  readonly log?: CommandLogWriter;
+  /** Also collects stdout (capped) into the result. */
+  readonly captureStdout?: boolean;
+  /** Strings that must never appear in argv; also masked in the printed command line. */
+  readonly secrets?: readonly string[];
+  /** Delay between SIGTERM and SIGKILL (default 2000 ms). */
+  readonly killGraceMs?: number;
+  /** Called with the pid once the process runs (tests sample /proc with it). */
+  readonly onSpawn?: (pid: number) => void;
+}
+
+export interface CommandResult {
+  readonly command: string;
+  readonly args: readonly string[];
+  /** null when killed by a signal or never started. */
+  readonly exitCode: number | null;
+  readonly signal: string | null;
+  readonly timedOut: boolean;
+  /** Killed because the AbortSignal fired. */
+  readonly aborted: boolean;
+  /** Set when the command could not be started (e.g. ENOENT). */
+  readonly spawnError?: string;
+  readonly timeoutSeconds?: number;
+  readonly durationMs: number;
+  /** Collected stdout when captureStdout was set, else ''. */
+  readonly stdout: string;
+}
+
+/** A command ran (or tried to) and did not succeed. */
+export class CommandFailure extends Error {
+  readonly result: CommandResult;
+  constructor(result: CommandResult, displayLine: string) {
+    super(`${displayLine} ${describeOutcome(result)}`);
+    this.name = 'CommandFailure';
+    this.result = result;
+  }
+}
+
+const DEFAULT_KILL_GRACE_MS = 2000;
+const MAX_CAPTURE_BYTES = 1024 * 1024;
+const MASK = '***';
+
+/** `exited with code 128`, `timed out after 5 s`, ... (pure). */
+export function describeOutcome(result: CommandResult): string {
+  if (result.timedOut) return `timed out after ${result.timeoutSeconds ?? 0} s`;
+  if (result.aborted) return 'was aborted';
+  if (result.spawnError !== undefined) return `could not be started (${result.spawnError})`;
+  if (result.exitCode !== null) return `exited with code ${result.exitCode}`;
+  return `was killed by ${result.signal ?? 'a signal'}`;
+}
+
+const quoteArg = (arg: string): string =>
+  arg === '' || /[\s'"\\$`]/.test(arg) ? `'${arg.replaceAll("'", `'\\''`)}'` : arg;
+
+/** `git clone --depth 1 -- URL DIR`: the command line for messages, secrets masked (pure). */
+export function commandLine(
+  command: string,
+  args: readonly string[],
+  secrets: readonly string[] = [],
+): string {
+  let line = [command, ...args].map(quoteArg).join(' ');
+  for (const secret of secrets) {
+    if (secret.length >= 4) line = line.split(secret).join(MASK);
+  }
+  return line;
+}
+
+/** Live process groups, killed if the service itself exits while they run. */
+const liveGroups = new Set<number>();
+let exitHookInstalled = false;
+function trackGroup(pid: number): void {
+  if (!exitHookInstalled) {
+    exitHookInstalled = true;
+    process.once('exit', () => {
+      for (const pgid of liveGroups) killGroup(pgid, 'SIGKILL');
+    });
+  }
+  liveGroups.add(pid);
+}
+
+function killGroup(pgid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pgid, signal);
+  } catch {
+    // ESRCH: the group is already gone.
+  }
+}
+
+function checkArgv(command: string, args: readonly string[], secrets: readonly string[]): void {
+  for (const secret of secrets) {
+    if (secret.length < 4) continue;
+    if ([command, ...args].some((arg) => arg.includes(secret))) {
+      // A programming error, never a user error: refuse before anything starts.
+      throw new Error(`refusing to run ${command}: a secret would appear in its argv`);
+    }
+  }
+}
+
+/**
+ * Runs `command args` and resolves with its result when it exits 0; rejects with a
+ * CommandFailure (carrying the same result shape) otherwise.
+ */
+export async function run(
+  command: string,
+  args: readonly string[],
+  options: RunOptions,
+): Promise<CommandResult> {
+  const secrets = options.secrets ?? [];
+  checkArgv(command, args, secrets);
+  const displayLine = commandLine(command, args, secrets);
+  const log = options.log;
+  log?.write(`$ ${displayLine}\n`);
+
+  const env: Record<string, string> = { ...options.baseEnv, ...options.env };
+  const timeoutMs = (options.timeoutSeconds ?? 0) * 1000;
+  const graceMs = options.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
+  const started = performance.now();
+  let timedOut = false;
+  let aborted = false;
+  let stdout = '';
+  let stdoutBytes = 0;
+
+  if (options.signal?.aborted) {
+    const result: CommandResult = {
+      command,
+      args,
+      exitCode: null,
+      signal: null,
+      timedOut: false,
+      aborted: true,
+      durationMs: 0,
+      stdout: '',
+    };
+    log?.write(`# ${describeOutcome(result)}\n`);
+    throw new CommandFailure(result, displayLine);
+  }
+
+  const child = execa(command, [...args], {
+    env,
+    extendEnv: false,
+    shell: false,
+    cwd: options.cwd,
+    detached: true,
+    stdin: 'ignore',
+    stdout: 'pipe',
+    stderr: 'pipe',
+    buffer: false,
+    reject: false,
+    stripFinalNewline: false,
+  });
+  const pid = child.pid;
+  if (pid !== undefined) {
+    trackGroup(pid);
+    options.onSpawn?.(pid);
+  }
+
+  const outDecoder = new TextDecoder();
+  const errDecoder = new TextDecoder();
+  child.stdout?.on('data', (chunk: Uint8Array) => {
+    const text = outDecoder.decode(chunk, { stream: true });
+    log?.write(text);
+    if (options.captureStdout && stdoutBytes < MAX_CAPTURE_BYTES) {
+      stdout += text;
+      stdoutBytes += chunk.length;
+    }
+  });
+  child.stderr?.on('data', (chunk: Uint8Array) => log?.write(errDecoder.decode(chunk, { stream: true })));
+
+  let graceTimer: NodeJS.Timeout | undefined;
+  const terminate = (): void => {
+    if (pid === undefined || graceTimer !== undefined) return;
+    killGroup(pid, 'SIGTERM');
+    graceTimer = setTimeout(() => killGroup(pid, 'SIGKILL'), graceMs);
+  };
+  const timeoutTimer =
+    timeoutMs > 0
+      ? setTimeout(() => {
+          timedOut = true;
+          terminate();
+        }, timeoutMs)
+      : undefined;
+  const onAbort = (): void => {
+    aborted = true;
+    terminate();
+  };
+  options.signal?.addEventListener('abort', onAbort, { once: true });
+  // When the leader exits, whatever it left in its group is an orphan holding our pipes: kill it.
+  child.once('exit', () => {
+    if (pid !== undefined) killGroup(pid, 'SIGKILL');
+  });
+
+  const outcome = await child;
+  clearTimeout(timeoutTimer);
+  clearTimeout(graceTimer);
+  options.signal?.removeEventListener('abort', onAbort);
+  if (pid !== undefined) liveGroups.delete(pid);
+  const tail = outDecoder.decode() + errDecoder.decode();
+  if (tail) log?.write(tail);
+
+  const spawnFailed =
+    pid === undefined || (outcome.exitCode === undefined && !outcome.signal && outcome.failed);
+  const result: CommandResult = {
+    command,
+    args,
+    exitCode: outcome.exitCode ?? null,
+    signal: outcome.signal ?? null,
+    timedOut,
+    aborted: aborted && !timedOut,
+    ...(spawnFailed ? { spawnError: spawnErrorCode(outcome.cause) } : {}),
+    ...(timeoutMs > 0 ? { timeoutSeconds: options.timeoutSeconds } : {}),
+    durationMs: Math.round(performance.now() - started),
+    stdout,
+  };
+  if (result.exitCode === 0 && !timedOut && !result.aborted) return result;
+  log?.write(`\n# ${describeOutcome(result)}\n`);
+  throw new CommandFailure(result, displayLine);
+}
+
+function spawnErrorCode(cause: unknown): string {
+  const code = (cause as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' ? code : 'spawn failed';
+}

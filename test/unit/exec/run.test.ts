@@ -1,0 +1,226 @@
+import test from 'ava';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  CommandFailure,
+  commandLine,
+  describeOutcome,
+  run,
+  type CommandResult,
+} from '../../../src/exec/run.js';
+import type { CommandLogWriter } from '../../../src/logs/types.js';
+
+const baseEnv = { PATH: '/usr/local/bin:/usr/bin:/bin' };
+
+function memoryLog(): CommandLogWriter & { text: () => string } {
+  let text = '';
+  return {
+    id: 'git-00000000-0000-0000-0000-000000000000',
+    write: (chunk) => {
+      text += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
+    },
+    addSecrets: () => undefined,
+    close: async () => undefined,
+    text: () => text,
+  };
+}
+
+/** Running (not gone, not a zombie waiting for its reaper), after a short settling time. */
+async function alive(pid: number): Promise<boolean> {
+  for (let i = 0; i < 20; i++) {
+    let state: string | undefined;
+    try {
+      state = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.[0];
+    } catch {
+      return false;
+    }
+    if (state === 'Z' || state === 'X') return false;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return true;
+}
+
+async function failure(promise: Promise<unknown>): Promise<CommandFailure> {
+  try {
+    await promise;
+  } catch (err) {
+    if (err instanceof CommandFailure) return err;
+    throw err;
+  }
+  throw new Error('expected a CommandFailure');
+}
+
+test('streams stdout and stderr into the log and captures stdout', async (t) => {
+  const log = memoryLog();
+  const result = await run('sh', ['-c', 'echo out; echo err >&2'], { baseEnv, log, captureStdout: true });
+  t.is(result.exitCode, 0);
+  t.is(result.stdout, 'out\n');
+  t.true(log.text().includes('out\n'));
+  t.true(log.text().includes('err\n'));
+  t.true(log.text().startsWith("$ sh -c 'echo out; echo err >&2'\n"));
+});
+
+test('a non-zero exit rejects with the result shape and the outcome in the log', async (t) => {
+  const log = memoryLog();
+  const err = await failure(run('sh', ['-c', 'exit 7'], { baseEnv, log }));
+  t.is(err.result.exitCode, 7);
+  t.false(err.result.timedOut);
+  t.is(err.result.command, 'sh');
+  t.deepEqual(err.result.args, ['-c', 'exit 7']);
+  t.true(err.result.durationMs >= 0);
+  t.is(describeOutcome(err.result), 'exited with code 7');
+  t.true(log.text().includes('# exited with code 7'));
+});
+
+test('arguments are never interpreted by a shell', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'run-test-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const canary = join(dir, 'canary');
+  const hostile = [`; touch ${canary}`, `$(touch ${canary})`, `\`touch ${canary}\``, `| touch ${canary}`];
+  const result = await run('printf', ['%s\\n', ...hostile], { baseEnv, captureStdout: true });
+  t.is(result.stdout, hostile.map((h) => `${h}\n`).join(''));
+  t.false(existsSync(canary));
+});
+
+test('the child sees only baseEnv plus the given variables', async (t) => {
+  process.env.RUN_TEST_PARENT_SECRET = 'parent-value';
+  t.teardown(() => delete process.env.RUN_TEST_PARENT_SECRET);
+  const result = await run('env', [], { baseEnv, env: { EXTRA: 'x y' }, captureStdout: true });
+  const names = result.stdout
+    .trim()
+    .split('\n')
+    .map((line) => line.slice(0, line.indexOf('=')))
+    .sort();
+  t.deepEqual(names, ['EXTRA', 'PATH']);
+  t.true(result.stdout.includes('EXTRA=x y\n'));
+});
+
+test('a timeout kills the whole process group, including grandchildren', async (t) => {
+  const log = memoryLog();
+  const started = Date.now();
+  const err = await failure(
+    run('sh', ['-c', 'sleep 100 & echo $!; sleep 100 & echo $!; wait'], {
+      baseEnv,
+      log,
+      captureStdout: true,
+      timeoutSeconds: 1,
+    }),
+  );
+  t.true(err.result.timedOut);
+  t.is(err.result.signal, 'SIGTERM');
+  t.is(describeOutcome(err.result), 'timed out after 1 s');
+  t.true(Date.now() - started < 4000);
+  const pids = err.result.stdout.trim().split('\n').map(Number);
+  t.is(pids.length, 2);
+  for (const pid of pids) t.false(await alive(pid), `grandchild ${pid} still alive`);
+  t.true(log.text().includes('# timed out after 1 s'));
+});
+
+test('a group that ignores SIGTERM is SIGKILLed after the grace', async (t) => {
+  const started = Date.now();
+  const err = await failure(
+    run('sh', ['-c', 'trap "" TERM; sleep 100 & echo $!; wait; wait'], {
+      baseEnv,
+      captureStdout: true,
+      timeoutSeconds: 1,
+      killGraceMs: 300,
+    }),
+  );
+  t.true(err.result.timedOut);
+  t.is(err.result.signal, 'SIGKILL');
+  t.true(Date.now() - started < 4000);
+  t.false(await alive(Number(err.result.stdout.trim())));
+});
+
+test('an abort signal kills the process group', async (t) => {
+  const controller = new AbortController();
+  setTimeout(() => controller.abort(), 300);
+  const err = await failure(
+    run('sh', ['-c', 'sleep 100 & echo $!; wait'], {
+      baseEnv,
+      captureStdout: true,
+      signal: controller.signal,
+    }),
+  );
+  t.true(err.result.aborted);
+  t.false(err.result.timedOut);
+  t.is(describeOutcome(err.result), 'was aborted');
+  t.false(await alive(Number(err.result.stdout.trim())));
+});
+
+test('an already aborted signal runs nothing', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'run-test-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const controller = new AbortController();
+  controller.abort();
+  const err = await failure(run('touch', [join(dir, 'canary')], { baseEnv, signal: controller.signal }));
+  t.true(err.result.aborted);
+  t.false(existsSync(join(dir, 'canary')));
+});
+
+test('orphans left in the group by a leader that exits are killed, and run returns', async (t) => {
+  const started = Date.now();
+  const result = await run('sh', ['-c', 'sleep 100 & echo $!'], { baseEnv, captureStdout: true });
+  t.is(result.exitCode, 0);
+  t.true(Date.now() - started < 4000);
+  t.false(await alive(Number(result.stdout.trim())));
+});
+
+test('a secret in argv is refused before anything runs', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'run-test-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const canary = join(dir, 'canary-s3cr3t-token');
+  await t.throwsAsync(run('touch', [canary], { baseEnv, secrets: ['s3cr3t-token'] }), {
+    message: /secret would appear in its argv/,
+  });
+  t.false(existsSync(canary));
+});
+
+test('a missing command is a failure that says it could not start', async (t) => {
+  const err = await failure(run('/nonexistent/command', ['x'], { baseEnv }));
+  t.is(err.result.exitCode, null);
+  t.is(describeOutcome(err.result), 'could not be started (ENOENT)');
+});
+
+test('onSpawn reports the pid of the running child', async (t) => {
+  let seen: number | undefined;
+  const result = await run('sh', ['-c', 'echo $$'], {
+    baseEnv,
+    captureStdout: true,
+    onSpawn: (p) => (seen = p),
+  });
+  t.is(Number(result.stdout.trim()), seen);
+});
+
+const outcome = (over: Partial<CommandResult>): CommandResult => ({
+  command: 'git',
+  args: [],
+  exitCode: null,
+  signal: null,
+  timedOut: false,
+  aborted: false,
+  durationMs: 1,
+  stdout: '',
+  ...over,
+});
+
+for (const [name, result, text] of [
+  ['exit code', outcome({ exitCode: 128 }), 'exited with code 128'],
+  ['timeout', outcome({ timedOut: true, timeoutSeconds: 600, signal: 'SIGTERM' }), 'timed out after 600 s'],
+  ['abort', outcome({ aborted: true, signal: 'SIGTERM' }), 'was aborted'],
+  ['signal', outcome({ signal: 'SIGSEGV' }), 'was killed by SIGSEGV'],
+  ['spawn', outcome({ spawnError: 'EACCES' }), 'could not be started (EACCES)'],
+] as const) {
+  test(`describeOutcome: ${name}`, (t) => t.is(describeOutcome(result), text));
+}
+
+for (const [args, secrets, line] of [
+  [['clone', '--', 'https://h/x.git', '/tmp/d'], [], 'git clone -- https://h/x.git /tmp/d'],
+  [['-c', 'a b'], [], "git -c 'a b'"],
+  [['', "it's"], [], `git '' 'it'\\''s'`],
+  [['--x=tok3n'], ['tok3n'], 'git --x=***'],
+] as const) {
+  test(`commandLine: ${line}`, (t) => t.is(commandLine('git', args, secrets), line));
+}
