@@ -191,7 +191,7 @@ test('onSpawn reports the pid of the running child', async (t) => {
     captureStdout: true,
     onSpawn: (p) => (seen = p),
   });
-  t.is(Number(result.stdout.trim()), seen);
+  t.is(Number(result.stdout.trim()), seen ?? -1);
 });
 
 const outcome = (over: Partial<CommandResult>): CommandResult => ({
