@@ -22,7 +22,7 @@ if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
 
 # --- 1. bookworm packages -------------------------------------------------------------------------
 PKGS=(containerd runc docker-registry skopeo busybox-static openssh-server git apache2-utils openssl
-  iptables ca-certificates curl xz-utils debian-archive-keyring)
+  iptables tini ca-certificates curl xz-utils debian-archive-keyring)
 missing=()
 for p in "${PKGS[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then missing+=("$p"); fi
@@ -66,10 +66,15 @@ if [ ! -x "$OPT/bin/dockerd" ] || [ ! -x "$OPT/bin/docker-buildx" ]; then
     [ -e "$OPT/root/usr/bin/$b" ] && $SUDO ln -sf "$OPT/root/usr/bin/$b" "$OPT/bin/$b"
   done
   $SUDO ln -sf "$OPT/root/usr/libexec/docker/cli-plugins/docker-buildx" "$OPT/bin/docker-buildx"
+  # docker.io's own init comes from tini (bookworm); dockerd looks for docker-init in PATH.
   rm -rf "$tmp"
   "$OPT/bin/dockerd" --version
 else
   log "dockerd present: $("$OPT/bin/dockerd" --version)"
+fi
+
+if [ ! -e "$OPT/bin/docker-init" ] && [ -x /usr/bin/tini-static ]; then
+  $SUDO ln -sf /usr/bin/tini-static "$OPT/bin/docker-init"
 fi
 
 # --- 3. buildx plugin where the docker CLI finds it for every DOCKER_CONFIG ------------------------

@@ -1,0 +1,193 @@
+// npm run stack -- up|down|status|env
+//   up      starts (or reuses) every component, prints a per-component report and the start time,
+//           writes $STACK_DIR/env and $STACK_DIR/env.json. Exit 1 if any component failed.
+//   down    stops everything the stack started (process groups, then a sweep by marker variable).
+//   status  shows each daemon's pid and whether it is alive. Exit 3 if something is not running.
+//   env     prints the endpoints as KEY=value lines (exit 1 if the stack is not up).
+import fs from 'node:fs';
+import { COMPONENTS } from './components/index.js';
+import type { Component, Ctx, Outcome } from './components/types.js';
+import { computeEnv, formatEnv, removeEnv, writeEnv } from './endpoints.js';
+import { stackEnv } from './env.js';
+import { type Layout, layout } from './layout.js';
+import { describePid, livePid, markedPids, stopComponent, sweep } from './proc.js';
+import { ensureState, loadState } from './state.js';
+
+const secs = (ms: number): string => `${(ms / 1000).toFixed(1)}s`;
+
+interface Result {
+  name: string;
+  ok: boolean;
+  outcome?: Outcome;
+  ms: number;
+  error?: string;
+}
+
+function acquireLock(l: Layout): () => void {
+  fs.mkdirSync(l.root, { recursive: true });
+  const file = `${l.root}/stack.lock`;
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      fs.writeFileSync(file, String(process.pid), { flag: 'wx' });
+      return () => fs.rmSync(file, { force: true });
+    } catch {
+      const holder = Number(fs.readFileSync(file, 'utf8'));
+      let alive = false;
+      try {
+        process.kill(holder, 0);
+        alive = holder !== process.pid;
+      } catch {
+        /* dead holder */
+      }
+      if (alive) throw new Error(`another stack command (pid ${holder}) is running on ${l.root}`);
+      fs.rmSync(file, { force: true });
+    }
+  }
+  throw new Error(`cannot take ${file}`);
+}
+
+async function up(l: Layout): Promise<number> {
+  const t0 = Date.now();
+  const release = acquireLock(l);
+  try {
+    const s = await ensureState(l);
+    const ctx: Ctx = { l, s };
+    const results = new Map<string, Result>();
+    const running = new Map<string, Promise<Result>>();
+    const byName = new Map(COMPONENTS.map((c) => [c.name, c]));
+    const start = (c: Component): Promise<Result> => {
+      const existing = running.get(c.name);
+      if (existing) return existing;
+      const p = (async (): Promise<Result> => {
+        const deps = await Promise.all(
+          c.deps.map((d) => {
+            const dc = byName.get(d);
+            if (!dc) throw new Error(`unknown dependency ${d} of ${c.name}`);
+            return start(dc);
+          }),
+        );
+        const failed = deps.filter((d) => !d.ok).map((d) => d.name);
+        const t = Date.now();
+        if (failed.length > 0)
+          return { name: c.name, ok: false, ms: 0, error: `not started: ${failed.join(', ')} failed` };
+        try {
+          const outcome = await c.ensure(ctx);
+          return { name: c.name, ok: true, outcome, ms: Date.now() - t };
+        } catch (err) {
+          return { name: c.name, ok: false, ms: Date.now() - t, error: (err as Error).message };
+        }
+      })();
+      running.set(c.name, p);
+      return p;
+    };
+    for (const r of await Promise.all(COMPONENTS.map(start))) results.set(r.name, r);
+
+    const width = Math.max(...COMPONENTS.map((c) => c.name.length));
+    for (const c of COMPONENTS) {
+      const r = results.get(c.name)!;
+      const status = r.ok ? `ok    ${r.outcome!.padEnd(8)}` : 'FAIL          ';
+      console.log(`  ${status} ${c.name.padEnd(width)} ${secs(r.ms)}`);
+      if (!r.ok) console.log(r.error!.replace(/^/gm, '        | '));
+    }
+    const failed = [...results.values()].filter((r) => !r.ok);
+    if (failed.length > 0) {
+      removeEnv(l);
+      console.log(`stack up FAILED (${failed.map((f) => f.name).join(', ')}) after ${secs(Date.now() - t0)}`);
+      console.log(`logs: ${l.logs}; stop what did start with: npm run stack -- down`);
+      return 1;
+    }
+    const env = await computeEnv(l, s);
+    writeEnv(l, env);
+    console.log(
+      `stack up in ${secs(Date.now() - t0)} (state ${l.root}; env in ${l.envFile} and ${l.envJsonFile})`,
+    );
+    return 0;
+  } finally {
+    release();
+  }
+}
+
+async function down(l: Layout): Promise<number> {
+  const t0 = Date.now();
+  if (!fs.existsSync(l.root)) {
+    console.log(`nothing to stop (${l.root} does not exist)`);
+    return 0;
+  }
+  const release = acquireLock(l);
+  try {
+    removeEnv(l);
+    const s = loadState(l);
+    const ctx: Ctx | undefined = s ? { l, s } : undefined;
+    const others = COMPONENTS.filter((c) => c.name !== 'dockerd').flatMap((c) => c.daemons);
+    const stopped = await Promise.all(others.map(async (d) => ((await stopComponent(l, d)) ? d : undefined)));
+    const dockerdComp = COMPONENTS.find((c) => c.name === 'dockerd')!;
+    const dockerdWasUp = livePid(l, 'dockerd') !== undefined;
+    if (dockerdComp.cleanup && ctx) await dockerdComp.cleanup(ctx);
+    else await stopComponent(l, 'dockerd', 15_000);
+    if (dockerdWasUp) stopped.push('dockerd');
+    const swept = await sweep(l);
+    const left = markedPids(l);
+    const names = stopped.filter((x): x is string => !!x);
+    console.log(`stopped: ${names.length > 0 ? names.join(', ') : 'nothing was running'}`);
+    if (swept.length > 0) console.log(`swept leftovers:\n${swept.map((x) => `  ${x}`).join('\n')}`);
+    if (left.length > 0) {
+      console.log(`STILL RUNNING:\n${left.map((p) => `  ${describePid(p)}`).join('\n')}`);
+      return 1;
+    }
+    console.log(`stack down in ${secs(Date.now() - t0)}; no stack process left`);
+    return 0;
+  } finally {
+    release();
+  }
+}
+
+function status(l: Layout): number {
+  let allUp = true;
+  for (const c of COMPONENTS) {
+    for (const d of c.daemons) {
+      const pid = livePid(l, d);
+      if (pid === undefined) allUp = false;
+      console.log(
+        `  ${pid !== undefined ? 'running' : 'stopped'} ${d}${pid !== undefined ? ` (pid ${pid})` : ''}`,
+      );
+    }
+  }
+  const envReady = fs.existsSync(l.envJsonFile);
+  console.log(`env: ${envReady ? l.envJsonFile : 'not written (run: npm run stack -- up)'}`);
+  const extra = markedPids(l).length;
+  console.log(`stack processes (incl. children): ${extra}`);
+  return allUp && envReady ? 0 : 3;
+}
+
+function printEnv(l: Layout): number {
+  process.stdout.write(formatEnv(stackEnv(l.root)));
+  return 0;
+}
+
+async function main(): Promise<number> {
+  const cmd = process.argv[2];
+  const l = layout();
+  switch (cmd) {
+    case 'up':
+      return up(l);
+    case 'down':
+      return down(l);
+    case 'status':
+      return status(l);
+    case 'env':
+      return printEnv(l);
+    default:
+      console.error(
+        'usage: npm run stack -- up|down|status|env   (state dir: IBS_STACK_DIR, default /tmp/ibs-stack)',
+      );
+      return 2;
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    console.error(err instanceof Error ? err.message : err);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,108 @@
+// dockerd (trixie's docker.io, from /opt/ibs-docker) with its own data-root, exec-root, pidfile and
+// socket, the containerd image store (needed by BuildKit's image exporter) and a bridge for RUN
+// steps. It supervises its own containerd (bookworm's, found in PATH).
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { DOCKER_BIN_DIR, type Layout } from '../layout.js';
+import { baseEnv, markedPids, stopComponent } from '../proc.js';
+import { ensureDaemon } from './daemon.js';
+import type { Component, Ctx } from './types.js';
+
+const UNIX_PATH_MAX = 107;
+
+export function dockerPing(socketPath: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const req = http.get({ socketPath, path: '/_ping', timeout: 2000 }, (res) => {
+      res.resume();
+      resolve(res.statusCode === 200);
+    });
+    req.on('error', () => resolve(false));
+    req.on('timeout', () => {
+      req.destroy();
+      resolve(false);
+    });
+  });
+}
+
+/** Unmounts whatever dockerd/containerd left mounted under the stack dir (after a crash). */
+function unmountLeftovers(l: Layout): void {
+  const mounts = fs
+    .readFileSync('/proc/self/mounts', 'utf8')
+    .split('\n')
+    .map((line) => line.split(' ')[1]?.replace(/\\040/g, ' '))
+    .filter((m): m is string => !!m && (m === l.docker || m.startsWith(`${l.docker}/`)));
+  // Deepest first.
+  for (const m of mounts.sort((a, b) => b.length - a.length)) {
+    try {
+      execFileSync('umount', ['-l', m], { stdio: 'ignore' });
+    } catch {
+      /* best effort */
+    }
+  }
+}
+
+export const dockerd: Component = {
+  name: 'dockerd',
+  deps: [],
+  daemons: ['dockerd'],
+  ensure: ({ l }: Ctx) =>
+    ensureDaemon(l, {
+      name: 'dockerd',
+      timeoutMs: 30_000,
+      healthy: () => dockerPing(l.dockerSocket),
+      prepare: async () => {
+        const dockerdBin = path.join(DOCKER_BIN_DIR, 'dockerd');
+        if (!fs.existsSync(dockerdBin)) throw new Error(`${dockerdBin} missing: run bash .ci/install.sh`);
+        const execRoot = path.join(l.docker, 'exec');
+        const containerdSock = path.join(execRoot, 'containerd', 'containerd.sock.ttrpc');
+        if (containerdSock.length > UNIX_PATH_MAX || l.dockerSocket.length > UNIX_PATH_MAX)
+          throw new Error(`IBS_STACK_DIR ${l.root} is too long for unix socket paths`);
+        // Leftovers of a crashed daemon (its containerd, shims) would hold the data root.
+        for (const pid of markedPids(l)) {
+          const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, 'latin1');
+          if (cmd.includes(`${l.docker}/`)) {
+            try {
+              process.kill(pid, 'SIGKILL');
+            } catch {
+              /* gone */
+            }
+          }
+        }
+        unmountLeftovers(l);
+        fs.mkdirSync(path.join(l.docker, 'data'), { recursive: true });
+        fs.mkdirSync(execRoot, { recursive: true });
+        fs.rmSync(l.dockerSocket, { force: true });
+        const daemonJson = path.join(l.docker, 'daemon.json');
+        fs.writeFileSync(
+          daemonJson,
+          JSON.stringify({ features: { 'containerd-snapshotter': true }, 'log-level': 'warn' }, null, 2),
+        );
+        return {
+          name: 'dockerd',
+          cmd: dockerdBin,
+          args: [
+            '--config-file',
+            daemonJson,
+            '--data-root',
+            path.join(l.docker, 'data'),
+            '--exec-root',
+            execRoot,
+            '--pidfile',
+            path.join(l.docker, 'dockerd.pid'),
+            '--host',
+            `unix://${l.dockerSocket}`,
+            '--iptables=false',
+            '--ip-forward=false',
+          ],
+          env: baseEnv(),
+        };
+      },
+    }),
+  cleanup: async ({ l }: Ctx) => {
+    // dockerd stops its containerd on SIGTERM; make sure, then release mounts.
+    await stopComponent(l, 'dockerd', 15_000);
+    unmountLeftovers(l);
+  },
+};

@@ -1,0 +1,83 @@
+// The stack's endpoints as a typed record, for tests and benchmarks:
+//   import { stackEnv } from '../stack/env.js';
+// Reads $IBS_STACK_DIR/env.json (default /tmp/ibs-stack), written by `npm run stack -- up`.
+import fs from 'node:fs';
+import path from 'node:path';
+import { stackDir } from './layout.js';
+
+export const STACK_ENV_KEYS = [
+  'STACK_DIR',
+  'BUILDER_ENDPOINT',
+  'STACK_DOCKER_HOST',
+  'REGISTRY_ANON',
+  'REGISTRY_NODELETE',
+  'REGISTRY_BASIC',
+  'REGISTRY_BASIC_USER',
+  'REGISTRY_BASIC_PASSWORD',
+  'REGISTRY_TOKEN',
+  'REGISTRY_TOKEN_USER',
+  'REGISTRY_TOKEN_PASSWORD',
+  'TOKEN_ISSUER_URL',
+  'TOKEN_ISSUER_COUNT_URL',
+  'BASE_IMAGE_ANON',
+  'BASE_IMAGE_NODELETE',
+  'BASE_IMAGE_BASIC',
+  'BASE_IMAGE_TOKEN',
+  'GIT_HTTPS_URL',
+  'GIT_HTTPS_USER',
+  'GIT_HTTPS_PASSWORD',
+  'GIT_CA_FILE',
+  'GIT_SSH_URL',
+  'GIT_SSH_HOST',
+  'GIT_SSH_PORT',
+  'GIT_SSH_KEY_FILE',
+  'GIT_SSH_HOST_KEY',
+  'GIT_DAEMON_URL',
+  'GIT_HTTP_URL',
+  // Extras (beyond the common key list):
+  'REGISTRY_TOKEN_SERVICE', // the `service` the token registry expects (aud of its tokens)
+  'GIT_SSH_KNOWN_HOSTS_FILE', // a file holding GIT_SSH_HOST_KEY
+  'GIT_SSH_HOST_KEY_FINGERPRINT', // SHA256:... of the sshd host key
+  'GIT_REPOS_DIR', // the bare fixture repositories on disk
+  'STACK_DOCKER_CONFIG', // DOCKER_CONFIG with the remote builder STACK_BUILDER_NAME and registry creds
+  'STACK_BUILDER_NAME',
+] as const;
+
+export type StackEnvKey = (typeof STACK_ENV_KEYS)[number];
+export type StackEnv = Readonly<Record<StackEnvKey, string>>;
+
+export class StackNotRunningError extends Error {
+  constructor(detail: string) {
+    super(`The local stack is not available (${detail}). Start it with \`npm run stack -- up\`.`);
+    this.name = 'StackNotRunningError';
+  }
+}
+
+/** Parses and checks an env.json object; throws StackNotRunningError if a key is missing. */
+export function parseStackEnv(raw: unknown, source: string): StackEnv {
+  if (typeof raw !== 'object' || raw === null) throw new StackNotRunningError(`${source} is not an object`);
+  const rec = raw as Record<string, unknown>;
+  const missing = STACK_ENV_KEYS.filter((k) => typeof rec[k] !== 'string' || rec[k] === '');
+  if (missing.length > 0) throw new StackNotRunningError(`${source} lacks ${missing.join(', ')}`);
+  const out = {} as Record<StackEnvKey, string>;
+  for (const k of STACK_ENV_KEYS) out[k] = rec[k] as string;
+  return Object.freeze(out);
+}
+
+/** The endpoints of the running stack in `dir` (default: IBS_STACK_DIR or /tmp/ibs-stack). */
+export function stackEnv(dir: string = stackDir()): StackEnv {
+  const file = path.join(dir, 'env.json');
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch {
+    throw new StackNotRunningError(`${file} does not exist`);
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    throw new StackNotRunningError(`${file} is not valid JSON`);
+  }
+  return parseStackEnv(raw, file);
+}

@@ -1,0 +1,224 @@
+// The fixture repositories served by every git server, as data (tests may import this to know what
+// each repository contains). Definitions use the base image on the anonymous registry and set
+// labels, lifecycle commands and customizations so tests can find them in the image metadata.
+// Pure: no I/O here (see components/fixtures.ts for the repositories on disk).
+
+export interface FixtureCommit {
+  /** Branch the commit goes on; created from `from` (a branch or tag) when it does not exist yet. */
+  branch: string;
+  from?: string;
+  message: string;
+  /** Files written (path -> content) before committing. */
+  files: Record<string, string>;
+  /** Files made executable. */
+  executable?: string[];
+  /** An annotated tag put on this commit. */
+  tag?: string;
+}
+
+export interface Fixture {
+  name: string;
+  description: string;
+  commits: FixtureCommit[];
+}
+
+export const FIXTURE_NAMES = [
+  'image',
+  'feature',
+  'dockerfile',
+  'rootfile',
+  'subfolder',
+  'noconfig',
+  'branches',
+  'empty',
+] as const;
+export type FixtureName = (typeof FIXTURE_NAMES)[number];
+
+const json = (v: unknown): string => `${JSON.stringify(v, null, 2)}\n`;
+const readme = (name: string, text: string): string => `# ${name}\n\n${text}\n`;
+
+/** Content of the `branches` fixture per ref: main, dev and tag v1.0.0 all differ. */
+export function branchDefinition(base: string, ref: 'main' | 'dev' | 'v1.0.0'): Record<string, unknown> {
+  return {
+    name: `fixture-branches-${ref}`,
+    image: base,
+    containerEnv: { FIXTURE: 'branches', FIXTURE_REF: ref },
+    postCreateCommand: `echo branches ${ref}`,
+    customizations: { vscode: { extensions: [`ibs.fixture-branches-${ref.replace(/\./g, '-')}`] } },
+  };
+}
+
+export const HELLO_FEATURE_INSTALL = `#!/bin/sh
+set -e
+mkdir -p /usr/local/bin
+printf '#!/bin/sh\\necho "%s"\\n' "\${GREETING:-hello}" > /usr/local/bin/hello
+chmod +x /usr/local/bin/hello
+echo "hello feature installed" > /etc/hello-feature
+`;
+
+export function fixtureDefinitions(base: string): Fixture[] {
+  return [
+    {
+      name: 'image',
+      description: '.devcontainer/devcontainer.json with an image',
+      commits: [
+        {
+          branch: 'main',
+          message: 'Add an image-based dev container',
+          files: {
+            'README.md': readme('image', 'A dev container from an image.'),
+            '.devcontainer/devcontainer.json': json({
+              name: 'fixture-image',
+              image: base,
+              remoteUser: 'root',
+              containerEnv: { FIXTURE: 'image' },
+              postCreateCommand: 'echo fixture-image post-create',
+              customizations: {
+                vscode: { extensions: ['ibs.fixture-image'], settings: { 'fixture.image': true } },
+              },
+            }),
+          },
+        },
+      ],
+    },
+    {
+      name: 'feature',
+      description: 'a local feature ./features/hello (install.sh + devcontainer-feature.json)',
+      commits: [
+        {
+          branch: 'main',
+          message: 'Add a dev container with a local feature',
+          executable: ['.devcontainer/features/hello/install.sh'],
+          files: {
+            'README.md': readme('feature', 'A dev container with a local feature.'),
+            '.devcontainer/devcontainer.json': json({
+              name: 'fixture-feature',
+              image: base,
+              features: { './features/hello': { greeting: 'hi from the fixture' } },
+              postCreateCommand: 'hello',
+              customizations: { vscode: { extensions: ['ibs.fixture-feature'] } },
+            }),
+            '.devcontainer/features/hello/devcontainer-feature.json': json({
+              id: 'hello',
+              version: '1.0.0',
+              name: 'Hello',
+              description: 'Installs a hello command (local fixture feature, no network).',
+              options: { greeting: { type: 'string', default: 'hello', description: 'What hello prints' } },
+              containerEnv: { HELLO_FEATURE: '1' },
+              postCreateCommand: 'hello',
+              customizations: { vscode: { extensions: ['ibs.hello-feature'] } },
+            }),
+            '.devcontainer/features/hello/install.sh': HELLO_FEATURE_INSTALL,
+          },
+        },
+      ],
+    },
+    {
+      name: 'dockerfile',
+      description: '.devcontainer/devcontainer.json building .devcontainer/build.dockerfile',
+      commits: [
+        {
+          branch: 'main',
+          message: 'Add a Dockerfile-based dev container',
+          files: {
+            'README.md': readme('dockerfile', 'A dev container built from a Dockerfile.'),
+            '.devcontainer/devcontainer.json': json({
+              name: 'fixture-dockerfile',
+              build: { dockerfile: 'build.dockerfile', args: { GREETING: 'from-build-arg' } },
+              postStartCommand: 'cat /greeting',
+              customizations: { vscode: { extensions: ['ibs.fixture-dockerfile'] } },
+            }),
+            '.devcontainer/build.dockerfile': [
+              `FROM ${base}`,
+              'ARG GREETING=hello',
+              'RUN echo "$GREETING" > /greeting && mkdir -p /opt/fixture',
+              'LABEL org.opencontainers.image.title="fixture-dockerfile"',
+              'LABEL ibs.fixture="dockerfile"',
+              '',
+            ].join('\n'),
+          },
+        },
+      ],
+    },
+    {
+      name: 'rootfile',
+      description: 'only .devcontainer.json at the root',
+      commits: [
+        {
+          branch: 'main',
+          message: 'Add a root .devcontainer.json',
+          files: {
+            'README.md': readme('rootfile', 'Only a .devcontainer.json at the root.'),
+            '.devcontainer.json': json({
+              name: 'fixture-rootfile',
+              image: base,
+              remoteEnv: { FIXTURE: 'rootfile' },
+              postAttachCommand: 'echo attached',
+              customizations: { vscode: { extensions: ['ibs.fixture-rootfile'] } },
+            }),
+          },
+        },
+      ],
+    },
+    {
+      name: 'subfolder',
+      description: 'only .devcontainer/python/devcontainer.json',
+      commits: [
+        {
+          branch: 'main',
+          message: 'Add a dev container in a sub-folder',
+          files: {
+            'README.md': readme('subfolder', 'Only .devcontainer/python/devcontainer.json.'),
+            '.devcontainer/python/devcontainer.json': json({
+              name: 'fixture-subfolder',
+              image: base,
+              postCreateCommand: ['echo', 'subfolder'],
+              customizations: { vscode: { extensions: ['ibs.fixture-subfolder'] } },
+            }),
+          },
+        },
+      ],
+    },
+    {
+      name: 'noconfig',
+      description: 'no dev container definition at all',
+      commits: [
+        {
+          branch: 'main',
+          message: 'A repository without a dev container',
+          files: {
+            'README.md': readme('noconfig', 'No dev container definition here.'),
+            'src/main.sh': '#!/bin/sh\necho hello\n',
+          },
+        },
+      ],
+    },
+    {
+      name: 'branches',
+      description: 'branches main and dev and tag v1.0.0, each with a different definition',
+      commits: [
+        {
+          branch: 'main',
+          message: 'Release 1.0.0',
+          tag: 'v1.0.0',
+          files: {
+            'README.md': readme('branches', 'Several branches and a tag.'),
+            '.devcontainer/devcontainer.json': json(branchDefinition(base, 'v1.0.0')),
+          },
+        },
+        {
+          branch: 'dev',
+          from: 'v1.0.0',
+          message: 'Development definition',
+          files: { '.devcontainer/devcontainer.json': json(branchDefinition(base, 'dev')) },
+        },
+        {
+          branch: 'main',
+          message: 'Main definition after 1.0.0',
+          files: { '.devcontainer/devcontainer.json': json(branchDefinition(base, 'main')) },
+        },
+      ],
+    },
+    { name: 'empty', description: 'no commits at all', commits: [] },
+  ];
+}
