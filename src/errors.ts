@@ -156,3 +156,29 @@ export const notImplemented = (what: string): ServiceError =>
 
 export const internal = (cause: unknown): ServiceError =>
   new ServiceError('INTERNAL', 'internal error', { cause });
+
+// Registry endpoints (GET/DELETE /image, GET /devcontainer).
+
+export const invalidQuery = (why: string): ServiceError => new ServiceError('INVALID_QUERY', why);
+
+/** The registry answered an unexpected status (after auth). Never carries a credential. */
+export const registryAnswered = (registry: string, status: number, image: string): ServiceError =>
+  new ServiceError('REGISTRY_FAILED', `${registry} answered ${status} for ${image}`);
+
+/** The registry could not be talked to (DNS, connection, TLS, timeout, oversized or malformed answer). */
+export const registryUnreachable = (
+  registry: string,
+  reason: string,
+  image: string,
+  cause?: unknown,
+): ServiceError => new ServiceError('REGISTRY_FAILED', `${registry}: ${reason} for ${image}`, { cause });
+
+export const imageNotFound = (image: string): ServiceError =>
+  new ServiceError('IMAGE_NOT_FOUND', `image ${image} not found`);
+
+export const platformNotFound = (image: string, platform: string, available: string[]): ServiceError =>
+  new ServiceError(
+    'PLATFORM_NOT_FOUND',
+    `platform ${platform} not found in ${image}; available: ${available.length > 0 ? available.join(', ') : 'none'}`,
+    { body: { availablePlatforms: available } },
+  );

@@ -1,18 +1,108 @@
 import Router from '@koa/router';
+import type { Context } from 'koa';
+import { findRegistryAuth, type RegistryCredentials } from '../config/docker-auth.js';
 import type { AppContext } from '../context.js';
-import { notImplemented } from '../errors.js';
+import { describeDevcontainer, METADATA_LABEL, parseMetadataLabel } from '../devcontainer/index.js';
+import { invalidQuery, isServiceError } from '../errors.js';
+import type {
+  DevcontainerLookupResult,
+  ImageCheckResult,
+  ImageDeleteResult,
+} from '../observability/metrics.js';
+import { imageExists } from '../registry/check.js';
+import { DELETE_ACTIONS, PULL, type RegistryCall, RegistryClient } from '../registry/client.js';
+import { deleteImage } from '../registry/delete.js';
+import { readImageConfig } from '../registry/image-config.js';
+import { parsePlatform } from '../registry/platform.js';
+import { type ImageReference, parseReference } from '../registry/reference.js';
+import { parseDevcontainerQuery, parseImageQuery } from './registry-schemas.js';
 
-/** GET/DELETE /image and GET /devcontainer (stub until the registry client lands). */
-export function createRegistryRouter(_ctx: AppContext): Router {
+const USER_HEADER = 'x-registry-username';
+const PASSWORD_HEADER = 'x-registry-password';
+
+/** X-Registry-Username + X-Registry-Password together, else ambient auth, else anonymous. */
+function credentialsFor(
+  koaCtx: Context,
+  ctx: AppContext,
+  ref: ImageReference,
+): RegistryCredentials | undefined {
+  const value = (name: string): string | undefined => {
+    const v = koaCtx.headers[name];
+    const s = Array.isArray(v) ? v[0] : v;
+    return s === undefined || s === '' ? undefined : s;
+  };
+  const username = value(USER_HEADER);
+  const password = value(PASSWORD_HEADER);
+  if (username !== undefined && password !== undefined) return { username, password };
+  if (username !== undefined || password !== undefined) {
+    throw invalidQuery('X-Registry-Username and X-Registry-Password must be given together');
+  }
+  return (
+    findRegistryAuth(ctx.config.registryAuth, ref.registry) ??
+    findRegistryAuth(ctx.config.registryAuth, ref.host)
+  );
+}
+
+/** GET/DELETE /image and GET /devcontainer, straight against the registry's HTTP API v2. */
+export function createRegistryRouter(ctx: AppContext): Router {
   const router = new Router();
-  router.get('/image', () => {
-    throw notImplemented('GET /image');
+  const client = new RegistryClient({ insecureRegistries: ctx.config.insecureRegistries });
+  ctx.shutdownSignal.addEventListener('abort', () => client.close(), { once: true });
+  const { metrics } = ctx;
+
+  const callFor = (koaCtx: Context, ref: ImageReference, actions: readonly string[]): RegistryCall => ({
+    ref,
+    credentials: credentialsFor(koaCtx, ctx, ref),
+    actions,
   });
-  router.delete('/image', () => {
-    throw notImplemented('DELETE /image');
+
+  router.get('/image', async (koaCtx) => {
+    let result: ImageCheckResult = 'error';
+    try {
+      const ref = parseReference(parseImageQuery(koaCtx.query), ctx.config.insecureRegistries);
+      const call = callFor(koaCtx, ref, PULL);
+      const exists = await imageExists(client, call);
+      result = exists ? 'exists' : 'absent';
+      koaCtx.body = { image: ref.image, exists };
+    } finally {
+      metrics.imageChecksTotal.inc({ result });
+    }
   });
-  router.get('/devcontainer', () => {
-    throw notImplemented('GET /devcontainer');
+
+  router.delete('/image', async (koaCtx) => {
+    let result: ImageDeleteResult = 'error';
+    try {
+      const ref = parseReference(parseImageQuery(koaCtx.query), ctx.config.insecureRegistries);
+      const call = callFor(koaCtx, ref, DELETE_ACTIONS);
+      const outcome = await deleteImage(client, call);
+      result = outcome.result;
+      koaCtx.body = { image: ref.image, deleted: outcome.deleted, reason: outcome.reason };
+    } finally {
+      metrics.imageDeletesTotal.inc({ result });
+    }
   });
+
+  router.get('/devcontainer', async (koaCtx) => {
+    let result: DevcontainerLookupResult = 'error';
+    try {
+      const query = parseDevcontainerQuery(koaCtx.query);
+      const ref = parseReference(query, ctx.config.insecureRegistries);
+      const call = callFor(koaCtx, ref, PULL);
+      const explicitPlatform = typeof koaCtx.query.platform === 'string';
+      const read = await readImageConfig(client, call, parsePlatform(query.platform), explicitPlatform);
+      const view = describeDevcontainer(parseMetadataLabel(read.labels[METADATA_LABEL]));
+      result = 'found';
+      koaCtx.body = { image: ref.image, digest: read.digest, ...view };
+    } catch (err) {
+      if (isServiceError(err)) {
+        if (err.code === 'IMAGE_NOT_FOUND') result = 'absent';
+        else if (err.code === 'NO_METADATA' || err.code === 'PLATFORM_NOT_FOUND') result = 'no_metadata';
+      }
+      throw err;
+    } finally {
+      metrics.devcontainerLookupsTotal.inc({ result });
+    }
+  });
+
   return router;
 }

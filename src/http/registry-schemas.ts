@@ -1,0 +1,83 @@
+/**
+ * Query parameters of GET/DELETE /image and GET /devcontainer: ajv schemas compiled once.
+ * The grammar of registry/name/tag is checked afterwards by src/registry/reference.ts. Pure.
+ */
+import { Ajv, type ErrorObject, type JSONSchemaType } from 'ajv';
+import { invalidQuery } from '../errors.js';
+
+/** The contract's platform parameter regex (os/arch[/variant]). */
+export const PLATFORM_PARAM_PATTERN = '^[^/]+/[^/]+(/[^/]+)?$';
+export const DEFAULT_PLATFORM = 'linux/amd64';
+
+export interface ImageQuery {
+  registry: string;
+  name: string;
+  tag: string;
+}
+
+export interface DevcontainerQuery extends ImageQuery {
+  platform?: string;
+}
+
+const NO_CONTROL = '^[^\\x00-\\x1f\\x7f]+$';
+const param = { type: 'string', minLength: 1, pattern: NO_CONTROL } as const;
+
+const imageQuerySchema: JSONSchemaType<ImageQuery> = {
+  type: 'object',
+  required: ['registry', 'name', 'tag'],
+  properties: { registry: param, name: param, tag: param },
+};
+
+const devcontainerQuerySchema: JSONSchemaType<DevcontainerQuery> = {
+  type: 'object',
+  required: ['registry', 'name', 'tag'],
+  properties: {
+    registry: param,
+    name: param,
+    tag: param,
+    platform: { type: 'string', nullable: true, pattern: PLATFORM_PARAM_PATTERN },
+  },
+};
+
+const ajv = new Ajv({ allErrors: true });
+const validateImage = ajv.compile(imageQuerySchema);
+const validateDevcontainer = ajv.compile(devcontainerQuerySchema);
+
+const RULES: Record<string, string> = {
+  registry: 'registry (required, non-empty string, host[:port])',
+  name: 'name (required, non-empty string)',
+  tag: 'tag (required, non-empty string)',
+  platform: `platform (optional, os/arch[/variant] matching ${PLATFORM_PARAM_PATTERN})`,
+};
+
+function fieldsOf(errors: ErrorObject[] | null | undefined): string[] {
+  const fields = new Set<string>();
+  for (const e of errors ?? []) {
+    const field =
+      e.keyword === 'required'
+        ? String((e.params as { missingProperty?: unknown }).missingProperty)
+        : e.instancePath.replace(/^\//, '').split('/')[0];
+    if (field) fields.add(field);
+  }
+  return [...fields];
+}
+
+function fail(errors: ErrorObject[] | null | undefined): never {
+  const fields = fieldsOf(errors);
+  throw invalidQuery(`missing or invalid query parameters: ${fields.map((f) => RULES[f] ?? f).join('; ')}`);
+}
+
+export function parseImageQuery(query: unknown): ImageQuery {
+  if (!validateImage(query)) fail(validateImage.errors);
+  return { registry: query.registry, name: query.name, tag: query.tag };
+}
+
+export function parseDevcontainerQuery(query: unknown): Required<DevcontainerQuery> {
+  if (!validateDevcontainer(query)) fail(validateDevcontainer.errors);
+  return {
+    registry: query.registry,
+    name: query.name,
+    tag: query.tag,
+    platform: query.platform ?? DEFAULT_PLATFORM,
+  };
+}

@@ -1,0 +1,53 @@
+/**
+ * GET /devcontainer's registry part: tag -> (index -> platform manifest) -> config blob.
+ * Manifests by digest and config blobs are cached, so a repeated lookup costs one round trip.
+ */
+import { imageNotFound, platformNotFound, registryAnswered, registryUnreachable } from '../errors.js';
+import { LIMITS, type RegistryCall, type RegistryClient } from './client.js';
+import { type Platform, parseImageConfig, parseManifest } from './manifest.js';
+import { formatPlatform, normalizePlatform, platformMatches, selectPlatform } from './platform.js';
+
+export interface ImageConfigRead {
+  /** Digest of the (platform) image manifest actually read. */
+  digest: string;
+  labels: Record<string, string>;
+}
+
+/**
+ * Reads the image config of `wanted` in the tag. A single-platform image is checked against
+ * `wanted` only when `strictPlatform` (the caller named a platform) and its config names one.
+ */
+export async function readImageConfig(
+  client: RegistryClient,
+  call: RegistryCall,
+  wanted: Platform,
+  strictPlatform: boolean,
+): Promise<ImageConfigRead> {
+  const { ref } = call;
+  const top = await client.getManifest(call, ref.tag);
+  if (!top) throw imageNotFound(ref.image);
+  let manifest = parseManifest(top.body, top.contentType);
+  if (!manifest) throw registryUnreachable(ref.registry, 'unsupported or invalid manifest', ref.image);
+  let digest = top.digest;
+  const isIndex = manifest.kind === 'index';
+  if (manifest.kind === 'index') {
+    const selection = selectPlatform(manifest.manifests, wanted);
+    if (!selection.found) throw platformNotFound(ref.image, formatPlatform(wanted), selection.available);
+    digest = selection.descriptor.digest;
+    const platformManifest = await client.getManifest(call, digest);
+    if (!platformManifest) throw registryAnswered(ref.registry, 404, `${ref.image} (${digest})`);
+    manifest = parseManifest(platformManifest.body, platformManifest.contentType);
+    if (manifest?.kind !== 'image') {
+      throw registryUnreachable(ref.registry, `unsupported manifest ${digest}`, ref.image);
+    }
+  }
+  if (manifest.kind !== 'image') throw registryUnreachable(ref.registry, 'unsupported manifest', ref.image);
+  const config = parseImageConfig(await client.getBlob(call, manifest.config.digest, LIMITS.configBytes));
+  if (!config) throw registryUnreachable(ref.registry, 'invalid image config', ref.image);
+  if (!isIndex && strictPlatform && config.platform && !platformMatches(config.platform, wanted)) {
+    throw platformNotFound(ref.image, formatPlatform(wanted), [
+      formatPlatform(normalizePlatform(config.platform)),
+    ]);
+  }
+  return { digest, labels: config.labels };
+}

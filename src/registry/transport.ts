@@ -1,0 +1,233 @@
+/**
+ * Raw HTTP for registry calls: one keep-alive agent per origin, an overall deadline per call,
+ * a response size cap enforced while the body streams in, and redirects that never carry an
+ * Authorization header to another origin (nor from https down to http).
+ */
+import http from 'node:http';
+import https from 'node:https';
+
+export type TransportFailure = 'timeout' | 'too_large' | 'network' | 'redirect';
+
+/** A call that produced no usable HTTP answer. `reason` is safe to show (no credential). */
+export class TransportError extends Error {
+  constructor(
+    readonly kind: TransportFailure,
+    readonly reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super(reason, options);
+    this.name = 'TransportError';
+  }
+}
+
+export interface TransportRequest {
+  method: 'GET' | 'HEAD' | 'DELETE' | 'PUT' | 'POST';
+  url: URL;
+  headers?: Record<string, string>;
+  /** Body bytes beyond this abort the call (TransportError too_large). */
+  maxBytes: number;
+  /** Overall deadline for the call, redirects and body included. */
+  timeoutMs: number;
+  /** Redirects to follow for GET/HEAD (default 5); other methods never follow. */
+  maxRedirects?: number;
+}
+
+export interface TransportResponse {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: Buffer;
+  /** The URL that produced this response (after redirects). */
+  url: URL;
+}
+
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+
+export interface TransportOptions {
+  /** Max sockets per origin (default 32). */
+  maxSockets?: number;
+}
+
+export class Transport {
+  private readonly agents = new Map<string, http.Agent>();
+  private readonly maxSockets: number;
+
+  constructor(options: TransportOptions = {}) {
+    this.maxSockets = options.maxSockets ?? 32;
+  }
+
+  /** The keep-alive agent of one origin (created on first use). */
+  private agentFor(url: URL): http.Agent {
+    let agent = this.agents.get(url.origin);
+    if (!agent) {
+      const opts = { keepAlive: true, maxSockets: this.maxSockets, maxFreeSockets: 8, timeout: 60_000 };
+      agent = url.protocol === 'https:' ? new https.Agent(opts) : new http.Agent(opts);
+      this.agents.set(url.origin, agent);
+    }
+    return agent;
+  }
+
+  /** Closes every pooled connection. */
+  destroy(): void {
+    for (const agent of this.agents.values()) agent.destroy();
+    this.agents.clear();
+  }
+
+  async send(request: TransportRequest): Promise<TransportResponse> {
+    const deadline = Date.now() + request.timeoutMs;
+    const maxRedirects =
+      request.method === 'GET' || request.method === 'HEAD' ? (request.maxRedirects ?? 5) : 0;
+    let url = request.url;
+    let method = request.method;
+    const headers = { ...request.headers };
+    for (let hop = 0; ; hop++) {
+      const res = await this.once({ ...request, method, url, headers }, deadline);
+      const location = res.headers.location;
+      if (!REDIRECTS.has(res.status) || typeof location !== 'string' || hop >= maxRedirects) return res;
+      let next: URL;
+      try {
+        next = new URL(location, url);
+      } catch {
+        throw new TransportError('redirect', `invalid redirect location`);
+      }
+      if (next.protocol !== 'https:' && next.protocol !== 'http:') {
+        throw new TransportError('redirect', `redirect to a ${next.protocol} URL refused`);
+      }
+      if (url.protocol === 'https:' && next.protocol === 'http:') {
+        throw new TransportError('redirect', 'redirect from https to plain http refused');
+      }
+      if (next.origin !== url.origin) {
+        // Credentials belong to the origin that asked for them, never to where it points us.
+        for (const name of Object.keys(headers))
+          if (name.toLowerCase() === 'authorization') delete headers[name];
+      }
+      if (res.status === 303) method = 'GET';
+      url = next;
+    }
+  }
+
+  private async once(
+    request: TransportRequest & { url: URL },
+    deadline: number,
+    retried = false,
+  ): Promise<TransportResponse> {
+    try {
+      return await this.attempt(request, deadline);
+    } catch (err) {
+      // A pooled connection the server closed meanwhile: retry an idempotent call once.
+      if (
+        !retried &&
+        err instanceof StaleSocketError &&
+        (request.method === 'GET' || request.method === 'HEAD' || request.method === 'DELETE')
+      ) {
+        return this.once(request, deadline, true);
+      }
+      if (err instanceof StaleSocketError) throw err.failure;
+      throw err;
+    }
+  }
+
+  private attempt(request: TransportRequest & { url: URL }, deadline: number): Promise<TransportResponse> {
+    const { url } = request;
+    const remaining = deadline - Date.now();
+    if (remaining <= 0) return Promise.reject(timeoutError(request.timeoutMs));
+    const lib = url.protocol === 'https:' ? https : http;
+    return new Promise<TransportResponse>((resolve, reject) => {
+      let settled = false;
+      const finish = (fn: () => void): void => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        fn();
+      };
+      const req = lib.request(url, {
+        method: request.method,
+        headers: request.headers,
+        agent: this.agentFor(url),
+      });
+      const timer = setTimeout(() => {
+        const err = timeoutError(request.timeoutMs);
+        finish(() => reject(err));
+        req.destroy(err);
+      }, remaining);
+      req.on('error', (err: NodeJS.ErrnoException) => {
+        finish(() => {
+          const failure = new TransportError('network', networkReason(err), { cause: err });
+          reject(
+            req.reusedSocket && (err.code === 'ECONNRESET' || err.code === 'EPIPE')
+              ? new StaleSocketError(failure)
+              : failure,
+          );
+        });
+      });
+      req.on('response', (res) => {
+        const declared = Number(res.headers['content-length']);
+        if (Number.isFinite(declared) && declared > request.maxBytes && request.method !== 'HEAD') {
+          const err = tooLarge(request.maxBytes);
+          finish(() => reject(err));
+          res.destroy();
+          req.destroy();
+          return;
+        }
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (chunk: Buffer) => {
+          size += chunk.length;
+          if (size > request.maxBytes) {
+            const err = tooLarge(request.maxBytes);
+            finish(() => reject(err));
+            res.destroy();
+            req.destroy();
+            return;
+          }
+          chunks.push(chunk);
+        });
+        res.on('end', () =>
+          finish(() =>
+            resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks), url }),
+          ),
+        );
+        res.on('error', (err) =>
+          finish(() => reject(new TransportError('network', networkReason(err), { cause: err }))),
+        );
+        res.on('aborted', () =>
+          finish(() => reject(new TransportError('network', 'connection closed before the response ended'))),
+        );
+      });
+      req.end();
+    });
+  }
+}
+
+class StaleSocketError extends Error {
+  constructor(readonly failure: TransportError) {
+    super(failure.message);
+  }
+}
+
+const timeoutError = (ms: number): TransportError =>
+  new TransportError('timeout', `no answer within ${Math.round(ms / 1000)} s`);
+
+const tooLarge = (max: number): TransportError =>
+  new TransportError('too_large', `response larger than ${max} bytes`);
+
+/** A short, credential-free description of a network failure. */
+function networkReason(err: NodeJS.ErrnoException): string {
+  switch (err.code) {
+    case 'ECONNREFUSED':
+      return 'connection refused';
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return 'host name not resolved';
+    case 'ECONNRESET':
+      return 'connection reset';
+    case 'ETIMEDOUT':
+      return 'connection timed out';
+    case 'EHOSTUNREACH':
+    case 'ENETUNREACH':
+      return 'host unreachable';
+    default:
+      if (err.code && /CERT|SSL|TLS|SELF_SIGNED|UNABLE_TO/.test(err.code)) return `TLS error (${err.code})`;
+      if (err.code === 'HPE_INVALID_CONSTANT' || err.code?.startsWith('HPE_')) return 'invalid HTTP answer';
+      return err.code ? `network error (${err.code})` : 'network error';
+  }
+}
