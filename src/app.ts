@@ -6,6 +6,7 @@ import { createBuildRouter } from './http/build-router.js';
 import { createLogsRouter } from './http/logs-router.js';
 import { createOpsRouter } from './http/ops-router.js';
 import { createRegistryRouter } from './http/registry-router.js';
+import { traceRequests } from './observability/tracing.js';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 
@@ -30,6 +31,8 @@ function toServiceError(err: unknown): ServiceError {
 export function createApp(ctx: AppContext): Koa {
   const app = new Koa();
   app.proxy = false;
+  // Outermost: every later middleware (the request log line included) runs inside the request span.
+  app.use(traceRequests());
 
   app.use(async (koaCtx, next) => {
     const started = performance.now();

@@ -1,4 +1,5 @@
 import { pino, type Logger, type DestinationStream } from 'pino';
+import { currentTraceIds } from './tracing.js';
 
 export type { Logger };
 
@@ -37,6 +38,8 @@ export function createLogger(options: LoggerOptions): Logger {
       redact: { paths: REDACT_PATHS, censor: '[redacted]' },
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
+      // trace_id / span_id of the active span (nothing when tracing is off).
+      mixin: currentTraceIds,
     },
     options.destination,
   );

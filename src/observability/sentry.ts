@@ -1,7 +1,71 @@
+/**
+ * Error tracking with the Sentry SDK when `errorTracking.dsn` is set: 5xx answers (the app's
+ * error middleware reports them) and crashes (uncaught exceptions, unhandled rejections) only.
+ * Kept light: no default integrations (no HTTP, console or request-body capture, no tracing),
+ * no breadcrumbs, no PII, and every event is scrubbed of credentials before it is sent.
+ */
+import {
+  captureException,
+  dedupeIntegration,
+  flush,
+  init,
+  linkedErrorsIntegration,
+  onUncaughtExceptionIntegration,
+  onUnhandledRejectionIntegration,
+  withScope,
+} from '@sentry/node';
 import type { Config } from '../config/types.js';
+import { configSecrets, secretVariants } from '../logs/masking.js';
 import { noopErrorTracker, type ErrorTracker } from './error-tracking.js';
+import { scrubEvent } from './scrub-event.js';
 
-/** Error tracking with the Sentry SDK when a DSN is configured. (Stub: the deployment issue fills it in.) */
-export function createErrorTracker(_config: Config): ErrorTracker {
-  return noopErrorTracker;
+/** Error tracking with the Sentry SDK when a DSN is configured; the no-op tracker otherwise. */
+export function createErrorTracker(config: Config): ErrorTracker {
+  const dsn = config.errorTrackingDsn;
+  if (dsn === undefined || dsn === '') return noopErrorTracker;
+  const secrets = secretVariants(configSecrets(config));
+  init({
+    dsn,
+    release: config.version,
+    environment: config.environment,
+    defaultIntegrations: false,
+    integrations: [
+      linkedErrorsIntegration(),
+      dedupeIntegration(),
+      onUncaughtExceptionIntegration(),
+      onUnhandledRejectionIntegration(),
+    ],
+    // Collect nothing about users, cookies, headers, query strings, bodies or local variables.
+    dataCollection: {
+      userInfo: false,
+      cookies: false,
+      httpHeaders: false,
+      httpBodies: [],
+      urlQueryParams: false,
+      stackFrameVariables: false,
+      frameContextLines: 0,
+    },
+    sendClientReports: false,
+    maxBreadcrumbs: 0,
+    beforeBreadcrumb: () => null,
+    beforeSend: (event) => scrubEvent(event, secrets),
+    initialScope: { tags: { 'service.name': config.serviceName } },
+  });
+  return {
+    captureException(error, context) {
+      withScope((scope) => {
+        if (context !== undefined) {
+          for (const [key, value] of Object.entries(context)) {
+            if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') {
+              scope.setTag(key, value);
+            }
+          }
+        }
+        captureException(error);
+      });
+    },
+    flush: async (timeoutMs) => {
+      await flush(timeoutMs);
+    },
+  };
 }

@@ -1,18 +1,153 @@
 /**
  * OpenTelemetry tracing, bootstrapped from the standard OTLP exporter variables before
- * configuration loads. (Stub: the deployment issue fills it in; the signatures stay.)
+ * configuration loads (contract, server configuration rule 9). Off unless
+ * OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set.
+ *
+ * Spans: one SERVER span per HTTP request (`traceRequests()`), and `withSpan()` around the
+ * clone, the build and each registry call. Log lines carry the active ids (`currentTraceIds()`).
+ * Without a started provider every call here goes to the no-op API: nothing is recorded.
  */
+import {
+  context,
+  isSpanContextValid,
+  propagation,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Attributes,
+} from '@opentelemetry/api';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import { BatchSpanProcessor, NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
+import {
+  ATTR_HTTP_REQUEST_METHOD,
+  ATTR_HTTP_RESPONSE_STATUS_CODE,
+  ATTR_HTTP_ROUTE,
+  ATTR_SERVICE_NAME,
+  ATTR_SERVICE_VERSION,
+  ATTR_URL_PATH,
+} from '@opentelemetry/semantic-conventions';
+import type { Middleware } from 'koa';
+
+export const DEFAULT_SERVICE_NAME = 'service-builder';
+const TRACER_NAME = 'image-build-service';
+/** Incubating semantic convention (not in the stable export of @opentelemetry/semantic-conventions). */
+export const ATTR_DEPLOYMENT_ENVIRONMENT_NAME = 'deployment.environment.name';
+
+export interface TracingSettings {
+  /** Full OTLP/HTTP traces URL (`.../v1/traces`). */
+  readonly url: string;
+  readonly resource: Readonly<Record<string, string>>;
+  /** OTEL_BSP_SCHEDULE_DELAY (ms between batch exports) when set to a positive integer. */
+  readonly scheduledDelayMillis?: number;
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  const trimmed = value?.trim();
+  return trimmed === undefined || trimmed === '' ? undefined : trimmed;
+}
+
+/**
+ * What tracing would export to, from the environment (pure). `undefined` means tracing stays off:
+ * neither endpoint variable is set, or OTEL_SDK_DISABLED=true.
+ */
+export function tracingSettings(env: NodeJS.ProcessEnv, version: string): TracingSettings | undefined {
+  if (nonEmpty(env.OTEL_SDK_DISABLED)?.toLowerCase() === 'true') return undefined;
+  const tracesEndpoint = nonEmpty(env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT);
+  const baseEndpoint = nonEmpty(env.OTEL_EXPORTER_OTLP_ENDPOINT);
+  // The signal-specific variable is used as is; the base one gets the signal path appended.
+  const url = tracesEndpoint ?? (baseEndpoint && `${baseEndpoint.replace(/\/+$/, '')}/v1/traces`);
+  if (url === undefined) return undefined;
+  const resource: Record<string, string> = {
+    [ATTR_SERVICE_NAME]:
+      nonEmpty(env.OTEL_SERVICE_NAME) ?? nonEmpty(env.SERVICE_NAME) ?? DEFAULT_SERVICE_NAME,
+    [ATTR_SERVICE_VERSION]: version,
+  };
+  const environment = nonEmpty(env.DEPLOYMENT_ENVIRONMENT);
+  if (environment !== undefined) resource[ATTR_DEPLOYMENT_ENVIRONMENT_NAME] = environment;
+  const delay = Number(nonEmpty(env.OTEL_BSP_SCHEDULE_DELAY));
+  return Number.isInteger(delay) && delay > 0
+    ? { url, resource, scheduledDelayMillis: delay }
+    : { url, resource };
+}
 
 /** Starts tracing when OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set. */
-export function startTracing(_env: NodeJS.ProcessEnv, _version: string): { shutdown(): Promise<void> } {
-  return { shutdown: async () => undefined };
+export function startTracing(env: NodeJS.ProcessEnv, version: string): { shutdown(): Promise<void> } {
+  const settings = tracingSettings(env, version);
+  if (settings === undefined) return { shutdown: async () => undefined };
+  const provider = new NodeTracerProvider({
+    resource: resourceFromAttributes(settings.resource),
+    spanProcessors: [
+      new BatchSpanProcessor(new OTLPTraceExporter({ url: settings.url }), {
+        scheduledDelayMillis: settings.scheduledDelayMillis,
+      }),
+    ],
+  });
+  // Installs the async-local-storage context manager and the W3C trace-context propagator.
+  provider.register();
+  return {
+    shutdown: async () => {
+      await provider.shutdown();
+      trace.disable();
+      context.disable();
+      propagation.disable();
+    },
+  };
 }
 
 /** Runs `fn` inside a span named `name` (ended when it settles, error recorded). */
 export async function withSpan<T>(
-  _name: string,
-  _attributes: Record<string, string | number | boolean>,
+  name: string,
+  attributes: Record<string, string | number | boolean>,
   fn: () => Promise<T>,
 ): Promise<T> {
-  return fn();
+  return trace.getTracer(TRACER_NAME).startActiveSpan(name, { attributes }, async (span) => {
+    try {
+      return await fn();
+    } catch (err) {
+      // Only the error's type and code: messages may quote command lines or URLs.
+      const code = (err as { code?: unknown }).code;
+      span.setStatus({ code: SpanStatusCode.ERROR, message: typeof code === 'string' ? code : undefined });
+      span.setAttribute('error.type', typeof code === 'string' ? code : ((err as Error).name ?? 'Error'));
+      throw err;
+    } finally {
+      span.end();
+    }
+  });
+}
+
+/**
+ * Koa middleware: one SERVER span per request, continuing an incoming `traceparent`. Attributes:
+ * method, route template, path and final status (query strings and headers are never recorded).
+ * Mounted first so every later middleware, the request log line included, runs inside the span.
+ */
+export function traceRequests(): Middleware {
+  const tracer = trace.getTracer(TRACER_NAME);
+  return async (koaCtx, next) => {
+    const parent = propagation.extract(context.active(), koaCtx.headers);
+    const attributes: Attributes = {
+      [ATTR_HTTP_REQUEST_METHOD]: koaCtx.method,
+      [ATTR_URL_PATH]: koaCtx.path,
+    };
+    const span = tracer.startSpan(koaCtx.method, { kind: SpanKind.SERVER, attributes }, parent);
+    try {
+      await context.with(trace.setSpan(parent, span), next);
+    } finally {
+      const route = (koaCtx as { _matchedRoute?: unknown })._matchedRoute;
+      if (typeof route === 'string') {
+        span.setAttribute(ATTR_HTTP_ROUTE, route);
+        span.updateName(`${koaCtx.method} ${route}`);
+      }
+      span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, koaCtx.status);
+      if (koaCtx.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+      span.end();
+    }
+  };
+}
+
+/** `trace_id` and `span_id` of the active span, for log lines (empty outside a recorded span). */
+export function currentTraceIds(): { trace_id?: string; span_id?: string } {
+  const spanContext = trace.getActiveSpan()?.spanContext();
+  if (spanContext === undefined || !isSpanContextValid(spanContext)) return {};
+  return { trace_id: spanContext.traceId, span_id: spanContext.spanId };
 }
