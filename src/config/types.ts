@@ -74,6 +74,11 @@ export interface Config {
   readonly serviceName: string;
   readonly environment: string;
   readonly commandLogRetention: number;
+  /**
+   * Seconds in-flight requests get after SIGTERM/SIGINT before running commands are killed
+   * (loadConfig always sets it, default 290; main.ts falls back to that default).
+   */
+  readonly shutdownGraceSeconds?: number;
   /** Settings file path, when one was given. */
   readonly settingsPath?: string;
 

@@ -1,0 +1,294 @@
+/**
+ * Loads the configuration once at startup: every option of the table resolves
+ * flag > environment variable > settings file > default; the git credentials and registry
+ * mapping files replace the settings file's entries; the ambient registry auth is read from
+ * the docker config. Every problem is collected and thrown at once as a ConfigError.
+ * The result is deep-frozen.
+ */
+import { homedir, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgv } from './argv.js';
+import { childEnvironment } from './child-env.js';
+import { ConfigError } from './config-error.js';
+import { readDockerConfig, readStructuredFile } from './files.js';
+import { OPTIONS, type OptionName, type OptionSpec, type OptionValue, type OptionValues } from './options.js';
+import {
+  formatAjvErrors,
+  optionValidators,
+  pointerToPath,
+  validateGitCredentialsFile,
+  validateRegistryMappingFile,
+  validateSettings,
+} from './schema.js';
+import { valueFromText } from './text-values.js';
+import type { Config, DockerConfigDocument, GitCredential, RegistryMappingRule } from './types.js';
+import { packageVersion } from './version.js';
+
+export type Environment = Readonly<Record<string, string | undefined>>;
+
+export interface LoadInput {
+  /** Command-line arguments after the script (process.argv.slice(2)). */
+  readonly argv: readonly string[];
+  readonly env: Environment;
+}
+
+/** Where an option's effective value came from. */
+export type ValueSource = 'flag' | 'env' | 'settings' | 'default' | 'unset';
+
+export interface LoadedConfig {
+  readonly config: Config;
+  readonly sources: Readonly<Record<OptionName, ValueSource>>;
+}
+
+type Settings = Record<string, unknown>;
+
+function settingsValue(settings: Settings | undefined, key: string): unknown {
+  let node: unknown = settings;
+  for (const part of key.split('.')) {
+    if (typeof node !== 'object' || node === null || Array.isArray(node)) return undefined;
+    node = (node as Record<string, unknown>)[part];
+  }
+  return node;
+}
+
+/** Validates a typed value against the option's schema and check; returns problem texts. */
+function checkValue(option: OptionSpec, value: OptionValue, source: string): string[] {
+  const validate = optionValidators.get(option.name);
+  if (validate && !validate(value)) {
+    return formatAjvErrors(validate.errors ?? [], { source, showValue: () => !option.secret });
+  }
+  const problem = option.check?.(value);
+  if (problem === undefined) return [];
+  return [`${source}: ${problem}${option.secret ? '' : ` (got ${JSON.stringify(value)})`}`];
+}
+
+function fromText(
+  option: OptionSpec,
+  text: string,
+  source: string,
+  problems: string[],
+): OptionValue | undefined {
+  const typed = valueFromText(option, text);
+  if (!typed.ok) {
+    problems.push(`${source}: ${typed.problem}${option.secret ? '' : ` (got ${JSON.stringify(text)})`}`);
+    return undefined;
+  }
+  if (typed.value === undefined) return undefined;
+  const found = checkValue(option, typed.value, source);
+  problems.push(...found);
+  return found.length === 0 ? typed.value : undefined;
+}
+
+interface SettingsFile {
+  readonly values: Settings;
+  /** Paths (as formatted in problems) that failed validation: their values are not used. */
+  readonly invalid: ReadonlySet<string>;
+}
+
+function readSettings(path: string, problems: string[]): SettingsFile | undefined {
+  const what = 'settings file';
+  const file = readStructuredFile(path, what);
+  if (!file.ok) {
+    problems.push(...file.problems);
+    return undefined;
+  }
+  const values = file.value ?? {};
+  if (validateSettings(values)) return { values: values as Settings, invalid: new Set() };
+  const errors = validateSettings.errors ?? [];
+  const secretKeys = OPTIONS.filter((o) => o.secret).map((o) => o.settingsKey ?? o.name);
+  problems.push(
+    ...formatAjvErrors(errors, {
+      source: `${what} ${path}`,
+      showValue: (p) => !p.startsWith('gitCredentials') && !secretKeys.some((key) => p.startsWith(key)),
+    }),
+  );
+  if (typeof values !== 'object' || values === null || Array.isArray(values)) return undefined;
+  return { values: values as Settings, invalid: new Set(errors.map((e) => pointerToPath(e.instancePath))) };
+}
+
+/** Whether the settings value at `key` (or anything below it) failed validation. */
+function isInvalid(settings: SettingsFile, key: string): boolean {
+  for (const path of settings.invalid) {
+    if (path === key || path.startsWith(`${key}[`) || path.startsWith(`${key}.`)) return true;
+  }
+  return false;
+}
+
+function readEntriesFile<T>(
+  path: string,
+  what: string,
+  validate: typeof validateGitCredentialsFile,
+  showValues: boolean,
+  problems: string[],
+): T[] | undefined {
+  const file = readStructuredFile(path, what);
+  if (!file.ok) {
+    problems.push(...file.problems);
+    return undefined;
+  }
+  const value = file.value ?? [];
+  if (validate(value)) return value as T[];
+  problems.push(
+    ...formatAjvErrors(validate.errors ?? [], { source: `${what} ${path}`, showValue: () => showValues }),
+  );
+  return undefined;
+}
+
+export function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}
+
+/** Resolves everything; throws ConfigError listing every problem. */
+export function loadConfigWithSources(input: LoadInput): LoadedConfig {
+  const { env } = input;
+  const problems: string[] = [];
+  const argv = parseArgv(input.argv);
+  problems.push(...argv.problems);
+
+  const envText = (option: OptionSpec): string | undefined => {
+    const text = env[option.env];
+    // An empty environment value means unset.
+    return text === undefined || text === '' ? undefined : text;
+  };
+
+  // The settings file path itself: flag > env.
+  const settingsOption = OPTIONS.find((o) => o.name === 'settingsPath') as OptionSpec;
+  const settingsPathText = argv.values.get('settingsPath') ?? envText(settingsOption);
+  const settingsPath =
+    settingsPathText === undefined || settingsPathText === '' ? undefined : settingsPathText;
+  const settings = settingsPath === undefined ? undefined : readSettings(settingsPath, problems);
+
+  const values: Partial<Record<OptionName, OptionValue>> = {};
+  const sources = {} as Record<OptionName, ValueSource>;
+  for (const option of OPTIONS) {
+    const flagText = argv.values.get(option.name);
+    const fromEnv = envText(option);
+    let value: OptionValue | undefined;
+    let source: ValueSource;
+    if (flagText !== undefined) {
+      value = fromText(option, flagText, option.flag, problems);
+      source = 'flag';
+    } else if (fromEnv !== undefined) {
+      value = fromText(option, fromEnv, option.env, problems);
+      source = 'env';
+    } else if (
+      settings !== undefined &&
+      option.settingsKey !== undefined &&
+      settingsValue(settings.values, option.settingsKey) !== undefined
+    ) {
+      const raw = settingsValue(settings.values, option.settingsKey) as OptionValue;
+      source = 'settings';
+      if (!isInvalid(settings, option.settingsKey)) {
+        const problem = option.check?.(raw);
+        if (problem === undefined) value = raw;
+        else {
+          const got = option.secret ? '' : ` (got ${JSON.stringify(raw)})`;
+          problems.push(`settings file ${settingsPath}: ${option.settingsKey}: ${problem}${got}`);
+        }
+      }
+    } else {
+      value = option.default;
+      source = option.default === undefined ? 'unset' : 'default';
+    }
+    if (value !== undefined) values[option.name] = value;
+    sources[option.name] = source;
+  }
+  const options = values as OptionValues;
+
+  // Git credentials: the file (flag > env) replaces the settings file's entries.
+  let gitCredentials: GitCredential[] = [];
+  if (options.gitCredentialsConfigPath !== undefined) {
+    gitCredentials =
+      readEntriesFile<GitCredential>(
+        options.gitCredentialsConfigPath,
+        'git credentials file',
+        validateGitCredentialsFile,
+        false,
+        problems,
+      ) ?? [];
+  } else if (settings !== undefined && !isInvalid(settings, 'gitCredentials')) {
+    gitCredentials =
+      (settingsValue(settings.values, 'gitCredentials.entries') as GitCredential[] | undefined) ?? [];
+  }
+
+  let registryMappingRules: RegistryMappingRule[] = [];
+  if (options.registryMappingConfigPath !== undefined) {
+    registryMappingRules =
+      readEntriesFile<RegistryMappingRule>(
+        options.registryMappingConfigPath,
+        'registry mapping file',
+        validateRegistryMappingFile,
+        true,
+        problems,
+      ) ?? [];
+  } else if (settings !== undefined && !isInvalid(settings, 'registryMapping')) {
+    registryMappingRules =
+      (settingsValue(settings.values, 'registryMapping.rules') as RegistryMappingRule[] | undefined) ?? [];
+  }
+
+  const home = env.HOME !== undefined && env.HOME !== '' ? env.HOME : homedir();
+  const dockerConfigDir =
+    env.DOCKER_CONFIG !== undefined && env.DOCKER_CONFIG !== '' ? env.DOCKER_CONFIG : join(home, '.docker');
+  let registryAuth: DockerConfigDocument = { auths: {} };
+  const dockerConfig = readDockerConfig(dockerConfigDir);
+  if (dockerConfig.ok) registryAuth = dockerConfig.value;
+  else problems.push(...dockerConfig.problems);
+
+  if (problems.length > 0) throw new ConfigError(problems);
+
+  const tmp = env.TMPDIR !== undefined && env.TMPDIR !== '' ? env.TMPDIR : tmpdir();
+  const config: Config = {
+    builderEndpoint: options.builderEndpoint,
+    port: options.port,
+    builderName: options.builderName,
+    sshHostKeyPolicy: options.sshHostKeyPolicy,
+    insecureRegistries: [...options.insecureRegistries],
+    allowInsecureGitProtocols: options.allowInsecureGitProtocols,
+    gitCredentials: gitCredentials.map((entry) => ({ ...entry })),
+    registryMappingRules: registryMappingRules.map((rule) => ({ ...rule })),
+    build: {
+      platforms: [...options.buildPlatforms],
+      noCache: options.buildNoCache,
+      cacheFrom: options.buildCacheFrom,
+      cacheTo: options.buildCacheTo,
+      mode: options.builderMode,
+      cloneTimeoutSeconds: options.cloneTimeoutSeconds,
+      timeoutSeconds: options.buildTimeoutSeconds,
+      maxConcurrent: options.maxConcurrentBuilds,
+      fallbackImage: options.fallbackImage,
+    },
+    errorTrackingDsn: options.errorTrackingDsn,
+    serviceName: options.serviceName,
+    environment: options.environment,
+    commandLogRetention: options.commandLogRetention,
+    shutdownGraceSeconds: options.shutdownGraceSeconds,
+    settingsPath,
+    scratchDir: join(tmp, 'image-build-service'),
+    dockerConfigDir,
+    registryAuth: { auths: { ...registryAuth.auths } },
+    childEnv: childEnvironment(env),
+    version: packageVersion(),
+  };
+  return deepFreeze({ config: dropUndefined(config), sources });
+}
+
+/** Optional fields that resolved to nothing are absent, not `undefined`. */
+function dropUndefined<T extends object>(value: T): T {
+  const out: Record<string, unknown> = {};
+  for (const [key, child] of Object.entries(value)) {
+    if (child === undefined) continue;
+    out[key] =
+      typeof child === 'object' && child !== null && !Array.isArray(child) && key === 'build'
+        ? dropUndefined(child as object)
+        : child;
+  }
+  return out as T;
+}
+
+export function loadConfig(input: LoadInput): Config {
+  return loadConfigWithSources(input).config;
+}

@@ -1,0 +1,415 @@
+/**
+ * THE option table: one entry per field of the contract's "Server configuration" table
+ * (plus the shutdown grace period). It drives argv and env parsing, the settings file schema,
+ * `--help` and the README configuration table. Pure: no I/O.
+ */
+import type { BuilderMode, SshHostKeyPolicy } from './types.js';
+import { cacheSpecType, CACHE_TYPES } from './cache-spec.js';
+
+/** The values the option table resolves (before the derived fields of Config are added). */
+export interface OptionValues {
+  builderEndpoint?: string;
+  port: number;
+  builderName: string;
+  sshHostKeyPolicy: SshHostKeyPolicy;
+  insecureRegistries: string[];
+  allowInsecureGitProtocols: boolean;
+  gitCredentialsConfigPath?: string;
+  registryMappingConfigPath?: string;
+  buildPlatforms: string[];
+  buildNoCache: boolean;
+  buildCacheFrom?: string;
+  buildCacheTo?: string;
+  builderMode: BuilderMode;
+  cloneTimeoutSeconds: number;
+  buildTimeoutSeconds: number;
+  maxConcurrentBuilds: number;
+  fallbackImage?: string;
+  errorTrackingDsn?: string;
+  serviceName: string;
+  environment: string;
+  commandLogRetention: number;
+  shutdownGraceSeconds: number;
+  settingsPath?: string;
+}
+
+export type OptionName = keyof OptionValues;
+export type OptionType = 'string' | 'integer' | 'boolean' | 'list';
+export type OptionValue = string | number | boolean | readonly string[];
+
+/** A JSON schema fragment for one value (ajv); `description` doubles as the hint of a pattern error. */
+export type ValueSchema = Readonly<Record<string, unknown>>;
+
+export interface OptionSpec {
+  readonly name: OptionName;
+  /** Human label, as in the contract's table. */
+  readonly label: string;
+  readonly flag: `--${string}`;
+  readonly env: string;
+  /** Dotted path in the settings file; absent when the option has no settings key. */
+  readonly settingsKey?: string;
+  readonly type: OptionType;
+  /** Placeholder of the value in `--help` (`<n>`, `<url>`...); booleans take none. */
+  readonly placeholder?: string;
+  /** Absent: the option is unset unless given. */
+  readonly default?: OptionValue;
+  /** How the default reads in `--help` and the README. */
+  readonly defaultText: string;
+  /** Allowed values (enums). */
+  readonly values?: readonly string[];
+  /** Constraints of a value (or of each list item), checked with ajv for every source. */
+  readonly schema: ValueSchema;
+  /** A further check of a valid value: returns a problem text or undefined. */
+  readonly check?: (value: OptionValue) => string | undefined;
+  /** Never echoed in messages, logs or the config view. */
+  readonly secret: boolean;
+  readonly description: string;
+}
+
+type Spec<K extends OptionName> = Omit<OptionSpec, 'name'> & { readonly name?: K };
+
+const PORT_SCHEMA = { type: 'integer', minimum: 0, maximum: 65535 } as const;
+const SECONDS_SCHEMA = { type: 'integer', minimum: 1 } as const;
+const NON_EMPTY = { type: 'string', minLength: 1 } as const;
+/** The contract's platform string (`platforms` of POST /build). */
+export const PLATFORM_PATTERN = '^[a-z0-9]+/[a-z0-9_]+(?:/[a-z0-9]+)?$';
+
+const checkCacheSpec = (value: OptionValue): string | undefined => {
+  const type = cacheSpecType(String(value));
+  if (type === '') return 'has no type= field (allowed types: ' + CACHE_TYPES.join(', ') + ')';
+  return (CACHE_TYPES as readonly string[]).includes(type)
+    ? undefined
+    : `cache type "${type}" is not allowed (allowed: ${CACHE_TYPES.join(', ')})`;
+};
+
+const checkDsn = (value: OptionValue): string | undefined => {
+  try {
+    const url = new URL(String(value));
+    return url.protocol === 'https:' || url.protocol === 'http:'
+      ? undefined
+      : 'must be an http(s) URL (https://<key>@<host>/<project>)';
+  } catch {
+    return 'must be an http(s) URL (https://<key>@<host>/<project>)';
+  }
+};
+
+const TABLE = {
+  builderEndpoint: {
+    label: 'Builder endpoint',
+    flag: '--builder-endpoint',
+    env: 'BUILDER_ENDPOINT',
+    settingsKey: 'builder.endpoint',
+    type: 'string',
+    placeholder: '<url>',
+    defaultText: 'unset; readiness never passes',
+    schema: {
+      type: 'string',
+      pattern: '^[a-z][a-z0-9+.-]*://\\S+$',
+      description: 'a URL such as tcp://host:port',
+    },
+    secret: false,
+    description: 'BuildKit endpoint of the remote builder (`docker buildx create --driver remote <url>`).',
+  },
+  port: {
+    label: 'HTTP port',
+    flag: '--port',
+    env: 'PORT',
+    settingsKey: 'service.port',
+    type: 'integer',
+    placeholder: '<port>',
+    default: 8080,
+    defaultText: '8080',
+    schema: PORT_SCHEMA,
+    secret: false,
+    description: 'TCP port the HTTP server listens on (0 picks a free port; the startup log names it).',
+  },
+  builderName: {
+    label: 'Builder name',
+    flag: '--builder-name',
+    env: 'BUILDER_NAME',
+    type: 'string',
+    placeholder: '<name>',
+    default: 'service-remote',
+    defaultText: '`service-remote`',
+    schema: {
+      type: 'string',
+      pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]*$',
+      description: 'letters, digits, _ . -',
+    },
+    secret: false,
+    description: 'Name of the buildx builder instance the service creates for the endpoint.',
+  },
+  sshHostKeyPolicy: {
+    label: 'SSH host key policy',
+    flag: '--ssh-host-key-policy',
+    env: 'SSH_HOST_KEY_POLICY',
+    settingsKey: 'sshHostKeyPolicy',
+    type: 'string',
+    placeholder: '<policy>',
+    default: 'tofu',
+    defaultText: '`tofu`',
+    values: ['tofu', 'pinned'],
+    schema: { type: 'string', enum: ['tofu', 'pinned'] },
+    secret: false,
+    description:
+      "`tofu` trusts an SSH host key on first use; `pinned` requires the credential entry's `pinnedHostKey`.",
+  },
+  insecureRegistries: {
+    label: 'Plain-HTTP registries',
+    flag: '--insecure-registries',
+    env: 'INSECURE_REGISTRIES',
+    settingsKey: 'insecureRegistries',
+    type: 'list',
+    placeholder: '<host:port,...>',
+    default: [],
+    defaultText: 'empty list (HTTPS everywhere)',
+    schema: { type: 'string', pattern: '^[^\\s/]+$', description: 'host[:port] without scheme or path' },
+    secret: false,
+    description: 'Registries (host[:port], comma-separated) spoken to over plain HTTP.',
+  },
+  allowInsecureGitProtocols: {
+    label: 'Accept `git://` and `http://` URLs',
+    flag: '--allow-insecure-git-protocols',
+    env: 'ALLOW_INSECURE_GIT_PROTOCOLS',
+    settingsKey: 'git.allowInsecureProtocols',
+    type: 'boolean',
+    default: false,
+    defaultText: 'false',
+    schema: { type: 'boolean' },
+    secret: false,
+    description: 'Accept `git://` and `http://` repository URLs.',
+  },
+  gitCredentialsConfigPath: {
+    label: 'Git credentials file path',
+    flag: '--git-credentials-config-path',
+    env: 'GIT_CREDENTIALS_CONFIG_PATH',
+    type: 'string',
+    placeholder: '<file>',
+    defaultText: 'unset (empty list)',
+    schema: NON_EMPTY,
+    secret: false,
+    description:
+      "JSON/YAML array of git credential entries; replaces the settings file's `gitCredentials.entries`.",
+  },
+  registryMappingConfigPath: {
+    label: 'Registry mapping file path',
+    flag: '--registry-mapping-config-path',
+    env: 'REGISTRY_MAPPING_CONFIG_PATH',
+    type: 'string',
+    placeholder: '<file>',
+    defaultText: 'unset (empty list)',
+    schema: NON_EMPTY,
+    secret: false,
+    description:
+      "JSON/YAML array of registry mapping rules; replaces the settings file's `registryMapping.rules`.",
+  },
+  buildPlatforms: {
+    label: 'Default platforms',
+    flag: '--build-platforms',
+    env: 'BUILD_PLATFORMS',
+    settingsKey: 'build.platforms',
+    type: 'list',
+    placeholder: '<os/arch,...>',
+    default: [],
+    defaultText: 'empty list',
+    schema: { type: 'string', pattern: PLATFORM_PATTERN, description: 'os/arch[/variant], e.g. linux/amd64' },
+    secret: false,
+    description: 'Platforms built when a request names none (comma-separated).',
+  },
+  buildNoCache: {
+    label: 'Default no-cache',
+    flag: '--build-no-cache',
+    env: 'BUILD_NO_CACHE',
+    settingsKey: 'build.noCache',
+    type: 'boolean',
+    default: false,
+    defaultText: 'false',
+    schema: { type: 'boolean' },
+    secret: false,
+    description: 'Build without cache unless a request says otherwise.',
+  },
+  buildCacheFrom: {
+    label: 'Default cache-from',
+    flag: '--build-cache-from',
+    env: 'BUILD_CACHE_FROM',
+    settingsKey: 'build.cacheFrom',
+    type: 'string',
+    placeholder: '<spec>',
+    defaultText: 'unset',
+    schema: NON_EMPTY,
+    check: checkCacheSpec,
+    secret: false,
+    description: `Cache import spec (buildx syntax; type ${CACHE_TYPES.join(', ')}).`,
+  },
+  buildCacheTo: {
+    label: 'Default cache-to',
+    flag: '--build-cache-to',
+    env: 'BUILD_CACHE_TO',
+    settingsKey: 'build.cacheTo',
+    type: 'string',
+    placeholder: '<spec>',
+    defaultText: 'unset',
+    schema: NON_EMPTY,
+    check: checkCacheSpec,
+    secret: false,
+    description: `Cache export spec (buildx syntax; type ${CACHE_TYPES.join(', ')}).`,
+  },
+  builderMode: {
+    label: 'Default builder mode',
+    flag: '--builder-mode',
+    env: 'BUILDER_MODE',
+    settingsKey: 'build.mode',
+    type: 'string',
+    placeholder: '<mode>',
+    default: 'auto',
+    defaultText: '`auto`',
+    values: ['auto', 'never'],
+    schema: { type: 'string', enum: ['auto', 'never'] },
+    secret: false,
+    description: 'Whether builds use the remote builder (`auto`) or not at all (`never`).',
+  },
+  cloneTimeoutSeconds: {
+    label: 'Clone timeout, seconds',
+    flag: '--clone-timeout',
+    env: 'CLONE_TIMEOUT_SECONDS',
+    settingsKey: 'build.cloneTimeoutSeconds',
+    type: 'integer',
+    placeholder: '<seconds>',
+    default: 600,
+    defaultText: '600',
+    schema: SECONDS_SCHEMA,
+    secret: false,
+    description: 'The git clone is killed after this many seconds.',
+  },
+  buildTimeoutSeconds: {
+    label: 'Build and push timeout, seconds',
+    flag: '--build-timeout',
+    env: 'BUILD_TIMEOUT_SECONDS',
+    settingsKey: 'build.timeoutSeconds',
+    type: 'integer',
+    placeholder: '<seconds>',
+    default: 3600,
+    defaultText: '3600',
+    schema: SECONDS_SCHEMA,
+    secret: false,
+    description: 'The dev container build and push is killed after this many seconds.',
+  },
+  maxConcurrentBuilds: {
+    label: 'Concurrent builds per instance',
+    flag: '--max-concurrent-builds',
+    env: 'MAX_CONCURRENT_BUILDS',
+    settingsKey: 'build.maxConcurrent',
+    type: 'integer',
+    placeholder: '<n>',
+    default: 4,
+    defaultText: '4 (0 means no limit)',
+    schema: { type: 'integer', minimum: 0 },
+    secret: false,
+    description: 'Builds running at once; one more answers 429 with Retry-After.',
+  },
+  fallbackImage: {
+    label: 'Fallback image',
+    flag: '--fallback-image',
+    env: 'FALLBACK_IMAGE',
+    settingsKey: 'build.fallbackImage',
+    type: 'string',
+    placeholder: '<image>',
+    defaultText: 'unset (such builds fail)',
+    schema: { type: 'string', pattern: '^\\S+$', description: 'an image reference' },
+    secret: false,
+    description: 'Image used as `{image: <fallback>}` for repositories without a devcontainer.json.',
+  },
+  errorTrackingDsn: {
+    label: 'Error-tracking DSN',
+    flag: '--error-tracking-dsn',
+    env: 'ERROR_TRACKING_DSN',
+    settingsKey: 'errorTracking.dsn',
+    type: 'string',
+    placeholder: '<dsn>',
+    defaultText: 'unset (error tracking off)',
+    schema: NON_EMPTY,
+    check: checkDsn,
+    secret: true,
+    description: 'Error-tracking (Sentry) DSN; 5xx answers and crashes are reported.',
+  },
+  serviceName: {
+    label: 'Service name',
+    flag: '--service-name',
+    env: 'SERVICE_NAME',
+    settingsKey: 'observability.serviceName',
+    type: 'string',
+    placeholder: '<name>',
+    default: 'service-builder',
+    defaultText: '`service-builder`',
+    schema: NON_EMPTY,
+    secret: false,
+    description: '`service.name` of every log line.',
+  },
+  environment: {
+    label: 'Deployment environment',
+    flag: '--environment',
+    env: 'DEPLOYMENT_ENVIRONMENT',
+    settingsKey: 'observability.environment',
+    type: 'string',
+    placeholder: '<name>',
+    default: 'development',
+    defaultText: '`development`',
+    schema: NON_EMPTY,
+    secret: false,
+    description: '`deployment.environment.name` of every log line and error report.',
+  },
+  commandLogRetention: {
+    label: 'Command-log retention per kind',
+    flag: '--command-log-retention',
+    env: 'COMMAND_LOG_RETENTION',
+    settingsKey: 'logs.retention',
+    type: 'integer',
+    placeholder: '<n>',
+    default: 10,
+    defaultText: '10',
+    schema: SECONDS_SCHEMA,
+    secret: false,
+    description: 'Captured command logs kept per kind (`git`, `img`); the oldest are pruned first.',
+  },
+  shutdownGraceSeconds: {
+    label: 'Shutdown grace, seconds',
+    flag: '--shutdown-grace-seconds',
+    env: 'SHUTDOWN_GRACE_SECONDS',
+    settingsKey: 'service.shutdownGraceSeconds',
+    type: 'integer',
+    placeholder: '<seconds>',
+    default: 290,
+    defaultText: '290',
+    schema: SECONDS_SCHEMA,
+    secret: false,
+    description:
+      'After SIGTERM/SIGINT, in-flight requests get this long before running commands are killed ' +
+      '(keep it under the orchestrator termination grace, 300 s by default).',
+  },
+  settingsPath: {
+    label: 'Settings file path',
+    flag: '--settings',
+    env: 'SERVICE_CONFIG_PATH',
+    type: 'string',
+    placeholder: '<file>',
+    defaultText: 'unset',
+    schema: NON_EMPTY,
+    secret: false,
+    description: 'JSON (`.json`) or YAML (`.yaml`, `.yml`) settings file.',
+  },
+} as const satisfies { [K in OptionName]-?: Spec<K> };
+
+/** Every option, in the contract's order. */
+export const OPTIONS: readonly OptionSpec[] = Object.freeze(
+  Object.entries(TABLE).map(
+    ([name, spec]) => Object.freeze({ ...spec, name: name as OptionName }) as OptionSpec,
+  ),
+);
+
+export const OPTION_BY_FLAG: ReadonlyMap<string, OptionSpec> = new Map(OPTIONS.map((o) => [o.flag, o]));
+
+export function optionByName(name: OptionName): OptionSpec {
+  const option = OPTIONS.find((o) => o.name === name);
+  if (!option) throw new Error(`no option ${name}`);
+  return option;
+}

@@ -1,0 +1,85 @@
+/**
+ * Graceful shutdown: on the first SIGTERM/SIGINT the server stops accepting connections and
+ * in-flight requests run to completion, then the process exits 0. A second signal, or the end
+ * of the grace period, aborts the shutdown signal (the exec wrapper kills running commands on
+ * it), gives the killed commands a moment to end their requests, and exits non-zero.
+ */
+import type { Server } from 'node:http';
+import type { Logger } from './observability/logger.js';
+
+/** Default grace: under the deployment's 300 s termination grace, so the process exits on its own. */
+export const DEFAULT_SHUTDOWN_GRACE_SECONDS = 290;
+/** After the abort, how long killed commands get to end their requests before the process exits. */
+export const FORCED_EXIT_DELAY_MS = 2000;
+/** How often idle keep-alive connections are closed while draining. */
+const IDLE_SWEEP_MS = 200;
+
+export interface ShutdownOptions {
+  readonly server: Server;
+  readonly logger: Logger;
+  /** Aborted when the process must stop now: running commands are killed. */
+  readonly abort: AbortController;
+  readonly graceMs: number;
+  /** Flushes what must not be lost (error tracker, traces); errors are ignored. */
+  readonly flush: () => Promise<void>;
+  /** Ends the process (main.ts passes process.exit). */
+  readonly exit: (code: number) => void;
+}
+
+export interface ShutdownController {
+  /** Starts the graceful shutdown (first call) or forces it (second call). */
+  onSignal(signal: string): void;
+  readonly stopping: boolean;
+}
+
+export function createShutdown(options: ShutdownOptions): ShutdownController {
+  const { server, logger, abort } = options;
+  let stopping = false;
+  let forced = false;
+  let finished = false;
+  let sweep: NodeJS.Timeout | undefined;
+  let grace: NodeJS.Timeout | undefined;
+
+  async function finish(code: number): Promise<void> {
+    if (finished) return;
+    finished = true;
+    clearInterval(sweep);
+    clearTimeout(grace);
+    logger.info({ exitCode: code }, 'stopped');
+    await options.flush().catch(() => undefined);
+    options.exit(code);
+  }
+
+  function force(reason: string): void {
+    if (forced || finished) return;
+    forced = true;
+    logger.warn({ reason }, 'shutdown forced: killing running commands');
+    abort.abort(new Error(`shutdown forced: ${reason}`));
+    setTimeout(() => {
+      server.closeAllConnections();
+      void finish(1);
+    }, FORCED_EXIT_DELAY_MS).unref();
+  }
+
+  return {
+    get stopping() {
+      return stopping;
+    },
+    onSignal(signal) {
+      if (stopping) {
+        force(`second signal ${signal}`);
+        return;
+      }
+      stopping = true;
+      logger.info(
+        { signal, graceSeconds: Math.round(options.graceMs / 1000) },
+        'shutting down: not accepting connections, letting in-flight requests finish',
+      );
+      server.close(() => void finish(forced ? 1 : 0));
+      // Keep-alive connections with no request in flight would hold close() forever.
+      server.closeIdleConnections();
+      sweep = setInterval(() => server.closeIdleConnections(), IDLE_SWEEP_MS);
+      grace = setTimeout(() => force('grace period over'), options.graceMs);
+    },
+  };
+}
