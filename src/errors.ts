@@ -136,6 +136,20 @@ export const hostKeyNotPinned = (host: string): ServiceError =>
     `SSH host key policy is "pinned" but no pinned key configured for host ${host}`,
   );
 
+export const noDefinition = (): ServiceError =>
+  new ServiceError(
+    'NO_DEFINITION',
+    'the repository has no dev container definition (.devcontainer/devcontainer.json, .devcontainer.json' +
+      ' or .devcontainer/<folder>/devcontainer.json) and no fallback image is configured',
+  );
+
+/** `what` names the offending path as written in the repository (never a server path). */
+export const definitionOutsideClone = (what: string): ServiceError =>
+  new ServiceError(
+    'DEFINITION_OUTSIDE_CLONE',
+    `${what} resolves outside the repository (through .. or a symbolic link); refusing to build it`,
+  );
+
 export const invalidLogId = (id: string): ServiceError =>
   new ServiceError('INVALID_LOG_ID', `invalid log id: ${JSON.stringify(id)}`);
 
