@@ -111,7 +111,7 @@ test('at least 20 label fixtures', (t) => {
 
 for (const file of fixtureFiles) {
   const caseName = file.replace(/\.json$/, '');
-  test(`CLI parity: ${caseName}`, async (t) => {
+  test.serial(`CLI parity: ${caseName}`, async (t) => {
     const env = stackEnv();
     const fixture = JSON.parse(await readFile(join(FIXTURES, file), 'utf8')) as Fixture;
     const label = JSON.stringify(fixture.label);
