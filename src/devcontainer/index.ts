@@ -5,6 +5,7 @@
  */
 import { ServiceError } from '../errors.js';
 import { type Entry, isPlainObject } from './entries.js';
+import { fieldTypeWarnings } from './field-types.js';
 import { type LifecycleScripts, lifecycleScripts } from './lifecycle-scripts.js';
 import { mergeConfiguration } from './merge.js';
 import { variableWarnings } from './variables.js';
@@ -71,7 +72,13 @@ export function describeDevcontainer(entries: Record<string, unknown>[]): Devcon
     configuration: JSON.parse(JSON.stringify(mergeConfiguration(kept))) as Record<string, unknown>,
     lifecycleScripts: scripts.scripts,
     vscode: vscode.vscode,
-    warnings: [...warnings, ...scripts.warnings, ...vscode.warnings, ...variableWarnings(kept)],
+    warnings: [
+      ...warnings,
+      ...fieldTypeWarnings(kept),
+      ...scripts.warnings,
+      ...vscode.warnings,
+      ...variableWarnings(kept),
+    ],
     metadata: kept,
   };
 }
