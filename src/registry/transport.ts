@@ -45,14 +45,18 @@ const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 export interface TransportOptions {
   /** Max sockets per origin (default 32). */
   maxSockets?: number;
+  /** Extra trusted CA certificates (PEM) for https; the default trust store otherwise. */
+  ca?: string;
 }
 
 export class Transport {
   private readonly agents = new Map<string, http.Agent>();
   private readonly maxSockets: number;
+  private readonly ca: string | undefined;
 
   constructor(options: TransportOptions = {}) {
     this.maxSockets = options.maxSockets ?? 32;
+    this.ca = options.ca;
   }
 
   /** The keep-alive agent of one origin (created on first use). */
@@ -60,7 +64,10 @@ export class Transport {
     let agent = this.agents.get(url.origin);
     if (!agent) {
       const opts = { keepAlive: true, maxSockets: this.maxSockets, maxFreeSockets: 8, timeout: 60_000 };
-      agent = url.protocol === 'https:' ? new https.Agent(opts) : new http.Agent(opts);
+      agent =
+        url.protocol === 'https:'
+          ? new https.Agent(this.ca === undefined ? opts : { ...opts, ca: this.ca })
+          : new http.Agent(opts);
       this.agents.set(url.origin, agent);
     }
     return agent;
