@@ -1,0 +1,110 @@
+/**
+ * The POST /build body: its JSON schema (the contract's Build request table), compiled
+ * once, and the typed request it yields. Pure. Unknown top-level fields are tolerated;
+ * sub-objects are closed so a misspelt option (`buildOptions.nocache`) is a 400, not a
+ * silently ignored setting. Every string that can reach a command, a file or a header
+ * is refused when it carries control characters (CR, LF, NUL...); `repository` and
+ * `branch` are checked by their own parsers, which answer more precise 400s.
+ */
+import { Ajv, type JSONSchemaType } from 'ajv';
+import { invalidFields } from '../errors.js';
+import { IMAGE_NAME_PATTERN, IMAGE_TAG_PATTERN, REGISTRY_PATTERN } from '../../workers/image-name.js';
+
+export const PLATFORM_PATTERN = '^[a-z0-9]+/[a-z0-9_]+(?:/[a-z0-9]+)?$';
+/** No C0 control character, no DEL. */
+const NO_CONTROL = '^[^\\x00-\\x1f\\x7f]+$';
+/** Cache specs: no controls, no whitespace, no CSV quotes. */
+const CACHE_SPEC = '^[^\\x00-\\x20\\x7f"]+$';
+
+export interface BuildRequest {
+  repository: string;
+  branch?: string | null;
+  image?: { registry?: string | null; name?: string | null; tag?: string | null } | null;
+  gitCredentials?: { username: string; token: string } | null;
+  registryCredentials?: { registry: string; username: string; password: string } | null;
+  platforms?: string[] | null;
+  buildOptions?: {
+    noCache?: boolean | null;
+    cacheFrom?: string | null;
+    cacheTo?: string | null;
+    mode?: 'auto' | 'never' | null;
+  } | null;
+}
+
+const nullableString = (pattern: string) =>
+  ({ type: 'string', nullable: true, minLength: 1, pattern }) as const;
+const requiredString = (pattern: string) => ({ type: 'string', minLength: 1, pattern }) as const;
+
+export const buildRequestSchema: JSONSchemaType<BuildRequest> = {
+  type: 'object',
+  required: ['repository'],
+  additionalProperties: true,
+  properties: {
+    repository: { type: 'string', minLength: 1 },
+    branch: { type: 'string', nullable: true, minLength: 1 },
+    image: {
+      type: 'object',
+      nullable: true,
+      additionalProperties: false,
+      required: [],
+      properties: {
+        registry: nullableString(REGISTRY_PATTERN),
+        name: nullableString(IMAGE_NAME_PATTERN),
+        tag: nullableString(IMAGE_TAG_PATTERN),
+      },
+    },
+    gitCredentials: {
+      type: 'object',
+      nullable: true,
+      additionalProperties: false,
+      required: ['username', 'token'],
+      properties: {
+        // Basic auth cannot carry a `:` in the user name.
+        username: requiredString('^[^\\x00-\\x1f\\x7f:]+$'),
+        token: requiredString(NO_CONTROL),
+      },
+    },
+    registryCredentials: {
+      type: 'object',
+      nullable: true,
+      additionalProperties: false,
+      required: ['registry', 'username', 'password'],
+      properties: {
+        registry: requiredString(REGISTRY_PATTERN),
+        username: requiredString('^[^\\x00-\\x1f\\x7f:]+$'),
+        password: requiredString(NO_CONTROL),
+      },
+    },
+    platforms: {
+      type: 'array',
+      nullable: true,
+      items: { type: 'string', minLength: 1, pattern: PLATFORM_PATTERN },
+    },
+    buildOptions: {
+      type: 'object',
+      nullable: true,
+      additionalProperties: false,
+      required: [],
+      properties: {
+        noCache: { type: 'boolean', nullable: true },
+        cacheFrom: { type: 'string', nullable: true, minLength: 1, pattern: CACHE_SPEC },
+        cacheTo: { type: 'string', nullable: true, minLength: 1, pattern: CACHE_SPEC },
+        mode: { type: 'string', nullable: true, enum: ['auto', 'never'] },
+      },
+    },
+  },
+};
+
+const ajv = new Ajv({ allErrors: false, strict: true, allowUnionTypes: false });
+const validate = ajv.compile(buildRequestSchema);
+
+/** Returns the typed request, or throws the contract's shape-check 400 (`missing or invalid fields: ...`). */
+export function parseBuildRequest(body: unknown): BuildRequest {
+  if (validate(body)) return body;
+  const err = invalidFields();
+  // For the service's own log only (never in the response): where the shape check failed.
+  Object.assign(err.details, {
+    cause: (validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? ''}`.trim()),
+  });
+  throw err;
+}

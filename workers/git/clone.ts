@@ -1,0 +1,113 @@
+/**
+ * Clones the planned repository into the request's directory with a hardened git
+ * environment (see git-env.ts), its output captured in a `git-*` log. Credentials live in
+ * 0600 files of the request's `git/` directory (an askpass script for https, a key file for
+ * ssh), never in argv, env values or the clone's .git/config; that directory is removed as
+ * soon as the clone ends. Then the commit (`rev-parse HEAD`) and, when none was asked for,
+ * the default branch's name are read from the clone.
+ */
+import { rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { AppContext } from '../../src/context.js';
+import { asCommandFailed } from '../../src/exec/failure.js';
+import { run, type RunOptions } from '../../src/exec/run.js';
+import { withSpan } from '../../src/observability/tracing.js';
+import type { BuildPlan } from '../plan-types.js';
+import type { RequestDir } from '../request-dir.js';
+import { askPassScript, cloneArgs, gitEnv } from './git-env.js';
+import { prepareKnownHosts } from './host-keys.js';
+
+export interface ClonedRepository {
+  /** The clone's working tree. */
+  readonly dir: string;
+  /** The branch or tag built: the requested one, else the default branch's name. */
+  readonly branch: string;
+  /** Full commit SHA of HEAD. */
+  readonly commit: string;
+  readonly logId: string;
+}
+
+const COMMIT = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
+
+async function credentialFiles(
+  plan: BuildPlan,
+  secretsDir: string,
+): Promise<{ sshKeyFile?: string; askPassScript?: string }> {
+  const cred = plan.gitCredential;
+  if (cred === undefined) return {};
+  if (cred.kind === 'ssh') {
+    const sshKeyFile = join(secretsDir, 'id_key');
+    const key = cred.privateKey.endsWith('\n') ? cred.privateKey : `${cred.privateKey}\n`;
+    await writeFile(sshKeyFile, key, { mode: 0o600, flag: 'wx' });
+    return { sshKeyFile };
+  }
+  if (plan.url.scheme !== 'https' && plan.url.scheme !== 'http') return {};
+  const usernameFile = join(secretsDir, 'username');
+  const tokenFile = join(secretsDir, 'token');
+  const script = join(secretsDir, 'askpass');
+  await writeFile(usernameFile, cred.username, { mode: 0o600, flag: 'wx' });
+  await writeFile(tokenFile, cred.token, { mode: 0o600, flag: 'wx' });
+  await writeFile(script, askPassScript(usernameFile, tokenFile), { mode: 0o700, flag: 'wx' });
+  return { askPassScript: script };
+}
+
+export async function cloneRepository(
+  plan: BuildPlan,
+  ctx: AppContext,
+  dir: RequestDir,
+  signal: AbortSignal,
+): Promise<ClonedRepository> {
+  const { config } = ctx;
+  const log = await ctx.logStore.open('git', plan.secrets);
+  try {
+    return await withSpan(
+      'git.clone',
+      { 'git.scheme': plan.url.scheme, 'git.host': plan.url.host, 'log.id': log.id },
+      async () => {
+        const knownHosts = await prepareKnownHosts({
+          policy: config.sshHostKeyPolicy,
+          scratchDir: config.scratchDir,
+          requestSecretsDir: dir.gitSecrets,
+          ...(plan.gitCredential?.kind === 'ssh' && plan.gitCredential.pinnedHostKey !== undefined
+            ? { pinnedHostKey: plan.gitCredential.pinnedHostKey }
+            : {}),
+        });
+        const files = await credentialFiles(plan, dir.gitSecrets);
+        const options: RunOptions = {
+          baseEnv: gitEnv({
+            baseEnv: config.childEnv,
+            allowInsecureProtocols: config.allowInsecureGitProtocols,
+            home: dir.home,
+            knownHosts,
+            ...files,
+          }),
+          log,
+          signal,
+          secrets: plan.secrets,
+          timeoutSeconds: config.build.cloneTimeoutSeconds,
+        };
+        await run('git', cloneArgs(plan.url.cloneUrl, dir.clone, plan.branch), options);
+        const head = await run('git', ['-C', dir.clone, 'rev-parse', 'HEAD'], {
+          ...options,
+          captureStdout: true,
+        });
+        const commit = head.stdout.trim();
+        if (!COMMIT.test(commit)) throw new Error(`unexpected rev-parse output: ${JSON.stringify(commit)}`);
+        const branch =
+          plan.branch ??
+          (
+            await run('git', ['-C', dir.clone, 'symbolic-ref', '--short', 'HEAD'], {
+              ...options,
+              captureStdout: true,
+            })
+          ).stdout.trim();
+        return { dir: dir.clone, branch, commit, logId: log.id };
+      },
+    );
+  } catch (err) {
+    throw asCommandFailed(err, log.id);
+  } finally {
+    await rm(dir.gitSecrets, { recursive: true, force: true }).catch(() => undefined);
+    await log.close();
+  }
+}

@@ -1,0 +1,111 @@
+/**
+ * The hardened environment and argv of every git (and, through git, ssh) process (pure).
+ * - only allowlisted variables reach git: the caller's base env plus what is set here;
+ * - no system or global config, a per-request HOME, no terminal prompt;
+ * - transports limited by GIT_ALLOW_PROTOCOL; `file` never allowed;
+ * - hooks disabled, submodules never fetched, no credential helper but ours (given as
+ *   GIT_CONFIG_* variables, the environment form of `git -c`, so argv stays the plain command);
+ * - ssh with no config file, batch mode, only our identity, an explicit known_hosts.
+ */
+import type { KnownHosts } from './host-keys.js';
+
+/** Configuration forced on every git process (`git -c key=value`, via GIT_CONFIG_COUNT). */
+export const HARDENED_GIT_CONFIG: ReadonlyArray<readonly [string, string]> = [
+  ['core.hooksPath', '/dev/null'],
+  ['protocol.file.allow', 'never'],
+  ['protocol.ext.allow', 'never'],
+  ['submodule.recurse', 'false'],
+  ['fetch.recurseSubmodules', 'false'],
+  ['credential.helper', ''],
+  ['core.fsmonitor', 'false'],
+  ['advice.detachedHead', 'false'],
+];
+
+export interface GitEnvOptions {
+  /** config.childEnv. */
+  readonly baseEnv: Readonly<Record<string, string>>;
+  readonly allowInsecureProtocols: boolean;
+  /** Per-request HOME. */
+  readonly home: string;
+  readonly knownHosts: KnownHosts;
+  /** Per-request 0600 private key file, when an ssh credential applies. */
+  readonly sshKeyFile?: string;
+  /** Per-request 0700 askpass script, when an https credential applies. */
+  readonly askPassScript?: string;
+}
+
+/** Single-quotes a path for the `sh -c` that git runs GIT_SSH_COMMAND with. */
+export const shellQuote = (value: string): string => `'${value.replaceAll("'", `'\\''`)}'`;
+
+export function sshCommand(knownHosts: KnownHosts, keyFile?: string): string {
+  const parts = [
+    'ssh',
+    '-F /dev/null',
+    '-o BatchMode=yes',
+    '-o IdentitiesOnly=yes',
+    '-o IdentityAgent=none',
+    ...(keyFile === undefined ? [] : [`-i ${shellQuote(keyFile)}`]),
+    `-o UserKnownHostsFile=${shellQuote(knownHosts.file)}`,
+    '-o GlobalKnownHostsFile=/dev/null',
+    `-o StrictHostKeyChecking=${knownHosts.strictHostKeyChecking}`,
+    '-o UpdateHostKeys=no',
+    '-o HashKnownHosts=no',
+  ];
+  return parts.join(' ');
+}
+
+export function gitEnv(options: GitEnvOptions): Record<string, string> {
+  const env: Record<string, string> = {
+    ...options.baseEnv,
+    HOME: options.home,
+    XDG_CONFIG_HOME: `${options.home}/.config`,
+    GIT_CONFIG_NOSYSTEM: '1',
+    GIT_CONFIG_GLOBAL: '/dev/null',
+    GIT_TERMINAL_PROMPT: '0',
+    GIT_ALLOW_PROTOCOL: options.allowInsecureProtocols ? 'https:ssh:git:http' : 'https:ssh',
+    GIT_SSH_COMMAND: sshCommand(options.knownHosts, options.sshKeyFile),
+    GIT_SSH_VARIANT: 'ssh',
+    GIT_LFS_SKIP_SMUDGE: '1',
+    GIT_CONFIG_COUNT: String(HARDENED_GIT_CONFIG.length),
+  };
+  HARDENED_GIT_CONFIG.forEach(([key, value], i) => {
+    env[`GIT_CONFIG_KEY_${i}`] = key;
+    env[`GIT_CONFIG_VALUE_${i}`] = value;
+  });
+  if (options.askPassScript !== undefined) env.GIT_ASKPASS = options.askPassScript;
+  // Never let an inherited askpass or ssh setting through.
+  delete env.SSH_ASKPASS;
+  delete env.SSH_AUTH_SOCK;
+  if (options.askPassScript === undefined) delete env.GIT_ASKPASS;
+  return env;
+}
+
+/** `git clone --depth 1 --single-branch --no-tags [--branch B] -- URL DIR`. */
+export function cloneArgs(cloneUrl: string, dir: string, branch?: string): string[] {
+  return [
+    'clone',
+    '--depth',
+    '1',
+    '--single-branch',
+    '--no-tags',
+    ...(branch === undefined ? [] : ['--branch', branch]),
+    '--',
+    cloneUrl,
+    dir,
+  ];
+}
+
+/**
+ * The askpass script: answers git's username prompt from one file and its password prompt
+ * from another (both 0600, both next to the script); the secret is never in argv or env.
+ */
+export function askPassScript(usernameFile: string, tokenFile: string): string {
+  return [
+    '#!/bin/sh',
+    'case "$1" in',
+    `  Username*) exec cat ${shellQuote(usernameFile)} ;;`,
+    `  *) exec cat ${shellQuote(tokenFile)} ;;`,
+    'esac',
+    '',
+  ].join('\n');
+}

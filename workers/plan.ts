@@ -1,0 +1,66 @@
+/**
+ * Request -> build plan (pure, no I/O). Every 400 of POST /build is decided here, before
+ * the queue admits the job and before any command runs: the shape check, the repository
+ * URL and its scheme policy, the branch, the image name, the registry, the git credential
+ * and the pinned host key, the cache specs. Request values override configuration defaults.
+ */
+import type { Config } from '../src/config/types.js';
+import { imageNameUnderivable, invalidBranch, noRegistry } from '../src/errors.js';
+import { parseBuildRequest } from '../src/http/build-schema.js';
+import { normaliseCacheSpec } from './cache-spec.js';
+import { resolveGitCredential } from './git/credentials.js';
+import { isValidRefName } from './git/ref-name.js';
+import { parseRepoUrl } from './git/repo-url.js';
+import { deriveImageName } from './image-name.js';
+import type { BuildPlan } from './plan-types.js';
+import { matchRegistryRule } from './registry-rule.js';
+
+export function planBuild(body: unknown, config: Config): BuildPlan {
+  const request = parseBuildRequest(body);
+  const { repository } = request;
+
+  const url = parseRepoUrl(repository, { allowInsecureGitProtocols: config.allowInsecureGitProtocols });
+
+  const branch = request.branch ?? undefined;
+  if (branch !== undefined && !isValidRefName(branch)) throw invalidBranch(branch);
+
+  const name = request.image?.name ?? deriveImageName(url.path);
+  if (name === undefined) throw imageNameUnderivable(url.path);
+
+  const registry =
+    request.image?.registry ?? matchRegistryRule(config.registryMappingRules, url.host, url.path)?.registry;
+  if (registry === undefined) throw noRegistry(repository);
+
+  const cacheFromSpec = request.buildOptions?.cacheFrom ?? config.build.cacheFrom;
+  const cacheToSpec = request.buildOptions?.cacheTo ?? config.build.cacheTo;
+  const cacheFrom = cacheFromSpec === undefined ? undefined : normaliseCacheSpec('cacheFrom', cacheFromSpec);
+  const cacheTo = cacheToSpec === undefined ? undefined : normaliseCacheSpec('cacheTo', cacheToSpec);
+
+  // After everything else: the pinned-host-key 400 needs a well-formed request first.
+  const gitCredential = resolveGitCredential(url, request.gitCredentials ?? undefined, config);
+
+  const requestPlatforms = request.platforms ?? [];
+  const platforms = [...new Set(requestPlatforms.length > 0 ? requestPlatforms : config.build.platforms)];
+
+  const secrets = new Set<string>();
+  if (request.gitCredentials) secrets.add(request.gitCredentials.token);
+  if (request.registryCredentials) secrets.add(request.registryCredentials.password);
+  if (gitCredential?.kind === 'https') secrets.add(gitCredential.token);
+  if (gitCredential?.kind === 'ssh') secrets.add(gitCredential.privateKey);
+
+  const tag = request.image?.tag ?? undefined;
+  return {
+    repository,
+    url,
+    ...(branch === undefined ? {} : { branch }),
+    image: { registry, name, ...(tag === undefined ? {} : { tag }) },
+    ...(gitCredential === undefined ? {} : { gitCredential }),
+    ...(request.registryCredentials ? { registryCredentials: { ...request.registryCredentials } } : {}),
+    platforms,
+    noCache: request.buildOptions?.noCache ?? config.build.noCache,
+    ...(cacheFrom === undefined ? {} : { cacheFrom }),
+    ...(cacheTo === undefined ? {} : { cacheTo }),
+    mode: request.buildOptions?.mode ?? config.build.mode,
+    secrets: [...secrets],
+  };
+}
