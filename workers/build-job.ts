@@ -1,11 +1,52 @@
 /**
- * STUB so the tree compiles: the execution helper owns this file and replaces it
- * (clone, builder, logs). Signature is final.
+ * One build: per-request directory -> clone (git-* log) -> definition -> build and push
+ * (img-* log) -> result. The directory is removed whatever the outcome.
  */
 import type { AppContext } from '../src/context.js';
-import { notImplemented } from '../src/errors.js';
+import { resolveDefinition } from './builder/definition.js';
+import { buildAndPush } from './builder/devcontainer-build.js';
+import { cloneRepository } from './git/clone.js';
 import type { BuildPlan, BuildResult } from './plan-types.js';
+import { createRequestDir, removeRequestDir } from './request-dir.js';
 
-export function runBuildJob(_plan: BuildPlan, _ctx: AppContext, _signal: AbortSignal): Promise<BuildResult> {
-  return Promise.reject(notImplemented('build execution'));
+export async function runBuildJob(
+  plan: BuildPlan,
+  ctx: AppContext,
+  signal: AbortSignal,
+): Promise<BuildResult> {
+  const dir = await createRequestDir(ctx.config.scratchDir);
+  try {
+    const cloned = await cloneRepository(plan, ctx, dir, signal);
+    const tag = plan.image.tag ?? `sha-${cloned.commit.slice(0, 7)}`;
+    const image = `${plan.image.registry}/${plan.image.name}:${tag}`;
+    const definition = await resolveDefinition({
+      cloneDir: cloned.dir,
+      generatedDir: dir.generated,
+      ...(ctx.config.build.fallbackImage === undefined
+        ? {}
+        : { fallbackImage: ctx.config.build.fallbackImage }),
+    });
+    const built = await buildAndPush({
+      plan,
+      ctx,
+      dir,
+      workspaceFolder: cloned.dir,
+      configFile: definition.configFile,
+      imageRef: image,
+      commit: cloned.commit,
+      signal,
+    });
+    return {
+      image,
+      registry: plan.image.registry,
+      name: plan.image.name,
+      tag,
+      branch: cloned.branch,
+      commit: cloned.commit,
+      gitCloneLogId: cloned.logId,
+      imageBuildLogId: built.logId,
+    };
+  } finally {
+    await removeRequestDir(dir);
+  }
 }

@@ -30,6 +30,8 @@ export interface RunOptions {
   readonly secrets?: readonly string[];
   /** Delay between SIGTERM and SIGKILL (default 2000 ms). */
   readonly killGraceMs?: number;
+  /** How the command is shown in the log and in errors, when not as run (e.g. `devcontainer` for `node .../devcontainer.js`). */
+  readonly display?: { readonly command: string; readonly args: readonly string[] };
   /** Called with the pid once the process runs (tests sample /proc with it). */
   readonly onSpawn?: (pid: number) => void;
 }
@@ -54,10 +56,13 @@ export interface CommandResult {
 /** A command ran (or tried to) and did not succeed. */
 export class CommandFailure extends Error {
   readonly result: CommandResult;
+  /** The command line with secrets masked, as error bodies show it. */
+  readonly commandLine: string;
   constructor(result: CommandResult, displayLine: string) {
     super(`${displayLine} ${describeOutcome(result)}`);
     this.name = 'CommandFailure';
     this.result = result;
+    this.commandLine = displayLine;
   }
 }
 
@@ -132,7 +137,11 @@ export async function run(
 ): Promise<CommandResult> {
   const secrets = options.secrets ?? [];
   checkArgv(command, args, secrets);
-  const displayLine = commandLine(command, args, secrets);
+  const displayLine = commandLine(
+    options.display?.command ?? command,
+    options.display?.args ?? args,
+    secrets,
+  );
   const log = options.log;
   log?.write(`$ ${displayLine}\n`);
 

@@ -1,0 +1,135 @@
+/**
+ * `devcontainer build ... --push` through the remote builder, its output (and the builder's
+ * setup) captured in an `img-*` log. The argv is pure (devcontainerBuildArgs); the CLI is the
+ * pinned @devcontainers/cli package's own script, resolved from the package, run by this node.
+ * Environment: config.childEnv plus BUILDX_BUILDER, the request's DOCKER_CONFIG, and HOME,
+ * XDG dirs and TMPDIR inside the request's scratch directory.
+ */
+import { mkdir } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import type { AppContext } from '../../src/context.js';
+import { asCommandFailed } from '../../src/exec/failure.js';
+import { run } from '../../src/exec/run.js';
+import { withSpan } from '../../src/observability/tracing.js';
+import type { BuildPlan } from '../plan-types.js';
+import type { RequestDir } from '../request-dir.js';
+import { writeRequestDockerConfig } from './docker-config.js';
+import { ensureRemoteBuilder } from './remote-builder.js';
+
+export interface DevcontainerBuildInput {
+  readonly workspaceFolder: string;
+  readonly configFile?: string;
+  /** `<registry>/<name>:<tag>`. */
+  readonly imageRef: string;
+  /** [] = no --platform. */
+  readonly platforms: readonly string[];
+  readonly noCache: boolean;
+  readonly cacheFrom?: string;
+  readonly cacheTo?: string;
+  readonly mode: 'auto' | 'never';
+  readonly omitSyntaxDirective: boolean;
+  /** OCI labels, in order. */
+  readonly labels: ReadonlyArray<readonly [string, string]>;
+}
+
+/** The arguments after `devcontainer` (pure). Every value comes after its own option. */
+export function devcontainerBuildArgs(input: DevcontainerBuildInput): string[] {
+  return [
+    'build',
+    '--workspace-folder',
+    input.workspaceFolder,
+    ...(input.configFile === undefined ? [] : ['--config', input.configFile]),
+    '--image-name',
+    input.imageRef,
+    '--push',
+    ...(input.omitSyntaxDirective ? ['--omit-syntax-directive'] : []),
+    ...(input.platforms.length > 0 ? ['--platform', input.platforms.join(',')] : []),
+    ...(input.noCache ? ['--no-cache'] : []),
+    ...(input.cacheFrom === undefined ? [] : ['--cache-from', input.cacheFrom]),
+    ...(input.cacheTo === undefined ? [] : ['--cache-to', input.cacheTo]),
+    '--buildkit',
+    input.mode,
+    ...input.labels.flatMap(([key, value]) => ['--label', `${key}=${value}`]),
+  ];
+}
+
+/** The CLI's entry script, from the installed package (never looked up on PATH). */
+export function devcontainerCliScript(): string {
+  const require = createRequire(import.meta.url);
+  const pkgFile = require.resolve('@devcontainers/cli/package.json');
+  const pkg = require(pkgFile) as { bin?: string | Record<string, string> };
+  const bin = typeof pkg.bin === 'string' ? pkg.bin : (pkg.bin?.devcontainer ?? 'devcontainer.js');
+  return join(dirname(pkgFile), bin);
+}
+
+/** build.omitSyntaxDirective (default true): see docs; read defensively until the option lands in Config. */
+function omitSyntaxDirective(build: object): boolean {
+  const value = (build as { omitSyntaxDirective?: unknown }).omitSyntaxDirective;
+  return typeof value === 'boolean' ? value : true;
+}
+
+export async function buildAndPush(options: {
+  plan: BuildPlan;
+  ctx: AppContext;
+  dir: RequestDir;
+  workspaceFolder: string;
+  configFile?: string;
+  imageRef: string;
+  commit: string;
+  signal: AbortSignal;
+}): Promise<{ logId: string }> {
+  const { plan, ctx, dir } = options;
+  const { config } = ctx;
+  const log = await ctx.logStore.open('img', plan.secrets);
+  try {
+    return await withSpan('image.build', { 'image.ref': options.imageRef, 'log.id': log.id }, async () => {
+      await ensureRemoteBuilder({ config, log, home: dir.home, signal: options.signal });
+      await writeRequestDockerConfig({
+        dir: dir.dockerConfig,
+        stateDir: config.dockerConfigDir,
+        ambient: config.registryAuth,
+        ...(plan.registryCredentials === undefined ? {} : { credentials: plan.registryCredentials }),
+      });
+      const tmp = join(dir.root, 'tmp');
+      await mkdir(tmp, { mode: 0o700 });
+      const args = devcontainerBuildArgs({
+        workspaceFolder: options.workspaceFolder,
+        ...(options.configFile === undefined ? {} : { configFile: options.configFile }),
+        imageRef: options.imageRef,
+        platforms: plan.platforms,
+        noCache: plan.noCache,
+        ...(plan.cacheFrom === undefined ? {} : { cacheFrom: plan.cacheFrom }),
+        ...(plan.cacheTo === undefined ? {} : { cacheTo: plan.cacheTo }),
+        mode: plan.mode,
+        omitSyntaxDirective: omitSyntaxDirective(config.build),
+        labels: [
+          ['org.opencontainers.image.source', plan.repository],
+          ['org.opencontainers.image.revision', options.commit],
+        ],
+      });
+      const builderConfigured = config.builderEndpoint !== undefined && config.builderEndpoint !== '';
+      await run(process.execPath, [devcontainerCliScript(), ...args], {
+        baseEnv: config.childEnv,
+        env: {
+          ...(builderConfigured ? { BUILDX_BUILDER: config.builderName } : {}),
+          DOCKER_CONFIG: dir.dockerConfig,
+          HOME: dir.home,
+          XDG_CACHE_HOME: join(dir.home, '.cache'),
+          XDG_CONFIG_HOME: join(dir.home, '.config'),
+          TMPDIR: tmp,
+        },
+        display: { command: 'devcontainer', args },
+        log,
+        signal: options.signal,
+        secrets: plan.secrets,
+        timeoutSeconds: config.build.timeoutSeconds,
+      });
+      return { logId: log.id };
+    });
+  } catch (err) {
+    throw asCommandFailed(err, log.id);
+  } finally {
+    await log.close();
+  }
+}
