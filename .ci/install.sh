@@ -22,7 +22,7 @@ if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
 
 # --- 1. bookworm packages -------------------------------------------------------------------------
 PKGS=(containerd runc docker-registry skopeo busybox-static openssh-server git apache2-utils openssl
-  iptables tini ca-certificates curl xz-utils debian-archive-keyring)
+  iptables iproute2 tini ca-certificates curl xz-utils debian-archive-keyring)
 missing=()
 for p in "${PKGS[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then missing+=("$p"); fi
@@ -51,13 +51,18 @@ prepare_apt_x() {
   echo "$line" | $SUDO tee "$dir/sources.list" >/dev/null
 }
 
-if [ ! -x "$OPT/bin/dockerd" ] || [ ! -x "$OPT/bin/docker-buildx" ]; then
+need_cli=0
+if ! command -v docker >/dev/null 2>&1 && [ ! -x "$OPT/root/usr/bin/docker" ]; then need_cli=1; fi
+if [ ! -x "$OPT/bin/dockerd" ] || [ ! -x "$OPT/bin/docker-buildx" ] || [ $need_cli = 1 ]; then
   log "fetching trixie docker.io and docker-buildx into $OPT"
   dir="$APT_X/trixie"
   prepare_apt_x "$dir" "deb [signed-by=$KEYRING] $MIRROR trixie main"
   apt_x "$dir" update -qq
   tmp=$(mktemp -d)
-  (cd "$tmp" && apt_x "$dir" download docker.io/trixie docker-buildx/trixie)
+  debs=(docker.io/trixie docker-buildx/trixie)
+  # The docker CLI normally ships with the machine (/usr/local/bin/docker); otherwise take trixie's.
+  if [ $need_cli = 1 ]; then debs+=(docker-cli/trixie); fi
+  (cd "$tmp" && apt_x "$dir" download "${debs[@]}")
   $SUDO mkdir -p "$OPT/root"
   for deb in "$tmp"/*.deb; do $SUDO dpkg -x "$deb" "$OPT/root"; done
   $SUDO mkdir -p "$OPT/bin"
@@ -86,7 +91,6 @@ if [ ! -x "$PLUGIN_DIR/docker-buildx" ]; then
   $SUDO chmod 755 "$PLUGIN_DIR/docker-buildx"
 fi
 if ! command -v docker >/dev/null 2>&1; then
-  # The docker CLI normally ships with the machine (/usr/local/bin/docker). Fall back to trixie's.
   if [ -x "$OPT/root/usr/bin/docker" ]; then $SUDO ln -sf "$OPT/root/usr/bin/docker" /usr/local/bin/docker; fi
 fi
 log "buildx: $(docker buildx version 2>/dev/null || echo 'not found')"

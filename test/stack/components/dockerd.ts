@@ -2,11 +2,12 @@
 // socket, the containerd image store (needed by BuildKit's image exporter) and a bridge for RUN
 // steps. It supervises its own containerd (bookworm's, found in PATH).
 import { execFileSync } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { DOCKER_BIN_DIR, type Layout } from '../layout.js';
-import { baseEnv, markedPids, stopComponent } from '../proc.js';
+import { baseEnv, markedPids, run, stopComponent } from '../proc.js';
 import { ensureDaemon } from './daemon.js';
 import type { Component, Ctx } from './types.js';
 
@@ -24,6 +25,31 @@ export function dockerPing(socketPath: string): Promise<boolean> {
       resolve(false);
     });
   });
+}
+
+/** Each stack dir gets its own bridge (name and /24 derived from the dir), so stacks don't share docker0. */
+export function bridgeOf(l: Layout): { name: string; cidr: string } {
+  const h = crypto.createHash('sha256').update(l.root).digest();
+  return { name: `ibs${h.toString('hex').slice(0, 8)}`, cidr: `10.${200 + (h[4]! % 50)}.${h[5]!}.1/24` };
+}
+
+function bridgeExists(name: string): boolean {
+  return fs.existsSync(`/sys/class/net/${name}`);
+}
+
+async function ensureBridge(l: Layout): Promise<string> {
+  const { name, cidr } = bridgeOf(l);
+  if (!bridgeExists(name)) {
+    await run('ip', ['link', 'add', 'name', name, 'type', 'bridge']);
+    await run('ip', ['addr', 'add', cidr, 'dev', name]);
+  }
+  await run('ip', ['link', 'set', name, 'up']);
+  return name;
+}
+
+async function removeBridge(l: Layout): Promise<void> {
+  const { name } = bridgeOf(l);
+  if (bridgeExists(name)) await run('ip', ['link', 'del', name]).catch(() => undefined);
 }
 
 /** Unmounts whatever dockerd/containerd left mounted under the stack dir (after a crash). */
@@ -74,6 +100,7 @@ export const dockerd: Component = {
         fs.mkdirSync(path.join(l.docker, 'data'), { recursive: true });
         fs.mkdirSync(execRoot, { recursive: true });
         fs.rmSync(l.dockerSocket, { force: true });
+        const bridge = await ensureBridge(l);
         const daemonJson = path.join(l.docker, 'daemon.json');
         fs.writeFileSync(
           daemonJson,
@@ -93,6 +120,7 @@ export const dockerd: Component = {
             path.join(l.docker, 'dockerd.pid'),
             '--host',
             `unix://${l.dockerSocket}`,
+            `--bridge=${bridge}`,
             '--iptables=false',
             '--ip-forward=false',
           ],
@@ -104,5 +132,6 @@ export const dockerd: Component = {
     // dockerd stops its containerd on SIGTERM; make sure, then release mounts.
     await stopComponent(l, 'dockerd', 15_000);
     unmountLeftovers(l);
+    await removeBridge(l);
   },
 };
