@@ -133,6 +133,53 @@ test('the Dev Containers CLI builds the image fixture through the builder and pu
   t.is(del.status, 202);
 });
 
+test('the dockerfile fixture builds (RUN on the base image) and BuildKit pushes it to the token and Basic registries', async (t) => {
+  const buildEnv = await remoteBuilder(t);
+  const auth = (user: string, password: string) => ({
+    auth: Buffer.from(`${user}:${password}`).toString('base64'),
+  });
+  fs.writeFileSync(
+    path.join(buildEnv.DOCKER_CONFIG!, 'config.json'),
+    JSON.stringify({
+      auths: {
+        [env.REGISTRY_TOKEN]: auth(env.REGISTRY_TOKEN_USER, env.REGISTRY_TOKEN_PASSWORD),
+        [env.REGISTRY_BASIC]: auth(env.REGISTRY_BASIC_USER, env.REGISTRY_BASIC_PASSWORD),
+      },
+    }),
+  );
+  const work = tmp(t, 'ibs-stacktest-clone-');
+  await run('git', ['clone', '-q', `${env.GIT_SSH_URL}/dockerfile.git`, work], {
+    env: gitEnv({ GIT_SSH_COMMAND: sshCommand }),
+  });
+  const count = async () =>
+    ((await (await fetch(env.TOKEN_ISSUER_COUNT_URL)).json()) as { issued: number }).issued;
+  const before = await count();
+  const repo = `stacktest/dockerfile-${crypto.randomBytes(4).toString('hex')}`;
+  for (const [host, user, password] of [
+    [env.REGISTRY_TOKEN, env.REGISTRY_TOKEN_USER, env.REGISTRY_TOKEN_PASSWORD],
+    [env.REGISTRY_BASIC, env.REGISTRY_BASIC_USER, env.REGISTRY_BASIC_PASSWORD],
+  ] as const) {
+    await devcontainerBuild(buildEnv, work, `${host}/${repo}:1`);
+    const creds = { user, password };
+    const index = await readJson<{ manifests: Descriptor[] }>(
+      await registryFetch(host, `/v2/${repo}/manifests/1`, { headers: { accept: MANIFEST_ACCEPT }, creds }),
+    );
+    const amd64 = index.manifests.find((m) => m.platform?.architecture === 'amd64')!;
+    const manifest = await readJson<{ config: { digest: string } }>(
+      await registryFetch(host, `/v2/${repo}/manifests/${amd64.digest}`, {
+        headers: { accept: MANIFEST_ACCEPT },
+        creds,
+      }),
+    );
+    const config = await readJson<{ config: { Labels?: Record<string, string> } }>(
+      await registryFetch(host, `/v2/${repo}/blobs/${manifest.config.digest}`, { creds }),
+    );
+    t.is(config.config.Labels?.['ibs.fixture'], 'dockerfile', host);
+    t.regex(config.config.Labels?.['devcontainer.metadata'] ?? '', /cat \/greeting/, host);
+  }
+  t.true((await count()) > before);
+});
+
 test('a local feature builds for linux/amd64 and linux/386 (RUN steps on both)', async (t) => {
   const buildEnv = await remoteBuilder(t);
   const work = tmp(t, 'ibs-stacktest-clone-');
