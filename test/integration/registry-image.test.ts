@@ -86,10 +86,11 @@ test('exists and absent on every registry (header credentials where needed)', as
     [env.REGISTRY_TOKEN, tokenHeaders],
   ];
   for (const [registry, headers] of cases) {
-    for (const [name, tag] of [
+    const images: [string, string][] = [
       ['dev/base', '1'],
       [NAME, TAG],
-    ]) {
+    ];
+    for (const [name, tag] of images) {
       const found = await check(a, registry, name, tag, headers);
       t.deepEqual(
         found,
