@@ -5,6 +5,7 @@
 //   status  shows each daemon's pid and whether it is alive. Exit 3 if something is not running.
 //   env     prints the endpoints as KEY=value lines (exit 1 if the stack is not up).
 import fs from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { COMPONENTS } from './components/index.js';
 import type { Component, Ctx, Outcome } from './components/types.js';
 import { computeEnv, formatEnv, removeEnv, writeEnv } from './endpoints.js';
@@ -23,15 +24,23 @@ interface Result {
   error?: string;
 }
 
-function acquireLock(l: Layout): () => void {
+/** One stack command at a time per stack dir; a second one waits (up to 5 min) for the first. */
+async function acquireLock(l: Layout): Promise<() => void> {
   fs.mkdirSync(l.root, { recursive: true });
   const file = `${l.root}/stack.lock`;
-  for (let attempt = 0; attempt < 2; attempt++) {
+  const deadline = Date.now() + 300_000;
+  let told = false;
+  for (;;) {
     try {
       fs.writeFileSync(file, String(process.pid), { flag: 'wx' });
       return () => fs.rmSync(file, { force: true });
     } catch {
-      const holder = Number(fs.readFileSync(file, 'utf8'));
+      let holder = NaN;
+      try {
+        holder = Number(fs.readFileSync(file, 'utf8'));
+      } catch {
+        continue; // released meanwhile
+      }
       let alive = false;
       try {
         process.kill(holder, 0);
@@ -39,16 +48,21 @@ function acquireLock(l: Layout): () => void {
       } catch {
         /* dead holder */
       }
-      if (alive) throw new Error(`another stack command (pid ${holder}) is running on ${l.root}`);
-      fs.rmSync(file, { force: true });
+      if (!alive) {
+        fs.rmSync(file, { force: true });
+        continue;
+      }
+      if (Date.now() > deadline) throw new Error(`another stack command (pid ${holder}) holds ${file}`);
+      if (!told) console.log(`waiting for another stack command (pid ${holder}) to finish...`);
+      told = true;
+      await sleep(250);
     }
   }
-  throw new Error(`cannot take ${file}`);
 }
 
 async function up(l: Layout): Promise<number> {
   const t0 = Date.now();
-  const release = acquireLock(l);
+  const release = await acquireLock(l);
   try {
     const s = await ensureState(l);
     const ctx: Ctx = { l, s };
@@ -113,7 +127,7 @@ async function down(l: Layout): Promise<number> {
     console.log(`nothing to stop (${l.root} does not exist)`);
     return 0;
   }
-  const release = acquireLock(l);
+  const release = await acquireLock(l);
   try {
     removeEnv(l);
     const s = loadState(l);
