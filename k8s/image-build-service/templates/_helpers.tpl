@@ -1,0 +1,66 @@
+{{/* Name of the release's objects: <release>-image-build-service, or the release name when it already says so. */}}
+{{- define "ibs.fullname" -}}
+{{- if contains .Chart.Name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "ibs.selectorLabels" -}}
+app.kubernetes.io/name: {{ .Chart.Name }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "ibs.labels" -}}
+{{ include "ibs.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
+{{- end -}}
+
+{{/* Prometheus label selector of this release's targets (the ServiceMonitor keeps the Service name as job). */}}
+{{- define "ibs.promSelector" -}}
+namespace="{{ .Release.Namespace }}",job="{{ include "ibs.fullname" . }}"
+{{- end -}}
+
+{{/* The settings file: the service's settings sections of the values, empty strings left out (unset). */}}
+{{- define "ibs.settings" -}}
+{{- $build := dict -}}
+{{- range $key, $value := .Values.build -}}
+{{- if not (and (kindIs "string" $value) (eq $value "")) -}}
+{{- $_ := set $build $key $value -}}
+{{- end -}}
+{{- end -}}
+{{- $settings := dict
+  "service" .Values.service
+  "sshHostKeyPolicy" .Values.sshHostKeyPolicy
+  "insecureRegistries" .Values.insecureRegistries
+  "git" .Values.git
+  "build" $build
+  "logs" .Values.logs -}}
+{{- with .Values.builder.endpoint -}}
+{{- $_ := set $settings "builder" (dict "endpoint" .) -}}
+{{- end -}}
+{{- toYaml $settings -}}
+{{- end -}}
+
+{{- define "ibs.gitCredentialsSecret" -}}
+{{- .Values.gitCredentials.existingSecret | default (printf "%s-git-credentials" (include "ibs.fullname" .)) -}}
+{{- end -}}
+
+{{- define "ibs.registryAuthSecret" -}}
+{{- .Values.registryAuth.existingSecret | default (printf "%s-registry-auth" (include "ibs.fullname" .)) -}}
+{{- end -}}
+
+{{- define "ibs.errorTrackingSecret" -}}
+{{- .Values.errorTracking.existingSecret | default (printf "%s-error-tracking" (include "ibs.fullname" .)) -}}
+{{- end -}}
+
+{{- define "ibs.hasGitCredentials" -}}
+{{- if or .Values.gitCredentials.existingSecret .Values.gitCredentials.entries }}true{{ end -}}
+{{- end -}}
+
+{{- define "ibs.hasErrorTracking" -}}
+{{- if or .Values.errorTracking.existingSecret .Values.errorTracking.dsn }}true{{ end -}}
+{{- end -}}

@@ -1,0 +1,134 @@
+// Every value the service reads (the option table, src/config/options.ts) has a key in the chart's
+// schema, and every service key of the schema is read by the service: no orphan on either side.
+// Each mapped key is at least as strict as the service's own check of that value.
+import test from 'ava';
+import { OPTIONS, type OptionName } from '../../../src/config/options.js';
+import { valueSchema } from '../../../src/config/schema.js';
+import { readChartFile, schemaAt, schemaLeaves, valuesSchema, type JsonSchema } from './chart.js';
+
+/** Where the chart takes each option from: a values path, or the chart itself (with why). */
+const CHART_SOURCE: Record<OptionName, { values: string[] } | { chart: string }> = {
+  builderEndpoint: { values: ['builder.endpoint'] },
+  port: { values: ['service.port'] },
+  builderName: { values: ['builderName'] },
+  sshHostKeyPolicy: { values: ['sshHostKeyPolicy'] },
+  insecureRegistries: { values: ['insecureRegistries'] },
+  allowInsecureGitProtocols: { values: ['git.allowInsecureProtocols'] },
+  gitCredentialsConfigPath: {
+    values: ['gitCredentials.entries', 'gitCredentials.existingSecret', 'gitCredentials.existingSecretKey'],
+  },
+  registryMappingConfigPath: { values: ['registryMapping.rules'] },
+  buildPlatforms: { values: ['build.platforms'] },
+  buildNoCache: { values: ['build.noCache'] },
+  buildCacheFrom: { values: ['build.cacheFrom'] },
+  buildCacheTo: { values: ['build.cacheTo'] },
+  builderMode: { values: ['build.mode'] },
+  cloneTimeoutSeconds: { values: ['build.cloneTimeoutSeconds'] },
+  buildTimeoutSeconds: { values: ['build.timeoutSeconds'] },
+  maxConcurrentBuilds: { values: ['build.maxConcurrent'] },
+  fallbackImage: { values: ['build.fallbackImage'] },
+  errorTrackingDsn: {
+    values: ['errorTracking.dsn', 'errorTracking.existingSecret', 'errorTracking.existingSecretKey'],
+  },
+  serviceName: { values: ['serviceName'] },
+  environment: { values: ['environment'] },
+  commandLogRetention: { values: ['logs.retention'] },
+  shutdownGraceSeconds: { values: ['service.shutdownGraceSeconds'] },
+  settingsPath: { chart: 'the chart renders the settings file and sets SERVICE_CONFIG_PATH' },
+};
+
+/** Top-level values that configure the Kubernetes objects, not the service. */
+const CHART_ONLY = [
+  'replicas',
+  'image',
+  'imagePullSecrets',
+  'resources',
+  'terminationGracePeriodSeconds',
+  'scratch',
+  'builderState',
+  'podAnnotations',
+  'podLabels',
+  'nodeSelector',
+  'tolerations',
+  'kubernetesService',
+  'tracing', // OpenTelemetry's own variables, read before configuration (contract rule 9)
+  'registryAuth', // the ambient docker config.json, not an option (contract rule 11)
+  'metrics',
+];
+
+test('every option of the service has a chart source, and the table lists no other option', (t) => {
+  t.deepEqual(OPTIONS.map((o) => o.name).sort(), Object.keys(CHART_SOURCE).sort());
+});
+
+test('every values path of the mapping exists in the schema', (t) => {
+  const schema = valuesSchema();
+  for (const [name, source] of Object.entries(CHART_SOURCE)) {
+    if ('chart' in source) continue;
+    for (const path of source.values)
+      t.truthy(schemaAt(schema, path), `${name}: ${path} missing from the schema`);
+  }
+});
+
+test('every key of the schema is either read by the service or a chart-only key', (t) => {
+  const mapped = new Set(Object.values(CHART_SOURCE).flatMap((s) => ('values' in s ? s.values : [])));
+  const orphans = schemaLeaves(valuesSchema()).filter(
+    (path) => !mapped.has(path) && !CHART_ONLY.includes(path.split('.')[0] ?? ''),
+  );
+  t.deepEqual(orphans, []);
+});
+
+test('settings keys keep the service settings file names (the rendered file nests them as is)', (t) => {
+  for (const option of OPTIONS) {
+    const source = CHART_SOURCE[option.name];
+    if (option.settingsKey === undefined || !('values' in source)) continue;
+    if (option.settingsKey.startsWith('observability.') || option.settingsKey.startsWith('errorTracking.'))
+      continue;
+    t.is(source.values[0], option.settingsKey, option.name);
+  }
+});
+
+/** The chart may be stricter than the service, never looser. */
+test('each mapped value is at least as strict as the service check', (t) => {
+  for (const option of OPTIONS) {
+    const source = CHART_SOURCE[option.name];
+    if (!('values' in source) || (option.settingsKey === undefined && option.name !== 'builderName'))
+      continue;
+    const chart = schemaAt(valuesSchema(), source.values[0] ?? '') as JsonSchema;
+    const service = valueSchema(option) as JsonSchema;
+    t.is(chart.type, service.type, `${option.name}: type`);
+    if (service.enum !== undefined) t.deepEqual(chart.enum, service.enum, `${option.name}: enum`);
+    if (typeof service.minimum === 'number') {
+      t.true((chart.minimum as number) >= service.minimum, `${option.name}: minimum`);
+    }
+    if (typeof service.maximum === 'number') {
+      t.true((chart.maximum as number) <= service.maximum, `${option.name}: maximum`);
+    }
+    const items = service.items as JsonSchema | undefined;
+    if (items?.pattern !== undefined) {
+      t.is((chart.items as JsonSchema).pattern, items.pattern, `${option.name}: item pattern`);
+    }
+  }
+});
+
+test('the deployment sets only environment variables the service or its tools read', (t) => {
+  const deployment = readChartFile('templates/deployment.yaml');
+  const envBlock = deployment.slice(deployment.indexOf('env:'), deployment.indexOf('startupProbe:'));
+  const names = [...envBlock.matchAll(/- name: ([A-Z_]+)/g)].map((m) => m[1]);
+  const optionEnv = new Set(OPTIONS.map((o) => o.env));
+  const processEnv = new Set(['DOCKER_CONFIG', 'HOME', 'TMPDIR', 'OTEL_EXPORTER_OTLP_ENDPOINT']);
+  for (const name of names) t.true(optionEnv.has(name ?? '') || processEnv.has(name ?? ''), `${name}`);
+  for (const required of [
+    'SERVICE_NAME',
+    'DEPLOYMENT_ENVIRONMENT',
+    'SERVICE_CONFIG_PATH',
+    'GIT_CREDENTIALS_CONFIG_PATH',
+    'REGISTRY_MAPPING_CONFIG_PATH',
+    'ERROR_TRACKING_DSN',
+    'DOCKER_CONFIG',
+  ]) {
+    t.true(names.includes(required), required);
+  }
+  // SERVICE_NAME unconditionally; DEPLOYMENT_ENVIRONMENT only for a non-empty `environment` (rule 10).
+  t.regex(envBlock, /env:\n\s+- name: SERVICE_CONFIG_PATH\n.*\n\s+- name: SERVICE_NAME\n/);
+  t.regex(envBlock, /\{\{- with \.Values\.environment \}\}\n\s+- name: DEPLOYMENT_ENVIRONMENT/);
+});
