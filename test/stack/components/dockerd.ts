@@ -101,6 +101,9 @@ export const dockerd: Component = {
         fs.mkdirSync(execRoot, { recursive: true });
         fs.rmSync(l.dockerSocket, { force: true });
         const bridge = await ensureBridge(l);
+        // Network state from an earlier run (possibly with another bridge) makes dockerd refuse to
+        // start; the stack keeps no networks of its own, so start with a fresh network store.
+        fs.rmSync(path.join(l.docker, 'data', 'network'), { recursive: true, force: true });
         const daemonJson = path.join(l.docker, 'daemon.json');
         fs.writeFileSync(
           daemonJson,
