@@ -14,7 +14,9 @@ import { run } from '../../src/exec/run.js';
 import { withSpan } from '../../src/observability/tracing.js';
 import type { BuildPlan } from '../plan-types.js';
 import type { RequestDir } from '../request-dir.js';
+import { saveCliCache, seedCliCache } from './cli-cache.js';
 import { writeRequestDockerConfig } from './docker-config.js';
+import { LABEL_REVISION_VAR, LABEL_SOURCE_VAR, PLATFORMS_VAR, writeDockerWrapper } from './docker-wrapper.js';
 import { ensureRemoteBuilder } from './remote-builder.js';
 
 export interface DevcontainerBuildInput {
@@ -31,12 +33,18 @@ export interface DevcontainerBuildInput {
   readonly omitSyntaxDirective: boolean;
   /** OCI labels, in order. */
   readonly labels: ReadonlyArray<readonly [string, string]>;
+  /**
+   * `--docker-path`: the wrapper of docker-wrapper.ts. With it, a multi-platform build gives
+   * the CLI only the first platform and the wrapper hands buildx the full list.
+   */
+  readonly dockerPath?: string;
 }
 
 /** The arguments after `devcontainer` (pure). Every value comes after its own option. */
 export function devcontainerBuildArgs(input: DevcontainerBuildInput): string[] {
   return [
     'build',
+    ...(input.dockerPath === undefined ? [] : ['--docker-path', input.dockerPath]),
     '--workspace-folder',
     input.workspaceFolder,
     ...(input.configFile === undefined ? [] : ['--config', input.configFile]),
@@ -44,7 +52,12 @@ export function devcontainerBuildArgs(input: DevcontainerBuildInput): string[] {
     input.imageRef,
     '--push',
     ...(input.omitSyntaxDirective ? ['--omit-syntax-directive'] : []),
-    ...(input.platforms.length > 0 ? ['--platform', input.platforms.join(',')] : []),
+    ...(input.platforms.length > 0
+      ? [
+          '--platform',
+          input.dockerPath === undefined ? input.platforms.join(',') : (input.platforms[0] ?? ''),
+        ]
+      : []),
     ...(input.noCache ? ['--no-cache'] : []),
     ...(input.cacheFrom === undefined ? [] : ['--cache-from', input.cacheFrom]),
     ...(input.cacheTo === undefined ? [] : ['--cache-to', input.cacheTo]),
@@ -93,6 +106,8 @@ export async function buildAndPush(options: {
       });
       const tmp = join(dir.root, 'tmp');
       await mkdir(tmp, { mode: 0o700 });
+      const dockerPath = await writeDockerWrapper(dir.generated);
+      await seedCliCache(tmp, config.scratchDir);
       const args = devcontainerBuildArgs({
         workspaceFolder: options.workspaceFolder,
         ...(options.configFile === undefined ? {} : { configFile: options.configFile }),
@@ -107,7 +122,14 @@ export async function buildAndPush(options: {
           ['org.opencontainers.image.source', plan.repository],
           ['org.opencontainers.image.revision', options.commit],
         ],
+        dockerPath,
       });
+      if (plan.platforms.length > 1) {
+        log.write(
+          `# platforms ${plan.platforms.join(',')}: the CLI reads the base image for ${plan.platforms[0]}` +
+            ' (it mis-parses a list), buildx builds them all\n',
+        );
+      }
       const builderConfigured = config.builderEndpoint !== undefined && config.builderEndpoint !== '';
       await run(process.execPath, [devcontainerCliScript(), ...args], {
         baseEnv: config.childEnv,
@@ -118,6 +140,9 @@ export async function buildAndPush(options: {
           XDG_CACHE_HOME: join(dir.home, '.cache'),
           XDG_CONFIG_HOME: join(dir.home, '.config'),
           TMPDIR: tmp,
+          [LABEL_SOURCE_VAR]: plan.repository,
+          [LABEL_REVISION_VAR]: options.commit,
+          ...(plan.platforms.length > 1 ? { [PLATFORMS_VAR]: plan.platforms.join(',') } : {}),
         },
         display: { command: 'devcontainer', args },
         log,
@@ -125,6 +150,7 @@ export async function buildAndPush(options: {
         secrets: plan.secrets,
         timeoutSeconds: config.build.timeoutSeconds,
       });
+      await saveCliCache(tmp, config.scratchDir);
       return { logId: log.id };
     });
   } catch (err) {

@@ -1,0 +1,180 @@
+/**
+ * Shared pieces of the POST /build integration tests: the service started against the real
+ * stack, a POST /build over HTTP, and a reader of the pushed image over the registry API.
+ */
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync, type Dirent } from 'node:fs';
+import { join } from 'node:path';
+import type { Config } from '../../src/config/types.js';
+import { startApp, type RunningApp } from '../helpers/app.js';
+import { stackEnv, type StackEnv } from '../stack/env.js';
+import { MANIFEST_ACCEPT, registryFetch, type RegistryCreds } from '../stack/registry-client.js';
+
+export const stack: StackEnv = stackEnv();
+
+export const allRegistries = (): string[] => [
+  stack.REGISTRY_ANON,
+  stack.REGISTRY_NODELETE,
+  stack.REGISTRY_BASIC,
+  stack.REGISTRY_TOKEN,
+];
+
+export type BuildOverrides = Omit<Partial<Config>, 'build'> & { build?: Partial<Config['build']> };
+
+/** The service with the stack's builder, its registries as insecure, its git CA trusted. */
+export async function startBuildApp(overrides: BuildOverrides = {}): Promise<RunningApp> {
+  const { build, ...rest } = overrides;
+  return startApp({
+    builderEndpoint: stack.BUILDER_ENDPOINT,
+    insecureRegistries: allRegistries(),
+    commandLogRetention: 100,
+    childEnv: { PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin', GIT_SSL_CAINFO: stack.GIT_CA_FILE },
+    ...rest,
+    build: {
+      platforms: [],
+      noCache: false,
+      mode: 'auto',
+      cloneTimeoutSeconds: 120,
+      timeoutSeconds: 600,
+      maxConcurrent: 0,
+      ...build,
+    },
+  });
+}
+
+export interface BuildResponse {
+  status: number;
+  headers: Headers;
+  body: Record<string, unknown>;
+}
+
+export async function postBuild(app: RunningApp, body: unknown): Promise<BuildResponse> {
+  const res = await fetch(`${app.url}/build`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  return { status: res.status, headers: res.headers, body: (await res.json()) as Record<string, unknown> };
+}
+
+export async function fetchLog(app: RunningApp, id: unknown): Promise<{ status: number; text: string }> {
+  const res = await fetch(`${app.url}/logs/${String(id)}`);
+  return { status: res.status, text: await res.text() };
+}
+
+/** A unique image name for one test. */
+export const uniqueName = (label: string): string => `it/${label}-${randomBytes(4).toString('hex')}`;
+
+export const httpsRepo = (name: string): string => `${stack.GIT_HTTPS_URL}/${name}.git`;
+export const sshRepo = (name: string): string => `${stack.GIT_SSH_URL}/${name}.git`;
+export const httpsCreds = () => ({ username: stack.GIT_HTTPS_USER, token: stack.GIT_HTTPS_PASSWORD });
+
+/** The commit a ref of a fixture repository points at, read from the bare repository itself. */
+export function fixtureCommit(repo: string, ref: string): string {
+  return execFileSync(
+    'git',
+    ['-C', join(stack.GIT_REPOS_DIR, `${repo}.git`), 'rev-parse', `${ref}^{commit}`],
+    {
+      encoding: 'utf8',
+    },
+  ).trim();
+}
+
+export interface PushedImage {
+  /** Platforms of the index (attestations left out), or of the single manifest. */
+  platforms: string[];
+  /** Labels of the linux/amd64 image config. */
+  labels: Record<string, string>;
+}
+
+async function getJson(host: string, path: string, creds?: RegistryCreds): Promise<Record<string, unknown>> {
+  const res = await registryFetch(host, path, {
+    headers: { accept: MANIFEST_ACCEPT },
+    ...(creds ? { creds } : {}),
+  });
+  if (res.status !== 200) throw new Error(`GET ${host}${path} answered ${res.status}`);
+  return (await res.json()) as Record<string, unknown>;
+}
+
+/** Reads `<registry>/<name>:<tag>` over the registry API: its platforms and its config labels. */
+export async function readPushedImage(
+  registry: string,
+  name: string,
+  tag: string,
+  creds?: RegistryCreds,
+): Promise<PushedImage> {
+  let manifest = await getJson(registry, `/v2/${name}/manifests/${tag}`, creds);
+  let platforms: string[] = [];
+  const entries = manifest.manifests as
+    { digest: string; platform?: { os: string; architecture: string; variant?: string } }[] | undefined;
+  if (entries) {
+    const images = entries.filter((m) => m.platform && m.platform.os !== 'unknown');
+    platforms = images.map((m) => `${m.platform?.os}/${m.platform?.architecture}`);
+    const amd64 = images.find((m) => m.platform?.architecture === 'amd64') ?? images[0];
+    if (!amd64) throw new Error('index without an image manifest');
+    manifest = await getJson(registry, `/v2/${name}/manifests/${amd64.digest}`, creds);
+  }
+  const configDigest = (manifest.config as { digest: string }).digest;
+  const res = await registryFetch(registry, `/v2/${name}/blobs/${configDigest}`, creds ? { creds } : {});
+  const config = (await res.json()) as {
+    config?: { Labels?: Record<string, string> };
+    os?: string;
+    architecture?: string;
+  };
+  if (platforms.length === 0) platforms = [`${config.os}/${config.architecture}`];
+  return { platforms, labels: config.config?.Labels ?? {} };
+}
+
+/** Pids of every live descendant of this process (from /proc). */
+export function descendantPids(root = process.pid): number[] {
+  const parents = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (fields[0] === 'Z') continue;
+      parents.set(Number(entry), Number(fields[1]));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const out: number[] = [];
+  const frontier = [root];
+  while (frontier.length > 0) {
+    const parent = frontier.pop();
+    for (const [pid, ppid] of parents) {
+      if (ppid === parent) {
+        out.push(pid);
+        frontier.push(pid);
+      }
+    }
+  }
+  return out;
+}
+
+export function cmdlineOf(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
+  } catch {
+    return '';
+  }
+}
+
+/** Every regular file under `dir` (symbolic links are not followed). */
+export function filesUnder(dir: string): string[] {
+  const out: string[] = [];
+  let entries: Dirent[];
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return out;
+  }
+  for (const entry of entries) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) out.push(...filesUnder(path));
+    else if (entry.isFile()) out.push(path);
+  }
+  return out;
+}

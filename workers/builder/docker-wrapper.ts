@@ -1,0 +1,52 @@
+/**
+ * The docker CLI as the Dev Containers CLI sees it (`--docker-path`): a small sh wrapper that
+ * works around two faults of @devcontainers/cli 0.89.0 and passes everything else to docker
+ * unchanged.
+ * - It drops `--label` when it builds a Dockerfile-based definition: the wrapper adds the OCI
+ *   labels to every `docker buildx build`.
+ * - It parses `--platform a,b` as one platform (`os/arch,os/arch`) when it reads the base
+ *   image from the registry, finds nothing and falls back to `docker pull` (no engine here).
+ *   So the CLI gets the first platform only, and the wrapper puts the full list back on
+ *   `buildx build --platform`.
+ * Values come from environment variables expanded inside double quotes ("$VAR"): the shell
+ * never interprets them (no word splitting, globbing or substitution); argv is rebuilt with
+ * the POSIX `for arg do shift; set -- "$@" ...` rotation, never re-parsed.
+ */
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+
+export const LABEL_SOURCE_VAR = 'IBS_LABEL_SOURCE';
+export const LABEL_REVISION_VAR = 'IBS_LABEL_REVISION';
+/** When set: the value given to `buildx build --platform` instead of the CLI's. */
+export const PLATFORMS_VAR = 'IBS_BUILD_PLATFORMS';
+
+export const DOCKER_WRAPPER_SCRIPT = [
+  '#!/bin/sh',
+  'if [ "$1" = buildx ] && [ "$2" = build ]; then',
+  '  shift 2',
+  '  replace=',
+  '  for arg do',
+  '    shift',
+  '    if [ -n "$replace" ]; then',
+  `      set -- "$@" "$${PLATFORMS_VAR}"`,
+  '      replace=',
+  '      continue',
+  '    fi',
+  `    if [ "$arg" = --platform ] && [ -n "$${PLATFORMS_VAR}" ]; then replace=1; fi`,
+  '    set -- "$@" "$arg"',
+  '  done',
+  '  exec docker buildx build \\',
+  `    --label "org.opencontainers.image.source=$${LABEL_SOURCE_VAR}" \\`,
+  `    --label "org.opencontainers.image.revision=$${LABEL_REVISION_VAR}" \\`,
+  '    "$@"',
+  'fi',
+  'exec docker "$@"',
+  '',
+].join('\n');
+
+/** Writes the wrapper (0700) into `dir` and returns its path. */
+export async function writeDockerWrapper(dir: string): Promise<string> {
+  const path = join(dir, 'docker-wrapper');
+  await writeFile(path, DOCKER_WRAPPER_SCRIPT, { mode: 0o700, flag: 'wx' });
+  return path;
+}
