@@ -3,7 +3,7 @@
 import test from 'ava';
 import { createHash } from 'node:crypto';
 import { startApp } from '../../helpers/app.js';
-import { fakeServer, json } from './fake-server.js';
+import { fakeServer, json, selfSignedCert } from './fake-server.js';
 
 const digestOf = (s: string): string => `sha256:${createHash('sha256').update(s).digest('hex')}`;
 
@@ -197,4 +197,25 @@ test('DELETE /image removes the tag first when the registry refuses a dangling t
     '/v2/dev/app/manifests/1',
     `/v2/dev/app/manifests/${digest}`,
   ]);
+});
+
+test('DNS and TLS failures answer 502 with the network reason', async (t) => {
+  const tls = await fakeServer((_req, res) => res.writeHead(200).end(), { tls: selfSignedCert() });
+  const app = await startApp();
+  t.teardown(async () => {
+    await app.close();
+    await tls.close();
+  });
+  let res = await fetch(`${app.url}/image?registry=no-such-host.invalid&name=dev/app&tag=1`);
+  t.is(res.status, 502);
+  t.deepEqual(await res.json(), {
+    error: 'no-such-host.invalid: host name not resolved for no-such-host.invalid/dev/app:1',
+  });
+  // https (the registry is not insecure) to an untrusted self-signed certificate
+  res = await fetch(`${app.url}/image?registry=${tls.host}&name=dev/app&tag=1`);
+  t.is(res.status, 502);
+  const body = (await res.json()) as { error: string };
+  t.regex(body.error, new RegExp(`^${tls.host}: TLS error \\(\\w+\\) for ${tls.host}/dev/app:1$`));
+  t.is(tls.requests.length, 0);
+  t.is(await metric(app.url, 'service_image_checks_total', 'error'), 2);
 });
