@@ -65,7 +65,8 @@ async function createRepo(fixture: Fixture, reposDir: string, scratch: string): 
 
 export const fixtures: Component = {
   name: 'fixtures',
-  deps: [],
+  // The definitions name the anonymous registry's port, which is settled when that registry runs.
+  deps: ['registry-anon'],
   daemons: [],
   ensure: async ({ l, s }: Ctx) => {
     const defs = fixtureDefinitions(baseImage(s, 'anon'));
