@@ -30,9 +30,11 @@ done
 if [ ${#missing[@]} -gt 0 ]; then
   log "apt-get install ${missing[*]}"
   # The package lists may be absent (fresh image) or stale: update once, retry install after an update.
-  if ! $SUDO apt-get install -y --no-install-recommends "${missing[@]}"; then
-    $SUDO apt-get update
-    $SUDO apt-get install -y --no-install-recommends "${missing[@]}"
+  # Wait for another apt/dpkg run instead of failing on its lock.
+  apt_sys=(-o DPkg::Lock::Timeout=600)
+  if ! $SUDO apt-get "${apt_sys[@]}" install -y --no-install-recommends "${missing[@]}"; then
+    $SUDO apt-get "${apt_sys[@]}" update
+    $SUDO apt-get "${apt_sys[@]}" install -y --no-install-recommends "${missing[@]}"
   fi
 else
   log "bookworm packages present"

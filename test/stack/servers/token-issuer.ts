@@ -144,6 +144,11 @@ function grant(
       : [];
   const subject = 'user' in who ? who.user : '';
   const { token, issuedAt } = sign(subject, access, config.expiresIn);
+  // One line per token for debugging (never the token or a password).
+  const granted = access.map((a) => `${a.type}:${a.name}:${a.actions.join(',')}`).join(' ');
+  console.log(
+    `${new Date().toISOString()} token #${issued} ${oauth ? 'POST' : 'GET'} sub=${subject || '-'} ${granted}`,
+  );
   send(res, 200, {
     token,
     access_token: token,
