@@ -86,7 +86,7 @@ async function main(): Promise<void> {
         version,
         builderConfigured: config.builderEndpoint !== undefined,
         settingsPath: config.settingsPath,
-        gitCredentials: config.gitCredentials.length,
+        gitCredentialEntries: config.gitCredentials.length,
         registryMappingRules: config.registryMappingRules.length,
       },
       'listening',

@@ -37,6 +37,8 @@ export function parseArgv(argv: readonly string[]): ParsedArgv {
     const option = OPTION_BY_FLAG.get(flag);
     if (!option) {
       problems.push(`unknown option ${flag} (see --help)`);
+      // Its value, if any, is part of the same mistake.
+      if (eq < 0 && argv[i + 1] !== undefined && !argv[i + 1]?.startsWith('--')) i++;
       continue;
     }
     if (eq >= 0) {

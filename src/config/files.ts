@@ -42,7 +42,7 @@ function parseJson(text: string, path: string, what: string): FileResult<unknown
 function parseYamlText(text: string, path: string, what: string): FileResult<unknown> {
   try {
     // An empty document is null: read it as "nothing set".
-    return { ok: true, value: (parseYaml(text, { prettyErrors: false }) as unknown) ?? undefined };
+    return { ok: true, value: (parseYaml(text) as unknown) ?? undefined };
   } catch (err) {
     const at = err instanceof YAMLParseError ? err.linePos?.[0] : undefined;
     return fail(`${what} ${path}: not valid YAML${at ? ` (line ${at.line}, column ${at.col})` : ''}`);

@@ -1,0 +1,104 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+export interface ServiceProcess {
+  readonly child: ChildProcess;
+  readonly dir: string;
+  stdout: () => string;
+  stderr: () => string;
+  /** Parsed JSON lines of stdout. */
+  lines: () => Record<string, unknown>[];
+  /** Resolves with the exit code (or the signal name) once the process ended. */
+  exited: Promise<number | string>;
+  /** Resolves once a stdout line has this `msg`. */
+  waitForLog: (msg: string, timeoutMs?: number) => Promise<Record<string, unknown>>;
+}
+
+/**
+ * Runs the real entry (`node --import tsx src/main.ts`) with an isolated environment:
+ * its own TMPDIR (scratch), HOME and DOCKER_CONFIG under a fresh temp dir.
+ */
+export function spawnService(args: readonly string[], env: Record<string, string> = {}): ServiceProcess {
+  const dir = mkdtempSync(join(tmpdir(), 'ibs-main-'));
+  mkdirSync(join(dir, 'docker'));
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      HOME: dir,
+      TMPDIR: dir,
+      DOCKER_CONFIG: join(dir, 'docker'),
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  const waiters: (() => void)[] = [];
+  child.stdout?.on('data', (chunk: Buffer) => {
+    out += chunk.toString('utf8');
+    for (const wake of waiters.splice(0)) wake();
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    err += chunk.toString('utf8');
+  });
+  const exited = new Promise<number | string>((resolve) =>
+    child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')),
+  );
+  const lines = (): Record<string, unknown>[] =>
+    out
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+  const waitForLog = async (msg: string, timeoutMs = 60_000): Promise<Record<string, unknown>> => {
+    const deadline = Date.now() + timeoutMs;
+    let ended = false;
+    void exited.then(() => {
+      ended = true;
+      for (const wake of waiters.splice(0)) wake();
+    });
+    for (;;) {
+      const line = lines().find((l) => l.msg === msg);
+      if (line) return line;
+      if (ended) throw new Error(`process exited before logging "${msg}": ${err}${out}`);
+      if (Date.now() > deadline) throw new Error(`no "${msg}" log line within ${timeoutMs} ms: ${err}${out}`);
+      await new Promise<void>((resolve) => {
+        waiters.push(resolve);
+        setTimeout(resolve, 100);
+      });
+    }
+  };
+  return { child, dir, stdout: () => out, stderr: () => err, lines, exited, waitForLog };
+}
+
+/** Whether something accepts TCP connections on 127.0.0.1:port. */
+export function isListening(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+/** A port that was free a moment ago. */
+export async function freePort(): Promise<number> {
+  const { createServer } = await import('node:net');
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}

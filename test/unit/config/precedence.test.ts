@@ -1,0 +1,230 @@
+import test from 'ava';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stringify as toYaml } from 'yaml';
+import { loadConfig } from '../../../src/config/load.js';
+import { OPTIONS, type OptionName, type OptionValue } from '../../../src/config/options.js';
+import type { Config } from '../../../src/config/types.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'ibs-precedence-'));
+const dockerDir = join(dir, 'docker'); // no config.json: {auths: {}}
+const baseEnv = { DOCKER_CONFIG: dockerDir, HOME: dir, TMPDIR: dir };
+
+function file(name: string, content: unknown): string {
+  const path = join(dir, name);
+  writeFileSync(path, name.endsWith('.json') ? JSON.stringify(content) : toYaml(content));
+  return path;
+}
+
+const credsFile = (host: string): string =>
+  file(`creds-${host}.yaml`, [{ host, kind: 'https', username: 'u', token: `tok-${host}` }]);
+const rulesFile = (registry: string): string => file(`rules-${registry}.json`, [{ registry }]);
+
+interface Case {
+  /** Three distinct values: given as flag, env and settings file (the settings one only with a key). */
+  readonly values: readonly [OptionValue, OptionValue, OptionValue];
+  /** The Config field the option lands in. */
+  readonly read: (config: Config) => unknown;
+  /** What read() gives for each value (default: the value itself). */
+  readonly expected?: readonly [unknown, unknown, unknown];
+  /** What read() gives with nothing set (default: the option's default). */
+  readonly unset?: unknown;
+}
+
+const CASES: { readonly [K in OptionName]: Case } = {
+  builderEndpoint: {
+    values: ['tcp://127.0.0.1:1', 'tcp://127.0.0.1:2', 'tcp://127.0.0.1:3'],
+    read: (c) => c.builderEndpoint,
+  },
+  port: { values: [1111, 2222, 3333], read: (c) => c.port },
+  builderName: { values: ['b-flag', 'b-env', 'b-file'], read: (c) => c.builderName },
+  sshHostKeyPolicy: { values: ['pinned', 'tofu', 'pinned'], read: (c) => c.sshHostKeyPolicy },
+  insecureRegistries: {
+    values: [['a:1', 'b:2'], ['c:3'], ['d:4', 'e']],
+    read: (c) => c.insecureRegistries,
+  },
+  allowInsecureGitProtocols: { values: [true, false, true], read: (c) => c.allowInsecureGitProtocols },
+  gitCredentialsConfigPath: {
+    values: [credsFile('flag.example'), credsFile('env.example'), credsFile('file.example')],
+    read: (c) => c.gitCredentials.map((e) => e.host),
+    expected: [['flag.example'], ['env.example'], ['file.example']],
+    unset: [],
+  },
+  registryMappingConfigPath: {
+    values: [rulesFile('r-flag'), rulesFile('r-env'), rulesFile('r-file')],
+    read: (c) => c.registryMappingRules.map((r) => r.registry),
+    expected: [['r-flag'], ['r-env'], ['r-file']],
+    unset: [],
+  },
+  buildPlatforms: {
+    values: [['linux/amd64', 'linux/arm64/v8'], ['linux/386'], ['linux/arm/v7']],
+    read: (c) => c.build.platforms,
+  },
+  buildNoCache: { values: [true, false, true], read: (c) => c.build.noCache },
+  buildCacheFrom: {
+    values: ['type=registry,ref=r/a:c', 'type=gha', 'r/bare:cache'],
+    read: (c) => c.build.cacheFrom,
+  },
+  buildCacheTo: {
+    values: ['type=inline', 'type=gha,mode=max', 'type=registry,ref=r/x'],
+    read: (c) => c.build.cacheTo,
+  },
+  builderMode: { values: ['never', 'auto', 'never'], read: (c) => c.build.mode },
+  cloneTimeoutSeconds: { values: [1, 2, 3], read: (c) => c.build.cloneTimeoutSeconds },
+  buildTimeoutSeconds: { values: [10, 20, 30], read: (c) => c.build.timeoutSeconds },
+  maxConcurrentBuilds: { values: [0, 1, 9], read: (c) => c.build.maxConcurrent },
+  fallbackImage: { values: ['r/flag:1', 'r/env:1', 'r/file:1'], read: (c) => c.build.fallbackImage },
+  errorTrackingDsn: {
+    values: ['https://k1@errors.example/1', 'https://k2@errors.example/2', 'https://k3@errors.example/3'],
+    read: (c) => c.errorTrackingDsn,
+  },
+  serviceName: { values: ['s-flag', 's-env', 's-file'], read: (c) => c.serviceName },
+  environment: { values: ['e-flag', 'e-env', 'e-file'], read: (c) => c.environment },
+  commandLogRetention: { values: [1, 2, 3], read: (c) => c.commandLogRetention },
+  shutdownGraceSeconds: { values: [5, 6, 7], read: (c) => c.shutdownGraceSeconds },
+  settingsPath: {
+    values: [file('flag-settings.json', {}), file('env-settings.yml', {}), 'unused'],
+    read: (c) => c.settingsPath,
+  },
+};
+
+const asText = (value: OptionValue): string => (Array.isArray(value) ? value.join(',') : String(value));
+
+/** `{a: {b: value}}` for `a.b`. */
+function nested(key: string, value: OptionValue): Record<string, unknown> {
+  return key
+    .split('.')
+    .reverse()
+    .reduce<unknown>((inner, part) => ({ [part]: inner }), value) as Record<string, unknown>;
+}
+
+test('every option of the table has a precedence case', (t) => {
+  t.deepEqual(Object.keys(CASES).sort(), OPTIONS.map((o) => o.name).sort());
+});
+
+for (const option of OPTIONS) {
+  const c = CASES[option.name];
+  const [flagValue, envValue, fileValue] = c.values;
+  const expected = c.expected ?? c.values;
+  const settings =
+    option.settingsKey === undefined
+      ? undefined
+      : file(`settings-${option.name}.yaml`, nested(option.settingsKey, fileValue));
+  // The settings file option itself: the flag/env under test would replace the file that holds the value.
+  const settingsArgv = settings === undefined ? [] : ['--settings', settings];
+
+  test(`${option.flag}: flag beats env beats settings file beats default`, (t) => {
+    const unset = 'unset' in c ? c.unset : option.default;
+    // Each level differs from the one below it, so a wrong precedence cannot pass.
+    t.notDeepEqual(expected[0], expected[1]);
+    if (settings !== undefined) {
+      t.notDeepEqual(expected[1], expected[2]);
+      t.notDeepEqual(expected[2], unset);
+    } else {
+      t.notDeepEqual(expected[1], unset);
+    }
+    const flagText = `${option.flag}=${asText(flagValue)}`;
+    const all = loadConfig({
+      argv: [flagText, ...settingsArgv],
+      env: { ...baseEnv, [option.env]: asText(envValue) },
+    });
+    t.deepEqual(c.read(all), expected[0], 'flag wins');
+
+    const envOnly = loadConfig({ argv: settingsArgv, env: { ...baseEnv, [option.env]: asText(envValue) } });
+    t.deepEqual(c.read(envOnly), expected[1], 'env beats the settings file');
+
+    if (settings !== undefined) {
+      const fileOnly = loadConfig({ argv: settingsArgv, env: baseEnv });
+      t.deepEqual(c.read(fileOnly), expected[2], 'settings file beats the default');
+    }
+
+    const none = loadConfig({ argv: [], env: baseEnv });
+    t.deepEqual(c.read(none), unset, 'default');
+  });
+
+  if (option.type !== 'boolean') {
+    test(`${option.flag}: the separate-value form equals the = form`, (t) => {
+      const config = loadConfig({ argv: [option.flag, asText(flagValue)], env: baseEnv });
+      t.deepEqual(c.read(config), expected[0]);
+    });
+  }
+}
+
+test('booleans: a bare flag means true, env takes exactly true/false', (t) => {
+  const bare = loadConfig({ argv: ['--build-no-cache', '--allow-insecure-git-protocols'], env: baseEnv });
+  t.true(bare.build.noCache);
+  t.true(bare.allowInsecureGitProtocols);
+  const env = loadConfig({
+    argv: [],
+    env: { ...baseEnv, BUILD_NO_CACHE: 'true', ALLOW_INSECURE_GIT_PROTOCOLS: 'false' },
+  });
+  t.true(env.build.noCache);
+  t.false(env.allowInsecureGitProtocols);
+});
+
+test('lists drop empty items and trim; an empty env value means unset', (t) => {
+  const config = loadConfig({
+    argv: ['--insecure-registries', ',a:5000,, b:5001 ,'],
+    env: { ...baseEnv, BUILD_PLATFORMS: 'linux/amd64,,', DEPLOYMENT_ENVIRONMENT: '', SERVICE_NAME: '' },
+  });
+  t.deepEqual(config.insecureRegistries, ['a:5000', 'b:5001']);
+  t.deepEqual(config.build.platforms, ['linux/amd64']);
+  t.is(config.environment, 'development');
+  t.is(config.serviceName, 'service-builder');
+});
+
+test('the defaults are the contract table, and derived fields come from the environment', (t) => {
+  const config = loadConfig({ argv: [], env: { ...baseEnv, PATH: '/x/bin', SECRET_THING: 'nope' } });
+  t.deepEqual(
+    { ...config, childEnv: undefined, version: undefined },
+    {
+      port: 8080,
+      builderName: 'service-remote',
+      sshHostKeyPolicy: 'tofu',
+      insecureRegistries: [],
+      allowInsecureGitProtocols: false,
+      gitCredentials: [],
+      registryMappingRules: [],
+      build: {
+        platforms: [],
+        noCache: false,
+        mode: 'auto',
+        cloneTimeoutSeconds: 600,
+        timeoutSeconds: 3600,
+        maxConcurrent: 4,
+      },
+      serviceName: 'service-builder',
+      environment: 'development',
+      commandLogRetention: 10,
+      shutdownGraceSeconds: 290,
+      scratchDir: join(dir, 'image-build-service'),
+      dockerConfigDir: dockerDir,
+      registryAuth: { auths: {} },
+      childEnv: undefined,
+      version: undefined,
+    },
+  );
+  t.regex(config.version, /^\d+\.\d+\.\d+/);
+  t.deepEqual(config.childEnv, { PATH: '/x/bin' });
+});
+
+test('without DOCKER_CONFIG the docker config dir is ~/.docker', (t) => {
+  const config = loadConfig({ argv: [], env: { HOME: dir } });
+  t.is(config.dockerConfigDir, join(dir, '.docker'));
+});
+
+test('the loaded configuration is deep-frozen', (t) => {
+  const config = loadConfig({
+    argv: ['--git-credentials-config-path', CASES.gitCredentialsConfigPath.values[0] as string],
+    env: { ...baseEnv, BUILD_PLATFORMS: 'linux/amd64' },
+  });
+  t.true(Object.isFrozen(config));
+  t.true(Object.isFrozen(config.build));
+  t.true(Object.isFrozen(config.build.platforms));
+  t.true(Object.isFrozen(config.gitCredentials[0]));
+  t.true(Object.isFrozen(config.childEnv));
+  t.throws(() => {
+    (config.build.platforms as string[]).push('linux/386');
+  });
+});

@@ -1,0 +1,241 @@
+import test from 'ava';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { request, type IncomingMessage } from 'node:http';
+import { join } from 'node:path';
+import { OPTIONS } from '../../src/config/options.js';
+import { freePort, isListening, spawnService } from '../helpers/service-process.js';
+
+const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+  version: string;
+};
+
+test.serial('--version prints the package version and exits 0', async (t) => {
+  const service = spawnService(['--version']);
+  t.is(await service.exited, 0);
+  t.is(service.stdout(), `${pkg.version}\n`);
+});
+
+test.serial(
+  '--help lists every option with flag, env var, settings key and default, and exits 0',
+  async (t) => {
+    const service = spawnService(['--help', '--port', 'not-a-port']);
+    t.is(await service.exited, 0);
+    const help = service.stdout();
+    for (const option of OPTIONS) {
+      t.true(help.includes(option.flag), option.flag);
+      t.true(help.includes(`env: ${option.env}`), option.env);
+      t.true(help.includes(`settings: ${option.settingsKey ?? 'none'}`), option.name);
+    }
+  },
+);
+
+test.serial(
+  'a misconfiguration prints every problem to stderr and exits 2 before binding the port',
+  async (t) => {
+    const port = await freePort();
+    const service = spawnService(
+      [
+        '--port',
+        String(port),
+        '--builder-mode',
+        'sometimes',
+        '--clone-timeout',
+        '0',
+        '--error-tracking-dsn',
+        'S3CRET-dsn',
+      ],
+      { SSH_HOST_KEY_POLICY: 'trust-me', MAX_CONCURRENT_BUILDS: 'four' },
+    );
+    let bound = false;
+    let done = false;
+    void service.exited.then(() => (done = true));
+    while (!done) {
+      if (await isListening(port)) bound = true;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    t.is(await service.exited, 2);
+    t.false(bound, 'the port was never bound');
+    const stderr = service.stderr();
+    t.regex(stderr, /^configuration error:\n/);
+    for (const re of [
+      /--builder-mode: must be one of auto, never/,
+      /--clone-timeout: must be >= 1/,
+      /SSH_HOST_KEY_POLICY/,
+      /MAX_CONCURRENT_BUILDS: must be an integer/,
+      /--error-tracking-dsn: must be an http\(s\) URL/,
+    ]) {
+      t.regex(stderr, re);
+    }
+    t.false(stderr.includes('S3CRET'));
+    t.false(service.stdout().includes('listening'));
+  },
+);
+
+test.serial(
+  'startup errors from files: bad extension, unknown key, malformed credentials entry, bad docker config',
+  async (t) => {
+    const port = await freePort();
+    const first = spawnService(['--version']); // only for a scratch dir
+    await first.exited;
+    const dir = first.dir;
+    writeFileSync(join(dir, 'settings.yaml'), 'service:\n  port: 8080\n  hostname: x\n');
+    writeFileSync(
+      join(dir, 'creds.json'),
+      JSON.stringify([{ host: 'git.example', kind: 'https', token: 'S3CRET-token' }]),
+    );
+    mkdirSync(join(dir, 'dc'));
+    writeFileSync(join(dir, 'dc', 'config.json'), '{"auths": {"r": {"auth": "S3CRET"');
+    const cases: [string[], Record<string, string>, RegExp][] = [
+      [
+        ['--settings', join(dir, 'settings.toml')],
+        {},
+        /settings file .*settings\.toml: unsupported extension "\.toml"/,
+      ],
+      [['--settings', join(dir, 'settings.yaml')], {}, /unknown key "service\.hostname"/],
+      [
+        [],
+        { GIT_CREDENTIALS_CONFIG_PATH: join(dir, 'creds.json') },
+        /git credentials file .*: \[0\]: missing required key "username"/,
+      ],
+      [[], { DOCKER_CONFIG: join(dir, 'dc') }, /docker config .*config\.json: not valid JSON/],
+      [[], { SERVICE_CONFIG_PATH: join(dir, 'absent.json') }, /cannot be read \(ENOENT\)/],
+    ];
+    for (const [args, env, re] of cases) {
+      const service = spawnService(['--port', String(port), ...args], env);
+      t.is(await service.exited, 2, re.source);
+      t.regex(service.stderr(), re);
+      t.false(service.stderr().includes('S3CRET'));
+      t.false(service.stdout().includes('listening'));
+    }
+    t.false(await isListening(port));
+  },
+);
+
+async function started(args: string[], env: Record<string, string> = {}) {
+  const service = spawnService(['--port', '0', ...args], env);
+  const line = await service.waitForLog('listening');
+  return { service, port: line.port as number, url: `http://127.0.0.1:${String(line.port)}` };
+}
+
+test.serial(
+  'the service starts, logs its startup line and answers with the loaded configuration',
+  async (t) => {
+    const { service, url } = await started(
+      ['--builder-endpoint', 'tcp://127.0.0.1:1', '--build-platforms', 'linux/amd64'],
+      {
+        SERVICE_NAME: 'svc-main',
+        DEPLOYMENT_ENVIRONMENT: 'staging',
+      },
+    );
+    t.teardown(() => service.child.kill('SIGKILL'));
+    const startup = await fetch(`${url}/health/startup`);
+    t.deepEqual(await startup.json(), { status: 'started' });
+    t.is((await fetch(`${url}/health/ready`)).status, 200);
+    const view = (await (await fetch(`${url}/config`)).json()) as Record<string, unknown>;
+    t.is(view.builderConfigured, true);
+    t.deepEqual(view.defaultPlatforms, ['linux/amd64']);
+    const line = service.lines().find((l) => l.msg === 'listening');
+    t.like(line, {
+      'service.name': 'svc-main',
+      'deployment.environment.name': 'staging',
+      version: pkg.version,
+    });
+    service.child.kill('SIGTERM');
+    t.is(await service.exited, 0);
+  },
+);
+
+/** A POST whose body is still streaming: the request is in flight until `finish()`. */
+function slowPost(port: number, path: string) {
+  const req = request({
+    host: '127.0.0.1',
+    port,
+    method: 'POST',
+    path,
+    headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' },
+  });
+  const response = new Promise<{ status: number; body: string }>((resolve, reject) => {
+    req.once('response', (res: IncomingMessage) => {
+      let body = '';
+      res.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
+      res.once('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      res.once('error', reject);
+    });
+    req.once('error', reject);
+  });
+  req.write('{"repository": ');
+  req.flushHeaders();
+  return { response, finish: () => req.end('""}'), abort: () => req.destroy() };
+}
+
+test.serial('SIGTERM: no new connections, the in-flight request completes, then exit 0', async (t) => {
+  const { service, port, url } = await started([]);
+  t.teardown(() => service.child.kill('SIGKILL'));
+  // A keep-alive connection with no request in flight must not hold the shutdown.
+  t.is((await fetch(`${url}/health/live`)).status, 200);
+  const slow = slowPost(port, '/build');
+  await new Promise((resolve) => setTimeout(resolve, 300));
+
+  service.child.kill('SIGTERM');
+  await service.waitForLog('shutting down: not accepting connections, letting in-flight requests finish');
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  t.false(await isListening(port), 'new connections are refused');
+  t.is(service.child.exitCode, null, 'still running while a request is in flight');
+
+  slow.finish();
+  const { status, body } = await slow.response;
+  t.true(status >= 400 && status < 600, `status ${status}`);
+  t.is(typeof (JSON.parse(body) as { error?: unknown }).error, 'string');
+  t.is(await service.exited, 0);
+  t.truthy(service.lines().find((l) => l.msg === 'stopped' && l.exitCode === 0));
+});
+
+test.serial('SIGINT without requests in flight exits 0 at once', async (t) => {
+  const { service } = await started([]);
+  t.teardown(() => service.child.kill('SIGKILL'));
+  const before = Date.now();
+  service.child.kill('SIGINT');
+  t.is(await service.exited, 0);
+  t.true(Date.now() - before < 5000);
+});
+
+test.serial('a second signal forces the exit (non-zero) while a request is still in flight', async (t) => {
+  const { service, port } = await started([]);
+  t.teardown(() => service.child.kill('SIGKILL'));
+  const slow = slowPost(port, '/build');
+  slow.response.catch(() => undefined);
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  service.child.kill('SIGTERM');
+  await service.waitForLog('shutting down: not accepting connections, letting in-flight requests finish');
+  service.child.kill('SIGTERM');
+  const code = await service.exited;
+  t.not(code, 0);
+  t.truthy(
+    service
+      .lines()
+      .find(
+        (l) => l.msg === 'shutdown forced: killing running commands' && l.reason === 'second signal SIGTERM',
+      ),
+  );
+  slow.abort();
+});
+
+test.serial('the end of the grace period forces the exit (non-zero)', async (t) => {
+  const { service, port } = await started(['--shutdown-grace-seconds', '1']);
+  t.teardown(() => service.child.kill('SIGKILL'));
+  const slow = slowPost(port, '/build');
+  slow.response.catch(() => undefined);
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const before = Date.now();
+  service.child.kill('SIGTERM');
+  const code = await service.exited;
+  const took = Date.now() - before;
+  t.not(code, 0);
+  t.true(took >= 1000 && took < 8000, `took ${took} ms`);
+  t.truthy(
+    service
+      .lines()
+      .find((l) => l.msg === 'shutdown forced: killing running commands' && l.reason === 'grace period over'),
+  );
+  slow.abort();
+});
