@@ -36,6 +36,15 @@ export function createBuildQueue(options: BuildQueueOptions): BuildQueue {
   let inFlight = 0;
   options.metrics?.buildsCapacity.set(capacity);
   options.metrics?.buildsInFlight.set(0);
+  // One listener for all jobs (not one per job, which would pile up on the shared signal).
+  const running = new Set<AbortController>();
+  options.shutdownSignal.addEventListener(
+    'abort',
+    () => {
+      for (const controller of running) controller.abort(options.shutdownSignal.reason);
+    },
+    { once: true },
+  );
 
   const release = () => {
     inFlight -= 1;
@@ -55,23 +64,22 @@ export function createBuildQueue(options: BuildQueueOptions): BuildQueue {
       options.metrics?.buildsInFlight.set(inFlight);
 
       const controller = new AbortController();
-      const onShutdown = () => controller.abort(options.shutdownSignal.reason);
-      if (options.shutdownSignal.aborted) onShutdown();
-      else options.shutdownSignal.addEventListener('abort', onShutdown, { once: true });
+      if (options.shutdownSignal.aborted) controller.abort(options.shutdownSignal.reason);
+      running.add(controller);
+      const settle = () => {
+        running.delete(controller);
+        release();
+      };
 
       let started: Promise<T>;
       try {
         started = queue.add(() => job(controller.signal));
       } catch (err) {
-        options.shutdownSignal.removeEventListener('abort', onShutdown);
-        release();
+        settle();
         throw err;
       }
       // p-queue has settled its own bookkeeping before this continuation runs.
-      return started.finally(() => {
-        options.shutdownSignal.removeEventListener('abort', onShutdown);
-        release();
-      });
+      return started.finally(settle);
     },
   };
 }

@@ -1,0 +1,365 @@
+/**
+ * POST /build through real HTTP with the real app (error middleware, body parser, metrics),
+ * the build router built with an injected job runner so the test sees every invocation.
+ */
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import test, { type ExecutionContext } from 'ava';
+import type Koa from 'koa';
+import { createApp } from '../../src/app.js';
+import type { Config } from '../../src/config/types.js';
+import type { AppContext } from '../../src/context.js';
+import { commandFailed, ServiceError } from '../../src/errors.js';
+import { createBuildRouter, type BuildJobRunner } from '../../src/http/build-router.js';
+import { createLogStore } from '../../src/logs/store.js';
+import { noopErrorTracker } from '../../src/observability/error-tracking.js';
+import { createLogger } from '../../src/observability/logger.js';
+import { Metrics } from '../../src/observability/metrics.js';
+import type { BuildPlan, BuildResult } from '../../workers/plan-types.js';
+import { startApp, testConfig } from '../helpers/app.js';
+
+interface Harness {
+  url: string;
+  ctx: AppContext;
+  calls: BuildPlan[];
+  logText: () => string;
+}
+
+/** The real app, its build router swapped for one using `runJob` (Koa composes middleware at listen). */
+async function startWithRunner(
+  t: ExecutionContext,
+  runJob: BuildJobRunner,
+  overrides: Partial<Config> = {},
+): Promise<Harness> {
+  const scratchDir = await mkdtemp(join(tmpdir(), 'ibs-build-router-'));
+  const config = testConfig({ ...overrides, scratchDir });
+  let text = '';
+  const destination = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      text += chunk.toString('utf8');
+      cb();
+    },
+  });
+  const abort = new AbortController();
+  const ctx: AppContext = {
+    config,
+    logger: createLogger({ serviceName: config.serviceName, environment: config.environment, destination }),
+    metrics: new Metrics(),
+    logStore: await createLogStore(config),
+    errorTracker: noopErrorTracker,
+    shutdownSignal: abort.signal,
+  };
+  const calls: BuildPlan[] = [];
+  const app = createApp(ctx);
+  const index = app.middleware.findIndex((mw) => {
+    const router = (mw as { router?: { stack: { path: string }[] } }).router;
+    return router?.stack.some((layer) => layer.path === '/build') ?? false;
+  });
+  if (index < 0) throw new Error('build router not found in the app');
+  app.middleware[index] = createBuildRouter(ctx, {
+    runJob: (plan, c, signal) => {
+      calls.push(plan);
+      return runJob(plan, c, signal);
+    },
+  }).routes() as Koa.Middleware;
+  const server = app.listen(0, '127.0.0.1');
+  await new Promise<void>((resolve) => server.once('listening', resolve));
+  t.teardown(async () => {
+    abort.abort();
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await rm(scratchDir, { recursive: true, force: true });
+  });
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}`, ctx, calls, logText: () => text };
+}
+
+const post = (url: string, body: unknown) =>
+  fetch(`${url}/build`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+
+/** `service_builds_total` and the duration histogram's counts, as GET /metrics shows them. */
+async function buildMetrics(
+  url: string,
+): Promise<{ total: Record<string, number>; timed: Record<string, number> }> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const total: Record<string, number> = {};
+  const timed: Record<string, number> = {};
+  for (const m of text.matchAll(/^service_builds_total\{status="(\w+)"\} (\d+)$/gm))
+    total[m[1]!] = Number(m[2]);
+  for (const m of text.matchAll(/^service_build_duration_seconds_count\{status="(\w+)"\} (\d+)$/gm))
+    timed[m[1]!] = Number(m[2]);
+  return { total, timed };
+}
+
+async function gauge(url: string, name: string): Promise<number> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const m = new RegExp(`^${name} (\\S+)$`, 'm').exec(text);
+  return Number(m?.[1]);
+}
+
+/** Polls `condition` every 10 ms; fails after `ms`. */
+async function waitFor(condition: () => boolean, what: string, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+const REPO = 'https://git.example.com/org/app.git';
+const RESULT: BuildResult = {
+  image: 'registry.example.com/app:sha-0123456',
+  registry: 'registry.example.com',
+  name: 'app',
+  tag: 'sha-0123456',
+  branch: 'main',
+  commit: '0123456789abcdef0123456789abcdef01234567',
+  gitCloneLogId: 'git-00000000-0000-4000-8000-000000000000',
+  imageBuildLogId: 'img-00000000-0000-4000-8000-000000000001',
+};
+
+test('a 400 never reaches the job: hostile inputs and every contract 400 row, canary never created', async (t) => {
+  const canaryDir = await mkdtemp(join(tmpdir(), 'ibs-canary-'));
+  t.teardown(() => rm(canaryDir, { recursive: true, force: true }));
+  const canary = join(canaryDir, 'canary');
+  // The fake job would create the canary, as a real command would.
+  const app = await startWithRunner(
+    t,
+    async () => {
+      await writeFile(canary, 'ran');
+      return RESULT;
+    },
+    {
+      sshHostKeyPolicy: 'pinned',
+      gitCredentials: [{ host: 'h.example', kind: 'ssh', privateKey: 'PRIVATE-KEY-MATERIAL' }],
+    },
+  );
+  const reg = { image: { registry: 'registry.example.com' } };
+  const cases: [unknown, RegExp | string][] = [
+    [
+      { repository: `ext::sh -c touch% ${canary}`, ...reg },
+      `unable to parse git repository URL: ext::sh -c touch% ${canary}`,
+    ],
+    [
+      { repository: `ssh://-oProxyCommand=touch ${canary}/x`, ...reg },
+      /^unable to parse git repository URL: /,
+    ],
+    [{ repository: `--upload-pack=touch ${canary}`, ...reg }, /^unable to parse git repository URL: /],
+    [{ repository: 'file:///etc', ...reg }, /^repository URL scheme "file:\/\/" is not allowed: /],
+    [{ repository: 'git://h/x', ...reg }, /^repository URL scheme "git:\/\/" is not allowed: /],
+    [{ repository: 'https://user:tok@host/x', ...reg }, /^repository URL must not contain credentials/],
+    [{ repository: `${REPO}\r\n`, ...reg }, /^unable to parse git repository URL: /],
+    [{ repository: REPO, ...reg, branch: '--upload-pack=x' }, /^invalid branch "--upload-pack=x"/],
+    [{ repository: REPO, ...reg, branch: 'main\r\nX-Evil: 1' }, /^invalid branch /],
+    [
+      { repository: REPO, image: { registry: 'r.io', tag: 'v1\r\n' } },
+      /^missing or invalid fields: repository \(required\); /,
+    ],
+    [
+      { repository: REPO, ...reg, gitCredentials: { username: 'u', token: 'tok\nen' } },
+      /^missing or invalid fields: repository \(required\); /,
+    ],
+    [[REPO], /^missing or invalid fields: repository \(required\); branch \(optional/],
+    [{ branch: 'main' }, /^missing or invalid fields: repository \(required\); /],
+    [{ repository: REPO, ...reg, platforms: ['linux'] }, /^missing or invalid fields: /],
+    [{ repository: REPO, ...reg, buildOptions: { mode: 'sometimes' } }, /^missing or invalid fields: /],
+    [
+      { repository: REPO, ...reg, buildOptions: { cacheTo: `type=local,dest=${canaryDir}` } },
+      'buildOptions.cacheTo: cache type "local" is not allowed (allowed: registry, gha, inline)',
+    ],
+    [
+      { repository: REPO, ...reg, buildOptions: { cacheFrom: 'type=s3' } },
+      'buildOptions.cacheFrom: cache type "s3" is not allowed (allowed: registry, gha, inline)',
+    ],
+    [
+      { repository: 'https://h/org/.git', ...reg },
+      'unable to derive an image name from repository path org/.git: provide image.name',
+    ],
+    [
+      { repository: REPO },
+      `no registry resolved for repository ${REPO}: provide image.registry or configure a matching registry mapping rule`,
+    ],
+    [
+      { repository: 'git@h.example:org/x.git', ...reg },
+      'SSH host key policy is "pinned" but no pinned key configured for host h.example',
+    ],
+  ];
+  for (const [body, expected] of cases) {
+    const res = await post(app.url, body);
+    t.is(res.status, 400, JSON.stringify(body));
+    t.regex(res.headers.get('content-type') ?? '', /^application\/json/);
+    const json = (await res.json()) as { error: string };
+    t.deepEqual(Object.keys(json), ['error']);
+    if (typeof expected === 'string') t.is(json.error, expected);
+    else t.regex(json.error, expected);
+  }
+  t.is(app.calls.length, 0, 'the job runner was never invoked');
+  t.false(existsSync(canary), 'no command ran');
+  const { total, timed } = await buildMetrics(app.url);
+  t.is(total.invalid_request, cases.length);
+  t.is(total.success, 0);
+  t.is(timed.invalid_request, 0, 'refused requests are not timed as builds');
+  t.false(app.logText().includes('tok\\nen'), 'request secrets are not logged');
+  t.false(app.logText().includes('PRIVATE-KEY-MATERIAL'));
+});
+
+test('the real app (default runner) answers 400 without running anything', async (t) => {
+  const canaryDir = await mkdtemp(join(tmpdir(), 'ibs-canary-'));
+  t.teardown(() => rm(canaryDir, { recursive: true, force: true }));
+  const app = await startApp({ allowInsecureGitProtocols: true });
+  t.teardown(app.close);
+  for (const repository of [
+    `ext::sh -c touch% ${canaryDir}/a`,
+    `ssh://-oProxyCommand=touch ${canaryDir}/b/x`,
+    `--upload-pack=touch ${canaryDir}/c`,
+    'file:///etc',
+  ]) {
+    const res = await post(app.url, { repository, image: { registry: 'r.io' } });
+    t.is(res.status, 400, repository);
+  }
+  const res = await post(app.url, {
+    repository: 'https://h/x',
+    image: { registry: 'r.io' },
+    branch: '--upload-pack=x',
+  });
+  t.is(res.status, 400);
+  for (const f of ['a', 'b', 'c']) t.false(existsSync(join(canaryDir, f)));
+});
+
+test('success: 200 with the BuildResult, the plan handed to the job, counted and timed as success', async (t) => {
+  const signals: AbortSignal[] = [];
+  const app = await startWithRunner(t, (_plan, _ctx, signal) => {
+    signals.push(signal);
+    return Promise.resolve(RESULT);
+  });
+  const res = await post(app.url, {
+    repository: REPO,
+    image: { registry: 'registry.example.com' },
+    gitCredentials: { username: 'me', token: 'secret-token-1' },
+    platforms: ['linux/amd64'],
+    unknownField: true,
+  });
+  t.is(res.status, 200);
+  t.deepEqual(await res.json(), RESULT);
+  t.is(app.calls.length, 1);
+  t.is(app.calls[0]?.url.cloneUrl, REPO);
+  t.deepEqual(app.calls[0]?.gitCredential, { kind: 'https', username: 'me', token: 'secret-token-1' });
+  t.deepEqual(app.calls[0]?.platforms, ['linux/amd64']);
+  t.true(signals[0] instanceof AbortSignal);
+  const { total, timed } = await buildMetrics(app.url);
+  t.deepEqual(total, { success: 1, failure: 0, invalid_request: 0, busy: 0 });
+  t.is(timed.success, 1);
+  t.false(app.logText().includes('secret-token-1'));
+});
+
+test('job errors: 4xx counted invalid_request, 5xx and unexpected errors counted failure, all timed', async (t) => {
+  const errors: unknown[] = [
+    new ServiceError('NO_DEFINITION', 'no dev container definition and no fallback image configured'),
+    commandFailed(
+      'git clone --depth 1 -- https://git.example.com/org/app.git',
+      'exited with code 128',
+      'git-1234',
+    ),
+    new Error('unexpected'),
+  ];
+  let i = 0;
+  const app = await startWithRunner(t, () => Promise.reject(errors[i++]));
+  const body = { repository: REPO, image: { registry: 'registry.example.com' } };
+
+  const r1 = await post(app.url, body);
+  t.is(r1.status, 400);
+  t.deepEqual(await r1.json(), { error: 'no dev container definition and no fallback image configured' });
+
+  const r2 = await post(app.url, body);
+  t.is(r2.status, 500);
+  t.deepEqual(await r2.json(), {
+    error: 'git clone --depth 1 -- https://git.example.com/org/app.git exited with code 128',
+    logId: 'git-1234',
+  });
+
+  const r3 = await post(app.url, body);
+  t.is(r3.status, 500);
+  t.deepEqual(await r3.json(), { error: 'internal error' });
+
+  const { total, timed } = await buildMetrics(app.url);
+  t.deepEqual(total, { success: 0, failure: 2, invalid_request: 1, busy: 0 });
+  t.deepEqual(timed, { success: 0, failure: 2, invalid_request: 1, busy: 0 });
+  t.is(await gauge(app.url, 'service_builds_in_flight'), 0, 'capacity released after errors');
+});
+
+test('burst of 10 with limit 3: exactly 3 run, 7 get 429 Retry-After 30, slots free again afterwards', async (t) => {
+  let release!: () => void;
+  let gate = new Promise<void>((resolve) => (release = resolve));
+  let running = 0;
+  let maxRunning = 0;
+  const app = await startWithRunner(
+    t,
+    async () => {
+      running += 1;
+      maxRunning = Math.max(maxRunning, running);
+      await gate;
+      running -= 1;
+      return RESULT;
+    },
+    { build: { ...testConfig({ scratchDir: '/x' }).build, maxConcurrent: 3 } },
+  );
+  t.is(await gauge(app.url, 'service_builds_capacity'), 3);
+  const body = { repository: REPO, image: { registry: 'registry.example.com' } };
+
+  const burst = async () => {
+    const pending = Array.from({ length: 10 }, () => post(app.url, body));
+    // The refused ones answer while the admitted ones still run.
+    const busy: Response[] = [];
+    for (const p of pending) void p.then((res) => res.status === 429 && busy.push(res));
+    await waitFor(() => busy.length >= 7, '7 refusals');
+    t.is(running, 3);
+    t.is(await gauge(app.url, 'service_builds_in_flight'), 3);
+    for (const res of busy) {
+      t.is(res.headers.get('retry-after'), '30');
+      t.deepEqual(await res.json(), { error: 'already running 3 builds, the maximum; retry later' });
+    }
+    release();
+    const statuses = (await Promise.all(pending)).map((r) => r.status).sort();
+    t.deepEqual(statuses, [200, 200, 200, 429, 429, 429, 429, 429, 429, 429]);
+  };
+
+  await burst();
+  t.is(await gauge(app.url, 'service_builds_in_flight'), 0);
+  gate = new Promise<void>((resolve) => (release = resolve));
+  await burst();
+  t.is(maxRunning, 3);
+  const { total, timed } = await buildMetrics(app.url);
+  t.deepEqual(total, { success: 6, failure: 0, invalid_request: 0, busy: 14 });
+  t.is(timed.busy, 0, 'a refused request is not a build');
+  t.is(app.calls.length, 6);
+});
+
+test('maxConcurrent 0: no limit', async (t) => {
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  const app = await startWithRunner(
+    t,
+    async () => {
+      await gate;
+      return RESULT;
+    },
+    { build: { ...testConfig({ scratchDir: '/x' }).build, maxConcurrent: 0 } },
+  );
+  const body = { repository: REPO, image: { registry: 'registry.example.com' } };
+  const pending = Array.from({ length: 12 }, () => post(app.url, body));
+  await waitFor(() => app.calls.length >= 12, '12 running jobs');
+  release();
+  t.deepEqual(
+    (await Promise.all(pending)).map((r) => r.status),
+    Array.from({ length: 12 }, () => 200),
+  );
+  t.is(await gauge(app.url, 'service_builds_capacity'), 0);
+});
