@@ -13,7 +13,7 @@ import { isValidRefName } from './git/ref-name.js';
 import { parseRepoUrl } from './git/repo-url.js';
 import { deriveImageName } from './image-name.js';
 import type { BuildPlan } from './plan-types.js';
-import { matchRegistryRule } from './registry-rule.js';
+import { matchRegistryRule } from '../src/config/registry-mapping.js';
 
 export function planBuild(body: unknown, config: Config): BuildPlan {
   const request = parseBuildRequest(body);
