@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { parseArgv } from './argv.js';
 import { childEnvironment } from './child-env.js';
 import { ConfigError } from './config-error.js';
+import { duplicateCredentialProblems } from './credential-entries.js';
 import { readDockerConfig, readStructuredFile } from './files.js';
 import { OPTIONS, type OptionName, type OptionSpec, type OptionValue, type OptionValues } from './options.js';
 import {
@@ -214,6 +215,13 @@ export function loadConfigWithSources(input: LoadInput): LoadedConfig {
     gitCredentials =
       (settingsValue(settings.values, 'gitCredentials.entries') as GitCredential[] | undefined) ?? [];
   }
+
+  const credentialsSource =
+    options.gitCredentialsConfigPath !== undefined
+      ? `git credentials file ${options.gitCredentialsConfigPath}: `
+      : `settings file ${settingsPath}: gitCredentials.entries`;
+  for (const problem of duplicateCredentialProblems(gitCredentials))
+    problems.push(`${credentialsSource}${problem}`);
 
   let registryMappingRules: RegistryMappingRule[] = [];
   if (options.registryMappingConfigPath !== undefined) {

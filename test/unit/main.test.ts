@@ -111,6 +111,18 @@ test.serial(
   },
 );
 
+test.serial('a port already in use fails the start (exit 1, logged)', async (t) => {
+  const { createServer } = await import('node:net');
+  const blocker = createServer();
+  await new Promise<void>((resolve) => blocker.listen(0, resolve));
+  t.teardown(() => blocker.close());
+  const address = blocker.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  const service = spawnService(['--port', String(port)]);
+  t.is(await service.exited, 1);
+  t.truthy(service.lines().find((l) => l.msg === 'cannot listen' && l.port === port));
+});
+
 async function started(args: string[], env: Record<string, string> = {}) {
   const service = spawnService(['--port', '0', ...args], env);
   const line = await service.waitForLog('listening');

@@ -220,6 +220,31 @@ const CASES: readonly { title: string; argv?: string[]; env?: Record<string, str
     problem: /privateKey: must be the text of a PEM\/OpenSSH private key/,
   },
   {
+    title: 'credentials file: duplicate host/kind/port',
+    env: {
+      GIT_CREDENTIALS_CONFIG_PATH: file(
+        '.json',
+        JSON.stringify([
+          { host: 'H', kind: 'https', username: 'u', token: 't' },
+          { host: 'h', port: 443, kind: 'https', username: 'u', token: 't' },
+          { host: 'h', kind: 'https', username: 'v', token: 'w' },
+        ]),
+      ),
+    },
+    problem: /git credentials file .*: \[2\]: duplicate of entry \[0\] \(host "h", kind https\)/,
+  },
+  {
+    title: 'settings file: duplicate credential entries',
+    argv: [
+      '--settings',
+      file(
+        '.yaml',
+        'gitCredentials:\n  entries:\n    - {host: h, kind: https, username: u, token: t}\n    - {host: h, kind: https, username: u, token: t}\n',
+      ),
+    ],
+    problem: /settings file .*: gitCredentials\.entries\[1\]: duplicate of entry \[0\]/,
+  },
+  {
     title: 'mapping file: rule without registry',
     env: { REGISTRY_MAPPING_CONFIG_PATH: file('.json', '[{"hostMatch": "h"}]') },
     problem: /registry mapping file .*: \[0\]: missing required key "registry"/,
