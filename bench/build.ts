@@ -1,0 +1,128 @@
+/**
+ * Benchmark (not a test): the wall time of POST /build against the same work done by hand,
+ * `git clone` + `devcontainer build --push`, for the same fixture repository on the same
+ * builder (the stack's BuildKit endpoint). Runs are interleaved (service, hand, service, ...)
+ * after one warm-up of each, so drift hits both sides alike.
+ *
+ *   npm run stack -- up
+ *   npx tsx bench/build.ts [runs=5] [fixture=feature]
+ *
+ * Target: the service adds under 5 % (ratio <= 1.05).
+ */
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { startApp } from '../test/helpers/app.js';
+import { stackEnv } from '../test/stack/env.js';
+import { devcontainerCliScript } from '../workers/builder/devcontainer-build.js';
+
+const run = promisify(execFile);
+const runs = Number(process.argv[2] ?? 5);
+const fixture = process.argv[3] ?? 'feature';
+const stack = stackEnv();
+const repository = `${stack.GIT_HTTPS_URL}/${fixture}.git`;
+const basePath = process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin';
+
+const app = await startApp({
+  builderEndpoint: stack.BUILDER_ENDPOINT,
+  insecureRegistries: [stack.REGISTRY_ANON],
+  childEnv: { PATH: basePath, GIT_SSL_CAINFO: stack.GIT_CA_FILE },
+  commandLogRetention: 1000,
+});
+
+async function viaService(i: number): Promise<number> {
+  const started = performance.now();
+  const res = await fetch(`${app.url}/build`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      repository,
+      gitCredentials: { username: stack.GIT_HTTPS_USER, token: stack.GIT_HTTPS_PASSWORD },
+      image: { registry: stack.REGISTRY_ANON, name: 'bench/service', tag: `run-${i}` },
+    }),
+  });
+  const body = await res.text();
+  const ms = performance.now() - started;
+  if (res.status !== 200) throw new Error(`POST /build answered ${res.status}: ${body}`);
+  return ms;
+}
+
+async function byHand(i: number): Promise<number> {
+  const work = await mkdtemp(join(tmpdir(), 'ibs-bench-'));
+  const auth = Buffer.from(`${stack.GIT_HTTPS_USER}:${stack.GIT_HTTPS_PASSWORD}`).toString('base64');
+  try {
+    const started = performance.now();
+    await run(
+      'git',
+      ['clone', '--depth', '1', '--single-branch', '--no-tags', '--', repository, join(work, 'src')],
+      {
+        env: {
+          PATH: basePath,
+          HOME: work,
+          GIT_SSL_CAINFO: stack.GIT_CA_FILE,
+          GIT_TERMINAL_PROMPT: '0',
+          GIT_CONFIG_COUNT: '1',
+          GIT_CONFIG_KEY_0: 'http.extraHeader',
+          GIT_CONFIG_VALUE_0: `Authorization: Basic ${auth}`,
+        },
+      },
+    );
+    await run(
+      process.execPath,
+      [
+        devcontainerCliScript(),
+        'build',
+        '--workspace-folder',
+        join(work, 'src'),
+        '--image-name',
+        `${stack.REGISTRY_ANON}/bench/hand:run-${i}`,
+        '--push',
+        '--omit-syntax-directive',
+      ],
+      {
+        env: {
+          PATH: basePath,
+          HOME: process.env.HOME ?? work,
+          DOCKER_CONFIG: stack.STACK_DOCKER_CONFIG,
+          BUILDX_BUILDER: stack.STACK_BUILDER_NAME,
+        },
+        maxBuffer: 64 * 1024 * 1024,
+      },
+    );
+    return performance.now() - started;
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+}
+
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? (s[m] ?? 0) : ((s[m - 1] ?? 0) + (s[m] ?? 0)) / 2;
+};
+const fmt = (ms: number) => `${(ms / 1000).toFixed(3)} s`;
+
+try {
+  console.log(
+    `fixture ${fixture} over https, builder ${stack.BUILDER_ENDPOINT}, ${runs} runs each (+1 warm-up)`,
+  );
+  await viaService(0);
+  await byHand(0);
+  const service: number[] = [];
+  const hand: number[] = [];
+  for (let i = 1; i <= runs; i++) {
+    service.push(await viaService(i));
+    hand.push(await byHand(i));
+    console.log(`run ${i}: service ${fmt(service.at(-1) ?? 0)}  by hand ${fmt(hand.at(-1) ?? 0)}`);
+  }
+  console.log(`POST /build          mean ${fmt(mean(service))}  median ${fmt(median(service))}`);
+  console.log(`clone + build --push mean ${fmt(mean(hand))}  median ${fmt(median(hand))}`);
+  console.log(
+    `ratio (service / by hand): mean ${(mean(service) / mean(hand)).toFixed(3)}  median ${(median(service) / median(hand)).toFixed(3)}  (target <= 1.05)`,
+  );
+} finally {
+  await app.close();
+}
