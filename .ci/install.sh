@@ -125,3 +125,14 @@ else
   echo "$want" >"$stamp"
 fi
 log "done"
+
+# --- 6. container image test (added by the deployment helper, issue 6) -----------------------------
+# debootstrap makes the local Debian base of test/integration/container-image.test.ts (no Docker
+# Hub); the rootfs is cached in /var/cache/ibs-container-base by test/helpers/container-base.sh.
+# tini comes with the bookworm packages above.
+if ! command -v debootstrap >/dev/null 2>&1; then
+  log "apt-get install debootstrap"
+  $SUDO apt-get install -y --no-install-recommends debootstrap ||
+    { $SUDO apt-get update && $SUDO apt-get install -y --no-install-recommends debootstrap; }
+fi
+log "debootstrap: $(dpkg-query -W -f='${Version}' debootstrap)"
