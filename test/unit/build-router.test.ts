@@ -363,3 +363,28 @@ test('maxConcurrent 0: no limit', async (t) => {
   );
   t.is(await gauge(app.url, 'service_builds_capacity'), 0);
 });
+
+test('an empty body is a shape-check 400; the service log says where the shape failed, never the body', async (t) => {
+  const app = await startWithRunner(t, () => Promise.resolve(RESULT));
+  const empty = await fetch(`${app.url}/build`, { method: 'POST' });
+  t.is(empty.status, 400);
+  t.regex(
+    ((await empty.json()) as { error: string }).error,
+    /^missing or invalid fields: repository \(required\); /,
+  );
+
+  const res = await post(app.url, {
+    repository: REPO,
+    gitCredentials: { username: 'u', token: 'tok-SECRET-9' },
+    platforms: ['x'],
+  });
+  t.is(res.status, 400);
+  const refused = app
+    .logText()
+    .split('\n')
+    .filter((l) => l.includes('build request refused'));
+  t.is(refused.length, 2);
+  t.true(refused[1]?.includes('/platforms/0 must match pattern'));
+  t.false(app.logText().includes('tok-SECRET-9'));
+  t.is(app.calls.length, 0);
+});
