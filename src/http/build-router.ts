@@ -73,7 +73,7 @@ export function createBuildRouter(ctx: AppContext, options: BuildRouterOptions =
           repository: plan.repository,
           image: result.image,
           commit: result.commit,
-          durationMs: seconds() * 1000,
+          durationMs: Math.round(seconds() * 1000),
         },
         'build succeeded',
       );
