@@ -1,0 +1,61 @@
+// compose.yaml, the Dockerfile and the chart agree on how the service runs: uid/gid 2000, a
+// read-only root, the same builder state directory, and only environment variables the service reads.
+import test from 'ava';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+import { OPTIONS } from '../../../src/config/options.js';
+import { readChartFile } from './chart.js';
+
+const ROOT = join(import.meta.dirname, '..', '..', '..');
+const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
+const compose = parse(readFileSync(join(ROOT, 'compose.yaml'), 'utf8')) as {
+  services: Record<string, Record<string, unknown>>;
+};
+const service = compose.services['image-build-service'] ?? {};
+
+const dockerfileEnv = (name: string): string | undefined =>
+  new RegExp(`^\\s+${name}=(\\S+)`, 'm').exec(dockerfile)?.[1];
+
+test('one builder state directory everywhere (Dockerfile ENV, chart, compose volume)', (t) => {
+  const dir = dockerfileEnv('DOCKER_CONFIG');
+  t.is(dir, '/var/lib/builder-state');
+  t.regex(
+    readChartFile('templates/deployment.yaml'),
+    new RegExp(`name: DOCKER_CONFIG\\n\\s+value: ${dir}\\n`),
+  );
+  t.true((service.volumes as string[]).includes(`builder-state:${dir}`));
+});
+
+test('the image runs as 2000:2000 under tini, with HOME and caches in /tmp', (t) => {
+  t.regex(dockerfile, /^USER 2000:2000$/m);
+  t.regex(dockerfile, /^ENTRYPOINT \["\/usr\/bin\/tini", "--", "node", "\/app\/dist\/src\/main\.js"\]$/m);
+  for (const name of ['HOME', 'TMPDIR']) t.is(dockerfileEnv(name), '/tmp', name);
+  for (const name of ['XDG_CACHE_HOME', 'XDG_CONFIG_HOME', 'npm_config_cache']) {
+    t.regex(dockerfileEnv(name) ?? '', /^\/tmp\//, name);
+  }
+  t.regex(dockerfile, /^ARG BASE_IMAGE=node:24-bookworm-slim$/m);
+  t.notRegex(dockerfile, /^# syntax=/m);
+});
+
+test('compose runs the service like the chart: read-only, 2000:2000, no capabilities, tmpfs /tmp', (t) => {
+  t.is(service.read_only, true);
+  t.is(service.user, '2000:2000');
+  t.deepEqual(service.cap_drop, ['ALL']);
+  t.true((service.tmpfs as string[]).some((entry) => entry.startsWith('/tmp:')));
+  t.deepEqual((service.build as { context: string }).context, '.');
+});
+
+test('compose sets only variables the service reads, pointing at its own builder and registry', (t) => {
+  const env = service.environment as Record<string, string>;
+  const known = new Set(OPTIONS.map((o) => o.env));
+  for (const name of Object.keys(env)) t.true(known.has(name), name);
+  t.is(env.BUILDER_ENDPOINT, 'tcp://buildkitd:1234');
+  t.is(env.INSECURE_REGISTRIES, 'registry:5000');
+  t.deepEqual(compose.services.buildkitd?.command, [
+    '--addr',
+    'tcp://0.0.0.0:1234',
+    '--config',
+    '/etc/buildkit/buildkitd.toml',
+  ]);
+});
