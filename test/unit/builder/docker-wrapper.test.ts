@@ -1,0 +1,76 @@
+import test from 'ava';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { run } from '../../../src/exec/run.js';
+import {
+  LABEL_REVISION_VAR,
+  LABEL_SOURCE_VAR,
+  PLATFORMS_VAR,
+  writeDockerWrapper,
+} from '../../../workers/builder/docker-wrapper.js';
+
+/** A fake `docker` that prints each argument on its own line (NUL-free, so lines are exact). */
+async function setup(t: import('ava').ExecutionContext) {
+  const dir = await mkdtemp(join(tmpdir(), 'wrapper-test-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  await writeFile(join(dir, 'docker'), '#!/bin/sh\nfor a do printf "%s\\n" "$a"; done\n', { mode: 0o755 });
+  const wrapper = await writeDockerWrapper(dir);
+  const call = async (args: string[], env: Record<string, string> = {}) =>
+    (
+      await run(wrapper, args, {
+        baseEnv: { PATH: `${dir}:/usr/bin:/bin` },
+        env: { [LABEL_SOURCE_VAR]: 'https://h/x.git', [LABEL_REVISION_VAR]: 'abc', ...env },
+        captureStdout: true,
+      })
+    ).stdout
+      .split('\n')
+      .slice(0, -1);
+  return { dir, call };
+}
+
+test('buildx build gets the OCI labels; the rest is passed through untouched', async (t) => {
+  const { call } = await setup(t);
+  t.deepEqual(await call(['buildx', 'build', '--push', '-t', 'r/x:1', 'ctx dir']), [
+    'buildx',
+    'build',
+    '--label',
+    'org.opencontainers.image.source=https://h/x.git',
+    '--label',
+    'org.opencontainers.image.revision=abc',
+    '--push',
+    '-t',
+    'r/x:1',
+    'ctx dir',
+  ]);
+});
+
+test('other commands pass through unchanged, without labels', async (t) => {
+  const { call } = await setup(t);
+  t.deepEqual(await call(['inspect', '--type', 'image', 'x']), ['inspect', '--type', 'image', 'x']);
+  t.deepEqual(await call(['buildx', 'version']), ['buildx', 'version']);
+});
+
+test('with IBS_BUILD_PLATFORMS, the --platform value of buildx build is replaced by the full list', async (t) => {
+  const { call } = await setup(t);
+  const out = await call(['buildx', 'build', '--platform', 'linux/amd64', '--push', '.'], {
+    [PLATFORMS_VAR]: 'linux/amd64,linux/386',
+  });
+  t.deepEqual(out.slice(6), ['--platform', 'linux/amd64,linux/386', '--push', '.']);
+  const without = await call(['buildx', 'build', '--platform', 'linux/amd64', '.']);
+  t.deepEqual(without.slice(6), ['--platform', 'linux/amd64', '.']);
+});
+
+test('hostile values are never interpreted by the wrapper shell', async (t) => {
+  const { dir, call } = await setup(t);
+  const canary = join(dir, 'canary');
+  const hostile = `https://h/x.git$(touch ${canary});\`touch ${canary}\` "'*`;
+  const out = await call(['buildx', 'build', `$(touch ${canary})`, '*', ''], {
+    [LABEL_SOURCE_VAR]: hostile,
+    [PLATFORMS_VAR]: `linux/amd64 $(touch ${canary})`,
+  });
+  t.is(out[3], `org.opencontainers.image.source=${hostile}`);
+  t.deepEqual(out.slice(6), [`$(touch ${canary})`, '*', '']);
+  t.false(existsSync(canary));
+});

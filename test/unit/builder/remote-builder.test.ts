@@ -1,0 +1,113 @@
+import test from 'ava';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CommandFailure } from '../../../src/exec/run.js';
+import type { CommandLogWriter } from '../../../src/logs/types.js';
+import { ensureRemoteBuilder, instanceEndpoints } from '../../../workers/builder/remote-builder.js';
+
+/**
+ * A fake `docker` recording its calls in calls.log; `buildx create --name N ... ENDPOINT` writes
+ * the instance file like buildx does, and fails while a `fail` file exists.
+ */
+const FAKE_DOCKER = `#!/bin/sh
+echo "$*" >> "$FAKE_DIR/calls.log"
+[ -e "$FAKE_DIR/fail" ] && { echo "ERROR: cannot create builder" >&2; exit 1; }
+if [ "$1 $2" = "buildx create" ]; then
+  mkdir -p "$DOCKER_CONFIG/buildx/instances"
+  printf '{"Name":"%s","Driver":"remote","Nodes":[{"Name":"%s0","Endpoint":"%s"}]}' "$4" "$4" "$7" > "$DOCKER_CONFIG/buildx/instances/$4"
+  echo "$4"
+fi
+exit 0
+`;
+
+function memoryLog(): CommandLogWriter & { text: () => string } {
+  let text = '';
+  return {
+    id: 'img-00000000-0000-0000-0000-000000000000',
+    write: (c) => void (text += String(c)),
+    addSecrets: () => undefined,
+    close: async () => undefined,
+    text: () => text,
+  };
+}
+
+async function setup(t: import('ava').ExecutionContext) {
+  const dir = await mkdtemp(join(tmpdir(), 'builder-test-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  await mkdir(join(dir, 'bin'));
+  await writeFile(join(dir, 'bin', 'docker'), FAKE_DOCKER, { mode: 0o755 });
+  const config = (endpoint: string) => ({
+    childEnv: { PATH: `${join(dir, 'bin')}:/usr/bin:/bin`, FAKE_DIR: dir },
+    builderName: 'svc-remote',
+    builderEndpoint: endpoint,
+    dockerConfigDir: join(dir, 'state'),
+  });
+  const calls = async () =>
+    (await readFile(join(dir, 'calls.log'), 'utf8').catch(() => '')).split('\n').filter(Boolean);
+  const ensure = (endpoint: string, log = memoryLog()) =>
+    ensureRemoteBuilder({ config: config(endpoint), log, home: dir, signal: new AbortController().signal });
+  return { dir, calls, ensure };
+}
+
+test('created once per process, concurrent builds share the setup, output in the triggering log', async (t) => {
+  const { calls, ensure } = await setup(t);
+  const log = memoryLog();
+  await Promise.all([
+    ensure('tcp://127.0.0.1:1', log),
+    ensure('tcp://127.0.0.1:1'),
+    ensure('tcp://127.0.0.1:1'),
+  ]);
+  await ensure('tcp://127.0.0.1:1');
+  t.deepEqual(await calls(), ['buildx create --name svc-remote --driver remote tcp://127.0.0.1:1']);
+  t.true(
+    log
+      .text()
+      .includes('$ docker buildx create --name svc-remote --driver remote tcp://127.0.0.1:1\nsvc-remote\n'),
+  );
+});
+
+test('an existing builder with the same endpoint is reused; another endpoint replaces it', async (t) => {
+  const { dir, calls, ensure } = await setup(t);
+  await mkdir(join(dir, 'state', 'buildx', 'instances'), { recursive: true });
+  await writeFile(
+    join(dir, 'state', 'buildx', 'instances', 'svc-remote'),
+    JSON.stringify({ Name: 'svc-remote', Nodes: [{ Endpoint: 'tcp://127.0.0.1:2' }] }),
+  );
+  const log = memoryLog();
+  await ensure('tcp://127.0.0.1:2', log);
+  t.deepEqual(await calls(), []);
+  t.true(log.text().includes('reusing remote builder svc-remote'));
+  await ensure('tcp://127.0.0.1:3');
+  t.deepEqual(await calls(), [
+    'buildx rm svc-remote',
+    'buildx create --name svc-remote --driver remote tcp://127.0.0.1:3',
+  ]);
+});
+
+test('a failed setup fails that build and is retried by the next one', async (t) => {
+  const { dir, calls, ensure } = await setup(t);
+  await writeFile(join(dir, 'fail'), '');
+  const log = memoryLog();
+  const err = await t.throwsAsync(ensure('tcp://127.0.0.1:4', log));
+  t.true(err instanceof CommandFailure);
+  t.true(log.text().includes('ERROR: cannot create builder'));
+  await rm(join(dir, 'fail'));
+  await ensure('tcp://127.0.0.1:4');
+  t.is((await calls()).length, 2);
+});
+
+test('no endpoint configured: nothing to set up', async (t) => {
+  const { calls, ensure } = await setup(t);
+  await ensure('');
+  t.deepEqual(await calls(), []);
+});
+
+test('instanceEndpoints reads the node endpoints of a buildx instance file', (t) => {
+  t.deepEqual(instanceEndpoints('{"Nodes":[{"Endpoint":"tcp://a:1"},{"Endpoint":"tcp://b:2"}]}'), [
+    'tcp://a:1',
+    'tcp://b:2',
+  ]);
+  t.deepEqual(instanceEndpoints('{"Nodes":null}'), []);
+  t.deepEqual(instanceEndpoints('garbage'), []);
+});
