@@ -4,9 +4,8 @@
  * spec without `type=` gets `type=registry` first. Quotes are refused by the request
  * schema (buildx reads specs as CSV, and a quoted field could hide a second `type=`).
  */
+import { isAllowedCacheType } from '../src/config/cache-spec.js';
 import { cacheTypeNotAllowed, invalidFields } from '../src/errors.js';
-
-export const ALLOWED_CACHE_TYPES = ['registry', 'gha', 'inline'] as const;
 
 const KEY = /^[A-Za-z0-9_.-]+$/;
 // eslint-disable-next-line no-control-regex -- finding control characters is the point
@@ -30,6 +29,6 @@ export function normaliseCacheSpec(field: 'cacheFrom' | 'cacheTo', spec: string)
     }
   }
   if (type === undefined) return `type=registry,${spec}`;
-  if (!(ALLOWED_CACHE_TYPES as readonly string[]).includes(type)) throw cacheTypeNotAllowed(field, type);
+  if (!isAllowedCacheType(type)) throw cacheTypeNotAllowed(field, type);
   return spec;
 }
