@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,7 +22,7 @@ export interface ServiceProcess {
 
 /**
  * Runs the real entry (`node --import tsx src/main.ts`) with an isolated environment:
- * its own TMPDIR (scratch), HOME and DOCKER_CONFIG under a fresh temp dir.
+ * its own TMPDIR (scratch), HOME and DOCKER_CONFIG under a fresh temp dir, removed when it exits.
  */
 export function spawnService(args: readonly string[], env: Record<string, string> = {}): ServiceProcess {
   const dir = mkdtempSync(join(tmpdir(), 'ibs-main-'));
@@ -49,7 +49,10 @@ export function spawnService(args: readonly string[], env: Record<string, string
     err += chunk.toString('utf8');
   });
   const exited = new Promise<number | string>((resolve) =>
-    child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')),
+    child.once('exit', (code, signal) => {
+      rmSync(dir, { recursive: true, force: true });
+      resolve(code ?? signal ?? 'unknown');
+    }),
   );
   const lines = (): Record<string, unknown>[] =>
     out

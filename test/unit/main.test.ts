@@ -1,5 +1,6 @@
 import test from 'ava';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { request, type IncomingMessage } from 'node:http';
 import { join } from 'node:path';
 import { OPTIONS } from '../../src/config/options.js';
@@ -75,9 +76,8 @@ test.serial(
   'startup errors from files: bad extension, unknown key, malformed credentials entry, bad docker config',
   async (t) => {
     const port = await freePort();
-    const first = spawnService(['--version']); // only for a scratch dir
-    await first.exited;
-    const dir = first.dir;
+    const dir = mkdtempSync(join(tmpdir(), 'ibs-main-files-'));
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
     writeFileSync(join(dir, 'settings.yaml'), 'service:\n  port: 8080\n  hostname: x\n');
     writeFileSync(
       join(dir, 'creds.json'),
