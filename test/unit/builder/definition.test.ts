@@ -1,4 +1,4 @@
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -7,7 +7,7 @@ import { referencedPaths, resolveDefinition } from '../../../workers/builder/def
 
 type Tree = Record<string, string | { link: string }>;
 
-async function clone(t: import('ava').ExecutionContext, tree: Tree) {
+async function clone(t: ExecutionContext, tree: Tree) {
   const root = await mkdtemp(join(tmpdir(), 'definition-test-'));
   t.teardown(() => rm(root, { recursive: true, force: true }));
   const src = join(root, 'src');

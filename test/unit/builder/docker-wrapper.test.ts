@@ -1,4 +1,4 @@
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -12,7 +12,7 @@ import {
 } from '../../../workers/builder/docker-wrapper.js';
 
 /** A fake `docker` that prints each argument on its own line (NUL-free, so lines are exact). */
-async function setup(t: import('ava').ExecutionContext) {
+async function setup(t: ExecutionContext) {
   const dir = await mkdtemp(join(tmpdir(), 'wrapper-test-'));
   t.teardown(() => rm(dir, { recursive: true, force: true }));
   await writeFile(join(dir, 'docker'), '#!/bin/sh\nfor a do printf "%s\\n" "$a"; done\n', { mode: 0o755 });

@@ -1,4 +1,4 @@
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -32,7 +32,7 @@ function memoryLog(): CommandLogWriter & { text: () => string } {
   };
 }
 
-async function setup(t: import('ava').ExecutionContext) {
+async function setup(t: ExecutionContext) {
   const dir = await mkdtemp(join(tmpdir(), 'builder-test-'));
   t.teardown(() => rm(dir, { recursive: true, force: true }));
   await mkdir(join(dir, 'bin'));
