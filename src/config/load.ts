@@ -163,6 +163,19 @@ export function loadConfigWithSources(input: LoadInput): LoadedConfig {
     settingsPathText === undefined || settingsPathText === '' ? undefined : settingsPathText;
   const settings = settingsPath === undefined ? undefined : readSettings(settingsPath, problems);
 
+  // Further checks of every valid settings value, used or overridden: the file is checked whole.
+  const failedChecks = new Set<OptionName>();
+  for (const option of OPTIONS) {
+    if (settings === undefined || option.settingsKey === undefined || option.check === undefined) continue;
+    const raw = settingsValue(settings.values, option.settingsKey);
+    if (raw === undefined || isInvalid(settings, option.settingsKey)) continue;
+    const problem = option.check(raw as OptionValue);
+    if (problem === undefined) continue;
+    failedChecks.add(option.name);
+    const got = option.secret ? '' : ` (got ${JSON.stringify(raw)})`;
+    problems.push(`settings file ${settingsPath}: ${option.settingsKey}: ${problem}${got}`);
+  }
+
   const values: Partial<Record<OptionName, OptionValue>> = {};
   const sources = {} as Record<OptionName, ValueSource>;
   for (const option of OPTIONS) {
@@ -181,15 +194,9 @@ export function loadConfigWithSources(input: LoadInput): LoadedConfig {
       option.settingsKey !== undefined &&
       settingsValue(settings.values, option.settingsKey) !== undefined
     ) {
-      const raw = settingsValue(settings.values, option.settingsKey) as OptionValue;
       source = 'settings';
-      if (!isInvalid(settings, option.settingsKey)) {
-        const problem = option.check?.(raw);
-        if (problem === undefined) value = raw;
-        else {
-          const got = option.secret ? '' : ` (got ${JSON.stringify(raw)})`;
-          problems.push(`settings file ${settingsPath}: ${option.settingsKey}: ${problem}${got}`);
-        }
+      if (!isInvalid(settings, option.settingsKey) && !failedChecks.has(option.name)) {
+        value = settingsValue(settings.values, option.settingsKey) as OptionValue;
       }
     } else {
       value = option.default;

@@ -27,7 +27,13 @@ function problemsOf(argv: string[], env: Record<string, string> = {}): string[] 
   return [];
 }
 
-const CASES: readonly { title: string; argv?: string[]; env?: Record<string, string>; problem: RegExp }[] = [
+const CASES: readonly {
+  title: string;
+  argv?: string[];
+  env?: Record<string, string>;
+  problem: RegExp;
+  count?: number;
+}[] = [
   { title: 'unknown flag', argv: ['--prot', '1'], problem: /^unknown option --prot/ },
   { title: 'positional argument', argv: ['serve'], problem: /unexpected argument "serve"/ },
   { title: 'flag without value', argv: ['--port'], problem: /^--port: missing value/ },
@@ -157,6 +163,17 @@ const CASES: readonly { title: string; argv?: string[]; env?: Record<string, str
     problem: /build\.cacheFrom: cache type "local" is not allowed/,
   },
   {
+    title: 'settings file: checked whole, also where a flag overrides it',
+    argv: [
+      '--build-cache-from=type=gha',
+      '--port=1',
+      '--settings',
+      file('.json', '{"build": {"cacheFrom": "type=local,src=/x"}, "service": {"port": 0.5}}'),
+    ],
+    problem: /build\.cacheFrom: cache type "local" is not allowed|service\.port: must be an integer/,
+    count: 2,
+  },
+  {
     title: 'credentials file: https entry without token',
     argv: [
       '--git-credentials-config-path',
@@ -279,8 +296,8 @@ const CASES: readonly { title: string; argv?: string[]; env?: Record<string, str
 for (const c of CASES) {
   test(`startup error: ${c.title}`, (t) => {
     const problems = problemsOf(c.argv ?? [], c.env ?? {});
-    t.is(problems.length, 1, problems.join('\n'));
-    t.regex(problems[0] ?? '', c.problem);
+    t.is(problems.length, c.count ?? 1, problems.join('\n'));
+    for (const problem of problems) t.regex(problem, c.problem);
   });
 }
 
