@@ -116,9 +116,15 @@ function killGroup(pgid: number, signal: NodeJS.Signals): void {
   }
 }
 
+/**
+ * Secrets at least this long are refused in argv. Shorter ones are not checked: they could
+ * match an unrelated argument (a path, a uuid) and fail a legitimate build.
+ */
+const MIN_CHECKED_SECRET_LENGTH = 8;
+
 function checkArgv(command: string, args: readonly string[], secrets: readonly string[]): void {
   for (const secret of secrets) {
-    if (secret.length < 4) continue;
+    if (secret.length < MIN_CHECKED_SECRET_LENGTH) continue;
     if ([command, ...args].some((arg) => arg.includes(secret))) {
       // A programming error, never a user error: refuse before anything starts.
       throw new Error(`refusing to run ${command}: a secret would appear in its argv`);

@@ -224,3 +224,8 @@ for (const [args, secrets, line] of [
 ] as const) {
   test(`commandLine: ${line}`, (t) => t.is(commandLine('git', args, secrets), line));
 }
+
+test('a short secret that happens to match an argument does not block the command', async (t) => {
+  const result = await run('printf', ['%s', 'main'], { baseEnv, secrets: ['main'], captureStdout: true });
+  t.is(result.stdout, 'main');
+});
