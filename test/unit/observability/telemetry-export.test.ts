@@ -165,14 +165,14 @@ test.serial('withSpan records a child span, and a failure as an error with its c
     async () => 'ok',
   );
   await t.throwsAsync(
-    withSpan('git.clone', { 'git.host': 'git.example' }, async () => {
+    withSpan('test.failing-step', { 'git.host': 'git.example' }, async () => {
       throw new ServiceError('COMMAND_FAILED', `git clone https://u:${REQUEST_TOKEN}@x exited with code 128`);
     }),
   );
   const ok = await otlp.waitForSpan((s) => s.name === 'registry.manifest');
   t.is(ok.attributes['registry.host'], '127.0.0.1:5000');
   t.is(ok.statusCode, 0);
-  const failed = await otlp.waitForSpan((s) => s.name === 'git.clone');
+  const failed = await otlp.waitForSpan((s) => s.name === 'test.failing-step');
   t.is(failed.statusCode, 2);
   t.is(failed.attributes['error.type'], 'COMMAND_FAILED');
   for (const secret of SECRETS) t.false(otlp.rawText().includes(secret), `spans leak ${secret}`);
