@@ -228,3 +228,17 @@ for (const [what, files] of [
     t.is((await fetch(`http://${stack.REGISTRY_ANON}/v2/${name}/tags/list`)).status, 404);
   });
 }
+
+test('a repository without commits: 500 from reading HEAD, with the clone log', async (t) => {
+  const app = await startBuildApp();
+  t.teardown(() => app.close());
+  const res = await postBuild(app, {
+    repository: httpsRepo('empty'),
+    gitCredentials: httpsCreds(),
+    image: { registry: stack.REGISTRY_ANON, name: uniqueName('empty') },
+  });
+  t.is(res.status, 500);
+  t.regex(String(res.body.error), /^git -C \S+ rev-parse HEAD --abbrev-ref HEAD exited with code 128$/);
+  const log = await fetchLog(app, res.body.logId);
+  t.regex(log.text, /empty repository/);
+});

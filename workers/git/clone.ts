@@ -4,7 +4,7 @@
  * 0600 files of the request's `git/` directory (an askpass script for https, a key file for
  * ssh), never in argv, env values or the clone's .git/config; that directory is removed as
  * soon as the clone ends. Then the commit (`rev-parse HEAD`) and, when none was asked for,
- * the default branch's name are read from the clone.
+ * the default branch's name (`--abbrev-ref HEAD`) are read from the clone.
  */
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -87,20 +87,14 @@ export async function cloneRepository(
           timeoutSeconds: config.build.cloneTimeoutSeconds,
         };
         await run('git', cloneArgs(plan.url.cloneUrl, dir.clone, plan.branch), options);
-        const head = await run('git', ['-C', dir.clone, 'rev-parse', 'HEAD'], {
+        // One process for both: the full commit, then the checked-out branch's short name.
+        const head = await run('git', ['-C', dir.clone, 'rev-parse', 'HEAD', '--abbrev-ref', 'HEAD'], {
           ...options,
           captureStdout: true,
         });
-        const commit = head.stdout.trim();
+        const [commit = '', headName = ''] = head.stdout.trim().split('\n');
         if (!COMMIT.test(commit)) throw new Error(`unexpected rev-parse output: ${JSON.stringify(commit)}`);
-        const branch =
-          plan.branch ??
-          (
-            await run('git', ['-C', dir.clone, 'symbolic-ref', '--short', 'HEAD'], {
-              ...options,
-              captureStdout: true,
-            })
-          ).stdout.trim();
+        const branch = plan.branch ?? headName.trim();
         return { dir: dir.clone, branch, commit, logId: log.id };
       },
     );
