@@ -1,34 +1,34 @@
 import Koa from 'koa';
-import bodyParser from 'koa-bodyparser';
 import type { AppContext } from './context.js';
-import { bodyTooLarge, internal, invalidJson, isServiceError, notFound, ServiceError } from './errors.js';
-import { createBuildRouter } from './http/build-router.js';
+import { badRequest, internal, isServiceError, notFound, type ServiceError } from './errors.js';
+import { createBuildRouter, type BuildRouterOptions } from './http/build-router.js';
+import { bodyError } from './http/json-body.js';
 import { createLogsRouter } from './http/logs-router.js';
 import { createOpsRouter } from './http/ops-router.js';
 import { createRegistryRouter } from './http/registry-router.js';
 import { traceRequests } from './observability/tracing.js';
 
-export const BODY_LIMIT_BYTES = 1024 * 1024;
-
 /** Maps anything thrown below the routers to a ServiceError (framework client errors stay 4xx). */
 function toServiceError(err: unknown): ServiceError {
   if (isServiceError(err)) return err;
-  const e = err as { status?: unknown; type?: unknown; expose?: unknown; message?: unknown };
-  const status = typeof e.status === 'number' ? e.status : 500;
-  if (status === 413 || e.type === 'entity.too.large') return bodyTooLarge(BODY_LIMIT_BYTES);
-  // co-body throws the JSON.parse SyntaxError with status 400.
-  if (e.type === 'entity.parse.failed' || (err instanceof SyntaxError && status === 400))
-    return invalidJson();
-  if (status >= 400 && status < 500) {
-    // Other framework client errors (unsupported charset, aborted request...): keep the 4xx.
-    const se = new ServiceError('INVALID_FIELDS', typeof e.message === 'string' ? e.message : 'bad request');
-    return Object.assign(se, { status });
+  const parseError = bodyError(err);
+  if (parseError) return parseError;
+  const e = err as { status?: unknown; message?: unknown };
+  if (typeof e.status === 'number' && e.status >= 400 && e.status < 500) {
+    // Other framework client errors (unsupported charset, aborted request...) stay client errors.
+    return badRequest(typeof e.message === 'string' ? e.message : 'bad request');
   }
   return internal(err);
 }
 
+export interface AppOptions {
+  /** Options of the build router (tests inject a fake job runner here). */
+  build?: BuildRouterOptions;
+}
+
 /** Builds the Koa application; it never listens (main.ts or a test does). */
-export function createApp(ctx: AppContext): Koa {
+/** Builds the Koa application; it never listens (main.ts or a test does). */
+export function createApp(ctx: AppContext, options: AppOptions = {}): Koa {
   const app = new Koa();
   app.proxy = false;
   // Outermost: every later middleware (the request log line included) runs inside the request span.
@@ -66,19 +66,9 @@ export function createApp(ctx: AppContext): Koa {
     }
   });
 
-  app.use(
-    bodyParser({
-      enableTypes: ['json'],
-      jsonLimit: `${BODY_LIMIT_BYTES}b`,
-      strict: false,
-      // Any POST body is JSON, whatever its content type says.
-      detectJSON: (koaCtx) => koaCtx.method === 'POST',
-    }),
-  );
-
   for (const router of [
     createOpsRouter(ctx),
-    createBuildRouter(ctx),
+    createBuildRouter(ctx, options.build),
     createRegistryRouter(ctx),
     createLogsRouter(ctx),
   ]) {

@@ -8,6 +8,7 @@
 export const ERROR_STATUS = {
   NOT_FOUND: 404,
   INVALID_JSON: 400,
+  BAD_REQUEST: 400,
   BODY_TOO_LARGE: 413,
   INVALID_FIELDS: 400,
   INVALID_QUERY: 400,
@@ -71,6 +72,8 @@ export const isServiceError = (err: unknown): err is ServiceError => err instanc
 // Constructors for errors whose text the contract fixes. Keep texts here, not at throw sites.
 
 export const notFound = (): ServiceError => new ServiceError('NOT_FOUND', 'not found');
+
+export const badRequest = (message: string): ServiceError => new ServiceError('BAD_REQUEST', message);
 
 export const invalidJson = (): ServiceError => new ServiceError('INVALID_JSON', 'invalid JSON body');
 

@@ -6,7 +6,7 @@
  */
 import type { Config } from '../src/config/types.js';
 import { imageNameUnderivable, invalidBranch, noRegistry } from '../src/errors.js';
-import { parseBuildRequest } from '../src/http/build-schema.js';
+import { parseBuildRequest } from './build-schema.js';
 import { normaliseCacheSpec } from './cache-spec.js';
 import { resolveGitCredential } from './git/credentials.js';
 import { isValidRefName } from './git/ref-name.js';

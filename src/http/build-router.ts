@@ -10,6 +10,7 @@ import { isServiceError } from '../errors.js';
 import type { BuildStatus } from '../observability/metrics.js';
 import { runBuildJob } from '../../workers/build-job.js';
 import { planBuild } from '../../workers/plan.js';
+import { readJsonBody } from './json-body.js';
 import type { BuildPlan, BuildResult } from '../../workers/plan-types.js';
 import { createBuildQueue, type BuildQueue } from '../../workers/queue.js';
 
@@ -41,7 +42,7 @@ export function createBuildRouter(ctx: AppContext, options: BuildRouterOptions =
   router.post('/build', async (koaCtx) => {
     let plan: BuildPlan;
     try {
-      plan = planBuild(koaCtx.request.body, ctx.config);
+      plan = planBuild(await readJsonBody(koaCtx), ctx.config);
     } catch (err) {
       ctx.metrics.countBuild(isServiceError(err) && err.status < 500 ? 'invalid_request' : 'failure');
       if (isServiceError(err)) {

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { createApp } from '../../src/app.js';
+import { createApp, type AppOptions } from '../../src/app.js';
 import type { Config } from '../../src/config/types.js';
 import type { AppContext } from '../../src/context.js';
 import { createLogStore } from '../../src/logs/store.js';
@@ -54,7 +54,7 @@ export interface RunningApp {
 /** Starts the real app on 127.0.0.1:0 with its own scratch dir; close() stops it and removes the scratch dir. */
 export async function startApp(
   overrides: Partial<Config> = {},
-  options: { errorTracker?: ErrorTracker } = {},
+  options: { errorTracker?: ErrorTracker; app?: AppOptions } = {},
 ): Promise<RunningApp> {
   const scratchDir = overrides.scratchDir ?? (await mkdtemp(join(tmpdir(), 'ibs-test-')));
   const config = testConfig({ ...overrides, scratchDir });
@@ -74,7 +74,7 @@ export async function startApp(
     errorTracker: options.errorTracker ?? noopErrorTracker,
     shutdownSignal: abort.signal,
   };
-  const server = createApp(ctx).listen(0, '127.0.0.1');
+  const server = createApp(ctx, options.app).listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', resolve));
   const { port } = server.address() as AddressInfo;
   return {

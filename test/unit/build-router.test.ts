@@ -4,21 +4,13 @@
  */
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import test, { type ExecutionContext } from 'ava';
-import type Koa from 'koa';
-import { createApp } from '../../src/app.js';
 import type { Config } from '../../src/config/types.js';
 import type { AppContext } from '../../src/context.js';
 import { commandFailed, ServiceError } from '../../src/errors.js';
-import { createBuildRouter, type BuildJobRunner } from '../../src/http/build-router.js';
-import { createLogStore } from '../../src/logs/store.js';
-import { noopErrorTracker } from '../../src/observability/error-tracking.js';
-import { createLogger } from '../../src/observability/logger.js';
-import { Metrics } from '../../src/observability/metrics.js';
+import type { BuildJobRunner } from '../../src/http/build-router.js';
 import type { BuildPlan, BuildResult } from '../../workers/plan-types.js';
 import { startApp, testConfig } from '../helpers/app.js';
 
@@ -29,53 +21,25 @@ interface Harness {
   logText: () => string;
 }
 
-/** The real app, its build router swapped for one using `runJob` (Koa composes middleware at listen). */
+/** The real app on port 0, its build router using `runJob` (every invocation recorded). */
 async function startWithRunner(
   t: ExecutionContext,
   runJob: BuildJobRunner,
   overrides: Partial<Config> = {},
 ): Promise<Harness> {
-  const scratchDir = await mkdtemp(join(tmpdir(), 'ibs-build-router-'));
-  const config = testConfig({ ...overrides, scratchDir });
-  let text = '';
-  const destination = new Writable({
-    write(chunk: Buffer, _enc, cb) {
-      text += chunk.toString('utf8');
-      cb();
-    },
-  });
-  const abort = new AbortController();
-  const ctx: AppContext = {
-    config,
-    logger: createLogger({ serviceName: config.serviceName, environment: config.environment, destination }),
-    metrics: new Metrics(),
-    logStore: await createLogStore(config),
-    errorTracker: noopErrorTracker,
-    shutdownSignal: abort.signal,
-  };
   const calls: BuildPlan[] = [];
-  const app = createApp(ctx);
-  const index = app.middleware.findIndex((mw) => {
-    const router = (mw as { router?: { stack: { path: string }[] } }).router;
-    return router?.stack.some((layer) => layer.path === '/build') ?? false;
-  });
-  if (index < 0) throw new Error('build router not found in the app');
-  app.middleware[index] = createBuildRouter(ctx, {
-    runJob: (plan, c, signal) => {
-      calls.push(plan);
-      return runJob(plan, c, signal);
+  const app = await startApp(overrides, {
+    app: {
+      build: {
+        runJob: (plan, c, signal) => {
+          calls.push(plan);
+          return runJob(plan, c, signal);
+        },
+      },
     },
-  }).routes() as Koa.Middleware;
-  const server = app.listen(0, '127.0.0.1');
-  await new Promise<void>((resolve) => server.once('listening', resolve));
-  t.teardown(async () => {
-    abort.abort();
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-    await rm(scratchDir, { recursive: true, force: true });
   });
-  const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}`, ctx, calls, logText: () => text };
+  t.teardown(app.close);
+  return { url: app.url, ctx: app.ctx, calls, logText: app.logText };
 }
 
 const post = (url: string, body: unknown) =>

@@ -60,6 +60,10 @@ test('invalid JSON gets 400 invalid JSON body; oversized bodies get 413 JSON', a
   t.is(big.status, 413);
   const body = (await big.json()) as { error: string };
   t.regex(body.error, /too large/);
+
+  // Both are build attempts: counted as invalid requests.
+  const metrics = await (await fetch(`${app.url}/metrics`)).text();
+  t.true(metrics.includes('service_builds_total{status="invalid_request"} 2'));
 });
 
 test('metrics expose the contract names with every label value at 0', async (t) => {

@@ -1,6 +1,6 @@
 import test from 'ava';
 import { isServiceError } from '../../../src/errors.js';
-import { parseBuildRequest } from '../../../src/http/build-schema.js';
+import { parseBuildRequest } from '../../../workers/build-schema.js';
 
 const accepted: [string, unknown][] = [
   ['repository only', { repository: 'x' }],

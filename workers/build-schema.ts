@@ -7,8 +7,8 @@
  * `branch` are checked by their own parsers, which answer more precise 400s.
  */
 import { Ajv, type JSONSchemaType } from 'ajv';
-import { invalidFields } from '../errors.js';
-import { IMAGE_NAME_PATTERN, IMAGE_TAG_PATTERN, REGISTRY_PATTERN } from '../../workers/image-name.js';
+import { invalidFields } from '../src/errors.js';
+import { IMAGE_NAME_PATTERN, IMAGE_TAG_PATTERN, REGISTRY_PATTERN } from './image-name.js';
 
 export const PLATFORM_PATTERN = '^[a-z0-9]+/[a-z0-9_]+(?:/[a-z0-9]+)?$';
 /** No C0 control character, no DEL. */
