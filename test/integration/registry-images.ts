@@ -33,7 +33,7 @@ export async function fixtureBuilder(env: StackEnv): Promise<FixtureBuilder> {
   };
   await writeFile(join(dockerConfig, 'config.json'), JSON.stringify({ auths }), { mode: 0o600 });
   const builder = `ibs-regtest-${randomBytes(4).toString('hex')}`;
-  const dockerEnv = { DOCKER_CONFIG: dockerConfig, BUILDX_NO_DEFAULT_ATTESTATIONS: '' };
+  const dockerEnv = { DOCKER_CONFIG: dockerConfig };
   await execa('docker', ['buildx', 'create', '--name', builder, '--driver', 'remote', env.BUILDER_ENDPOINT], {
     env: dockerEnv,
   });
