@@ -91,6 +91,15 @@ async function main(): Promise<void> {
       },
       'listening',
     );
+    if (config.sshHostKeyPolicy === 'pinned') {
+      const unpinned = config.gitCredentials.filter((e) => e.kind === 'ssh' && e.pinnedHostKey === undefined);
+      if (unpinned.length > 0) {
+        logger.warn(
+          { hosts: unpinned.map((e) => e.host) },
+          'ssh host key policy is pinned but these ssh credential entries have no pinnedHostKey: their builds answer 400',
+        );
+      }
+    }
   });
 
   const shutdown = createShutdown({
