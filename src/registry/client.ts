@@ -111,9 +111,14 @@ export class RegistryClient {
     const identity = credentialIdentity(call.credentials);
     const mode = this.authModes.get(ref.origin);
     let authorization: string | undefined;
+    let freshToken = false;
     if (mode?.kind === 'bearer') {
-      const token = this.tokens.get(this.tokenKey(ref, mode, scope, identity));
-      if (token) authorization = `Bearer ${token}`;
+      // The realm is known from an earlier challenge: a missing or expired token is fetched
+      // up front instead of learning the challenge again.
+      const key = this.tokenKey(ref, mode, scope, identity);
+      const cached = this.tokens.get(key);
+      freshToken = cached === undefined;
+      authorization = `Bearer ${cached ?? (await this.token(call, key, [scope]))}`;
     } else if (mode?.kind === 'basic' && call.credentials) {
       authorization = basicAuthorization(call.credentials);
     }
@@ -130,10 +135,19 @@ export class RegistryClient {
         realm: bearer.params.realm ?? '',
         service: bearer.params.service ?? '',
       };
+      const scopes = mergeScopes(scope, bearer.params.scope);
+      const sameAsk =
+        mode?.kind === 'bearer' &&
+        mode.realm === next.realm &&
+        mode.service === next.service &&
+        scopes.length === 1 &&
+        scopes[0] === scope;
+      // A token fetched just now for exactly what the challenge asks would be refused again.
+      if (freshToken && sameAsk) return first;
       this.authModes.set(ref.origin, next);
       const key = this.tokenKey(ref, next, scope, identity);
       this.tokens.delete(key);
-      const token = await this.token(call, key, mergeScopes(scope, bearer.params.scope));
+      const token = await this.token(call, key, scopes);
       return this.send(call, method, url, `Bearer ${token}`, options);
     }
     if (basic && call.credentials && !authorization?.startsWith('Basic ')) {

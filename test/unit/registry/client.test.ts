@@ -109,10 +109,14 @@ test('bearer: tokens are cached per credential identity and per scope', async (t
   const res = await client.request(anonymous, 'HEAD', 'dev/app/manifests/1', { maxBytes: 0 });
   t.is(res.status, 401);
   t.is(registry.requests.at(-1)?.headers.authorization, 'Bearer tok-2-anon');
-  // another scope (deletion) needs another token
+  // the fresh anonymous token was refused for what the challenge asks: no pointless second exchange
+  t.is(registry.requests.length, 3);
+  t.is(realm.issued(), 2);
+  // another scope (deletion) needs another token, fetched up front from the known realm
   const deletion = callFor(registry.host, [registry.host], true, DELETE_ACTIONS);
   t.true(await imageExists(client, deletion));
   t.is(realm.issued(), 3);
+  t.is(registry.requests.length, 4);
   const scopes = new URL(realm.requests.at(-1)?.url ?? '', realm.origin).searchParams.getAll('scope');
   t.deepEqual(scopes, ['repository:dev/app:pull,push,delete']);
 });
@@ -144,9 +148,12 @@ test('bearer: a token is reused only until expires_in minus the margin', async (
   await imageExists(client, call);
   await imageExists(client, call);
   t.is(realm.issued(), 1);
+  t.is(registry.requests.length, 3);
   await new Promise((r) => setTimeout(r, 800));
   await imageExists(client, call);
   t.is(realm.issued(), 2);
+  // the realm is known: the new token is fetched up front, no second 401 round trip
+  t.is(registry.requests.length, 4);
   // the expired token was not even tried: the call sent nothing without a fresh token
   t.is(registry.requests.at(-1)?.headers.authorization, 'Bearer tok-2-user');
 });
