@@ -33,6 +33,8 @@ export const LIMITS = {
   errorBytes: 64 * 1024,
 } as const;
 
+const MAX_AUTH_MODES = 1000;
+
 export const PULL: readonly string[] = ['pull'];
 export const DELETE_ACTIONS: readonly string[] = ['pull', 'push', 'delete'];
 
@@ -144,17 +146,27 @@ export class RegistryClient {
         scopes[0] === scope;
       // A token fetched just now for exactly what the challenge asks would be refused again.
       if (freshToken && sameAsk) return first;
-      this.authModes.set(ref.origin, next);
+      this.rememberMode(ref.origin, next);
       const key = this.tokenKey(ref, next, scope, identity);
       this.tokens.delete(key);
       const token = await this.token(call, key, scopes);
       return this.send(call, method, url, `Bearer ${token}`, options);
     }
     if (basic && call.credentials && !authorization?.startsWith('Basic ')) {
-      this.authModes.set(ref.origin, { kind: 'basic' });
+      this.rememberMode(ref.origin, { kind: 'basic' });
       return this.send(call, method, url, basicAuthorization(call.credentials), options);
     }
     return first;
+  }
+
+  /** Bounded: origins come from requests. */
+  private rememberMode(origin: string, mode: AuthMode): void {
+    this.authModes.delete(origin);
+    this.authModes.set(origin, mode);
+    if (this.authModes.size > MAX_AUTH_MODES) {
+      const oldest = this.authModes.keys().next().value;
+      if (oldest !== undefined) this.authModes.delete(oldest);
+    }
   }
 
   private tokenKey(

@@ -41,6 +41,7 @@ export interface TransportResponse {
 }
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+const MAX_AGENTS = 256;
 
 export interface TransportOptions {
   /** Max sockets per origin (default 32). */
@@ -69,8 +70,20 @@ export class Transport {
           ? new https.Agent(this.ca === undefined ? opts : { ...opts, ca: this.ca })
           : new http.Agent(opts);
       this.agents.set(url.origin, agent);
+      this.evictIdleAgents(url.origin);
     }
     return agent;
+  }
+
+  /** Origins come from requests: beyond MAX_AGENTS, the oldest idle agents are dropped. */
+  private evictIdleAgents(keep: string): void {
+    for (const [origin, agent] of this.agents) {
+      if (this.agents.size <= MAX_AGENTS) return;
+      if (origin === keep || Object.keys(agent.sockets).length > 0 || Object.keys(agent.requests).length > 0)
+        continue;
+      agent.destroy();
+      this.agents.delete(origin);
+    }
   }
 
   /** Closes every pooled connection. */
