@@ -20,6 +20,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { describeDevcontainer, parseMetadataLabel } from '../../src/devcontainer/index.js';
+import { startApp, type RunningApp } from '../helpers/app.js';
 import { stackEnv } from '../stack/env.js';
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'devcontainer-labels');
@@ -109,6 +110,14 @@ test('at least 20 label fixtures', (t) => {
   t.true(fixtureFiles.length >= 20, `${fixtureFiles.length} fixtures`);
 });
 
+let app: RunningApp;
+test.before(async () => {
+  app = await startApp({ insecureRegistries: [stackEnv().REGISTRY_ANON] });
+});
+test.after.always(async () => {
+  await app?.close();
+});
+
 for (const file of fixtureFiles) {
   const caseName = file.replace(/\.json$/, '');
   test.serial(`CLI parity: ${caseName}`, async (t) => {
@@ -126,6 +135,13 @@ for (const file of fixtureFiles) {
     ) as unknown;
 
     t.deepEqual(ours, cli, fixture.description);
+    // And end to end: GET /devcontainer reads the same label from the registry and answers the same.
+    const res = await fetch(
+      `${app.url}/devcontainer?registry=${encodeURIComponent(env.REGISTRY_ANON)}&name=${name}&tag=1`,
+    );
+    t.is(res.status, 200);
+    const served = (await res.json()) as { configuration: unknown; metadata: unknown };
+    t.deepEqual(served.configuration, cli, `GET /devcontainer: ${fixture.description}`);
     // Not vacuous: the CLI really read the label (every fixture sets at least one field).
     t.not(JSON.stringify(cli), JSON.stringify(describeDevcontainer([{}]).configuration));
   });
