@@ -32,6 +32,7 @@ export async function runBuildJob(
       dir,
       workspaceFolder: cloned.dir,
       configFile: definition.configFile,
+      dockerfileBased: definition.dockerfileBased,
       imageRef: image,
       commit: cloned.commit,
       signal,

@@ -15,6 +15,8 @@ export interface DevcontainerDefinition {
   readonly configFile: string;
   /** The definition's path relative to the clone, or undefined for the generated fallback. */
   readonly repositoryPath?: string;
+  /** Builds a Dockerfile (`build.dockerfile` or `dockerFile`); true as well when unparseable (unknown). */
+  readonly dockerfileBased: boolean;
 }
 
 const isInside = (root: string, path: string): boolean => path === root || path.startsWith(root + sep);
@@ -94,7 +96,7 @@ export async function resolveDefinition(options: {
     await writeFile(configFile, `${JSON.stringify({ image: options.fallbackImage }, null, 2)}\n`, {
       mode: 0o600,
     });
-    return { configFile };
+    return { configFile, dockerfileBased: false };
   }
   const configFile = join(root, found);
   await assertInside(root, configFile, found);
@@ -104,12 +106,20 @@ export async function resolveDefinition(options: {
     definition = parseJsonc(await readFile(realConfig, 'utf8'));
   } catch {
     // Unparseable: the Dev Containers CLI reports it in the build log.
-    return { configFile: realConfig, repositoryPath: found };
+    return { configFile: realConfig, repositoryPath: found, dockerfileBased: true };
   }
   const configDir = dirname(realConfig);
   for (const ref of referencedPaths(definition)) {
     const target = resolve(configDir, ref);
     await assertInside(root, target, `${relative(root, realConfig)}: ${JSON.stringify(ref.slice(0, 200))}`);
   }
-  return { configFile: realConfig, repositoryPath: found };
+  return { configFile: realConfig, repositoryPath: found, dockerfileBased: usesDockerfile(definition) };
+}
+
+function usesDockerfile(definition: unknown): boolean {
+  if (typeof definition !== 'object' || definition === null) return true;
+  const def = definition as Record<string, unknown>;
+  const build =
+    typeof def.build === 'object' && def.build !== null ? (def.build as Record<string, unknown>) : {};
+  return build.dockerfile !== undefined || def.dockerFile !== undefined;
 }

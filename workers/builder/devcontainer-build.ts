@@ -88,6 +88,8 @@ export async function buildAndPush(options: {
   dir: RequestDir;
   workspaceFolder: string;
   configFile?: string;
+  /** The definition builds a Dockerfile: the CLI would drop the labels, so the docker wrapper adds them. */
+  dockerfileBased: boolean;
   imageRef: string;
   commit: string;
   signal: AbortSignal;
@@ -106,7 +108,9 @@ export async function buildAndPush(options: {
       });
       const tmp = join(dir.root, 'tmp');
       await mkdir(tmp, { mode: 0o700 });
-      const dockerPath = await writeDockerWrapper(dir.generated);
+      // The wrapper only when a CLI fault needs it (every docker call through it costs an sh).
+      const needsWrapper = options.dockerfileBased || plan.platforms.length > 1;
+      const dockerPath = needsWrapper ? await writeDockerWrapper(dir.generated) : undefined;
       await seedCliCache(tmp, config.scratchDir);
       const args = devcontainerBuildArgs({
         workspaceFolder: options.workspaceFolder,
@@ -122,7 +126,7 @@ export async function buildAndPush(options: {
           ['org.opencontainers.image.source', plan.repository],
           ['org.opencontainers.image.revision', options.commit],
         ],
-        dockerPath,
+        ...(dockerPath === undefined ? {} : { dockerPath }),
       });
       if (plan.platforms.length > 1) {
         log.write(

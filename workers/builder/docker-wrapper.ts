@@ -1,7 +1,7 @@
 /**
- * The docker CLI as the Dev Containers CLI sees it (`--docker-path`): a small sh wrapper that
- * works around two faults of @devcontainers/cli 0.89.0 and passes everything else to docker
- * unchanged.
+ * The docker CLI as the Dev Containers CLI sees it (`--docker-path`) when one of two faults of
+ * @devcontainers/cli 0.89.0 applies (Dockerfile-based definition, several platforms): a small sh
+ * wrapper that works around them and passes everything else to docker unchanged.
  * - It drops `--label` when it builds a Dockerfile-based definition: the wrapper adds the OCI
  *   labels to every `docker buildx build`.
  * - It parses `--platform a,b` as one platform (`os/arch,os/arch`) when it reads the base

@@ -142,6 +142,20 @@ for (const [name, tree] of escapes) {
   });
 }
 
+for (const [name, tree, expected] of [
+  ['image', { '.devcontainer.json': def({ image: 'x' }) }, false],
+  ['build.dockerfile', { '.devcontainer.json': def({ build: { dockerfile: 'D' } }) }, true],
+  ['legacy dockerFile', { '.devcontainer.json': def({ dockerFile: 'D' }) }, true],
+  ['unparseable (unknown)', { '.devcontainer.json': '{ nope' }, true],
+  ['fallback', {}, false],
+] as const) {
+  test(`resolveDefinition: dockerfileBased for ${name}`, async (t) => {
+    const { src, generated } = await clone(t, tree as Tree);
+    const found = await resolveDefinition({ cloneDir: src, generatedDir: generated, fallbackImage: 'x' });
+    t.is(found.dockerfileBased, expected);
+  });
+}
+
 test('referencedPaths lists what a definition points at', (t) => {
   t.deepEqual(
     referencedPaths({
