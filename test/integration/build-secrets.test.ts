@@ -25,6 +25,7 @@ const privateKey = readFileSync(stack.GIT_SSH_KEY_FILE, 'utf8');
 test('secrets stay out of argv, environments, logs, .git/config and the scratch space', async (t) => {
   const secrets = [
     stack.GIT_HTTPS_PASSWORD,
+    b64(stack.GIT_HTTPS_USER, stack.GIT_HTTPS_PASSWORD),
     stack.REGISTRY_BASIC_PASSWORD,
     b64(stack.REGISTRY_BASIC_USER, stack.REGISTRY_BASIC_PASSWORD),
     stack.REGISTRY_TOKEN_PASSWORD,

@@ -1,8 +1,8 @@
 /**
  * Clones the planned repository into the request's directory with a hardened git
  * environment (see git-env.ts), its output captured in a `git-*` log. Credentials live in
- * 0600 files of the request's `git/` directory (an askpass script for https, a key file for
- * ssh), never in argv, env values or the clone's .git/config; that directory is removed as
+ * 0600 files of the request's `git/` directory (a global git config with a header scoped to the
+ * repository's origin for https, a key file for ssh), never in argv, env values or the clone's .git/config; that directory is removed as
  * soon as the clone ends. Then the commit (`rev-parse HEAD`) and, when none was asked for,
  * the default branch's name (`--abbrev-ref HEAD`) are read from the clone.
  */
@@ -14,7 +14,7 @@ import { run, type RunOptions } from '../../src/exec/run.js';
 import { withSpan } from '../../src/observability/tracing.js';
 import type { BuildPlan } from '../plan-types.js';
 import type { RequestDir } from '../request-dir.js';
-import { askPassScript, cloneArgs, gitEnv } from './git-env.js';
+import { cloneArgs, credentialConfig, gitEnv, repoOrigin } from './git-env.js';
 import { prepareKnownHosts } from './host-keys.js';
 
 export interface ClonedRepository {
@@ -32,7 +32,7 @@ const COMMIT = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
 async function credentialFiles(
   plan: BuildPlan,
   secretsDir: string,
-): Promise<{ sshKeyFile?: string; askPassScript?: string }> {
+): Promise<{ sshKeyFile?: string; credentialConfigFile?: string }> {
   const cred = plan.gitCredential;
   if (cred === undefined) return {};
   if (cred.kind === 'ssh') {
@@ -42,13 +42,19 @@ async function credentialFiles(
     return { sshKeyFile };
   }
   if (plan.url.scheme !== 'https' && plan.url.scheme !== 'http') return {};
-  const usernameFile = join(secretsDir, 'username');
-  const tokenFile = join(secretsDir, 'token');
-  const script = join(secretsDir, 'askpass');
-  await writeFile(usernameFile, cred.username, { mode: 0o600, flag: 'wx' });
-  await writeFile(tokenFile, cred.token, { mode: 0o600, flag: 'wx' });
-  await writeFile(script, askPassScript(usernameFile, tokenFile), { mode: 0o700, flag: 'wx' });
-  return { askPassScript: script };
+  const credentialConfigFile = join(secretsDir, 'gitconfig');
+  await writeFile(credentialConfigFile, credentialConfig(repoOrigin(plan.url), cred.username, cred.token), {
+    mode: 0o600,
+    flag: 'wx',
+  });
+  return { credentialConfigFile };
+}
+
+/** The request's secrets plus the encoded form of the https credential. */
+function gitSecrets(plan: BuildPlan): string[] {
+  const cred = plan.gitCredential;
+  if (cred?.kind !== 'https') return plan.secrets;
+  return [...plan.secrets, Buffer.from(`${cred.username}:${cred.token}`, 'utf8').toString('base64')];
 }
 
 export async function cloneRepository(
@@ -58,7 +64,7 @@ export async function cloneRepository(
   signal: AbortSignal,
 ): Promise<ClonedRepository> {
   const { config } = ctx;
-  const log = await ctx.logStore.open('git', plan.secrets);
+  const log = await ctx.logStore.open('git', gitSecrets(plan));
   try {
     return await withSpan(
       'git.clone',
@@ -83,7 +89,7 @@ export async function cloneRepository(
           }),
           log,
           signal,
-          secrets: plan.secrets,
+          secrets: gitSecrets(plan),
           timeoutSeconds: config.build.cloneTimeoutSeconds,
         };
         await run('git', cloneArgs(plan.url.cloneUrl, dir.clone, plan.branch), options);

@@ -3,8 +3,9 @@
  * - only allowlisted variables reach git: the caller's base env plus what is set here;
  * - no system or global config, a per-request HOME, no terminal prompt;
  * - transports limited by GIT_ALLOW_PROTOCOL; `file` never allowed;
- * - hooks disabled, submodules never fetched, no credential helper but ours (given as
- *   GIT_CONFIG_* variables, the environment form of `git -c`, so argv stays the plain command);
+ * - hooks disabled, submodules never fetched, no credential helper (given as GIT_CONFIG_*
+ *   variables, the environment form of `git -c`, so argv stays the plain command);
+ * - an https credential only in a per-request 0600 global config file (credentialConfig);
  * - ssh with no config file, batch mode, only our identity, an explicit known_hosts.
  */
 import type { KnownHosts } from './host-keys.js';
@@ -30,8 +31,8 @@ export interface GitEnvOptions {
   readonly knownHosts: KnownHosts;
   /** Per-request 0600 private key file, when an ssh credential applies. */
   readonly sshKeyFile?: string;
-  /** Per-request 0700 askpass script, when an https credential applies. */
-  readonly askPassScript?: string;
+  /** Per-request 0600 git config file (GIT_CONFIG_GLOBAL) holding the https credential, when one applies. */
+  readonly credentialConfigFile?: string;
 }
 
 /** Single-quotes a path for the `sh -c` that git runs GIT_SSH_COMMAND with. */
@@ -60,7 +61,7 @@ export function gitEnv(options: GitEnvOptions): Record<string, string> {
     HOME: options.home,
     XDG_CONFIG_HOME: `${options.home}/.config`,
     GIT_CONFIG_NOSYSTEM: '1',
-    GIT_CONFIG_GLOBAL: '/dev/null',
+    GIT_CONFIG_GLOBAL: options.credentialConfigFile ?? '/dev/null',
     GIT_TERMINAL_PROMPT: '0',
     GIT_ALLOW_PROTOCOL: options.allowInsecureProtocols ? 'https:ssh:git:http' : 'https:ssh',
     GIT_SSH_COMMAND: sshCommand(options.knownHosts, options.sshKeyFile),
@@ -72,11 +73,10 @@ export function gitEnv(options: GitEnvOptions): Record<string, string> {
     env[`GIT_CONFIG_KEY_${i}`] = key;
     env[`GIT_CONFIG_VALUE_${i}`] = value;
   });
-  if (options.askPassScript !== undefined) env.GIT_ASKPASS = options.askPassScript;
   // Never let an inherited askpass or ssh setting through.
+  delete env.GIT_ASKPASS;
   delete env.SSH_ASKPASS;
   delete env.SSH_AUTH_SOCK;
-  if (options.askPassScript === undefined) delete env.GIT_ASKPASS;
   return env;
 }
 
@@ -96,16 +96,19 @@ export function cloneArgs(cloneUrl: string, dir: string, branch?: string): strin
 }
 
 /**
- * The askpass script: answers git's username prompt from one file and its password prompt
- * from another (both 0600, both next to the script); the secret is never in argv or env.
+ * The per-request global git config carrying an https credential: an `Authorization: Basic`
+ * header scoped to the repository's origin (`http.<origin>/.extraHeader`), so git sends it
+ * with its first request (no 401 round trip, no prompt helper). curl never forwards it to
+ * another host on a redirect. The file is 0600 and deleted right after the clone; the
+ * clone's own .git/config never sees it.
  */
-export function askPassScript(usernameFile: string, tokenFile: string): string {
-  return [
-    '#!/bin/sh',
-    'case "$1" in',
-    `  Username*) exec cat ${shellQuote(usernameFile)} ;;`,
-    `  *) exec cat ${shellQuote(tokenFile)} ;;`,
-    'esac',
-    '',
-  ].join('\n');
+export function credentialConfig(origin: string, username: string, token: string): string {
+  const basic = Buffer.from(`${username}:${token}`, 'utf8').toString('base64');
+  return `[http "${origin}/"]\n\textraHeader = Authorization: Basic ${basic}\n`;
+}
+
+/** `https://host[:port]` of a parsed repository URL (IPv6 in brackets). */
+export function repoOrigin(url: { scheme: string; host: string; port?: number }): string {
+  const host = url.host.includes(':') ? `[${url.host}]` : url.host;
+  return `${url.scheme}://${host}${url.port === undefined ? '' : `:${url.port}`}`;
 }

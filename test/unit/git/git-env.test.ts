@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { run } from '../../../src/exec/run.js';
-import { askPassScript, cloneArgs, gitEnv, sshCommand } from '../../../workers/git/git-env.js';
+import { cloneArgs, credentialConfig, gitEnv, repoOrigin, sshCommand } from '../../../workers/git/git-env.js';
 import { prepareKnownHosts, tofuKnownHostsFile } from '../../../workers/git/host-keys.js';
 
 const tofu = { file: '/s/ssh/known_hosts', strictHostKeyChecking: 'accept-new' as const };
@@ -75,17 +75,25 @@ test('gitEnv: hardened variables, base env kept, inherited ssh/askpass settings 
   });
 });
 
-test('gitEnv: insecure protocols and askpass when asked', (t) => {
+test('gitEnv: insecure protocols and the credential config file when asked', (t) => {
   const env = gitEnv({
     baseEnv: {},
     allowInsecureProtocols: true,
     home: '/h',
     knownHosts: tofu,
-    askPassScript: '/s/req/git/askpass',
+    credentialConfigFile: '/s/req/git/gitconfig',
   });
   t.is(env.GIT_ALLOW_PROTOCOL, 'https:ssh:git:http');
-  t.is(env.GIT_ASKPASS, '/s/req/git/askpass');
+  t.is(env.GIT_CONFIG_GLOBAL, '/s/req/git/gitconfig');
 });
+
+for (const [url, origin] of [
+  [{ scheme: 'https', host: 'git.example.com' }, 'https://git.example.com'],
+  [{ scheme: 'https', host: '127.0.0.1', port: 8443 }, 'https://127.0.0.1:8443'],
+  [{ scheme: 'http', host: '::1', port: 80 }, 'http://[::1]:80'],
+] as const) {
+  test(`repoOrigin: ${origin}`, (t) => t.is(repoOrigin(url), origin));
+}
 
 test('git itself honours the hardened config: hooks path, file protocol refused', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'gitenv-test-'));
@@ -114,17 +122,31 @@ test('git itself honours the hardened config: hooks path, file protocol refused'
   t.regex(output, /transport 'file' not allowed/);
 });
 
-test('askPassScript answers the username and password prompts from the files', async (t) => {
-  const dir = await mkdtemp(join(tmpdir(), 'askpass-test-'));
+test('the credential config gives git the header for its origin only', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'credcfg-test-'));
   t.teardown(() => rm(dir, { recursive: true, force: true }));
-  await writeFile(join(dir, 'u'), 'git-user');
-  await writeFile(join(dir, 't'), "tok'en $(x)");
-  await writeFile(join(dir, 'askpass'), askPassScript(join(dir, 'u'), join(dir, 't')), { mode: 0o700 });
-  const ask = async (prompt: string) =>
-    (await run(join(dir, 'askpass'), [prompt], { baseEnv: { PATH: '/usr/bin:/bin' }, captureStdout: true }))
-      .stdout;
-  t.is(await ask("Username for 'https://h': "), 'git-user');
-  t.is(await ask("Password for 'https://git-user@h': "), "tok'en $(x)");
+  const file = join(dir, 'gitconfig');
+  await writeFile(file, credentialConfig('https://127.0.0.1:8443', 'git-user', 'tok:en'), { mode: 0o600 });
+  const env = gitEnv({
+    baseEnv: { PATH: '/usr/bin:/bin' },
+    allowInsecureProtocols: false,
+    home: dir,
+    knownHosts: tofu,
+    credentialConfigFile: file,
+  });
+  const header = async (url: string) =>
+    (
+      await run('git', ['config', '--get-urlmatch', 'http.extraHeader', url], {
+        baseEnv: env,
+        captureStdout: true,
+      }).catch(() => ({ stdout: '' }))
+    ).stdout.trim();
+  t.is(
+    await header('https://127.0.0.1:8443/team/x.git'),
+    `Authorization: Basic ${Buffer.from('git-user:tok:en').toString('base64')}`,
+  );
+  t.is(await header('https://127.0.0.1:9443/team/x.git'), '');
+  t.is(await header('https://other.example/x.git'), '');
 });
 
 test('host keys: tofu uses one instance-wide file, created once and never truncated', async (t) => {
