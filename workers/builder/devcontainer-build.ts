@@ -76,11 +76,12 @@ export function devcontainerCliScript(): string {
   return join(dirname(pkgFile), bin);
 }
 
-/** build.omitSyntaxDirective (default true): see docs; read defensively until the option lands in Config. */
-function omitSyntaxDirective(build: object): boolean {
-  const value = (build as { omitSyntaxDirective?: unknown }).omitSyntaxDirective;
-  return typeof value === 'boolean' ? value : true;
-}
+/**
+ * Always on: without it the CLI writes `# syntax=docker/dockerfile:1.4` when it sees no Engine >= 23
+ * (never, with a remote builder), and BuildKit then pulls a frontend image from Docker Hub. The
+ * builder's built-in frontend supports everything the CLI generates.
+ */
+const OMIT_SYNTAX_DIRECTIVE = true;
 
 export async function buildAndPush(options: {
   plan: BuildPlan;
@@ -121,7 +122,7 @@ export async function buildAndPush(options: {
         ...(plan.cacheFrom === undefined ? {} : { cacheFrom: plan.cacheFrom }),
         ...(plan.cacheTo === undefined ? {} : { cacheTo: plan.cacheTo }),
         mode: plan.mode,
-        omitSyntaxDirective: omitSyntaxDirective(config.build),
+        omitSyntaxDirective: OMIT_SYNTAX_DIRECTIVE,
         labels: [
           ['org.opencontainers.image.source', plan.repository],
           ['org.opencontainers.image.revision', options.commit],
