@@ -6,7 +6,8 @@
 //     issued (the token issuer's count URL), and latency of a cold and a warm GET /image and
 //     GET /devcontainer, side by side with `skopeo inspect` (and `--raw`) for the same image;
 //   - throughput of warm GET /image vs spawning `skopeo inspect --raw` per check.
-// The service runs in this process (startApp, port 0); throughput is measured straight
+// The service runs in this process (startApp, port 0) for round-trip counts; throughput is measured
+// against the service in its own process (the real entry), straight
 // against the registry for both sides. Figures depend on the machine's load: run it quiet.
 // Targets: warm GET /image = 1 round trip; warm GET /devcontainer of an already-read digest = 1;
 // warm GET /image throughput >= 10x skopeo.
@@ -15,6 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { type RunningApp, startApp } from '../test/helpers/app.js';
+import { spawnService } from '../test/helpers/service-process.js';
 import { countingProxy, type CountingProxy } from '../test/integration/registry-counting-proxy.js';
 import { fixtureBuilder, runId } from '../test/integration/registry-images.js';
 import { stackEnv } from '../test/stack/env.js';
@@ -208,10 +210,24 @@ async function main(): Promise<void> {
       );
       return done / seconds;
     };
-    // straight to the registry (no counting proxy in this process's way), both warmed up once
-    const direct = get(imageApp, '/image', `registry=${env.REGISTRY_TOKEN}&name=${NAME}&tag=${TAG}`);
-    await direct();
-    const serviceRate = await throughput(8, THROUGHPUT_SECONDS, direct);
+    // The service as users run it: its own process (not sharing this load generator's event loop),
+    // straight to the registry (no counting proxy in the way); both sides warmed up once.
+    const service = spawnService(['--port', '0', '--insecure-registries', env.REGISTRY_TOKEN]);
+    let serviceRate: number;
+    try {
+      const { port } = (await service.waitForLog('listening', 30_000)) as { port: number };
+      const url = `http://127.0.0.1:${port}/image?registry=${env.REGISTRY_TOKEN}&name=${NAME}&tag=${TAG}`;
+      const direct = async (): Promise<void> => {
+        const res = await fetch(url, { headers });
+        if (res.status !== 200) throw new Error(`/image answered ${res.status}: ${await res.text()}`);
+        await res.arrayBuffer();
+      };
+      await direct();
+      serviceRate = await throughput(8, THROUGHPUT_SECONDS, direct);
+    } finally {
+      service.child.kill('SIGTERM');
+      await service.exited;
+    }
     const skopeoRate = await throughput(2, THROUGHPUT_SECONDS, skopeo(true, env.REGISTRY_TOKEN));
     console.log(`\nthroughput, warm GET /image (8 clients): ${serviceRate.toFixed(0)} checks/s`);
     console.log(`throughput, skopeo inspect --raw per check (2 parallel): ${skopeoRate.toFixed(1)} checks/s`);
