@@ -135,6 +135,29 @@ function readEntriesFile<T>(
   return undefined;
 }
 
+/**
+ * Credential entries or mapping rules: the file named by its path option (a bare array, which
+ * replaces the settings file's section), else the settings file's list, else none.
+ */
+function entriesFromFileOrSettings<T>(source: {
+  path: string | undefined;
+  what: string;
+  validate: typeof validateGitCredentialsFile;
+  showValues: boolean;
+  settings: SettingsFile | undefined;
+  section: string;
+  key: string;
+  problems: string[];
+}): T[] {
+  if (source.path !== undefined) {
+    return (
+      readEntriesFile<T>(source.path, source.what, source.validate, source.showValues, source.problems) ?? []
+    );
+  }
+  if (source.settings === undefined || isInvalid(source.settings, source.section)) return [];
+  return (settingsValue(source.settings.values, source.key) as T[] | undefined) ?? [];
+}
+
 export function deepFreeze<T>(value: T): T {
   if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
     Object.freeze(value);
@@ -208,20 +231,16 @@ export function loadConfigWithSources(input: LoadInput): LoadedConfig {
   const options = values as OptionValues;
 
   // Git credentials: the file (flag > env) replaces the settings file's entries.
-  let gitCredentials: GitCredential[] = [];
-  if (options.gitCredentialsConfigPath !== undefined) {
-    gitCredentials =
-      readEntriesFile<GitCredential>(
-        options.gitCredentialsConfigPath,
-        'git credentials file',
-        validateGitCredentialsFile,
-        false,
-        problems,
-      ) ?? [];
-  } else if (settings !== undefined && !isInvalid(settings, 'gitCredentials')) {
-    gitCredentials =
-      (settingsValue(settings.values, 'gitCredentials.entries') as GitCredential[] | undefined) ?? [];
-  }
+  const gitCredentials = entriesFromFileOrSettings<GitCredential>({
+    path: options.gitCredentialsConfigPath,
+    what: 'git credentials file',
+    validate: validateGitCredentialsFile,
+    showValues: false,
+    settings,
+    section: 'gitCredentials',
+    key: 'gitCredentials.entries',
+    problems,
+  });
 
   const credentialsSource =
     options.gitCredentialsConfigPath !== undefined
@@ -230,20 +249,16 @@ export function loadConfigWithSources(input: LoadInput): LoadedConfig {
   for (const problem of duplicateCredentialProblems(gitCredentials))
     problems.push(`${credentialsSource}${problem}`);
 
-  let registryMappingRules: RegistryMappingRule[] = [];
-  if (options.registryMappingConfigPath !== undefined) {
-    registryMappingRules =
-      readEntriesFile<RegistryMappingRule>(
-        options.registryMappingConfigPath,
-        'registry mapping file',
-        validateRegistryMappingFile,
-        true,
-        problems,
-      ) ?? [];
-  } else if (settings !== undefined && !isInvalid(settings, 'registryMapping')) {
-    registryMappingRules =
-      (settingsValue(settings.values, 'registryMapping.rules') as RegistryMappingRule[] | undefined) ?? [];
-  }
+  const registryMappingRules = entriesFromFileOrSettings<RegistryMappingRule>({
+    path: options.registryMappingConfigPath,
+    what: 'registry mapping file',
+    validate: validateRegistryMappingFile,
+    showValues: true,
+    settings,
+    section: 'registryMapping',
+    key: 'registryMapping.rules',
+    problems,
+  });
 
   const home = env.HOME !== undefined && env.HOME !== '' ? env.HOME : homedir();
   const dockerConfigDir =
