@@ -13,4 +13,12 @@ cleanup() {
 }
 trap cleanup EXIT
 npm run --silent stack -- up
-npx ava "$@"
+out=$(mktemp)
+status=0
+npx ava "$@" 2>&1 | tee "$out" || status=$?
+# One plain closing line: "N passed, N failed".
+passed=$(grep -cE '^ +✔' "$out" || true)
+failed=$(grep -oE '^ +[0-9]+ tests? failed' "$out" | grep -oE '[0-9]+' | tail -1 || true)
+rm -f "$out"
+echo "${passed:-0} passed, ${failed:-0} failed"
+exit "$status"
