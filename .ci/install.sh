@@ -21,7 +21,7 @@ SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
 
 # --- 1. bookworm packages -------------------------------------------------------------------------
-PKGS=(containerd runc docker-registry skopeo busybox-static openssh-server git apache2-utils openssl
+PKGS=(containerd runc docker-registry skopeo busybox-static openssh-server git apache2-utils openssl wrk
   iptables iproute2 tini ca-certificates curl xz-utils debian-archive-keyring)
 missing=()
 for p in "${PKGS[@]}"; do
