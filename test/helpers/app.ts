@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { createApp, type AppOptions } from '../../src/app.js';
+import { loadConfig } from '../../src/config/load.js';
 import type { Config } from '../../src/config/types.js';
 import type { AppContext } from '../../src/context.js';
 import { createLogStore } from '../../src/logs/store.js';
@@ -11,34 +12,21 @@ import { noopErrorTracker, type ErrorTracker } from '../../src/observability/err
 import { createLogger } from '../../src/observability/logger.js';
 import { Metrics } from '../../src/observability/metrics.js';
 
-/** A complete configuration with the contract's defaults; tests override what they need. */
+/**
+ * A complete configuration: the service's own defaults (the real loader with no flag, no setting
+ * and an empty docker config), then the test's overrides.
+ */
 export function testConfig(overrides: Partial<Config> & { scratchDir: string }): Config {
-  const base: Config = {
-    port: 0,
-    builderName: 'service-remote',
-    sshHostKeyPolicy: 'tofu',
-    insecureRegistries: [],
-    allowInsecureGitProtocols: false,
-    gitCredentials: [],
-    registryMappingRules: [],
-    build: {
-      platforms: [],
-      noCache: false,
-      mode: 'auto',
-      cloneTimeoutSeconds: 600,
-      timeoutSeconds: 3600,
-      maxConcurrent: 4,
+  const defaults = loadConfig({
+    argv: [],
+    env: {
+      PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
+      HOME: overrides.scratchDir,
+      DOCKER_CONFIG: join(overrides.scratchDir, 'docker-config'),
+      DEPLOYMENT_ENVIRONMENT: 'test',
     },
-    serviceName: 'service-builder',
-    environment: 'test',
-    commandLogRetention: 10,
-    dockerConfigDir: join(overrides.scratchDir, 'docker-config'),
-    registryAuth: { auths: {} },
-    childEnv: { PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin' },
-    version: '0.0.0-test',
-    ...overrides,
-  };
-  return Object.freeze(base);
+  });
+  return Object.freeze({ ...defaults, port: 0, ...overrides });
 }
 
 export interface RunningApp {
