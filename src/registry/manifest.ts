@@ -36,6 +36,16 @@ export type Manifest =
 
 const DIGEST_RE = /^[a-z0-9]+(?:[+._-][a-z0-9]+)*:[a-zA-Z0-9=_-]+$/;
 
+/** The body as a JSON object, or undefined when it is not valid JSON or not an object. */
+function jsonObject(body: Buffer): Record<string, unknown> | undefined {
+  try {
+    const json: unknown = JSON.parse(body.toString('utf8'));
+    return isObject(json) ? json : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -66,13 +76,8 @@ function descriptor(v: unknown): Descriptor | undefined {
  * Content-Type, else the shape. Undefined when it is neither an index nor an image manifest.
  */
 export function parseManifest(body: Buffer, contentType: string | undefined): Manifest | undefined {
-  let json: unknown;
-  try {
-    json = JSON.parse(body.toString('utf8'));
-  } catch {
-    return undefined;
-  }
-  if (!isObject(json)) return undefined;
+  const json = jsonObject(body);
+  if (json === undefined) return undefined;
   const type =
     (typeof json.mediaType === 'string' ? json.mediaType : undefined) ??
     contentType?.split(';')[0]?.trim() ??
@@ -106,13 +111,8 @@ export interface ImageConfig {
 }
 
 export function parseImageConfig(body: Buffer): ImageConfig | undefined {
-  let json: unknown;
-  try {
-    json = JSON.parse(body.toString('utf8'));
-  } catch {
-    return undefined;
-  }
-  if (!isObject(json)) return undefined;
+  const json = jsonObject(body);
+  if (json === undefined) return undefined;
   const labelsRaw = isObject(json.config) && isObject(json.config.Labels) ? json.config.Labels : {};
   const labels = Object.fromEntries(
     Object.entries(labelsRaw).filter((e): e is [string, string] => typeof e[1] === 'string'),
