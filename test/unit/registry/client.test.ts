@@ -2,6 +2,7 @@ import test from 'ava';
 import { createHash } from 'node:crypto';
 import { isServiceError } from '../../../src/errors.js';
 import { DELETE_ACTIONS, PULL, RegistryClient, type RegistryCall } from '../../../src/registry/client.js';
+import { TokenCache } from '../../../src/registry/auth.js';
 import { imageExists } from '../../../src/registry/check.js';
 import { parseReference } from '../../../src/registry/reference.js';
 import { Transport } from '../../../src/registry/transport.js';
@@ -139,7 +140,12 @@ test('bearer: access_token is accepted and a scope the challenge asks for is mer
 test('bearer: a token is reused only until expires_in minus the margin', async (t) => {
   const realm = await tokenRealm({ expiresIn: 1 }); // cached for 0.75 s
   const registry = await bearerRegistry(`${realm.origin}/token`);
-  const client = new RegistryClient({ insecureRegistries: [registry.host] });
+  // A clock of the test's own: the outcome never depends on how loaded the machine is.
+  let clock = 1_000_000;
+  const client = new RegistryClient({
+    insecureRegistries: [registry.host],
+    tokens: new TokenCache(1000, () => clock),
+  });
   t.teardown(async () => {
     client.close();
     await Promise.all([realm.close(), registry.close()]);
@@ -149,11 +155,15 @@ test('bearer: a token is reused only until expires_in minus the margin', async (
   await imageExists(client, call);
   t.is(realm.issued(), 1);
   t.is(registry.requests.length, 3);
-  await new Promise((r) => setTimeout(r, 800));
+  clock += 740; // still inside the 0.75 s
+  await imageExists(client, call);
+  t.is(realm.issued(), 1);
+  t.is(registry.requests.length, 4);
+  clock += 20; // past it
   await imageExists(client, call);
   t.is(realm.issued(), 2);
   // the realm is known: the new token is fetched up front, no second 401 round trip
-  t.is(registry.requests.length, 4);
+  t.is(registry.requests.length, 5);
   // the expired token was not even tried: the call sent nothing without a fresh token
   t.is(registry.requests.at(-1)?.headers.authorization, 'Bearer tok-2-user');
 });
