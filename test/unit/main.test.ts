@@ -180,13 +180,16 @@ function slowPost(port: number, path: string) {
   return { response, finish: () => req.end('""}'), abort: () => req.destroy() };
 }
 
+/** Time for a slow request's headers to reach the spawned service (generous: CI machines are busy). */
+const SLOW_REQUEST_ARRIVAL_MS = 1000;
+
 test.serial('SIGTERM: no new connections, the in-flight request completes, then exit 0', async (t) => {
   const { service, port, url } = await started([]);
   t.teardown(() => service.child.kill('SIGKILL'));
   // A keep-alive connection with no request in flight must not hold the shutdown.
   t.is((await fetch(`${url}/health/live`)).status, 200);
   const slow = slowPost(port, '/build');
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  await new Promise((resolve) => setTimeout(resolve, SLOW_REQUEST_ARRIVAL_MS));
 
   service.child.kill('SIGTERM');
   await service.waitForLog('shutting down: not accepting connections, letting in-flight requests finish');
@@ -216,7 +219,7 @@ test.serial('a second signal forces the exit (non-zero) while a request is still
   t.teardown(() => service.child.kill('SIGKILL'));
   const slow = slowPost(port, '/build');
   slow.response.catch(() => undefined);
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  await new Promise((resolve) => setTimeout(resolve, SLOW_REQUEST_ARRIVAL_MS));
   service.child.kill('SIGTERM');
   await service.waitForLog('shutting down: not accepting connections, letting in-flight requests finish');
   service.child.kill('SIGTERM');
@@ -237,7 +240,7 @@ test.serial('the end of the grace period forces the exit (non-zero)', async (t) 
   t.teardown(() => service.child.kill('SIGKILL'));
   const slow = slowPost(port, '/build');
   slow.response.catch(() => undefined);
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  await new Promise((resolve) => setTimeout(resolve, SLOW_REQUEST_ARRIVAL_MS));
   const before = Date.now();
   service.child.kill('SIGTERM');
   const code = await service.exited;
