@@ -1,18 +1,11 @@
 import test from 'ava';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError } from '../../../src/config/config-error.js';
 import { loadConfig } from '../../../src/config/load.js';
+import { configScratch } from '../../helpers/config-scratch.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'ibs-config-errors-'));
-const baseEnv = { DOCKER_CONFIG: join(dir, 'no-docker'), HOME: dir };
-let n = 0;
-function file(ext: string, content: string): string {
-  const path = join(dir, `f${n++}${ext}`);
-  writeFileSync(path, content);
-  return path;
-}
+const { dir, baseEnv, file } = configScratch('ibs-config-errors-');
 
 const SECRET_KEY =
   '-----BEGIN OPENSSH PRIVATE KEY-----\nS3CRET-KEY-MATERIAL\n-----END OPENSSH PRIVATE KEY-----\n';

@@ -1,0 +1,26 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export interface ConfigScratch {
+  /** A fresh temp directory for the test file's configuration files. */
+  readonly dir: string;
+  /** An environment whose HOME is `dir` and whose DOCKER_CONFIG has no config.json (`{auths: {}}`). */
+  readonly baseEnv: { readonly DOCKER_CONFIG: string; readonly HOME: string };
+  /** Writes `content` to a new file with extension `ext` in `dir` and returns its path. */
+  file(ext: string, content: string): string;
+}
+
+export function configScratch(prefix: string): ConfigScratch {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  let n = 0;
+  return {
+    dir,
+    baseEnv: { DOCKER_CONFIG: join(dir, 'no-docker'), HOME: dir },
+    file(ext, content) {
+      const path = join(dir, `f${n++}${ext}`);
+      writeFileSync(path, content);
+      return path;
+    },
+  };
+}
