@@ -65,13 +65,16 @@ const asStrings = (value: unknown): string[] =>
       ? value.filter((v) => typeof v === 'string')
       : [];
 
+/** An object-valued JSON field, or {} when it is absent or not an object. */
+const objectOf = (value: unknown): Record<string, unknown> =>
+  typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : {};
+
 /** The paths a definition names, relative to its own folder: Dockerfile, context, compose files, local features. */
 export function referencedPaths(definition: unknown): string[] {
   if (typeof definition !== 'object' || definition === null) return [];
   const def = definition as Record<string, unknown>;
-  const build =
-    typeof def.build === 'object' && def.build !== null ? (def.build as Record<string, unknown>) : {};
-  const features = typeof def.features === 'object' && def.features !== null ? Object.keys(def.features) : [];
+  const build = objectOf(def.build);
+  const features = Object.keys(objectOf(def.features));
   return [
     ...asStrings(build.dockerfile),
     ...asStrings(build.context),
@@ -119,7 +122,5 @@ export async function resolveDefinition(options: {
 function usesDockerfile(definition: unknown): boolean {
   if (typeof definition !== 'object' || definition === null) return true;
   const def = definition as Record<string, unknown>;
-  const build =
-    typeof def.build === 'object' && def.build !== null ? (def.build as Record<string, unknown>) : {};
-  return build.dockerfile !== undefined || def.dockerFile !== undefined;
+  return objectOf(def.build).dockerfile !== undefined || def.dockerFile !== undefined;
 }
