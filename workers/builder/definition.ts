@@ -9,6 +9,7 @@ import { readdir, readFile, realpath, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { definitionOutsideClone, noDefinition } from '../../src/errors.js';
 import { parseJsonc } from './jsonc.js';
+import { referencedPaths, usesDockerfile } from './read-set.js';
 
 export interface DevcontainerDefinition {
   /** Absolute path of the devcontainer.json to pass as `--config`. */
@@ -58,33 +59,6 @@ async function findDefinition(root: string): Promise<string | undefined> {
   return undefined;
 }
 
-const asStrings = (value: unknown): string[] =>
-  typeof value === 'string'
-    ? [value]
-    : Array.isArray(value)
-      ? value.filter((v) => typeof v === 'string')
-      : [];
-
-/** An object-valued JSON field, or {} when it is absent or not an object. */
-const objectOf = (value: unknown): Record<string, unknown> =>
-  typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : {};
-
-/** The paths a definition names, relative to its own folder: Dockerfile, context, compose files, local features. */
-export function referencedPaths(definition: unknown): string[] {
-  if (typeof definition !== 'object' || definition === null) return [];
-  const def = definition as Record<string, unknown>;
-  const build = objectOf(def.build);
-  const features = Object.keys(objectOf(def.features));
-  return [
-    ...asStrings(build.dockerfile),
-    ...asStrings(build.context),
-    ...asStrings(def.dockerFile),
-    ...asStrings(def.context),
-    ...asStrings(def.dockerComposeFile),
-    ...features.filter((id) => id.startsWith('./') || id.startsWith('../')),
-  ];
-}
-
 export async function resolveDefinition(options: {
   cloneDir: string;
   /** A directory outside the clone for the generated fallback definition. */
@@ -117,10 +91,4 @@ export async function resolveDefinition(options: {
     await assertInside(root, target, `${relative(root, realConfig)}: ${JSON.stringify(ref.slice(0, 200))}`);
   }
   return { configFile: realConfig, repositoryPath: found, dockerfileBased: usesDockerfile(definition) };
-}
-
-function usesDockerfile(definition: unknown): boolean {
-  if (typeof definition !== 'object' || definition === null) return true;
-  const def = definition as Record<string, unknown>;
-  return objectOf(def.build).dockerfile !== undefined || def.dockerFile !== undefined;
 }

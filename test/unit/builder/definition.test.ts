@@ -3,7 +3,8 @@ import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { isServiceError } from '../../../src/errors.js';
-import { referencedPaths, resolveDefinition } from '../../../workers/builder/definition.js';
+import { resolveDefinition } from '../../../workers/builder/definition.js';
+import { referencedPaths } from '../../../workers/builder/read-set.js';
 
 type Tree = Record<string, string | { link: string }>;
 

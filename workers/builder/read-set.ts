@@ -1,0 +1,134 @@
+/**
+ * What a build reads from the repository (pure): the one list behind the sparse checkout (what
+ * is fetched) and the build key (what is hashed). Paths are repository-relative, POSIX, without
+ * a leading or trailing `/`; `''` is the repository root (everything).
+ *
+ * - A definition under `.devcontainer/`: its whole folder (local features, a Dockerfile beside it,
+ *   anything the CLI reads next to the config).
+ * - A root `.devcontainer.json`: the file itself, plus each folder or file it names.
+ * - A Dockerfile-based definition: the Dockerfile and its whole build context directory
+ *   (`build.context`, default the config's folder). A context at the root is everything.
+ * - Local features (`./x`) and compose files named by the definition.
+ * - The generated fallback definition (no config in the repository): nothing.
+ *
+ * Paths that would leave the repository (`..` past the root) are not listed here: the definition
+ * check refuses them before anything is built.
+ */
+import { posix } from 'node:path';
+
+export type ReadPathKind = 'dir' | 'file';
+
+export interface ReadPath {
+  readonly path: string;
+  readonly kind: ReadPathKind;
+}
+
+/** Strings of a string or string-array field. */
+const asStrings = (value: unknown): string[] =>
+  typeof value === 'string'
+    ? [value]
+    : Array.isArray(value)
+      ? value.filter((v): v is string => typeof v === 'string')
+      : [];
+
+/** An object-valued JSON field, or {} when it is absent or not an object. */
+const objectOf = (value: unknown): Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : {};
+
+/** The paths a definition names, relative to its own folder: Dockerfile, context, compose files, local features. */
+export function referencedPaths(definition: unknown): string[] {
+  const def = objectOf(definition);
+  const build = objectOf(def.build);
+  const features = Object.keys(objectOf(def.features));
+  return [
+    ...asStrings(build.dockerfile),
+    ...asStrings(build.context),
+    ...asStrings(def.dockerFile),
+    ...asStrings(def.context),
+    ...asStrings(def.dockerComposeFile),
+    ...features.filter(isLocalFeature),
+  ];
+}
+
+/** A feature id that names a folder of the repository (`./x`, `../x`), not an OCI reference or URL. */
+export const isLocalFeature = (id: string): boolean => id.startsWith('./') || id.startsWith('../');
+
+/** The Dockerfile a definition builds (relative to its folder), or undefined for image/compose definitions. */
+export function dockerfileOf(definition: unknown): string | undefined {
+  const def = objectOf(definition);
+  const build = objectOf(def.build);
+  const named = asStrings(build.dockerfile)[0] ?? asStrings(def.dockerFile)[0];
+  return named;
+}
+
+/** Whether the definition builds a Dockerfile; true when it is not an object (unknown: assume so). */
+export function usesDockerfile(definition: unknown): boolean {
+  if (typeof definition !== 'object' || definition === null || Array.isArray(definition)) return true;
+  return dockerfileOf(definition) !== undefined;
+}
+
+/** The build context (relative to the definition's folder) of a Dockerfile-based definition. */
+function contextOf(definition: unknown): string {
+  const def = objectOf(definition);
+  return asStrings(objectOf(def.build).context)[0] ?? asStrings(def.context)[0] ?? '.';
+}
+
+/** `dir/ref` normalised to a repository path, or undefined when it leaves the repository. */
+export function repositoryPath(dir: string, ref: string): string | undefined {
+  if (posix.isAbsolute(ref)) return undefined;
+  const joined = posix.normalize(posix.join(dir === '' ? '.' : dir, ref));
+  if (joined === '..' || joined.startsWith('../')) return undefined;
+  const trimmed = joined.replace(/\/+$/, '');
+  return trimmed === '.' ? '' : trimmed;
+}
+
+const isUnder = (path: string, dir: string): boolean =>
+  dir === '' || path === dir || path.startsWith(`${dir}/`);
+
+/** Drops duplicates and paths inside a listed folder; sorted by path. */
+function minimal(paths: ReadPath[]): ReadPath[] {
+  const dirs = paths.filter((p) => p.kind === 'dir').map((p) => p.path);
+  const kept = new Map<string, ReadPath>();
+  for (const p of paths) {
+    const inside = dirs.some((d) => d !== p.path && isUnder(p.path, d));
+    if (!inside) kept.set(`${p.kind}:${p.path}`, p);
+  }
+  return [...kept.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+}
+
+/**
+ * The read set of a definition at `configPath` (repository-relative), parsed as `definition`
+ * (undefined when it could not be parsed: then the config's folder, or everything for a root
+ * config, since what it names is unknown). `configPath` undefined: the generated fallback, [].
+ */
+export function buildReadSet(configPath: string | undefined, definition: unknown): ReadPath[] {
+  if (configPath === undefined) return [];
+  const configDir = posix.dirname(configPath) === '.' ? '' : posix.dirname(configPath);
+  const paths: ReadPath[] = [];
+  if (configDir === '') {
+    paths.push({ path: configPath, kind: 'file' });
+    if (definition === undefined) return [{ path: '', kind: 'dir' }];
+  } else {
+    paths.push({ path: configDir, kind: 'dir' });
+  }
+  if (definition === undefined) return minimal(paths);
+  const def = objectOf(definition);
+  for (const feature of Object.keys(objectOf(def.features)).filter(isLocalFeature)) {
+    const path = repositoryPath(configDir, feature);
+    if (path !== undefined) paths.push({ path, kind: 'dir' });
+  }
+  for (const compose of asStrings(def.dockerComposeFile)) {
+    const path = repositoryPath(configDir, compose);
+    if (path !== undefined) paths.push({ path, kind: 'file' });
+  }
+  const dockerfile = dockerfileOf(definition);
+  if (dockerfile !== undefined) {
+    const file = repositoryPath(configDir, dockerfile);
+    if (file !== undefined) paths.push({ path: file, kind: 'file' });
+    const context = repositoryPath(configDir, contextOf(definition));
+    if (context !== undefined) paths.push({ path: context, kind: 'dir' });
+  }
+  return minimal(paths);
+}
