@@ -289,6 +289,7 @@ export function loadConfigWithSources(input: LoadInput): LoadedConfig {
       cloneTimeoutSeconds: options.cloneTimeoutSeconds,
       timeoutSeconds: options.buildTimeoutSeconds,
       maxConcurrent: options.maxConcurrentBuilds,
+      reuse: options.buildReuse,
       fallbackImage: options.fallbackImage,
     },
     errorTrackingDsn: options.errorTrackingDsn,

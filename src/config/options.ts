@@ -24,6 +24,7 @@ export interface OptionValues {
   cloneTimeoutSeconds: number;
   buildTimeoutSeconds: number;
   maxConcurrentBuilds: number;
+  buildReuse: boolean;
   fallbackImage?: string;
   errorTrackingDsn?: string;
   serviceName: string;
@@ -306,6 +307,19 @@ const TABLE = {
     schema: { type: 'integer', minimum: 0 },
     secret: false,
     description: 'Builds running at once; one more answers 429 with Retry-After.',
+  },
+  buildReuse: {
+    label: 'Build reuse',
+    flag: '--build-reuse',
+    env: 'BUILD_REUSE',
+    settingsKey: 'build.reuse',
+    type: 'boolean',
+    default: true,
+    defaultText: 'true',
+    schema: { type: 'boolean' },
+    secret: false,
+    description:
+      'Reuse the image of an earlier build whose inputs (build key) are unchanged, and join identical builds in flight.',
   },
   fallbackImage: {
     label: 'Fallback image',

@@ -57,6 +57,8 @@ export interface BuildDefaults {
   readonly timeoutSeconds: number;
   /** 0 means no limit. */
   readonly maxConcurrent: number;
+  /** Reuse an earlier image when the build key is unchanged; join identical builds in flight. */
+  readonly reuse: boolean;
   readonly fallbackImage?: string;
 }
 

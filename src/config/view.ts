@@ -21,6 +21,7 @@ export function effectiveConfigView(config: Config): Record<string, unknown> {
     cloneTimeoutSeconds: config.build.cloneTimeoutSeconds,
     buildTimeoutSeconds: config.build.timeoutSeconds,
     maxConcurrentBuilds: config.build.maxConcurrent,
+    buildReuse: config.build.reuse,
     registryAuth: Object.keys(config.registryAuth.auths).map((registry) => ({ registry })),
   };
 }

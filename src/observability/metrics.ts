@@ -26,6 +26,8 @@ export class Metrics {
   readonly devcontainerLookupsTotal: Counter<'result'>;
   readonly buildsInFlight: Gauge;
   readonly buildsCapacity: Gauge;
+  readonly buildReusesTotal: Counter;
+  readonly buildsCoalescedTotal: Counter;
 
   constructor() {
     const registers = [this.registry];
@@ -69,6 +71,16 @@ export class Metrics {
     this.buildsCapacity = new Gauge({
       name: 'service_builds_capacity',
       help: 'Maximum concurrent builds of this instance (0 means no limit).',
+      registers,
+    });
+    this.buildReusesTotal = new Counter({
+      name: 'service_build_reuses_total',
+      help: 'POST /build answers given without a build (inputs unchanged: the earlier image relabelled).',
+      registers,
+    });
+    this.buildsCoalescedTotal = new Counter({
+      name: 'service_builds_coalesced_total',
+      help: 'POST /build requests that joined an identical build in flight instead of starting one.',
       registers,
     });
     for (const status of BUILD_STATUSES) {

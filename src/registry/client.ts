@@ -36,6 +36,17 @@ export const LIMITS = {
 const MAX_AUTH_MODES = 1000;
 
 export const PULL: readonly string[] = ['pull'];
+export const PUSH_ACTIONS: readonly string[] = ['pull', 'push'];
+
+export type RegistryMethod = 'GET' | 'HEAD' | 'DELETE' | 'PUT' | 'POST';
+
+/** Options of one v2 request: what is accepted back, and the body sent (PUT/POST). */
+export interface RequestOptions {
+  accept?: string;
+  maxBytes: number;
+  body?: Buffer;
+  contentType?: string;
+}
 export const DELETE_ACTIONS: readonly string[] = ['pull', 'push', 'delete'];
 
 /** One operation on one repository with one credential (or none). */
@@ -103,12 +114,16 @@ export class RegistryClient {
    */
   async request(
     call: RegistryCall,
-    method: 'GET' | 'HEAD' | 'DELETE',
-    path: string,
-    options: { accept?: string; maxBytes: number },
+    method: RegistryMethod,
+    path: string | URL,
+    options: RequestOptions,
   ): Promise<RegistryResponse> {
     const { ref } = call;
-    const url = new URL(`${ref.origin}/v2/${path}`);
+    const url = typeof path === 'string' ? new URL(`${ref.origin}/v2/${path}`) : path;
+    if (url.origin !== ref.origin) {
+      // An upload location on another origin would receive this registry's credentials.
+      throw registryUnreachable(ref.registry, `upload location on another origin refused`, ref.image);
+    }
     const scope = repositoryScope(ref.name, call.actions);
     const identity = credentialIdentity(call.credentials);
     const mode = this.authModes.get(ref.origin);
@@ -233,23 +248,24 @@ export class RegistryClient {
 
   private send(
     call: RegistryCall,
-    method: 'GET' | 'HEAD' | 'DELETE',
+    method: RegistryMethod,
     url: URL,
     authorization: string | undefined,
-    options: { accept?: string; maxBytes: number },
+    options: RequestOptions,
   ): Promise<TransportResponse> {
     return this.sendRaw(call, method, url, authorization, { ...options, span: 'registry.request' });
   }
 
   private async sendRaw(
     call: RegistryCall,
-    method: 'GET' | 'HEAD' | 'DELETE',
+    method: RegistryMethod,
     url: URL,
     authorization: string | undefined,
-    options: { accept?: string; maxBytes: number; span: string },
+    options: RequestOptions & { span: string },
   ): Promise<TransportResponse> {
     const headers: Record<string, string> = { 'user-agent': 'image-build-service' };
     if (options.accept) headers.accept = options.accept;
+    if (options.contentType) headers['content-type'] = options.contentType;
     if (authorization) headers.authorization = authorization;
     const attributes = {
       'registry.host': call.ref.host,
@@ -258,7 +274,14 @@ export class RegistryClient {
     };
     try {
       return await withSpan(options.span, attributes, () =>
-        this.transport.send({ method, url, headers, maxBytes: options.maxBytes, timeoutMs: this.timeoutMs }),
+        this.transport.send({
+          method,
+          url,
+          headers,
+          maxBytes: options.maxBytes,
+          timeoutMs: this.timeoutMs,
+          ...(options.body === undefined ? {} : { body: options.body }),
+        }),
       );
     } catch (err) {
       if (err instanceof TransportError) {

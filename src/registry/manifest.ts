@@ -36,6 +36,9 @@ export type Manifest =
 
 const DIGEST_RE = /^[a-z0-9]+(?:[+._-][a-z0-9]+)*:[a-zA-Z0-9=_-]+$/;
 
+/** Whether `text` has the grammar of a content digest (`algorithm:encoded`). */
+export const isDigest = (text: string): boolean => DIGEST_RE.test(text);
+
 /** The body as a JSON object, or undefined when it is not valid JSON or not an object. */
 function jsonObject(body: Buffer): Record<string, unknown> | undefined {
   try {

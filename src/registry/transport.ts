@@ -30,6 +30,8 @@ export interface TransportRequest {
   timeoutMs: number;
   /** Redirects to follow for GET/HEAD (default 5); other methods never follow. */
   maxRedirects?: number;
+  /** Request body (PUT/POST), sent with its Content-Length. */
+  body?: Buffer;
 }
 
 export interface TransportResponse {
@@ -159,9 +161,13 @@ export class Transport {
         clearTimeout(timer);
         fn();
       };
+      const body = request.body;
       const req = lib.request(url, {
         method: request.method,
-        headers: request.headers,
+        headers:
+          body === undefined
+            ? request.headers
+            : { ...request.headers, 'content-length': String(body.length) },
         agent: this.agentFor(url),
       });
       const timer = setTimeout(() => {
@@ -213,7 +219,7 @@ export class Transport {
           finish(() => reject(new TransportError('network', 'connection closed before the response ended'))),
         );
       });
-      req.end();
+      req.end(body);
     });
   }
 }

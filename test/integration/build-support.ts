@@ -38,6 +38,7 @@ export async function startBuildApp(overrides: BuildOverrides = {}): Promise<Run
       cloneTimeoutSeconds: 120,
       timeoutSeconds: 600,
       maxConcurrent: 0,
+      reuse: true,
       ...build,
     },
   });

@@ -125,6 +125,7 @@ test('the config view shows the contract fields and no secret', async (t) => {
     cloneTimeoutSeconds: 600,
     buildTimeoutSeconds: 3600,
     maxConcurrentBuilds: 4,
+    buildReuse: true,
     registryAuth: [{ registry: 'r.example' }],
   });
 });

@@ -26,6 +26,7 @@ const CHART_SOURCE: Record<OptionName, { values: string[] } | { chart: string }>
   cloneTimeoutSeconds: { values: ['build.cloneTimeoutSeconds'] },
   buildTimeoutSeconds: { values: ['build.timeoutSeconds'] },
   maxConcurrentBuilds: { values: ['build.maxConcurrent'] },
+  buildReuse: { values: ['build.reuse'] },
   fallbackImage: { values: ['build.fallbackImage'] },
   errorTrackingDsn: {
     values: ['errorTracking.dsn', 'errorTracking.existingSecret', 'errorTracking.existingSecretKey'],

@@ -74,6 +74,7 @@ const CASES: { readonly [K in OptionName]: Case } = {
   cloneTimeoutSeconds: { values: [1, 2, 3], read: (c) => c.build.cloneTimeoutSeconds },
   buildTimeoutSeconds: { values: [10, 20, 30], read: (c) => c.build.timeoutSeconds },
   maxConcurrentBuilds: { values: [0, 1, 9], read: (c) => c.build.maxConcurrent },
+  buildReuse: { values: [false, true, false], read: (c) => c.build.reuse },
   fallbackImage: { values: ['r/flag:1', 'r/env:1', 'r/file:1'], read: (c) => c.build.fallbackImage },
   errorTrackingDsn: {
     values: ['https://k1@errors.example/1', 'https://k2@errors.example/2', 'https://k3@errors.example/3'],

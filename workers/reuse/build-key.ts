@@ -1,0 +1,108 @@
+/**
+ * The build key (pure): a digest of everything that determines a build's image and nothing else.
+ * Inputs, recorded as one explicit record so that two builds can be compared input by input:
+ * - the dev container definition as used: the sha256 of the config file's bytes (the generated
+ *   fallback definition's bytes when the repository has none);
+ * - the git object id (tree or blob, from the clone) of every path of the read set
+ *   (workers/builder/read-set.ts), `''` being the root tree;
+ * - the digest of every base image (`image`, plain `FROM` references) and every OCI feature;
+ * - the platforms, the Dev Containers CLI version and BUILD_PROCESS_VERSION.
+ * Registry credentials and cache options are not inputs. The key is the sha256 of the record's
+ * canonical JSON, prefixed by KEY_FORMAT: changing the record's shape changes every key.
+ */
+import { createHash } from 'node:crypto';
+
+/** Bumped whenever the way the service builds images changes (args, wrapper, labels...). */
+export const BUILD_PROCESS_VERSION = 1;
+/** The version of the key record's layout. */
+const KEY_FORMAT = 'ibs-build-key-v1';
+
+export interface KeyedPath {
+  readonly path: string;
+  readonly kind: 'dir' | 'file';
+  /** The git object id at HEAD, or `missing` when the commit has nothing at that path. */
+  readonly objectId: string;
+}
+
+export interface KeyedReference {
+  /** The reference as the definition names it. */
+  readonly ref: string;
+  /** `sha256:...` */
+  readonly digest: string;
+}
+
+export interface BuildKeyInput {
+  /** `sha256:...` of the config file's bytes. */
+  readonly configDigest: string;
+  readonly paths: readonly KeyedPath[];
+  readonly baseImages: readonly KeyedReference[];
+  readonly features: readonly KeyedReference[];
+  readonly platforms: readonly string[];
+  readonly cliVersion: string;
+  readonly buildProcessVersion: number;
+}
+
+const byRef = (a: KeyedReference, b: KeyedReference): number => (a.ref < b.ref ? -1 : a.ref > b.ref ? 1 : 0);
+
+/** The record in its one canonical form (sorted lists, fixed field order). */
+function canonical(input: BuildKeyInput): string {
+  return JSON.stringify([
+    KEY_FORMAT,
+    input.configDigest,
+    [...input.paths]
+      .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
+      .map((p) => [p.path, p.kind, p.objectId]),
+    [...input.baseImages].sort(byRef).map((r) => [r.ref, r.digest]),
+    [...input.features].sort(byRef).map((r) => [r.ref, r.digest]),
+    [...input.platforms].sort(),
+    input.cliVersion,
+    input.buildProcessVersion,
+  ]);
+}
+
+/** The key: 64 hex digits. */
+export function buildKey(input: BuildKeyInput): string {
+  return createHash('sha256').update(canonical(input)).digest('hex');
+}
+
+/** The tag that records a key in the target repository. */
+export const buildKeyTag = (key: string): string => `build-key-${key}`;
+
+/** Every input of `after` that differs from `before`, named for the build log. */
+export function changedInputs(before: BuildKeyInput, after: BuildKeyInput): string[] {
+  const out: string[] = [];
+  if (before.configDigest !== after.configDigest) out.push('the config file');
+  const shortId = (id: string | undefined): string => (id === undefined ? 'absent' : id.slice(0, 12));
+  const pathsBefore = new Map(before.paths.map((p) => [p.path, p.objectId]));
+  const pathsAfter = new Map(after.paths.map((p) => [p.path, p.objectId]));
+  for (const path of [...new Set([...pathsBefore.keys(), ...pathsAfter.keys()])].sort()) {
+    const a = pathsBefore.get(path);
+    const b = pathsAfter.get(path);
+    if (a !== b) {
+      out.push(`path ${path === '' ? '/ (the repository root)' : path}: ${shortId(a)} -> ${shortId(b)}`);
+    }
+  }
+  const refs = (label: string, x: readonly KeyedReference[], y: readonly KeyedReference[]): void => {
+    const mx = new Map(x.map((r) => [r.ref, r.digest]));
+    const my = new Map(y.map((r) => [r.ref, r.digest]));
+    for (const ref of [...new Set([...mx.keys(), ...my.keys()])].sort()) {
+      const a = mx.get(ref);
+      const b = my.get(ref);
+      if (a !== b) out.push(`${label} ${ref}: ${a ?? 'absent'} -> ${b ?? 'absent'}`);
+    }
+  };
+  refs('base image', before.baseImages, after.baseImages);
+  refs('feature', before.features, after.features);
+  if ([...before.platforms].sort().join(',') !== [...after.platforms].sort().join(',')) {
+    out.push(
+      `platforms: ${before.platforms.join(',') || 'default'} -> ${after.platforms.join(',') || 'default'}`,
+    );
+  }
+  if (before.cliVersion !== after.cliVersion) {
+    out.push(`Dev Containers CLI: ${before.cliVersion} -> ${after.cliVersion}`);
+  }
+  if (before.buildProcessVersion !== after.buildProcessVersion) {
+    out.push(`build process version: ${before.buildProcessVersion} -> ${after.buildProcessVersion}`);
+  }
+  return out;
+}

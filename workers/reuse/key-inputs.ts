@@ -1,0 +1,133 @@
+/**
+ * Gathers the build key's input record from a clone (see build-key.ts): the config bytes'
+ * digest, the read set's git object ids, and the digests of the base images and OCI features,
+ * resolved through the service's registry client with the credentials the build would use.
+ * Anything that cannot be pinned (compose definitions, a build argument in `FROM`, a URL
+ * feature, a registry that refuses or cannot be reached) makes the build unkeyable: it is
+ * built, and the reason goes to the build log.
+ */
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { join, posix } from 'node:path';
+import { isServiceError } from '../../src/errors.js';
+import type { RunOptions } from '../../src/exec/run.js';
+import { PULL, type RegistryClient } from '../../src/registry/client.js';
+import { parseImageString } from '../../src/registry/image-string.js';
+import { buildReadSet, dockerfileOf, isLocalFeature, repositoryPath } from '../builder/read-set.js';
+import { BUILD_PROCESS_VERSION, buildKey, type BuildKeyInput, type KeyedReference } from './build-key.js';
+import { dockerfileImages } from './dockerfile-from.js';
+import { readObjectIds } from './object-ids.js';
+import type { CredentialsFor } from './registry-credentials.js';
+
+/** What the key is computed from: the clone and its definition as found. */
+export interface KeySource {
+  readonly cloneDir: string;
+  /** Repository-relative path of the config; undefined for the generated fallback. */
+  readonly configPath: string | undefined;
+  /** The config file's bytes (the generated fallback's, when there is none). */
+  readonly configBytes: Buffer;
+  /** The parsed definition; undefined when it could not be parsed. */
+  readonly definition: unknown;
+}
+
+export interface KeyDeps {
+  readonly client: RegistryClient;
+  readonly insecureRegistries: readonly string[];
+  readonly credentialsFor: CredentialsFor;
+  readonly git: Pick<RunOptions, 'baseEnv' | 'log' | 'signal'>;
+  readonly platforms: readonly string[];
+  readonly cliVersion: string;
+}
+
+export type KeyOutcome =
+  | { readonly kind: 'keyed'; readonly key: string; readonly input: BuildKeyInput }
+  | { readonly kind: 'unkeyable'; readonly reason: string };
+
+class Unkeyable extends Error {}
+
+const objectOf = (v: unknown): Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+
+const sha256 = (bytes: Buffer): string => `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
+
+/** The digest of one image or feature reference (pinned digest as is; a tag through a manifest HEAD). */
+async function resolve(ref: string, what: string, deps: KeyDeps): Promise<KeyedReference> {
+  let parsed;
+  try {
+    parsed = parseImageString(ref, deps.insecureRegistries);
+  } catch {
+    throw new Unkeyable(`${what} ${JSON.stringify(ref.slice(0, 200))} is not an image reference`);
+  }
+  if (parsed.digest !== undefined) return { ref, digest: parsed.digest };
+  try {
+    const call = { ref: parsed.ref, credentials: deps.credentialsFor(parsed.ref), actions: PULL };
+    const head = await deps.client.headManifest(call, parsed.ref.tag);
+    if (head.status !== 200 || head.digest === undefined) {
+      throw new Unkeyable(`${what} ${ref}: the registry answered ${head.status} without a digest`);
+    }
+    return { ref, digest: head.digest };
+  } catch (err) {
+    if (err instanceof Unkeyable) throw err;
+    const why = isServiceError(err) ? err.message : 'registry call failed';
+    throw new Unkeyable(`${what} ${ref}: ${why}`);
+  }
+}
+
+async function baseImageRefs(source: KeySource, def: Record<string, unknown>): Promise<string[]> {
+  if (def.dockerComposeFile !== undefined) throw new Unkeyable('docker compose definitions are not keyed');
+  const refs: string[] = [];
+  if (typeof def.image === 'string') refs.push(def.image);
+  const dockerfile = dockerfileOf(def);
+  if (dockerfile !== undefined) {
+    const configDir = source.configPath === undefined ? '' : posix.dirname(source.configPath);
+    const path = repositoryPath(configDir === '.' ? '' : configDir, dockerfile);
+    if (path === undefined) throw new Unkeyable(`Dockerfile ${dockerfile} is outside the repository`);
+    const text = await readFile(join(source.cloneDir, path), 'utf8').catch(() => undefined);
+    if (text === undefined) throw new Unkeyable(`Dockerfile ${path} could not be read`);
+    const images = dockerfileImages(text);
+    if (images.kind === 'unkeyable') throw new Unkeyable(`Dockerfile ${path}: ${images.reason}`);
+    refs.push(...images.refs);
+  }
+  if (refs.length === 0) throw new Unkeyable('the definition names no image and no Dockerfile');
+  return refs;
+}
+
+function featureRefs(def: Record<string, unknown>): string[] {
+  const refs: string[] = [];
+  for (const id of Object.keys(objectOf(def.features))) {
+    if (isLocalFeature(id)) continue; // its folder is in the read set
+    if (/^[a-z][a-z0-9+.-]*:\/\//i.test(id)) throw new Unkeyable(`feature ${id.slice(0, 200)} is a URL`);
+    if (!id.includes('/')) throw new Unkeyable(`feature ${id.slice(0, 200)} is a legacy short id`);
+    refs.push(id);
+  }
+  return refs;
+}
+
+export async function computeKeyInput(source: KeySource, deps: KeyDeps): Promise<KeyOutcome> {
+  try {
+    if (source.definition === undefined) throw new Unkeyable('the definition could not be parsed');
+    const def = objectOf(source.definition);
+    const paths = await readObjectIds(
+      source.cloneDir,
+      buildReadSet(source.configPath, source.definition),
+      deps.git,
+    );
+    const images = await baseImageRefs(source, def);
+    const features = featureRefs(def);
+    const baseImages = await Promise.all(images.map((r) => resolve(r, 'base image', deps)));
+    const featureDigests = await Promise.all(features.map((r) => resolve(r, 'feature', deps)));
+    const input: BuildKeyInput = {
+      configDigest: sha256(source.configBytes),
+      paths,
+      baseImages,
+      features: featureDigests,
+      platforms: [...deps.platforms],
+      cliVersion: deps.cliVersion,
+      buildProcessVersion: BUILD_PROCESS_VERSION,
+    };
+    return { kind: 'keyed', key: buildKey(input), input };
+  } catch (err) {
+    if (err instanceof Unkeyable) return { kind: 'unkeyable', reason: err.message };
+    throw err;
+  }
+}
