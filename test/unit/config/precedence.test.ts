@@ -194,6 +194,7 @@ test('the defaults are the contract table, and derived fields come from the envi
         cloneTimeoutSeconds: 600,
         timeoutSeconds: 3600,
         maxConcurrent: 4,
+        reuse: true,
       },
       serviceName: 'service-builder',
       environment: 'development',
