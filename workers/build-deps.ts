@@ -8,6 +8,7 @@ import type { LogStore } from '../src/logs/types.js';
 import type { Logger } from '../src/observability/logger.js';
 import type { Metrics } from '../src/observability/metrics.js';
 import type { RemoteBuilder } from './builder/remote-builder.js';
+import type { ReuseDeps } from './reuse/reuse-step.js';
 
 /** The configuration a build reads. */
 export type BuildConfig = Pick<
@@ -21,6 +22,7 @@ export type BuildConfig = Pick<
   | 'builderName'
   | 'dockerConfigDir'
   | 'registryAuth'
+  | 'insecureRegistries'
 >;
 
 export interface BuildDeps {
@@ -31,4 +33,6 @@ export interface BuildDeps {
   /** Every command of a build runs in a process group tracked here. */
   readonly groups: ProcessGroups;
   readonly remoteBuilder: RemoteBuilder;
+  /** The build key, reuse and coalescing (used when config.build.reuse is on). */
+  readonly reuse: ReuseDeps;
 }

@@ -11,15 +11,20 @@ import type { AppContext } from '../context.js';
 import { isServiceError } from '../errors.js';
 import { Cancellation, cancellationOf } from '../exec/cancellation.js';
 import type { BuildStatus } from '../observability/metrics.js';
+import { RegistryClient } from '../registry/client.js';
 import type { BuildDeps } from '../../workers/build-deps.js';
 import { runBuildJob } from '../../workers/build-job.js';
 import { RemoteBuilder } from '../../workers/builder/remote-builder.js';
+import { remoteTip } from '../../workers/git/ls-remote.js';
 import { planBuild } from '../../workers/plan.js';
 import { readJsonBody } from './json-body.js';
 import type { BuildPlan, BuildResult } from '../../workers/plan-types.js';
 import { createBuildQueue, type BuildQueue } from '../../workers/queue.js';
+import { coordinateBuild, type BuildJobRunner, type Coordinator } from '../../workers/reuse/coordinate.js';
+import { createInProcessInFlight } from '../../workers/reuse/in-flight.js';
+import { RecentInputs } from '../../workers/reuse/recent-inputs.js';
 
-export type BuildJobRunner = (plan: BuildPlan, deps: BuildDeps, signal: AbortSignal) => Promise<BuildResult>;
+export type { BuildJobRunner } from '../../workers/reuse/coordinate.js';
 
 /** What the build router uses of the application. */
 export type BuildRouterContext = Pick<
@@ -48,7 +53,13 @@ export function createBuildRouter(ctx: BuildRouterContext, options: BuildRouterO
     metrics: ctx.metrics,
     groups: ctx.processGroups,
     remoteBuilder: new RemoteBuilder(ctx.config, ctx.processGroups),
+    reuse: {
+      registry: new RegistryClient({ insecureRegistries: ctx.config.insecureRegistries }),
+      inFlight: createInProcessInFlight<BuildResult>(),
+      recent: new RecentInputs(),
+    },
   };
+  ctx.shutdownSignal.addEventListener('abort', () => deps.reuse.registry.close(), { once: true });
   const deadlineSeconds = ctx.config.build.cloneTimeoutSeconds + ctx.config.build.timeoutSeconds;
   const queue =
     options.queue ??
@@ -57,6 +68,13 @@ export function createBuildRouter(ctx: BuildRouterContext, options: BuildRouterO
       shutdownSignal: ctx.shutdownSignal,
       metrics: ctx.metrics,
     });
+  const coordinator: Coordinator = {
+    queue,
+    runJob,
+    deps,
+    deadlineSeconds,
+    remoteTip: (plan, signal) => remoteTip(plan, deps, signal),
+  };
   const router = new Router();
 
   router.post('/build', async (koaCtx) => {
@@ -82,20 +100,8 @@ export function createBuildRouter(ctx: BuildRouterContext, options: BuildRouterO
     };
     koaCtx.res.once('close', onClose);
 
-    let running: Promise<BuildResult>;
-    try {
-      running = queue.run((signal) => runJob(plan, deps, signal), {
-        signal: clientGone.signal,
-        deadlineSeconds,
-      });
-    } catch (err) {
-      koaCtx.res.off('close', onClose);
-      ctx.metrics.countBuild('busy');
-      ctx.logger.warn({ repository: plan.repository, inFlight: queue.inFlight }, 'build refused: busy');
-      throw err;
-    }
-
     const started = performance.now();
+    const running: Promise<BuildResult> = coordinateBuild(plan, coordinator, clientGone.signal);
     const seconds = () => (performance.now() - started) / 1000;
     try {
       const result = await running;
@@ -112,6 +118,11 @@ export function createBuildRouter(ctx: BuildRouterContext, options: BuildRouterO
       koaCtx.status = 200;
       koaCtx.body = result;
     } catch (err) {
+      if (isServiceError(err) && err.code === 'BUSY') {
+        ctx.metrics.countBuild('busy');
+        ctx.logger.warn({ repository: plan.repository, inFlight: queue.inFlight }, 'build refused: busy');
+        throw err;
+      }
       const status = failureStatus(err);
       ctx.metrics.countBuild(status, seconds());
       const cancelled = cancellationOf(clientGone.signal.reason);

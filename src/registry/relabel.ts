@@ -47,6 +47,18 @@ const isIndexType = (type: string, json: Json): boolean =>
   type === MEDIA_TYPES.dockerList ||
   (!type && Array.isArray(json.manifests));
 
+/** The media type of a fetched manifest: its `mediaType` field, else the response's Content-Type. */
+export function manifestMediaType(manifest: FetchedManifest): string {
+  let json: unknown;
+  try {
+    json = JSON.parse(manifest.body.toString('utf8'));
+  } catch {
+    json = {};
+  }
+  const type = mediaTypeOf(isObject(json) ? json : {}, manifest.contentType);
+  return type || MEDIA_TYPES.ociManifest;
+}
+
 /** One platform manifest relabelled: config blob uploaded, manifest PUT by digest when `tag` is undefined. */
 async function relabelImage(
   client: RegistryClient,

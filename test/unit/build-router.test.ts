@@ -259,7 +259,7 @@ test('job errors: 4xx counted invalid_request, 5xx and unexpected errors counted
   t.is(await gauge(app.url, 'service_builds_in_flight'), 0, 'capacity released after errors');
 });
 
-test('burst of 10 with limit 3: exactly 3 run, 7 get 429 Retry-After 30, slots free again afterwards', async (t) => {
+test('reuse off, burst of 10 with limit 3: exactly 3 run, 7 get 429 Retry-After 30, slots free again afterwards', async (t) => {
   let release!: () => void;
   let gate = new Promise<void>((resolve) => (release = resolve));
   let running = 0;
@@ -273,7 +273,7 @@ test('burst of 10 with limit 3: exactly 3 run, 7 get 429 Retry-After 30, slots f
       running -= 1;
       return RESULT;
     },
-    { build: { ...testConfig({ scratchDir: '/x' }).build, maxConcurrent: 3 } },
+    { build: { ...testConfig({ scratchDir: '/x' }).build, maxConcurrent: 3, reuse: false } },
   );
   t.is(await gauge(app.url, 'service_builds_capacity'), 3);
   const body = { repository: REPO, image: { registry: 'registry.example.com' } };
@@ -306,7 +306,7 @@ test('burst of 10 with limit 3: exactly 3 run, 7 get 429 Retry-After 30, slots f
   t.is(app.calls.length, 6);
 });
 
-test('maxConcurrent 0: no limit', async (t) => {
+test('reuse off, maxConcurrent 0: no limit', async (t) => {
   let release!: () => void;
   const gate = new Promise<void>((resolve) => (release = resolve));
   const app = await startWithRunner(
@@ -315,7 +315,7 @@ test('maxConcurrent 0: no limit', async (t) => {
       await gate;
       return RESULT;
     },
-    { build: { ...testConfig({ scratchDir: '/x' }).build, maxConcurrent: 0 } },
+    { build: { ...testConfig({ scratchDir: '/x' }).build, maxConcurrent: 0, reuse: false } },
   );
   const body = { repository: REPO, image: { registry: 'registry.example.com' } };
   const pending = Array.from({ length: 12 }, () => post(app.url, body));

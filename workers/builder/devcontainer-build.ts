@@ -10,6 +10,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { asCommandFailed } from '../../src/exec/failure.js';
 import { run } from '../../src/exec/run.js';
+import type { CommandLogWriter } from '../../src/logs/types.js';
 import { withSpan } from '../../src/observability/tracing.js';
 import type { BuildDeps } from '../build-deps.js';
 import type { BuildPlan } from '../plan-types.js';
@@ -75,6 +76,13 @@ export function devcontainerCliScript(): string {
   return join(dirname(pkgFile), bin);
 }
 
+/** The pinned Dev Containers CLI's version (its package.json), a build key input. */
+export function devcontainerCliVersion(): string {
+  const require = createRequire(import.meta.url);
+  const pkg = require('@devcontainers/cli/package.json') as { version?: unknown };
+  return typeof pkg.version === 'string' ? pkg.version : 'unknown';
+}
+
 /**
  * Always on: without it the CLI writes `# syntax=docker/dockerfile:1.4` when it sees no Engine >= 23
  * (never, with a remote builder), and BuildKit then pulls a frontend image from Docker Hub. The
@@ -93,10 +101,12 @@ export async function buildAndPush(options: {
   imageRef: string;
   commit: string;
   signal: AbortSignal;
+  /** An `img` log the caller opened (and closes); else one is opened and closed here. */
+  log?: CommandLogWriter;
 }): Promise<{ logId: string }> {
   const { plan, deps, dir } = options;
   const { config } = deps;
-  const log = await deps.logStore.open('img', plan.secrets);
+  const log = options.log ?? (await deps.logStore.open('img', plan.secrets));
   try {
     return await withSpan('image.build', { 'image.ref': options.imageRef, 'log.id': log.id }, async () => {
       await deps.remoteBuilder.ensure({ log, home: dir.home, signal: options.signal });
@@ -160,6 +170,6 @@ export async function buildAndPush(options: {
   } catch (err) {
     throw asCommandFailed(err, log.id);
   } finally {
-    await log.close();
+    if (options.log === undefined) await log.close();
   }
 }

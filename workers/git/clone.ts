@@ -6,16 +6,15 @@
  * soon as the clone ends. Then the commit (`rev-parse HEAD`) and, when none was asked for,
  * the default branch's name (`--abbrev-ref HEAD`) are read from the clone.
  */
-import { rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { rm } from 'node:fs/promises';
 import { asCommandFailed } from '../../src/exec/failure.js';
 import { run, type RunOptions } from '../../src/exec/run.js';
 import { withSpan } from '../../src/observability/tracing.js';
 import type { BuildDeps } from '../build-deps.js';
 import type { BuildPlan } from '../plan-types.js';
 import type { RequestDir } from '../request-dir.js';
-import { cloneArgs, credentialConfig, gitEnv, repoOrigin } from './git-env.js';
-import { prepareKnownHosts } from './host-keys.js';
+import { cloneArgs } from './git-env.js';
+import { gitSecrets, requestGitEnv } from './request-git-env.js';
 
 export interface ClonedRepository {
   /** The clone's working tree. */
@@ -28,34 +27,6 @@ export interface ClonedRepository {
 }
 
 const COMMIT = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
-
-async function credentialFiles(
-  plan: BuildPlan,
-  secretsDir: string,
-): Promise<{ sshKeyFile?: string; credentialConfigFile?: string }> {
-  const cred = plan.gitCredential;
-  if (cred === undefined) return {};
-  if (cred.kind === 'ssh') {
-    const sshKeyFile = join(secretsDir, 'id_key');
-    const key = cred.privateKey.endsWith('\n') ? cred.privateKey : `${cred.privateKey}\n`;
-    await writeFile(sshKeyFile, key, { mode: 0o600, flag: 'wx' });
-    return { sshKeyFile };
-  }
-  if (plan.url.scheme !== 'https' && plan.url.scheme !== 'http') return {};
-  const credentialConfigFile = join(secretsDir, 'gitconfig');
-  await writeFile(credentialConfigFile, credentialConfig(repoOrigin(plan.url), cred.username, cred.token), {
-    mode: 0o600,
-    flag: 'wx',
-  });
-  return { credentialConfigFile };
-}
-
-/** The request's secrets plus the encoded form of the https credential. */
-function gitSecrets(plan: BuildPlan): string[] {
-  const cred = plan.gitCredential;
-  if (cred?.kind !== 'https') return plan.secrets;
-  return [...plan.secrets, Buffer.from(`${cred.username}:${cred.token}`, 'utf8').toString('base64')];
-}
 
 export async function cloneRepository(
   plan: BuildPlan,
@@ -70,23 +41,8 @@ export async function cloneRepository(
       'git.clone',
       { 'git.scheme': plan.url.scheme, 'git.host': plan.url.host, 'log.id': log.id },
       async () => {
-        const knownHosts = await prepareKnownHosts({
-          policy: config.sshHostKeyPolicy,
-          scratchDir: config.scratchDir,
-          requestSecretsDir: dir.gitSecrets,
-          ...(plan.gitCredential?.kind === 'ssh' && plan.gitCredential.pinnedHostKey !== undefined
-            ? { pinnedHostKey: plan.gitCredential.pinnedHostKey }
-            : {}),
-        });
-        const files = await credentialFiles(plan, dir.gitSecrets);
         const options: RunOptions = {
-          baseEnv: gitEnv({
-            baseEnv: config.childEnv,
-            allowInsecureProtocols: config.allowInsecureGitProtocols,
-            home: dir.home,
-            knownHosts,
-            ...files,
-          }),
+          baseEnv: await requestGitEnv(plan, config, dir),
           log,
           signal,
           groups: deps.groups,

@@ -10,8 +10,8 @@
  */
 
 export interface Waiter {
-  /** This waiter no longer wants the answer (idempotent). */
-  leave(): void;
+  /** This waiter no longer wants the answer (idempotent); `reason` aborts the build if it was the last. */
+  leave(reason?: unknown): void;
 }
 
 export interface InFlightBuild<T> {
@@ -72,13 +72,13 @@ export function createInProcessInFlight<T>(): InFlightBuilds<T> {
       waiters += 1;
       let left = false;
       return {
-        leave: () => {
+        leave: (reason?: unknown) => {
           if (left) return;
           left = true;
           waiters -= 1;
           if (waiters === 0 && !settled) {
             forget();
-            controller.abort(new Error('every client of this build has gone'));
+            controller.abort(reason ?? new Error('every client of this build has gone'));
           }
         },
       };

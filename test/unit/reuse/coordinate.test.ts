@@ -1,0 +1,129 @@
+/**
+ * The coordinator with the real queue and in-flight map, a fake job (no git, no CLI) and a fake
+ * branch-tip check: who runs, who joins, and when a build is cancelled.
+ */
+import test from 'ava';
+import pino from 'pino';
+import { Metrics } from '../../../src/observability/metrics.js';
+import type { BuildDeps } from '../../../workers/build-deps.js';
+import type { BuildPlan, BuildResult } from '../../../workers/plan-types.js';
+import { createBuildQueue } from '../../../workers/queue.js';
+import { coordinateBuild, type BuildJobRunner, type Coordinator } from '../../../workers/reuse/coordinate.js';
+import { createInProcessInFlight } from '../../../workers/reuse/in-flight.js';
+import { RecentInputs } from '../../../workers/reuse/recent-inputs.js';
+
+const COMMIT = 'a'.repeat(40);
+const plan = {
+  repository: 'https://git.example/o/app.git',
+  url: {
+    scheme: 'https',
+    scpStyle: false,
+    host: 'git.example',
+    path: 'o/app.git',
+    cloneUrl: 'https://git.example/o/app.git',
+  },
+  image: { registry: 'r.example', name: 'app' },
+  platforms: [],
+  noCache: false,
+  mode: 'auto',
+  secrets: [],
+} as BuildPlan;
+
+const result = (commit: string): BuildResult => ({
+  image: `r.example/app:sha-${commit.slice(0, 7)}`,
+  registry: 'r.example',
+  name: 'app',
+  tag: `sha-${commit.slice(0, 7)}`,
+  branch: 'main',
+  commit,
+  gitCloneLogId: 'git-1',
+  imageBuildLogId: 'img-1',
+});
+
+function harness(options: { tips: () => Promise<string[]>; maxConcurrent?: number; reuse?: boolean }) {
+  const metrics = new Metrics();
+  const signals: AbortSignal[] = [];
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  let runs = 0;
+  const runJob: BuildJobRunner = async (_plan, _deps, signal, reuse) => {
+    runs += 1;
+    signals.push(signal);
+    reuse?.lead.setCommit(COMMIT);
+    await Promise.race([gate, new Promise((r) => signal.addEventListener('abort', r))]);
+    if (signal.aborted) throw new Error('cancelled');
+    return result(COMMIT);
+  };
+  const deps = {
+    config: { build: { reuse: options.reuse ?? true } },
+    metrics,
+    logger: pino({ enabled: false }),
+    reuse: { inFlight: createInProcessInFlight<BuildResult>(), recent: new RecentInputs() },
+  } as unknown as BuildDeps;
+  const c: Coordinator = {
+    queue: createBuildQueue({
+      maxConcurrent: options.maxConcurrent ?? 4,
+      shutdownSignal: new AbortController().signal,
+    }),
+    runJob,
+    deps,
+    deadlineSeconds: 0,
+    remoteTip: options.tips,
+  };
+  const coalesced = async () => (await metrics.buildsCoalescedTotal.get()).values[0]?.value ?? 0;
+  return { c, release, runs: () => runs, signals, coalesced };
+}
+
+test('5 identical requests with a limit of 4: one job, five answers, 4 coalesced', async (t) => {
+  const h = harness({ tips: async () => [COMMIT] });
+  const answers = Array.from({ length: 5 }, () => coordinateBuild(plan, h.c, new AbortController().signal));
+  await new Promise((r) => setTimeout(r, 50));
+  h.release();
+  const results = await Promise.all(answers);
+  t.is(h.runs(), 1);
+  t.deepEqual(new Set(results.map((r) => r.image)).size, 1);
+  t.is(await h.coalesced(), 4);
+});
+
+test('a branch that moved on, or a tip that cannot be checked, means no early join', async (t) => {
+  for (const tips of [
+    async () => ['b'.repeat(40)],
+    async (): Promise<string[]> => Promise.reject(new Error('offline')),
+  ]) {
+    const h = harness({ tips });
+    const first = coordinateBuild(plan, h.c, new AbortController().signal);
+    const second = coordinateBuild(plan, h.c, new AbortController().signal);
+    await new Promise((r) => setTimeout(r, 50));
+    h.release();
+    await Promise.all([first, second]);
+    t.is(h.runs(), 2);
+    t.is(await h.coalesced(), 0);
+  }
+});
+
+test('reuse off: identical requests each run their job', async (t) => {
+  const h = harness({ tips: async () => [COMMIT], reuse: false });
+  const answers = [1, 2].map(() => coordinateBuild(plan, h.c, new AbortController().signal));
+  await new Promise((r) => setTimeout(r, 50));
+  h.release();
+  await Promise.all(answers);
+  t.is(h.runs(), 2);
+});
+
+test('a coalesced build is cancelled only when its last waiter has gone', async (t) => {
+  const h = harness({ tips: async () => [COMMIT] });
+  const leader = new AbortController();
+  const joiner = new AbortController();
+  const a = coordinateBuild(plan, h.c, leader.signal);
+  const b = coordinateBuild(plan, h.c, joiner.signal);
+  a.catch(() => undefined);
+  b.catch(() => undefined);
+  while ((await h.coalesced()) < 1) await new Promise((r) => setTimeout(r, 5));
+  leader.abort();
+  await new Promise((r) => setTimeout(r, 20));
+  t.false(h.signals[0]?.aborted, 'the joiner still waits: the build goes on');
+  joiner.abort();
+  await t.throwsAsync(b);
+  t.true(h.signals[0]?.aborted);
+  t.is(h.runs(), 1);
+});

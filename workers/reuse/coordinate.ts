@@ -1,0 +1,176 @@
+/**
+ * How a planned build request is answered (see README "Build reuse"):
+ * - reuse off: one job in the queue, as always;
+ * - reuse on: a request identical to one in flight (request-identity.ts) joins it before taking
+ *   a slot, when the branch still points at the commit being built (`git ls-remote`; unknown:
+ *   no join); otherwise it leads its own job. A job that finds a build with the same key in
+ *   flight returns (its slot freed); the request then waits for that build and answers as a
+ *   reuse (its own tag and commit), or builds after all when that fails.
+ * Every request answered by a build is a waiter of it: the build is cancelled only when its
+ * last waiter's client has gone.
+ */
+import { randomUUID } from 'node:crypto';
+import { Cancellation } from '../../src/exec/cancellation.js';
+import { isServiceError } from '../../src/errors.js';
+import type { BuildDeps } from '../build-deps.js';
+import { isFollow, type FollowBuild, type JobOutcome, type JobReuse } from '../build-job.js';
+import type { BuildPlan, BuildResult } from '../plan-types.js';
+import type { BuildQueue } from '../queue.js';
+import type { InFlightBuild, LeadBuild } from './in-flight.js';
+import { requestIdentity } from './request-identity.js';
+import { registryAccess } from './reuse-step.js';
+import { reuseByKey } from './reuse-image.js';
+
+export type BuildJobRunner = (
+  plan: BuildPlan,
+  deps: BuildDeps,
+  signal: AbortSignal,
+  reuse?: JobReuse,
+) => Promise<JobOutcome>;
+
+export interface Coordinator {
+  readonly queue: BuildQueue;
+  readonly runJob: BuildJobRunner;
+  readonly deps: BuildDeps;
+  readonly deadlineSeconds: number;
+  /** The commits the request's branch points at now (git ls-remote). */
+  readonly remoteTip: (plan: BuildPlan, signal: AbortSignal) => Promise<string[]>;
+}
+
+/** A job outcome that must be a result (reuse off: the job never follows). */
+function resultOf(outcome: JobOutcome): BuildResult {
+  if (isFollow(outcome)) throw new Error('a job without reuse cannot follow another build');
+  return outcome;
+}
+
+/** Calls `leave` when `signal` aborts; returns the detach function. */
+function onAbort(signal: AbortSignal, leave: () => void): () => void {
+  if (signal.aborted) {
+    leave();
+    return () => undefined;
+  }
+  signal.addEventListener('abort', leave, { once: true });
+  return () => signal.removeEventListener('abort', leave);
+}
+
+/** Joins the identical request in flight, when its commit is still the branch's tip. */
+async function tryJoin(
+  plan: BuildPlan,
+  c: Coordinator,
+  existing: InFlightBuild<BuildResult>,
+  clientSignal: AbortSignal,
+): Promise<BuildResult | undefined> {
+  const commit = await existing.commit;
+  if (commit === undefined) return undefined;
+  let tips: string[];
+  try {
+    tips = await c.remoteTip(plan, clientSignal);
+  } catch {
+    c.deps.logger.info({ repository: plan.repository }, 'branch tip not checked: no early join');
+    return undefined;
+  }
+  if (!tips.includes(commit)) return undefined;
+  const waiter = existing.join();
+  if (waiter === undefined) return undefined;
+  c.deps.metrics.buildsCoalescedTotal.inc();
+  const detach = onAbort(clientSignal, () => waiter.leave(new Cancellation('client_gone')));
+  try {
+    return await existing.result;
+  } finally {
+    detach();
+    waiter.leave();
+  }
+}
+
+/** Waits for the followed build, then writes this request's tag from the recorded key. */
+async function follow(plan: BuildPlan, c: Coordinator, f: FollowBuild, lead: LeadBuild<BuildResult>) {
+  const waiter = f.build.join();
+  if (waiter === undefined) return undefined;
+  c.deps.metrics.buildsCoalescedTotal.inc();
+  const detach = onAbort(lead.signal, () => waiter.leave(lead.signal.reason));
+  const started = performance.now();
+  try {
+    const other = await f.build.result;
+    const { partial } = f;
+    if (other.registry === partial.registry && other.name === partial.name && other.tag === partial.tag) {
+      f.log.write(`the build with the same key pushed ${other.image} itself: reused, nothing to write\n`);
+      c.deps.metrics.buildReusesTotal.inc();
+      return { ...partial, imageBuildLogId: f.log.id };
+    }
+    const outcome = await reuseByKey(
+      f.keyed.key,
+      { registry: partial.registry, name: partial.name, tag: partial.tag },
+      { source: plan.repository, revision: partial.commit },
+      registryAccess(plan, c.deps),
+    );
+    if (outcome.kind === 'absent') {
+      f.log.write('# the build followed recorded no key: building\n');
+      return undefined;
+    }
+    const took = ((performance.now() - started) / 1000).toFixed(2);
+    f.log.write(
+      `inputs unchanged since ${outcome.earlier}, key ${f.keyed.key}: reused, no build (${took} s after that build); ` +
+        `${partial.image} is ${outcome.digest}\n`,
+    );
+    c.deps.metrics.buildReusesTotal.inc();
+    return { ...partial, imageBuildLogId: f.log.id };
+  } catch (err) {
+    const why = isServiceError(err) ? err.message : err instanceof Error ? err.message : 'failure';
+    f.log.write(`# following the build with the same key failed (${why}): building\n`);
+    return undefined;
+  } finally {
+    detach();
+    waiter.leave();
+    await f.log.close();
+  }
+}
+
+async function leadBuild(
+  plan: BuildPlan,
+  c: Coordinator,
+  id: string,
+  clientSignal: AbortSignal,
+): Promise<BuildResult> {
+  const { inFlight } = c.deps.reuse;
+  const lead = inFlight.start(id) ?? inFlight.start(`${id}#${randomUUID()}`);
+  if (lead === undefined) throw new Error('no in-flight entry could be started');
+  const detach = onAbort(clientSignal, () => lead.waiter.leave(new Cancellation('client_gone')));
+  const job = (followAllowed: boolean) =>
+    c.queue.run((signal) => c.runJob(plan, c.deps, signal, { lead, followAllowed }), {
+      signal: lead.signal,
+      deadlineSeconds: c.deadlineSeconds,
+    });
+  try {
+    const outcome = await job(true);
+    const result = isFollow(outcome)
+      ? ((await follow(plan, c, outcome, lead)) ?? resultOf(await job(false)))
+      : outcome;
+    lead.settle({ ok: true, value: result });
+    return result;
+  } catch (err) {
+    lead.settle({ ok: false, error: err });
+    throw err;
+  } finally {
+    detach();
+  }
+}
+
+export async function coordinateBuild(
+  plan: BuildPlan,
+  c: Coordinator,
+  clientSignal: AbortSignal,
+): Promise<BuildResult> {
+  if (!c.deps.config.build.reuse) {
+    return resultOf(
+      await c.queue.run((signal) => c.runJob(plan, c.deps, signal), {
+        signal: clientSignal,
+        deadlineSeconds: c.deadlineSeconds,
+      }),
+    );
+  }
+  const id = `req:${requestIdentity(plan)}`;
+  // Looked up and, when absent, registered in the same synchronous step: a burst has one leader.
+  const existing = c.deps.reuse.inFlight.find(id);
+  if (existing === undefined) return leadBuild(plan, c, id, clientSignal);
+  return (await tryJoin(plan, c, existing, clientSignal)) ?? leadBuild(plan, c, id, clientSignal);
+}

@@ -1,0 +1,28 @@
+/**
+ * The identity of a build request for coalescing (pure): two requests with the same repository,
+ * branch, target, platforms, build options and credentials are the same request. Credentials
+ * enter only as a digest, and the identity itself is a digest: nothing secret is kept.
+ */
+import { createHash } from 'node:crypto';
+import type { BuildPlan } from '../plan-types.js';
+
+const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
+
+export function requestIdentity(plan: BuildPlan): string {
+  const credentials = sha256(JSON.stringify([plan.gitCredential ?? null, plan.registryCredentials ?? null]));
+  return sha256(
+    JSON.stringify([
+      plan.url.cloneUrl,
+      plan.branch ?? null,
+      plan.image.registry,
+      plan.image.name,
+      plan.image.tag ?? null,
+      plan.platforms,
+      plan.noCache,
+      plan.cacheFrom ?? null,
+      plan.cacheTo ?? null,
+      plan.mode,
+      credentials,
+    ]),
+  );
+}

@@ -1,0 +1,183 @@
+/**
+ * The reuse step of a build job, after the clone (see README "Build reuse"): compute the build
+ * key; when a build with the same key is in flight for the same target repository, follow it;
+ * when the key is recorded in the target repository, write this request's tag from it (no CLI,
+ * no BuildKit); otherwise build, and say why in the img log. After a build, `afterBuild`
+ * records the key. Failures of the reuse path never fail the request: they are logged and the
+ * build runs.
+ */
+import { readFile } from 'node:fs/promises';
+import { cancellationOf } from '../../src/exec/cancellation.js';
+import { isServiceError } from '../../src/errors.js';
+import type { CommandLogWriter } from '../../src/logs/types.js';
+import type { RegistryClient } from '../../src/registry/client.js';
+import type { BuildDeps } from '../build-deps.js';
+import type { DevcontainerDefinition } from '../builder/definition.js';
+import { devcontainerCliVersion } from '../builder/devcontainer-build.js';
+import { parseJsonc } from '../builder/jsonc.js';
+import type { BuildPlan, BuildResult } from '../plan-types.js';
+import { buildKeyTag, changedInputs, type BuildKeyInput } from './build-key.js';
+import type { InFlightBuild, InFlightBuilds, LeadBuild } from './in-flight.js';
+import { computeKeyInput } from './key-inputs.js';
+import { RecentInputs } from './recent-inputs.js';
+import { buildCredentials } from './registry-credentials.js';
+import { recordKey, reuseByKey, type RegistryAccess, type ReuseTarget } from './reuse-image.js';
+
+export interface ReuseDeps {
+  readonly registry: RegistryClient;
+  readonly inFlight: InFlightBuilds<BuildResult>;
+  readonly recent: RecentInputs;
+}
+
+/** What the job knows when the reuse step runs. */
+export interface ReuseStepInput {
+  readonly plan: BuildPlan;
+  readonly deps: Pick<BuildDeps, 'config' | 'groups' | 'reuse' | 'metrics'>;
+  readonly cloneDir: string;
+  readonly branch: string;
+  readonly commit: string;
+  readonly definition: DevcontainerDefinition;
+  readonly target: ReuseTarget;
+  readonly log: CommandLogWriter;
+  readonly signal: AbortSignal;
+  /** This build in the in-flight map (the key is added to it). */
+  readonly lead: LeadBuild<BuildResult>;
+  /** Whether a build in flight with the same key may be followed. */
+  readonly followAllowed: boolean;
+}
+
+export interface Keyed {
+  readonly key: string;
+  readonly input: BuildKeyInput;
+}
+
+export type ReuseDecision =
+  | { readonly kind: 'reused'; readonly keyed: Keyed }
+  | { readonly kind: 'follow'; readonly keyed: Keyed; readonly build: InFlightBuild<BuildResult> }
+  | { readonly kind: 'build'; readonly keyed?: Keyed };
+
+const seconds = (startedMs: number): string => `${((performance.now() - startedMs) / 1000).toFixed(2)} s`;
+
+const reasonOf = (err: unknown): string =>
+  isServiceError(err) ? err.message : err instanceof Error ? err.message : 'unknown failure';
+
+export function registryAccess(plan: BuildPlan, deps: Pick<BuildDeps, 'config' | 'reuse'>): RegistryAccess {
+  return {
+    client: deps.reuse.registry,
+    insecureRegistries: deps.config.insecureRegistries,
+    credentialsFor: buildCredentials(plan, deps.config.registryAuth),
+  };
+}
+
+/** The in-flight key of a build key in one target repository. */
+export const keyInFlightId = (target: ReuseTarget, key: string): string =>
+  `key:${target.registry}/${target.name}:${key}`;
+
+const recentId = (plan: BuildPlan, branch: string): string =>
+  RecentInputs.keyOf(plan.repository, branch, `${plan.image.registry}/${plan.image.name}`);
+
+async function keyOf(input: ReuseStepInput): Promise<Keyed | string> {
+  const { plan, deps, definition } = input;
+  let configBytes: Buffer;
+  try {
+    configBytes = await readFile(definition.configFile);
+  } catch {
+    return 'the config file could not be read';
+  }
+  let parsed: unknown;
+  try {
+    parsed = parseJsonc(configBytes.toString('utf8'));
+  } catch {
+    parsed = undefined;
+  }
+  const outcome = await computeKeyInput(
+    {
+      cloneDir: input.cloneDir,
+      configPath: definition.repositoryPath,
+      configBytes,
+      definition: parsed,
+    },
+    {
+      client: deps.reuse.registry,
+      insecureRegistries: deps.config.insecureRegistries,
+      credentialsFor: buildCredentials(plan, deps.config.registryAuth),
+      git: { baseEnv: deps.config.childEnv, log: input.log, signal: input.signal },
+      platforms: plan.platforms,
+      cliVersion: devcontainerCliVersion(),
+    },
+  );
+  return outcome.kind === 'keyed' ? { key: outcome.key, input: outcome.input } : outcome.reason;
+}
+
+export async function reuseStep(input: ReuseStepInput): Promise<ReuseDecision> {
+  const { plan, deps, log, target } = input;
+  const started = performance.now();
+  let keyed: Keyed | string;
+  try {
+    keyed = await keyOf(input);
+  } catch (err) {
+    if (cancellationOf(input.signal.reason) !== undefined) throw err;
+    keyed = `key computation failed: ${reasonOf(err)}`;
+  }
+  if (typeof keyed === 'string') {
+    log.write(`# build key: none (${keyed}): no reuse for this build\n`);
+    return { kind: 'build' };
+  }
+  log.write(`# build key ${keyed.key}\n`);
+  const inFlightId = keyInFlightId(target, keyed.key);
+  const other = deps.reuse.inFlight.find(inFlightId);
+  if (other !== undefined && other !== input.lead && input.followAllowed) {
+    log.write(
+      `# a build with the same key is in flight for ${target.registry}/${target.name}: waiting for it\n`,
+    );
+    return { kind: 'follow', keyed, build: other };
+  }
+  input.lead.alias(inFlightId);
+  try {
+    const outcome = await reuseByKey(
+      keyed.key,
+      target,
+      { source: plan.repository, revision: input.commit },
+      registryAccess(plan, deps),
+    );
+    if (outcome.kind === 'reused') {
+      log.write(
+        `inputs unchanged since ${outcome.earlier}, key ${keyed.key}: reused, no build (${seconds(started)}); ` +
+          `${target.registry}/${target.name}:${target.tag} is ${outcome.digest}\n`,
+      );
+      deps.reuse.recent.set(recentId(plan, input.branch), keyed.input);
+      deps.metrics.buildReusesTotal.inc();
+      return { kind: 'reused', keyed };
+    }
+    log.write(
+      `no earlier image with this key (${buildKeyTag(keyed.key)} is not in ${target.registry}/${target.name})\n`,
+    );
+  } catch (err) {
+    log.write(`# reuse of key ${keyed.key} failed (${reasonOf(err)}): building\n`);
+  }
+  const before = deps.reuse.recent.get(recentId(plan, input.branch));
+  if (before !== undefined) {
+    const changed = changedInputs(before, keyed.input);
+    log.write(
+      `inputs changed since the last build of this repository and branch on this instance: ${
+        changed.length > 0 ? changed.join('; ') : 'none (its image is gone)'
+      }\n`,
+    );
+  }
+  return { kind: 'build', keyed };
+}
+
+/** After a successful build: record the key in the target repository (logged, never throws). */
+export async function afterBuild(
+  input: Pick<ReuseStepInput, 'plan' | 'deps' | 'branch' | 'target' | 'log'>,
+  keyed: Keyed,
+): Promise<void> {
+  const { plan, deps, log } = input;
+  deps.reuse.recent.set(recentId(plan, input.branch), keyed.input);
+  try {
+    const recorded = await recordKey(keyed.key, input.target, registryAccess(plan, deps));
+    log.write(`# build key recorded as ${recorded}\n`);
+  } catch (err) {
+    log.write(`# build key not recorded (${reasonOf(err)}): a later build with the same inputs will build\n`);
+  }
+}
