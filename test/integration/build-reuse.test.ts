@@ -143,3 +143,138 @@ for (const target of REGISTRIES) {
     t.is(await metricValue(app.url, 'service_builds_total{status="success"}'), 2);
   });
 }
+
+/** POSTs and returns the img log, failing the test on anything but 200. */
+async function build(t: ExecutionContext, app: RunningApp, body: unknown): Promise<string> {
+  return imgLog(t, app, await postBuild(app, body));
+}
+
+/** The "inputs changed" line of a build's log. */
+const changedLine = (log: string): string =>
+  /inputs changed since the last build[^\n]*/.exec(log)?.[0] ?? log;
+
+test('every input kind rebuilds and the log names it: config file, local feature, base image, OCI feature, platforms', async (t) => {
+  const app = await startBuildApp();
+  t.teardown(app.close);
+  const images = await fixtureBuilder(stack);
+  t.teardown(images.dispose);
+  const ns = uniqueName('inputs');
+  const base = `${stack.REGISTRY_ANON}/${ns}/base:1`;
+  const pushBase = (version: string) =>
+    images.build({
+      dockerfile: `FROM ${stack.BASE_IMAGE_ANON}\nLABEL ibs.base-version=${version}\n`,
+      platforms: ['linux/amd64'],
+      tags: [base],
+    });
+  await pushBase('1');
+  await publishFeature(stack.REGISTRY_ANON, `${ns}/features`, 'greet', '1.0.0', 'echo greet 1 > /etc/greet');
+  const feature = `${stack.REGISTRY_ANON}/${ns}/features/greet:1`;
+
+  const repo = await withRepo(t, 'inputs');
+  const body = {
+    repository: repo.url,
+    gitCredentials: httpsCreds(),
+    image: { registry: stack.REGISTRY_ANON, name: `${ns}/app` },
+  };
+  await repo.commit(definitionFiles(base, { [feature]: {} }));
+  const first = await build(t, app, body);
+  t.true(ranCli(first), first);
+  t.regex(first, /no earlier image with this key/);
+
+  const steps: Array<{ what: string; change: () => Promise<unknown>; body?: unknown; named: RegExp }> = [
+    {
+      what: 'config file',
+      change: () =>
+        repo.commit({
+          '.devcontainer/devcontainer.json': json({
+            image: base,
+            features: { './hello': {}, [feature]: {} },
+            containerEnv: { CHANGED: '1' },
+          }),
+        }),
+      named: /the config file/,
+    },
+    {
+      what: 'local feature file',
+      change: () =>
+        repo.commit({ '.devcontainer/hello/install.sh': `${FEATURE_INSTALL}echo v2 >> /etc/hello-reuse\n` }),
+      named: /^(?!.*the config file).*path \.devcontainer: [0-9a-f]{12} -> [0-9a-f]{12}/,
+    },
+    {
+      what: 'base image under the same tag',
+      change: async () => {
+        await pushBase('2');
+        await repo.commit({ 'README.md': '# new base\n' });
+      },
+      named: new RegExp(
+        `base image ${base.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: sha256:[0-9a-f]{64} -> sha256:[0-9a-f]{64}`,
+      ),
+    },
+    {
+      what: 'OCI feature version under the same tag',
+      change: async () => {
+        await publishFeature(
+          stack.REGISTRY_ANON,
+          `${ns}/features`,
+          'greet',
+          '1.0.1',
+          'echo greet 2 > /etc/greet',
+        );
+        await repo.commit({ 'README.md': '# new feature version\n' });
+      },
+      named: /feature .*\/features\/greet:1: sha256:[0-9a-f]{64} -> sha256:[0-9a-f]{64}/,
+    },
+    {
+      what: 'platforms',
+      change: () => repo.commit({ 'README.md': '# platforms\n' }),
+      body: { ...body, platforms: ['linux/amd64'] },
+      named: /platforms: default -> linux\/amd64/,
+    },
+  ];
+  for (const step of steps) {
+    await step.change();
+    const log = await build(t, app, step.body ?? body);
+    t.true(ranCli(log), `${step.what}: the CLI ran`);
+    t.regex(changedLine(log), step.named, step.what);
+  }
+  // And nothing changed: reused.
+  await repo.commit({ 'README.md': '# nothing of the inputs\n' });
+  const unchanged = await build(t, app, { ...body, platforms: ['linux/amd64'] });
+  t.false(ranCli(unchanged), unchanged);
+  t.regex(unchanged, /reused, no build/);
+});
+
+test('Dockerfile definitions: the Dockerfile and a file of its context rebuild; elsewhere reuses', async (t) => {
+  const app = await startBuildApp();
+  t.teardown(app.close);
+  const repo = await withRepo(t, 'dockerfile');
+  const body = {
+    repository: repo.url,
+    gitCredentials: httpsCreds(),
+    image: { registry: stack.REGISTRY_ANON, name: uniqueName('dockerfile') },
+  };
+  await repo.commit({
+    '.devcontainer/devcontainer.json': json({
+      build: { dockerfile: '../docker/Dockerfile', context: '../docker/ctx' },
+    }),
+    'docker/Dockerfile': `FROM ${stack.BASE_IMAGE_ANON}\nCOPY a.txt /a.txt\n`,
+    'docker/ctx/a.txt': 'a\n',
+    'README.md': '# dockerfile\n',
+  });
+  t.true(ranCli(await build(t, app, body)));
+
+  await repo.commit({ 'docker/Dockerfile': `FROM ${stack.BASE_IMAGE_ANON}\nCOPY a.txt /b.txt\n` });
+  const dockerfile = await build(t, app, body);
+  t.true(ranCli(dockerfile));
+  t.regex(changedLine(dockerfile), /^(?!.*docker\/ctx).*path docker\/Dockerfile: /);
+
+  await repo.commit({ 'docker/ctx/a.txt': 'b\n' });
+  const context = await build(t, app, body);
+  t.true(ranCli(context));
+  t.regex(changedLine(context), /^(?!.*docker\/Dockerfile).*path docker\/ctx: /);
+
+  await repo.commit({ 'README.md': '# only the readme\n', 'docker/notes.txt': 'outside the context\n' });
+  const unchanged = await build(t, app, body);
+  t.false(ranCli(unchanged), unchanged);
+  t.regex(unchanged, /reused, no build/);
+});
