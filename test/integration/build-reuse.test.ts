@@ -9,6 +9,8 @@ import test, { type ExecutionContext } from 'ava';
 import type { RunningApp } from '../helpers/app.js';
 import type { RegistryCreds } from '../stack/registry-client.js';
 import {
+  cmdlineOf,
+  descendantPids,
   fetchLog,
   httpsCreds,
   postBuild,
@@ -277,4 +279,110 @@ test('Dockerfile definitions: the Dockerfile and a file of its context rebuild; 
   const unchanged = await build(t, app, body);
   t.false(ranCli(unchanged), unchanged);
   t.regex(unchanged, /reused, no build/);
+});
+
+test('5 identical requests at once (limit 4): one CLI run, five 200s, one digest, 4 coalesced', async (t) => {
+  const app = await startBuildApp({ build: { maxConcurrent: 4 } });
+  t.teardown(app.close);
+  const repo = await withRepo(t, 'burst');
+  await repo.commit(definitionFiles(stack.BASE_IMAGE_ANON));
+  const name = uniqueName('burst');
+  const body = {
+    repository: repo.url,
+    gitCredentials: httpsCreds(),
+    image: { registry: stack.REGISTRY_ANON, name },
+  };
+  const answers = await Promise.all(Array.from({ length: 5 }, () => postBuild(app, body)));
+  t.deepEqual(
+    answers.map((a) => a.status),
+    [200, 200, 200, 200, 200],
+  );
+  const logIds = new Set(answers.map((a) => a.body.imageBuildLogId));
+  t.is(logIds.size, 1, 'one build answered all five');
+  t.true(ranCli(await imgLog(t, app, answers[0]!)));
+  t.is(new Set(answers.map((a) => a.body.image)).size, 1);
+  const image = await readImage(stack.REGISTRY_ANON, name, String(answers[0]!.body.tag));
+  t.truthy(image?.digest);
+  t.is(await metricValue(app.url, 'service_builds_coalesced_total'), 4);
+  t.is(await metricValue(app.url, 'service_builds_total{status="success"}'), 5);
+  t.is(await metricValue(app.url, 'service_build_duration_seconds_count{status="success"}'), 5);
+});
+
+test('two commits with the same inputs at once: the second waits for the first build and answers as a reuse', async (t) => {
+  const app = await startBuildApp({ build: { maxConcurrent: 4 } });
+  t.teardown(app.close);
+  const repo = await withRepo(t, 'follow');
+  const name = uniqueName('follow');
+  const body = (tag: string) => ({
+    repository: repo.url,
+    gitCredentials: httpsCreds(),
+    image: { registry: stack.REGISTRY_ANON, name, tag },
+  });
+  // A slow RUN step keeps the first build in flight while the second request clones.
+  await repo.commit({
+    '.devcontainer/devcontainer.json': json({ build: { dockerfile: 'Dockerfile' } }),
+    '.devcontainer/Dockerfile': `FROM ${stack.BASE_IMAGE_ANON}\nRUN sleep 6\n`,
+  });
+  const first = postBuild(app, body('one'));
+  const second = await repo.commit({ 'README.md': '# second\n' });
+  // The first build's key is in the in-flight map once its CLI runs.
+  const deadline = Date.now() + 60_000;
+  while (!descendantPids().some((pid) => cmdlineOf(pid).includes('devcontainer.js build'))) {
+    if (Date.now() > deadline) throw new Error('the first build never started its CLI');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const [a, b] = await Promise.all([first, postBuild(app, body('two'))]);
+  const logA = await imgLog(t, app, a);
+  const logB = await imgLog(t, app, b);
+  t.true(ranCli(logA));
+  t.false(ranCli(logB), logB);
+  t.regex(logB, /a build with the same key is in flight/);
+  t.regex(logB, /reused, no build/);
+  t.is(b.body.commit, second);
+  const imageB = await readImage(stack.REGISTRY_ANON, name, 'two');
+  t.is(imageB?.labels['org.opencontainers.image.revision'], second);
+  t.is(await metricValue(app.url, 'service_builds_coalesced_total'), 1);
+  t.is(await metricValue(app.url, 'service_build_reuses_total'), 1);
+});
+
+test('noCache builds, reuse off builds, and a recorded key whose image was deleted builds', async (t) => {
+  const app = await startBuildApp();
+  t.teardown(app.close);
+  const repo = await withRepo(t, 'always');
+  const name = uniqueName('always');
+  const body = {
+    repository: repo.url,
+    gitCredentials: httpsCreds(),
+    image: { registry: stack.REGISTRY_ANON, name },
+  };
+  const first = await repo.commit(definitionFiles(stack.BASE_IMAGE_ANON));
+  const firstLog = await build(t, app, body);
+  t.true(ranCli(firstLog));
+
+  await repo.commit({ 'README.md': '# no cache\n' });
+  const noCache = await build(t, app, { ...body, buildOptions: { noCache: true } });
+  t.true(ranCli(noCache), 'noCache: the CLI ran');
+  t.regex(noCache, /noCache: building without looking for an earlier image/);
+
+  const off = await startBuildApp({ build: { reuse: false } });
+  t.teardown(off.close);
+  await repo.commit({ 'README.md': '# reuse off\n' });
+  const offLog = await build(t, off, body);
+  t.true(ranCli(offLog), 'reuse off: the CLI ran');
+  t.false(offLog.includes('build key'), offLog);
+
+  // The key tag shares the first build's digest: deleting that image removes the record too.
+  const keyTag = /build key recorded as [^:]+:\d+\/[^:]+:(build-key-[0-9a-f]{64})/.exec(firstLog)?.[1];
+  t.truthy(keyTag, firstLog);
+  t.truthy(await readImage(stack.REGISTRY_ANON, name, keyTag ?? ''));
+  const res = await fetch(
+    `${app.url}/image?registry=${stack.REGISTRY_ANON}&name=${name}&tag=sha-${first.slice(0, 7)}`,
+    { method: 'DELETE' },
+  );
+  t.is(res.status, 200);
+  t.is(await readImage(stack.REGISTRY_ANON, name, keyTag ?? ''), undefined);
+  await repo.commit({ 'README.md': '# after the delete\n' });
+  const afterDelete = await build(t, app, body);
+  t.true(ranCli(afterDelete), 'a deleted image: the CLI ran');
+  t.regex(afterDelete, /no earlier image with this key/);
 });
