@@ -1,0 +1,215 @@
+/**
+ * Benchmark (not a test): a realistic CI day replayed against the service on the real stack,
+ * once with build reuse off and once with it on (fresh repositories and image names per mode).
+ *
+ *   npm run stack -- up
+ *   npm run bench:ci-day
+ *
+ * The day: 4 repositories (image + local feature, Dockerfile with a context folder, image + OCI
+ * feature, root .devcontainer.json), 40 pushes in waves of 4 (one per repository, sent at
+ * once), most touching only application code, some the dev container; every 5th push is sent
+ * by 3 pipelines at once (identical requests). A 429 is retried after 1 s, as a CI would
+ * (counted). Printed per mode: CLI runs, total build seconds (service_build_duration_seconds_sum),
+ * 429 answers, p50/p95 answer times, and the p50 of answers for pushes that left the inputs alone.
+ * Targets (reuse on): CLI runs = distinct input sets; p50 of unchanged-input answers <= 0.5 s;
+ * total build seconds >= 5x lower than with reuse off.
+ */
+import { randomBytes } from 'node:crypto';
+import { startApp, type RunningApp } from '../test/helpers/app.js';
+import { publishFeature, testRepo, type TestRepo } from '../test/integration/reuse-support.js';
+import { stackEnv } from '../test/stack/env.js';
+
+const stack = stackEnv();
+const PUSHES = 40;
+const REPOS = 4;
+const BURST_EVERY = 5;
+const BURST_SIZE = 3;
+const json = (v: unknown): string => `${JSON.stringify(v, null, 2)}\n`;
+
+interface DayRepo {
+  readonly label: string;
+  readonly repo: TestRepo;
+  /** The files of the dev container at version `v`. */
+  readonly devcontainer: (v: number) => Record<string, string>;
+}
+
+async function repositories(mode: string, feature: string): Promise<DayRepo[]> {
+  const base = stack.BASE_IMAGE_ANON;
+  const make = async (label: string, devcontainer: (v: number) => Record<string, string>) => ({
+    label,
+    repo: await testRepo(`day-${mode}-${label}`),
+    devcontainer,
+  });
+  return Promise.all([
+    make('local-feature', (v) => ({
+      '.devcontainer/devcontainer.json': json({ image: base, features: { './tool': {} } }),
+      '.devcontainer/tool/devcontainer-feature.json': json({ id: 'tool', version: '1.0.0' }),
+      '.devcontainer/tool/install.sh': `#!/bin/sh\nset -e\necho tool ${v} > /etc/tool\n`,
+    })),
+    make('dockerfile', (v) => ({
+      '.devcontainer/devcontainer.json': json({ build: { dockerfile: 'Dockerfile', context: 'ctx' } }),
+      '.devcontainer/Dockerfile': `FROM ${base}\nCOPY setup.txt /setup.txt\nRUN echo dockerfile ${v} > /etc/df\n`,
+      '.devcontainer/ctx/setup.txt': 'setup\n',
+    })),
+    make('oci-feature', (v) => ({
+      '.devcontainer/devcontainer.json': json({
+        image: base,
+        features: { [feature]: {} },
+        containerEnv: { V: String(v) },
+      }),
+    })),
+    make('root-config', (v) => ({
+      '.devcontainer.json': json({ image: base, remoteEnv: { V: String(v) } }),
+    })),
+  ]);
+}
+
+interface Answer {
+  ms: number;
+  unchangedInputs: boolean;
+  logId: string;
+}
+
+async function post(
+  app: RunningApp,
+  body: unknown,
+  counters: { busy: number },
+): Promise<Answer['logId'] & string> {
+  for (;;) {
+    const res = await fetch(`${app.url}/build`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    const out = (await res.json()) as Record<string, unknown>;
+    if (res.status === 429) {
+      counters.busy += 1;
+      await new Promise((r) => setTimeout(r, 1000));
+      continue;
+    }
+    if (res.status !== 200) throw new Error(`POST /build answered ${res.status}: ${JSON.stringify(out)}`);
+    return String(out.imageBuildLogId);
+  }
+}
+
+const quantile = (values: number[], q: number): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
+};
+
+async function metric(url: string, name: string): Promise<number> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  return Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
+}
+
+async function day(reuse: boolean, feature: string) {
+  const mode = reuse ? 'on' : 'off';
+  const app = await startApp({
+    builderEndpoint: stack.BUILDER_ENDPOINT,
+    insecureRegistries: [stack.REGISTRY_ANON],
+    childEnv: { PATH: process.env.PATH ?? '/usr/bin:/bin', GIT_SSL_CAINFO: stack.GIT_CA_FILE },
+    commandLogRetention: 1000,
+    build: {
+      platforms: [],
+      noCache: false,
+      mode: 'auto',
+      cloneTimeoutSeconds: 120,
+      timeoutSeconds: 600,
+      maxConcurrent: 4,
+      reuse,
+    },
+  });
+  const repos = await repositories(mode, feature);
+  const run = randomBytes(3).toString('hex');
+  const versions = repos.map(() => 1);
+  const inputSets = new Set<string>();
+  const counters = { busy: 0 };
+  const answers: Answer[] = [];
+  try {
+    // The initial commit of each repository: its dev container at version 1.
+    for (const [i, r] of repos.entries()) {
+      await r.repo.commit({ ...r.devcontainer(1), 'README.md': `# ${r.label}\n`, 'src/main.txt': 'v0\n' });
+      inputSets.add(`${i}:1`);
+    }
+    for (let wave = 0; wave < PUSHES / REPOS; wave++) {
+      const sends: Promise<void>[] = [];
+      for (const [i, r] of repos.entries()) {
+        const push = wave * REPOS + i;
+        // Every 7th push touches the dev container; the others change application code.
+        const touches = push % 7 === 3;
+        if (touches) versions[i] = (versions[i] ?? 1) + 1;
+        const v = versions[i] ?? 1;
+        inputSets.add(`${i}:${v}`);
+        await r.repo.commit(
+          touches ? r.devcontainer(v) : { 'src/main.txt': `push ${push}\n` },
+          touches ? `dev container v${v}` : `app change ${push}`,
+        );
+        const body = {
+          repository: r.repo.url,
+          gitCredentials: { username: stack.GIT_HTTPS_USER, token: stack.GIT_HTTPS_PASSWORD },
+          image: { registry: stack.REGISTRY_ANON, name: `bench/day-${run}-${r.label}` },
+        };
+        const pipelines = push % BURST_EVERY === 0 ? BURST_SIZE : 1;
+        for (let p = 0; p < pipelines; p++) {
+          sends.push(
+            (async () => {
+              const started = performance.now();
+              const logId = await post(app, body, counters);
+              answers.push({ ms: performance.now() - started, unchangedInputs: !touches && wave > 0, logId });
+            })(),
+          );
+        }
+      }
+      await Promise.all(sends);
+    }
+    const logs = [...new Set(answers.map((a) => a.logId))];
+    let cliRuns = 0;
+    for (const id of logs) {
+      const text = await (await fetch(`${app.url}/logs/${id}`)).text();
+      if (text.includes('devcontainer build')) cliRuns += 1;
+    }
+    const all = answers.map((a) => a.ms / 1000);
+    const unchanged = answers.filter((a) => a.unchangedInputs).map((a) => a.ms / 1000);
+    return {
+      mode,
+      requests: answers.length,
+      distinctInputSets: inputSets.size,
+      cliRuns,
+      buildSeconds: await metric(app.url, 'service_build_duration_seconds_sum{status="success"}'),
+      busy429: counters.busy,
+      p50: quantile(all, 0.5),
+      p95: quantile(all, 0.95),
+      unchangedP50: quantile(unchanged, 0.5),
+      reuses: await metric(app.url, 'service_build_reuses_total'),
+      coalesced: await metric(app.url, 'service_builds_coalesced_total'),
+    };
+  } finally {
+    await app.close();
+    await Promise.all(repos.map((r) => r.repo.dispose()));
+  }
+}
+
+const namespace = `bench/ci-day-${randomBytes(3).toString('hex')}`;
+await publishFeature(stack.REGISTRY_ANON, namespace, 'greet', '1.0.0', 'echo greet > /etc/greet');
+const feature = `${stack.REGISTRY_ANON}/${namespace}/greet:1`;
+
+const results = [];
+for (const reuse of [false, true]) {
+  const r = await day(reuse, feature);
+  results.push(r);
+  console.log(
+    `reuse ${r.mode.padEnd(3)}: ${r.requests} requests, ${r.distinctInputSets} distinct input sets, ` +
+      `${r.cliRuns} CLI runs, ${r.buildSeconds.toFixed(1)} build s, ${r.busy429} x 429, ` +
+      `p50 ${r.p50.toFixed(2)} s, p95 ${r.p95.toFixed(2)} s, unchanged-input p50 ${r.unchangedP50.toFixed(2)} s, ` +
+      `${r.reuses} reuses, ${r.coalesced} coalesced`,
+  );
+}
+const [off, on] = results;
+if (off && on) {
+  const ratio = off.buildSeconds / on.buildSeconds;
+  console.log(
+    `targets: CLI runs (on) = distinct input sets: ${on.cliRuns} vs ${on.distinctInputSets} ${on.cliRuns === on.distinctInputSets ? 'OK' : 'MISSED'}; ` +
+      `unchanged-input p50 <= 0.5 s: ${on.unchangedP50.toFixed(2)} s ${on.unchangedP50 <= 0.5 ? 'OK' : 'MISSED'}; ` +
+      `build time ${ratio.toFixed(1)}x lower ${ratio >= 5 ? 'OK' : 'MISSED'}`,
+  );
+}
