@@ -19,7 +19,10 @@ export interface InFlightBuild<T> {
   readonly commit: Promise<string | undefined>;
   /** The build's outcome. */
   readonly result: Promise<T>;
-  /** One more waiter; undefined when the build has already settled or was abandoned. */
+  /**
+   * One more waiter; undefined when the build was abandoned (every waiter gone). A build that
+   * has settled still takes waiters: its result is there to read.
+   */
   join(): Waiter | undefined;
 }
 
@@ -68,7 +71,8 @@ export function createInProcessInFlight<T>(): InFlightBuilds<T> {
       builds.delete(build);
     };
     const join = (): Waiter | undefined => {
-      if (settled || controller.signal.aborted) return undefined;
+      if (settled) return { leave: () => undefined };
+      if (controller.signal.aborted) return undefined;
       waiters += 1;
       let left = false;
       return {

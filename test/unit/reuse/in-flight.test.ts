@@ -18,7 +18,10 @@ test('a build is found under its keys until it settles; joiners get its result',
   t.is(inFlight.find('req:a'), undefined);
   t.is(inFlight.find('key:k'), undefined);
   t.is(inFlight.size, 0);
-  t.is(lead!.join(), undefined, 'a settled build takes no new waiter');
+  t.truthy(lead!.join(), 'a settled build still answers a late joiner');
+  const abandoned = inFlight.start('req:b')!;
+  abandoned.waiter.leave();
+  t.is(abandoned.join(), undefined, 'an abandoned build takes no new waiter');
 });
 
 test('the build is aborted only when its last waiter has gone', (t) => {
