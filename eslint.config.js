@@ -5,7 +5,10 @@ import tseslint from 'typescript-eslint';
 const SUBPROCESS = ['execa', 'child_process', 'node:child_process'];
 const IO = [
   ...SUBPROCESS,
-  ...['fs', 'fs/promises', 'net', 'http', 'https', 'http2', 'dns', 'tls', 'dgram'].flatMap((m) => [m, `node:${m}`]),
+  ...['fs', 'fs/promises', 'net', 'http', 'https', 'http2', 'dns', 'tls', 'dgram'].flatMap((m) => [
+    m,
+    `node:${m}`,
+  ]),
 ];
 /** The pure modules the architecture promises: the metadata merge and the build plan (every 400, no I/O). */
 const PURE = [
