@@ -6,8 +6,9 @@ import { createHash } from 'node:crypto';
 import type Router from '@koa/router';
 import { createApp } from '../../src/app.js';
 import { commandFailed, ERRORS } from '../../src/errors.js';
+import type { BuildDeps } from '../../workers/build-deps.js';
 import type { BuildPlan, BuildResult } from '../../workers/plan-types.js';
-import { startApp, testConfig, type RunningApp } from '../helpers/app.js';
+import { startApp, testConfig } from '../helpers/app.js';
 import {
   documentErrors,
   HTTP_METHODS,
@@ -119,10 +120,10 @@ const RESULT_COMMIT = '0123456789abcdef0123456789abcdef01234567';
 
 /** A build runner standing in for clone + build: ok, failing with a real log, or held until released. */
 function fakeRunner(holds: (() => void)[]) {
-  return async (plan: BuildPlan, ctx: RunningApp['ctx']): Promise<BuildResult> => {
+  return async (plan: BuildPlan, deps: BuildDeps): Promise<BuildResult> => {
     if (plan.repository.endsWith('/slow.git')) await new Promise<void>((release) => holds.push(release));
     if (plan.repository.endsWith('/fail.git')) {
-      const log = await ctx.logStore.open('git');
+      const log = await deps.logStore.open('git');
       log.write('fatal: repository not found\n');
       await log.close();
       throw commandFailed(`git clone -- ${plan.repository} /tmp/x`, 'exited with code 128', log.id);
