@@ -1,5 +1,5 @@
 /** docs/errors.md, generated from the error table (src/errors.ts). Pure. */
-import { ERRORS } from './errors.js';
+import { ERRORS, TRANSPORT_REASONS } from './errors.js';
 
 const cell = (text: string): string => text.replace(/\|/g, '\\|');
 
@@ -24,6 +24,16 @@ export function renderErrorsDoc(): string {
     '| Code | Status | Text | When |',
     '|---|---|---|---|',
     ...rows,
+    '',
+    '## Transport reasons',
+    '',
+    'The `<reason>` of `REGISTRY_UNREACHABLE` and `TOKEN_REALM_UNREACHABLE`: why no usable HTTP answer came.',
+    '',
+    '| Reason | Text | When |',
+    '|---|---|---|',
+    ...Object.entries(TRANSPORT_REASONS).map(
+      ([reason, r]) => `| \`${reason}\` | ${cell(`\`${shownText(r.text)}\``)} | ${cell(r.when)} |`,
+    ),
     '',
   ].join('\n');
 }

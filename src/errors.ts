@@ -287,6 +287,51 @@ export const ERRORS = {
 
 export type ErrorCode = keyof typeof ERRORS;
 
+/** The `{reason}` of REGISTRY_UNREACHABLE and TOKEN_REALM_UNREACHABLE: why no usable HTTP answer came. */
+export const TRANSPORT_REASONS = {
+  TIMEOUT: {
+    text: 'no answer within {seconds} s',
+    when: 'The call (redirects and body included) outlasted its deadline.',
+  },
+  TOO_LARGE: {
+    text: 'response larger than {max} bytes',
+    when: 'The answer is larger than the service reads for that kind of content.',
+  },
+  REDIRECT_INVALID: { text: 'invalid redirect location', when: 'A redirect names no valid URL.' },
+  REDIRECT_SCHEME_REFUSED: {
+    text: 'redirect to a {protocol} URL refused',
+    when: 'A redirect points to a scheme other than https or http.',
+  },
+  REDIRECT_DOWNGRADE_REFUSED: {
+    text: 'redirect from https to plain http refused',
+    when: 'A redirect would leave https for plain http.',
+  },
+  CONNECTION_REFUSED: { text: 'connection refused', when: 'Nothing listens at the address.' },
+  NOT_RESOLVED: { text: 'host name not resolved', when: 'DNS does not know the host.' },
+  CONNECTION_RESET: { text: 'connection reset', when: 'The peer reset the connection.' },
+  CONNECTION_TIMED_OUT: {
+    text: 'connection timed out',
+    when: 'The connection could not be established in time.',
+  },
+  HOST_UNREACHABLE: { text: 'host unreachable', when: 'No route to the host or its network.' },
+  TLS_FAILED: {
+    text: 'TLS error ({code})',
+    when: 'The TLS handshake failed (untrusted or invalid certificate...); `code` is the TLS error code.',
+  },
+  INVALID_HTTP: { text: 'invalid HTTP answer', when: 'The peer does not speak HTTP.' },
+  CLOSED_EARLY: {
+    text: 'connection closed before the response ended',
+    when: 'The answer was cut before its end.',
+  },
+  NETWORK_CODE: {
+    text: 'network error ({code})',
+    when: 'Any other network failure, with its system error code.',
+  },
+  NETWORK: { text: 'network error', when: 'Any other network failure, without a code.' },
+} as const satisfies Record<string, Omit<ErrorEntry, 'status'>>;
+
+export type TransportReason = keyof typeof TRANSPORT_REASONS;
+
 /** The `{names}` of a text template. */
 type Placeholders<T extends string> = T extends `${string}{${infer Name}}${infer Rest}`
   ? Name | Placeholders<Rest>
@@ -295,10 +340,21 @@ type Values<C extends ErrorCode> = Readonly<
   Record<Placeholders<(typeof ERRORS)[C]['text']>, string | number>
 >;
 
+type ReasonValues<R extends TransportReason> = Readonly<
+  Record<Placeholders<(typeof TRANSPORT_REASONS)[R]['text']>, string | number>
+>;
+
+const fill = (template: string, values: Readonly<Record<string, string | number>>): string =>
+  template.replace(/\{([A-Za-z]+)\}/g, (_, name: string) => String(values[name]));
+
 /** The table's text of `code` with its placeholders filled (pure). */
 export function errorText<C extends ErrorCode>(code: C, values: Values<C>): string {
-  const given = values as Readonly<Record<string, string | number>>;
-  return ERRORS[code].text.replace(/\{([A-Za-z]+)\}/g, (_, name: string) => String(given[name]));
+  return fill(ERRORS[code].text, values);
+}
+
+/** The text of a transport failure's reason, placeholders filled (pure). */
+export function transportReason<R extends TransportReason>(reason: R, values: ReasonValues<R>): string {
+  return fill(TRANSPORT_REASONS[reason].text, values);
 }
 
 export interface ErrorDetails {
@@ -451,7 +507,7 @@ export const registryAnswered = (registry: string, status: number, image: string
 export const platformManifestMissing = (registry: string, image: string, digest: string): ServiceError =>
   make('PLATFORM_MANIFEST_MISSING', { registry, image, digest });
 
-/** `reason` is a transport failure's reason (src/registry/transport.ts). */
+/** `reason` is a transport failure's reason (transportReason). */
 export const registryUnreachable = (
   registry: string,
   reason: string,

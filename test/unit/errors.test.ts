@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { renderErrorsDoc } from '../../src/errors-docs.js';
-import { ERRORS, errorText } from '../../src/errors.js';
+import { ERRORS, errorText, TRANSPORT_REASONS } from '../../src/errors.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const read = (path: string): string => readFileSync(join(root, path), 'utf8');
@@ -49,6 +49,13 @@ test('every code has a constructor, and every constructor a producer in src/ or 
     t.truthy(name, `${errorCode} has no constructor in src/errors.ts`);
     if (name === undefined) continue;
     t.regex(code, new RegExp(`\\b${name}\\(`), `${errorCode} (${name}) is never produced: remove it`);
+  }
+});
+
+test('every transport reason has a producer', (t) => {
+  const code = SOURCES.map(read).join('\n');
+  for (const reason of Object.keys(TRANSPORT_REASONS)) {
+    t.true(code.includes(`transportReason('${reason}'`), `${reason} is never produced: remove it`);
   }
 });
 
