@@ -51,6 +51,12 @@ test('every route the app serves is documented, and every documented route is se
     );
   t.true(served.length > 0);
   t.deepEqual([...served].sort(), documentedRoutes().sort());
+  // The description promises HEAD wherever GET is served.
+  for (const route of documentedRoutes().filter((r) => r.startsWith('GET ') && !r.includes('{'))) {
+    const path = route.slice('GET '.length);
+    const [get, head] = await Promise.all([fetch(app.url + path), fetch(app.url + path, { method: 'HEAD' })]);
+    t.is(head.status, get.status, `HEAD ${path}`);
+  }
 });
 
 function operations(): [string, Operation][] {
