@@ -51,10 +51,17 @@ export interface K8sObject {
   [key: string]: unknown;
 }
 
+export interface RenderedDocument {
+  /** The template it came from (`templates/x.yaml`). */
+  source: string;
+  /** Its text as rendered (what the chart's `include ... | sha256sum` hashes). */
+  text: string;
+  object: K8sObject;
+}
+
 export interface Rendered {
+  documents: RenderedDocument[];
   objects: K8sObject[];
-  /** The rendered text of each template that produced an object, by template path (`templates/x.yaml`). */
-  sources: Map<string, string>;
   /** The one object of a kind (throws when there is not exactly one). */
   one: (kind: string) => K8sObject;
   /** The object of a kind whose name ends with the suffix, if rendered. */
@@ -64,27 +71,26 @@ export interface Rendered {
 /** `---\n# Source: <chart>/<template path>\n<text>` blocks of helm template's output. */
 const SOURCE_HEADER = /^---\n# Source: [^/]+\/(.+)\n/gm;
 
-function splitSources(output: string): Map<string, string> {
-  const sources = new Map<string, string>();
+function documents(output: string): RenderedDocument[] {
   const headers = [...output.matchAll(SOURCE_HEADER)];
-  headers.forEach((h, i) => {
+  return headers.map((h, i) => {
     const start = (h.index ?? 0) + h[0].length;
-    const end = headers[i + 1]?.index ?? output.length;
-    sources.set(h[1] ?? '', output.slice(start, end));
+    const text = output.slice(start, headers[i + 1]?.index ?? output.length);
+    // YAML 1.1 as Kubernetes reads manifests (sigs.k8s.io/yaml): `defaultMode: 0440` is octal.
+    return { source: h[1] ?? '', text, object: parse(text, { version: '1.1' }) as K8sObject };
   });
-  return sources;
 }
 
 /** `helm template` for the values files and overrides; the parsed objects, or a thrown error with helm's stderr. */
 export async function render(files: string[] = [], set: Record<string, unknown> = {}): Promise<Rendered> {
   const result = await template(files, set);
   if (result.exitCode !== 0) throw new Error(`helm template failed: ${result.stderr}`);
-  const sources = splitSources(result.stdout);
-  const objects = [...sources.values()].map((text) => parse(text) as K8sObject);
+  const docs = documents(result.stdout);
+  const objects = docs.map((d) => d.object);
   const ofKind = (kind: string): K8sObject[] => objects.filter((o) => o.kind === kind);
   return {
+    documents: docs,
     objects,
-    sources,
     one: (kind) => {
       const found = ofKind(kind);
       if (found.length !== 1) throw new Error(`${found.length} objects of kind ${kind}`);
