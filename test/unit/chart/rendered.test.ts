@@ -7,7 +7,8 @@ import { createHash } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { OPTIONS } from '../../../src/config/options.js';
 import { loadConfig } from '../../../src/config/load.js';
-import { defaultValues, mergeValues, valuesFiles, type Values } from './chart.js';
+import { parse } from 'yaml';
+import { defaultValues, mergeValues, readChartFile, valuesFiles, type Values } from './chart.js';
 import { render, valuesPath, type Rendered } from './helm.js';
 import { container, deploymentSpec, podView, type ExternalSecrets } from './pod.js';
 
@@ -24,6 +25,9 @@ const cases: Case[] = [
     values: mergeValues(defaultValues(), f.values),
   })),
 ];
+
+/** The image tag when `image.tag` is empty. */
+const APP_VERSION = (parse(readChartFile('Chart.yaml')) as { appVersion: string }).appVersion;
 
 const renders = new Map<string, Promise<Rendered>>();
 const rendered = (c: Case): Promise<Rendered> => {
@@ -95,7 +99,7 @@ for (const c of cases) {
       spec.template.spec.terminationGracePeriodSeconds,
       at<number>(c.values, 'terminationGracePeriodSeconds'),
     );
-    const tag = (at(c.values, 'image.tag') as string) || '0.3.0';
+    const tag = (at(c.values, 'image.tag') as string) || APP_VERSION;
     t.is(container(r).image, `${at(c.values, 'image.repository') as string}:${tag}`);
     t.deepEqual(container(r).resources, at(c.values, 'resources'));
   });
