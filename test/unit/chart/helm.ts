@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 import { CHART_DIR, VALUES_DIR } from './chart.js';
 
-export const HELM = join(import.meta.dirname, '..', '..', '..', 'node_modules', '.cache', 'ibs-helm', 'helm');
+/** Extracted by .ci/install.sh (step 7) from the npm package that ships it. */
+export const HELM = '/opt/ibs-helm/helm';
 export const RELEASE = 'ibs';
 export const NAMESPACE = 'builds';
 
@@ -20,7 +21,7 @@ export interface HelmResult {
 export async function helm(args: string[]): Promise<HelmResult> {
   if (!existsSync(HELM)) {
     throw new Error(
-      `helm is missing at ${HELM}: run \`bash .ci/install.sh\` (it extracts helm after npm ci)`,
+      `helm is missing at ${HELM}: run \`bash .ci/install.sh\` (it extracts helm)`,
     );
   }
   const result = await execa(HELM, args, { reject: false, timeout: 60_000, env: { HELM_NO_PLUGINS: '1' } });
