@@ -37,6 +37,13 @@ export type JobOutcome = BuildResult | FollowBuild;
 export const isFollow = (outcome: JobOutcome): outcome is FollowBuild =>
   (outcome as Partial<FollowBuild>).kind === 'follow';
 
+export function runBuildJob(plan: BuildPlan, deps: BuildDeps, signal: AbortSignal): Promise<BuildResult>;
+export function runBuildJob(
+  plan: BuildPlan,
+  deps: BuildDeps,
+  signal: AbortSignal,
+  reuse: JobReuse | undefined,
+): Promise<JobOutcome>;
 export async function runBuildJob(
   plan: BuildPlan,
   deps: BuildDeps,

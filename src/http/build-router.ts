@@ -11,9 +11,9 @@ import type { AppContext } from '../context.js';
 import { isServiceError } from '../errors.js';
 import { Cancellation, cancellationOf } from '../exec/cancellation.js';
 import type { BuildStatus } from '../observability/metrics.js';
-import { RegistryClient } from '../registry/client.js';
 import type { BuildDeps } from '../../workers/build-deps.js';
 import { runBuildJob } from '../../workers/build-job.js';
+import { devcontainerCliScript } from '../../workers/builder/devcontainer-build.js';
 import { RemoteBuilder } from '../../workers/builder/remote-builder.js';
 import { remoteTip } from '../../workers/git/ls-remote.js';
 import { planBuild } from '../../workers/plan.js';
@@ -21,8 +21,7 @@ import { readJsonBody } from './json-body.js';
 import type { BuildPlan, BuildResult } from '../../workers/plan-types.js';
 import { createBuildQueue, type BuildQueue } from '../../workers/queue.js';
 import { coordinateBuild, type BuildJobRunner, type Coordinator } from '../../workers/reuse/coordinate.js';
-import { createInProcessInFlight } from '../../workers/reuse/in-flight.js';
-import { RecentInputs } from '../../workers/reuse/recent-inputs.js';
+import { createReuseDeps } from '../../workers/reuse/reuse-step.js';
 
 export type { BuildJobRunner } from '../../workers/reuse/coordinate.js';
 
@@ -53,11 +52,8 @@ export function createBuildRouter(ctx: BuildRouterContext, options: BuildRouterO
     metrics: ctx.metrics,
     groups: ctx.processGroups,
     remoteBuilder: new RemoteBuilder(ctx.config, ctx.processGroups),
-    reuse: {
-      registry: new RegistryClient({ insecureRegistries: ctx.config.insecureRegistries }),
-      inFlight: createInProcessInFlight<BuildResult>(),
-      recent: new RecentInputs(),
-    },
+    reuse: createReuseDeps(ctx.config.insecureRegistries),
+    devcontainerCli: devcontainerCliScript(),
   };
   ctx.shutdownSignal.addEventListener('abort', () => deps.reuse.registry.close(), { once: true });
   const deadlineSeconds = ctx.config.build.cloneTimeoutSeconds + ctx.config.build.timeoutSeconds;

@@ -2,9 +2,9 @@
  * A whole image reference as a definition writes it (`[registry/]name[:tag][@digest]`), split
  * the way docker normalises it (no registry part: Docker Hub; a one-segment Docker Hub name:
  * `library/`) and checked by the one reference grammar (reference.ts). Pure. Throws
- * INVALID_QUERY for what the grammar refuses.
+ * undefined for what the grammar refuses (the caller decides what that means).
  */
-import { invalidQuery } from '../errors.js';
+import { isServiceError } from '../errors.js';
 import { isDigest } from './manifest.js';
 import { type ImageReference, parseReference } from './reference.js';
 
@@ -17,12 +17,15 @@ export interface ParsedImageString {
 const looksLikeRegistry = (segment: string): boolean =>
   segment.includes('.') || segment.includes(':') || segment === 'localhost' || segment.startsWith('[');
 
-export function parseImageString(text: string, insecureRegistries: readonly string[]): ParsedImageString {
+export function parseImageString(
+  text: string,
+  insecureRegistries: readonly string[],
+): ParsedImageString | undefined {
   const at = text.indexOf('@');
   const named = at < 0 ? text : text.slice(0, at);
   const digest = at < 0 ? undefined : text.slice(at + 1);
   if (digest !== undefined && !isDigest(digest)) {
-    throw invalidQuery(`${JSON.stringify(text.slice(0, 200))}: invalid digest`);
+    return undefined;
   }
   const slash = named.indexOf('/');
   const first = slash < 0 ? '' : named.slice(0, slash);
@@ -32,6 +35,12 @@ export function parseImageString(text: string, insecureRegistries: readonly stri
   const colon = path.indexOf(':', lastSlash + 1);
   const name = colon < 0 ? path : path.slice(0, colon);
   const tag = colon < 0 ? 'latest' : path.slice(colon + 1);
-  const ref = parseReference({ registry, name, tag }, insecureRegistries);
+  let ref: ImageReference;
+  try {
+    ref = parseReference({ registry, name, tag }, insecureRegistries);
+  } catch (err) {
+    if (isServiceError(err)) return undefined;
+    throw err;
+  }
   return digest === undefined ? { ref } : { ref, digest };
 }

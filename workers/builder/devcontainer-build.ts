@@ -8,7 +8,7 @@
 import { mkdir } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { asCommandFailed } from '../../src/exec/failure.js';
+import { stepFailure } from '../../src/exec/failure.js';
 import { run } from '../../src/exec/run.js';
 import type { CommandLogWriter } from '../../src/logs/types.js';
 import { withSpan } from '../../src/observability/tracing.js';
@@ -92,7 +92,7 @@ const OMIT_SYNTAX_DIRECTIVE = true;
 
 export async function buildAndPush(options: {
   plan: BuildPlan;
-  deps: Pick<BuildDeps, 'config' | 'logStore' | 'groups' | 'remoteBuilder'>;
+  deps: Pick<BuildDeps, 'config' | 'logStore' | 'groups' | 'remoteBuilder' | 'devcontainerCli'>;
   dir: RequestDir;
   workspaceFolder: string;
   configFile?: string;
@@ -144,7 +144,7 @@ export async function buildAndPush(options: {
             ' (it mis-parses a list), buildx builds them all\n',
         );
       }
-      await run(process.execPath, [devcontainerCliScript(), ...args], {
+      await run(process.execPath, [deps.devcontainerCli, ...args], {
         baseEnv: config.childEnv,
         env: {
           ...(deps.remoteBuilder.configured ? { BUILDX_BUILDER: config.builderName } : {}),
@@ -168,7 +168,7 @@ export async function buildAndPush(options: {
       return { logId: log.id };
     });
   } catch (err) {
-    throw asCommandFailed(err, log.id);
+    throw stepFailure(err, 'image build', log);
   } finally {
     if (options.log === undefined) await log.close();
   }

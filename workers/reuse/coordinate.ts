@@ -11,7 +11,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Cancellation } from '../../src/exec/cancellation.js';
-import { isServiceError } from '../../src/errors.js';
+import { internal, isServiceError } from '../../src/errors.js';
 import type { BuildDeps } from '../build-deps.js';
 import { isFollow, type FollowBuild, type JobOutcome, type JobReuse } from '../build-job.js';
 import type { BuildPlan, BuildResult } from '../plan-types.js';
@@ -39,7 +39,7 @@ export interface Coordinator {
 
 /** A job outcome that must be a result (reuse off: the job never follows). */
 function resultOf(outcome: JobOutcome): BuildResult {
-  if (isFollow(outcome)) throw new Error('a job without reuse cannot follow another build');
+  if (isFollow(outcome)) throw internal('a job without reuse cannot follow another build');
   return outcome;
 }
 
@@ -133,7 +133,7 @@ async function leadBuild(
 ): Promise<BuildResult> {
   const { inFlight } = c.deps.reuse;
   const lead = inFlight.start(id) ?? inFlight.start(`${id}#${randomUUID()}`);
-  if (lead === undefined) throw new Error('no in-flight entry could be started');
+  if (lead === undefined) throw internal('no in-flight entry could be started');
   const detach = onAbort(clientSignal, () => lead.waiter.leave(new Cancellation('client_gone')));
   const job = (followAllowed: boolean) =>
     c.queue.run((signal) => c.runJob(plan, c.deps, signal, { lead, followAllowed }), {

@@ -8,6 +8,7 @@
  * the last waiter leaves (its client went away) before the build settles, the build's signal
  * is aborted. A settled build leaves the map under all its keys.
  */
+import { Cancellation } from '../../src/exec/cancellation.js';
 
 export interface Waiter {
   /** This waiter no longer wants the answer (idempotent); `reason` aborts the build if it was the last. */
@@ -82,7 +83,7 @@ export function createInProcessInFlight<T>(): InFlightBuilds<T> {
           waiters -= 1;
           if (waiters === 0 && !settled) {
             forget();
-            controller.abort(reason ?? new Error('every client of this build has gone'));
+            controller.abort(reason ?? new Cancellation('client_gone'));
           }
         },
       };

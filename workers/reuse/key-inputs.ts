@@ -52,10 +52,8 @@ const sha256 = (bytes: Buffer): string => `sha256:${createHash('sha256').update(
 
 /** The digest of one image or feature reference (pinned digest as is; a tag through a manifest HEAD). */
 async function resolve(ref: string, what: string, deps: KeyDeps): Promise<KeyedReference> {
-  let parsed;
-  try {
-    parsed = parseImageString(ref, deps.insecureRegistries);
-  } catch {
+  const parsed = parseImageString(ref, deps.insecureRegistries);
+  if (parsed === undefined) {
     throw new Unkeyable(`${what} ${JSON.stringify(ref.slice(0, 200))} is not an image reference`);
   }
   if (parsed.digest !== undefined) return { ref, digest: parsed.digest };

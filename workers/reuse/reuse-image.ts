@@ -5,7 +5,7 @@
  * and writes its own tag: a relabelled copy (src/registry/relabel.ts) with this request's
  * revision and source labels. Every call uses the push credentials of the build.
  */
-import { imageNotFound } from '../../src/errors.js';
+import { imageNotFound, internal } from '../../src/errors.js';
 import { PUSH_ACTIONS, type RegistryCall, type RegistryClient } from '../../src/registry/client.js';
 import { parseImageString } from '../../src/registry/image-string.js';
 import type { ImageReference } from '../../src/registry/reference.js';
@@ -30,10 +30,10 @@ export interface RegistryAccess {
 }
 
 function pushCall(target: ReuseTarget, tag: string, access: RegistryAccess): RegistryCall {
-  const ref: ImageReference = parseImageString(
-    `${target.registry}/${target.name}:${tag}`,
-    access.insecureRegistries,
-  ).ref;
+  const parsed = parseImageString(`${target.registry}/${target.name}:${tag}`, access.insecureRegistries);
+  // The plan checked registry, name and tag already: a refusal here is a programming error.
+  if (parsed === undefined) throw internal('a planned image reference failed the reference grammar');
+  const ref: ImageReference = parsed.ref;
   return { ref, credentials: access.credentialsFor(ref), actions: PUSH_ACTIONS };
 }
 

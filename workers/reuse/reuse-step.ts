@@ -10,14 +10,19 @@ import { readFile } from 'node:fs/promises';
 import { cancellationOf } from '../../src/exec/cancellation.js';
 import { isServiceError } from '../../src/errors.js';
 import type { CommandLogWriter } from '../../src/logs/types.js';
-import type { RegistryClient } from '../../src/registry/client.js';
+import { RegistryClient } from '../../src/registry/client.js';
 import type { BuildDeps } from '../build-deps.js';
 import type { DevcontainerDefinition } from '../builder/definition.js';
 import { devcontainerCliVersion } from '../builder/devcontainer-build.js';
 import { parseJsonc } from '../builder/jsonc.js';
 import type { BuildPlan, BuildResult } from '../plan-types.js';
 import { buildKeyTag, changedInputs, type BuildKeyInput } from './build-key.js';
-import type { InFlightBuild, InFlightBuilds, LeadBuild } from './in-flight.js';
+import {
+  createInProcessInFlight,
+  type InFlightBuild,
+  type InFlightBuilds,
+  type LeadBuild,
+} from './in-flight.js';
 import { computeKeyInput } from './key-inputs.js';
 import { RecentInputs } from './recent-inputs.js';
 import { buildCredentials } from './registry-credentials.js';
@@ -27,6 +32,15 @@ export interface ReuseDeps {
   readonly registry: RegistryClient;
   readonly inFlight: InFlightBuilds<BuildResult>;
   readonly recent: RecentInputs;
+}
+
+/** The reuse side of one build router: its registry client, the in-process in-flight map, recent inputs. */
+export function createReuseDeps(insecureRegistries: readonly string[]): ReuseDeps {
+  return {
+    registry: new RegistryClient({ insecureRegistries }),
+    inFlight: createInProcessInFlight<BuildResult>(),
+    recent: new RecentInputs(),
+  };
 }
 
 /** What the job knows when the reuse step runs. */
