@@ -14,7 +14,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { startApp } from '../test/helpers/app.js';
+import { startApp, testConfig } from '../test/helpers/app.js';
 import { stackEnv } from '../test/stack/env.js';
 import { devcontainerCliScript } from '../workers/builder/devcontainer-build.js';
 
@@ -30,6 +30,8 @@ const app = await startApp({
   insecureRegistries: [stack.REGISTRY_ANON],
   childEnv: { PATH: basePath, GIT_SSL_CAINFO: stack.GIT_CA_FILE },
   commandLogRetention: 1000,
+  // Every run builds: this compares building through the service with building by hand.
+  build: { ...testConfig({ scratchDir: tmpdir() }).build, reuse: false },
 });
 
 async function viaService(i: number): Promise<number> {

@@ -69,7 +69,7 @@ const REGISTRIES: Array<{ kind: string; registry: string; creds?: RegistryCreds 
 
 for (const target of REGISTRIES) {
   test(`${target.kind} registry: a commit outside the inputs answers without the CLI, with its own tag and digest`, async (t) => {
-    const app = await startBuildApp();
+    const app = await startBuildApp({ build: { reuse: true } });
     t.teardown(app.close);
     const repo = await withRepo(t, `reuse-${target.kind}`);
     const name = uniqueName('reuse');
@@ -156,7 +156,7 @@ const changedLine = (log: string): string =>
   /inputs changed since the last build[^\n]*/.exec(log)?.[0] ?? log;
 
 test('every input kind rebuilds and the log names it: config file, local feature, base image, OCI feature, platforms', async (t) => {
-  const app = await startBuildApp();
+  const app = await startBuildApp({ build: { reuse: true } });
   t.teardown(app.close);
   const images = await fixtureBuilder(stack);
   t.teardown(images.dispose);
@@ -247,7 +247,7 @@ test('every input kind rebuilds and the log names it: config file, local feature
 });
 
 test('Dockerfile definitions: the Dockerfile and a file of its context rebuild; elsewhere reuses', async (t) => {
-  const app = await startBuildApp();
+  const app = await startBuildApp({ build: { reuse: true } });
   t.teardown(app.close);
   const repo = await withRepo(t, 'dockerfile');
   const body = {
@@ -282,7 +282,7 @@ test('Dockerfile definitions: the Dockerfile and a file of its context rebuild; 
 });
 
 test('5 identical requests at once (limit 4): one CLI run, five 200s, one digest, 4 coalesced', async (t) => {
-  const app = await startBuildApp({ build: { maxConcurrent: 4 } });
+  const app = await startBuildApp({ build: { maxConcurrent: 4, reuse: true } });
   t.teardown(app.close);
   const repo = await withRepo(t, 'burst');
   await repo.commit(definitionFiles(stack.BASE_IMAGE_ANON));
@@ -309,7 +309,7 @@ test('5 identical requests at once (limit 4): one CLI run, five 200s, one digest
 });
 
 test('two commits with the same inputs at once: the second waits for the first build and answers as a reuse', async (t) => {
-  const app = await startBuildApp({ build: { maxConcurrent: 4 } });
+  const app = await startBuildApp({ build: { maxConcurrent: 4, reuse: true } });
   t.teardown(app.close);
   const repo = await withRepo(t, 'follow');
   const name = uniqueName('follow');
@@ -346,7 +346,7 @@ test('two commits with the same inputs at once: the second waits for the first b
 });
 
 test('noCache builds, reuse off builds, and a recorded key whose image was deleted builds', async (t) => {
-  const app = await startBuildApp();
+  const app = await startBuildApp({ build: { reuse: true } });
   t.teardown(app.close);
   const repo = await withRepo(t, 'always');
   const name = uniqueName('always');

@@ -22,7 +22,7 @@ export const allRegistries = (): string[] => [
 
 export type BuildOverrides = Omit<Partial<Config>, 'build'> & { build?: Partial<Config['build']> };
 
-/** The service with the stack's builder, its registries as insecure, its git CA trusted. */
+/** The service with the stack's builder, its registries as insecure, its git CA trusted; build reuse off unless asked. */
 export async function startBuildApp(overrides: BuildOverrides = {}): Promise<RunningApp> {
   const { build, ...rest } = overrides;
   return startApp({
@@ -38,7 +38,9 @@ export async function startBuildApp(overrides: BuildOverrides = {}): Promise<Run
       cloneTimeoutSeconds: 120,
       timeoutSeconds: 600,
       maxConcurrent: 0,
-      reuse: true,
+      // The build tests exercise building (and re-run against registries that keep earlier keys);
+      // the reuse tests (build-reuse.test.ts) turn it on.
+      reuse: false,
       ...build,
     },
   });
