@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
  * The process entry (the package's bin): tracing first, then configuration, then the HTTP server
- * and the signal handlers. The only place that calls process.exit.
+ * and the signal handlers. The only place that calls process.exit. The OpenTelemetry and Sentry
+ * SDKs are loaded only when configured (startTracing, createErrorTracker): idle memory stays low.
  */
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app.js';
@@ -15,7 +16,7 @@ import type { AppContext } from './context.js';
 import { createLogStore } from './logs/store.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import { Metrics } from './observability/metrics.js';
-import { createErrorTracker } from './observability/sentry.js';
+import { createErrorTracker } from './observability/error-tracking.js';
 import { startTracing } from './observability/tracing.js';
 import { createShutdown, DEFAULT_SHUTDOWN_GRACE_SECONDS } from './shutdown.js';
 
@@ -24,7 +25,7 @@ const EXIT_CONFIG = 2;
 const FLUSH_TIMEOUT_MS = 2000;
 
 const version = packageVersion();
-const tracing = startTracing(process.env, version);
+const tracing = await startTracing(process.env, version);
 
 async function exitNow(code: number): Promise<never> {
   await tracing.shutdown().catch(() => undefined);
@@ -53,7 +54,7 @@ async function main(): Promise<void> {
   }
 
   const logger = createLogger({ serviceName: config.serviceName, environment: config.environment });
-  const errorTracker = createErrorTracker(config);
+  const errorTracker = await createErrorTracker(config);
   const flush = async (): Promise<void> => {
     await errorTracker.flush(FLUSH_TIMEOUT_MS).catch(() => undefined);
     await tracing.shutdown().catch(() => undefined);
