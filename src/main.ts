@@ -74,15 +74,16 @@ async function main(): Promise<void> {
     shutdownSignal: abort.signal,
   };
 
-  const server = createApp(ctx).listen(config.port);
+  const server = createApp(ctx).listen(config.port, config.host);
   server.once('error', (err) => {
-    logger.fatal({ err, port: config.port }, 'cannot listen');
+    logger.fatal({ err, host: config.host, port: config.port }, 'cannot listen');
     void flush().then(() => process.exit(1));
   });
   server.once('listening', () => {
-    const { port } = server.address() as AddressInfo;
+    const { address, port } = server.address() as AddressInfo;
     logger.info(
       {
+        address,
         port,
         version,
         builderConfigured: config.builderEndpoint !== undefined,

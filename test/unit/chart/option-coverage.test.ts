@@ -10,6 +10,7 @@ import { readChartFile, schemaAt, schemaLeaves, valuesSchema, type JsonSchema } 
 const CHART_SOURCE: Record<OptionName, { values: string[] } | { chart: string }> = {
   builderEndpoint: { values: ['builder.endpoint'] },
   port: { values: ['service.port'] },
+  host: { chart: 'a pod listens on every interface: its Service reaches it through the pod IP' },
   builderName: { values: ['builderName'] },
   sshHostKeyPolicy: { values: ['sshHostKeyPolicy'] },
   insecureRegistries: { values: ['insecureRegistries'] },
