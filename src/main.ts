@@ -4,6 +4,8 @@
  * and the signal handlers. The only place that calls process.exit. The OpenTelemetry and Sentry
  * SDKs are loaded only when configured (startTracing, createErrorTracker): idle memory stays low.
  */
+// First: heap tuning applies while the rest loads.
+import './observability/heap-tuning.js';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app.js';
 import { parseArgv } from './config/argv.js';
