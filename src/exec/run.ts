@@ -9,6 +9,7 @@
  * - stdout and stderr stream into a command log (masked there);
  * - no known secret in argv (checked before spawning).
  */
+import { execa } from 'execa';
 import type { CommandLogWriter } from '../logs/types.js';
 import { cancellationOf } from './cancellation.js';
 import { killGroup, type ProcessGroups } from './process-groups.js';
@@ -126,10 +127,6 @@ export async function run(
   args: readonly string[],
   options: RunOptions,
 ): Promise<CommandResult> {
-  // Loaded on the first command, not at startup: execa and its dependencies are a few MiB of
-  // resident memory that an idle service (or one that only reads registries) never needs. Awaited
-  // before anything else so that the abort check, the spawn and the abort listener stay synchronous.
-  const { execa } = await import('execa');
   const secrets = options.secrets ?? [];
   checkArgv(command, args, secrets);
   const displayLine = commandLine(
