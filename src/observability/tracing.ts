@@ -16,20 +16,19 @@ import {
   trace,
   type Attributes,
 } from '@opentelemetry/api';
+import type { Middleware } from 'koa';
 import {
+  ATTR_DEPLOYMENT_ENVIRONMENT_NAME,
   ATTR_HTTP_REQUEST_METHOD,
   ATTR_HTTP_RESPONSE_STATUS_CODE,
   ATTR_HTTP_ROUTE,
   ATTR_SERVICE_NAME,
   ATTR_SERVICE_VERSION,
   ATTR_URL_PATH,
-} from '@opentelemetry/semantic-conventions';
-import type { Middleware } from 'koa';
+} from './semconv.js';
 
 export const DEFAULT_SERVICE_NAME = 'service-builder';
 const TRACER_NAME = 'image-build-service';
-/** Incubating semantic convention (not in the stable export of @opentelemetry/semantic-conventions). */
-export const ATTR_DEPLOYMENT_ENVIRONMENT_NAME = 'deployment.environment.name';
 
 export interface TracingSettings {
   /** Full OTLP/HTTP traces URL (`.../v1/traces`). */
