@@ -2,10 +2,12 @@ import Koa from 'koa';
 import type { AppContext } from './context.js';
 import { badRequest, internal, isServiceError, notFound, type ServiceError } from './errors.js';
 import { createBuildRouter, type BuildRouterOptions } from './http/build-router.js';
+import { createBuildsRouter } from './http/builds-router.js';
 import { bodyError } from './http/json-body.js';
 import { createLogsRouter } from './http/logs-router.js';
 import { createOpsRouter } from './http/ops-router.js';
 import { createRegistryRouter } from './http/registry-router.js';
+import { assignRequestIds, requestIdOf, requestScope } from './http/request-id.js';
 import { traceRequests } from './observability/tracing.js';
 
 /** Maps anything thrown below the routers to a ServiceError (framework client errors stay 4xx). */
@@ -27,15 +29,17 @@ export interface AppOptions {
 }
 
 /** Builds the Koa application; it never listens (main.ts or a test does). */
-/** Builds the Koa application; it never listens (main.ts or a test does). */
 export function createApp(ctx: AppContext, options: AppOptions = {}): Koa {
   const app = new Koa();
   app.proxy = false;
   // Outermost: every later middleware (the request log line included) runs inside the request span.
-  app.use(traceRequests());
+  app.use(traceRequests({ requestId: requestIdOf }));
+  // Next: the request id is echoed on every answer and carried by the request's logger.
+  app.use(assignRequestIds(ctx.logger));
 
   app.use(async (koaCtx, next) => {
     const started = performance.now();
+    const { id: requestId, logger } = requestScope(koaCtx);
     try {
       await next();
       if (koaCtx.status === 404 && koaCtx.body === undefined) throw notFound();
@@ -45,17 +49,18 @@ export function createApp(ctx: AppContext, options: AppOptions = {}): Koa {
       koaCtx.body = error.toBody();
       for (const [name, value] of Object.entries(error.details.headers ?? {})) koaCtx.set(name, value);
       if (error.status >= 500 && error.code !== 'COMMAND_FAILED' && error.code !== 'REGISTRY_FAILED') {
-        ctx.logger.error({ err: error.cause ?? error, path: koaCtx.path }, 'request failed');
+        logger.error({ err: error.cause ?? error, path: koaCtx.path }, 'request failed');
       }
       if (error.status >= 500) {
         ctx.errorTracker.captureException(error.code === 'INTERNAL' ? (error.cause ?? error) : error, {
           code: error.code,
           method: koaCtx.method,
           route: koaCtx.path,
+          requestId,
         });
       }
     } finally {
-      ctx.logger.info(
+      logger.info(
         {
           req: { method: koaCtx.method, path: koaCtx.path },
           res: { status: koaCtx.status },
@@ -69,6 +74,7 @@ export function createApp(ctx: AppContext, options: AppOptions = {}): Koa {
   for (const router of [
     createOpsRouter(ctx),
     createBuildRouter(ctx, options.build),
+    createBuildsRouter(ctx),
     createRegistryRouter(ctx),
     createLogsRouter(ctx),
   ]) {

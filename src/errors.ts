@@ -199,3 +199,12 @@ export const platformNotFound = (image: string, platform: string, available: str
     `platform ${platform} not found in ${image}; available: ${available.length > 0 ? available.join(', ') : 'none'}`,
     { body: { availablePlatforms: available } },
   );
+
+// Visibility endpoints (GET /builds, GET /logs/:id?follow=).
+
+/** `rules`: the accepted form of each offending filter. */
+export const invalidBuildFilters = (rules: readonly string[]): ServiceError =>
+  new ServiceError('INVALID_QUERY', `invalid filters for GET /builds: ${rules.join('; ')}`);
+
+export const invalidLogQuery = (): ServiceError =>
+  new ServiceError('INVALID_QUERY', 'invalid query for GET /logs/{id}: follow (optional, true or false)');

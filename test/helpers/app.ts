@@ -8,6 +8,7 @@ import { loadConfig } from '../../src/config/load.js';
 import type { Config } from '../../src/config/types.js';
 import type { AppContext } from '../../src/context.js';
 import { ProcessGroups } from '../../src/exec/process-groups.js';
+import { createMemoryBuildRegistry } from '../../src/builds/memory-registry.js';
 import { createLogStore } from '../../src/logs/store.js';
 import { noopErrorTracker, type ErrorTracker } from '../../src/observability/error-tracking.js';
 import { createLogger } from '../../src/observability/logger.js';
@@ -60,6 +61,7 @@ export async function startApp(
     logger: createLogger({ serviceName: config.serviceName, environment: config.environment, destination }),
     metrics: new Metrics(),
     logStore: await createLogStore(config),
+    builds: createMemoryBuildRegistry({ history: config.buildHistory }),
     errorTracker: options.errorTracker ?? noopErrorTracker,
     processGroups: new ProcessGroups(),
     shutdownSignal: abort.signal,
