@@ -71,6 +71,14 @@ export function createApp(ctx: AppContext, options: AppOptions = {}): Koa {
     }
   });
 
+  // Errors Koa meets after the answer started (a streamed body): a client that went away
+  // mid-stream (a log follower leaving) is normal; anything else is logged.
+  app.on('error', (err: unknown) => {
+    const code = (err as { code?: unknown }).code;
+    if (code === 'ERR_STREAM_PREMATURE_CLOSE' || code === 'ECONNRESET' || code === 'EPIPE') return;
+    ctx.logger.error({ err }, 'response failed');
+  });
+
   for (const router of [
     createOpsRouter(ctx),
     createBuildRouter(ctx, options.build),
