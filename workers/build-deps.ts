@@ -31,4 +31,6 @@ export interface BuildDeps {
   /** Every command of a build runs in a process group tracked here. */
   readonly groups: ProcessGroups;
   readonly remoteBuilder: RemoteBuilder;
+  /** The Dev Containers CLI's entry script, run by this node (devcontainerCliScript(); a fake in tests). */
+  readonly devcontainerCli: string;
 }

@@ -19,6 +19,7 @@ import type { Logger } from '../observability/logger.js';
 import type { BuildStatus } from '../observability/metrics.js';
 import type { BuildDeps } from '../../workers/build-deps.js';
 import { runBuildJob } from '../../workers/build-job.js';
+import { devcontainerCliScript } from '../../workers/builder/devcontainer-build.js';
 import { RemoteBuilder } from '../../workers/builder/remote-builder.js';
 import { planBuild } from '../../workers/plan.js';
 import { readJsonBody } from './json-body.js';
@@ -96,6 +97,7 @@ export function createBuildRouter(ctx: BuildRouterContext, options: BuildRouterO
     metrics: ctx.metrics,
     groups: ctx.processGroups,
     remoteBuilder: new RemoteBuilder(ctx.config, ctx.processGroups),
+    devcontainerCli: devcontainerCliScript(),
   };
   const deadlineSeconds = ctx.config.build.cloneTimeoutSeconds + ctx.config.build.timeoutSeconds;
   const queue =

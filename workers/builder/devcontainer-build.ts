@@ -84,7 +84,7 @@ const OMIT_SYNTAX_DIRECTIVE = true;
 
 export async function buildAndPush(options: {
   plan: BuildPlan;
-  deps: Pick<BuildDeps, 'config' | 'logStore' | 'groups' | 'remoteBuilder'>;
+  deps: Pick<BuildDeps, 'config' | 'logStore' | 'groups' | 'remoteBuilder' | 'devcontainerCli'>;
   dir: RequestDir;
   workspaceFolder: string;
   configFile?: string;
@@ -134,7 +134,7 @@ export async function buildAndPush(options: {
             ' (it mis-parses a list), buildx builds them all\n',
         );
       }
-      await run(process.execPath, [devcontainerCliScript(), ...args], {
+      await run(process.execPath, [deps.devcontainerCli, ...args], {
         baseEnv: config.childEnv,
         env: {
           ...(deps.remoteBuilder.configured ? { BUILDX_BUILDER: config.builderName } : {}),
