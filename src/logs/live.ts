@@ -4,7 +4,7 @@
  * until the log is complete. A follower reads what the file holds, so it gets exactly the stored
  * bytes in order.
  */
-import type { FileHandle } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
 
 export class LiveLog {
   /** Bumped each time text reached the file, and once more when the log is complete. */
@@ -50,16 +50,22 @@ export class LiveLog {
 const CHUNK_BYTES = 64 * 1024;
 
 /**
- * The bytes of an open log file from offset 0: everything there is, then (while `live` is not
- * complete) each new piece as it arrives. `live` undefined: the file was complete when opened.
- * The handle is closed when the iteration ends, however it ends.
+ * The bytes of a log file from offset 0: everything there is, then (while `live` is not
+ * complete) each new piece as it arrives. `live` undefined: the file was complete already.
+ * The file is opened on the first read (an iteration never started holds nothing) and closed
+ * when the iteration ends, however it ends; a file deleted meanwhile ends the iteration.
  */
 export async function* followFile(
-  handle: FileHandle,
+  path: string,
   live: LiveLog | undefined,
   signal?: AbortSignal,
 ): AsyncGenerator<Uint8Array> {
   let position = 0;
+  const handle = await open(path, 'r').catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT') return undefined;
+    throw err;
+  });
+  if (handle === undefined) return;
   try {
     while (!signal?.aborted) {
       // Read the state before reading the file: what arrives meanwhile bumps the version.

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { mkdir, open as openFile, readFile, rm, unlink } from 'node:fs/promises';
+import { access, mkdir, readFile, rm, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Config } from '../config/types.js';
 import { invalidLogId, logNotFound } from '../errors.js';
@@ -103,7 +103,8 @@ export async function createLogStore(
       const path = checkedPath(id);
       const liveLog = live.get(id);
       try {
-        return followFile(await openFile(path, 'r'), liveLog, signal);
+        await access(path);
+        return followFile(path, liveLog, signal);
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw logNotFound(id);
         throw err;

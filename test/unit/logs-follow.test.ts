@@ -156,6 +156,10 @@ test('a follower that goes away changes nothing: the writer and the other follow
   await leaving.received('Cloning');
   const file = join(app.ctx.config.scratchDir, 'logs', `${log.id}.log`);
   t.is(openHandles(file), 3, 'the writer and two followers');
+  // HEAD answers the headers only and holds nothing open.
+  const head = await fetch(`${app.url}/logs/${log.id}?follow=true`, { method: 'HEAD' });
+  t.is(head.status, 200);
+  t.is(openHandles(file), 3);
   leaving.stop();
   t.is(await leaving.ended, 'Cloning into /tmp/x...\n');
   // The follower that left let go of its file at once, though nothing new was written.
