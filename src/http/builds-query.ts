@@ -32,13 +32,7 @@ const schema: JSONSchemaType<BuildsQuery> = {
 
 const validate = new Ajv({ allErrors: true }).compile(schema);
 
-const RULES: Record<string, string> = {
-  requestId: 'requestId (1 to 128 characters of A-Z a-z 0-9 . _ : -)',
-  repository: `repository (a repository as given to POST /build, at most ${MAX_REPOSITORY_LENGTH} characters)`,
-  status: `status (one of ${STATUS_VALUES.join(', ')})`,
-};
-
-const UNKNOWN = `no other filter (filters: ${Object.keys(RULES).join(', ')})`;
+const FILTERS: readonly string[] = Object.keys(schema.properties as object);
 
 function offending(errors: ErrorObject[] | null | undefined): string[] {
   const out = new Set<string>();
@@ -47,7 +41,7 @@ function offending(errors: ErrorObject[] | null | undefined): string[] {
       e.keyword === 'additionalProperties'
         ? String((e.params as { additionalProperty?: unknown }).additionalProperty)
         : e.instancePath.replace(/^\//, '').split('/')[0];
-    if (field) out.add(RULES[field] ?? UNKNOWN);
+    if (field) out.add(FILTERS.includes(field) ? field : 'other');
   }
   return [...out];
 }

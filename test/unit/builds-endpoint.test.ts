@@ -177,16 +177,16 @@ test('invalid filters answer 400 with the error body', async (t) => {
   const cases: [string, RegExp][] = [
     [
       '?status=done',
-      /^invalid filters for GET \/builds: status \(one of running, success, failure, invalid_request, busy\)$/,
+      /^invalid filters for GET \/builds: status \(running, or a metric status: success, failure, invalid_request, busy\)$/,
     ],
-    ['?status=RUNNING', /status \(one of/],
+    ['?status=RUNNING', /status \(running, or a metric status/],
     ['?requestId=a%20b', /^invalid filters for GET \/builds: requestId \(1 to 128 characters/],
     [`?requestId=${'x'.repeat(129)}`, /requestId \(1 to 128/],
     ['?requestId=', /requestId \(1 to 128/],
-    ['?repository=', /repository \(a repository as given/],
+    ['?repository=', /repository \(the repository as given/],
     ['?repository=a%0Ab', /repository \(/],
-    ['?status=running&status=success', /status \(one of/],
-    ['?owner=me', /no other filter \(filters: requestId, repository, status\)/],
+    ['?status=running&status=success', /status \(running/],
+    ['?owner=me', /no other filter \(filters: requestId, repository, status\)$/],
     ['?status=x&requestId=%25', /requestId .*; status |status .*; requestId /],
   ];
   for (const [query, error] of cases) {

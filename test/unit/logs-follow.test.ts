@@ -200,9 +200,7 @@ test('follow: unknown ids 404, ids outside the pattern 400, a follow value other
   for (const query of ['follow=yes', 'follow=1', 'follow=true&follow=true', 'follow=']) {
     const res = await fetch(`${app.url}/logs/${log.id}?${query}`);
     t.is(res.status, 400, query);
-    t.deepEqual(await res.json(), {
-      error: 'invalid query for GET /logs/{id}: follow (optional, true or false)',
-    });
+    t.deepEqual(await res.json(), { error: 'invalid query parameter follow: true or false' });
   }
   const plain = await fetch(`${app.url}/logs/${log.id}?follow=false`);
   t.is(plain.status, 200);
