@@ -23,6 +23,7 @@ const PURE = [
   'workers/git/credentials.ts',
   'workers/builder/read-set.ts',
   'src/config/registry-mapping.ts',
+  'src/builds/retry-after.ts',
 ];
 
 export default tseslint.config(

@@ -1,11 +1,13 @@
 import Koa from 'koa';
 import type { AppContext } from './context.js';
-import { badRequest, internal, isServiceError, notFound, type ServiceError } from './errors.js';
+import { internal, isServiceError, notFound, type ServiceError, unreadableRequest } from './errors.js';
 import { createBuildRouter, type BuildRouterOptions } from './http/build-router.js';
+import { createBuildsRouter } from './http/builds-router.js';
 import { bodyError } from './http/json-body.js';
 import { createLogsRouter } from './http/logs-router.js';
 import { createOpsRouter } from './http/ops-router.js';
 import { createRegistryRouter } from './http/registry-router.js';
+import { assignRequestIds, requestIdOf, requestScope } from './http/request-id.js';
 import { traceRequests } from './observability/tracing.js';
 
 /** Maps anything thrown below the routers to a ServiceError (framework client errors stay 4xx). */
@@ -16,7 +18,7 @@ function toServiceError(err: unknown): ServiceError {
   const e = err as { status?: unknown; message?: unknown };
   if (typeof e.status === 'number' && e.status >= 400 && e.status < 500) {
     // Other framework client errors (unsupported charset, aborted request...) stay client errors.
-    return badRequest(typeof e.message === 'string' ? e.message : 'bad request');
+    return unreadableRequest(typeof e.message === 'string' ? e.message : 'bad request');
   }
   return internal(err);
 }
@@ -27,15 +29,17 @@ export interface AppOptions {
 }
 
 /** Builds the Koa application; it never listens (main.ts or a test does). */
-/** Builds the Koa application; it never listens (main.ts or a test does). */
 export function createApp(ctx: AppContext, options: AppOptions = {}): Koa {
   const app = new Koa();
   app.proxy = false;
   // Outermost: every later middleware (the request log line included) runs inside the request span.
-  app.use(traceRequests());
+  app.use(traceRequests({ requestId: requestIdOf }));
+  // Next: the request id is echoed on every answer and carried by the request's logger.
+  app.use(assignRequestIds(ctx.logger));
 
   app.use(async (koaCtx, next) => {
     const started = performance.now();
+    const { id: requestId, logger } = requestScope(koaCtx);
     try {
       await next();
       if (koaCtx.status === 404 && koaCtx.body === undefined) throw notFound();
@@ -44,18 +48,23 @@ export function createApp(ctx: AppContext, options: AppOptions = {}): Koa {
       koaCtx.status = error.status;
       koaCtx.body = error.toBody();
       for (const [name, value] of Object.entries(error.details.headers ?? {})) koaCtx.set(name, value);
-      if (error.status >= 500 && error.code !== 'COMMAND_FAILED' && error.code !== 'REGISTRY_FAILED') {
-        ctx.logger.error({ err: error.cause ?? error, path: koaCtx.path }, 'request failed');
+      // A failed command or registry is the outside world's doing; anything else is ours to look at.
+      if (error.status >= 500 && error.code !== 'COMMAND_FAILED' && error.status !== 502) {
+        logger.error({ err: error.cause ?? error, path: koaCtx.path }, 'request failed');
       }
       if (error.status >= 500) {
-        ctx.errorTracker.captureException(error.code === 'INTERNAL' ? (error.cause ?? error) : error, {
-          code: error.code,
-          method: koaCtx.method,
-          route: koaCtx.path,
-        });
+        ctx.errorTracker.captureException(
+          error.code === 'INTERNAL' || error.code === 'STEP_FAILED' ? (error.cause ?? error) : error,
+          {
+            code: error.code,
+            method: koaCtx.method,
+            route: koaCtx.path,
+            requestId,
+          },
+        );
       }
     } finally {
-      ctx.logger.info(
+      logger.info(
         {
           req: { method: koaCtx.method, path: koaCtx.path },
           res: { status: koaCtx.status },
@@ -66,9 +75,18 @@ export function createApp(ctx: AppContext, options: AppOptions = {}): Koa {
     }
   });
 
+  // Errors Koa meets after the answer started (a streamed body): a client that went away
+  // mid-stream (a log follower leaving) is normal; anything else is logged.
+  app.on('error', (err: unknown) => {
+    const code = (err as { code?: unknown }).code;
+    if (code === 'ERR_STREAM_PREMATURE_CLOSE' || code === 'ECONNRESET' || code === 'EPIPE') return;
+    ctx.logger.error({ err }, 'response failed');
+  });
+
   for (const router of [
     createOpsRouter(ctx),
     createBuildRouter(ctx, options.build),
+    createBuildsRouter(ctx),
     createRegistryRouter(ctx),
     createLogsRouter(ctx),
   ]) {

@@ -30,6 +30,7 @@ export interface OptionValues {
   serviceName: string;
   environment: string;
   commandLogRetention: number;
+  buildHistory: number;
   shutdownGraceSeconds: number;
   settingsPath?: string;
 }
@@ -387,6 +388,20 @@ const TABLE = {
     schema: SECONDS_SCHEMA,
     secret: false,
     description: 'Captured command logs kept per kind (`git`, `img`); the oldest are pruned first.',
+  },
+  buildHistory: {
+    label: 'Finished builds listed',
+    flag: '--build-history',
+    env: 'BUILD_HISTORY',
+    settingsKey: 'build.history',
+    type: 'integer',
+    placeholder: '<n>',
+    default: 50,
+    defaultText: '50',
+    schema: { type: 'integer', minimum: 1 },
+    secret: false,
+    description:
+      'Finished builds kept for `GET /builds` (the newest); their durations also estimate the Retry-After of a 429.',
   },
   shutdownGraceSeconds: {
     label: 'Shutdown grace, seconds',
