@@ -26,8 +26,9 @@ const noMetadata = (why: string): ServiceError => new ServiceError('NO_METADATA'
 
 /**
  * The entries of a `devcontainer.metadata` label: a JSON array of entries, or a single object.
- * Throws ServiceError NO_METADATA (422) when the label is absent, not JSON, not an array or
- * object, or holds no non-empty object entry. Array items that are not objects are passed on;
+ * Throws ServiceError NO_METADATA (422) when the label is absent, not JSON, or neither an array
+ * nor an object. Like the Dev Containers CLI, any array is metadata, the empty array included
+ * (its merge is the defaults). Array items that are not objects are passed on;
  * describeDevcontainer skips them with a warning.
  */
 export function parseMetadataLabel(label: string | undefined | null): Record<string, unknown>[] {
@@ -43,9 +44,6 @@ export function parseMetadataLabel(label: string | undefined | null): Record<str
   const entries = Array.isArray(parsed) ? parsed : isPlainObject(parsed) ? [parsed] : undefined;
   if (!entries) {
     throw noMetadata(`the ${METADATA_LABEL} label is neither a JSON array nor a JSON object`);
-  }
-  if (!entries.some((e) => isPlainObject(e) && Object.keys(e).length > 0)) {
-    throw noMetadata(`the ${METADATA_LABEL} label holds no metadata entry`);
   }
   return entries as Record<string, unknown>[];
 }
