@@ -4,6 +4,7 @@
  * problem texts that never echo a secret.
  */
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { isPinnedHostKey } from './known-hosts.js';
 import { OPTIONS, type OptionSpec, type ValueSchema } from './options.js';
 
 const NON_EMPTY = { type: 'string', minLength: 1 } as const;
@@ -30,8 +31,8 @@ export const GIT_CREDENTIAL_SCHEMA = {
     },
     pinnedHostKey: {
       type: 'string',
-      pattern: '^(?:\\S+\\s+)?[a-z0-9@.-]+\\s+[A-Za-z0-9+/]+={0,3}\\s*$',
-      description: 'a public host key "[host] <type> <base64>" on one line',
+      format: 'known-hosts',
+      description: 'known_hosts lines "[host] <type> <base64> [comment]"',
     },
   },
   additionalProperties: false,
@@ -99,6 +100,7 @@ export function settingsSchema(): Record<string, unknown> {
 }
 
 const ajv = new Ajv({ allErrors: true, verbose: true, strict: true, strictRequired: false });
+ajv.addFormat('known-hosts', isPinnedHostKey);
 
 export const validateSettings: ValidateFunction = ajv.compile(settingsSchema());
 export const validateGitCredentialsFile: ValidateFunction = ajv.compile({
@@ -177,6 +179,7 @@ export function formatAjvErrors(errors: readonly ErrorObject[], options: FormatO
       case 'minLength':
         text = `${at}must not be empty`;
         break;
+      case 'format':
       case 'pattern': {
         const description = (error.parentSchema as { description?: unknown } | undefined)?.description;
         text = `${at}must be ${typeof description === 'string' ? description : `match ${String(params.pattern)}`}`;
