@@ -13,8 +13,6 @@ import { IMAGE_NAME_PATTERN, IMAGE_TAG_PATTERN, REGISTRY_PATTERN } from './image
 export const PLATFORM_PATTERN = '^[a-z0-9]+/[a-z0-9_]+(?:/[a-z0-9]+)?$';
 /** No C0 control character, no DEL. */
 const NO_CONTROL = '^[^\\x00-\\x1f\\x7f]+$';
-/** Cache specs: no controls, no whitespace, no CSV quotes. */
-const CACHE_SPEC = '^[^\\x00-\\x20\\x7f"]+$';
 
 export interface BuildRequest {
   repository: string;
@@ -87,8 +85,9 @@ export const buildRequestSchema: JSONSchemaType<BuildRequest> = {
       required: [],
       properties: {
         noCache: { type: 'boolean', nullable: true },
-        cacheFrom: { type: 'string', nullable: true, minLength: 1, pattern: CACHE_SPEC },
-        cacheTo: { type: 'string', nullable: true, minLength: 1, pattern: CACHE_SPEC },
+        // Checked by the one cache spec parser (config/cache-spec.ts) in the plan.
+        cacheFrom: { type: 'string', nullable: true, minLength: 1 },
+        cacheTo: { type: 'string', nullable: true, minLength: 1 },
         mode: { type: 'string', nullable: true, enum: ['auto', 'never'] },
       },
     },

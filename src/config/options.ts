@@ -4,7 +4,7 @@
  * `--help` and the README configuration table. Pure: no I/O.
  */
 import type { BuilderMode, SshHostKeyPolicy } from './types.js';
-import { cacheSpecType, CACHE_TYPES } from './cache-spec.js';
+import { CACHE_TYPES, parseCacheSpec } from './cache-spec.js';
 
 /** The values the option table resolves (before the derived fields of Config are added). */
 export interface OptionValues {
@@ -75,11 +75,11 @@ const NON_EMPTY = { type: 'string', minLength: 1 } as const;
 export const PLATFORM_PATTERN = '^[a-z0-9]+/[a-z0-9_]+(?:/[a-z0-9]+)?$';
 
 const checkCacheSpec = (value: OptionValue): string | undefined => {
-  const type = cacheSpecType(String(value));
-  if (type === '') return 'has no type= field (allowed types: ' + CACHE_TYPES.join(', ') + ')';
-  return (CACHE_TYPES as readonly string[]).includes(type)
-    ? undefined
-    : `cache type "${type}" is not allowed (allowed: ${CACHE_TYPES.join(', ')})`;
+  const parsed = parseCacheSpec(String(value));
+  if (parsed.ok) return undefined;
+  return parsed.problem === 'type'
+    ? `cache type "${parsed.type}" is not allowed (allowed: ${CACHE_TYPES.join(', ')})`
+    : 'must be a reference or comma-separated key=value fields (buildx syntax) without spaces or quotes';
 };
 
 const checkDsn = (value: OptionValue): string | undefined => {

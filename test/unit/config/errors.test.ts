@@ -88,7 +88,11 @@ const CASES: readonly {
     argv: ['--build-cache-to', 'type=s3,bucket=b'],
     problem: /cache type "s3" is not allowed/,
   },
-  { title: 'cache spec without type', env: { BUILD_CACHE_FROM: 'ref=x' }, problem: /has no type= field/ },
+  {
+    title: 'cache spec with a space after a comma',
+    env: { BUILD_CACHE_TO: 'type=registry, ref=r/c' },
+    problem: /^BUILD_CACHE_TO: must be a reference or comma-separated key=value fields/,
+  },
   {
     title: 'builder endpoint not a URL',
     argv: ['--builder-endpoint', '127.0.0.1:1234'],
