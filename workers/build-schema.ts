@@ -8,7 +8,7 @@
  */
 import { Ajv, type JSONSchemaType } from 'ajv';
 import { invalidFields } from '../src/errors.js';
-import { IMAGE_NAME_PATTERN, IMAGE_TAG_PATTERN, REGISTRY_PATTERN } from './image-name.js';
+import { NAME_PATTERN, REGISTRY_PATTERN, TAG_PATTERN } from '../src/registry/reference.js';
 
 export const PLATFORM_PATTERN = '^[a-z0-9]+/[a-z0-9_]+(?:/[a-z0-9]+)?$';
 /** No C0 control character, no DEL. */
@@ -47,8 +47,8 @@ export const buildRequestSchema: JSONSchemaType<BuildRequest> = {
       required: [],
       properties: {
         registry: nullableString(REGISTRY_PATTERN),
-        name: nullableString(IMAGE_NAME_PATTERN),
-        tag: nullableString(IMAGE_TAG_PATTERN),
+        name: nullableString(NAME_PATTERN),
+        tag: nullableString(TAG_PATTERN),
       },
     },
     gitCredentials: {

@@ -4,6 +4,7 @@
  * problem texts that never echo a secret.
  */
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { REGISTRY_PATTERN } from '../registry/reference.js';
 import { isPinnedHostKey } from './known-hosts.js';
 import { OPTIONS, type OptionSpec, type ValueSchema } from './options.js';
 
@@ -52,7 +53,11 @@ export const REGISTRY_MAPPING_RULE_SCHEMA = {
   type: 'object',
   required: ['registry'],
   properties: {
-    registry: { type: 'string', pattern: '^[^\\s/]+$', description: 'a registry host[:port]' },
+    registry: {
+      type: 'string',
+      pattern: REGISTRY_PATTERN,
+      description: 'a registry host[:port], optionally followed by a namespace path (ghcr.io/org)',
+    },
     hostMatch: HOST,
     pathPrefix: { type: 'string' },
   },

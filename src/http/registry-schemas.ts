@@ -44,7 +44,7 @@ const validateImage = ajv.compile(imageQuerySchema);
 const validateDevcontainer = ajv.compile(devcontainerQuerySchema);
 
 const RULES: Record<string, string> = {
-  registry: 'registry (required, non-empty string, host[:port])',
+  registry: 'registry (required, non-empty string, host[:port] optionally followed by a namespace path)',
   name: 'name (required, non-empty string)',
   tag: 'tag (required, non-empty string)',
   platform: `platform (optional, os/arch[/variant] matching ${PLATFORM_PARAM_PATTERN})`,

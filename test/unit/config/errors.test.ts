@@ -264,6 +264,11 @@ const CASES: readonly {
     problem: /registry mapping file .*: \[0\]: missing required key "registry"/,
   },
   {
+    title: 'mapping file: a registry outside the reference grammar',
+    env: { REGISTRY_MAPPING_CONFIG_PATH: file('.json', '[{"registry": "https://r.example/Team"}]') },
+    problem: /\[0\]\.registry: must be a registry host\[:port\], optionally followed by a namespace path/,
+  },
+  {
     title: 'mapping file: unknown field',
     env: { REGISTRY_MAPPING_CONFIG_PATH: file('.yaml', '- registry: r\n  host: h\n') },
     problem: /unknown key "\[0\]\.host"/,

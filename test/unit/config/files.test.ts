@@ -219,3 +219,12 @@ for (const [title, pinnedHostKey] of [
     t.regex(error?.message ?? '', /pinnedHostKey: must be known_hosts lines/);
   });
 }
+
+test('a registry mapping rule may name a registry with a namespace path', (t) => {
+  const rules = [{ registry: 'localhost:5000/team', pathPrefix: 'team/' }, { registry: 'ghcr.io/org/sub' }];
+  const config = loadConfig({
+    argv: ['--registry-mapping-config-path', file('.json', JSON.stringify(rules))],
+    env: baseEnv,
+  });
+  t.deepEqual(config.registryMappingRules, rules);
+});
