@@ -8,9 +8,9 @@
  */
 import { Ajv, type JSONSchemaType } from 'ajv';
 import { invalidFields } from '../src/errors.js';
+import { BUILD_PLATFORM_PATTERN } from '../src/registry/platform.js';
 import { NAME_PATTERN, REGISTRY_PATTERN, TAG_PATTERN } from '../src/registry/reference.js';
 
-export const PLATFORM_PATTERN = '^[a-z0-9]+/[a-z0-9_]+(?:/[a-z0-9]+)?$';
 /** No C0 control character, no DEL. */
 const NO_CONTROL = '^[^\\x00-\\x1f\\x7f]+$';
 
@@ -76,7 +76,7 @@ export const buildRequestSchema: JSONSchemaType<BuildRequest> = {
     platforms: {
       type: 'array',
       nullable: true,
-      items: { type: 'string', minLength: 1, pattern: PLATFORM_PATTERN },
+      items: { type: 'string', minLength: 1, pattern: BUILD_PLATFORM_PATTERN },
     },
     buildOptions: {
       type: 'object',

@@ -4,6 +4,7 @@
  * `--help` and the README configuration table. Pure: no I/O.
  */
 import type { BuilderMode, SshHostKeyPolicy } from './types.js';
+import { BUILD_PLATFORM_PATTERN } from '../registry/platform.js';
 import { CACHE_TYPES, parseCacheSpec } from './cache-spec.js';
 
 /** The values the option table resolves (before the derived fields of Config are added). */
@@ -71,8 +72,6 @@ type Spec<K extends OptionName> = Omit<OptionSpec, 'name'> & { readonly name?: K
 const PORT_SCHEMA = { type: 'integer', minimum: 0, maximum: 65535 } as const;
 const SECONDS_SCHEMA = { type: 'integer', minimum: 1 } as const;
 const NON_EMPTY = { type: 'string', minLength: 1 } as const;
-/** The contract's platform string (`platforms` of POST /build). */
-export const PLATFORM_PATTERN = '^[a-z0-9]+/[a-z0-9_]+(?:/[a-z0-9]+)?$';
 
 const checkCacheSpec = (value: OptionValue): string | undefined => {
   const parsed = parseCacheSpec(String(value));
@@ -212,7 +211,11 @@ const TABLE = {
     placeholder: '<os/arch,...>',
     default: [],
     defaultText: 'empty list',
-    schema: { type: 'string', pattern: PLATFORM_PATTERN, description: 'os/arch[/variant], e.g. linux/amd64' },
+    schema: {
+      type: 'string',
+      pattern: BUILD_PLATFORM_PATTERN,
+      description: 'os/arch[/variant], e.g. linux/amd64',
+    },
     secret: false,
     description: 'Platforms built when a request names none (comma-separated).',
   },

@@ -4,9 +4,8 @@
  */
 import { Ajv, type ErrorObject, type JSONSchemaType } from 'ajv';
 import { invalidQuery } from '../errors.js';
+import { PLATFORM_PARAM_PATTERN } from '../registry/platform.js';
 
-/** The contract's platform parameter regex (os/arch[/variant]). */
-export const PLATFORM_PARAM_PATTERN = '^[^/]+/[^/]+(/[^/]+)?$';
 export const DEFAULT_PLATFORM = 'linux/amd64';
 
 export interface ImageQuery {
