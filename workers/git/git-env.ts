@@ -9,6 +9,8 @@
  * - ssh with no config file, batch mode, only our identity, an explicit known_hosts.
  */
 import { basicAuthHeader } from '../../src/config/basic-auth.js';
+// Paths in GIT_SSH_COMMAND are single-quoted: git runs it with `sh -c`.
+import { shellQuote } from '../../src/exec/shell-quote.js';
 import type { KnownHosts } from './host-keys.js';
 
 /** Configuration forced on every git process (`git -c key=value`, via GIT_CONFIG_COUNT). */
@@ -35,9 +37,6 @@ export interface GitEnvOptions {
   /** Per-request 0600 git config file (GIT_CONFIG_GLOBAL) holding the https credential, when one applies. */
   readonly credentialConfigFile?: string;
 }
-
-/** Single-quotes a path for the `sh -c` that git runs GIT_SSH_COMMAND with. */
-export const shellQuote = (value: string): string => `'${value.replaceAll("'", `'\\''`)}'`;
 
 export function sshCommand(knownHosts: KnownHosts, keyFile?: string): string {
   const parts = [
