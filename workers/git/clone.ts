@@ -9,10 +9,10 @@
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { encodeBasicAuth } from '../../src/config/basic-auth.js';
-import type { AppContext } from '../../src/context.js';
 import { asCommandFailed } from '../../src/exec/failure.js';
 import { run, type RunOptions } from '../../src/exec/run.js';
 import { withSpan } from '../../src/observability/tracing.js';
+import type { BuildDeps } from '../build-deps.js';
 import type { BuildPlan } from '../plan-types.js';
 import type { RequestDir } from '../request-dir.js';
 import { cloneArgs, credentialConfig, gitEnv, repoOrigin } from './git-env.js';
@@ -60,12 +60,12 @@ function gitSecrets(plan: BuildPlan): string[] {
 
 export async function cloneRepository(
   plan: BuildPlan,
-  ctx: AppContext,
+  deps: Pick<BuildDeps, 'config' | 'logStore' | 'groups'>,
   dir: RequestDir,
   signal: AbortSignal,
 ): Promise<ClonedRepository> {
-  const { config } = ctx;
-  const log = await ctx.logStore.open('git', gitSecrets(plan));
+  const { config } = deps;
+  const log = await deps.logStore.open('git', gitSecrets(plan));
   try {
     return await withSpan(
       'git.clone',
@@ -90,6 +90,7 @@ export async function cloneRepository(
           }),
           log,
           signal,
+          groups: deps.groups,
           secrets: gitSecrets(plan),
           timeoutSeconds: config.build.cloneTimeoutSeconds,
         };
