@@ -14,7 +14,7 @@ import { maskSecrets, secretVariants } from '../logs/masking.js';
 import type { CommandLogWriter } from '../logs/types.js';
 import { cancellationOf } from './cancellation.js';
 import { killGroup, type ProcessGroups } from './process-groups.js';
-import { shellWord } from './shell-quote.js';
+import { shellWord } from '../shell-quote.js';
 
 export interface RunOptions {
   /** The allowlisted part of the environment (config.childEnv). */

@@ -10,7 +10,7 @@
  */
 import { basicAuthHeader } from '../../src/config/basic-auth.js';
 // Paths in GIT_SSH_COMMAND are single-quoted: git runs it with `sh -c`.
-import { shellQuote } from '../../src/exec/shell-quote.js';
+import { shellQuote } from '../../src/shell-quote.js';
 import type { KnownHosts } from './host-keys.js';
 
 /** Configuration forced on every git process (`git -c key=value`, via GIT_CONFIG_COUNT). */
