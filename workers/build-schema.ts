@@ -10,9 +10,7 @@ import { Ajv, type JSONSchemaType } from 'ajv';
 import { invalidFields } from '../src/errors.js';
 import { BUILD_PLATFORM_PATTERN } from '../src/registry/platform.js';
 import { NAME_PATTERN, REGISTRY_PATTERN, TAG_PATTERN } from '../src/registry/reference.js';
-
-/** No C0 control character, no DEL. */
-const NO_CONTROL = '^[^\\x00-\\x1f\\x7f]+$';
+import { BASIC_AUTH_USER_PATTERN, NO_CONTROL_PATTERN } from '../src/text-patterns.js';
 
 export interface BuildRequest {
   repository: string;
@@ -57,9 +55,8 @@ export const buildRequestSchema: JSONSchemaType<BuildRequest> = {
       additionalProperties: false,
       required: ['username', 'token'],
       properties: {
-        // Basic auth cannot carry a `:` in the user name.
-        username: requiredString('^[^\\x00-\\x1f\\x7f:]+$'),
-        token: requiredString(NO_CONTROL),
+        username: requiredString(BASIC_AUTH_USER_PATTERN),
+        token: requiredString(NO_CONTROL_PATTERN),
       },
     },
     registryCredentials: {
@@ -69,8 +66,8 @@ export const buildRequestSchema: JSONSchemaType<BuildRequest> = {
       required: ['registry', 'username', 'password'],
       properties: {
         registry: requiredString(REGISTRY_PATTERN),
-        username: requiredString('^[^\\x00-\\x1f\\x7f:]+$'),
-        password: requiredString(NO_CONTROL),
+        username: requiredString(BASIC_AUTH_USER_PATTERN),
+        password: requiredString(NO_CONTROL_PATTERN),
       },
     },
     platforms: {

@@ -5,6 +5,7 @@
 import { Ajv, type ErrorObject, type JSONSchemaType } from 'ajv';
 import { invalidQuery } from '../errors.js';
 import { PLATFORM_PARAM_PATTERN } from '../registry/platform.js';
+import { NO_CONTROL_PATTERN } from '../text-patterns.js';
 
 export const DEFAULT_PLATFORM = 'linux/amd64';
 
@@ -18,8 +19,7 @@ export interface DevcontainerQuery extends ImageQuery {
   platform?: string;
 }
 
-const NO_CONTROL = '^[^\\x00-\\x1f\\x7f]+$';
-const param = { type: 'string', minLength: 1, pattern: NO_CONTROL } as const;
+const param = { type: 'string', minLength: 1, pattern: NO_CONTROL_PATTERN } as const;
 
 const imageQuerySchema: JSONSchemaType<ImageQuery> = {
   type: 'object',
