@@ -30,6 +30,8 @@ test('findRegistryAuth matches keys the way docker does', (t) => {
     // by host: a registry with a namespace path authenticates at its host
     ['ghcr.io/org', { username: 'gh', password: 'tok' }],
     ['127.0.0.1:6000/team/sub', { username: 'fielduser', password: 'fieldpw' }],
+    // a key that carries the same path is no exact match: the lookup is by host only
+    ['127.0.0.1:6000/team', { username: 'fielduser', password: 'fieldpw' }],
     ['docker.io/myorg', { username: 'hubuser', password: 'hub:pass' }],
     ['127.0.0.1:5001', undefined],
     ['empty.example', undefined],
