@@ -7,9 +7,15 @@
  *
  * One rule for a registry with a namespace path: the registry API call goes to the host, with
  * the path prefixed to the name (`localhost:5000/team` + `app` -> `localhost:5000`, `team/app`).
- * Pure: no I/O. parseReference throws INVALID_QUERY before any network call.
+ * Pure: no I/O. parseReference throws a 400 ServiceError before any network call.
  */
-import { invalidQuery } from '../errors.js';
+import {
+  invalidImageName,
+  invalidRegistry,
+  invalidTag,
+  registryHttpNotAllowed,
+  registrySchemeNotAllowed,
+} from '../errors.js';
 
 const HOST_LABEL = '[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?';
 /** DNS name, IPv4 or bracketed IPv6, optional port. */
@@ -109,7 +115,7 @@ export interface ReferenceInput {
   tag: string;
 }
 
-/** Validates and resolves a registry/name/tag triple (throws INVALID_QUERY). */
+/** Validates and resolves a registry/name/tag triple (throws a 400 ServiceError). */
 export function parseReference(input: ReferenceInput, insecureRegistries: readonly string[]): ImageReference {
   let registry = input.registry.trim();
   let explicitScheme: 'https' | 'http' | undefined;
@@ -117,39 +123,31 @@ export function parseReference(input: ReferenceInput, insecureRegistries: readon
   if (scheme) {
     const s = (scheme[1] ?? '').toLowerCase();
     if (s !== 'https' && s !== 'http') {
-      throw invalidQuery(
-        `registry: scheme "${s}://" is not allowed (use host[:port][/namespace] or https://host[:port][/namespace])`,
-      );
+      throw registrySchemeNotAllowed(s);
     }
     explicitScheme = s;
     registry = registry.slice(scheme[0].length).replace(/\/+$/, '');
   }
   const split = splitRegistry(registry);
   if (split === undefined) {
-    throw invalidQuery(
-      `registry: ${JSON.stringify(input.registry)} is not a host[:port], optionally followed by a namespace path`,
-    );
+    throw invalidRegistry(input.registry);
   }
   const named = split.host.toLowerCase();
   const host = isDockerHub(named) ? DOCKER_HUB_HOST : named;
   const insecure =
     isInsecureRegistry(host, insecureRegistries) || isInsecureRegistry(named, insecureRegistries);
   if (explicitScheme === 'http' && !insecure) {
-    throw invalidQuery(`registry: http:// is only allowed for a registry listed in insecureRegistries`);
+    throw registryHttpNotAllowed();
   }
   const resolvedScheme = explicitScheme ?? (insecure ? 'http' : 'https');
 
   const name = input.name;
   const path = split.namespace === undefined ? name : `${split.namespace}/${name}`;
   if (!isValidName(name) || path.length > MAX_NAME_LENGTH) {
-    throw invalidQuery(
-      `name: ${JSON.stringify(name)} is not a valid repository name (lowercase path components [a-z0-9] separated by ".", "_", "__", "-" and "/"; at most ${MAX_NAME_LENGTH} characters with the registry's namespace)`,
-    );
+    throw invalidImageName(name);
   }
   if (!isValidTag(input.tag)) {
-    throw invalidQuery(
-      `tag: ${JSON.stringify(input.tag)} is not a valid tag ([A-Za-z0-9_][A-Za-z0-9._-], at most 128 characters)`,
-    );
+    throw invalidTag(input.tag);
   }
   const remoteName = host === DOCKER_HUB_HOST && !path.includes('/') ? `library/${path}` : path;
   return Object.freeze({
