@@ -22,6 +22,7 @@ export const ERROR_STATUS = {
   HOST_KEY_NOT_PINNED: 400,
   NO_DEFINITION: 400,
   DEFINITION_OUTSIDE_CLONE: 400,
+  DEFINITION_OUTSIDE_READ_SET: 400,
   INVALID_LOG_ID: 400,
   LOG_NOT_FOUND: 404,
   IMAGE_NOT_FOUND: 404,
@@ -151,6 +152,17 @@ export const definitionOutsideClone = (what: string): ServiceError =>
   new ServiceError(
     'DEFINITION_OUTSIDE_CLONE',
     `${what} resolves outside the repository (through .. or a symbolic link); refusing to build it`,
+  );
+
+/**
+ * `what` (a repository path, never a server path) is, or leads through, a symbolic link to a part of
+ * the repository that a sparse clone does not check out.
+ */
+export const definitionOutsideReadSet = (what: string): ServiceError =>
+  new ServiceError(
+    'DEFINITION_OUTSIDE_READ_SET',
+    `${what} is a symbolic link to a part of the repository the build does not read (only the definition's` +
+      ' folder, its Dockerfile and build context, local features and compose files are checked out); refusing to build it',
   );
 
 export const invalidLogId = (id: string): ServiceError =>

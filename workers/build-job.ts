@@ -22,6 +22,7 @@ export async function runBuildJob(
     const definition = await resolveDefinition({
       cloneDir: cloned.dir,
       generatedDir: dir.generated,
+      ...(cloned.definition === undefined ? {} : { configPath: cloned.definition.configPath }),
       ...(ctx.config.build.fallbackImage === undefined
         ? {}
         : { fallbackImage: ctx.config.build.fallbackImage }),
