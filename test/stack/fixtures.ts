@@ -282,6 +282,7 @@ function largeFixture(base: string): Fixture {
             description: 'Installs a hello command (local fixture feature, no network).',
             options: { greeting: { type: 'string', default: 'hello', description: 'What hello prints' } },
             containerEnv: { HELLO_FEATURE: '1' },
+            customizations: { vscode: { extensions: ['ibs.large-hello-feature'] } },
           }),
           '.devcontainer/features/hello/install.sh': HELLO_FEATURE_INSTALL,
         },

@@ -40,14 +40,19 @@ async function exists(path: string): Promise<boolean> {
   );
 }
 
+const MAX_LINK_HOPS = 40;
+
 /** The real path of `path`, or of its nearest existing ancestor joined with the rest. */
-async function realpathLoose(path: string): Promise<string> {
+async function realpathLoose(path: string, hops = 0): Promise<string> {
   try {
     return await realpath(path);
   } catch {
+    // A dangling link (its target not checked out, or missing) still points somewhere: follow it.
+    const target = hops < MAX_LINK_HOPS ? await readlink(path).catch(() => undefined) : undefined;
+    if (target !== undefined) return realpathLoose(resolve(dirname(path), target), hops + 1);
     const parent = dirname(path);
     if (parent === path) return path;
-    return join(await realpathLoose(parent), path.slice(parent.length));
+    return join(await realpathLoose(parent, hops), path.slice(parent.length));
   }
 }
 
