@@ -120,6 +120,7 @@ test('the large repository builds from its definition folder alone; the image is
     branch: 'main',
     commit,
   });
+  t.regex(String(gitCloneLogId), /^git-/);
   t.regex(String(imageBuildLogId), /^img-/);
 
   t.deepEqual([...seen.files].sort(), fixtureFiles('main', ['.devcontainer']));
