@@ -1,6 +1,33 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+/** Modules that do I/O: nobody but the subprocess wrapper spawns, and the pure modules import none. */
+const SUBPROCESS = ['execa', 'child_process', 'node:child_process'];
+const IO = [
+  ...SUBPROCESS,
+  ...['fs', 'fs/promises', 'net', 'http', 'https', 'http2', 'dns', 'tls', 'dgram'].flatMap((m) => [
+    m,
+    `node:${m}`,
+  ]),
+];
+/** The pure modules the architecture promises: the metadata merge and the build plan (every 400, no I/O). */
+const PURE = [
+  'src/devcontainer/**',
+  'workers/plan.ts',
+  'workers/plan-types.ts',
+  'workers/build-schema.ts',
+  'workers/image-name.ts',
+  'workers/cache-spec.ts',
+  'workers/git/repo-url.ts',
+  'workers/git/ref-name.ts',
+  'workers/git/credentials.ts',
+  'workers/builder/read-set.ts',
+  'workers/builder/definition-lookup.ts',
+  'workers/git/sparse-patterns.ts',
+  'workers/git/tree-listing.ts',
+  'src/config/registry-mapping.ts',
+];
+
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'test/fixtures/**', 'k8s/**'] },
   js.configs.recommended,
@@ -12,6 +39,48 @@ export default tseslint.config(
       'no-restricted-properties': [
         'error',
         { object: 'process', property: 'env', message: 'Only src/config/ reads process.env.' },
+      ],
+    },
+  },
+  {
+    // Type-aware promise and throw rules.
+    files: ['**/*.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+      '@typescript-eslint/only-throw-error': 'error',
+    },
+  },
+  {
+    files: ['src/**/*.ts', 'workers/**/*.ts'],
+    ignores: ['src/exec/run.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: SUBPROCESS.map((name) => ({
+            name,
+            message: 'Only src/exec/run.ts starts processes: use run() from src/exec/run.js.',
+          })),
+        },
+      ],
+    },
+  },
+  {
+    files: PURE,
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: IO.map((name) => ({ name, message: 'A pure module does no I/O (see ARCHITECTURE.md).' })),
+          patterns: [
+            {
+              group: ['**/exec/*', '**/logs/store*', '**/registry/client*', '**/registry/transport*'],
+              message: 'A pure module does no I/O (see ARCHITECTURE.md).',
+            },
+          ],
+        },
       ],
     },
   },

@@ -1,4 +1,5 @@
 import type { Config } from './config/types.js';
+import type { ProcessGroups } from './exec/process-groups.js';
 import type { LogStore } from './logs/types.js';
 import type { ErrorTracker } from './observability/error-tracking.js';
 import type { Logger } from './observability/logger.js';
@@ -11,6 +12,8 @@ export interface AppContext {
   readonly metrics: Metrics;
   readonly logStore: LogStore;
   readonly errorTracker: ErrorTracker;
+  /** The process groups of running commands (killed if the service exits). */
+  readonly processGroups: ProcessGroups;
   /** Aborted when the process must stop now (second signal, end of grace): running commands are killed. */
   readonly shutdownSignal: AbortSignal;
 }

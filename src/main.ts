@@ -12,6 +12,7 @@ import { loadConfig } from './config/load.js';
 import type { Config } from './config/types.js';
 import { packageVersion } from './config/version.js';
 import type { AppContext } from './context.js';
+import { ProcessGroups } from './exec/process-groups.js';
 import { createLogStore } from './logs/store.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import { Metrics } from './observability/metrics.js';
@@ -70,6 +71,7 @@ async function main(): Promise<void> {
     metrics: new Metrics(),
     logStore: await createLogStore(config),
     errorTracker,
+    processGroups: new ProcessGroups().killOnExit(process),
     shutdownSignal: abort.signal,
   };
 

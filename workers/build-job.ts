@@ -2,34 +2,34 @@
  * One build: per-request directory -> clone (git-* log) -> definition -> build and push
  * (img-* log) -> result. The directory is removed whatever the outcome.
  */
-import type { AppContext } from '../src/context.js';
 import { resolveDefinition } from './builder/definition.js';
 import { buildAndPush } from './builder/devcontainer-build.js';
+import type { BuildDeps } from './build-deps.js';
 import { cloneRepository } from './git/clone.js';
 import type { BuildPlan, BuildResult } from './plan-types.js';
 import { createRequestDir, removeRequestDir } from './request-dir.js';
 
 export async function runBuildJob(
   plan: BuildPlan,
-  ctx: AppContext,
+  deps: BuildDeps,
   signal: AbortSignal,
 ): Promise<BuildResult> {
-  const dir = await createRequestDir(ctx.config.scratchDir);
+  const dir = await createRequestDir(deps.config.scratchDir);
   try {
-    const cloned = await cloneRepository(plan, ctx, dir, signal);
+    const cloned = await cloneRepository(plan, deps, dir, signal);
     const tag = plan.image.tag ?? `sha-${cloned.commit.slice(0, 7)}`;
     const image = `${plan.image.registry}/${plan.image.name}:${tag}`;
     const definition = await resolveDefinition({
       cloneDir: cloned.dir,
       generatedDir: dir.generated,
       ...(cloned.definition === undefined ? {} : { configPath: cloned.definition.configPath }),
-      ...(ctx.config.build.fallbackImage === undefined
+      ...(deps.config.build.fallbackImage === undefined
         ? {}
-        : { fallbackImage: ctx.config.build.fallbackImage }),
+        : { fallbackImage: deps.config.build.fallbackImage }),
     });
     const built = await buildAndPush({
       plan,
-      ctx,
+      deps,
       dir,
       workspaceFolder: cloned.dir,
       configFile: definition.configFile,

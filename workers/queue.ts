@@ -1,12 +1,17 @@
 /**
  * The build queue (the user's design): an in-process bounded p-queue whose concurrency is
- * `maxConcurrent` (0 = unlimited). Admission is immediate or refused: when `maxConcurrent`
- * jobs already run, `run` throws `busy` (429, Retry-After 30) synchronously and nothing
- * waits. A slot is released when the job settles, whatever the outcome. Each job gets its
- * own AbortSignal, aborted when the process must stop now (ctx.shutdownSignal).
+ * `maxConcurrent` (0 = unlimited). p-queue's own state decides admission: a job is admitted when
+ * fewer than `maxConcurrent` jobs run (`pending`), otherwise `run` throws `busy` (429 with
+ * Retry-After) synchronously; nothing ever waits in the queue. No count is kept beside it.
+ *
+ * Each job gets one AbortSignal that fires on the first of: the job's deadline (clone timeout +
+ * build timeout), the caller's signal (the client went away), the process stopping now. The exec
+ * wrapper kills the job's process groups on it; the slot is free when the job has settled (its
+ * processes ended, its directory removed), never before.
  */
 import PQueue from 'p-queue';
 import { busy } from '../src/errors.js';
+import { Cancellation } from '../src/exec/cancellation.js';
 import type { Metrics } from '../src/observability/metrics.js';
 
 export const BUSY_RETRY_AFTER_SECONDS = 30;
@@ -18,13 +23,20 @@ export interface BuildQueueOptions {
   metrics?: Pick<Metrics, 'buildsInFlight' | 'buildsCapacity'>;
 }
 
+export interface JobOptions {
+  /** Cancels this job when aborted (its reason should be a Cancellation). */
+  signal?: AbortSignal;
+  /** The job's one deadline; none when undefined or 0. */
+  deadlineSeconds?: number;
+}
+
 export interface BuildQueue {
   /**
    * Admits `job` now or throws `busy` synchronously (before returning a promise).
    * The returned promise settles with the job's outcome; the slot is free again by then.
    */
-  run<T>(job: (signal: AbortSignal) => Promise<T>): Promise<T>;
-  /** Jobs admitted and not yet settled. */
+  run<T>(job: (signal: AbortSignal) => Promise<T>, options?: JobOptions): Promise<T>;
+  /** Jobs running now (p-queue's `pending`). */
   readonly inFlight: number;
   /** 0 means no limit. */
   readonly capacity: number;
@@ -33,53 +45,49 @@ export interface BuildQueue {
 export function createBuildQueue(options: BuildQueueOptions): BuildQueue {
   const capacity = Math.max(0, Math.floor(options.maxConcurrent));
   const queue = new PQueue({ concurrency: capacity === 0 ? Number.POSITIVE_INFINITY : capacity });
-  let inFlight = 0;
+  const gauge = options.metrics?.buildsInFlight;
   options.metrics?.buildsCapacity.set(capacity);
-  options.metrics?.buildsInFlight.set(0);
-  // One listener for all jobs (not one per job, which would pile up on the shared signal).
-  const running = new Set<AbortController>();
-  options.shutdownSignal.addEventListener(
-    'abort',
-    () => {
-      for (const controller of running) controller.abort(options.shutdownSignal.reason);
-    },
-    { once: true },
-  );
-
-  const release = () => {
-    inFlight -= 1;
-    options.metrics?.buildsInFlight.set(inFlight);
-  };
+  gauge?.set(0);
+  // The gauge follows p-queue's own events: a job started ('active'), a job settled ('next').
+  if (gauge !== undefined) {
+    const report = (): void => gauge.set(queue.pending);
+    queue.on('active', report);
+    queue.on('next', report);
+  }
 
   return {
     get inFlight() {
-      return inFlight;
+      return queue.pending;
     },
     capacity,
-    run<T>(job: (signal: AbortSignal) => Promise<T>): Promise<T> {
-      // The admission decision and the increment happen in the same synchronous step,
-      // so a burst can never admit more than `capacity` jobs.
-      if (capacity > 0 && inFlight >= capacity) throw busy(capacity, BUSY_RETRY_AFTER_SECONDS);
-      inFlight += 1;
-      options.metrics?.buildsInFlight.set(inFlight);
+    run<T>(job: (signal: AbortSignal) => Promise<T>, jobOptions: JobOptions = {}): Promise<T> {
+      // Decided and started in the same synchronous step (p-queue starts a job inside add() when
+      // a slot is free), so a burst can never admit more than `capacity` jobs.
+      if (capacity > 0 && queue.pending >= capacity) throw busy(capacity, BUSY_RETRY_AFTER_SECONDS);
 
       const controller = new AbortController();
-      if (options.shutdownSignal.aborted) controller.abort(options.shutdownSignal.reason);
-      running.add(controller);
-      const settle = () => {
-        running.delete(controller);
-        release();
-      };
-
-      let started: Promise<T>;
-      try {
-        started = queue.add(() => job(controller.signal));
-      } catch (err) {
-        settle();
-        throw err;
+      const stop = (reason: Cancellation) => () => controller.abort(reason);
+      const sources: Array<[AbortSignal, () => void]> = [
+        [options.shutdownSignal, stop(new Cancellation('shutdown'))],
+        ...(jobOptions.signal === undefined
+          ? []
+          : ([[jobOptions.signal, () => controller.abort(jobOptions.signal?.reason)]] as Array<
+              [AbortSignal, () => void]
+            >)),
+      ];
+      for (const [signal, onAbort] of sources) {
+        if (signal.aborted) onAbort();
+        else signal.addEventListener('abort', onAbort, { once: true });
       }
-      // p-queue has settled its own bookkeeping before this continuation runs.
-      return started.finally(settle);
+      const seconds = jobOptions.deadlineSeconds ?? 0;
+      const deadline =
+        seconds > 0 ? setTimeout(stop(new Cancellation('deadline', seconds)), seconds * 1000) : undefined;
+      const settle = (): void => {
+        clearTimeout(deadline);
+        for (const [signal, onAbort] of sources) signal.removeEventListener('abort', onAbort);
+      };
+      // The job itself is not raced against the signal: it settles when its processes are gone.
+      return queue.add(() => job(controller.signal)).finally(settle);
     },
   };
 }

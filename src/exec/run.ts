@@ -11,6 +11,8 @@
  */
 import { execa } from 'execa';
 import type { CommandLogWriter } from '../logs/types.js';
+import { cancellationOf } from './cancellation.js';
+import { killGroup, type ProcessGroups } from './process-groups.js';
 
 export interface RunOptions {
   /** The allowlisted part of the environment (config.childEnv). */
@@ -20,8 +22,10 @@ export interface RunOptions {
   readonly cwd?: string;
   /** Kills the process group after this many seconds (none when undefined or 0). */
   readonly timeoutSeconds?: number;
-  /** Kills the process group when aborted. */
+  /** Kills the process group when aborted; a Cancellation as the reason is named in the log and the failure. */
   readonly signal?: AbortSignal;
+  /** The service's live process groups (killed if the service exits while they run). */
+  readonly groups?: ProcessGroups;
   /** Receives the command line, all stdout and stderr, and the outcome. */
   readonly log?: CommandLogWriter;
   /** Also collects stdout (capped) into the result. */
@@ -45,6 +49,8 @@ export interface CommandResult {
   readonly timedOut: boolean;
   /** Killed because the AbortSignal fired. */
   readonly aborted: boolean;
+  /** Why, when the signal's reason was a Cancellation (client gone, job deadline, shutdown). */
+  readonly cancelledBecause?: string;
   /** Set when the command could not be started (e.g. ENOENT). */
   readonly spawnError?: string;
   readonly timeoutSeconds?: number;
@@ -73,7 +79,8 @@ const MASK = '***';
 /** `exited with code 128`, `timed out after 5 s`, ... (pure). */
 export function describeOutcome(result: CommandResult): string {
   if (result.timedOut) return `timed out after ${result.timeoutSeconds ?? 0} s`;
-  if (result.aborted) return 'was aborted';
+  if (result.aborted)
+    return result.cancelledBecause === undefined ? 'was aborted' : `was ${result.cancelledBecause}`;
   if (result.spawnError !== undefined) return `could not be started (${result.spawnError})`;
   if (result.exitCode !== null) return `exited with code ${result.exitCode}`;
   return `was killed by ${result.signal ?? 'a signal'}`;
@@ -93,27 +100,6 @@ export function commandLine(
     if (secret.length >= 4) line = line.split(secret).join(MASK);
   }
   return line;
-}
-
-/** Live process groups, killed if the service itself exits while they run. */
-const liveGroups = new Set<number>();
-let exitHookInstalled = false;
-function trackGroup(pid: number): void {
-  if (!exitHookInstalled) {
-    exitHookInstalled = true;
-    process.once('exit', () => {
-      for (const pgid of liveGroups) killGroup(pgid, 'SIGKILL');
-    });
-  }
-  liveGroups.add(pid);
-}
-
-function killGroup(pgid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pgid, signal);
-  } catch {
-    // ESRCH: the group is already gone.
-  }
 }
 
 /**
@@ -160,6 +146,10 @@ export async function run(
   let stdout = '';
   let stdoutBytes = 0;
 
+  const cancelledBecause = (): { cancelledBecause?: string } => {
+    const cancellation = cancellationOf(options.signal?.reason);
+    return cancellation === undefined ? {} : { cancelledBecause: cancellation.message };
+  };
   if (options.signal?.aborted) {
     const result: CommandResult = {
       command,
@@ -168,6 +158,7 @@ export async function run(
       signal: null,
       timedOut: false,
       aborted: true,
+      ...cancelledBecause(),
       durationMs: 0,
       stdout: '',
     };
@@ -190,7 +181,7 @@ export async function run(
   });
   const pid = child.pid;
   if (pid !== undefined) {
-    trackGroup(pid);
+    options.groups?.add(pid);
     options.onSpawn?.(pid);
   }
 
@@ -233,7 +224,7 @@ export async function run(
   clearTimeout(timeoutTimer);
   clearTimeout(graceTimer);
   options.signal?.removeEventListener('abort', onAbort);
-  if (pid !== undefined) liveGroups.delete(pid);
+  if (pid !== undefined) options.groups?.delete(pid);
   const tail = outDecoder.decode() + errDecoder.decode();
   if (tail) log?.write(tail);
 
@@ -246,6 +237,7 @@ export async function run(
     signal: outcome.signal ?? null,
     timedOut,
     aborted: aborted && !timedOut,
+    ...(aborted && !timedOut ? cancelledBecause() : {}),
     ...(spawnFailed ? { spawnError: spawnErrorCode(outcome.cause) } : {}),
     ...(timeoutMs > 0 ? { timeoutSeconds: options.timeoutSeconds } : {}),
     durationMs: Math.round(performance.now() - started),

@@ -1,20 +1,32 @@
 /**
  * POST /build: plan (every 400, no I/O) -> admit to the queue (or 429) -> await the job.
- * The request stays synchronous: the answer is the job's BuildResult or its error.
+ * The request stays synchronous: the answer is the job's BuildResult or its error. A client
+ * that goes away before the answer cancels its build (processes killed, slot freed, counted
+ * `failure`, one line in the build's log and in the service log).
  * Metrics: every attempt is counted in service_builds_total{status}; admitted jobs (real
  * builds) are timed in service_build_duration_seconds{status}.
  */
 import Router from '@koa/router';
 import type { AppContext } from '../context.js';
 import { isServiceError } from '../errors.js';
+import { Cancellation, cancellationOf } from '../exec/cancellation.js';
 import type { BuildStatus } from '../observability/metrics.js';
+import type { BuildDeps } from '../../workers/build-deps.js';
 import { runBuildJob } from '../../workers/build-job.js';
+import { devcontainerCliScript } from '../../workers/builder/devcontainer-build.js';
+import { RemoteBuilder } from '../../workers/builder/remote-builder.js';
 import { planBuild } from '../../workers/plan.js';
 import { readJsonBody } from './json-body.js';
 import type { BuildPlan, BuildResult } from '../../workers/plan-types.js';
 import { createBuildQueue, type BuildQueue } from '../../workers/queue.js';
 
-export type BuildJobRunner = (plan: BuildPlan, ctx: AppContext, signal: AbortSignal) => Promise<BuildResult>;
+export type BuildJobRunner = (plan: BuildPlan, deps: BuildDeps, signal: AbortSignal) => Promise<BuildResult>;
+
+/** What the build router uses of the application. */
+export type BuildRouterContext = Pick<
+  AppContext,
+  'config' | 'logger' | 'metrics' | 'logStore' | 'shutdownSignal' | 'processGroups'
+>;
 
 export interface BuildRouterOptions {
   /** The job runner (default: workers/build-job.ts); unit tests inject a fake. */
@@ -28,8 +40,18 @@ function failureStatus(err: unknown): BuildStatus {
   return isServiceError(err) && err.status < 500 ? 'invalid_request' : 'failure';
 }
 
-export function createBuildRouter(ctx: AppContext, options: BuildRouterOptions = {}): Router {
+export function createBuildRouter(ctx: BuildRouterContext, options: BuildRouterOptions = {}): Router {
   const runJob = options.runJob ?? runBuildJob;
+  const deps: BuildDeps = {
+    config: ctx.config,
+    logStore: ctx.logStore,
+    logger: ctx.logger,
+    metrics: ctx.metrics,
+    groups: ctx.processGroups,
+    remoteBuilder: new RemoteBuilder(ctx.config, ctx.processGroups),
+    devcontainerCli: devcontainerCliScript(),
+  };
+  const deadlineSeconds = ctx.config.build.cloneTimeoutSeconds + ctx.config.build.timeoutSeconds;
   const queue =
     options.queue ??
     createBuildQueue({
@@ -55,10 +77,21 @@ export function createBuildRouter(ctx: AppContext, options: BuildRouterOptions =
       throw err;
     }
 
+    // The response closing before it was written means the client went away.
+    const clientGone = new AbortController();
+    const onClose = (): void => {
+      if (!koaCtx.res.writableFinished) clientGone.abort(new Cancellation('client_gone'));
+    };
+    koaCtx.res.once('close', onClose);
+
     let running: Promise<BuildResult>;
     try {
-      running = queue.run((signal) => runJob(plan, ctx, signal));
+      running = queue.run((signal) => runJob(plan, deps, signal), {
+        signal: clientGone.signal,
+        deadlineSeconds,
+      });
     } catch (err) {
+      koaCtx.res.off('close', onClose);
       ctx.metrics.countBuild('busy');
       ctx.logger.warn({ repository: plan.repository, inFlight: queue.inFlight }, 'build refused: busy');
       throw err;
@@ -83,6 +116,13 @@ export function createBuildRouter(ctx: AppContext, options: BuildRouterOptions =
     } catch (err) {
       const status = failureStatus(err);
       ctx.metrics.countBuild(status, seconds());
+      const cancelled = cancellationOf(clientGone.signal.reason);
+      if (cancelled !== undefined) {
+        ctx.logger.warn(
+          { repository: plan.repository, durationMs: Math.round(seconds() * 1000) },
+          cancelled.message,
+        );
+      }
       ctx.logger.info(
         {
           repository: plan.repository,
@@ -93,6 +133,8 @@ export function createBuildRouter(ctx: AppContext, options: BuildRouterOptions =
         'build failed',
       );
       throw err;
+    } finally {
+      koaCtx.res.off('close', onClose);
     }
   });
   return router;

@@ -7,6 +7,7 @@ import { createApp, type AppOptions } from '../../src/app.js';
 import { loadConfig } from '../../src/config/load.js';
 import type { Config } from '../../src/config/types.js';
 import type { AppContext } from '../../src/context.js';
+import { ProcessGroups } from '../../src/exec/process-groups.js';
 import { createLogStore } from '../../src/logs/store.js';
 import { noopErrorTracker, type ErrorTracker } from '../../src/observability/error-tracking.js';
 import { createLogger } from '../../src/observability/logger.js';
@@ -60,6 +61,7 @@ export async function startApp(
     metrics: new Metrics(),
     logStore: await createLogStore(config),
     errorTracker: options.errorTracker ?? noopErrorTracker,
+    processGroups: new ProcessGroups(),
     shutdownSignal: abort.signal,
   };
   const server = createApp(ctx, options.app).listen(0, '127.0.0.1');

@@ -45,6 +45,7 @@ export const FIXTURE_NAMES = [
   'noconfig',
   'branches',
   'empty',
+  'slow',
   'large',
 ] as const;
 export type FixtureName = (typeof FIXTURE_NAMES)[number];
@@ -82,6 +83,10 @@ printf '#!/bin/sh\\necho "%s"\\n' "\${GREETING:-hello}" > /usr/local/bin/hello
 chmod +x /usr/local/bin/hello
 echo "hello feature installed" > /etc/hello-feature
 `;
+
+/** The `slow` fixture's RUN step prints this line, then sleeps SLOW_STEP_SECONDS. */
+export const SLOW_STEP_STARTED = 'slow step started';
+export const SLOW_STEP_SECONDS = 40;
 
 export function fixtureDefinitions(base: string): Fixture[] {
   return [
@@ -247,6 +252,24 @@ export function fixtureDefinitions(base: string): Fixture[] {
       ],
     },
     { name: 'empty', description: 'no commits at all', commits: [] },
+    {
+      name: 'slow',
+      description: `a Dockerfile whose RUN step prints a line, then sleeps ${SLOW_STEP_SECONDS} s (build with noCache)`,
+      commits: [
+        {
+          branch: 'main',
+          message: 'Add a dev container with a slow build step',
+          files: {
+            'README.md': readme('slow', 'A dev container whose build takes a while.'),
+            '.devcontainer/devcontainer.json': json({
+              name: 'fixture-slow',
+              build: { dockerfile: 'Dockerfile' },
+            }),
+            '.devcontainer/Dockerfile': `FROM ${base}\nRUN echo "${SLOW_STEP_STARTED}" && sleep ${SLOW_STEP_SECONDS} && echo "slow step done"\n`,
+          },
+        },
+      ],
+    },
     largeFixture(base),
   ];
 }

@@ -8,16 +8,15 @@
 import { mkdir } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import type { AppContext } from '../../src/context.js';
 import { asCommandFailed } from '../../src/exec/failure.js';
 import { run } from '../../src/exec/run.js';
 import { withSpan } from '../../src/observability/tracing.js';
+import type { BuildDeps } from '../build-deps.js';
 import type { BuildPlan } from '../plan-types.js';
 import type { RequestDir } from '../request-dir.js';
 import { saveCliCache, seedCliCache } from './cli-cache.js';
 import { writeRequestDockerConfig } from './docker-config.js';
 import { LABEL_REVISION_VAR, LABEL_SOURCE_VAR, PLATFORMS_VAR, writeDockerWrapper } from './docker-wrapper.js';
-import { ensureRemoteBuilder } from './remote-builder.js';
 
 export interface DevcontainerBuildInput {
   readonly workspaceFolder: string;
@@ -85,7 +84,7 @@ const OMIT_SYNTAX_DIRECTIVE = true;
 
 export async function buildAndPush(options: {
   plan: BuildPlan;
-  ctx: AppContext;
+  deps: Pick<BuildDeps, 'config' | 'logStore' | 'groups' | 'remoteBuilder' | 'devcontainerCli'>;
   dir: RequestDir;
   workspaceFolder: string;
   configFile?: string;
@@ -95,12 +94,12 @@ export async function buildAndPush(options: {
   commit: string;
   signal: AbortSignal;
 }): Promise<{ logId: string }> {
-  const { plan, ctx, dir } = options;
-  const { config } = ctx;
-  const log = await ctx.logStore.open('img', plan.secrets);
+  const { plan, deps, dir } = options;
+  const { config } = deps;
+  const log = await deps.logStore.open('img', plan.secrets);
   try {
     return await withSpan('image.build', { 'image.ref': options.imageRef, 'log.id': log.id }, async () => {
-      await ensureRemoteBuilder({ config, log, home: dir.home, signal: options.signal });
+      await deps.remoteBuilder.ensure({ log, home: dir.home, signal: options.signal });
       await writeRequestDockerConfig({
         dir: dir.dockerConfig,
         stateDir: config.dockerConfigDir,
@@ -135,11 +134,10 @@ export async function buildAndPush(options: {
             ' (it mis-parses a list), buildx builds them all\n',
         );
       }
-      const builderConfigured = config.builderEndpoint !== undefined && config.builderEndpoint !== '';
-      await run(process.execPath, [devcontainerCliScript(), ...args], {
+      await run(process.execPath, [deps.devcontainerCli, ...args], {
         baseEnv: config.childEnv,
         env: {
-          ...(builderConfigured ? { BUILDX_BUILDER: config.builderName } : {}),
+          ...(deps.remoteBuilder.configured ? { BUILDX_BUILDER: config.builderName } : {}),
           DOCKER_CONFIG: dir.dockerConfig,
           HOME: dir.home,
           XDG_CACHE_HOME: join(dir.home, '.cache'),
@@ -152,6 +150,7 @@ export async function buildAndPush(options: {
         display: { command: 'devcontainer', args },
         log,
         signal: options.signal,
+        groups: deps.groups,
         secrets: plan.secrets,
         timeoutSeconds: config.build.timeoutSeconds,
       });

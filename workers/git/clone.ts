@@ -15,11 +15,11 @@
  */
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { AppContext } from '../../src/context.js';
 import type { CommandLogWriter } from '../../src/logs/types.js';
 import { asCommandFailed } from '../../src/exec/failure.js';
 import { run, type RunOptions } from '../../src/exec/run.js';
 import { withSpan } from '../../src/observability/tracing.js';
+import type { BuildDeps } from '../build-deps.js';
 import type { BuildPlan } from '../plan-types.js';
 import type { RequestDir } from '../request-dir.js';
 import type { ReadPath } from '../builder/read-set.js';
@@ -87,12 +87,12 @@ function readableLog(log: CommandLogWriter): CommandLogWriter {
 
 export async function cloneRepository(
   plan: BuildPlan,
-  ctx: AppContext,
+  deps: Pick<BuildDeps, 'config' | 'logStore' | 'groups'>,
   dir: RequestDir,
   signal: AbortSignal,
 ): Promise<ClonedRepository> {
-  const { config } = ctx;
-  const log = await ctx.logStore.open('git', gitSecrets(plan));
+  const { config } = deps;
+  const log = await deps.logStore.open('git', gitSecrets(plan));
   try {
     return await withSpan(
       'git.clone',
@@ -117,6 +117,7 @@ export async function cloneRepository(
           }),
           log,
           signal,
+          groups: deps.groups,
           secrets: gitSecrets(plan),
           timeoutSeconds: config.build.cloneTimeoutSeconds,
         };

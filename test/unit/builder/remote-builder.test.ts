@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CommandFailure } from '../../../src/exec/run.js';
 import type { CommandLogWriter } from '../../../src/logs/types.js';
-import { ensureRemoteBuilder, instanceEndpoints } from '../../../workers/builder/remote-builder.js';
+import { instanceEndpoints, RemoteBuilder } from '../../../workers/builder/remote-builder.js';
 
 /**
  * A fake `docker` recording its calls in calls.log; `buildx create --name N ... ENDPOINT` writes
@@ -45,12 +45,17 @@ async function setup(t: ExecutionContext) {
   });
   const calls = async () =>
     (await readFile(join(dir, 'calls.log'), 'utf8').catch(() => '')).split('\n').filter(Boolean);
-  const ensure = (endpoint: string, log = memoryLog()) =>
-    ensureRemoteBuilder({ config: config(endpoint), log, home: dir, signal: new AbortController().signal });
+  // One RemoteBuilder per endpoint, as one per service start with that configuration.
+  const builders = new Map<string, RemoteBuilder>();
+  const ensure = (endpoint: string, log = memoryLog()) => {
+    const builder = builders.get(endpoint) ?? new RemoteBuilder(config(endpoint));
+    builders.set(endpoint, builder);
+    return builder.ensure({ log, home: dir, signal: new AbortController().signal });
+  };
   return { dir, calls, ensure };
 }
 
-test('created once per process, concurrent builds share the setup, output in the triggering log', async (t) => {
+test('created once per RemoteBuilder, concurrent builds share the setup, output in the triggering log', async (t) => {
   const { calls, ensure } = await setup(t);
   const log = memoryLog();
   await Promise.all([

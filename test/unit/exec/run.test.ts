@@ -10,6 +10,8 @@ import {
   run,
   type CommandResult,
 } from '../../../src/exec/run.js';
+import { Cancellation } from '../../../src/exec/cancellation.js';
+import { ProcessGroups } from '../../../src/exec/process-groups.js';
 import type { CommandLogWriter } from '../../../src/logs/types.js';
 
 const baseEnv = { PATH: '/usr/local/bin:/usr/bin:/bin' };
@@ -228,4 +230,32 @@ for (const [args, secrets, line] of [
 test('a short secret that happens to match an argument does not block the command', async (t) => {
   const result = await run('printf', ['%s', 'main'], { baseEnv, secrets: ['main'], captureStdout: true });
   t.is(result.stdout, 'main');
+});
+
+test('a Cancellation reason is named in the outcome and the log; the live group is tracked while it runs', async (t) => {
+  const controller = new AbortController();
+  const groups = new ProcessGroups();
+  const log = memoryLog();
+  const running = failure(
+    run('sh', ['-c', 'echo started; sleep 100'], {
+      baseEnv,
+      log,
+      groups,
+      signal: controller.signal,
+      onSpawn: () => setTimeout(() => controller.abort(new Cancellation('client_gone')), 100),
+    }),
+  );
+  const err = await running;
+  t.true(err.result.aborted);
+  t.is(describeOutcome(err.result), 'was cancelled: the client went away before the build ended');
+  t.regex(log.text(), /# was cancelled: the client went away before the build ended/);
+  t.is(groups.size, 0);
+});
+
+test('ProcessGroups counts the groups of running commands', async (t) => {
+  const groups = new ProcessGroups();
+  let during = -1;
+  await run('sh', ['-c', 'sleep 0.2'], { baseEnv, groups, onSpawn: () => (during = groups.size) });
+  t.is(during, 1);
+  t.is(groups.size, 0);
 });

@@ -1,5 +1,6 @@
 import test from 'ava';
 import { ServiceError } from '../../../src/errors.js';
+import { Cancellation } from '../../../src/exec/cancellation.js';
 import { Metrics } from '../../../src/observability/metrics.js';
 import { createBuildQueue } from '../../../workers/queue.js';
 
@@ -134,4 +135,52 @@ test('a finished job signal is not aborted later by a shutdown', async (t) => {
   });
   shutdown.abort();
   t.false(kept?.aborted);
+});
+
+test('the job deadline aborts the job signal with a deadline Cancellation; the slot stays held until the job settles', async (t) => {
+  const queue = createBuildQueue({ maxConcurrent: 1, shutdownSignal: new AbortController().signal });
+  const g = gate();
+  let seen!: (reason: unknown) => void;
+  const abortSeen = new Promise<unknown>((resolve) => (seen = resolve));
+  const job = queue.run(
+    async (signal) => {
+      signal.addEventListener('abort', () => seen(signal.reason));
+      // The job cleans up for a while after the abort (its processes ending): it still holds its slot.
+      await g.done;
+      return 'settled';
+    },
+    { deadlineSeconds: 0.05 },
+  );
+  const reason = await abortSeen;
+  t.true(reason instanceof Cancellation);
+  t.is((reason as Cancellation).kind, 'deadline');
+  t.regex((reason as Cancellation).message, /job deadline \(0\.05 s/);
+  t.is(queue.inFlight, 1);
+  t.throws(() => queue.run(() => Promise.resolve()), { instanceOf: ServiceError });
+  g.release();
+  t.is(await job, 'settled');
+  t.is(queue.inFlight, 0);
+});
+
+test("the caller's signal cancels its own job only", async (t) => {
+  const queue = createBuildQueue({ maxConcurrent: 2, shutdownSignal: new AbortController().signal });
+  const client = new AbortController();
+  const untilAborted = (signal: AbortSignal) =>
+    new Promise<unknown>((resolve) => signal.addEventListener('abort', () => resolve(signal.reason)));
+  const g = gate();
+  let other: AbortSignal | undefined;
+  const mine = queue.run(untilAborted, { signal: client.signal });
+  const theirs = queue.run((signal) => {
+    other = signal;
+    return g.done;
+  });
+  client.abort(new Cancellation('client_gone'));
+  const reason = await mine;
+  t.true(reason instanceof Cancellation);
+  t.is((reason as Cancellation).kind, 'client_gone');
+  t.false(other?.aborted);
+  t.is(queue.inFlight, 1);
+  g.release();
+  await theirs;
+  t.is(queue.inFlight, 0);
 });

@@ -1,0 +1,101 @@
+/**
+ * A client that goes away abandons its build: the real build (a RUN step that sleeps) is
+ * cancelled, its processes are gone and its slot is free within 5 s, its directory is removed,
+ * it is counted `failure`, and the build log and the service log say why.
+ */
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import test from 'ava';
+import { SLOW_STEP_STARTED } from '../stack/fixtures.js';
+import {
+  cmdlineOf,
+  descendantPids,
+  httpsCreds,
+  httpsRepo,
+  postBuild,
+  stack,
+  startBuildApp,
+  uniqueName,
+} from './build-support.js';
+
+async function metric(url: string, line: RegExp): Promise<number> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  return Number(line.exec(text)?.[1]);
+}
+
+/** The text of the first `img-*` log under `logs` that contains `needle`, polled until it appears. */
+async function waitForLogLine(logs: string, needle: string, ms = 120_000): Promise<string> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    for (const name of (await readdir(logs).catch(() => [] as string[])).filter((n) =>
+      n.startsWith('img-'),
+    )) {
+      const text = await readFile(join(logs, name), 'utf8').catch(() => '');
+      if (text.includes(needle)) return name;
+    }
+    if (Date.now() > deadline) throw new Error(`no img log with ${JSON.stringify(needle)}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+test('a client that disconnects cancels its slow build: slot free within 5 s, no process left, counted failure', async (t) => {
+  const scratchDir = await mkdtemp(join(tmpdir(), 'ibs-cancel-'));
+  const app = await startBuildApp({ scratchDir, build: { maxConcurrent: 1 } });
+  t.teardown(async () => {
+    await app.close();
+    await rm(scratchDir, { recursive: true, force: true });
+  });
+
+  const client = new AbortController();
+  const abandoned = fetch(`${app.url}/build`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      repository: httpsRepo('slow'),
+      gitCredentials: httpsCreds(),
+      image: { registry: stack.REGISTRY_ANON, name: uniqueName('cancel') },
+      buildOptions: { noCache: true },
+    }),
+    signal: client.signal,
+  }).catch((err: unknown) => err);
+
+  // The RUN step has started (its line is in the build log) and sleeps.
+  const logName = await waitForLogLine(join(scratchDir, 'logs'), SLOW_STEP_STARTED);
+  const during = descendantPids().filter((pid) => cmdlineOf(pid).includes(scratchDir));
+  t.true(during.length > 0, 'the build runs commands under the scratch dir');
+  t.is(await metric(app.url, /^service_builds_in_flight (\d+)$/m), 1);
+
+  client.abort();
+  const abortedAt = Date.now();
+  t.true((await abandoned) instanceof Error);
+  while ((await metric(app.url, /^service_builds_in_flight (\d+)$/m)) !== 0) {
+    if (Date.now() - abortedAt > 10_000) break;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  const freedMs = Date.now() - abortedAt;
+  t.true(freedMs < 5000, `slot freed after ${freedMs} ms`);
+  t.log(`slot freed ${freedMs} ms after the client went away`);
+
+  t.deepEqual(
+    descendantPids().filter((pid) => during.includes(pid)),
+    [],
+    'no process of the build is left',
+  );
+  t.is(app.ctx.processGroups.size, 0);
+  t.deepEqual(await readdir(join(scratchDir, 'requests')), [], 'the request directory is removed');
+  t.is(await metric(app.url, /^service_builds_total\{status="failure"\} (\d+)$/m), 1);
+  t.regex(await readFile(join(scratchDir, 'logs', logName), 'utf8'), /cancelled: the client went away/);
+  t.true(
+    app.logLines().some((l) => typeof l.msg === 'string' && l.msg.includes('the client went away')),
+    'the service log says the client went away',
+  );
+
+  // The slot really is free: the next build is admitted and succeeds.
+  const next = await postBuild(app, {
+    repository: httpsRepo('image'),
+    gitCredentials: httpsCreds(),
+    image: { registry: stack.REGISTRY_ANON, name: uniqueName('after-cancel') },
+  });
+  t.is(next.status, 200, JSON.stringify(next.body));
+});

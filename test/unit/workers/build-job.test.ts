@@ -1,0 +1,171 @@
+/**
+ * The build job below the full stack: real git against a git daemon started here (a bare
+ * repository made here), and a fake Dev Containers CLI (a node script that records its argv
+ * and environment). Shows what the job hands the CLI, the logs, the result, the request
+ * directory removed, and the job deadline killing a hanging CLI with nothing left behind.
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import test, { type ExecutionContext } from 'ava';
+import { isServiceError } from '../../../src/errors.js';
+import { ProcessGroups } from '../../../src/exec/process-groups.js';
+import { createLogStore } from '../../../src/logs/store.js';
+import { createLogger } from '../../../src/observability/logger.js';
+import { Metrics } from '../../../src/observability/metrics.js';
+import type { Config } from '../../../src/config/types.js';
+import type { BuildDeps } from '../../../workers/build-deps.js';
+import { runBuildJob } from '../../../workers/build-job.js';
+import { RemoteBuilder } from '../../../workers/builder/remote-builder.js';
+import { planBuild } from '../../../workers/plan.js';
+import { createBuildQueue } from '../../../workers/queue.js';
+import { testConfig } from '../../helpers/app.js';
+import { freePort, tcpOpen } from '../../stack/proc.js';
+
+const FAKE_CLI = `
+const fs = require('node:fs');
+fs.writeFileSync(process.env.FAKE_RECORD, JSON.stringify({ argv: process.argv.slice(2), env: process.env }));
+console.log('fake devcontainer build output');
+if (process.env.FAKE_MODE === 'fail') { console.error('fake failure'); process.exit(3); }
+if (process.env.FAKE_MODE === 'hang') { console.log('hanging'); setInterval(() => {}, 1000); }
+`;
+
+async function waitForPort(port: number): Promise<void> {
+  for (let i = 0; i < 400 && !(await tcpOpen(port)); i += 1) await new Promise((r) => setTimeout(r, 25));
+}
+
+interface Harness {
+  config: Config;
+  deps: BuildDeps;
+  scratchDir: string;
+  record: string;
+  repository: string;
+  commit: string;
+}
+
+async function harness(t: ExecutionContext, mode: 'ok' | 'fail' | 'hang'): Promise<Harness> {
+  const root = await mkdtemp(join(tmpdir(), 'ibs-job-'));
+  const git = (...args: string[]) => execFileSync('git', args, { cwd: root, encoding: 'utf8' }).trim();
+  git('init', '-q', '-b', 'main', 'work');
+  await writeFile(join(root, 'work', 'README.md'), '# job\n');
+  execFileSync('mkdir', ['-p', join(root, 'work', '.devcontainer')]);
+  await writeFile(
+    join(root, 'work', '.devcontainer', 'devcontainer.json'),
+    '{"image": "localhost:1/dev/base:1"}\n',
+  );
+  git('-C', 'work', 'add', '-A');
+  git('-C', 'work', '-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-q', '-m', 'init');
+  const commit = git('-C', 'work', 'rev-parse', 'HEAD');
+  git('clone', '-q', '--bare', 'work', 'served/repo.git');
+  const port = await freePort();
+  const daemon: ChildProcess = spawn(
+    'git',
+    [
+      'daemon',
+      '--reuseaddr',
+      '--listen=127.0.0.1',
+      `--port=${port}`,
+      `--base-path=${join(root, 'served')}`,
+      '--export-all',
+    ],
+    { stdio: 'ignore' },
+  );
+  t.teardown(async () => {
+    daemon.kill();
+    await rm(root, { recursive: true, force: true });
+  });
+  await waitForPort(port);
+
+  const cli = join(root, 'fake-devcontainer.cjs');
+  await writeFile(cli, FAKE_CLI);
+  const record = join(root, 'record.json');
+  const scratchDir = join(root, 'scratch');
+  const config = testConfig({
+    scratchDir,
+    allowInsecureGitProtocols: true,
+    childEnv: { PATH: process.env.PATH ?? '/usr/bin:/bin', FAKE_RECORD: record, FAKE_MODE: mode },
+  });
+  const groups = new ProcessGroups();
+  const deps: BuildDeps = {
+    config,
+    logStore: await createLogStore(config),
+    logger: createLogger({ serviceName: 't', environment: 'test', destination: { write: () => true } }),
+    metrics: new Metrics(),
+    groups,
+    remoteBuilder: new RemoteBuilder(config, groups),
+    devcontainerCli: cli,
+  };
+  return { config, deps, scratchDir, record, repository: `git://127.0.0.1:${port}/repo.git`, commit };
+}
+
+const plan = (h: Harness) =>
+  planBuild({ repository: h.repository, image: { registry: 'localhost:5000', name: 'team/job' } }, h.config);
+
+test('a build hands the CLI the clone and the image, logs both commands, answers the result, removes its directory', async (t) => {
+  const h = await harness(t, 'ok');
+  const result = await runBuildJob(plan(h), h.deps, new AbortController().signal);
+  t.like(result, {
+    image: `localhost:5000/team/job:sha-${h.commit.slice(0, 7)}`,
+    registry: 'localhost:5000',
+    name: 'team/job',
+    tag: `sha-${h.commit.slice(0, 7)}`,
+    branch: 'main',
+    commit: h.commit,
+  });
+  const recorded = JSON.parse(await readFile(h.record, 'utf8')) as {
+    argv: string[];
+    env: Record<string, string>;
+  };
+  t.is(recorded.argv[0], 'build');
+  t.is(recorded.argv[recorded.argv.indexOf('--image-name') + 1], result.image);
+  t.true(recorded.argv.includes(`org.opencontainers.image.revision=${h.commit}`));
+  // The child's environment: the allowlist plus the build's own variables, nothing inherited.
+  t.deepEqual(Object.keys(recorded.env).sort(), [
+    'DOCKER_CONFIG',
+    'FAKE_MODE',
+    'FAKE_RECORD',
+    'HOME',
+    'IBS_LABEL_REVISION',
+    'IBS_LABEL_SOURCE',
+    'PATH',
+    'TMPDIR',
+    'XDG_CACHE_HOME',
+    'XDG_CONFIG_HOME',
+  ]);
+  t.regex(await h.deps.logStore.read(result.gitCloneLogId), /\$ git clone/);
+  t.regex(await h.deps.logStore.read(result.imageBuildLogId), /fake devcontainer build output/);
+  t.deepEqual(await readdir(join(h.scratchDir, 'requests')), []);
+  t.is(h.deps.groups.size, 0);
+});
+
+test('a failing CLI is a 500 naming the command and its exit code, with the img log id', async (t) => {
+  const h = await harness(t, 'fail');
+  const err = await t.throwsAsync(runBuildJob(plan(h), h.deps, new AbortController().signal));
+  t.true(isServiceError(err));
+  if (!isServiceError(err)) return;
+  t.is(err.code, 'COMMAND_FAILED');
+  t.regex(err.message, /^devcontainer build .* exited with code 3$/);
+  t.regex(await h.deps.logStore.read(err.details.logId ?? ''), /fake failure/);
+  t.deepEqual(await readdir(join(h.scratchDir, 'requests')), []);
+});
+
+test('the job deadline kills a hanging CLI: the job fails, its slot is free, nothing is left', async (t) => {
+  const h = await harness(t, 'hang');
+  const queue = createBuildQueue({ maxConcurrent: 1, shutdownSignal: new AbortController().signal });
+  const started = Date.now();
+  const err = await t.throwsAsync(
+    queue.run((signal) => runBuildJob(plan(h), h.deps, signal), { deadlineSeconds: 2 }),
+  );
+  t.true(isServiceError(err));
+  if (!isServiceError(err)) return;
+  t.regex(err.message, /^devcontainer build .* was killed at the job deadline \(2 s/);
+  t.regex(
+    await h.deps.logStore.read(err.details.logId ?? ''),
+    /hanging\n[\s\S]*# was killed at the job deadline/,
+  );
+  t.true(Date.now() - started < 10_000);
+  t.is(queue.inFlight, 0);
+  t.is(h.deps.groups.size, 0);
+  t.deepEqual(await readdir(join(h.scratchDir, 'requests')), []);
+});

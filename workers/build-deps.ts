@@ -1,0 +1,36 @@
+/**
+ * What the build side receives: the slices of the application it uses, nothing more. Built once
+ * by the build router at start-up (main.ts -> createApp), or by a test around fake executables.
+ */
+import type { Config } from '../src/config/types.js';
+import type { ProcessGroups } from '../src/exec/process-groups.js';
+import type { LogStore } from '../src/logs/types.js';
+import type { Logger } from '../src/observability/logger.js';
+import type { Metrics } from '../src/observability/metrics.js';
+import type { RemoteBuilder } from './builder/remote-builder.js';
+
+/** The configuration a build reads. */
+export type BuildConfig = Pick<
+  Config,
+  | 'scratchDir'
+  | 'childEnv'
+  | 'allowInsecureGitProtocols'
+  | 'sshHostKeyPolicy'
+  | 'build'
+  | 'builderEndpoint'
+  | 'builderName'
+  | 'dockerConfigDir'
+  | 'registryAuth'
+>;
+
+export interface BuildDeps {
+  readonly config: BuildConfig;
+  readonly logStore: LogStore;
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+  /** Every command of a build runs in a process group tracked here. */
+  readonly groups: ProcessGroups;
+  readonly remoteBuilder: RemoteBuilder;
+  /** The Dev Containers CLI's entry script, run by this node (devcontainerCliScript(); a fake in tests). */
+  readonly devcontainerCli: string;
+}
