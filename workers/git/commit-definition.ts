@@ -7,7 +7,11 @@
  * one to elsewhere in it DEFINITION_OUTSIDE_READ_SET, both 400.
  */
 import { posix } from 'node:path';
-import { definitionOutsideClone, definitionOutsideReadSet } from '../../src/errors.js';
+import {
+  commandOutputUnexpected,
+  definitionOutsideClone,
+  definitionOutsideReadSet,
+} from '../../src/errors.js';
 import { DEVCONTAINER_DIR, findDefinitionIn, type ListingKind } from '../builder/definition-lookup.js';
 import { parseJsonc } from '../builder/jsonc.js';
 import { buildReadSet, type ReadPath, repositoryPath } from '../builder/read-set.js';
@@ -79,7 +83,7 @@ export async function readCommitDefinition(git: GitCapture, commit: string): Pro
   if (found === undefined) return { readSet: buildReadSet(undefined, undefined) };
   if ('linkedFolder' in found) throw definitionOutsideReadSet(found.linkedFolder);
   const own = entries.get(found.path);
-  if (own === undefined) throw new Error(`ls-tree listed no entry for ${found.path}`);
+  if (own === undefined) throw commandOutputUnexpected('git ls-tree');
   const content = await contentEntry(git, entries, own);
   const text = await git(['cat-file', 'blob', content.oid]);
   let parsed: unknown;

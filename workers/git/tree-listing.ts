@@ -1,3 +1,5 @@
+import { commandOutputUnexpected } from '../../src/errors.js';
+
 /**
  * `git ls-tree -z` output as entries (pure): `<mode> SP <type> SP <oid> TAB <path> NUL`.
  * Paths are raw (no quoting with -z).
@@ -19,7 +21,7 @@ export function parseLsTree(output: string): TreeEntry[] {
   for (const record of output.split('\0')) {
     if (record === '') continue;
     const m = ENTRY.exec(record);
-    if (m === null) throw new Error(`unexpected ls-tree output: ${JSON.stringify(record.slice(0, 200))}`);
+    if (m === null) throw commandOutputUnexpected('git ls-tree');
     entries.push({ mode: m[1] ?? '', type: m[2] ?? '', oid: m[3] ?? '', path: m[4] ?? '' });
   }
   return entries;

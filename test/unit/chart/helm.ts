@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 import { CHART_DIR, VALUES_DIR } from './chart.js';
 
-export const HELM = join(import.meta.dirname, '..', '..', '..', 'node_modules', '.cache', 'ibs-helm', 'helm');
+/** Extracted by .ci/install.sh (step 7) from the npm package that ships it. */
+export const HELM = '/opt/ibs-helm/helm';
 export const RELEASE = 'ibs';
 export const NAMESPACE = 'builds';
 
@@ -19,9 +20,7 @@ export interface HelmResult {
 /** Runs helm with argv (no shell); fails clearly when helm is not installed. */
 export async function helm(args: string[]): Promise<HelmResult> {
   if (!existsSync(HELM)) {
-    throw new Error(
-      `helm is missing at ${HELM}: run \`bash .ci/install.sh\` (it extracts helm after npm ci)`,
-    );
+    throw new Error(`helm is missing at ${HELM}: run \`bash .ci/install.sh\` (it extracts helm)`);
   }
   const result = await execa(HELM, args, { reject: false, timeout: 60_000, env: { HELM_NO_PLUGINS: '1' } });
   return { exitCode: result.exitCode ?? -1, stdout: result.stdout, stderr: result.stderr };
