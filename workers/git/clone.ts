@@ -7,8 +7,9 @@
  * the default branch's name (`--abbrev-ref HEAD`) are read from the clone.
  *
  * Partial and sparse: the clone carries the commit and its trees only (`--filter=blob:none
- * --no-checkout`); the definition is found and read from the trees (commit-definition.ts), and
- * only its read set is checked out (sparse-checkout.ts), which fetches just those files. A server
+ * --no-checkout`); the definition is found from the trees (commit-definition.ts), its own place
+ * (folder, or root file) checked out, the definition read, and the checkout widened to its whole
+ * read set if it names more (sparse-checkout.ts): only those files are ever fetched. A server
  * without filters sends everything; the same steps give the same working tree. Every fetch
  * happens here, under the hardened environment and the request's credentials; then the clone is
  * sealed (no promisor remote left), so nothing later can fetch lazily.
@@ -24,11 +25,16 @@ import type { BuildDeps } from '../build-deps.js';
 import type { BuildPlan } from '../plan-types.js';
 import type { RequestDir } from '../request-dir.js';
 import type { ReadPath } from '../builder/read-set.js';
-import { type CommitDefinition, type GitCapture, readCommitDefinition } from './commit-definition.js';
+import {
+  type CommitDefinition,
+  type GitCapture,
+  locateDefinition,
+  readDefinition,
+} from './commit-definition.js';
 import { cloneArgs, credentialConfig, gitEnv, repoOrigin } from './git-env.js';
 import { prepareKnownHosts } from './host-keys.js';
 import { describeReadSet } from './sparse-patterns.js';
-import { checkoutReadSet, filterHonoured, sealClone } from './sparse-checkout.js';
+import { checkoutReadSet, filterHonoured, sealClone, widenReadSet } from './sparse-checkout.js';
 
 export interface ClonedRepository {
   /** The clone's working tree: only the read set is checked out. */
@@ -147,13 +153,19 @@ export async function cloneRepository(
             })
           ).stdout;
         const partial = await filterHonoured(git, commit);
-        const found = await readCommitDefinition(git, commit);
+        // The definition's own place first (one fetch, which also brings the config's blob),
+        // then, only if the definition names more, the rest of its read set.
+        const located = await locateDefinition(git, commit);
+        const ownPlace = located?.ownPlace ?? [];
+        await checkoutReadSet(git, dir.clone, ownPlace);
+        const found = await readDefinition(git, located);
+        if (describeReadSet(found.readSet) !== describeReadSet(ownPlace))
+          await widenReadSet(git, dir.clone, found.readSet);
         log.write(
           partial
             ? `# partial clone (blob:none), sparse paths: ${describeReadSet(found.readSet)}\n`
             : `# server does not support filters: full clone, sparse paths: ${describeReadSet(found.readSet)}\n`,
         );
-        await checkoutReadSet(git, dir.clone, found.readSet);
         await sealClone(git);
         return {
           dir: dir.clone,

@@ -1,7 +1,7 @@
 /**
- * The dev container definition of a cloned commit, read from its trees before anything is checked
- * out: `ls-tree` of `.devcontainer/` and `.devcontainer.json` -> the lookup rule
- * (builder/definition-lookup.ts) -> `cat-file` of the config's blob -> JSONC -> the read set.
+ * The dev container definition of a cloned commit: found from its trees before any file content
+ * is fetched (`ls-tree` of `.devcontainer/` and `.devcontainer.json` -> the lookup rule,
+ * builder/definition-lookup.ts), then read (`cat-file` of the config's blob -> JSONC -> the read set).
  * A config that is a symbolic link is followed inside the tree only to a file of its own folder
  * (what the sparse checkout holds); a link leaving the repository is DEFINITION_OUTSIDE_CLONE,
  * one to elsewhere in it DEFINITION_OUTSIDE_READ_SET, both 400.
@@ -60,7 +60,19 @@ async function contentEntry(
   return linked;
 }
 
-export async function readCommitDefinition(git: GitCapture, commit: string): Promise<CommitReadSet> {
+/** Where a commit's definition is: its tree entry among those of `.devcontainer/` and `.devcontainer.json`. */
+export interface LocatedDefinition {
+  readonly entry: TreeEntry;
+  readonly entries: ReadonlyMap<string, TreeEntry>;
+  /** The definition's own place (its folder, or a root `.devcontainer.json` alone): fetched first. */
+  readonly ownPlace: ReadPath[];
+}
+
+/** Finds the definition from the commit's trees alone (no file content needed); undefined: none. */
+export async function locateDefinition(
+  git: GitCapture,
+  commit: string,
+): Promise<LocatedDefinition | undefined> {
   const output = await git([
     'ls-tree',
     '-r',
@@ -80,11 +92,24 @@ export async function readCommitDefinition(git: GitCapture, commit: string): Pro
     [...entries.values()].map((e) => [e.path, e.mode === LINK_MODE ? 'link' : 'file']),
   );
   const found = findDefinitionIn(listing);
-  if (found === undefined) return { readSet: buildReadSet(undefined, undefined) };
+  if (found === undefined) return undefined;
   if ('linkedFolder' in found) throw definitionOutsideReadSet(found.linkedFolder);
-  const own = entries.get(found.path);
-  if (own === undefined) throw commandOutputUnexpected('git ls-tree');
-  const content = await contentEntry(git, entries, own);
+  const entry = entries.get(found.path);
+  if (entry === undefined) throw commandOutputUnexpected('git ls-tree');
+  // A definition naming nothing reads just its own place: always part of the full read set.
+  return { entry, entries, ownPlace: buildReadSet(found.path, {}) };
+}
+
+/**
+ * Reads and parses a located definition (`git cat-file`; its own place is checked out by then, so
+ * its blobs are local) and computes the read set. No definition: the fallback's, nothing.
+ */
+export async function readDefinition(
+  git: GitCapture,
+  located: LocatedDefinition | undefined,
+): Promise<CommitReadSet> {
+  if (located === undefined) return { readSet: buildReadSet(undefined, undefined) };
+  const content = await contentEntry(git, located.entries, located.entry);
   const text = await git(['cat-file', 'blob', content.oid]);
   let parsed: unknown;
   try {
@@ -92,8 +117,6 @@ export async function readCommitDefinition(git: GitCapture, commit: string): Pro
   } catch {
     parsed = undefined;
   }
-  return {
-    definition: { configPath: found.path, text, parsed },
-    readSet: buildReadSet(found.path, parsed),
-  };
+  const configPath = located.entry.path;
+  return { definition: { configPath, text, parsed }, readSet: buildReadSet(configPath, parsed) };
 }

@@ -5,6 +5,9 @@
  * - checkoutReadSet: non-cone sparse patterns of the read set (sparse-patterns.ts) written to
  *   `.git/info/sparse-checkout`, then `git checkout`, which fetches the missing blobs of exactly
  *   those paths in one request. An empty read set (the fallback definition) checks out nothing;
+ *   widenReadSet: the same for a larger read set once the definition is read
+ *   (`git sparse-checkout reapply`: one more request, only when the definition names paths
+ *   outside its own folder);
  * - sealClone: `git remote remove origin` drops the promisor remote (`remote.origin.promisor`,
  *   its filter and URL): from then on git treats a missing object as missing and never fetches,
  *   whatever environment a later command runs with.
@@ -36,10 +39,24 @@ export async function checkoutReadSet(
   if (readSet.length === 0) return;
   await git(['config', 'core.sparseCheckout', 'true']);
   await git(['config', 'core.sparseCheckoutCone', 'false']);
+  await writePatterns(cloneDir, readSet);
+  await git(['checkout']);
+}
+
+/** Widens a checked-out clone to `readSet` (a superset of what is checked out): fetches and writes the rest. */
+export async function widenReadSet(
+  git: GitCapture,
+  cloneDir: string,
+  readSet: readonly ReadPath[],
+): Promise<void> {
+  await writePatterns(cloneDir, readSet);
+  await git(['sparse-checkout', 'reapply']);
+}
+
+async function writePatterns(cloneDir: string, readSet: readonly ReadPath[]): Promise<void> {
   const info = join(cloneDir, '.git', 'info');
   await mkdir(info, { recursive: true });
   await writeFile(join(info, 'sparse-checkout'), sparseCheckoutFile(readSet), { mode: 0o600 });
-  await git(['checkout']);
 }
 
 export async function sealClone(git: GitCapture): Promise<void> {
