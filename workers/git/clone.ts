@@ -152,7 +152,7 @@ export async function cloneRepository(
               captureStdout: true,
             })
           ).stdout;
-        const partial = await filterHonoured(git, commit);
+        const partial = await filterHonoured(git);
         // The definition's own place first (one fetch, which also brings the config's blob),
         // then, only if the definition names more, the rest of its read set.
         const located = await locateDefinition(git, commit);

@@ -1,7 +1,7 @@
 /**
  * The steps of a partial clone after `git clone --filter=blob:none --no-checkout` (clone.ts):
- * - filterHonoured: did the server send file contents anyway (no filter support)? Counted
- *   without fetching anything (`--missing=allow-any` turns lazy fetches off);
+ * - filterHonoured: did the server send file contents anyway (no filter support)? Objects
+ *   stored against commits + trees + tags reached, without fetching anything;
  * - checkoutReadSet: non-cone sparse patterns of the read set (sparse-patterns.ts) written to
  *   `.git/info/sparse-checkout`, then `git checkout`, which fetches the missing blobs of exactly
  *   those paths in one request. An empty read set (the fallback definition) checks out nothing;
@@ -18,17 +18,32 @@ import type { ReadPath } from '../builder/read-set.js';
 import type { GitCapture } from './commit-definition.js';
 import { sparseCheckoutFile } from './sparse-patterns.js';
 
-/** True when file contents are missing (the filter was honoured); with depth 1 the count is 1 commit + present blobs. */
-export async function filterHonoured(git: GitCapture, commit: string): Promise<boolean> {
-  const count = await git([
+/** `count: N` and `in-pack: N` of `git count-objects -v`, summed (pure). */
+export function objectsStored(countObjects: string): number {
+  let total = 0;
+  for (const line of countObjects.split('\n')) {
+    const [key, value] = line.split(':').map((part) => part.trim());
+    if (key === 'count' || key === 'in-pack') total += Number.parseInt(value ?? '', 10) || 0;
+  }
+  return total;
+}
+
+/**
+ * True when the server honoured the filter: the clone stores no more objects than the commits,
+ * trees and tags its refs reach (a full clone stores every blob too). Both counts are cheap (no
+ * per-blob lookup) and fetch nothing (`--missing=allow-any`).
+ */
+export async function filterHonoured(git: GitCapture): Promise<boolean> {
+  const stored = objectsStored(await git(['count-objects', '-v']));
+  const nonBlobs = await git([
     'rev-list',
     '--objects',
     '--missing=allow-any',
-    '--filter=object:type=blob',
+    '--filter=blob:none',
     '--count',
-    commit,
+    '--all',
   ]);
-  return Number.parseInt(count.trim(), 10) <= 1;
+  return stored <= Number.parseInt(nonBlobs.trim(), 10);
 }
 
 export async function checkoutReadSet(

@@ -1,5 +1,6 @@
 import test from 'ava';
 import { describeReadSet, sparseCheckoutFile, sparsePattern } from '../../../workers/git/sparse-patterns.js';
+import { objectsStored } from '../../../workers/git/sparse-checkout.js';
 import { parseLsTree } from '../../../workers/git/tree-listing.js';
 
 for (const [path, kind, expected] of [
@@ -39,4 +40,9 @@ test('parseLsTree: -z records with odd paths', (t) => {
   );
   t.deepEqual(parseLsTree(''), []);
   t.throws(() => parseLsTree('garbage\0'));
+});
+
+test('objectsStored: loose plus packed objects of git count-objects -v', (t) => {
+  t.is(objectsStored('count: 2\nsize: 8\nin-pack: 246\npacks: 1\nsize-pack: 700\nprune-packable: 0\n'), 248);
+  t.is(objectsStored(''), 0);
 });
