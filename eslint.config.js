@@ -26,6 +26,7 @@ const PURE = [
   'workers/git/sparse-patterns.ts',
   'workers/git/tree-listing.ts',
   'src/config/registry-mapping.ts',
+  'src/builds/retry-after.ts',
 ];
 
 export default tseslint.config(

@@ -13,6 +13,7 @@ import type { Config } from './config/types.js';
 import { packageVersion } from './config/version.js';
 import type { AppContext } from './context.js';
 import { ProcessGroups } from './exec/process-groups.js';
+import { createMemoryBuildRegistry } from './builds/memory-registry.js';
 import { createLogStore } from './logs/store.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import { Metrics } from './observability/metrics.js';
@@ -70,6 +71,7 @@ async function main(): Promise<void> {
     logger,
     metrics: new Metrics(),
     logStore: await createLogStore(config),
+    builds: createMemoryBuildRegistry({ history: config.buildHistory }),
     errorTracker,
     processGroups: new ProcessGroups().killOnExit(process),
     shutdownSignal: abort.signal,

@@ -2,6 +2,7 @@
 // as $STACK_DIR/env (KEY=value lines) and $STACK_DIR/env.json.
 import fs from 'node:fs';
 import path from 'node:path';
+import { shellQuote } from '../../src/shell-quote.js';
 import { baseImage } from './components/base-image.js';
 import { STACK_BUILDER_NAME, builderEndpoint } from './components/builder.js';
 import { keyPaths } from './components/keys.js';
@@ -59,7 +60,7 @@ export function formatEnv(env: StackEnv): string {
   return STACK_ENV_KEYS.map((k) => {
     const v = env[k];
     if (/[\n\r]/.test(v)) throw new Error(`env value of ${k} contains a newline`);
-    return `${k}=${/^[\w@%+=:,./[\]-]*$/.test(v) ? v : `'${v.replace(/'/g, `'\\''`)}'`}\n`;
+    return `${k}=${/^[\w@%+=:,./[\]-]*$/.test(v) ? v : shellQuote(v)}\n`;
   }).join('');
 }
 

@@ -16,6 +16,7 @@
  */
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { encodeBasicAuth } from '../../src/config/basic-auth.js';
 import { commandOutputUnexpected } from '../../src/errors.js';
 import { stepFailure } from '../../src/exec/failure.js';
 import type { CommandLogWriter } from '../../src/logs/types.js';
@@ -79,7 +80,7 @@ async function credentialFiles(
 function gitSecrets(plan: BuildPlan): string[] {
   const cred = plan.gitCredential;
   if (cred?.kind !== 'https') return plan.secrets;
-  return [...plan.secrets, Buffer.from(`${cred.username}:${cred.token}`, 'utf8').toString('base64')];
+  return [...plan.secrets, encodeBasicAuth(cred.username, cred.token)];
 }
 
 /** The log with NULs (of `-z` listings) shown as line breaks. */
