@@ -121,6 +121,13 @@ export const ERRORS = {
     text: '{path} resolves outside the repository (through .. or a symbolic link); refusing to build it',
     when: 'The definition, or a file it names, resolves outside the clone.',
   },
+  DEFINITION_OUTSIDE_READ_SET: {
+    status: 400,
+    text:
+      "{path} is a symbolic link to a part of the repository the build does not read (only the definition's folder," +
+      ' its Dockerfile and build context, local features and compose files are checked out); refusing to build it',
+    when: 'A symbolic link among the paths a build reads (or a `.devcontainer` folder that is a link) leads elsewhere in the repository.',
+  },
   BUSY: {
     status: 429,
     text: 'already running {running} builds, the maximum; retry later',
@@ -455,6 +462,9 @@ export const noDefinition = (): ServiceError => make('NO_DEFINITION', {});
 /** `path` names the offending path as written in the repository (never a server path). */
 export const definitionOutsideClone = (path: string): ServiceError =>
   make('DEFINITION_OUTSIDE_CLONE', { path });
+
+export const definitionOutsideReadSet = (path: string): ServiceError =>
+  make('DEFINITION_OUTSIDE_READ_SET', { path });
 
 export const busy = (running: number, retryAfterSeconds: number): ServiceError =>
   make('BUSY', { running }, { headers: { 'Retry-After': String(retryAfterSeconds) } });

@@ -44,6 +44,7 @@ export async function computeEnv(l: Layout, s: State): Promise<StackEnv> {
     GIT_SSH_HOST_KEY: sshHostKeyLine(l, s),
     GIT_DAEMON_URL: `git://127.0.0.1:${p.gitDaemon}`,
     GIT_HTTP_URL: `http://127.0.0.1:${p.gitHttp}`,
+    GIT_HTTPS_NO_FILTER_URL: `https://127.0.0.1:${p.gitHttps}/no-filter`,
     REGISTRY_TOKEN_SERVICE: TOKEN_SERVICE,
     GIT_SSH_KNOWN_HOSTS_FILE: sshPaths(l).knownHosts,
     GIT_SSH_HOST_KEY_FINGERPRINT: await sshHostKeyFingerprint(l),

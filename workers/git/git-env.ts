@@ -80,10 +80,15 @@ export function gitEnv(options: GitEnvOptions): Record<string, string> {
   return env;
 }
 
-/** `git clone --depth 1 --single-branch --no-tags [--branch B] -- URL DIR`. */
+/**
+ * `git clone --filter=blob:none --no-checkout --depth 1 --single-branch --no-tags [--branch B] -- URL DIR`:
+ * the commit and its trees, no file content, no working tree (clone.ts checks out what the build reads).
+ */
 export function cloneArgs(cloneUrl: string, dir: string, branch?: string): string[] {
   return [
     'clone',
+    '--filter=blob:none',
+    '--no-checkout',
     '--depth',
     '1',
     '--single-branch',
