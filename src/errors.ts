@@ -35,7 +35,7 @@ const BUILD_FILTER_RULES: Readonly<Record<string, string>> = {
 
 /** What each query parameter of GET/DELETE /image and GET /devcontainer must be. */
 const QUERY_PARAMETER_RULES: Readonly<Record<string, string>> = {
-  registry: 'registry (required, non-empty string, host[:port])',
+  registry: 'registry (required, non-empty string, host[:port] optionally followed by a namespace path)',
   name: 'name (required, non-empty string)',
   tag: 'tag (required, non-empty string)',
   platform: 'platform (optional, os/arch[/variant])',
@@ -121,6 +121,13 @@ export const ERRORS = {
     text: '{path} resolves outside the repository (through .. or a symbolic link); refusing to build it',
     when: 'The definition, or a file it names, resolves outside the clone.',
   },
+  DEFINITION_OUTSIDE_READ_SET: {
+    status: 400,
+    text:
+      "{path} is a symbolic link to a part of the repository the build does not read (only the definition's folder," +
+      ' its Dockerfile and build context, local features and compose files are checked out); refusing to build it',
+    when: 'A symbolic link among the paths a build reads (or a `.devcontainer` folder that is a link) leads elsewhere in the repository.',
+  },
   BUSY: {
     status: 429,
     text: 'already running {running} builds, the maximum; retry later',
@@ -181,13 +188,13 @@ export const ERRORS = {
   },
   REGISTRY_SCHEME_NOT_ALLOWED: {
     status: 400,
-    text: 'registry: scheme "{scheme}://" is not allowed (use host[:port] or https://host[:port])',
+    text: 'registry: scheme "{scheme}://" is not allowed (use host[:port][/namespace] or https://host[:port][/namespace])',
     when: '`registry` starts with a scheme other than https:// or http://.',
   },
   INVALID_REGISTRY: {
     status: 400,
-    text: 'registry: {registry} is not a host[:port]',
-    when: '`registry` is not a host name or address with an optional port.',
+    text: 'registry: {registry} is not a host[:port], optionally followed by a namespace path',
+    when: '`registry` is not a host name or address with an optional port and an optional namespace path (`ghcr.io/org`).',
   },
   REGISTRY_HTTP_NOT_ALLOWED: {
     status: 400,
@@ -196,8 +203,8 @@ export const ERRORS = {
   },
   INVALID_IMAGE_NAME: {
     status: 400,
-    text: 'name: {name} is not a valid repository name (lowercase path components [a-z0-9] separated by ".", "_", "__", "-" and "/")',
-    when: '`name` is not a valid registry repository name.',
+    text: 'name: {name} is not a valid repository name (lowercase path components [a-z0-9] separated by ".", "_", "__", "-" and "/"; at most 255 characters with the registry\'s namespace)',
+    when: "`name` is not a valid registry repository name, or is too long with the registry's namespace path.",
   },
   INVALID_TAG: {
     status: 400,
@@ -230,11 +237,6 @@ export const ERRORS = {
     status: 422,
     text: 'the devcontainer.metadata label is neither a JSON array nor a JSON object',
     when: 'The `devcontainer.metadata` label is JSON but neither an array nor an object.',
-  },
-  METADATA_LABEL_EMPTY: {
-    status: 422,
-    text: 'the devcontainer.metadata label holds no metadata entry',
-    when: 'The `devcontainer.metadata` label holds no non-empty object entry.',
   },
 
   // --- GET/DELETE /image, GET /devcontainer: the registry ---
@@ -461,6 +463,9 @@ export const noDefinition = (): ServiceError => make('NO_DEFINITION', {});
 export const definitionOutsideClone = (path: string): ServiceError =>
   make('DEFINITION_OUTSIDE_CLONE', { path });
 
+export const definitionOutsideReadSet = (path: string): ServiceError =>
+  make('DEFINITION_OUTSIDE_READ_SET', { path });
+
 export const busy = (running: number, retryAfterSeconds: number): ServiceError =>
   make('BUSY', { running }, { headers: { 'Retry-After': String(retryAfterSeconds) } });
 
@@ -525,7 +530,6 @@ export const platformNotFound = (image: string, platform: string, available: str
 export const metadataLabelMissing = (): ServiceError => make('METADATA_LABEL_MISSING', {});
 export const metadataLabelNotJson = (): ServiceError => make('METADATA_LABEL_NOT_JSON', {});
 export const metadataLabelNotEntries = (): ServiceError => make('METADATA_LABEL_NOT_ENTRIES', {});
-export const metadataLabelEmpty = (): ServiceError => make('METADATA_LABEL_EMPTY', {});
 
 // --- registry endpoints: the registry (never carries a credential) ---
 

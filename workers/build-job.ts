@@ -44,6 +44,7 @@ export async function runBuildJob(
     const definition = await resolveDefinition({
       cloneDir: cloned.dir,
       generatedDir: dir.generated,
+      ...(cloned.definition === undefined ? {} : { configPath: cloned.definition.configPath }),
       ...(deps.config.build.fallbackImage === undefined
         ? {}
         : { fallbackImage: deps.config.build.fallbackImage }),

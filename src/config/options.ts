@@ -4,7 +4,8 @@
  * `--help` and the README configuration table. Pure: no I/O.
  */
 import type { BuilderMode, SshHostKeyPolicy } from './types.js';
-import { cacheSpecType, CACHE_TYPES } from './cache-spec.js';
+import { BUILD_PLATFORM_PATTERN } from '../registry/platform.js';
+import { CACHE_TYPES, parseCacheSpec } from './cache-spec.js';
 
 /** The values the option table resolves (before the derived fields of Config are added). */
 export interface OptionValues {
@@ -73,15 +74,13 @@ type Spec<K extends OptionName> = Omit<OptionSpec, 'name'> & { readonly name?: K
 const PORT_SCHEMA = { type: 'integer', minimum: 0, maximum: 65535 } as const;
 const SECONDS_SCHEMA = { type: 'integer', minimum: 1 } as const;
 const NON_EMPTY = { type: 'string', minLength: 1 } as const;
-/** The contract's platform string (`platforms` of POST /build). */
-export const PLATFORM_PATTERN = '^[a-z0-9]+/[a-z0-9_]+(?:/[a-z0-9]+)?$';
 
 const checkCacheSpec = (value: OptionValue): string | undefined => {
-  const type = cacheSpecType(String(value));
-  if (type === '') return 'has no type= field (allowed types: ' + CACHE_TYPES.join(', ') + ')';
-  return (CACHE_TYPES as readonly string[]).includes(type)
-    ? undefined
-    : `cache type "${type}" is not allowed (allowed: ${CACHE_TYPES.join(', ')})`;
+  const parsed = parseCacheSpec(String(value));
+  if (parsed.ok) return undefined;
+  return parsed.problem === 'type'
+    ? `cache type "${parsed.type}" is not allowed (allowed: ${CACHE_TYPES.join(', ')})`
+    : 'must be a reference or comma-separated key=value fields (buildx syntax) without spaces or quotes';
 };
 
 const checkDsn = (value: OptionValue): string | undefined => {
@@ -230,7 +229,11 @@ const TABLE = {
     placeholder: '<os/arch,...>',
     default: [],
     defaultText: 'empty list',
-    schema: { type: 'string', pattern: PLATFORM_PATTERN, description: 'os/arch[/variant], e.g. linux/amd64' },
+    schema: {
+      type: 'string',
+      pattern: BUILD_PLATFORM_PATTERN,
+      description: 'os/arch[/variant], e.g. linux/amd64',
+    },
     secret: false,
     description: 'Platforms built when a request names none (comma-separated).',
   },
