@@ -22,7 +22,11 @@ const PURE = [
   'workers/git/ref-name.ts',
   'workers/git/credentials.ts',
   'workers/builder/read-set.ts',
+  'workers/builder/definition-lookup.ts',
+  'workers/git/sparse-patterns.ts',
+  'workers/git/tree-listing.ts',
   'src/config/registry-mapping.ts',
+  'src/builds/retry-after.ts',
 ];
 
 export default tseslint.config(
@@ -82,7 +86,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/config/**', 'src/main.ts', 'src/observability/tracing.ts', 'test/**', 'bench/**', '*.js'],
+    files: ['src/config/**', 'src/service.ts', 'src/observability/tracing.ts', 'test/**', 'bench/**', '*.js'],
     rules: { 'no-restricted-properties': 'off' },
   },
 );

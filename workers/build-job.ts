@@ -1,10 +1,11 @@
 /**
  * One build: per-request directory -> clone (git-* log) -> definition -> with reuse on, the
  * reuse step (build key; follow a build in flight with the same key, or write the tag from the
- * recorded key) -> build and push (img-* log) -> record the key -> result. The directory is
- * removed whatever the outcome.
+ * recorded key) -> build and push (img-* log) -> record the key -> result. The directory is removed whatever the outcome. Progress (phase, log
+ * ids as soon as each log is opened, the commit) goes to the reporter it receives.
  */
-import type { CommandLogWriter } from '../src/logs/types.js';
+import type { BuildReporter } from '../src/builds/types.js';
+import type { CommandLogWriter, LogStore } from '../src/logs/types.js';
 import { resolveDefinition } from './builder/definition.js';
 import { buildAndPush } from './builder/devcontainer-build.js';
 import type { BuildDeps } from './build-deps.js';
@@ -37,33 +38,59 @@ export type JobOutcome = BuildResult | FollowBuild;
 export const isFollow = (outcome: JobOutcome): outcome is FollowBuild =>
   (outcome as Partial<FollowBuild>).kind === 'follow';
 
-export function runBuildJob(plan: BuildPlan, deps: BuildDeps, signal: AbortSignal): Promise<BuildResult>;
+/** The log store, reporting the id of each log it opens. */
+function reportingLogStore(logStore: LogStore, reporter: BuildReporter): LogStore {
+  return {
+    read: (id) => logStore.read(id),
+    follow: (id, signal) => logStore.follow(id, signal),
+    remove: (id) => logStore.remove(id),
+    open: async (kind, secrets) => {
+      const log = await logStore.open(kind, secrets);
+      await reporter.logOpened(kind, log.id);
+      return log;
+    },
+  };
+}
+
 export function runBuildJob(
   plan: BuildPlan,
-  deps: BuildDeps,
+  buildDeps: BuildDeps,
   signal: AbortSignal,
+  reporter: BuildReporter,
+): Promise<BuildResult>;
+export function runBuildJob(
+  plan: BuildPlan,
+  buildDeps: BuildDeps,
+  signal: AbortSignal,
+  reporter: BuildReporter,
   reuse: JobReuse | undefined,
 ): Promise<JobOutcome>;
 export async function runBuildJob(
   plan: BuildPlan,
-  deps: BuildDeps,
+  buildDeps: BuildDeps,
   signal: AbortSignal,
+  reporter: BuildReporter,
   reuse?: JobReuse,
 ): Promise<JobOutcome> {
+  const deps: BuildDeps = { ...buildDeps, logStore: reportingLogStore(buildDeps.logStore, reporter) };
   const dir = await createRequestDir(deps.config.scratchDir);
   try {
+    await reporter.phase('cloning');
     const cloned = await cloneRepository(plan, deps, dir, signal);
     reuse?.lead.setCommit(cloned.commit);
     const tag = plan.image.tag ?? `sha-${cloned.commit.slice(0, 7)}`;
     const image = `${plan.image.registry}/${plan.image.name}:${tag}`;
-    const target = { registry: plan.image.registry, name: plan.image.name, tag };
+    await reporter.resolved({ branch: cloned.branch, commit: cloned.commit, image });
+    await reporter.phase('resolving');
     const definition = await resolveDefinition({
       cloneDir: cloned.dir,
       generatedDir: dir.generated,
+      ...(cloned.definition === undefined ? {} : { configPath: cloned.definition.configPath }),
       ...(deps.config.build.fallbackImage === undefined
         ? {}
         : { fallbackImage: deps.config.build.fallbackImage }),
     });
+    const target = { registry: plan.image.registry, name: plan.image.name, tag };
     const partial = {
       image,
       registry: plan.image.registry,
@@ -100,6 +127,7 @@ export async function runBuildJob(
         }
         keyed = decision.keyed;
       }
+      await reporter.phase('building');
       const built = await buildAndPush({
         plan,
         deps,

@@ -274,6 +274,7 @@ export function loadConfigWithSources(input: LoadInput): LoadedConfig {
   const config: Config = {
     builderEndpoint: options.builderEndpoint,
     port: options.port,
+    host: options.host,
     builderName: options.builderName,
     sshHostKeyPolicy: options.sshHostKeyPolicy,
     insecureRegistries: [...options.insecureRegistries],
@@ -296,6 +297,7 @@ export function loadConfigWithSources(input: LoadInput): LoadedConfig {
     serviceName: options.serviceName,
     environment: options.environment,
     commandLogRetention: options.commandLogRetention,
+    buildHistory: options.buildHistory,
     shutdownGraceSeconds: options.shutdownGraceSeconds,
     settingsPath,
     scratchDir: join(tmp, 'image-build-service'),

@@ -65,6 +65,8 @@ export interface BuildDefaults {
 export interface Config {
   readonly builderEndpoint?: string;
   readonly port: number;
+  /** Listen address; unset: every interface. */
+  readonly host?: string;
   readonly builderName: string;
   readonly sshHostKeyPolicy: SshHostKeyPolicy;
   readonly insecureRegistries: readonly string[];
@@ -76,6 +78,8 @@ export interface Config {
   readonly serviceName: string;
   readonly environment: string;
   readonly commandLogRetention: number;
+  /** Finished builds the build registry keeps (GET /builds, Retry-After estimates). */
+  readonly buildHistory: number;
   /**
    * Seconds in-flight requests get after SIGTERM/SIGINT before running commands are killed
    * (loadConfig always sets it, default 290; main.ts falls back to that default).

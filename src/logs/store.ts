@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { mkdir, readFile, rm, unlink } from 'node:fs/promises';
+import { access, mkdir, readFile, rm, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Config } from '../config/types.js';
 import { invalidLogId, logNotFound } from '../errors.js';
+import { followFile, LiveLog } from './live.js';
 import { configSecrets, maskSecrets, secretVariants } from './masking.js';
 import { LOG_KINDS, type CommandLogWriter, type LogKind, type LogStore } from './types.js';
 
@@ -17,7 +18,8 @@ export function isLogId(id: string): boolean {
 /**
  * Logs live in `<scratch>/logs`, one 0600 file per command. Only the newest `retention`
  * closed logs per kind are kept; a log being written is never pruned, and pruning never throws.
- * The directory is emptied at startup: logs do not survive the instance.
+ * The directory is emptied at startup: logs do not survive the instance. A log being written
+ * can be read (what reached the file so far) and followed (live.ts).
  */
 export async function createLogStore(
   config: Pick<Config, 'scratchDir' | 'commandLogRetention' | 'gitCredentials' | 'registryAuth'>,
@@ -28,6 +30,8 @@ export async function createLogStore(
   const serverSecrets = configSecrets(config);
   const closed = new Map<LogKind, string[]>(LOG_KINDS.map((kind) => [kind, []]));
   const pathOf = (id: string): string => join(dir, `${id}.log`);
+  /** The logs being written now. */
+  const live = new Map<string, LiveLog>();
 
   function checkedPath(id: string): string {
     if (!isLogId(id)) throw invalidLogId(id);
@@ -50,6 +54,9 @@ export async function createLogStore(
         stream.once('open', () => resolve());
         stream.once('error', reject);
       });
+      const liveLog = new LiveLog();
+      live.set(id, liveLog);
+      const changed = (): void => liveLog.changed();
       let variants = secretVariants([...serverSecrets, ...secrets]);
       let pending = '';
       const decoder = new TextDecoder();
@@ -60,7 +67,7 @@ export async function createLogStore(
           // Mask whole lines only, so a secret split across chunks is still found.
           const cut = pending.lastIndexOf('\n');
           if (cut < 0) return;
-          stream.write(maskSecrets(pending.slice(0, cut + 1), variants));
+          stream.write(maskSecrets(pending.slice(0, cut + 1), variants), changed);
           pending = pending.slice(cut + 1);
         },
         addSecrets(more) {
@@ -68,9 +75,11 @@ export async function createLogStore(
         },
         async close() {
           pending += decoder.decode();
-          if (pending) stream.write(maskSecrets(pending, variants));
+          if (pending) stream.write(maskSecrets(pending, variants), changed);
           pending = '';
           await new Promise<void>((resolve) => stream.end(resolve));
+          live.delete(id);
+          liveLog.ended();
           closed.get(kind)?.push(id);
           await prune(kind).catch(() => undefined);
         },
@@ -79,8 +88,23 @@ export async function createLogStore(
     },
 
     async read(id) {
+      const path = checkedPath(id);
+      // Complete before reading means the text read is whole.
+      const complete = !live.has(id);
       try {
-        return await readFile(checkedPath(id), 'utf8');
+        return { text: await readFile(path, 'utf8'), complete };
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw logNotFound(id);
+        throw err;
+      }
+    },
+
+    async follow(id, signal) {
+      const path = checkedPath(id);
+      const liveLog = live.get(id);
+      try {
+        await access(path);
+        return followFile(path, liveLog, signal);
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw logNotFound(id);
         throw err;

@@ -5,8 +5,7 @@
  * undefined for what the grammar refuses (the caller decides what that means).
  */
 import { isServiceError } from '../errors.js';
-import { isDigest } from './manifest.js';
-import { type ImageReference, parseReference } from './reference.js';
+import { type ImageReference, isValidDigest, parseReference } from './reference.js';
 
 export interface ParsedImageString {
   readonly ref: ImageReference;
@@ -24,7 +23,7 @@ export function parseImageString(
   const at = text.indexOf('@');
   const named = at < 0 ? text : text.slice(0, at);
   const digest = at < 0 ? undefined : text.slice(at + 1);
-  if (digest !== undefined && !isDigest(digest)) {
+  if (digest !== undefined && !isValidDigest(digest)) {
     return undefined;
   }
   const slash = named.indexOf('/');

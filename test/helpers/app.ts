@@ -4,10 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { createApp, type AppOptions } from '../../src/app.js';
+import type { BuildRegistry } from '../../src/builds/types.js';
 import { loadConfig } from '../../src/config/load.js';
 import type { Config } from '../../src/config/types.js';
 import type { AppContext } from '../../src/context.js';
 import { ProcessGroups } from '../../src/exec/process-groups.js';
+import { createMemoryBuildRegistry } from '../../src/builds/memory-registry.js';
 import { createLogStore } from '../../src/logs/store.js';
 import { noopErrorTracker, type ErrorTracker } from '../../src/observability/error-tracking.js';
 import { createLogger } from '../../src/observability/logger.js';
@@ -43,7 +45,7 @@ export interface RunningApp {
 /** Starts the real app on 127.0.0.1:0 with its own scratch dir; close() stops it and removes the scratch dir. */
 export async function startApp(
   overrides: Partial<Config> = {},
-  options: { errorTracker?: ErrorTracker; app?: AppOptions } = {},
+  options: { errorTracker?: ErrorTracker; app?: AppOptions; builds?: BuildRegistry } = {},
 ): Promise<RunningApp> {
   const scratchDir = overrides.scratchDir ?? (await mkdtemp(join(tmpdir(), 'ibs-test-')));
   const config = testConfig({ ...overrides, scratchDir });
@@ -60,6 +62,7 @@ export async function startApp(
     logger: createLogger({ serviceName: config.serviceName, environment: config.environment, destination }),
     metrics: new Metrics(),
     logStore: await createLogStore(config),
+    builds: options.builds ?? createMemoryBuildRegistry({ history: config.buildHistory }),
     errorTracker: options.errorTracker ?? noopErrorTracker,
     processGroups: new ProcessGroups(),
     shutdownSignal: abort.signal,

@@ -6,6 +6,7 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { encodeBasicAuth } from '../../src/config/basic-auth.js';
 import type { BuildDeps } from '../build-deps.js';
 import type { BuildPlan } from '../plan-types.js';
 import type { RequestDir } from '../request-dir.js';
@@ -37,7 +38,7 @@ async function credentialFiles(
 export function gitSecrets(plan: BuildPlan): string[] {
   const cred = plan.gitCredential;
   if (cred?.kind !== 'https') return plan.secrets;
-  return [...plan.secrets, Buffer.from(`${cred.username}:${cred.token}`, 'utf8').toString('base64')];
+  return [...plan.secrets, encodeBasicAuth(cred.username, cred.token)];
 }
 
 /** The environment of the request's git commands (credential files written into `dir.gitSecrets`). */

@@ -21,16 +21,10 @@ import { requestIdentity } from './request-identity.js';
 import { registryAccess } from './reuse-step.js';
 import { reuseByKey } from './reuse-image.js';
 
-export type BuildJobRunner = (
-  plan: BuildPlan,
-  deps: BuildDeps,
-  signal: AbortSignal,
-  reuse?: JobReuse,
-) => Promise<JobOutcome>;
-
 export interface Coordinator {
   readonly queue: BuildQueue;
-  readonly runJob: BuildJobRunner;
+  /** This request's job (with the signal it must stop on, and its reuse when on). */
+  readonly job: (signal: AbortSignal, reuse?: JobReuse) => Promise<JobOutcome>;
   readonly deps: BuildDeps;
   readonly deadlineSeconds: number;
   /** The commits the request's branch points at now (git ls-remote). */
@@ -136,7 +130,7 @@ async function leadBuild(
   if (lead === undefined) throw internal('no in-flight entry could be started');
   const detach = onAbort(clientSignal, () => lead.waiter.leave(new Cancellation('client_gone')));
   const job = (followAllowed: boolean) =>
-    c.queue.run((signal) => c.runJob(plan, c.deps, signal, { lead, followAllowed }), {
+    c.queue.run((signal) => c.job(signal, { lead, followAllowed }), {
       signal: lead.signal,
       deadlineSeconds: c.deadlineSeconds,
     });
@@ -162,7 +156,7 @@ export async function coordinateBuild(
 ): Promise<BuildResult> {
   if (!c.deps.config.build.reuse) {
     return resultOf(
-      await c.queue.run((signal) => c.runJob(plan, c.deps, signal), {
+      await c.queue.run((signal) => c.job(signal), {
         signal: clientSignal,
         deadlineSeconds: c.deadlineSeconds,
       }),

@@ -4,9 +4,9 @@
  * `registryCredentials` when they name that registry, else the ambient entry, else none.
  * Pure.
  */
-import { authKeyHost, findRegistryAuth, type RegistryCredentials } from '../../src/config/docker-auth.js';
+import { findRegistryAuth, type RegistryCredentials } from '../../src/config/docker-auth.js';
 import type { DockerConfigDocument } from '../../src/config/types.js';
-import type { ImageReference } from '../../src/registry/reference.js';
+import { canonicalRegistryHost, type ImageReference } from '../../src/registry/reference.js';
 import type { BuildPlan } from '../plan-types.js';
 
 export type CredentialsFor = (ref: ImageReference) => RegistryCredentials | undefined;
@@ -18,8 +18,8 @@ export function buildCredentials(
   return (ref) => {
     const own = plan.registryCredentials;
     if (own !== undefined) {
-      const host = authKeyHost(own.registry);
-      if (host === ref.registry.toLowerCase() || host === ref.host) {
+      const host = canonicalRegistryHost(own.registry);
+      if (host === canonicalRegistryHost(ref.registry) || host === canonicalRegistryHost(ref.host)) {
         return { username: own.username, password: own.password };
       }
     }

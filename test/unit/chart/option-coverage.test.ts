@@ -12,6 +12,7 @@ import { container } from './pod.js';
 const CHART_SOURCE: Record<OptionName, { values: string[] } | { chart: string }> = {
   builderEndpoint: { values: ['builder.endpoint'] },
   port: { values: ['service.port'] },
+  host: { chart: 'a pod listens on every interface: its Service reaches it through the pod IP' },
   builderName: { values: ['builderName'] },
   sshHostKeyPolicy: { values: ['sshHostKeyPolicy'] },
   insecureRegistries: { values: ['insecureRegistries'] },
@@ -36,6 +37,7 @@ const CHART_SOURCE: Record<OptionName, { values: string[] } | { chart: string }>
   serviceName: { values: ['serviceName'] },
   environment: { values: ['environment'] },
   commandLogRetention: { values: ['logs.retention'] },
+  buildHistory: { values: ['build.history'] },
   shutdownGraceSeconds: { values: ['service.shutdownGraceSeconds'] },
   settingsPath: { chart: 'the chart renders the settings file and sets SERVICE_CONFIG_PATH' },
 };

@@ -38,6 +38,7 @@ const CASES: { readonly [K in OptionName]: Case } = {
     read: (c) => c.builderEndpoint,
   },
   port: { values: [1111, 2222, 3333], read: (c) => c.port },
+  host: { values: ['127.0.0.1', '::1', 'localhost'], read: (c) => c.host },
   builderName: { values: ['b-flag', 'b-env', 'b-file'], read: (c) => c.builderName },
   sshHostKeyPolicy: { values: ['pinned', 'tofu', 'pinned'], read: (c) => c.sshHostKeyPolicy },
   insecureRegistries: {
@@ -83,6 +84,7 @@ const CASES: { readonly [K in OptionName]: Case } = {
   serviceName: { values: ['s-flag', 's-env', 's-file'], read: (c) => c.serviceName },
   environment: { values: ['e-flag', 'e-env', 'e-file'], read: (c) => c.environment },
   commandLogRetention: { values: [1, 2, 3], read: (c) => c.commandLogRetention },
+  buildHistory: { values: [4, 5, 6], read: (c) => c.buildHistory },
   shutdownGraceSeconds: { values: [5, 6, 7], read: (c) => c.shutdownGraceSeconds },
   settingsPath: {
     values: [file('flag-settings.json', {}), file('env-settings.yml', {}), 'unused'],
@@ -199,6 +201,7 @@ test('the defaults are the contract table, and derived fields come from the envi
       serviceName: 'service-builder',
       environment: 'development',
       commandLogRetention: 10,
+      buildHistory: 50,
       shutdownGraceSeconds: 290,
       scratchDir: join(dir, 'image-build-service'),
       dockerConfigDir: dockerDir,

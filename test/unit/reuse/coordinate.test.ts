@@ -8,7 +8,7 @@ import { Metrics } from '../../../src/observability/metrics.js';
 import type { BuildDeps } from '../../../workers/build-deps.js';
 import type { BuildPlan, BuildResult } from '../../../workers/plan-types.js';
 import { createBuildQueue } from '../../../workers/queue.js';
-import { coordinateBuild, type BuildJobRunner, type Coordinator } from '../../../workers/reuse/coordinate.js';
+import { coordinateBuild, type Coordinator } from '../../../workers/reuse/coordinate.js';
 import { createInProcessInFlight } from '../../../workers/reuse/in-flight.js';
 import { RecentInputs } from '../../../workers/reuse/recent-inputs.js';
 
@@ -46,7 +46,7 @@ function harness(options: { tips: () => Promise<string[]>; maxConcurrent?: numbe
   let release!: () => void;
   const gate = new Promise<void>((r) => (release = r));
   let runs = 0;
-  const runJob: BuildJobRunner = async (_plan, _deps, signal, reuse) => {
+  const job: Coordinator['job'] = async (signal, reuse) => {
     runs += 1;
     signals.push(signal);
     reuse?.lead.setCommit(COMMIT);
@@ -65,7 +65,7 @@ function harness(options: { tips: () => Promise<string[]>; maxConcurrent?: numbe
       maxConcurrent: options.maxConcurrent ?? 4,
       shutdownSignal: new AbortController().signal,
     }),
-    runJob,
+    job,
     deps,
     deadlineSeconds: 0,
     remoteTip: options.tips,
