@@ -39,6 +39,8 @@ export async function testRepo(label: string): Promise<TestRepo> {
   await mkdir(home);
   const env = { ...gitEnv, HOME: home };
   await execa('git', ['init', '-q', '--bare', '-b', 'main', bare], { env });
+  // Partial clones, like the stack's fixture repositories.
+  await execa('git', ['-C', bare, 'config', 'uploadpack.allowFilter', 'true'], { env });
   await execa('git', ['init', '-q', '-b', 'main', tree], { env });
   let n = 0;
   return {
