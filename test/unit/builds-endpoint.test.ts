@@ -215,7 +215,8 @@ test('a 429 carries a Retry-After estimated from the durations of recent success
 
   const runner = steppedRunner();
   const app = await startApp(
-    { build: { ...testConfig({ scratchDir: '/x' }).build, maxConcurrent: 1 } },
+    // Reuse off: identical requests would join the running build instead of meeting the 429.
+    { build: { ...testConfig({ scratchDir: '/x' }).build, maxConcurrent: 1, reuse: false } },
     { builds, app: { build: { runJob: runner.runJob } } },
   );
   t.teardown(app.close);
