@@ -32,6 +32,7 @@ export const ERROR_STATUS = {
   INTERNAL: 500,
   NOT_IMPLEMENTED: 501,
   REGISTRY_FAILED: 502,
+  STORE_UNAVAILABLE: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
@@ -170,6 +171,14 @@ export const commandFailed = (commandLine: string, outcome: string, logId: strin
 
 export const notImplemented = (what: string): ServiceError =>
   new ServiceError('NOT_IMPLEMENTED', `${what} is not implemented yet`);
+
+/** Redis mode: the shared store (Redis) cannot be reached; never carries its URL or the client's error. */
+export const storeUnavailable = (): ServiceError =>
+  new ServiceError(
+    'STORE_UNAVAILABLE',
+    'the shared store (Redis) is unavailable: builds and command logs need it; retry later',
+    { headers: { 'Retry-After': '10' } },
+  );
 
 export const internal = (cause: unknown): ServiceError =>
   new ServiceError('INTERNAL', 'internal error', { cause });

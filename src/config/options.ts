@@ -29,6 +29,7 @@ export interface OptionValues {
   serviceName: string;
   environment: string;
   commandLogRetention: number;
+  redisUrl?: string;
   shutdownGraceSeconds: number;
   settingsPath?: string;
 }
@@ -91,6 +92,20 @@ const checkDsn = (value: OptionValue): string | undefined => {
   } catch {
     return 'must be an http(s) URL (https://<key>@<host>/<project>)';
   }
+};
+
+const checkRedisUrl = (value: OptionValue): string | undefined => {
+  const problem = 'must be a redis:// or rediss:// URL (redis[s]://[[user]:password@]host[:port][/db])';
+  let url: URL;
+  try {
+    url = new URL(String(value));
+  } catch {
+    return problem;
+  }
+  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') return problem;
+  if (url.hostname === '') return problem;
+  if (url.pathname !== '' && url.pathname !== '/' && !/^\/\d+$/.test(url.pathname)) return problem;
+  return undefined;
 };
 
 const TABLE = {
@@ -370,6 +385,21 @@ const TABLE = {
     schema: SECONDS_SCHEMA,
     secret: false,
     description: 'Captured command logs kept per kind (`git`, `img`); the oldest are pruned first.',
+  },
+  redisUrl: {
+    label: 'Redis URL',
+    flag: '--redis-url',
+    env: 'REDIS_URL',
+    settingsKey: 'redis.url',
+    type: 'string',
+    placeholder: '<url>',
+    defaultText: 'unset (embedded mode: one instance, logs in its scratch space)',
+    schema: NON_EMPTY,
+    check: checkRedisUrl,
+    secret: true,
+    description:
+      'Redis (or Valkey) shared by every replica: command logs, the build list and coalescing live there ' +
+      '(`redis://` or `rediss://` for TLS; its password is a secret).',
   },
   shutdownGraceSeconds: {
     label: 'Shutdown grace, seconds',

@@ -20,7 +20,7 @@ export function isLogId(id: string): boolean {
  * The directory is emptied at startup: logs do not survive the instance.
  */
 export async function createLogStore(
-  config: Pick<Config, 'scratchDir' | 'commandLogRetention' | 'gitCredentials' | 'registryAuth'>,
+  config: Pick<Config, 'scratchDir' | 'commandLogRetention' | 'gitCredentials' | 'registryAuth' | 'redisUrl'>,
 ): Promise<LogStore> {
   const dir = join(config.scratchDir, 'logs');
   await rm(dir, { recursive: true, force: true });

@@ -356,3 +356,25 @@ test('secrets never appear in problems', (t) => {
 test('an invalid value in a lower source that a higher one overrides is not an error', (t) => {
   t.notThrows(() => loadConfig({ argv: ['--port', '9000'], env: { ...baseEnv, PORT: 'abc' } }));
 });
+
+for (const [title, source] of [
+  ['an http URL', { argv: ['--redis-url', 'http://:pw-CANARY-1@redis.example:6379'] }],
+  ['a URL without host', { env: { REDIS_URL: 'redis://:pw-CANARY-1@' } }],
+  ['a non-numeric database', { env: { REDIS_URL: 'redis://:pw-CANARY-1@redis.example/cache' } }],
+  ['not a URL', { env: { REDIS_URL: 'pw-CANARY-1' } }],
+] as const) {
+  test(`Redis URL: ${title} is refused at startup without echoing the password`, (t) => {
+    const argv = 'argv' in source ? [...source.argv] : [];
+    const env = 'env' in source ? source.env : {};
+    const problems = problemsOf(argv, env);
+    t.is(problems.length, 1);
+    t.regex(problems[0] ?? '', /(--redis-url|REDIS_URL): must be a redis:\/\/ or rediss:\/\/ URL/);
+    t.false(problems.join('\n').includes('CANARY'));
+  });
+}
+
+test('Redis URL: redis:// and rediss:// URLs are accepted', (t) => {
+  for (const url of ['redis://127.0.0.1', 'rediss://u:p@redis.example:6380/2', 'redis://:p@[::1]:6379/0']) {
+    t.deepEqual(problemsOf(['--redis-url', url]), [], url);
+  }
+});

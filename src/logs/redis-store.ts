@@ -1,0 +1,401 @@
+/**
+ * The command-log store of Redis mode: any replica reads, follows and deletes any log, logs
+ * survive a replica restart, and retention holds across replicas. Only masked text is sent
+ * (masking happens here, before anything leaves the process).
+ *
+ * Keys (prefix `ibs:`): `log:<id>` the text (APPENDed, one command per batch of whole lines),
+ * `log:<id>:meta` a hash {kind, state: open|closed}, `logs:<kind>` a sorted set of closed logs
+ * scored by close time. Channel `log:<id>` announces appends, the close and the deletion to
+ * followers (pub/sub: no polling). Every multi-key step is one Lua script (atomic): append only
+ * to an open log, close + record + prune beyond retention, delete everywhere.
+ * An open log whose writer died expires after OPEN_LOG_IDLE_TTL_MS without output.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import type { Config } from '../config/types.js';
+import { invalidLogId, logNotFound } from '../errors.js';
+import type { Logger } from '../observability/logger.js';
+import type { RedisConnection } from '../redis/connection.js';
+import { redisScript } from '../redis/script.js';
+import { createLineMasker } from './line-masker.js';
+import { configSecrets } from './masking.js';
+import { isLogId } from './store.js';
+import type { CommandLogWriter, LogKind } from './types.js';
+
+/** Per-log size cap: output beyond it is dropped, and one marker line says so. */
+export const LOG_SIZE_CAP_BYTES = 50 * 1024 * 1024;
+export const TRUNCATED_MARKER = '\n[image-build-service: log truncated at 50 MiB; further output dropped]\n';
+/** An open log (its writer died with its replica) expires after this long without output. */
+export const OPEN_LOG_IDLE_TTL_MS = 24 * 3600 * 1000;
+/** One APPEND carries at most this much (Redis runs one command at a time). */
+const APPEND_BATCH_CHARS = 4 * 1024 * 1024;
+/** After close, unsent output is retried this long while Redis is unreachable, then dropped (logged). */
+const CLOSE_FLUSH_DEADLINE_MS = 10_000;
+const FOLLOW_CHUNK_BYTES = 256 * 1024;
+/** A follower's subscription not confirmed this long: the store is unavailable (503). */
+const SUBSCRIBE_TIMEOUT_MS = 3000;
+const RETRY_MIN_MS = 100;
+const RETRY_MAX_MS = 1000;
+
+const PREFIX = 'ibs:';
+const textKey = (id: string): string => `${PREFIX}log:${id}`;
+const metaKey = (id: string): string => `${PREFIX}log:${id}:meta`;
+const closedKey = (kind: string): string => `${PREFIX}logs:${kind}`;
+const channelOf = textKey;
+
+/** KEYS: text, meta. ARGV: text, channel, idle ttl. Returns 0 when the log is no longer open (deleted). */
+const APPEND = redisScript(`
+if redis.call('HGET', KEYS[2], 'state') ~= 'open' then return 0 end
+redis.call('APPEND', KEYS[1], ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+redis.call('PEXPIRE', KEYS[2], ARGV[3])
+redis.call('PUBLISH', ARGV[2], 'a')
+return 1
+`);
+
+/**
+ * KEYS: text, meta, closed set of its kind. ARGV: id, now ms, retention, key prefix.
+ * Marks the log closed (kept without expiry), records it, and deletes the oldest closed logs of
+ * its kind beyond retention, announcing each deletion. Returns 0 when the log was deleted meanwhile.
+ */
+const CLOSE = redisScript(`
+if redis.call('HGET', KEYS[2], 'state') ~= 'open' then return 0 end
+redis.call('HSET', KEYS[2], 'state', 'closed')
+redis.call('PERSIST', KEYS[1])
+redis.call('PERSIST', KEYS[2])
+redis.call('ZADD', KEYS[3], ARGV[2], ARGV[1])
+redis.call('PUBLISH', KEYS[1], 'c')
+local excess = redis.call('ZCARD', KEYS[3]) - tonumber(ARGV[3])
+if excess > 0 then
+  local oldest = redis.call('ZPOPMIN', KEYS[3], excess)
+  for i = 1, #oldest, 2 do
+    local key = ARGV[4] .. 'log:' .. oldest[i]
+    redis.call('DEL', key, key .. ':meta')
+    redis.call('PUBLISH', key, 'd')
+  end
+end
+return 1
+`);
+
+/** KEYS: text, meta. ARGV: id, key prefix. Returns 0 for an unknown log. */
+const REMOVE = redisScript(`
+local kind = redis.call('HGET', KEYS[2], 'kind')
+if not kind then return 0 end
+redis.call('DEL', KEYS[1], KEYS[2])
+redis.call('ZREM', ARGV[2] .. 'logs:' .. kind, ARGV[1])
+redis.call('PUBLISH', KEYS[1], 'd')
+return 1
+`);
+
+export interface RedisLogSnapshot {
+  readonly text: string;
+  readonly complete: boolean;
+}
+
+export interface RedisLogStore {
+  open(kind: LogKind, secrets?: readonly string[]): Promise<CommandLogWriter>;
+  snapshot(id: string): Promise<RedisLogSnapshot>;
+  read(id: string): Promise<string>;
+  follow(id: string, signal?: AbortSignal): Promise<AsyncIterable<Uint8Array>>;
+  remove(id: string): Promise<void>;
+  /** Stops the followers' subscription connection. */
+  close(): Promise<void>;
+}
+
+export interface RedisLogStoreDeps {
+  readonly config: Pick<Config, 'commandLogRetention' | 'gitCredentials' | 'registryAuth' | 'redisUrl'>;
+  readonly connection: Pick<RedisConnection, 'client' | 'call' | 'duplicate'>;
+  readonly logger: Pick<Logger, 'warn'>;
+  /** Milliseconds since the epoch (close time). */
+  readonly now?: () => number;
+  /** The per-log cap (default LOG_SIZE_CAP_BYTES; tests pass a small one). */
+  readonly sizeCapBytes?: number;
+}
+
+const wait = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+export function createRedisLogStore(deps: RedisLogStoreDeps): RedisLogStore {
+  const { connection, logger } = deps;
+  const now = deps.now ?? Date.now;
+  const sizeCap = deps.sizeCapBytes ?? LOG_SIZE_CAP_BYTES;
+  const serverSecrets = configSecrets(deps.config);
+  const followers = createFollowerHub(connection);
+
+  const checked = (id: string): string => {
+    if (!isLogId(id)) throw invalidLogId(id);
+    return id;
+  };
+
+  async function snapshot(id: string): Promise<RedisLogSnapshot> {
+    checked(id);
+    const [state, text] = await connection.call(async (client) => {
+      const replies = await client.multi().hget(metaKey(id), 'state').get(textKey(id)).exec();
+      return (replies ?? []).map(([err, value]) => {
+        if (err) throw err;
+        return value as string | null;
+      });
+    });
+    if (state === null || state === undefined) throw logNotFound(id);
+    return { text: text ?? '', complete: state !== 'open' };
+  }
+
+  return {
+    async open(kind, secrets = []) {
+      const id = `${kind}-${randomUUID()}`;
+      await connection.call((client) =>
+        client
+          .multi()
+          .hset(metaKey(id), { kind, state: 'open' })
+          .pexpire(metaKey(id), OPEN_LOG_IDLE_TTL_MS)
+          .exec(),
+      );
+      return openWriter({ id, kind, secrets: [...serverSecrets, ...secrets] });
+    },
+
+    snapshot,
+
+    async read(id) {
+      return (await snapshot(id)).text;
+    },
+
+    async follow(id, signal) {
+      checked(id);
+      // Subscribe first: nothing stored after the first read can be missed.
+      const subscription = await connection.call(() => followers.subscribe(channelOf(id)));
+      try {
+        const state = await connection.call((client) => client.hget(metaKey(id), 'state'));
+        if (state === null) throw logNotFound(id);
+      } catch (err) {
+        subscription.release();
+        throw err;
+      }
+      return followLog(id, subscription, signal);
+    },
+
+    async remove(id) {
+      checked(id);
+      const removed = await connection.call((client) =>
+        REMOVE.run(client, [textKey(id), metaKey(id)], [id, PREFIX]),
+      );
+      if (removed === 0) throw logNotFound(id);
+    },
+
+    close: () => followers.close(),
+  };
+
+  async function* followLog(
+    id: string,
+    subscription: Subscription,
+    signal?: AbortSignal,
+  ): AsyncGenerator<Uint8Array> {
+    let offset = 0;
+    try {
+      while (!signal?.aborted) {
+        // The version before reading: a change meanwhile makes the wait below return at once.
+        const seen = subscription.version();
+        const [state, bytes] = await connection.call(async (client) => {
+          const replies = await client
+            .multi()
+            .hget(metaKey(id), 'state')
+            .getrangeBuffer(textKey(id), offset, offset + FOLLOW_CHUNK_BYTES - 1)
+            .exec();
+          return (replies ?? []).map(([err, value]) => {
+            if (err) throw err;
+            return value;
+          }) as [string | null, Buffer];
+        });
+        if (bytes.length > 0) {
+          offset += bytes.length;
+          yield bytes;
+          continue;
+        }
+        // Closed (complete) or deleted: nothing more will come.
+        if (state !== 'open') return;
+        await subscription.changeSince(seen, signal);
+      }
+    } finally {
+      subscription.release();
+    }
+  }
+
+  function openWriter(log: { id: string; kind: LogKind; secrets: readonly string[] }): CommandLogWriter {
+    const { id, kind } = log;
+    const masker = createLineMasker(log.secrets);
+    let unsent = '';
+    let acceptedBytes = 0;
+    let truncated = false;
+    /** The log was deleted while written: drop everything from now on. */
+    let gone = false;
+    let giveUpAt = Number.POSITIVE_INFINITY;
+    let flushing: Promise<void> | undefined;
+
+    const accept = (text: string): void => {
+      if (text === '' || truncated || gone) return;
+      const bytes = Buffer.byteLength(text);
+      if (acceptedBytes + bytes > sizeCap) {
+        truncated = true;
+        unsent += TRUNCATED_MARKER;
+      } else {
+        acceptedBytes += bytes;
+        unsent += text;
+      }
+      flushing ??= flush().finally(() => {
+        flushing = undefined;
+      });
+    };
+
+    /** Sends what is unsent, one APPEND at a time (what arrives meanwhile goes in the next batch). */
+    async function flush(): Promise<void> {
+      let delay = RETRY_MIN_MS;
+      while (unsent !== '' && !gone) {
+        const piece = unsent.slice(0, APPEND_BATCH_CHARS);
+        try {
+          const appended = await APPEND.run(
+            connection.client,
+            [textKey(id), metaKey(id)],
+            [piece, channelOf(id), OPEN_LOG_IDLE_TTL_MS],
+          );
+          unsent = unsent.slice(piece.length);
+          if (appended === 0) gone = true;
+          delay = RETRY_MIN_MS;
+        } catch (err) {
+          if (Date.now() >= giveUpAt) {
+            logger.warn(
+              { logId: id, droppedChars: unsent.length, problem: (err as Error).message },
+              'command log output lost: the shared store (Redis) stayed unreachable',
+            );
+            unsent = '';
+            return;
+          }
+          await wait(delay);
+          delay = Math.min(delay * 2, RETRY_MAX_MS);
+        }
+      }
+    }
+
+    return {
+      id,
+      write(chunk) {
+        accept(masker.push(chunk));
+      },
+      addSecrets(more) {
+        masker.addSecrets(more);
+      },
+      async close() {
+        giveUpAt = Date.now() + CLOSE_FLUSH_DEADLINE_MS;
+        accept(masker.end());
+        while (flushing) await flushing;
+        if (gone) return;
+        for (;;) {
+          try {
+            await CLOSE.run(
+              connection.client,
+              [textKey(id), metaKey(id), closedKey(kind)],
+              [id, now(), deps.config.commandLogRetention, PREFIX],
+            );
+            return;
+          } catch (err) {
+            if (Date.now() >= giveUpAt) {
+              logger.warn(
+                { logId: id, problem: (err as Error).message },
+                'command log left open: the shared store (Redis) stayed unreachable',
+              );
+              return;
+            }
+            await wait(RETRY_MAX_MS);
+          }
+        }
+      },
+    };
+  }
+}
+
+interface Subscription {
+  /** Bumped on every message of the channel (and on every reconnection). */
+  version(): number;
+  /** Resolves once the version differs from `seen`, or `signal` aborts. */
+  changeSince(seen: number, signal?: AbortSignal): Promise<void>;
+  release(): void;
+}
+
+/** One subscriber connection per store, shared by every follower; one channel per followed log. */
+function createFollowerHub(connection: Pick<RedisConnection, 'duplicate'>) {
+  let subscriber: Redis | undefined;
+  const channels = new Map<string, { version: number; users: number; waiters: Set<() => void> }>();
+  const bump = (entry: { version: number; waiters: Set<() => void> }): void => {
+    entry.version += 1;
+    for (const wake of [...entry.waiters]) wake();
+  };
+  const connect = (): Redis => {
+    if (subscriber) return subscriber;
+    // Subscriptions wait for the connection (bounded by SUBSCRIBE_TIMEOUT_MS) and are renewed on reconnection.
+    const sub = connection.duplicate({ enableOfflineQueue: true, autoResubscribe: true });
+    sub.on('message', (channel: string) => {
+      const entry = channels.get(channel);
+      if (entry) bump(entry);
+    });
+    // After a reconnection (messages may have been missed), every follower re-reads.
+    sub.on('ready', () => {
+      for (const entry of channels.values()) bump(entry);
+    });
+    subscriber = sub;
+    return sub;
+  };
+
+  return {
+    async subscribe(channel: string): Promise<Subscription> {
+      const sub = connect();
+      let entry = channels.get(channel);
+      if (!entry) {
+        entry = { version: 0, users: 0, waiters: new Set() };
+        channels.set(channel, entry);
+      }
+      entry.users += 1;
+      const own = entry;
+      let released = false;
+      const release = (): void => {
+        if (released) return;
+        released = true;
+        own.users -= 1;
+        if (own.users === 0 && channels.get(channel) === own) {
+          channels.delete(channel);
+          void sub.unsubscribe(channel).catch(() => undefined);
+        }
+      };
+      let timer: NodeJS.Timeout | undefined;
+      try {
+        await Promise.race([
+          sub.subscribe(channel),
+          new Promise((_, reject) => {
+            timer = setTimeout(() => reject(new Error('subscription timed out')), SUBSCRIBE_TIMEOUT_MS);
+          }),
+        ]);
+      } catch (err) {
+        release();
+        throw err;
+      } finally {
+        clearTimeout(timer);
+      }
+      return {
+        version: () => own.version,
+        changeSince: async (seen, signal) => {
+          if (own.version !== seen || signal?.aborted) return;
+          await new Promise<void>((resolve) => {
+            const wake = (): void => {
+              own.waiters.delete(wake);
+              signal?.removeEventListener('abort', wake);
+              resolve();
+            };
+            own.waiters.add(wake);
+            signal?.addEventListener('abort', wake, { once: true });
+          });
+        },
+        release,
+      };
+    },
+    async close(): Promise<void> {
+      subscriber?.disconnect();
+      subscriber = undefined;
+    },
+  };
+}
