@@ -357,16 +357,15 @@ test('an invalid value in a lower source that a higher one overrides is not an e
   t.notThrows(() => loadConfig({ argv: ['--port', '9000'], env: { ...baseEnv, PORT: 'abc' } }));
 });
 
-for (const [title, source] of [
-  ['an http URL', { argv: ['--redis-url', 'http://:pw-CANARY-1@redis.example:6379'] }],
-  ['a URL without host', { env: { REDIS_URL: 'redis://:pw-CANARY-1@' } }],
-  ['a non-numeric database', { env: { REDIS_URL: 'redis://:pw-CANARY-1@redis.example/cache' } }],
-  ['not a URL', { env: { REDIS_URL: 'pw-CANARY-1' } }],
-] as const) {
-  test(`Redis URL: ${title} is refused at startup without echoing the password`, (t) => {
-    const argv = 'argv' in source ? [...source.argv] : [];
-    const env = 'env' in source ? source.env : {};
-    const problems = problemsOf(argv, env);
+const REDIS_URL_CASES: readonly { title: string; argv?: string[]; env?: Record<string, string> }[] = [
+  { title: 'an http URL', argv: ['--redis-url', 'http://:pw-CANARY-1@redis.example:6379'] },
+  { title: 'a URL without host', env: { REDIS_URL: 'redis://:pw-CANARY-1@' } },
+  { title: 'a non-numeric database', env: { REDIS_URL: 'redis://:pw-CANARY-1@redis.example/cache' } },
+  { title: 'not a URL', env: { REDIS_URL: 'pw-CANARY-1' } },
+];
+for (const c of REDIS_URL_CASES) {
+  test(`Redis URL: ${c.title} is refused at startup without echoing the password`, (t) => {
+    const problems = problemsOf(c.argv ?? [], c.env ?? {});
     t.is(problems.length, 1);
     t.regex(problems[0] ?? '', /(--redis-url|REDIS_URL): must be a redis:\/\/ or rediss:\/\/ URL/);
     t.false(problems.join('\n').includes('CANARY'));
