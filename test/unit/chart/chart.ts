@@ -57,24 +57,6 @@ export function valuesFiles(kind: 'valid' | 'invalid'): ValuesFile[] {
     });
 }
 
-/** What templates/_helpers.tpl `ibs.settings` renders into the settings file (empty strings = unset). */
-export function renderSettings(values: Values): Values {
-  const build = Object.fromEntries(
-    Object.entries(values.build as Values).filter(([, v]) => !(typeof v === 'string' && v === '')),
-  );
-  const settings: Values = {
-    service: values.service,
-    sshHostKeyPolicy: values.sshHostKeyPolicy,
-    insecureRegistries: values.insecureRegistries,
-    git: values.git,
-    build,
-    logs: values.logs,
-  };
-  const endpoint = (values.builder as Values).endpoint;
-  if (typeof endpoint === 'string' && endpoint !== '') settings.builder = { endpoint };
-  return settings;
-}
-
 /** Follows a local `$ref` (`#/definitions/x`), also inside `items`. */
 export function deref(root: JsonSchema, node: JsonSchema): JsonSchema {
   let out = node;

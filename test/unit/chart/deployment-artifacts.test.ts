@@ -5,7 +5,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { OPTIONS } from '../../../src/config/options.js';
-import { readChartFile } from './chart.js';
+import { render } from './helm.js';
+import { container } from './pod.js';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');
 const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
@@ -17,13 +18,12 @@ const service = compose.services['image-build-service'] ?? {};
 const dockerfileEnv = (name: string): string | undefined =>
   new RegExp(`^\\s+${name}=(\\S+)`, 'm').exec(dockerfile)?.[1];
 
-test('one builder state directory everywhere (Dockerfile ENV, chart, compose volume)', (t) => {
+test('one builder state directory everywhere (Dockerfile ENV, chart, compose volume)', async (t) => {
   const dir = dockerfileEnv('DOCKER_CONFIG');
   t.is(dir, '/var/lib/builder-state');
-  t.regex(
-    readChartFile('templates/deployment.yaml'),
-    new RegExp(`name: DOCKER_CONFIG\\n\\s+value: ${dir}\\n`),
-  );
+  const pod = container(await render());
+  t.is(pod.env.find((e) => e.name === 'DOCKER_CONFIG')?.value, dir);
+  t.true(pod.volumeMounts.some((m) => m.mountPath === dir && m.name === 'builder-state'));
   t.true((service.volumes as string[]).includes(`builder-state:${dir}`));
 });
 

@@ -4,7 +4,9 @@
 import test from 'ava';
 import { OPTIONS, type OptionName } from '../../../src/config/options.js';
 import { valueSchema } from '../../../src/config/schema.js';
-import { readChartFile, schemaAt, schemaLeaves, valuesSchema, type JsonSchema } from './chart.js';
+import { schemaAt, schemaLeaves, valuesFiles, valuesSchema, type JsonSchema } from './chart.js';
+import { render, valuesPath } from './helm.js';
+import { container } from './pod.js';
 
 /** Where the chart takes each option from: a values path, or the chart itself (with why). */
 const CHART_SOURCE: Record<OptionName, { values: string[] } | { chart: string }> = {
@@ -111,13 +113,11 @@ test('each mapped value is at least as strict as the service check', (t) => {
   }
 });
 
-test('the deployment sets only environment variables the service or its tools read', (t) => {
-  const deployment = readChartFile('templates/deployment.yaml');
-  const envBlock = deployment.slice(deployment.indexOf('env:'), deployment.indexOf('startupProbe:'));
-  const names = [...envBlock.matchAll(/- name: ([A-Z_]+)/g)].map((m) => m[1]);
-  const optionEnv = new Set(OPTIONS.map((o) => o.env));
-  const processEnv = new Set(['DOCKER_CONFIG', 'HOME', 'TMPDIR', 'OTEL_EXPORTER_OTLP_ENDPOINT']);
-  for (const name of names) t.true(optionEnv.has(name ?? '') || processEnv.has(name ?? ''), `${name}`);
+test('across the valid values files, the pod gets every variable that points the service at its files', async (t) => {
+  const cases = [[], ...valuesFiles('valid').map((f) => [valuesPath('valid', f.name)])];
+  const names = new Set<string>();
+  for (const files of cases) for (const e of container(await render(files)).env) names.add(e.name);
+  // Each is an option of the service or a variable its tools read (checked per file in rendered.test.ts).
   for (const required of [
     'SERVICE_NAME',
     'DEPLOYMENT_ENVIRONMENT',
@@ -126,10 +126,9 @@ test('the deployment sets only environment variables the service or its tools re
     'REGISTRY_MAPPING_CONFIG_PATH',
     'ERROR_TRACKING_DSN',
     'DOCKER_CONFIG',
+    'BUILDER_NAME',
+    'OTEL_EXPORTER_OTLP_ENDPOINT',
   ]) {
-    t.true(names.includes(required), required);
+    t.true(names.has(required), required);
   }
-  // SERVICE_NAME unconditionally; DEPLOYMENT_ENVIRONMENT only for a non-empty `environment` (rule 10).
-  t.regex(envBlock, /env:\n\s+- name: SERVICE_CONFIG_PATH\n.*\n\s+- name: SERVICE_NAME\n/);
-  t.regex(envBlock, /\{\{- with \.Values\.environment \}\}\n\s+- name: DEPLOYMENT_ENVIRONMENT/);
 });

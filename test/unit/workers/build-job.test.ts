@@ -6,7 +6,6 @@
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test, { type ExecutionContext } from 'ava';
@@ -22,6 +21,7 @@ import { RemoteBuilder } from '../../../workers/builder/remote-builder.js';
 import { planBuild } from '../../../workers/plan.js';
 import { createBuildQueue } from '../../../workers/queue.js';
 import { testConfig } from '../../helpers/app.js';
+import { freePort, tcpOpen } from '../../stack/proc.js';
 
 const FAKE_CLI = `
 const fs = require('node:fs');
@@ -31,25 +31,8 @@ if (process.env.FAKE_MODE === 'fail') { console.error('fake failure'); process.e
 if (process.env.FAKE_MODE === 'hang') { console.log('hanging'); setInterval(() => {}, 1000); }
 `;
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
 async function waitForPort(port: number): Promise<void> {
-  for (let i = 0; i < 200; i += 1) {
-    const open = await new Promise<boolean>((resolve) => {
-      const socket = createServer().listen(port, '127.0.0.1');
-      socket.once('listening', () => socket.close(() => resolve(false)));
-      socket.once('error', () => resolve(true));
-    });
-    if (open) return;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error(`git daemon did not listen on ${port}`);
+  for (let i = 0; i < 400 && !(await tcpOpen(port)); i += 1) await new Promise((r) => setTimeout(r, 25));
 }
 
 interface Harness {

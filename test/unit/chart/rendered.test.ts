@@ -1,0 +1,258 @@
+// The chart as the real Helm renders it, for the default values and every valid values file: the
+// parsed objects carry what the contract fixes (uid/gid 2000, read-only root, no API token, sized
+// scratch volumes, probes, checksums), and the service's own loader accepts the configuration files
+// and environment the pod would see.
+import test from 'ava';
+import { createHash } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import { OPTIONS } from '../../../src/config/options.js';
+import { loadConfig } from '../../../src/config/load.js';
+import { parse } from 'yaml';
+import { defaultValues, mergeValues, readChartFile, valuesFiles, type Values } from './chart.js';
+import { render, valuesPath, type Rendered } from './helm.js';
+import { container, deploymentSpec, podView, type ExternalSecrets } from './pod.js';
+
+interface Case {
+  name: string;
+  files: string[];
+  values: Values;
+}
+const cases: Case[] = [
+  { name: 'defaults', files: [], values: defaultValues() },
+  ...valuesFiles('valid').map((f) => ({
+    name: f.name,
+    files: [valuesPath('valid', f.name)],
+    values: mergeValues(defaultValues(), f.values),
+  })),
+];
+
+/** The image tag when `image.tag` is empty. */
+const APP_VERSION = (parse(readChartFile('Chart.yaml')) as { appVersion: string }).appVersion;
+
+const renders = new Map<string, Promise<Rendered>>();
+const rendered = (c: Case): Promise<Rendered> => {
+  let r = renders.get(c.name);
+  if (r === undefined) {
+    r = render(c.files);
+    renders.set(c.name, r);
+  }
+  return r;
+};
+
+/** The value at a dotted path of merged values (typed by the caller, who knows the schema). */
+const at = <T = unknown>(values: Values, path: string): T =>
+  path.split('.').reduce<unknown>((v, key) => (v as Values | undefined)?.[key], values) as T;
+
+const USER_GIT_CREDENTIALS = [{ host: 'git.example.org', kind: 'https', username: 'u', token: 't' }];
+const USER_DSN = 'https://key@errors.example.org/7';
+
+/** Stand-ins for the Secrets a user keeps outside the chart (`existingSecret`), under the keys the values name. */
+function userSecrets(values: Values): ExternalSecrets {
+  const secrets: ExternalSecrets = new Map();
+  const add = (section: string, content: string): void => {
+    const name = at(values, `${section}.existingSecret`) as string;
+    if (name !== '')
+      secrets.set(name, new Map([[at(values, `${section}.existingSecretKey`) as string, content]]));
+  };
+  add('gitCredentials', JSON.stringify(USER_GIT_CREDENTIALS));
+  add('registryAuth', JSON.stringify({ auths: {} }));
+  add('errorTracking', USER_DSN);
+  return secrets;
+}
+
+/** Variables the service reads (the option table) or that its tools and SDKs read. */
+const KNOWN_ENV = new Set([
+  ...OPTIONS.map((o) => o.env),
+  'DOCKER_CONFIG',
+  'HOME',
+  'TMPDIR',
+  'OTEL_EXPORTER_OTLP_ENDPOINT',
+]);
+
+for (const c of cases) {
+  test(`${c.name}: the pod runs as 2000:2000, read-only, without capabilities or an API token`, async (t) => {
+    const r = await rendered(c);
+    const pod = deploymentSpec(r).template.spec;
+    t.false(pod.automountServiceAccountToken);
+    t.like(pod.securityContext, {
+      runAsNonRoot: true,
+      runAsUser: 2000,
+      runAsGroup: 2000,
+      fsGroup: 2000,
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
+    t.deepEqual(container(r).securityContext, {
+      runAsNonRoot: true,
+      runAsUser: 2000,
+      runAsGroup: 2000,
+      readOnlyRootFilesystem: true,
+      allowPrivilegeEscalation: false,
+      capabilities: { drop: ['ALL'] },
+    });
+  });
+
+  test(`${c.name}: replicas, grace period, image and resources come from the values`, async (t) => {
+    const r = await rendered(c);
+    const spec = deploymentSpec(r);
+    t.is(spec.replicas, at<number>(c.values, 'replicas'));
+    t.is(
+      spec.template.spec.terminationGracePeriodSeconds,
+      at<number>(c.values, 'terminationGracePeriodSeconds'),
+    );
+    const tag = (at(c.values, 'image.tag') as string) || APP_VERSION;
+    t.is(container(r).image, `${at(c.values, 'image.repository') as string}:${tag}`);
+    t.deepEqual(container(r).resources, at(c.values, 'resources'));
+  });
+
+  test(`${c.name}: scratch at /tmp and the builder state dir are emptyDirs with the size limits of the values`, async (t) => {
+    const r = await rendered(c);
+    const volumes = deploymentSpec(r).template.spec.volumes;
+    const mounts = container(r).volumeMounts;
+    t.deepEqual(volumes.find((v) => v.name === 'scratch')?.emptyDir, {
+      sizeLimit: at<string>(c.values, 'scratch.sizeLimit'),
+    });
+    t.deepEqual(volumes.find((v) => v.name === 'builder-state')?.emptyDir, {
+      sizeLimit: at<string>(c.values, 'builderState.sizeLimit'),
+    });
+    t.deepEqual(
+      mounts.find((m) => m.mountPath === '/tmp'),
+      { name: 'scratch', mountPath: '/tmp' },
+    );
+    t.is(mounts.find((m) => m.mountPath === '/var/lib/builder-state')?.name, 'builder-state');
+    // Every other mount is read-only configuration; secrets are not world-readable.
+    for (const m of mounts.filter((m) => m.name !== 'scratch' && m.name !== 'builder-state')) {
+      t.true(m.readOnly, m.name);
+    }
+    for (const v of volumes.filter((v) => v.secret !== undefined)) t.is(v.secret?.defaultMode, 0o440, v.name);
+    t.deepEqual(mounts.map((m) => m.name).sort(), volumes.map((v) => v.name).sort());
+  });
+
+  test(`${c.name}: the environment names only variables the service or its tools read`, async (t) => {
+    const env = container(await rendered(c)).env;
+    const names = env.map((e) => e.name);
+    for (const name of names) t.true(KNOWN_ENV.has(name), name);
+    t.is(new Set(names).size, names.length, 'no variable twice');
+    const value = (name: string): string | undefined => env.find((e) => e.name === name)?.value;
+    t.is(value('SERVICE_NAME'), at<string>(c.values, 'serviceName'));
+    t.is(value('BUILDER_NAME'), at<string>(c.values, 'builderName'));
+    t.is(value('DOCKER_CONFIG'), '/var/lib/builder-state');
+    t.is(value('HOME'), '/tmp');
+    // DEPLOYMENT_ENVIRONMENT only for a non-empty `environment` (contract rule 10).
+    const environment = at(c.values, 'environment') as string;
+    t.is(value('DEPLOYMENT_ENVIRONMENT'), environment === '' ? undefined : environment);
+    t.is(
+      names.includes('ERROR_TRACKING_DSN'),
+      Boolean(at(c.values, 'errorTracking.dsn') || at(c.values, 'errorTracking.existingSecret')),
+    );
+  });
+
+  test(`${c.name}: the probes ask the health routes on the service port`, async (t) => {
+    const cont = container(await rendered(c));
+    t.deepEqual(cont.ports, [
+      { name: 'http', containerPort: at<number>(c.values, 'service.port'), protocol: 'TCP' },
+    ]);
+    t.deepEqual(cont.startupProbe.httpGet, { path: '/health/startup', port: 'http' });
+    t.deepEqual(cont.livenessProbe.httpGet, { path: '/health/live', port: 'http' });
+    t.deepEqual(cont.readinessProbe.httpGet, { path: '/health/ready', port: 'http' });
+  });
+
+  test(`${c.name}: a checksum annotation tracks each configuration object, so a change rolls the pod`, async (t) => {
+    const r = await rendered(c);
+    const annotations = deploymentSpec(r).template.metadata.annotations;
+    const checksums = Object.entries(annotations).filter(([k]) => k.startsWith('checksum/'));
+    t.is(checksums.length, 5);
+    const sha = (text: string): string => createHash('sha256').update(text).digest('hex');
+    const sourceOf = (name: string): string | undefined =>
+      r.documents.find((d) => d.source.endsWith(`-${name}.yaml`))?.text;
+    // The hash of the object's rendered text, or of the empty template's lone newline when off.
+    for (const [key, value] of checksums)
+      t.is(value, sha(sourceOf(key.slice('checksum/'.length)) ?? '\n'), key);
+    // Every ConfigMap and Secret of the chart that the pod mounts or reads has its checksum.
+    const used = new Set([
+      ...deploymentSpec(r).template.spec.volumes.map((v) => v.secret?.secretName ?? v.configMap?.name),
+      ...container(r).env.map((e) => e.valueFrom?.secretKeyRef.name),
+    ]);
+    const usedDocs = r.documents.filter((d) => used.has(d.object.metadata.name));
+    t.true(usedDocs.some((d) => d.source === 'templates/configmap-settings.yaml'));
+    for (const d of usedDocs) {
+      const name = /^templates\/(?:configmap|secret)-(.+)\.yaml$/.exec(d.source)?.[1];
+      t.truthy(name && annotations[`checksum/${name}`], d.source);
+    }
+  });
+
+  test(`${c.name}: the service's own loader accepts the files and environment the pod sees`, async (t) => {
+    const r = await rendered(c);
+    const view = podView(r, userSecrets(c.values));
+    t.teardown(() => rmSync(view.root, { recursive: true, force: true }));
+    const config = loadConfig({ argv: [], env: view.env });
+    t.is(config.builderEndpoint, (at(c.values, 'builder.endpoint') as string) || undefined);
+    t.is(config.port, at<number>(c.values, 'service.port'));
+    t.is(config.serviceName, at<string>(c.values, 'serviceName'));
+    t.is(config.environment, (at(c.values, 'environment') as string) || 'development');
+    t.is(config.build.maxConcurrent, at<number>(c.values, 'build.maxConcurrent'));
+    t.is(config.build.fallbackImage, (at(c.values, 'build.fallbackImage') as string) || undefined);
+    t.is(config.commandLogRetention, at<number>(c.values, 'logs.retention'));
+    t.is(config.shutdownGraceSeconds, at<number>(c.values, 'service.shutdownGraceSeconds'));
+    const gitEntries = at(c.values, 'gitCredentials.existingSecret')
+      ? USER_GIT_CREDENTIALS
+      : (at(c.values, 'gitCredentials.entries') as unknown[]);
+    t.deepEqual(
+      config.gitCredentials.map((g) => g.host),
+      gitEntries.map((g) => (g as { host: string }).host),
+    );
+    t.deepEqual(config.registryMappingRules, at(c.values, 'registryMapping.rules'));
+    const dsn = at(c.values, 'errorTracking.existingSecret') ? USER_DSN : at(c.values, 'errorTracking.dsn');
+    t.is(config.errorTrackingDsn, (dsn as string) || undefined);
+  });
+
+  test(`${c.name}: the Service selects the pod; monitoring objects exist exactly when enabled`, async (t) => {
+    const r = await rendered(c);
+    const spec = deploymentSpec(r);
+    const service = r.one('Service');
+    const svcSpec = service.spec as {
+      selector: Record<string, string>;
+      ports: { name: string; targetPort: string }[];
+    };
+    t.like(spec.template.metadata.labels, svcSpec.selector);
+    t.deepEqual(spec.selector.matchLabels, svcSpec.selector);
+    t.deepEqual(
+      svcSpec.ports.map((p) => [p.name, p.targetPort]),
+      [['http', 'http']],
+    );
+
+    const monitor = r.find('ServiceMonitor');
+    t.is(monitor !== undefined, at<boolean>(c.values, 'metrics.serviceMonitor.enabled'));
+    if (monitor !== undefined) {
+      const m = monitor.spec as {
+        selector: { matchLabels: Record<string, string> };
+        endpoints: { port: string; path: string; interval: string }[];
+      };
+      t.like(service.metadata.labels, m.selector.matchLabels);
+      t.deepEqual(m.endpoints, [
+        { port: 'http', path: '/metrics', interval: at<string>(c.values, 'metrics.serviceMonitor.interval') },
+      ]);
+      t.like(monitor.metadata.labels, at(c.values, 'metrics.serviceMonitor.labels') as object);
+    }
+    const rule = r.find('PrometheusRule');
+    t.is(rule !== undefined, at<boolean>(c.values, 'metrics.prometheusRule.enabled'));
+    if (rule !== undefined)
+      t.like(rule.metadata.labels, at(c.values, 'metrics.prometheusRule.labels') as object);
+    const dashboard = r.find('ConfigMap', '-grafana-dashboard');
+    t.is(dashboard !== undefined, at<boolean>(c.values, 'metrics.grafanaDashboard.enabled'));
+  });
+}
+
+test('a shutdown grace not below the termination grace is refused when rendering', async (t) => {
+  const error = await t.throwsAsync(render([], { terminationGracePeriodSeconds: 290 }));
+  t.regex(
+    error?.message ?? '',
+    /service\.shutdownGraceSeconds must be lower than terminationGracePeriodSeconds/,
+  );
+});
+
+test('changing one setting changes only the settings checksum', async (t) => {
+  const before = deploymentSpec(await render()).template.metadata.annotations;
+  const after = deploymentSpec(await render([], { 'build.maxConcurrent': 7 })).template.metadata.annotations;
+  const changed = Object.keys(before).filter((k) => before[k] !== after[k]);
+  t.deepEqual(changed, ['checksum/settings']);
+});
