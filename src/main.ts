@@ -13,15 +13,12 @@ import type { Config } from './config/types.js';
 import { packageVersion } from './config/version.js';
 import type { AppContext } from './context.js';
 import { ProcessGroups } from './exec/process-groups.js';
-import { createRedisLogStore } from './logs/redis-store.js';
-import { createLogStore } from './logs/store.js';
-import type { LogStore } from './logs/types.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import { Metrics } from './observability/metrics.js';
 import { createErrorTracker } from './observability/sentry.js';
 import { startTracing } from './observability/tracing.js';
-import { createRedisConnection } from './redis/connection.js';
 import { redisEndpoint } from './config/redis-url.js';
+import { createStores } from './stores.js';
 import { createShutdown, DEFAULT_SHUTDOWN_GRACE_SECONDS } from './shutdown.js';
 
 /** Exit code of a configuration error (before any port is bound). */
@@ -68,20 +65,16 @@ async function main(): Promise<void> {
     await flush();
   });
 
-  // Redis mode: the shared store; unset: embedded mode (logs in this instance's scratch space).
-  const redis = config.redisUrl === undefined ? undefined : createRedisConnection(config.redisUrl, logger);
-  const logStore: LogStore =
-    redis === undefined
-      ? await createLogStore(config)
-      : createRedisLogStore({ config, connection: redis, logger });
+  // Redis mode (redisUrl set): stores shared by every replica; else embedded (this instance only).
+  const stores = await createStores(config, logger);
 
   const abort = new AbortController();
   const ctx: AppContext = {
     config,
     logger,
     metrics: new Metrics(),
-    logStore,
-    ...(redis === undefined ? {} : { sharedStoreProbe: () => redis.probe() }),
+    logStore: stores.logStore,
+    ...(stores.sharedStoreProbe === undefined ? {} : { sharedStoreProbe: stores.sharedStoreProbe }),
     errorTracker,
     processGroups: new ProcessGroups().killOnExit(process),
     shutdownSignal: abort.signal,
