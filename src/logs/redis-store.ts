@@ -3,7 +3,8 @@
  * survive a replica restart, and retention holds across replicas. Only masked text is sent
  * (masking happens here, before anything leaves the process).
  *
- * Keys (prefix `ibs:`): `log:<id>` the text (APPENDed, one command per batch of whole lines),
+ * Keys (prefix `ibs:`): `log:<id>` the text as a list of pieces (one RPUSH per batch of whole
+ * lines: O(1), where APPEND to one growing string copies it again and again),
  * `log:<id>:meta` a hash {kind, state: open|closed}, `logs:<kind>` a sorted set of closed logs
  * scored by close time. Channel `log:<id>` announces appends, the close and the deletion to
  * followers (pub/sub: no polling). Every multi-key step is one Lua script (atomic): append only
@@ -27,11 +28,12 @@ export const LOG_SIZE_CAP_BYTES = 50 * 1024 * 1024;
 export const TRUNCATED_MARKER = '\n[image-build-service: log truncated at 50 MiB; further output dropped]\n';
 /** An open log (its writer died with its replica) expires after this long without output. */
 export const OPEN_LOG_IDLE_TTL_MS = 24 * 3600 * 1000;
-/** One APPEND carries at most this much (Redis runs one command at a time). */
-const APPEND_BATCH_CHARS = 4 * 1024 * 1024;
+/** One piece carries at most this much (Redis runs one command at a time). */
+const APPEND_BATCH_CHARS = 1024 * 1024;
 /** After close, unsent output is retried this long while Redis is unreachable, then dropped (logged). */
 const CLOSE_FLUSH_DEADLINE_MS = 10_000;
-const FOLLOW_CHUNK_BYTES = 256 * 1024;
+/** Pieces a follower reads per round trip. */
+const FOLLOW_PIECES = 64;
 /** A follower's subscription not confirmed this long: the store is unavailable (503). */
 const SUBSCRIBE_TIMEOUT_MS = 3000;
 const RETRY_MIN_MS = 100;
@@ -46,7 +48,7 @@ const channelOf = textKey;
 /** KEYS: text, meta. ARGV: text, channel, idle ttl. Returns 0 when the log is no longer open (deleted). */
 const APPEND = redisScript(`
 if redis.call('HGET', KEYS[2], 'state') ~= 'open' then return 0 end
-redis.call('APPEND', KEYS[1], ARGV[1])
+redis.call('RPUSH', KEYS[1], ARGV[1])
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 redis.call('PEXPIRE', KEYS[2], ARGV[3])
 redis.call('PUBLISH', ARGV[2], 'a')
@@ -129,14 +131,14 @@ export function createRedisLogStore(deps: RedisLogStoreDeps): RedisLogStore {
   async function snapshot(id: string): Promise<RedisLogSnapshot> {
     checked(id);
     const [state, text] = await connection.call(async (client) => {
-      const replies = await client.multi().hget(metaKey(id), 'state').get(textKey(id)).exec();
+      const replies = await client.multi().hget(metaKey(id), 'state').lrange(textKey(id), 0, -1).exec();
       return (replies ?? []).map(([err, value]) => {
         if (err) throw err;
-        return value as string | null;
-      });
+        return value;
+      }) as [string | null, string[]];
     });
     if (state === null || state === undefined) throw logNotFound(id);
-    return { text: text ?? '', complete: state !== 'open' };
+    return { text: text.join(''), complete: state !== 'open' };
   }
 
   return {
@@ -188,25 +190,25 @@ export function createRedisLogStore(deps: RedisLogStoreDeps): RedisLogStore {
     subscription: Subscription,
     signal?: AbortSignal,
   ): AsyncGenerator<Uint8Array> {
-    let offset = 0;
+    let next = 0;
     try {
       while (!signal?.aborted) {
         // The version before reading: a change meanwhile makes the wait below return at once.
         const seen = subscription.version();
-        const [state, bytes] = await connection.call(async (client) => {
+        const [state, pieces] = await connection.call(async (client) => {
           const replies = await client
             .multi()
             .hget(metaKey(id), 'state')
-            .getrangeBuffer(textKey(id), offset, offset + FOLLOW_CHUNK_BYTES - 1)
+            .lrangeBuffer(textKey(id), next, next + FOLLOW_PIECES - 1)
             .exec();
           return (replies ?? []).map(([err, value]) => {
             if (err) throw err;
             return value;
-          }) as [string | null, Buffer];
+          }) as [string | null, Buffer[]];
         });
-        if (bytes.length > 0) {
-          offset += bytes.length;
-          yield bytes;
+        if (pieces.length > 0) {
+          next += pieces.length;
+          yield Buffer.concat(pieces);
           continue;
         }
         // Closed (complete) or deleted: nothing more will come.
@@ -221,7 +223,8 @@ export function createRedisLogStore(deps: RedisLogStoreDeps): RedisLogStore {
   function openWriter(log: { id: string; kind: LogKind; secrets: readonly string[] }): CommandLogWriter {
     const { id, kind } = log;
     const masker = createLineMasker(log.secrets);
-    let unsent = '';
+    /** Masked text not yet in Redis, in order (a queue: no copying of the backlog). */
+    const unsent: string[] = [];
     let acceptedBytes = 0;
     let truncated = false;
     /** The log was deleted while written: drop everything from now on. */
@@ -234,37 +237,47 @@ export function createRedisLogStore(deps: RedisLogStoreDeps): RedisLogStore {
       const bytes = Buffer.byteLength(text);
       if (acceptedBytes + bytes > sizeCap) {
         truncated = true;
-        unsent += TRUNCATED_MARKER;
+        unsent.push(TRUNCATED_MARKER);
       } else {
         acceptedBytes += bytes;
-        unsent += text;
+        unsent.push(text);
       }
       flushing ??= flush().finally(() => {
         flushing = undefined;
       });
     };
 
-    /** Sends what is unsent, one APPEND at a time (what arrives meanwhile goes in the next batch). */
+    /** Sends what is unsent, one piece at a time (what arrives meanwhile goes in the next batch). */
     async function flush(): Promise<void> {
       let delay = RETRY_MIN_MS;
-      while (unsent !== '' && !gone) {
-        const piece = unsent.slice(0, APPEND_BATCH_CHARS);
+      while (unsent.length > 0 && !gone) {
+        // Whole queued texts up to the batch size (at least one).
+        let count = 0;
+        let chars = 0;
+        while (
+          count < unsent.length &&
+          (count === 0 || chars + (unsent[count]?.length ?? 0) <= APPEND_BATCH_CHARS)
+        ) {
+          chars += unsent[count]?.length ?? 0;
+          count += 1;
+        }
+        const piece = unsent.slice(0, count).join('');
         try {
           const appended = await APPEND.run(
             connection.client,
             [textKey(id), metaKey(id)],
             [piece, channelOf(id), OPEN_LOG_IDLE_TTL_MS],
           );
-          unsent = unsent.slice(piece.length);
+          unsent.splice(0, count);
           if (appended === 0) gone = true;
           delay = RETRY_MIN_MS;
         } catch (err) {
           if (Date.now() >= giveUpAt) {
             logger.warn(
-              { logId: id, droppedChars: unsent.length, problem: (err as Error).message },
+              { logId: id, droppedPieces: unsent.length, problem: (err as Error).message },
               'command log output lost: the shared store (Redis) stayed unreachable',
             );
-            unsent = '';
+            unsent.length = 0;
             return;
           }
           await wait(delay);

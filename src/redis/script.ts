@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 
 export interface RedisScript {
-  run(client: Redis, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown>;
+  run(client: Redis, keys: readonly string[], args: readonly (string | number | Buffer)[]): Promise<unknown>;
 }
 
 export function redisScript(source: string): RedisScript {
