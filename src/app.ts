@@ -1,6 +1,6 @@
 import Koa from 'koa';
 import type { AppContext } from './context.js';
-import { badRequest, internal, isServiceError, notFound, type ServiceError } from './errors.js';
+import { internal, isServiceError, notFound, type ServiceError, unreadableRequest } from './errors.js';
 import { createBuildRouter, type BuildRouterOptions } from './http/build-router.js';
 import { bodyError } from './http/json-body.js';
 import { createLogsRouter } from './http/logs-router.js';
@@ -16,7 +16,7 @@ function toServiceError(err: unknown): ServiceError {
   const e = err as { status?: unknown; message?: unknown };
   if (typeof e.status === 'number' && e.status >= 400 && e.status < 500) {
     // Other framework client errors (unsupported charset, aborted request...) stay client errors.
-    return badRequest(typeof e.message === 'string' ? e.message : 'bad request');
+    return unreadableRequest(typeof e.message === 'string' ? e.message : 'bad request');
   }
   return internal(err);
 }
@@ -44,15 +44,19 @@ export function createApp(ctx: AppContext, options: AppOptions = {}): Koa {
       koaCtx.status = error.status;
       koaCtx.body = error.toBody();
       for (const [name, value] of Object.entries(error.details.headers ?? {})) koaCtx.set(name, value);
-      if (error.status >= 500 && error.code !== 'COMMAND_FAILED' && error.code !== 'REGISTRY_FAILED') {
+      // A failed command or registry is the outside world's doing; anything else is ours to look at.
+      if (error.status >= 500 && error.code !== 'COMMAND_FAILED' && error.status !== 502) {
         ctx.logger.error({ err: error.cause ?? error, path: koaCtx.path }, 'request failed');
       }
       if (error.status >= 500) {
-        ctx.errorTracker.captureException(error.code === 'INTERNAL' ? (error.cause ?? error) : error, {
-          code: error.code,
-          method: koaCtx.method,
-          route: koaCtx.path,
-        });
+        ctx.errorTracker.captureException(
+          error.code === 'INTERNAL' || error.code === 'STEP_FAILED' ? (error.cause ?? error) : error,
+          {
+            code: error.code,
+            method: koaCtx.method,
+            route: koaCtx.path,
+          },
+        );
       }
     } finally {
       ctx.logger.info(

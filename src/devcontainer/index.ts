@@ -3,7 +3,12 @@
  * the label parsed into entries, merged the way the Dev Containers CLI merges it, plus
  * lifecycle scripts, VS Code customizations and warnings. Pure: no I/O.
  */
-import { ServiceError } from '../errors.js';
+import {
+  metadataLabelEmpty,
+  metadataLabelMissing,
+  metadataLabelNotEntries,
+  metadataLabelNotJson,
+} from '../errors.js';
 import { type Entry, isPlainObject } from './entries.js';
 import { fieldTypeWarnings } from './field-types.js';
 import { type LifecycleScripts, lifecycleScripts } from './lifecycle-scripts.js';
@@ -22,30 +27,28 @@ export interface DevcontainerView {
   metadata: Record<string, unknown>[];
 }
 
-const noMetadata = (why: string): ServiceError => new ServiceError('NO_METADATA', why);
-
 /**
  * The entries of a `devcontainer.metadata` label: a JSON array of entries, or a single object.
- * Throws ServiceError NO_METADATA (422) when the label is absent, not JSON, not an array or
+ * Throws a METADATA_LABEL_* ServiceError (422) when the label is absent, not JSON, not an array or
  * object, or holds no non-empty object entry. Array items that are not objects are passed on;
  * describeDevcontainer skips them with a warning.
  */
 export function parseMetadataLabel(label: string | undefined | null): Record<string, unknown>[] {
   if (label === undefined || label === null) {
-    throw noMetadata(`the image has no ${METADATA_LABEL} label`);
+    throw metadataLabelMissing();
   }
   let parsed: unknown;
   try {
     parsed = JSON.parse(label);
   } catch {
-    throw noMetadata(`the ${METADATA_LABEL} label is not valid JSON`);
+    throw metadataLabelNotJson();
   }
   const entries = Array.isArray(parsed) ? parsed : isPlainObject(parsed) ? [parsed] : undefined;
   if (!entries) {
-    throw noMetadata(`the ${METADATA_LABEL} label is neither a JSON array nor a JSON object`);
+    throw metadataLabelNotEntries();
   }
   if (!entries.some((e) => isPlainObject(e) && Object.keys(e).length > 0)) {
-    throw noMetadata(`the ${METADATA_LABEL} label holds no metadata entry`);
+    throw metadataLabelEmpty();
   }
   return entries as Record<string, unknown>[];
 }

@@ -1,10 +1,27 @@
-/** Turns a failed command into the contract's 500 (`<command> <args...> exited with code <n>` + logId). */
-import { commandFailed, type ServiceError } from '../errors.js';
+/**
+ * Every failure of a step (clone, build) that happens once the step's command log is open is
+ * answered with that log's id: a failed command as the contract's 500
+ * (`<command> <args...> exited with code <n>`), anything else as a 500 naming the step, its
+ * reason written as the log's last line.
+ */
+import { commandFailed, isServiceError, stepFailed, withLogId, type ServiceError } from '../errors.js';
+import type { CommandLogWriter } from '../logs/types.js';
 import { CommandFailure, describeOutcome } from './run.js';
 
-/** Rethrows `err` as COMMAND_FAILED with `logId` when it is a CommandFailure; anything else unchanged. */
-export function asCommandFailed(err: unknown, logId: string): ServiceError | unknown {
+/** What to throw for `err`, raised inside `step` while `log` was open. Client errors (4xx) pass unchanged. */
+export function stepFailure(
+  err: unknown,
+  step: string,
+  log: Pick<CommandLogWriter, 'id' | 'write'>,
+): unknown {
   if (err instanceof CommandFailure)
-    return commandFailed(err.commandLine, describeOutcome(err.result), logId);
-  return err;
+    return commandFailed(err.commandLine, describeOutcome(err.result), log.id);
+  if (isServiceError(err)) {
+    if (err.status < 500 || err.details.logId !== undefined) return err;
+    log.write(`\n# ${err.message}\n`);
+    return withLogId(err, log.id);
+  }
+  const reason: ServiceError = stepFailed(step, log.id, err);
+  log.write(`\n# ${reason.message}: ${err instanceof Error ? err.message : String(err)}\n`);
+  return reason;
 }

@@ -3,7 +3,7 @@ import type { Context } from 'koa';
 import { findRegistryAuth, type RegistryCredentials } from '../config/docker-auth.js';
 import type { AppContext } from '../context.js';
 import { describeDevcontainer, METADATA_LABEL, parseMetadataLabel } from '../devcontainer/index.js';
-import { invalidQuery, isServiceError } from '../errors.js';
+import { isServiceError, registryHeadersUnpaired } from '../errors.js';
 import type {
   DevcontainerLookupResult,
   ImageCheckResult,
@@ -35,7 +35,7 @@ function credentialsFor(
   const password = value(PASSWORD_HEADER);
   if (username !== undefined && password !== undefined) return { username, password };
   if (username !== undefined || password !== undefined) {
-    throw invalidQuery('X-Registry-Username and X-Registry-Password must be given together');
+    throw registryHeadersUnpaired();
   }
   return (
     findRegistryAuth(ctx.config.registryAuth, ref.registry) ??
@@ -96,7 +96,7 @@ export function createRegistryRouter(ctx: AppContext): Router {
     } catch (err) {
       if (isServiceError(err)) {
         if (err.code === 'IMAGE_NOT_FOUND') result = 'absent';
-        else if (err.code === 'NO_METADATA' || err.code === 'PLATFORM_NOT_FOUND') result = 'no_metadata';
+        else if (err.status === 422) result = 'no_metadata';
       }
       throw err;
     } finally {

@@ -43,13 +43,6 @@ const ajv = new Ajv({ allErrors: true });
 const validateImage = ajv.compile(imageQuerySchema);
 const validateDevcontainer = ajv.compile(devcontainerQuerySchema);
 
-const RULES: Record<string, string> = {
-  registry: 'registry (required, non-empty string, host[:port])',
-  name: 'name (required, non-empty string)',
-  tag: 'tag (required, non-empty string)',
-  platform: `platform (optional, os/arch[/variant] matching ${PLATFORM_PARAM_PATTERN})`,
-};
-
 function fieldsOf(errors: ErrorObject[] | null | undefined): string[] {
   const fields = new Set<string>();
   for (const e of errors ?? []) {
@@ -63,8 +56,7 @@ function fieldsOf(errors: ErrorObject[] | null | undefined): string[] {
 }
 
 function fail(errors: ErrorObject[] | null | undefined): never {
-  const fields = fieldsOf(errors);
-  throw invalidQuery(`missing or invalid query parameters: ${fields.map((f) => RULES[f] ?? f).join('; ')}`);
+  throw invalidQuery(fieldsOf(errors));
 }
 
 export function parseImageQuery(query: unknown): ImageQuery {

@@ -14,7 +14,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Config } from '../config/types.js';
-import { invalidLogId, logNotFound } from '../errors.js';
+import { invalidLogId, logNotFound, storeUnavailable } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { RedisConnection } from '../redis/connection.js';
 import { redisScript } from '../redis/script.js';
@@ -380,7 +380,7 @@ function createFollowerHub(connection: Pick<RedisConnection, 'duplicate'>) {
         await Promise.race([
           sub.subscribe(channel),
           new Promise((_, reject) => {
-            timer = setTimeout(() => reject(new Error('subscription timed out')), SUBSCRIBE_TIMEOUT_MS);
+            timer = setTimeout(() => reject(storeUnavailable()), SUBSCRIBE_TIMEOUT_MS);
           }),
         ]);
       } catch (err) {

@@ -1,12 +1,22 @@
 /**
  * Registry HTTP API v2 client: requests with the right auth (Basic, or a Bearer token from the
  * challenge's realm, cached), manifests and blobs, immutable content cached by digest.
- * Every failure it throws is a ServiceError (REGISTRY_FAILED) without any credential in it.
+ * Every failure it throws is a 502 ServiceError without any credential in it.
  */
 import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { RegistryCredentials } from '../config/docker-auth.js';
-import { registryAnswered, registryUnreachable } from '../errors.js';
+import {
+  digestAlgorithmUnsupported,
+  digestMismatch,
+  registryAnswered,
+  registryUnreachable,
+  tokenMissing,
+  tokenNotJson,
+  tokenRealmInvalid,
+  tokenRealmSchemeRefused,
+  tokenRealmUnreachable,
+} from '../errors.js';
 import { withSpan } from '../observability/tracing.js';
 import {
   TokenCache,
@@ -195,10 +205,10 @@ export class RegistryClient {
     try {
       realm = new URL(key.realm);
     } catch {
-      throw registryUnreachable(ref.registry, 'invalid token realm in its challenge', ref.image);
+      throw tokenRealmInvalid(ref.registry, ref.image);
     }
     if (realm.protocol !== 'https:' && realm.protocol !== 'http:') {
-      throw registryUnreachable(ref.registry, `token realm scheme ${realm.protocol} refused`, ref.image);
+      throw tokenRealmSchemeRefused(ref.registry, realm.protocol, ref.image);
     }
     if (key.service) realm.searchParams.set('service', key.service);
     for (const scope of scopes) realm.searchParams.append('scope', scope);
@@ -217,7 +227,7 @@ export class RegistryClient {
     try {
       json = JSON.parse(res.body.toString('utf8'));
     } catch {
-      throw registryUnreachable(ref.registry, 'token realm answered invalid JSON', ref.image);
+      throw tokenNotJson(ref.registry, ref.image);
     }
     const doc = (typeof json === 'object' && json !== null ? json : {}) as Record<string, unknown>;
     const token =
@@ -226,7 +236,7 @@ export class RegistryClient {
         : typeof doc.access_token === 'string' && doc.access_token
           ? doc.access_token
           : undefined;
-    if (!token) throw registryUnreachable(ref.registry, 'token realm answered without a token', ref.image);
+    if (!token) throw tokenMissing(ref.registry, ref.image);
     this.tokens.set(key, token, tokenLifetimeMs(doc.expires_in));
     return token;
   }
@@ -262,8 +272,9 @@ export class RegistryClient {
       );
     } catch (err) {
       if (err instanceof TransportError) {
-        const where = options.span === 'registry.token' ? `token realm ${url.host}: ` : '';
-        throw registryUnreachable(call.ref.registry, where + err.reason, call.ref.image, err);
+        if (options.span === 'registry.token')
+          throw tokenRealmUnreachable(call.ref.registry, url.host, err.reason, call.ref.image, err);
+        throw registryUnreachable(call.ref.registry, err.reason, call.ref.image, err);
       }
       throw err;
     }
@@ -325,15 +336,11 @@ export class RegistryClient {
   private verify(call: RegistryCall, digest: string, body: Buffer): void {
     const [algorithm, hex] = digest.split(':');
     if ((algorithm !== 'sha256' && algorithm !== 'sha512') || !hex) {
-      throw registryUnreachable(
-        call.ref.registry,
-        `unsupported digest algorithm in ${digest}`,
-        call.ref.image,
-      );
+      throw digestAlgorithmUnsupported(call.ref.registry, digest, call.ref.image);
     }
     const actual = createHash(algorithm).update(body).digest('hex');
     if (actual !== hex) {
-      throw registryUnreachable(call.ref.registry, `content does not match digest ${digest}`, call.ref.image);
+      throw digestMismatch(call.ref.registry, digest, call.ref.image);
     }
   }
 }

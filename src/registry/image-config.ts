@@ -2,7 +2,14 @@
  * GET /devcontainer's registry part: tag -> (index -> platform manifest) -> config blob.
  * Manifests by digest and config blobs are cached, so a repeated lookup costs one round trip.
  */
-import { imageNotFound, platformNotFound, registryAnswered, registryUnreachable } from '../errors.js';
+import {
+  imageConfigInvalid,
+  imageNotFound,
+  manifestInvalid,
+  platformManifestMissing,
+  platformManifestUnsupported,
+  platformNotFound,
+} from '../errors.js';
 import { LIMITS, type RegistryCall, type RegistryClient } from './client.js';
 import { type Platform, parseImageConfig, parseManifest } from './manifest.js';
 import { formatPlatform, normalizePlatform, platformMatches, selectPlatform } from './platform.js';
@@ -27,7 +34,7 @@ export async function readImageConfig(
   const top = await client.getManifest(call, ref.tag);
   if (!top) throw imageNotFound(ref.image);
   let manifest = parseManifest(top.body, top.contentType);
-  if (!manifest) throw registryUnreachable(ref.registry, 'unsupported or invalid manifest', ref.image);
+  if (!manifest) throw manifestInvalid(ref.registry, ref.image);
   let digest = top.digest;
   const isIndex = manifest.kind === 'index';
   if (manifest.kind === 'index') {
@@ -35,15 +42,15 @@ export async function readImageConfig(
     if (!selection.found) throw platformNotFound(ref.image, formatPlatform(wanted), selection.available);
     digest = selection.descriptor.digest;
     const platformManifest = await client.getManifest(call, digest);
-    if (!platformManifest) throw registryAnswered(ref.registry, 404, `${ref.image} (${digest})`);
+    if (!platformManifest) throw platformManifestMissing(ref.registry, ref.image, digest);
     manifest = parseManifest(platformManifest.body, platformManifest.contentType);
     if (manifest?.kind !== 'image') {
-      throw registryUnreachable(ref.registry, `unsupported manifest ${digest}`, ref.image);
+      throw platformManifestUnsupported(ref.registry, digest, ref.image);
     }
   }
-  if (manifest.kind !== 'image') throw registryUnreachable(ref.registry, 'unsupported manifest', ref.image);
+  if (manifest.kind !== 'image') throw manifestInvalid(ref.registry, ref.image);
   const config = parseImageConfig(await client.getBlob(call, manifest.config.digest, LIMITS.configBytes));
-  if (!config) throw registryUnreachable(ref.registry, 'invalid image config', ref.image);
+  if (!config) throw imageConfigInvalid(ref.registry, ref.image);
   if (!isIndex && strictPlatform && config.platform && !platformMatches(config.platform, wanted)) {
     throw platformNotFound(ref.image, formatPlatform(wanted), [
       formatPlatform(normalizePlatform(config.platform)),

@@ -1,10 +1,16 @@
 /**
  * The registry/name/tag of GET/DELETE /image and GET /devcontainer: grammar checks and the
- * network location they resolve to. Pure: no I/O. Anything invalid throws INVALID_QUERY,
+ * network location they resolve to. Pure: no I/O. Anything invalid throws a 400 ServiceError,
  * before any network call.
  */
 import { authKeyHost } from '../config/docker-auth.js';
-import { invalidQuery } from '../errors.js';
+import {
+  invalidImageName,
+  invalidRegistry,
+  invalidTag,
+  registryHttpNotAllowed,
+  registrySchemeNotAllowed,
+} from '../errors.js';
 
 export interface ImageReference {
   /** The registry as the caller named it, without scheme (`127.0.0.1:5000`, `docker.io`). */
@@ -48,7 +54,7 @@ export interface ReferenceInput {
   tag: string;
 }
 
-/** Validates and resolves a registry/name/tag triple (throws INVALID_QUERY). */
+/** Validates and resolves a registry/name/tag triple (throws a 400 ServiceError). */
 export function parseReference(input: ReferenceInput, insecureRegistries: readonly string[]): ImageReference {
   let registry = input.registry.trim();
   let explicitScheme: 'https' | 'http' | undefined;
@@ -56,9 +62,7 @@ export function parseReference(input: ReferenceInput, insecureRegistries: readon
   if (scheme) {
     const s = (scheme[1] ?? '').toLowerCase();
     if (s !== 'https' && s !== 'http') {
-      throw invalidQuery(
-        `registry: scheme "${s}://" is not allowed (use host[:port] or https://host[:port])`,
-      );
+      throw registrySchemeNotAllowed(s);
     }
     explicitScheme = s;
     registry = registry.slice(scheme[0].length).replace(/\/+$/, '');
@@ -66,27 +70,23 @@ export function parseReference(input: ReferenceInput, insecureRegistries: readon
   const m = REGISTRY_RE.exec(registry);
   const port = m?.[1];
   if (!m || (port !== undefined && (Number(port) < 1 || Number(port) > 65535))) {
-    throw invalidQuery(`registry: ${JSON.stringify(input.registry)} is not a host[:port]`);
+    throw invalidRegistry(input.registry);
   }
   const lower = registry.toLowerCase();
   const host = DOCKER_HUB_ALIASES.has(lower) ? DOCKER_HUB_HOST : lower;
   const insecure =
     isInsecureRegistry(host, insecureRegistries) || isInsecureRegistry(lower, insecureRegistries);
   if (explicitScheme === 'http' && !insecure) {
-    throw invalidQuery(`registry: http:// is only allowed for a registry listed in insecureRegistries`);
+    throw registryHttpNotAllowed();
   }
   const resolvedScheme = explicitScheme ?? (insecure ? 'http' : 'https');
 
   const name = input.name;
   if (name.length > MAX_NAME_LENGTH || !NAME_RE.test(name)) {
-    throw invalidQuery(
-      `name: ${JSON.stringify(name)} is not a valid repository name (lowercase path components [a-z0-9] separated by ".", "_", "__", "-" and "/")`,
-    );
+    throw invalidImageName(name);
   }
   if (!TAG_RE.test(input.tag)) {
-    throw invalidQuery(
-      `tag: ${JSON.stringify(input.tag)} is not a valid tag ([A-Za-z0-9_][A-Za-z0-9._-], at most 128 characters)`,
-    );
+    throw invalidTag(input.tag);
   }
   const remoteName = host === DOCKER_HUB_HOST && !name.includes('/') ? `library/${name}` : name;
   return Object.freeze({

@@ -5,6 +5,7 @@
  */
 import http from 'node:http';
 import https from 'node:https';
+import { transportReason } from '../errors.js';
 
 export type TransportFailure = 'timeout' | 'too_large' | 'network' | 'redirect';
 
@@ -107,13 +108,16 @@ export class Transport {
       try {
         next = new URL(location, url);
       } catch {
-        throw new TransportError('redirect', `invalid redirect location`);
+        throw new TransportError('redirect', transportReason('REDIRECT_INVALID', {}));
       }
       if (next.protocol !== 'https:' && next.protocol !== 'http:') {
-        throw new TransportError('redirect', `redirect to a ${next.protocol} URL refused`);
+        throw new TransportError(
+          'redirect',
+          transportReason('REDIRECT_SCHEME_REFUSED', { protocol: next.protocol }),
+        );
       }
       if (url.protocol === 'https:' && next.protocol === 'http:') {
-        throw new TransportError('redirect', 'redirect from https to plain http refused');
+        throw new TransportError('redirect', transportReason('REDIRECT_DOWNGRADE_REFUSED', {}));
       }
       if (next.origin !== url.origin) {
         // Credentials belong to the origin that asked for them, never to where it points us.
@@ -210,7 +214,7 @@ export class Transport {
           finish(() => reject(new TransportError('network', networkReason(err), { cause: err }))),
         );
         res.on('aborted', () =>
-          finish(() => reject(new TransportError('network', 'connection closed before the response ended'))),
+          finish(() => reject(new TransportError('network', transportReason('CLOSED_EARLY', {})))),
         );
       });
       req.end();
@@ -225,29 +229,30 @@ class StaleSocketError extends Error {
 }
 
 const timeoutError = (ms: number): TransportError =>
-  new TransportError('timeout', `no answer within ${Math.round(ms / 1000)} s`);
+  new TransportError('timeout', transportReason('TIMEOUT', { seconds: Math.round(ms / 1000) }));
 
 const tooLarge = (max: number): TransportError =>
-  new TransportError('too_large', `response larger than ${max} bytes`);
+  new TransportError('too_large', transportReason('TOO_LARGE', { max }));
 
 /** A short, credential-free description of a network failure. */
 function networkReason(err: NodeJS.ErrnoException): string {
   switch (err.code) {
     case 'ECONNREFUSED':
-      return 'connection refused';
+      return transportReason('CONNECTION_REFUSED', {});
     case 'ENOTFOUND':
     case 'EAI_AGAIN':
-      return 'host name not resolved';
+      return transportReason('NOT_RESOLVED', {});
     case 'ECONNRESET':
-      return 'connection reset';
+      return transportReason('CONNECTION_RESET', {});
     case 'ETIMEDOUT':
-      return 'connection timed out';
+      return transportReason('CONNECTION_TIMED_OUT', {});
     case 'EHOSTUNREACH':
     case 'ENETUNREACH':
-      return 'host unreachable';
+      return transportReason('HOST_UNREACHABLE', {});
     default:
-      if (err.code && /CERT|SSL|TLS|SELF_SIGNED|UNABLE_TO/.test(err.code)) return `TLS error (${err.code})`;
-      if (err.code === 'HPE_INVALID_CONSTANT' || err.code?.startsWith('HPE_')) return 'invalid HTTP answer';
-      return err.code ? `network error (${err.code})` : 'network error';
+      if (err.code && /CERT|SSL|TLS|SELF_SIGNED|UNABLE_TO/.test(err.code))
+        return transportReason('TLS_FAILED', { code: err.code });
+      if (err.code?.startsWith('HPE_')) return transportReason('INVALID_HTTP', {});
+      return err.code ? transportReason('NETWORK_CODE', { code: err.code }) : transportReason('NETWORK', {});
   }
 }

@@ -8,7 +8,7 @@
 import { mkdir } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { asCommandFailed } from '../../src/exec/failure.js';
+import { stepFailure } from '../../src/exec/failure.js';
 import { run } from '../../src/exec/run.js';
 import { withSpan } from '../../src/observability/tracing.js';
 import type { BuildDeps } from '../build-deps.js';
@@ -158,7 +158,7 @@ export async function buildAndPush(options: {
       return { logId: log.id };
     });
   } catch (err) {
-    throw asCommandFailed(err, log.id);
+    throw stepFailure(err, 'image build', log);
   } finally {
     await log.close();
   }

@@ -8,7 +8,8 @@
  */
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { asCommandFailed } from '../../src/exec/failure.js';
+import { commandOutputUnexpected } from '../../src/errors.js';
+import { stepFailure } from '../../src/exec/failure.js';
 import { run, type RunOptions } from '../../src/exec/run.js';
 import { withSpan } from '../../src/observability/tracing.js';
 import type { BuildDeps } from '../build-deps.js';
@@ -100,13 +101,13 @@ export async function cloneRepository(
           captureStdout: true,
         });
         const [commit = '', headName = ''] = head.stdout.trim().split('\n');
-        if (!COMMIT.test(commit)) throw new Error(`unexpected rev-parse output: ${JSON.stringify(commit)}`);
+        if (!COMMIT.test(commit)) throw commandOutputUnexpected('git rev-parse HEAD --abbrev-ref HEAD');
         const branch = plan.branch ?? headName.trim();
         return { dir: dir.clone, branch, commit, logId: log.id };
       },
     );
   } catch (err) {
-    throw asCommandFailed(err, log.id);
+    throw stepFailure(err, 'git clone', log);
   } finally {
     await rm(dir.gitSecrets, { recursive: true, force: true }).catch(() => undefined);
     await log.close();

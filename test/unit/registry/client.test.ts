@@ -180,7 +180,7 @@ test('bearer: when the registry refuses the fresh token too, its 401 stands (one
     await Promise.all([realm.close(), registry.close()]);
   });
   const err = await t.throwsAsync(imageExists(client, callFor(registry.host, [registry.host])));
-  t.true(isServiceError(err) && err.code === 'REGISTRY_FAILED');
+  t.true(isServiceError(err) && err.code === 'REGISTRY_ANSWERED');
   t.is(err?.message, `${registry.host} answered 401 for ${registry.host}/dev/app:1`);
   t.is(registry.requests.length, 2);
   t.is(realm.issued(), 1);
@@ -285,7 +285,7 @@ test('content read by digest must match the digest, and is cached once verified'
   });
   const call = callFor(registry.host, [registry.host], false);
   const err = await t.throwsAsync(client.getBlob(call, badDigest, 1024));
-  t.true(isServiceError(err) && err.code === 'REGISTRY_FAILED');
+  t.true(isServiceError(err) && err.code === 'DIGEST_MISMATCH');
   t.regex(err?.message ?? '', /does not match digest/);
   t.deepEqual(await client.getBlob(call, goodDigest, 1024), good);
   t.deepEqual(await client.getBlob(call, goodDigest, 1024), good);

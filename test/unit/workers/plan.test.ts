@@ -1,10 +1,10 @@
 import test, { type ExecutionContext } from 'ava';
 import type { Config } from '../../../src/config/types.js';
-import { BUILD_REQUEST_FIELDS_TEXT, type ErrorCode, type ServiceError } from '../../../src/errors.js';
+import { ERRORS, type ErrorCode, type ServiceError } from '../../../src/errors.js';
 import { planBuild } from '../../../workers/plan.js';
 import { testConfig } from '../../helpers/app.js';
 
-const SHAPE = `missing or invalid fields: ${BUILD_REQUEST_FIELDS_TEXT}`;
+const SHAPE = ERRORS.INVALID_FIELDS.text;
 const REPO = 'https://git.example.com/org/app.git';
 const REG = { image: { registry: 'registry.example.com' } };
 
