@@ -22,7 +22,14 @@ const PURE = [
   'workers/git/ref-name.ts',
   'workers/git/credentials.ts',
   'workers/builder/read-set.ts',
+  'workers/builder/definition-lookup.ts',
+  'workers/git/sparse-patterns.ts',
+  'workers/git/tree-listing.ts',
   'src/config/registry-mapping.ts',
+  'src/builds/retry-after.ts',
+  'src/builds/records.ts',
+  'src/config/redis-url.ts',
+  'src/logs/line-masker.ts',
 ];
 
 export default tseslint.config(

@@ -1,13 +1,16 @@
 /**
  * Benchmark (not a test): the wall time of POST /build against the same work done by hand,
- * `git clone` + `devcontainer build --push`, for the same fixture repository on the same
- * builder (the stack's BuildKit endpoint). Runs are interleaved (service, hand, service, ...)
- * after one warm-up of each, so drift hits both sides alike.
+ * `git clone --depth 1` + `devcontainer build --push`, for the same fixture repository on the same
+ * builder (the stack's BuildKit endpoint), for a small fixture and the large one (12 000 files,
+ * ~110 MB, of which the build reads only `.devcontainer/`). Runs are interleaved (service, hand,
+ * service, ...) after one warm-up of each, so drift hits both sides alike.
  *
  *   npm run stack -- up
- *   npx tsx bench/build.ts [runs=5] [fixture=feature]
+ *   npx tsx bench/build.ts [runs=3] [small=feature] [large=large]
  *
- * Target: the service adds under 5 % (ratio <= 1.05).
+ * Targets: small fixture ratio <= 1.05 (the service adds under 5 %); large fixture ratio <= 0.3
+ * (the partial, sparse clone makes the service at least 3x faster than by hand); the large
+ * fixture's POST /build within 1.5x of the small fixture's.
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -19,10 +22,11 @@ import { stackEnv } from '../test/stack/env.js';
 import { devcontainerCliScript } from '../workers/builder/devcontainer-build.js';
 
 const run = promisify(execFile);
-const runs = Number(process.argv[2] ?? 5);
-const fixture = process.argv[3] ?? 'feature';
+const runs = Number(process.argv[2] ?? 3);
+const small = process.argv[3] ?? 'feature';
+const large = process.argv[4] ?? 'large';
 const stack = stackEnv();
-const repository = `${stack.GIT_HTTPS_URL}/${fixture}.git`;
+const repositoryOf = (fixture: string) => `${stack.GIT_HTTPS_URL}/${fixture}.git`;
 const basePath = process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin';
 
 const app = await startApp({
@@ -32,13 +36,13 @@ const app = await startApp({
   commandLogRetention: 1000,
 });
 
-async function viaService(i: number): Promise<number> {
+async function viaService(fixture: string, i: number): Promise<number> {
   const started = performance.now();
   const res = await fetch(`${app.url}/build`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({
-      repository,
+      repository: repositoryOf(fixture),
       gitCredentials: { username: stack.GIT_HTTPS_USER, token: stack.GIT_HTTPS_PASSWORD },
       image: { registry: stack.REGISTRY_ANON, name: 'bench/service', tag: `run-${i}` },
     }),
@@ -49,14 +53,23 @@ async function viaService(i: number): Promise<number> {
   return ms;
 }
 
-async function byHand(i: number): Promise<number> {
+async function byHand(fixture: string, i: number): Promise<number> {
   const work = await mkdtemp(join(tmpdir(), 'ibs-bench-'));
   const auth = Buffer.from(`${stack.GIT_HTTPS_USER}:${stack.GIT_HTTPS_PASSWORD}`).toString('base64');
   try {
     const started = performance.now();
     await run(
       'git',
-      ['clone', '--depth', '1', '--single-branch', '--no-tags', '--', repository, join(work, 'src')],
+      [
+        'clone',
+        '--depth',
+        '1',
+        '--single-branch',
+        '--no-tags',
+        '--',
+        repositoryOf(fixture),
+        join(work, 'src'),
+      ],
       {
         env: {
           PATH: basePath,
@@ -105,23 +118,46 @@ const median = (xs: number[]) => {
 };
 const fmt = (ms: number) => `${(ms / 1000).toFixed(3)} s`;
 
-try {
+interface Figures {
+  service: number[];
+  hand: number[];
+}
+
+async function measure(fixture: string): Promise<Figures> {
   console.log(
     `fixture ${fixture} over https, builder ${stack.BUILDER_ENDPOINT}, ${runs} runs each (+1 warm-up)`,
   );
-  await viaService(0);
-  await byHand(0);
-  const service: number[] = [];
-  const hand: number[] = [];
+  await viaService(fixture, 0);
+  await byHand(fixture, 0);
+  const figures: Figures = { service: [], hand: [] };
   for (let i = 1; i <= runs; i++) {
-    service.push(await viaService(i));
-    hand.push(await byHand(i));
-    console.log(`run ${i}: service ${fmt(service.at(-1) ?? 0)}  by hand ${fmt(hand.at(-1) ?? 0)}`);
+    figures.service.push(await viaService(fixture, i));
+    figures.hand.push(await byHand(fixture, i));
+    console.log(
+      `run ${i}: service ${fmt(figures.service.at(-1) ?? 0)}  by hand ${fmt(figures.hand.at(-1) ?? 0)}`,
+    );
   }
-  console.log(`POST /build          mean ${fmt(mean(service))}  median ${fmt(median(service))}`);
-  console.log(`clone + build --push mean ${fmt(mean(hand))}  median ${fmt(median(hand))}`);
+  return figures;
+}
+
+function report(fixture: string, f: Figures, target: number): void {
   console.log(
-    `ratio (service / by hand): mean ${(mean(service) / mean(hand)).toFixed(3)}  median ${(median(service) / median(hand)).toFixed(3)}  (target <= 1.05)`,
+    `${fixture}: POST /build          mean ${fmt(mean(f.service))}  median ${fmt(median(f.service))}`,
+  );
+  console.log(`${fixture}: clone + build --push mean ${fmt(mean(f.hand))}  median ${fmt(median(f.hand))}`);
+  console.log(
+    `${fixture}: ratio (service / by hand): mean ${(mean(f.service) / mean(f.hand)).toFixed(3)}  median ${(median(f.service) / median(f.hand)).toFixed(3)}  (target <= ${target})`,
+  );
+}
+
+try {
+  const smallFigures = await measure(small);
+  const largeFigures = await measure(large);
+  console.log('');
+  report(small, smallFigures, 1.05);
+  report(large, largeFigures, 0.3);
+  console.log(
+    `POST /build ${large} / ${small}: mean ${(mean(largeFigures.service) / mean(smallFigures.service)).toFixed(3)}  median ${(median(largeFigures.service) / median(smallFigures.service)).toFixed(3)}  (target <= 1.5)`,
   );
 } finally {
   await app.close();

@@ -69,7 +69,7 @@ try {
     await run('cat', [output], { baseEnv: { PATH: process.env.PATH ?? '/usr/bin:/bin' }, log });
     await log.close();
     const seconds = (performance.now() - started) / 1000;
-    const text = await store.read(log.id);
+    const { text } = await store.read(log.id);
     if (text.length < CAPTURE_BYTES) throw new Error(`captured ${text.length} of ${CAPTURE_BYTES} bytes`);
     await store.remove(log.id);
     return CAPTURE_BYTES / 1e6 / seconds;

@@ -2,10 +2,12 @@ import Koa from 'koa';
 import type { AppContext } from './context.js';
 import { internal, isServiceError, notFound, type ServiceError, unreadableRequest } from './errors.js';
 import { createBuildRouter, type BuildRouterOptions } from './http/build-router.js';
+import { createBuildsRouter } from './http/builds-router.js';
 import { bodyError } from './http/json-body.js';
 import { createLogsRouter } from './http/logs-router.js';
 import { createOpsRouter } from './http/ops-router.js';
 import { createRegistryRouter } from './http/registry-router.js';
+import { assignRequestIds, requestIdOf, requestScope } from './http/request-id.js';
 import { traceRequests } from './observability/tracing.js';
 
 /** Maps anything thrown below the routers to a ServiceError (framework client errors stay 4xx). */
@@ -27,15 +29,17 @@ export interface AppOptions {
 }
 
 /** Builds the Koa application; it never listens (main.ts or a test does). */
-/** Builds the Koa application; it never listens (main.ts or a test does). */
 export function createApp(ctx: AppContext, options: AppOptions = {}): Koa {
   const app = new Koa();
   app.proxy = false;
   // Outermost: every later middleware (the request log line included) runs inside the request span.
-  app.use(traceRequests());
+  app.use(traceRequests({ requestId: requestIdOf }));
+  // Next: the request id is echoed on every answer and carried by the request's logger.
+  app.use(assignRequestIds(ctx.logger));
 
   app.use(async (koaCtx, next) => {
     const started = performance.now();
+    const { id: requestId, logger } = requestScope(koaCtx);
     try {
       await next();
       if (koaCtx.status === 404 && koaCtx.body === undefined) throw notFound();
@@ -46,7 +50,7 @@ export function createApp(ctx: AppContext, options: AppOptions = {}): Koa {
       for (const [name, value] of Object.entries(error.details.headers ?? {})) koaCtx.set(name, value);
       // A failed command or registry is the outside world's doing; anything else is ours to look at.
       if (error.status >= 500 && error.code !== 'COMMAND_FAILED' && error.status !== 502) {
-        ctx.logger.error({ err: error.cause ?? error, path: koaCtx.path }, 'request failed');
+        logger.error({ err: error.cause ?? error, path: koaCtx.path }, 'request failed');
       }
       if (error.status >= 500) {
         ctx.errorTracker.captureException(
@@ -55,11 +59,12 @@ export function createApp(ctx: AppContext, options: AppOptions = {}): Koa {
             code: error.code,
             method: koaCtx.method,
             route: koaCtx.path,
+            requestId,
           },
         );
       }
     } finally {
-      ctx.logger.info(
+      logger.info(
         {
           req: { method: koaCtx.method, path: koaCtx.path },
           res: { status: koaCtx.status },
@@ -70,9 +75,18 @@ export function createApp(ctx: AppContext, options: AppOptions = {}): Koa {
     }
   });
 
+  // Errors Koa meets after the answer started (a streamed body): a client that went away
+  // mid-stream (a log follower leaving) is normal; anything else is logged.
+  app.on('error', (err: unknown) => {
+    const code = (err as { code?: unknown }).code;
+    if (code === 'ERR_STREAM_PREMATURE_CLOSE' || code === 'ECONNRESET' || code === 'EPIPE') return;
+    ctx.logger.error({ err }, 'response failed');
+  });
+
   for (const router of [
     createOpsRouter(ctx),
     createBuildRouter(ctx, options.build),
+    createBuildsRouter(ctx),
     createRegistryRouter(ctx),
     createLogsRouter(ctx),
   ]) {

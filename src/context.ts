@@ -1,3 +1,4 @@
+import type { BuildRegistry } from './builds/types.js';
 import type { Config } from './config/types.js';
 import type { ProcessGroups } from './exec/process-groups.js';
 import type { LogStore } from './logs/types.js';
@@ -11,6 +12,8 @@ export interface AppContext {
   readonly logger: Logger;
   readonly metrics: Metrics;
   readonly logStore: LogStore;
+  /** The builds this instance runs and the newest finished ones (GET /builds). */
+  readonly builds: BuildRegistry;
   readonly errorTracker: ErrorTracker;
   /** The process groups of running commands (killed if the service exits). */
   readonly processGroups: ProcessGroups;

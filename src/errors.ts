@@ -25,9 +25,17 @@ const BUILD_REQUEST_FIELDS =
   'buildOptions (optional object: noCache boolean, cacheFrom and cacheTo cache specs of type registry, gha or inline, ' +
   'mode "auto" or "never")';
 
+/** What each filter of GET /builds must be (`other`: a filter that does not exist). */
+const BUILD_FILTER_RULES: Readonly<Record<string, string>> = {
+  requestId: 'requestId (1 to 128 characters of A-Z a-z 0-9 . _ : -)',
+  repository: 'repository (the repository as given to POST /build, at most 2048 characters)',
+  status: 'status (running, or a metric status: success, failure, invalid_request, busy)',
+  other: 'no other filter (filters: requestId, repository, status)',
+};
+
 /** What each query parameter of GET/DELETE /image and GET /devcontainer must be. */
 const QUERY_PARAMETER_RULES: Readonly<Record<string, string>> = {
-  registry: 'registry (required, non-empty string, host[:port])',
+  registry: 'registry (required, non-empty string, host[:port] optionally followed by a namespace path)',
   name: 'name (required, non-empty string)',
   tag: 'tag (required, non-empty string)',
   platform: 'platform (optional, os/arch[/variant])',
@@ -113,6 +121,13 @@ export const ERRORS = {
     text: '{path} resolves outside the repository (through .. or a symbolic link); refusing to build it',
     when: 'The definition, or a file it names, resolves outside the clone.',
   },
+  DEFINITION_OUTSIDE_READ_SET: {
+    status: 400,
+    text:
+      "{path} is a symbolic link to a part of the repository the build does not read (only the definition's folder," +
+      ' its Dockerfile and build context, local features and compose files are checked out); refusing to build it',
+    when: 'A symbolic link among the paths a build reads (or a `.devcontainer` folder that is a link) leads elsewhere in the repository.',
+  },
   BUSY: {
     status: 429,
     text: 'already running {running} builds, the maximum; retry later',
@@ -147,6 +162,18 @@ export const ERRORS = {
     text: 'log not found',
     when: 'The log id is unknown, rotated away or already deleted; with `logId`.',
   },
+  INVALID_FOLLOW: {
+    status: 400,
+    text: 'invalid query parameter follow: true or false',
+    when: '`GET /logs/{id}` was given `follow` with a value other than `true` or `false`.',
+  },
+
+  // --- GET /builds ---
+  INVALID_BUILD_FILTERS: {
+    status: 400,
+    text: 'invalid filters for GET /builds: {filters}',
+    when: 'A filter of `GET /builds` is unknown, repeated, empty or malformed.',
+  },
 
   // --- Redis mode ---
   STORE_UNAVAILABLE: {
@@ -168,13 +195,13 @@ export const ERRORS = {
   },
   REGISTRY_SCHEME_NOT_ALLOWED: {
     status: 400,
-    text: 'registry: scheme "{scheme}://" is not allowed (use host[:port] or https://host[:port])',
+    text: 'registry: scheme "{scheme}://" is not allowed (use host[:port][/namespace] or https://host[:port][/namespace])',
     when: '`registry` starts with a scheme other than https:// or http://.',
   },
   INVALID_REGISTRY: {
     status: 400,
-    text: 'registry: {registry} is not a host[:port]',
-    when: '`registry` is not a host name or address with an optional port.',
+    text: 'registry: {registry} is not a host[:port], optionally followed by a namespace path',
+    when: '`registry` is not a host name or address with an optional port and an optional namespace path (`ghcr.io/org`).',
   },
   REGISTRY_HTTP_NOT_ALLOWED: {
     status: 400,
@@ -183,8 +210,8 @@ export const ERRORS = {
   },
   INVALID_IMAGE_NAME: {
     status: 400,
-    text: 'name: {name} is not a valid repository name (lowercase path components [a-z0-9] separated by ".", "_", "__", "-" and "/")',
-    when: '`name` is not a valid registry repository name.',
+    text: 'name: {name} is not a valid repository name (lowercase path components [a-z0-9] separated by ".", "_", "__", "-" and "/"; at most 255 characters with the registry\'s namespace)',
+    when: "`name` is not a valid registry repository name, or is too long with the registry's namespace path.",
   },
   INVALID_TAG: {
     status: 400,
@@ -217,11 +244,6 @@ export const ERRORS = {
     status: 422,
     text: 'the devcontainer.metadata label is neither a JSON array nor a JSON object',
     when: 'The `devcontainer.metadata` label is JSON but neither an array nor an object.',
-  },
-  METADATA_LABEL_EMPTY: {
-    status: 422,
-    text: 'the devcontainer.metadata label holds no metadata entry',
-    when: 'The `devcontainer.metadata` label holds no non-empty object entry.',
   },
 
   // --- GET/DELETE /image, GET /devcontainer: the registry ---
@@ -448,6 +470,9 @@ export const noDefinition = (): ServiceError => make('NO_DEFINITION', {});
 export const definitionOutsideClone = (path: string): ServiceError =>
   make('DEFINITION_OUTSIDE_CLONE', { path });
 
+export const definitionOutsideReadSet = (path: string): ServiceError =>
+  make('DEFINITION_OUTSIDE_READ_SET', { path });
+
 export const busy = (running: number, retryAfterSeconds: number): ServiceError =>
   make('BUSY', { running }, { headers: { 'Retry-After': String(retryAfterSeconds) } });
 
@@ -469,6 +494,13 @@ export const invalidLogId = (id: string): ServiceError => make('INVALID_LOG_ID',
 
 export const logNotFound = (logId: string): ServiceError => make('LOG_NOT_FOUND', {}, { logId });
 
+export const invalidFollow = (): ServiceError => make('INVALID_FOLLOW', {});
+
+// --- GET /builds ---
+
+/** `filters`: the names of the offending filters (`other` for one that does not exist). */
+export const invalidBuildFilters = (filters: readonly string[]): ServiceError =>
+  make('INVALID_BUILD_FILTERS', { filters: filters.map((f) => BUILD_FILTER_RULES[f] ?? f).join('; ') });
 // --- Redis mode ---
 
 /** Never carries the Redis URL or the client's error (they can name the server's password). */
@@ -510,7 +542,6 @@ export const platformNotFound = (image: string, platform: string, available: str
 export const metadataLabelMissing = (): ServiceError => make('METADATA_LABEL_MISSING', {});
 export const metadataLabelNotJson = (): ServiceError => make('METADATA_LABEL_NOT_JSON', {});
 export const metadataLabelNotEntries = (): ServiceError => make('METADATA_LABEL_NOT_ENTRIES', {});
-export const metadataLabelEmpty = (): ServiceError => make('METADATA_LABEL_EMPTY', {});
 
 // --- registry endpoints: the registry (never carries a credential) ---
 

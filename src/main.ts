@@ -74,6 +74,7 @@ async function main(): Promise<void> {
     logger,
     metrics: new Metrics(),
     logStore: stores.logStore,
+    builds: stores.builds,
     ...(stores.sharedStoreProbe === undefined ? {} : { sharedStoreProbe: stores.sharedStoreProbe }),
     errorTracker,
     processGroups: new ProcessGroups().killOnExit(process),

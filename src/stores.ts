@@ -3,6 +3,9 @@
  * instance's scratch space, no Redis) when `redisUrl` is unset, else Redis (shared by every
  * replica, one connection). Modules receive only the store they use.
  */
+import { createMemoryBuildRegistry } from './builds/memory-registry.js';
+import { createRedisBuildRegistry } from './builds/redis-registry.js';
+import type { BuildRegistry } from './builds/types.js';
 import type { Config } from './config/types.js';
 import { createRedisLogStore } from './logs/redis-store.js';
 import { createLogStore } from './logs/store.js';
@@ -12,6 +15,8 @@ import { createRedisConnection } from './redis/connection.js';
 
 export interface Stores {
   readonly logStore: LogStore;
+  /** Running and recent builds (GET /builds): this instance's, or every replica's in Redis mode. */
+  readonly builds: BuildRegistry;
   /** Redis mode only: whether Redis answers now (readiness fails when it does not). */
   readonly sharedStoreProbe?: () => Promise<boolean>;
   /** Closes the Redis connections (nothing in embedded mode). */
@@ -19,18 +24,28 @@ export interface Stores {
 }
 
 export async function createStores(
-  config: Pick<Config, 'redisUrl' | 'scratchDir' | 'commandLogRetention' | 'gitCredentials' | 'registryAuth'>,
+  config: Pick<
+    Config,
+    'redisUrl' | 'scratchDir' | 'commandLogRetention' | 'gitCredentials' | 'registryAuth' | 'buildHistory'
+  >,
   logger: Logger,
 ): Promise<Stores> {
   if (config.redisUrl === undefined) {
-    return { logStore: await createLogStore(config), close: async () => undefined };
+    return {
+      logStore: await createLogStore(config),
+      builds: createMemoryBuildRegistry({ history: config.buildHistory }),
+      close: async () => undefined,
+    };
   }
   const redis = createRedisConnection(config.redisUrl, logger);
   const logStore = createRedisLogStore({ config, connection: redis, logger });
+  const builds = createRedisBuildRegistry({ connection: redis, history: config.buildHistory, logger });
   return {
     logStore,
+    builds,
     sharedStoreProbe: () => redis.probe(),
     close: async () => {
+      builds.close();
       await logStore.close();
       await redis.close();
     },

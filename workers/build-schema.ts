@@ -8,13 +8,9 @@
  */
 import { Ajv, type JSONSchemaType } from 'ajv';
 import { invalidFields } from '../src/errors.js';
-import { IMAGE_NAME_PATTERN, IMAGE_TAG_PATTERN, REGISTRY_PATTERN } from './image-name.js';
-
-export const PLATFORM_PATTERN = '^[a-z0-9]+/[a-z0-9_]+(?:/[a-z0-9]+)?$';
-/** No C0 control character, no DEL. */
-const NO_CONTROL = '^[^\\x00-\\x1f\\x7f]+$';
-/** Cache specs: no controls, no whitespace, no CSV quotes. */
-const CACHE_SPEC = '^[^\\x00-\\x20\\x7f"]+$';
+import { BUILD_PLATFORM_PATTERN } from '../src/registry/platform.js';
+import { NAME_PATTERN, REGISTRY_PATTERN, TAG_PATTERN } from '../src/registry/reference.js';
+import { BASIC_AUTH_USER_PATTERN, NO_CONTROL_PATTERN } from '../src/text-patterns.js';
 
 export interface BuildRequest {
   repository: string;
@@ -49,8 +45,8 @@ export const buildRequestSchema: JSONSchemaType<BuildRequest> = {
       required: [],
       properties: {
         registry: nullableString(REGISTRY_PATTERN),
-        name: nullableString(IMAGE_NAME_PATTERN),
-        tag: nullableString(IMAGE_TAG_PATTERN),
+        name: nullableString(NAME_PATTERN),
+        tag: nullableString(TAG_PATTERN),
       },
     },
     gitCredentials: {
@@ -59,9 +55,8 @@ export const buildRequestSchema: JSONSchemaType<BuildRequest> = {
       additionalProperties: false,
       required: ['username', 'token'],
       properties: {
-        // Basic auth cannot carry a `:` in the user name.
-        username: requiredString('^[^\\x00-\\x1f\\x7f:]+$'),
-        token: requiredString(NO_CONTROL),
+        username: requiredString(BASIC_AUTH_USER_PATTERN),
+        token: requiredString(NO_CONTROL_PATTERN),
       },
     },
     registryCredentials: {
@@ -71,14 +66,14 @@ export const buildRequestSchema: JSONSchemaType<BuildRequest> = {
       required: ['registry', 'username', 'password'],
       properties: {
         registry: requiredString(REGISTRY_PATTERN),
-        username: requiredString('^[^\\x00-\\x1f\\x7f:]+$'),
-        password: requiredString(NO_CONTROL),
+        username: requiredString(BASIC_AUTH_USER_PATTERN),
+        password: requiredString(NO_CONTROL_PATTERN),
       },
     },
     platforms: {
       type: 'array',
       nullable: true,
-      items: { type: 'string', minLength: 1, pattern: PLATFORM_PATTERN },
+      items: { type: 'string', minLength: 1, pattern: BUILD_PLATFORM_PATTERN },
     },
     buildOptions: {
       type: 'object',
@@ -87,8 +82,9 @@ export const buildRequestSchema: JSONSchemaType<BuildRequest> = {
       required: [],
       properties: {
         noCache: { type: 'boolean', nullable: true },
-        cacheFrom: { type: 'string', nullable: true, minLength: 1, pattern: CACHE_SPEC },
-        cacheTo: { type: 'string', nullable: true, minLength: 1, pattern: CACHE_SPEC },
+        // Checked by the one cache spec parser (config/cache-spec.ts) in the plan.
+        cacheFrom: { type: 'string', nullable: true, minLength: 1 },
+        cacheTo: { type: 'string', nullable: true, minLength: 1 },
         mode: { type: 'string', nullable: true, enum: ['auto', 'never'] },
       },
     },

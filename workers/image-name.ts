@@ -1,21 +1,7 @@
 /**
- * Image name derivation and the OCI reference grammar pieces a build needs (pure).
- * https://github.com/distribution/reference/blob/main/reference.go
+ * Image name derivation: a repository path -> a name in the OCI name grammar (the grammar
+ * itself lives in src/registry/reference.ts). Pure.
  */
-
-/** One path component of an OCI repository name. */
-const COMPONENT = '[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*';
-/** An OCI repository name (path components joined by `/`), without registry. */
-export const IMAGE_NAME_PATTERN = `^${COMPONENT}(?:/${COMPONENT})*$`;
-/** An OCI tag. */
-export const IMAGE_TAG_PATTERN = '^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$';
-/**
- * A registry: `host[:port]` (DNS name, IPv4 or bracketed IPv6), optionally followed by
- * a namespace path (`ghcr.io/org`) in the OCI name grammar.
- */
-export const REGISTRY_PATTERN =
-  '^(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*' +
-  `|\\[[0-9A-Fa-f:.]+\\])(?::[0-9]{1,5})?(?:/${COMPONENT})*$`;
 
 export const MAX_DERIVED_NAME_LENGTH = 128;
 

@@ -10,11 +10,13 @@
  * processes ended, its directory removed), never before.
  */
 import PQueue from 'p-queue';
+import { RETRY_AFTER } from '../src/builds/retry-after.js';
 import { busy } from '../src/errors.js';
 import { Cancellation } from '../src/exec/cancellation.js';
 import type { Metrics } from '../src/observability/metrics.js';
 
-export const BUSY_RETRY_AFTER_SECONDS = 30;
+/** The queue's own Retry-After; the build router answers an estimate from data instead (src/builds/retry-after.ts). */
+export const BUSY_RETRY_AFTER_SECONDS = RETRY_AFTER.default;
 
 export interface BuildQueueOptions {
   /** 0 means no limit. */

@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { extname, join } from 'node:path';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
+import { decodeBasicAuth } from './basic-auth.js';
 import type { DockerAuthEntry, DockerConfigDocument } from './types.js';
 
 export type FileResult<T> = { ok: true; value: T } | { ok: false; problems: string[] };
@@ -107,10 +108,7 @@ export function readDockerConfig(dir: string): FileResult<DockerConfigDocument> 
       kept[field] = value;
     }
     if (kept.auth !== undefined) {
-      const decoded = /^[A-Za-z0-9+/]*={0,2}$/.test(kept.auth)
-        ? Buffer.from(kept.auth, 'base64').toString('utf8')
-        : '';
-      if (decoded.indexOf(':') <= 0) {
+      if (decodeBasicAuth(kept.auth) === undefined) {
         problems.push(`${what} ${path}: auths["${registry}"].auth must be base64 of "username:password"`);
       }
     }

@@ -295,6 +295,7 @@ export function loadConfigWithSources(input: LoadInput): LoadedConfig {
     serviceName: options.serviceName,
     environment: options.environment,
     commandLogRetention: options.commandLogRetention,
+    buildHistory: options.buildHistory,
     redisUrl: options.redisUrl,
     shutdownGraceSeconds: options.shutdownGraceSeconds,
     settingsPath,

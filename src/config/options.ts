@@ -4,7 +4,8 @@
  * `--help` and the README configuration table. Pure: no I/O.
  */
 import type { BuilderMode, SshHostKeyPolicy } from './types.js';
-import { cacheSpecType, CACHE_TYPES } from './cache-spec.js';
+import { BUILD_PLATFORM_PATTERN } from '../registry/platform.js';
+import { CACHE_TYPES, parseCacheSpec } from './cache-spec.js';
 
 /** The values the option table resolves (before the derived fields of Config are added). */
 export interface OptionValues {
@@ -29,6 +30,7 @@ export interface OptionValues {
   serviceName: string;
   environment: string;
   commandLogRetention: number;
+  buildHistory: number;
   redisUrl?: string;
   shutdownGraceSeconds: number;
   settingsPath?: string;
@@ -72,15 +74,13 @@ type Spec<K extends OptionName> = Omit<OptionSpec, 'name'> & { readonly name?: K
 const PORT_SCHEMA = { type: 'integer', minimum: 0, maximum: 65535 } as const;
 const SECONDS_SCHEMA = { type: 'integer', minimum: 1 } as const;
 const NON_EMPTY = { type: 'string', minLength: 1 } as const;
-/** The contract's platform string (`platforms` of POST /build). */
-export const PLATFORM_PATTERN = '^[a-z0-9]+/[a-z0-9_]+(?:/[a-z0-9]+)?$';
 
 const checkCacheSpec = (value: OptionValue): string | undefined => {
-  const type = cacheSpecType(String(value));
-  if (type === '') return 'has no type= field (allowed types: ' + CACHE_TYPES.join(', ') + ')';
-  return (CACHE_TYPES as readonly string[]).includes(type)
-    ? undefined
-    : `cache type "${type}" is not allowed (allowed: ${CACHE_TYPES.join(', ')})`;
+  const parsed = parseCacheSpec(String(value));
+  if (parsed.ok) return undefined;
+  return parsed.problem === 'type'
+    ? `cache type "${parsed.type}" is not allowed (allowed: ${CACHE_TYPES.join(', ')})`
+    : 'must be a reference or comma-separated key=value fields (buildx syntax) without spaces or quotes';
 };
 
 const checkDsn = (value: OptionValue): string | undefined => {
@@ -227,7 +227,11 @@ const TABLE = {
     placeholder: '<os/arch,...>',
     default: [],
     defaultText: 'empty list',
-    schema: { type: 'string', pattern: PLATFORM_PATTERN, description: 'os/arch[/variant], e.g. linux/amd64' },
+    schema: {
+      type: 'string',
+      pattern: BUILD_PLATFORM_PATTERN,
+      description: 'os/arch[/variant], e.g. linux/amd64',
+    },
     secret: false,
     description: 'Platforms built when a request names none (comma-separated).',
   },
@@ -385,6 +389,20 @@ const TABLE = {
     schema: SECONDS_SCHEMA,
     secret: false,
     description: 'Captured command logs kept per kind (`git`, `img`); the oldest are pruned first.',
+  },
+  buildHistory: {
+    label: 'Finished builds listed',
+    flag: '--build-history',
+    env: 'BUILD_HISTORY',
+    settingsKey: 'build.history',
+    type: 'integer',
+    placeholder: '<n>',
+    default: 50,
+    defaultText: '50',
+    schema: { type: 'integer', minimum: 1 },
+    secret: false,
+    description:
+      'Finished builds kept for `GET /builds` (the newest); their durations also estimate the Retry-After of a 429.',
   },
   redisUrl: {
     label: 'Redis URL',

@@ -4,6 +4,8 @@
  * problem texts that never echo a secret.
  */
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { REGISTRY_PATTERN } from '../registry/reference.js';
+import { isPinnedHostKey } from './known-hosts.js';
 import { OPTIONS, type OptionSpec, type ValueSchema } from './options.js';
 
 const NON_EMPTY = { type: 'string', minLength: 1 } as const;
@@ -30,8 +32,8 @@ export const GIT_CREDENTIAL_SCHEMA = {
     },
     pinnedHostKey: {
       type: 'string',
-      pattern: '^(?:\\S+\\s+)?[a-z0-9@.-]+\\s+[A-Za-z0-9+/]+={0,3}\\s*$',
-      description: 'a public host key "[host] <type> <base64>" on one line',
+      format: 'known-hosts',
+      description: 'known_hosts lines "[host] <type> <base64> [comment]"',
     },
   },
   additionalProperties: false,
@@ -51,7 +53,11 @@ export const REGISTRY_MAPPING_RULE_SCHEMA = {
   type: 'object',
   required: ['registry'],
   properties: {
-    registry: { type: 'string', pattern: '^[^\\s/]+$', description: 'a registry host[:port]' },
+    registry: {
+      type: 'string',
+      pattern: REGISTRY_PATTERN,
+      description: 'a registry host[:port], optionally followed by a namespace path (ghcr.io/org)',
+    },
     hostMatch: HOST,
     pathPrefix: { type: 'string' },
   },
@@ -99,6 +105,7 @@ export function settingsSchema(): Record<string, unknown> {
 }
 
 const ajv = new Ajv({ allErrors: true, verbose: true, strict: true, strictRequired: false });
+ajv.addFormat('known-hosts', isPinnedHostKey);
 
 export const validateSettings: ValidateFunction = ajv.compile(settingsSchema());
 export const validateGitCredentialsFile: ValidateFunction = ajv.compile({
@@ -177,6 +184,7 @@ export function formatAjvErrors(errors: readonly ErrorObject[], options: FormatO
       case 'minLength':
         text = `${at}must not be empty`;
         break;
+      case 'format':
       case 'pattern': {
         const description = (error.parentSchema as { description?: unknown } | undefined)?.description;
         text = `${at}must be ${typeof description === 'string' ? description : `match ${String(params.pattern)}`}`;

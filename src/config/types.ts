@@ -74,6 +74,8 @@ export interface Config {
   readonly serviceName: string;
   readonly environment: string;
   readonly commandLogRetention: number;
+  /** Finished builds the build registry keeps (GET /builds, Retry-After estimates). */
+  readonly buildHistory: number;
   /** Redis mode when set (`redis://` or `rediss://`; holds a password: a secret). */
   readonly redisUrl?: string;
   /**

@@ -3,12 +3,7 @@
  * the label parsed into entries, merged the way the Dev Containers CLI merges it, plus
  * lifecycle scripts, VS Code customizations and warnings. Pure: no I/O.
  */
-import {
-  metadataLabelEmpty,
-  metadataLabelMissing,
-  metadataLabelNotEntries,
-  metadataLabelNotJson,
-} from '../errors.js';
+import { metadataLabelMissing, metadataLabelNotEntries, metadataLabelNotJson } from '../errors.js';
 import { type Entry, isPlainObject } from './entries.js';
 import { fieldTypeWarnings } from './field-types.js';
 import { type LifecycleScripts, lifecycleScripts } from './lifecycle-scripts.js';
@@ -29,8 +24,9 @@ export interface DevcontainerView {
 
 /**
  * The entries of a `devcontainer.metadata` label: a JSON array of entries, or a single object.
- * Throws a METADATA_LABEL_* ServiceError (422) when the label is absent, not JSON, not an array or
- * object, or holds no non-empty object entry. Array items that are not objects are passed on;
+ * Throws a METADATA_LABEL_* ServiceError (422) when the label is absent, not JSON, or neither an
+ * array nor an object. Like the Dev Containers CLI, any array is metadata, the empty array
+ * included (its merge is the defaults). Array items that are not objects are passed on;
  * describeDevcontainer skips them with a warning.
  */
 export function parseMetadataLabel(label: string | undefined | null): Record<string, unknown>[] {
@@ -46,9 +42,6 @@ export function parseMetadataLabel(label: string | undefined | null): Record<str
   const entries = Array.isArray(parsed) ? parsed : isPlainObject(parsed) ? [parsed] : undefined;
   if (!entries) {
     throw metadataLabelNotEntries();
-  }
-  if (!entries.some((e) => isPlainObject(e) && Object.keys(e).length > 0)) {
-    throw metadataLabelEmpty();
   }
   return entries as Record<string, unknown>[];
 }

@@ -169,7 +169,8 @@ const maxGpu = (a: unknown, b: unknown): unknown => {
 /** `hostRequirements`: the maximum per field; sizes become byte counts (strings). */
 const hostRequirements: Rule = (entries) => {
   const reqs = values(entries, 'hostRequirements');
-  if (!reqs.length) return undefined; // the CLI yields -Infinity here; no label gets this far.
+  // Over no entries (a `[]` label) the CLI yields -Infinity maxima here; the service leaves them out.
+  if (!reqs.length) return undefined;
   const cpus = Math.max(...reqs.map((r) => (own(r, 'cpus') || 0) as number));
   const memory = Math.max(...reqs.map((r) => sizeInBytes(own(r, 'memory') || '0')));
   const storage = Math.max(...reqs.map((r) => sizeInBytes(own(r, 'storage') || '0')));

@@ -10,9 +10,11 @@
  * - no known secret in argv (checked before spawning).
  */
 import { execa } from 'execa';
+import { maskSecrets, secretVariants } from '../logs/masking.js';
 import type { CommandLogWriter } from '../logs/types.js';
 import { cancellationOf } from './cancellation.js';
 import { killGroup, type ProcessGroups } from './process-groups.js';
+import { shellWord } from '../shell-quote.js';
 
 export interface RunOptions {
   /** The allowlisted part of the environment (config.childEnv). */
@@ -74,7 +76,6 @@ export class CommandFailure extends Error {
 
 const DEFAULT_KILL_GRACE_MS = 2000;
 const MAX_CAPTURE_BYTES = 1024 * 1024;
-const MASK = '***';
 
 /** `exited with code 128`, `timed out after 5 s`, ... (pure). */
 export function describeOutcome(result: CommandResult): string {
@@ -86,20 +87,13 @@ export function describeOutcome(result: CommandResult): string {
   return `was killed by ${result.signal ?? 'a signal'}`;
 }
 
-const quoteArg = (arg: string): string =>
-  arg === '' || /[\s'"\\$`]/.test(arg) ? `'${arg.replaceAll("'", `'\\''`)}'` : arg;
-
 /** `git clone --depth 1 -- URL DIR`: the command line for messages, secrets masked (pure). */
 export function commandLine(
   command: string,
   args: readonly string[],
   secrets: readonly string[] = [],
 ): string {
-  let line = [command, ...args].map(quoteArg).join(' ');
-  for (const secret of secrets) {
-    if (secret.length >= 4) line = line.split(secret).join(MASK);
-  }
-  return line;
+  return maskSecrets([command, ...args].map(shellWord).join(' '), secretVariants(secrets));
 }
 
 /**

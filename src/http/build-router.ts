@@ -4,12 +4,18 @@
  * that goes away before the answer cancels its build (processes killed, slot freed, counted
  * `failure`, one line in the build's log and in the service log).
  * Metrics: every attempt is counted in service_builds_total{status}; admitted jobs (real
- * builds) are timed in service_build_duration_seconds{status}.
+ * builds) are timed in service_build_duration_seconds{status}. Admitted jobs are recorded in the
+ * build registry (GET /builds) with the request's id; the job reports its progress there. A 429's
+ * Retry-After is estimated from the registry (src/builds/retry-after.ts).
  */
 import Router from '@koa/router';
+import { busyRetryAfter } from '../builds/busy-estimate.js';
+import { recordBuild } from '../builds/reporter.js';
+import type { BuildRegistry, BuildReporter, NewBuild } from '../builds/types.js';
 import type { AppContext } from '../context.js';
-import { isServiceError } from '../errors.js';
+import { busy, internal, isServiceError } from '../errors.js';
 import { Cancellation, cancellationOf } from '../exec/cancellation.js';
+import type { Logger } from '../observability/logger.js';
 import type { BuildStatus } from '../observability/metrics.js';
 import type { BuildDeps } from '../../workers/build-deps.js';
 import { runBuildJob } from '../../workers/build-job.js';
@@ -17,15 +23,21 @@ import { devcontainerCliScript } from '../../workers/builder/devcontainer-build.
 import { RemoteBuilder } from '../../workers/builder/remote-builder.js';
 import { planBuild } from '../../workers/plan.js';
 import { readJsonBody } from './json-body.js';
+import { requestScope } from './request-id.js';
 import type { BuildPlan, BuildResult } from '../../workers/plan-types.js';
 import { createBuildQueue, type BuildQueue } from '../../workers/queue.js';
 
-export type BuildJobRunner = (plan: BuildPlan, deps: BuildDeps, signal: AbortSignal) => Promise<BuildResult>;
+export type BuildJobRunner = (
+  plan: BuildPlan,
+  deps: BuildDeps,
+  signal: AbortSignal,
+  reporter: BuildReporter,
+) => Promise<BuildResult>;
 
 /** What the build router uses of the application. */
 export type BuildRouterContext = Pick<
   AppContext,
-  'config' | 'logger' | 'metrics' | 'logStore' | 'shutdownSignal' | 'processGroups'
+  'config' | 'logger' | 'metrics' | 'logStore' | 'shutdownSignal' | 'processGroups' | 'builds'
 >;
 
 export interface BuildRouterOptions {
@@ -38,6 +50,42 @@ export interface BuildRouterOptions {
 /** The final status of an admitted job that threw. */
 function failureStatus(err: unknown): BuildStatus {
   return isServiceError(err) && err.status < 500 ? 'invalid_request' : 'failure';
+}
+
+/** The image a plan targets before its commit is known: `<registry>/<name>[:<tag>]`. */
+const targetImage = (plan: BuildPlan): string =>
+  `${plan.image.registry}/${plan.image.name}${plan.image.tag === undefined ? '' : `:${plan.image.tag}`}`;
+
+function newBuild(requestId: string, plan: BuildPlan): NewBuild {
+  return {
+    requestId,
+    repository: plan.repository,
+    ...(plan.branch === undefined ? {} : { branch: plan.branch }),
+    image: targetImage(plan),
+  };
+}
+
+/** Runs an admitted job recorded in the registry: started, reported on by the job, finished with its outcome. */
+async function runRecorded(
+  builds: BuildRegistry,
+  build: NewBuild,
+  logger: Logger,
+  seconds: () => number,
+  job: (reporter: BuildReporter) => Promise<BuildResult>,
+): Promise<BuildResult> {
+  const recording = await recordBuild(builds, build, logger);
+  try {
+    const result = await job(recording.reporter);
+    await recording.finish({ status: 'success', durationSeconds: seconds(), image: result.image });
+    return result;
+  } catch (err) {
+    await recording.finish({
+      status: failureStatus(err),
+      durationSeconds: seconds(),
+      error: (isServiceError(err) ? err : internal(err)).message,
+    });
+    throw err;
+  }
 }
 
 export function createBuildRouter(ctx: BuildRouterContext, options: BuildRouterOptions = {}): Router {
@@ -62,6 +110,8 @@ export function createBuildRouter(ctx: BuildRouterContext, options: BuildRouterO
   const router = new Router();
 
   router.post('/build', async (koaCtx) => {
+    const request = requestScope(koaCtx);
+    const logger = request.logger;
     let plan: BuildPlan;
     try {
       plan = planBuild(await readJsonBody(koaCtx), ctx.config);
@@ -69,7 +119,7 @@ export function createBuildRouter(ctx: BuildRouterContext, options: BuildRouterO
       ctx.metrics.countBuild(isServiceError(err) && err.status < 500 ? 'invalid_request' : 'failure');
       if (isServiceError(err)) {
         // Never the body: it may hold credentials. The code, and for a shape check where it failed.
-        ctx.logger.info(
+        logger.info(
           { code: err.code, ...(err.code === 'INVALID_FIELDS' ? { invalid: err.details.cause } : {}) },
           'build request refused',
         );
@@ -84,25 +134,34 @@ export function createBuildRouter(ctx: BuildRouterContext, options: BuildRouterO
     };
     koaCtx.res.once('close', onClose);
 
-    let running: Promise<BuildResult>;
-    try {
-      running = queue.run((signal) => runJob(plan, deps, signal), {
-        signal: clientGone.signal,
-        deadlineSeconds,
-      });
-    } catch (err) {
-      koaCtx.res.off('close', onClose);
-      ctx.metrics.countBuild('busy');
-      ctx.logger.warn({ repository: plan.repository, inFlight: queue.inFlight }, 'build refused: busy');
-      throw err;
-    }
-
     const started = performance.now();
     const seconds = () => (performance.now() - started) / 1000;
+    const jobDeps: BuildDeps = { ...deps, logger };
+    let running: Promise<BuildResult>;
+    try {
+      running = queue.run(
+        (signal) =>
+          runRecorded(ctx.builds, newBuild(request.id, plan), logger, seconds, (reporter) =>
+            runJob(plan, jobDeps, signal, reporter),
+          ),
+        { signal: clientGone.signal, deadlineSeconds },
+      );
+    } catch (err) {
+      koaCtx.res.off('close', onClose);
+      if (!isServiceError(err) || err.code !== 'BUSY') throw err;
+      ctx.metrics.countBuild('busy');
+      const retryAfter = await busyRetryAfter(ctx.builds, logger);
+      logger.warn(
+        { repository: plan.repository, inFlight: queue.inFlight, retryAfterSeconds: retryAfter },
+        'build refused: busy',
+      );
+      throw busy(queue.capacity, retryAfter);
+    }
+
     try {
       const result = await running;
       ctx.metrics.countBuild('success', seconds());
-      ctx.logger.info(
+      logger.info(
         {
           repository: plan.repository,
           image: result.image,
@@ -118,12 +177,12 @@ export function createBuildRouter(ctx: BuildRouterContext, options: BuildRouterO
       ctx.metrics.countBuild(status, seconds());
       const cancelled = cancellationOf(clientGone.signal.reason);
       if (cancelled !== undefined) {
-        ctx.logger.warn(
+        logger.warn(
           { repository: plan.repository, durationMs: Math.round(seconds() * 1000) },
           cancelled.message,
         );
       }
-      ctx.logger.info(
+      logger.info(
         {
           repository: plan.repository,
           status,

@@ -1,12 +1,42 @@
+/**
+ * GET/DELETE /logs/:id. GET answers what is stored so far, `X-Log-Complete` saying whether the
+ * command has ended; `?follow=true` streams the log from its start and keeps the response open,
+ * sending each new piece as it is stored, until the command ends. A follower that goes away
+ * only stops its own stream.
+ */
+import { Readable } from 'node:stream';
 import Router from '@koa/router';
 import type { AppContext } from '../context.js';
+import { invalidFollow } from '../errors.js';
 
-/** GET/DELETE /logs/:id. */
-export function createLogsRouter(ctx: AppContext): Router {
+export const LOG_COMPLETE_HEADER = 'X-Log-Complete';
+
+/** `follow` absent, `true` or `false`; nothing else (other parameters are ignored, as they always were). */
+function followRequested(follow: string | string[] | undefined): boolean {
+  if (follow === undefined || follow === 'false') return false;
+  if (follow === 'true') return true;
+  throw invalidFollow();
+}
+
+export function createLogsRouter(ctx: Pick<AppContext, 'logStore'>): Router {
   const router = new Router();
   router.get('/logs/:id', async (koaCtx) => {
-    koaCtx.body = await ctx.logStore.read(koaCtx.params.id ?? '');
+    const id = koaCtx.params.id ?? '';
+    if (!followRequested(koaCtx.query.follow)) {
+      const snapshot = await ctx.logStore.read(id);
+      koaCtx.set(LOG_COMPLETE_HEADER, String(snapshot.complete));
+      koaCtx.body = snapshot.text;
+      koaCtx.type = 'text/plain; charset=utf-8';
+      return;
+    }
+    // Stops this follower (and only it) when its client goes away.
+    const gone = new AbortController();
+    koaCtx.res.once('close', () => gone.abort());
+    const stream = await ctx.logStore.follow(id, gone.signal);
+    koaCtx.set('Cache-Control', 'no-store');
     koaCtx.type = 'text/plain; charset=utf-8';
+    // No length: the answer is chunked, each stored piece written as it comes.
+    koaCtx.body = Readable.from(stream, { objectMode: false });
   });
   router.delete('/logs/:id', async (koaCtx) => {
     await ctx.logStore.remove(koaCtx.params.id ?? '');

@@ -4,9 +4,9 @@
  */
 import { Ajv, type ErrorObject, type JSONSchemaType } from 'ajv';
 import { invalidQuery } from '../errors.js';
+import { PLATFORM_PARAM_PATTERN } from '../registry/platform.js';
+import { NO_CONTROL_PATTERN } from '../text-patterns.js';
 
-/** The contract's platform parameter regex (os/arch[/variant]). */
-export const PLATFORM_PARAM_PATTERN = '^[^/]+/[^/]+(/[^/]+)?$';
 export const DEFAULT_PLATFORM = 'linux/amd64';
 
 export interface ImageQuery {
@@ -19,8 +19,7 @@ export interface DevcontainerQuery extends ImageQuery {
   platform?: string;
 }
 
-const NO_CONTROL = '^[^\\x00-\\x1f\\x7f]+$';
-const param = { type: 'string', minLength: 1, pattern: NO_CONTROL } as const;
+const param = { type: 'string', minLength: 1, pattern: NO_CONTROL_PATTERN } as const;
 
 const imageQuerySchema: JSONSchemaType<ImageQuery> = {
   type: 'object',

@@ -1,4 +1,5 @@
-/** Secret masking for captured command output (pure). */
+/** Secret masking for captured command output and command lines (pure). */
+import { decodeBasicAuth } from '../config/basic-auth.js';
 import { redisSecrets } from '../config/redis-url.js';
 
 export const MASK = '***';
@@ -43,9 +44,8 @@ export function configSecrets(config: {
   for (const entry of Object.values(config.registryAuth.auths)) {
     if (entry.auth) {
       secrets.push(entry.auth);
-      const decoded = Buffer.from(entry.auth, 'base64').toString('utf8');
-      const colon = decoded.indexOf(':');
-      if (colon >= 0) secrets.push(decoded.slice(colon + 1));
+      const decoded = decodeBasicAuth(entry.auth);
+      if (decoded) secrets.push(decoded.password);
     }
     if (entry.password) secrets.push(entry.password);
     if (entry.identitytoken) secrets.push(entry.identitytoken);

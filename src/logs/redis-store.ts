@@ -21,7 +21,7 @@ import { redisScript } from '../redis/script.js';
 import { createLineMasker } from './line-masker.js';
 import { configSecrets } from './masking.js';
 import { isLogId } from './store.js';
-import type { CommandLogWriter, LogKind } from './types.js';
+import type { CommandLogWriter, LogKind, LogSnapshot, LogStore } from './types.js';
 
 /** Per-log size cap: output beyond it is dropped, and one marker line says so. */
 export const LOG_SIZE_CAP_BYTES = 50 * 1024 * 1024;
@@ -89,17 +89,7 @@ redis.call('PUBLISH', KEYS[1], 'd')
 return 1
 `);
 
-export interface RedisLogSnapshot {
-  readonly text: string;
-  readonly complete: boolean;
-}
-
-export interface RedisLogStore {
-  open(kind: LogKind, secrets?: readonly string[]): Promise<CommandLogWriter>;
-  snapshot(id: string): Promise<RedisLogSnapshot>;
-  read(id: string): Promise<string>;
-  follow(id: string, signal?: AbortSignal): Promise<AsyncIterable<Uint8Array>>;
-  remove(id: string): Promise<void>;
+export interface RedisLogStore extends LogStore {
   /** Stops the followers' subscription connection. */
   close(): Promise<void>;
 }
@@ -128,7 +118,7 @@ export function createRedisLogStore(deps: RedisLogStoreDeps): RedisLogStore {
     return id;
   };
 
-  async function snapshot(id: string): Promise<RedisLogSnapshot> {
+  async function read(id: string): Promise<LogSnapshot> {
     checked(id);
     const [state, text] = await connection.call(async (client) => {
       const replies = await client.multi().hget(metaKey(id), 'state').lrange(textKey(id), 0, -1).exec();
@@ -154,11 +144,7 @@ export function createRedisLogStore(deps: RedisLogStoreDeps): RedisLogStore {
       return openWriter({ id, kind, secrets: [...serverSecrets, ...secrets] });
     },
 
-    snapshot,
-
-    async read(id) {
-      return (await snapshot(id)).text;
-    },
+    read,
 
     async follow(id, signal) {
       checked(id);

@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { mkdir, readFile, rm, unlink } from 'node:fs/promises';
+import { access, mkdir, readFile, rm, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Config } from '../config/types.js';
 import { invalidLogId, logNotFound } from '../errors.js';
-import { configSecrets, maskSecrets, secretVariants } from './masking.js';
+import { followFile, LiveLog } from './live.js';
+import { createLineMasker } from './line-masker.js';
+import { configSecrets } from './masking.js';
 import { LOG_KINDS, type CommandLogWriter, type LogKind, type LogStore } from './types.js';
 
 /** `git-` or `img-` followed by a lower-case UUID. */
@@ -17,7 +19,8 @@ export function isLogId(id: string): boolean {
 /**
  * Logs live in `<scratch>/logs`, one 0600 file per command. Only the newest `retention`
  * closed logs per kind are kept; a log being written is never pruned, and pruning never throws.
- * The directory is emptied at startup: logs do not survive the instance.
+ * The directory is emptied at startup: logs do not survive the instance. A log being written
+ * can be read (what reached the file so far) and followed (live.ts).
  */
 export async function createLogStore(
   config: Pick<Config, 'scratchDir' | 'commandLogRetention' | 'gitCredentials' | 'registryAuth' | 'redisUrl'>,
@@ -28,6 +31,8 @@ export async function createLogStore(
   const serverSecrets = configSecrets(config);
   const closed = new Map<LogKind, string[]>(LOG_KINDS.map((kind) => [kind, []]));
   const pathOf = (id: string): string => join(dir, `${id}.log`);
+  /** The logs being written now. */
+  const live = new Map<string, LiveLog>();
 
   function checkedPath(id: string): string {
     if (!isLogId(id)) throw invalidLogId(id);
@@ -50,27 +55,26 @@ export async function createLogStore(
         stream.once('open', () => resolve());
         stream.once('error', reject);
       });
-      let variants = secretVariants([...serverSecrets, ...secrets]);
-      let pending = '';
-      const decoder = new TextDecoder();
+      const liveLog = new LiveLog();
+      live.set(id, liveLog);
+      const changed = (): void => liveLog.changed();
+      // Whole lines only, so a secret split across chunks is still found (line-masker.ts).
+      const masker = createLineMasker([...serverSecrets, ...secrets]);
       const writer: CommandLogWriter = {
         id,
         write(chunk) {
-          pending += typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true });
-          // Mask whole lines only, so a secret split across chunks is still found.
-          const cut = pending.lastIndexOf('\n');
-          if (cut < 0) return;
-          stream.write(maskSecrets(pending.slice(0, cut + 1), variants));
-          pending = pending.slice(cut + 1);
+          const lines = masker.push(chunk);
+          if (lines !== '') stream.write(lines, changed);
         },
         addSecrets(more) {
-          variants = secretVariants([...variants, ...more]);
+          masker.addSecrets(more);
         },
         async close() {
-          pending += decoder.decode();
-          if (pending) stream.write(maskSecrets(pending, variants));
-          pending = '';
+          const rest = masker.end();
+          if (rest !== '') stream.write(rest, changed);
           await new Promise<void>((resolve) => stream.end(resolve));
+          live.delete(id);
+          liveLog.ended();
           closed.get(kind)?.push(id);
           await prune(kind).catch(() => undefined);
         },
@@ -79,8 +83,23 @@ export async function createLogStore(
     },
 
     async read(id) {
+      const path = checkedPath(id);
+      // Complete before reading means the text read is whole.
+      const complete = !live.has(id);
       try {
-        return await readFile(checkedPath(id), 'utf8');
+        return { text: await readFile(path, 'utf8'), complete };
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw logNotFound(id);
+        throw err;
+      }
+    },
+
+    async follow(id, signal) {
+      const path = checkedPath(id);
+      const liveLog = live.get(id);
+      try {
+        await access(path);
+        return followFile(path, liveLog, signal);
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw logNotFound(id);
         throw err;

@@ -33,6 +33,8 @@ export const DEFAULT_SERVICE_NAME = 'service-builder';
 const TRACER_NAME = 'image-build-service';
 /** Incubating semantic convention (not in the stable export of @opentelemetry/semantic-conventions). */
 export const ATTR_DEPLOYMENT_ENVIRONMENT_NAME = 'deployment.environment.name';
+/** The request's id (X-Request-Id, given or generated) on its SERVER span. */
+export const ATTR_REQUEST_ID = 'request.id';
 
 export interface TracingSettings {
   /** Full OTLP/HTTP traces URL (`.../v1/traces`). */
@@ -118,10 +120,13 @@ export async function withSpan<T>(
 
 /**
  * Koa middleware: one SERVER span per request, continuing an incoming `traceparent`. Attributes:
- * method, route template, path and final status (query strings and headers are never recorded).
- * Mounted first so every later middleware, the request log line included, runs inside the span.
+ * method, route template, path, final status and the request id that `requestId` reads once the
+ * request is handled (query strings and headers are never recorded). Mounted first so every later
+ * middleware, the request log line included, runs inside the span.
  */
-export function traceRequests(): Middleware {
+export function traceRequests(
+  options: { requestId?: (koaCtx: Parameters<Middleware>[0]) => string | undefined } = {},
+): Middleware {
   const tracer = trace.getTracer(TRACER_NAME);
   return async (koaCtx, next) => {
     const parent = propagation.extract(context.active(), koaCtx.headers);
@@ -139,6 +144,8 @@ export function traceRequests(): Middleware {
         span.updateName(`${koaCtx.method} ${route}`);
       }
       span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, koaCtx.status);
+      const requestId = options.requestId?.(koaCtx);
+      if (requestId !== undefined) span.setAttribute(ATTR_REQUEST_ID, requestId);
       if (koaCtx.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
       span.end();
     }

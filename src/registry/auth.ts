@@ -3,6 +3,7 @@
  * commas inside quotes), token scopes, the credential identity and the bearer token cache.
  */
 import { createHash } from 'node:crypto';
+import { basicAuthHeader } from '../config/basic-auth.js';
 import type { RegistryCredentials } from '../config/docker-auth.js';
 
 export interface Challenge {
@@ -116,7 +117,7 @@ export function credentialIdentity(credentials: RegistryCredentials | undefined)
 }
 
 export const basicAuthorization = (credentials: RegistryCredentials): string =>
-  `Basic ${Buffer.from(`${credentials.username}:${credentials.password}`, 'utf8').toString('base64')}`;
+  basicAuthHeader(credentials.username, credentials.password);
 
 /** The token's lifetime in the cache: `expires_in` (default 60 s) minus a margin. */
 export function tokenLifetimeMs(expiresIn: unknown): number {

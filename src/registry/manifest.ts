@@ -1,6 +1,7 @@
 /**
  * Manifest media types and a checked view of the manifest JSON the service reads. Pure.
  */
+import { isValidDigest } from './reference.js';
 
 export const MEDIA_TYPES = {
   ociIndex: 'application/vnd.oci.image.index.v1+json',
@@ -34,8 +35,6 @@ export interface Descriptor {
 export type Manifest =
   { kind: 'index'; manifests: Descriptor[] } | { kind: 'image'; config: Descriptor; layers: Descriptor[] };
 
-const DIGEST_RE = /^[a-z0-9]+(?:[+._-][a-z0-9]+)*:[a-zA-Z0-9=_-]+$/;
-
 /** The body as a JSON object, or undefined when it is not valid JSON or not an object. */
 function jsonObject(body: Buffer): Record<string, unknown> | undefined {
   try {
@@ -50,7 +49,7 @@ const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function descriptor(v: unknown): Descriptor | undefined {
-  if (!isObject(v) || typeof v.digest !== 'string' || !DIGEST_RE.test(v.digest)) return undefined;
+  if (!isObject(v) || typeof v.digest !== 'string' || !isValidDigest(v.digest)) return undefined;
   const out: Descriptor = { digest: v.digest };
   if (typeof v.mediaType === 'string') out.mediaType = v.mediaType;
   if (typeof v.size === 'number') out.size = v.size;

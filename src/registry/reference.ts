@@ -1,9 +1,14 @@
 /**
- * The registry/name/tag of GET/DELETE /image and GET /devcontainer: grammar checks and the
- * network location they resolve to. Pure: no I/O. Anything invalid throws a 400 ServiceError,
- * before any network call.
+ * THE OCI reference grammar of the service (https://github.com/distribution/reference):
+ * registry (`host[:port]`, optionally followed by a namespace path, as `ghcr.io/org`), repository
+ * name, tag, digest, and the Docker Hub aliases. Every caller imports its patterns and parsers
+ * from here: the POST /build schema, the registry mapping rules, ambient and per-request
+ * registry auth (matched by host), and GET/DELETE /image and GET /devcontainer.
+ *
+ * One rule for a registry with a namespace path: the registry API call goes to the host, with
+ * the path prefixed to the name (`localhost:5000/team` + `app` -> `localhost:5000`, `team/app`).
+ * Pure: no I/O. parseReference throws a 400 ServiceError before any network call.
  */
-import { authKeyHost } from '../config/docker-auth.js';
 import {
   invalidImageName,
   invalidRegistry,
@@ -12,40 +17,96 @@ import {
   registrySchemeNotAllowed,
 } from '../errors.js';
 
+const HOST_LABEL = '[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?';
+/** DNS name, IPv4 or bracketed IPv6, optional port. */
+const HOST_PORT = `(?:${HOST_LABEL}(?:\\.${HOST_LABEL})*|\\[[0-9A-Fa-f:.]+\\])(?::[0-9]{1,5})?`;
+/** One path component of a repository name. */
+const NAME_COMPONENT = '[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*';
+
+/** A repository name (path components joined by `/`), without registry. */
+export const NAME_PATTERN = `^${NAME_COMPONENT}(?:/${NAME_COMPONENT})*$`;
+/** A tag. */
+export const TAG_PATTERN = '^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$';
+/** A registry: `host[:port]` and an optional namespace path in the name grammar (`ghcr.io/org`). */
+export const REGISTRY_PATTERN = `^${HOST_PORT}(?:/${NAME_COMPONENT})*$`;
+/** A content digest (`sha256:<hex>`). */
+export const DIGEST_PATTERN = '^[a-z0-9]+(?:[+._-][a-z0-9]+)*:[a-zA-Z0-9=_-]+$';
+/** The longest repository name, namespace included. */
+export const MAX_NAME_LENGTH = 255;
+
+const NAME_RE = new RegExp(NAME_PATTERN);
+const TAG_RE = new RegExp(TAG_PATTERN);
+const REGISTRY_RE = new RegExp(REGISTRY_PATTERN);
+const DIGEST_RE = new RegExp(DIGEST_PATTERN);
+const SCHEME_RE = /^([a-zA-Z][a-zA-Z0-9+.-]*):\/\//;
+
+export const isValidName = (name: string): boolean => name.length <= MAX_NAME_LENGTH && NAME_RE.test(name);
+export const isValidTag = (tag: string): boolean => TAG_RE.test(tag);
+export const isValidDigest = (digest: string): boolean => DIGEST_RE.test(digest);
+
+const DOCKER_HUB_ALIASES = new Set(['docker.io', 'index.docker.io', 'registry-1.docker.io']);
+/** Where Docker Hub's registry API answers. */
+export const DOCKER_HUB_HOST = 'registry-1.docker.io';
+/** The key `docker login` writes for Docker Hub in a docker config. */
+export const DOCKER_HUB_AUTH_KEY = 'https://index.docker.io/v1/';
+export const isDockerHub = (host: string): boolean => DOCKER_HUB_ALIASES.has(host.toLowerCase());
+
+/**
+ * The `host[:port]` of a registry, an insecure-registry entry or a docker config key, lower-cased:
+ * a scheme and a namespace path are dropped (`https://Ghcr.io/org` -> `ghcr.io`), as docker's
+ * ConvertToHostname does. Every by-host match of the service goes through it.
+ */
+export function registryHost(text: string): string {
+  let rest = text.trim();
+  const scheme = SCHEME_RE.exec(rest);
+  if (scheme) rest = rest.slice(scheme[0].length);
+  const slash = rest.indexOf('/');
+  if (slash >= 0) rest = rest.slice(0, slash);
+  return rest.toLowerCase();
+}
+
+/** The same registry host whatever alias names it (all Docker Hub aliases are `docker.io`). */
+export const canonicalRegistryHost = (text: string): string => {
+  const host = registryHost(text);
+  return isDockerHub(host) ? 'docker.io' : host;
+};
+
+/** The docker config key a credential for `registry` is written under (by host). */
+export const authKeyFor = (registry: string): string =>
+  canonicalRegistryHost(registry) === 'docker.io' ? DOCKER_HUB_AUTH_KEY : registryHost(registry);
+
+/** Whether `host` (host[:port]) is listed in insecureRegistries (entries may carry a scheme or path). */
+export function isInsecureRegistry(host: string, insecureRegistries: readonly string[]): boolean {
+  const wanted = registryHost(host);
+  return insecureRegistries.some((entry) => registryHost(entry) === wanted);
+}
+
+/** A registry (no scheme) split into its host and its namespace path, or undefined off the grammar. */
+export function splitRegistry(registry: string): { host: string; namespace?: string } | undefined {
+  if (!REGISTRY_RE.test(registry)) return undefined;
+  const slash = registry.indexOf('/');
+  const host = slash < 0 ? registry : registry.slice(0, slash);
+  const port = /:([0-9]+)$/.exec(host)?.[1];
+  if (port !== undefined && (Number(port) < 1 || Number(port) > 65535)) return undefined;
+  return slash < 0 ? { host } : { host, namespace: registry.slice(slash + 1) };
+}
+
 export interface ImageReference {
-  /** The registry as the caller named it, without scheme (`127.0.0.1:5000`, `docker.io`). */
+  /** The registry as the caller named it, without scheme (`127.0.0.1:5000`, `ghcr.io/org`). */
   readonly registry: string;
-  /** host[:port] actually contacted (`docker.io` -> `registry-1.docker.io`). */
+  /** host[:port] actually contacted, lower-cased (`docker.io` -> `registry-1.docker.io`). */
   readonly host: string;
   readonly scheme: 'https' | 'http';
   /** `https://host[:port]` */
   readonly origin: string;
-  /** Repository name as sent to the registry (`library/` added for single-segment Docker Hub names). */
+  /**
+   * Repository name as sent to the registry: the registry's namespace path prefixed
+   * (`org/app`), `library/` added for single-segment Docker Hub names.
+   */
   readonly name: string;
   readonly tag: string;
-  /** `<registry>/<name>:<tag>` as the caller gave it, for responses and messages. */
+  /** `<registry>/<name>:<tag>` as the caller gave it (as POST /build answers it). */
   readonly image: string;
-}
-
-const HOST_LABEL = '[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?';
-const REGISTRY_RE = new RegExp(
-  `^(?:${HOST_LABEL}(?:\\.${HOST_LABEL})*|\\[[0-9a-fA-F:.]+\\])(?::([0-9]{1,5}))?$`,
-);
-/** OCI distribution name grammar: path components separated by `/`. */
-const NAME_COMPONENT = '[a-z0-9]+(?:(?:\\.|_|__|-+)[a-z0-9]+)*';
-const NAME_RE = new RegExp(`^${NAME_COMPONENT}(?:/${NAME_COMPONENT})*$`);
-const TAG_RE = /^[a-zA-Z0-9_][a-zA-Z0-9._-]{0,127}$/;
-const MAX_NAME_LENGTH = 255;
-
-export const isValidTag = (tag: string): boolean => TAG_RE.test(tag);
-
-const DOCKER_HUB_ALIASES = new Set(['docker.io', 'index.docker.io', 'registry-1.docker.io']);
-const DOCKER_HUB_HOST = 'registry-1.docker.io';
-
-/** Whether `host` (host[:port]) is listed in insecureRegistries (entries may carry a scheme or path). */
-export function isInsecureRegistry(host: string, insecureRegistries: readonly string[]): boolean {
-  const wanted = host.toLowerCase();
-  return insecureRegistries.some((entry) => authKeyHost(entry) === wanted);
 }
 
 export interface ReferenceInput {
@@ -58,7 +119,7 @@ export interface ReferenceInput {
 export function parseReference(input: ReferenceInput, insecureRegistries: readonly string[]): ImageReference {
   let registry = input.registry.trim();
   let explicitScheme: 'https' | 'http' | undefined;
-  const scheme = /^([a-zA-Z][a-zA-Z0-9+.-]*):\/\//.exec(registry);
+  const scheme = SCHEME_RE.exec(registry);
   if (scheme) {
     const s = (scheme[1] ?? '').toLowerCase();
     if (s !== 'https' && s !== 'http') {
@@ -67,28 +128,28 @@ export function parseReference(input: ReferenceInput, insecureRegistries: readon
     explicitScheme = s;
     registry = registry.slice(scheme[0].length).replace(/\/+$/, '');
   }
-  const m = REGISTRY_RE.exec(registry);
-  const port = m?.[1];
-  if (!m || (port !== undefined && (Number(port) < 1 || Number(port) > 65535))) {
+  const split = splitRegistry(registry);
+  if (split === undefined) {
     throw invalidRegistry(input.registry);
   }
-  const lower = registry.toLowerCase();
-  const host = DOCKER_HUB_ALIASES.has(lower) ? DOCKER_HUB_HOST : lower;
+  const named = split.host.toLowerCase();
+  const host = isDockerHub(named) ? DOCKER_HUB_HOST : named;
   const insecure =
-    isInsecureRegistry(host, insecureRegistries) || isInsecureRegistry(lower, insecureRegistries);
+    isInsecureRegistry(host, insecureRegistries) || isInsecureRegistry(named, insecureRegistries);
   if (explicitScheme === 'http' && !insecure) {
     throw registryHttpNotAllowed();
   }
   const resolvedScheme = explicitScheme ?? (insecure ? 'http' : 'https');
 
   const name = input.name;
-  if (name.length > MAX_NAME_LENGTH || !NAME_RE.test(name)) {
+  const path = split.namespace === undefined ? name : `${split.namespace}/${name}`;
+  if (!isValidName(name) || path.length > MAX_NAME_LENGTH) {
     throw invalidImageName(name);
   }
-  if (!TAG_RE.test(input.tag)) {
+  if (!isValidTag(input.tag)) {
     throw invalidTag(input.tag);
   }
-  const remoteName = host === DOCKER_HUB_HOST && !name.includes('/') ? `library/${name}` : name;
+  const remoteName = host === DOCKER_HUB_HOST && !path.includes('/') ? `library/${path}` : path;
   return Object.freeze({
     registry,
     host,

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { createApp, type AppOptions } from '../../src/app.js';
+import type { BuildRegistry } from '../../src/builds/types.js';
 import { loadConfig } from '../../src/config/load.js';
 import type { Config } from '../../src/config/types.js';
 import type { AppContext } from '../../src/context.js';
@@ -43,7 +44,7 @@ export interface RunningApp {
 /** Starts the real app on 127.0.0.1:0 with its own scratch dir; close() stops it and removes the scratch dir. */
 export async function startApp(
   overrides: Partial<Config> = {},
-  options: { errorTracker?: ErrorTracker; app?: AppOptions } = {},
+  options: { errorTracker?: ErrorTracker; app?: AppOptions; builds?: BuildRegistry } = {},
 ): Promise<RunningApp> {
   const scratchDir = overrides.scratchDir ?? (await mkdtemp(join(tmpdir(), 'ibs-test-')));
   const config = testConfig({ ...overrides, scratchDir });
@@ -67,6 +68,7 @@ export async function startApp(
     logger,
     metrics: new Metrics(),
     logStore: stores.logStore,
+    builds: options.builds ?? stores.builds,
     ...(stores.sharedStoreProbe === undefined ? {} : { sharedStoreProbe: stores.sharedStoreProbe }),
     errorTracker: options.errorTracker ?? noopErrorTracker,
     processGroups: new ProcessGroups(),

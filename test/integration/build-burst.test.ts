@@ -21,6 +21,7 @@ test('maxConcurrent 2 under a burst of 5: two build, three get 429, then slots a
   t.is(busy.length, 3);
   for (const r of busy) {
     t.deepEqual(r.body, { error: 'already running 2 builds, the maximum; retry later' });
+    // No build has finished on this instance yet: the estimate's default.
     t.is(r.headers.get('retry-after'), '30');
   }
 

@@ -4,10 +4,8 @@
  * clone refused with 400.
  */
 import test from 'ava';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, symlinkSync, writeFileSync, mkdirSync } from 'node:fs';
+import { symlinkSync, writeFileSync, mkdirSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   cmdlineOf,
@@ -16,6 +14,7 @@ import {
   httpsCreds,
   httpsRepo,
   postBuild,
+  servedRepo,
   stack,
   startBuildApp,
   uniqueName,
@@ -33,7 +32,7 @@ test('wrong git password: 500 from git clone, the log says why and never shows t
   t.is(res.status, 500);
   t.true(
     String(res.body.error).startsWith(
-      `git clone --depth 1 --single-branch --no-tags -- ${httpsRepo('image')} /`,
+      `git clone --filter=blob:none --no-checkout --depth 1 --single-branch --no-tags -- ${httpsRepo('image')} /`,
     ),
   );
   t.regex(String(res.body.error), / exited with code 128$/);
@@ -144,7 +143,7 @@ for (const scheme of ['https', 'ssh'] as const) {
     t.is(res.status, 500);
     t.regex(
       String(res.body.error),
-      /^git clone --depth 1 --single-branch --no-tags -- .* timed out after 2 s$/,
+      /^git clone --filter=blob:none --no-checkout --depth 1 --single-branch --no-tags -- .* timed out after 2 s$/,
     );
     t.true(elapsed >= 2000 && elapsed < 10_000, `answered after ${elapsed} ms`);
     t.true(seen.size > 0, 'the clone ran (git or ssh seen talking to the server)');
@@ -154,33 +153,6 @@ for (const scheme of ['https', 'ssh'] as const) {
     const left = descendantPids().filter((pid) => cmdlineOf(pid).includes(`${silent.port}`) || seen.has(pid));
     t.deepEqual(left, [], `still running: ${left.map(cmdlineOf).join('; ')}`);
   });
-}
-
-/** A repository served by the stack's git servers, made for one test, removed afterwards. */
-function servedRepo(files: (dir: string) => void): { name: string; remove: () => void } {
-  const name = uniqueName('escape').replace('/', '-');
-  const work = mkdtempSync(join(tmpdir(), 'ibs-escape-'));
-  const bare = join(stack.GIT_REPOS_DIR, `${name}.git`);
-  const git = (...args: string[]) =>
-    execFileSync('git', args, {
-      cwd: work,
-      env: {
-        PATH: process.env.PATH,
-        GIT_CONFIG_NOSYSTEM: '1',
-        GIT_CONFIG_GLOBAL: '/dev/null',
-        GIT_AUTHOR_NAME: 't',
-        GIT_AUTHOR_EMAIL: 't@t',
-        GIT_COMMITTER_NAME: 't',
-        GIT_COMMITTER_EMAIL: 't@t',
-      },
-    });
-  git('init', '-q', '-b', 'main');
-  files(work);
-  git('add', '-A');
-  git('commit', '-q', '-m', 'escape');
-  execFileSync('git', ['clone', '-q', '--bare', work, bare]);
-  rmSync(work, { recursive: true, force: true });
-  return { name, remove: () => rmSync(bare, { recursive: true, force: true }) };
 }
 
 for (const [what, files] of [

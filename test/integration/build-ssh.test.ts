@@ -7,6 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { isPinnedHostKey } from '../../src/config/known-hosts.js';
 import type { SshHostKeyPolicy } from '../../src/config/types.js';
 import { tofuKnownHostsFile } from '../../workers/git/host-keys.js';
 import {
@@ -78,15 +79,17 @@ test('tofu: the first build remembers the host key, the second reuses it, a chan
   t.is(third.status, 500);
   t.regex(
     String(third.body.error),
-    /^git clone --depth 1 --single-branch --no-tags -- ssh:\/\/.* exited with code 128$/,
+    /^git clone --filter=blob:none --no-checkout --depth 1 --single-branch --no-tags -- ssh:\/\/.* exited with code 128$/,
   );
   const log = await fetchLog(app, third.body.logId);
   t.is(log.status, 200);
   t.regex(log.text, /REMOTE HOST IDENTIFICATION HAS CHANGED|Host key verification failed/);
 });
 
-test('pinned: the pinned key is required and used; no instance-wide file is written', async (t) => {
-  const app = await sshApp('pinned', stack.GIT_SSH_HOST_KEY);
+test('pinned: the pinned key (a known_hosts line with a trailing comment) is required and used; no instance-wide file is written', async (t) => {
+  const pinned = `${stack.GIT_SSH_HOST_KEY} git-ssh server of the stack`;
+  t.true(isPinnedHostKey(pinned), 'the configuration accepts it');
+  const app = await sshApp('pinned', pinned);
   t.teardown(() => app.close());
   const name = uniqueName('ssh-pinned');
   const res = await postBuild(app, request(name));

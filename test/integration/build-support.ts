@@ -4,7 +4,8 @@
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync, type Dirent } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, type Dirent } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Config } from '../../src/config/types.js';
 import { startApp, type RunningApp } from '../helpers/app.js';
@@ -86,6 +87,8 @@ export interface PushedImage {
   platforms: string[];
   /** Labels of the linux/amd64 image config. */
   labels: Record<string, string>;
+  /** Layer digests of the linux/amd64 image manifest. */
+  layers: string[];
 }
 
 async function getJson(host: string, path: string, creds?: RegistryCreds): Promise<Record<string, unknown>> {
@@ -123,7 +126,8 @@ export async function readPushedImage(
     architecture?: string;
   };
   if (platforms.length === 0) platforms = [`${config.os}/${config.architecture}`];
-  return { platforms, labels: config.config?.Labels ?? {} };
+  const layers = ((manifest.layers as { digest: string }[] | undefined) ?? []).map((l) => l.digest);
+  return { platforms, labels: config.config?.Labels ?? {}, layers };
 }
 
 /** Pids of every live descendant of this process (from /proc). */
@@ -177,4 +181,35 @@ export function filesUnder(dir: string): string[] {
     else if (entry.isFile()) out.push(path);
   }
   return out;
+}
+
+/**
+ * A repository served by the stack's git servers (with partial clones allowed, as the fixtures),
+ * made for one test by `files` writing into its working tree, removed afterwards.
+ */
+export function servedRepo(files: (dir: string) => void): { name: string; remove: () => void } {
+  const name = uniqueName('escape').replace('/', '-');
+  const work = mkdtempSync(join(tmpdir(), 'ibs-escape-'));
+  const bare = join(stack.GIT_REPOS_DIR, `${name}.git`);
+  const git = (...args: string[]) =>
+    execFileSync('git', args, {
+      cwd: work,
+      env: {
+        PATH: process.env.PATH,
+        GIT_CONFIG_NOSYSTEM: '1',
+        GIT_CONFIG_GLOBAL: '/dev/null',
+        GIT_AUTHOR_NAME: 't',
+        GIT_AUTHOR_EMAIL: 't@t',
+        GIT_COMMITTER_NAME: 't',
+        GIT_COMMITTER_EMAIL: 't@t',
+      },
+    });
+  git('init', '-q', '-b', 'main');
+  files(work);
+  git('add', '-A');
+  git('commit', '-q', '-m', 'escape');
+  execFileSync('git', ['clone', '-q', '--bare', work, bare]);
+  execFileSync('git', ['-C', bare, 'config', 'uploadpack.allowFilter', 'true']);
+  rmSync(work, { recursive: true, force: true });
+  return { name, remove: () => rmSync(bare, { recursive: true, force: true }) };
 }

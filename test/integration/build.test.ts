@@ -60,7 +60,9 @@ async function assertBuilt(
   t.regex(String(imageBuildLogId), /^img-[0-9a-f]{8}-/);
   const gitLog = await fetchLog(app, gitCloneLogId);
   t.is(gitLog.status, 200);
-  t.true(gitLog.text.includes('git clone --depth 1 --single-branch --no-tags'));
+  t.true(
+    gitLog.text.includes('git clone --filter=blob:none --no-checkout --depth 1 --single-branch --no-tags'),
+  );
   const imgLog = await fetchLog(app, imageBuildLogId);
   t.is(imgLog.status, 200);
   t.true(imgLog.text.includes('devcontainer build'));

@@ -146,3 +146,42 @@ for (const file of fixtureFiles) {
     t.not(JSON.stringify(cli), JSON.stringify(describeDevcontainer([{}]).configuration));
   });
 }
+
+test.serial('the empty label array: 200 with the CLI merge of no entries, counted found', async (t) => {
+  const env = stackEnv();
+  const name = 'parity/empty-array';
+  await pushLabelledImage(env.REGISTRY_ANON, name, '1', '[]');
+  const port = env.REGISTRY_ANON.slice(env.REGISTRY_ANON.lastIndexOf(':') + 1);
+  const cli = await cliMergedConfiguration(`localhost:${port}/${name}:1`, env.STACK_DOCKER_HOST);
+  const foundBefore = await lookupCount('found');
+
+  const res = await fetch(
+    `${app.url}/devcontainer?registry=${encodeURIComponent(env.REGISTRY_ANON)}&name=${name}&tag=1`,
+  );
+  t.is(res.status, 200);
+  const served = (await res.json()) as { configuration: Record<string, unknown>; metadata: unknown };
+  // The one deliberate difference (README, Known limits): over no entries the CLI's maximum of
+  // host requirements is -Infinity, which the service leaves out rather than answer.
+  const { hostRequirements: cliHostRequirements, ...cliRest } = cli;
+  t.deepEqual(cliHostRequirements, { cpus: null, memory: '-Infinity', storage: '-Infinity' });
+  t.deepEqual(served.configuration, cliRest);
+  t.deepEqual(served.metadata, []);
+  t.like(served.configuration, {
+    init: false,
+    privileged: false,
+    onCreateCommands: [],
+    postCreateCommands: [],
+    remoteEnv: {},
+    containerEnv: {},
+  });
+  t.is(await lookupCount('found'), foundBefore + 1);
+});
+
+/** service_devcontainer_lookups_total{result} as /metrics shows it. */
+async function lookupCount(result: string): Promise<number> {
+  const text = await (await fetch(`${app.url}/metrics`)).text();
+  const line = text
+    .split('\n')
+    .find((l) => l.startsWith(`service_devcontainer_lookups_total{`) && l.includes(`result="${result}"`));
+  return line === undefined ? 0 : Number(line.slice(line.lastIndexOf(' ') + 1));
+}

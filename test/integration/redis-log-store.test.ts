@@ -74,14 +74,14 @@ test('a log written through one replica is read whole and complete from another,
   log.write('Cloning into x...\n');
   log.write(Buffer.from('done\npartial'));
   const b = await replica(t);
-  t.false((await b.store.snapshot(log.id)).complete);
+  t.false((await b.store.read(log.id)).complete);
   await log.close();
   await a.store.close();
   await a.connection.close();
-  t.deepEqual(await b.store.snapshot(log.id), { text: 'Cloning into x...\ndone\npartial', complete: true });
+  t.deepEqual(await b.store.read(log.id), { text: 'Cloning into x...\ndone\npartial', complete: true });
   // A "restarted" replica (a new store on a new connection) still reads it: nothing is wiped.
   const c = await replica(t);
-  t.is(await c.store.read(log.id), 'Cloning into x...\ndone\npartial');
+  t.is((await c.store.read(log.id)).text, 'Cloning into x...\ndone\npartial');
 });
 
 test('secrets are masked before they reach Redis', async (t) => {
@@ -109,7 +109,7 @@ test('secrets are masked before they reach Redis', async (t) => {
     t.false(dump.includes(secret), key);
     t.false(dump.includes('per-request-pass'), key);
   }
-  t.is(await a.store.read(log.id), 'token *** and ***\n');
+  t.is((await a.store.read(log.id)).text, 'token *** and ***\n');
 });
 
 test('a DELETE through one replica makes the log 404 on the others; unknown and invalid ids', async (t) => {
@@ -141,8 +141,8 @@ test('retention per kind holds across replicas: the oldest closed logs of a kind
   }
   t.is(await codeOf(b.store.read(ids[0] ?? '')), 'LOG_NOT_FOUND');
   t.is(await codeOf(a.store.read(ids[1] ?? '')), 'LOG_NOT_FOUND');
-  t.is(await a.store.read(ids[2] ?? ''), '2\n');
-  t.is(await b.store.read(ids[3] ?? ''), '3\n');
+  t.is((await a.store.read(ids[2] ?? '')).text, '2\n');
+  t.is((await b.store.read(ids[3] ?? '')).text, '3\n');
   t.is(await raw.zcard('ibs:logs:img'), 2);
 });
 
@@ -159,7 +159,7 @@ test('a follower on another replica receives output before the log is closed, th
     t.false(next.done);
     received += Buffer.from(next.value as Uint8Array).toString('utf8');
   }
-  t.false((await b.store.snapshot(log.id)).complete);
+  t.false((await b.store.read(log.id)).complete);
   log.write('second\n');
   while (!received.includes('second\n')) {
     const next = await iterator.next();
@@ -180,7 +180,7 @@ test('output beyond the size cap is dropped with one marker line', async (t) => 
   const log = await a.store.open('git');
   for (let i = 0; i < 50; i += 1) log.write('0123456789\n');
   await log.close();
-  const text = await a.store.read(log.id);
+  const { text } = await a.store.read(log.id);
   t.is(text, `${'0123456789\n'.repeat(9)}${TRUNCATED_MARKER}`);
 });
 
@@ -204,5 +204,5 @@ test('Redis down: opening, reading and deleting fail with STORE_UNAVAILABLE; bac
   const after = await a.store.open('git');
   after.write('again\n');
   await after.close();
-  t.is(await a.store.read(after.id), 'again\n');
+  t.is((await a.store.read(after.id)).text, 'again\n');
 });

@@ -6,6 +6,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
+import { encodeBasicAuth } from '../../src/config/basic-auth.js';
 import type { StackEnv } from '../stack/env.js';
 
 export interface ImageSpec {
@@ -20,16 +21,14 @@ export interface FixtureBuilder {
   dispose: () => Promise<void>;
 }
 
-const b64 = (s: string): string => Buffer.from(s, 'utf8').toString('base64');
-
 /** A unique tag suffix for this test run, so runs never see each other's images. */
 export const runId = (): string => `it-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
 
 export async function fixtureBuilder(env: StackEnv): Promise<FixtureBuilder> {
   const dockerConfig = await mkdtemp(join(tmpdir(), 'ibs-regtest-docker-'));
   const auths = {
-    [env.REGISTRY_BASIC]: { auth: b64(`${env.REGISTRY_BASIC_USER}:${env.REGISTRY_BASIC_PASSWORD}`) },
-    [env.REGISTRY_TOKEN]: { auth: b64(`${env.REGISTRY_TOKEN_USER}:${env.REGISTRY_TOKEN_PASSWORD}`) },
+    [env.REGISTRY_BASIC]: { auth: encodeBasicAuth(env.REGISTRY_BASIC_USER, env.REGISTRY_BASIC_PASSWORD) },
+    [env.REGISTRY_TOKEN]: { auth: encodeBasicAuth(env.REGISTRY_TOKEN_USER, env.REGISTRY_TOKEN_PASSWORD) },
   };
   await writeFile(join(dockerConfig, 'config.json'), JSON.stringify({ auths }), { mode: 0o600 });
   const builder = `ibs-regtest-${randomBytes(4).toString('hex')}`;

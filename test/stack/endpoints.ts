@@ -2,6 +2,7 @@
 // as $STACK_DIR/env (KEY=value lines) and $STACK_DIR/env.json.
 import fs from 'node:fs';
 import path from 'node:path';
+import { shellQuote } from '../../src/shell-quote.js';
 import { baseImage } from './components/base-image.js';
 import { STACK_BUILDER_NAME, builderEndpoint } from './components/builder.js';
 import { keyPaths } from './components/keys.js';
@@ -44,6 +45,7 @@ export async function computeEnv(l: Layout, s: State): Promise<StackEnv> {
     GIT_SSH_HOST_KEY: sshHostKeyLine(l, s),
     GIT_DAEMON_URL: `git://127.0.0.1:${p.gitDaemon}`,
     GIT_HTTP_URL: `http://127.0.0.1:${p.gitHttp}`,
+    GIT_HTTPS_NO_FILTER_URL: `https://127.0.0.1:${p.gitHttps}/no-filter`,
     REGISTRY_TOKEN_SERVICE: TOKEN_SERVICE,
     GIT_SSH_KNOWN_HOSTS_FILE: sshPaths(l).knownHosts,
     GIT_SSH_HOST_KEY_FINGERPRINT: await sshHostKeyFingerprint(l),
@@ -60,7 +62,7 @@ export function formatEnv(env: StackEnv): string {
   return STACK_ENV_KEYS.map((k) => {
     const v = env[k];
     if (/[\n\r]/.test(v)) throw new Error(`env value of ${k} contains a newline`);
-    return `${k}=${/^[\w@%+=:,./[\]-]*$/.test(v) ? v : `'${v.replace(/'/g, `'\\''`)}'`}\n`;
+    return `${k}=${/^[\w@%+=:,./[\]-]*$/.test(v) ? v : shellQuote(v)}\n`;
   }).join('');
 }
 

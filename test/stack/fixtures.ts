@@ -16,10 +16,24 @@ export interface FixtureCommit {
   tag?: string;
 }
 
+/**
+ * Generated bulk content (a large monorepo's sources): `files` files of incompressible bytes from a
+ * seeded generator, spread over `folders` folders outside the configuration folder, sizes in
+ * [minBytes, maxBytes). Added by the first commit; later commits keep it.
+ */
+export interface FixtureBulk {
+  seed: string;
+  files: number;
+  folders: number;
+  minBytes: number;
+  maxBytes: number;
+}
+
 export interface Fixture {
   name: string;
   description: string;
   commits: FixtureCommit[];
+  bulk?: FixtureBulk;
 }
 
 export const FIXTURE_NAMES = [
@@ -32,6 +46,7 @@ export const FIXTURE_NAMES = [
   'branches',
   'empty',
   'slow',
+  'large',
 ] as const;
 export type FixtureName = (typeof FIXTURE_NAMES)[number];
 
@@ -48,6 +63,18 @@ export function branchDefinition(base: string, ref: 'main' | 'dev' | 'v1.0.0'): 
     customizations: { vscode: { extensions: [`ibs.fixture-branches-${ref.replace(/\./g, '-')}`] } },
   };
 }
+
+/** The bulk of the `large` fixture: 12 000 files, about 110 MB (10^6 bytes), all outside `.devcontainer/`. */
+export const LARGE_BULK: FixtureBulk = {
+  seed: 'ibs-large-fixture-1',
+  files: 12_000,
+  folders: 120,
+  minBytes: 4_096,
+  maxBytes: 14_336,
+};
+
+/** The branch of the `large` fixture whose Dockerfile builds a small sub-folder context (`docker/app`). */
+export const LARGE_DOCKERFILE_BRANCH = 'dockerfile-context';
 
 export const HELLO_FEATURE_INSTALL = `#!/bin/sh
 set -e
@@ -243,5 +270,65 @@ export function fixtureDefinitions(base: string): Fixture[] {
         },
       ],
     },
+    largeFixture(base),
   ];
+}
+
+/**
+ * A large monorepo: the generated bulk plus, on main, an image with a local feature; on
+ * LARGE_DOCKERFILE_BRANCH, a Dockerfile whose build context is the small folder `docker/app`.
+ */
+function largeFixture(base: string): Fixture {
+  return {
+    name: 'large',
+    description: `${LARGE_BULK.files} generated files (~110 MB) beside a small definition; branch ${LARGE_DOCKERFILE_BRANCH}: a Dockerfile with a sub-folder context`,
+    bulk: LARGE_BULK,
+    commits: [
+      {
+        branch: 'main',
+        message: 'A large monorepo with a dev container',
+        executable: ['.devcontainer/features/hello/install.sh'],
+        files: {
+          'README.md': readme('large', 'A large monorepo: generated sources beside a small dev container.'),
+          '.devcontainer/devcontainer.json': json({
+            name: 'fixture-large',
+            image: base,
+            features: { './features/hello': { greeting: 'hi from the large fixture' } },
+            containerEnv: { FIXTURE: 'large' },
+            postCreateCommand: 'hello',
+            customizations: { vscode: { extensions: ['ibs.fixture-large'] } },
+          }),
+          '.devcontainer/features/hello/devcontainer-feature.json': json({
+            id: 'hello',
+            version: '1.0.0',
+            name: 'Hello',
+            description: 'Installs a hello command (local fixture feature, no network).',
+            options: { greeting: { type: 'string', default: 'hello', description: 'What hello prints' } },
+            containerEnv: { HELLO_FEATURE: '1' },
+            customizations: { vscode: { extensions: ['ibs.large-hello-feature'] } },
+          }),
+          '.devcontainer/features/hello/install.sh': HELLO_FEATURE_INSTALL,
+        },
+      },
+      {
+        branch: LARGE_DOCKERFILE_BRANCH,
+        from: 'main',
+        message: 'Build the dev container from docker/app',
+        files: {
+          '.devcontainer/devcontainer.json': json({
+            name: 'fixture-large-dockerfile',
+            build: { dockerfile: '../docker/app/Dockerfile', context: '../docker/app' },
+            customizations: { vscode: { extensions: ['ibs.fixture-large-dockerfile'] } },
+          }),
+          'docker/app/Dockerfile': [
+            `FROM ${base}`,
+            'COPY greeting.txt /greeting',
+            'LABEL ibs.fixture="large-dockerfile"',
+            '',
+          ].join('\n'),
+          'docker/app/greeting.txt': 'hello from the docker/app context\n',
+        },
+      },
+    ],
+  };
 }

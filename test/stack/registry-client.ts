@@ -1,13 +1,13 @@
 // A minimal registry v2 client for the stack and its tests: one request with the registry's own
 // auth dance (no auth, Basic, or Bearer through the realm with Basic credentials).
+import { basicAuthHeader } from '../../src/config/basic-auth.js';
+
 export interface RegistryCreds {
   user: string;
   password: string;
 }
 
-function basicHeader(c: RegistryCreds): string {
-  return `Basic ${Buffer.from(`${c.user}:${c.password}`).toString('base64')}`;
-}
+const basicHeader = (c: RegistryCreds): string => basicAuthHeader(c.user, c.password);
 
 /** Parses `Bearer realm="..",service="..",scope=".."` into its parameters. */
 export function parseChallenge(header: string): { scheme: string; params: Record<string, string> } {

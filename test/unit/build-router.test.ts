@@ -31,9 +31,9 @@ async function startWithRunner(
   const app = await startApp(overrides, {
     app: {
       build: {
-        runJob: (plan, c, signal) => {
+        runJob: (plan, c, signal, reporter) => {
           calls.push(plan);
-          return runJob(plan, c, signal);
+          return runJob(plan, c, signal, reporter);
         },
       },
     },
@@ -259,7 +259,7 @@ test('job errors: 4xx counted invalid_request, 5xx and unexpected errors counted
   t.is(await gauge(app.url, 'service_builds_in_flight'), 0, 'capacity released after errors');
 });
 
-test('burst of 10 with limit 3: exactly 3 run, 7 get 429 Retry-After 30, slots free again afterwards', async (t) => {
+test('burst of 10 with limit 3: exactly 3 run, 7 get 429 (Retry-After 30 without history, then the 5 s floor), slots free again afterwards', async (t) => {
   let release!: () => void;
   let gate = new Promise<void>((resolve) => (release = resolve));
   let running = 0;
@@ -278,7 +278,7 @@ test('burst of 10 with limit 3: exactly 3 run, 7 get 429 Retry-After 30, slots f
   t.is(await gauge(app.url, 'service_builds_capacity'), 3);
   const body = { repository: REPO, image: { registry: 'registry.example.com' } };
 
-  const burst = async () => {
+  const burst = async (retryAfter: string) => {
     const pending = Array.from({ length: 10 }, () => post(app.url, body));
     // The refused ones answer while the admitted ones still run.
     const busy: Response[] = [];
@@ -287,7 +287,7 @@ test('burst of 10 with limit 3: exactly 3 run, 7 get 429 Retry-After 30, slots f
     t.is(running, 3);
     t.is(await gauge(app.url, 'service_builds_in_flight'), 3);
     for (const res of busy) {
-      t.is(res.headers.get('retry-after'), '30');
+      t.is(res.headers.get('retry-after'), retryAfter);
       t.deepEqual(await res.json(), { error: 'already running 3 builds, the maximum; retry later' });
     }
     release();
@@ -295,10 +295,12 @@ test('burst of 10 with limit 3: exactly 3 run, 7 get 429 Retry-After 30, slots f
     t.deepEqual(statuses, [200, 200, 200, 429, 429, 429, 429, 429, 429, 429]);
   };
 
-  await burst();
+  // No build has finished yet: the default.
+  await burst('30');
   t.is(await gauge(app.url, 'service_builds_in_flight'), 0);
   gate = new Promise<void>((resolve) => (release = resolve));
-  await burst();
+  // The first three took well under a second: the running ones are due now, the floor applies.
+  await burst('5');
   t.is(maxRunning, 3);
   const { total, timed } = await buildMetrics(app.url);
   t.deepEqual(total, { success: 6, failure: 0, invalid_request: 0, busy: 14 });

@@ -192,8 +192,19 @@ test('POST /build and /logs/{id} answer as documented', async (t) => {
   while (holds.length === 0) await new Promise((r) => setImmediate(r));
   const busy = await post(app.url, repo('app'));
   await conforms(t, 'POST /build', busy, 429);
+  const listed = (await conforms(t, 'GET /builds', await fetch(`${app.url}/builds`), 200)) as {
+    builds: { phase: string }[];
+  };
+  t.deepEqual(
+    listed.builds.map((b) => b.phase),
+    ['cloning', 'finished', 'finished'],
+  );
+  await conforms(t, 'GET /builds', await fetch(`${app.url}/builds?status=done`), 400);
   holds.forEach((release) => release());
   await conforms(t, 'POST /build', await slow, 200);
+  await conforms(t, 'GET /builds', await fetch(`${app.url}/builds?status=success`), 200);
+  await conforms(t, 'GET /logs/{id}', await fetch(`${logUrl}?follow=maybe`), 400);
+  await conforms(t, 'GET /logs/{id}', await fetch(`${logUrl}?follow=true`), 404);
 });
 
 test('probes, metrics and the configuration view answer as documented', async (t) => {

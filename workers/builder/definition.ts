@@ -1,15 +1,26 @@
 /**
- * Finds the dev container definition of a clone: `.devcontainer/devcontainer.json`, else
+ * Finds the dev container definition of a clone (the path found in the commit's trees, or by
+ * the same rule, definition-lookup.ts, on disk): `.devcontainer/devcontainer.json`, else
  * `.devcontainer.json`, else the lexically first `.devcontainer/<folder>/devcontainer.json`.
  * None: a generated `{"image": <fallback>}` outside the clone, or 400 NO_DEFINITION without a
  * fallback image. A definition, or a Dockerfile, build context, compose file or local feature
- * it names, that resolves outside the clone (through `..` or a symbolic link) is refused (400).
+ * it names, that resolves outside the clone (through `..` or a symbolic link) is refused (400
+ * DEFINITION_OUTSIDE_CLONE). So is any symbolic link in the paths the build reads (its read set,
+ * all a sparse clone checks out) that leads outside the clone, or to a part of the repository
+ * outside the read set (400 DEFINITION_OUTSIDE_READ_SET).
  */
-import { readdir, readFile, realpath, stat, writeFile } from 'node:fs/promises';
+import type { Dirent } from 'node:fs';
+import { lstat, readdir, readFile, readlink, realpath, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
-import { definitionOutsideClone, noDefinition } from '../../src/errors.js';
+import { definitionOutsideClone, definitionOutsideReadSet, noDefinition } from '../../src/errors.js';
+import {
+  DEVCONTAINER_DIR,
+  findDefinitionIn,
+  type ListingKind,
+  subfolderCandidate,
+} from './definition-lookup.js';
 import { parseJsonc } from './jsonc.js';
-import { referencedPaths, usesDockerfile } from './read-set.js';
+import { buildReadSet, type ReadPath, referencedPaths, usesDockerfile } from './read-set.js';
 
 export interface DevcontainerDefinition {
   /** Absolute path of the devcontainer.json to pass as `--config`. */
@@ -29,14 +40,19 @@ async function exists(path: string): Promise<boolean> {
   );
 }
 
+const MAX_LINK_HOPS = 40;
+
 /** The real path of `path`, or of its nearest existing ancestor joined with the rest. */
-async function realpathLoose(path: string): Promise<string> {
+async function realpathLoose(path: string, hops = 0): Promise<string> {
   try {
     return await realpath(path);
   } catch {
+    // A dangling link (its target not checked out, or missing) still points somewhere: follow it.
+    const target = hops < MAX_LINK_HOPS ? await readlink(path).catch(() => undefined) : undefined;
+    if (target !== undefined) return realpathLoose(resolve(dirname(path), target), hops + 1);
     const parent = dirname(path);
     if (parent === path) return path;
-    return join(await realpathLoose(parent), path.slice(parent.length));
+    return join(await realpathLoose(parent, hops), path.slice(parent.length));
   }
 }
 
@@ -46,17 +62,63 @@ async function assertInside(root: string, path: string, shown: string): Promise<
     throw definitionOutsideClone(shown);
 }
 
+/** The lookup rule on disk: the candidates that exist (following links) as a listing. */
 async function findDefinition(root: string): Promise<string | undefined> {
-  for (const candidate of ['.devcontainer/devcontainer.json', '.devcontainer.json']) {
-    if (await exists(join(root, candidate))) return candidate;
+  const entries = await readdir(join(root, DEVCONTAINER_DIR)).catch(() => [] as string[]);
+  const listing = new Map<string, ListingKind>();
+  for (const candidate of [
+    '.devcontainer/devcontainer.json',
+    '.devcontainer.json',
+    ...entries.map(subfolderCandidate),
+  ])
+    if (await exists(join(root, candidate))) listing.set(candidate, 'file');
+  const found = findDefinitionIn(listing);
+  return found !== undefined && 'path' in found ? found.path : undefined;
+}
+
+/** Whether `path` (absolute, real) lies in one of the read set's paths under `root`. */
+const inReadSet = (root: string, readSet: readonly ReadPath[], path: string): boolean =>
+  readSet.some((entry) => {
+    const target = entry.path === '' ? root : join(root, entry.path);
+    return entry.kind === 'dir' ? isInside(target, path) : path === target;
+  });
+
+/** Throws unless `path` resolves (after links) inside the clone and inside the read set. */
+async function assertReadable(
+  root: string,
+  readSet: readonly ReadPath[],
+  path: string,
+  shown: string,
+): Promise<void> {
+  await assertInside(root, path, shown);
+  if (!inReadSet(root, readSet, await realpathLoose(path))) throw definitionOutsideReadSet(shown);
+}
+
+/** Every symbolic link under `path` (itself included), not following any; the clone's `.git` left out. */
+async function linksUnder(root: string, path: string): Promise<string[]> {
+  const info = await lstat(path).catch(() => undefined);
+  if (info === undefined) return [];
+  if (info.isSymbolicLink()) return [path];
+  if (!info.isDirectory()) return [];
+  const entries: Dirent[] = await readdir(path, { withFileTypes: true });
+  const links: string[] = [];
+  for (const entry of entries) {
+    if (entry.name === '.git' && path === root) continue;
+    const child = join(path, entry.name);
+    if (entry.isSymbolicLink()) links.push(child);
+    else if (entry.isDirectory()) links.push(...(await linksUnder(root, child)));
   }
-  const folder = join(root, '.devcontainer');
-  const entries = await readdir(folder).catch(() => [] as string[]);
-  for (const name of entries.sort()) {
-    const candidate = `.devcontainer/${name}/devcontainer.json`;
-    if (await exists(join(root, candidate))) return candidate;
+  return links;
+}
+
+/** Refuses any link in the read set whose target leaves the clone or the read set. */
+async function assertLinksInside(root: string, readSet: readonly ReadPath[]): Promise<void> {
+  for (const entry of readSet) {
+    for (const link of await linksUnder(root, entry.path === '' ? root : join(root, entry.path))) {
+      const shown = `${relative(root, link)} -> ${JSON.stringify((await readlink(link)).slice(0, 200))}`;
+      await assertReadable(root, readSet, link, shown);
+    }
   }
-  return undefined;
 }
 
 export async function resolveDefinition(options: {
@@ -64,9 +126,11 @@ export async function resolveDefinition(options: {
   /** A directory outside the clone for the generated fallback definition. */
   generatedDir: string;
   fallbackImage?: string;
+  /** The definition's repository path as found in the commit's trees (clone.ts); else looked up on disk. */
+  configPath?: string;
 }): Promise<DevcontainerDefinition> {
   const root = await realpath(options.cloneDir);
-  const found = await findDefinition(root);
+  const found = options.configPath ?? (await findDefinition(root));
   if (found === undefined) {
     if (options.fallbackImage === undefined || options.fallbackImage === '') throw noDefinition();
     const configFile = join(options.generatedDir, 'devcontainer.json');
@@ -83,12 +147,24 @@ export async function resolveDefinition(options: {
     definition = parseJsonc(await readFile(realConfig, 'utf8'));
   } catch {
     // Unparseable: the Dev Containers CLI reports it in the build log.
-    return { configFile: realConfig, repositoryPath: found, dockerfileBased: true };
+    definition = undefined;
   }
+  const readSet = buildReadSet(found, definition);
+  if (!inReadSet(root, readSet, realConfig)) throw definitionOutsideReadSet(found);
   const configDir = dirname(realConfig);
-  for (const ref of referencedPaths(definition)) {
+  for (const ref of definition === undefined ? [] : referencedPaths(definition)) {
     const target = resolve(configDir, ref);
-    await assertInside(root, target, `${relative(root, realConfig)}: ${JSON.stringify(ref.slice(0, 200))}`);
+    await assertReadable(
+      root,
+      readSet,
+      target,
+      `${relative(root, realConfig)}: ${JSON.stringify(ref.slice(0, 200))}`,
+    );
   }
-  return { configFile: realConfig, repositoryPath: found, dockerfileBased: usesDockerfile(definition) };
+  await assertLinksInside(root, readSet);
+  return {
+    configFile: realConfig,
+    repositoryPath: found,
+    dockerfileBased: definition === undefined ? true : usesDockerfile(definition),
+  };
 }

@@ -1,14 +1,15 @@
 /**
  * The per-request DOCKER_CONFIG directory: a 0600 `config.json` with the ambient `auths`
  * plus this request's `registryCredentials` (which win over an ambient entry for the same
- * registry), and symbolic links to the shared builder state (`buildx/`, where buildx keeps
+ * registry host), and symbolic links to the shared builder state (`buildx/`, where buildx keeps
  * `instances/<name>` that BUILDX_BUILDER names) and to `cli-plugins/` when the state dir has
  * one. Request credentials never reach the shared directory.
  */
 import { access, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { authKeyHost } from '../../src/config/docker-auth.js';
+import { encodeBasicAuth } from '../../src/config/basic-auth.js';
 import type { DockerAuthEntry, DockerConfigDocument } from '../../src/config/types.js';
+import { authKeyFor, canonicalRegistryHost } from '../../src/registry/reference.js';
 
 export interface RegistryCredential {
   readonly registry: string;
@@ -22,14 +23,15 @@ export function requestDockerConfig(
   credentials?: RegistryCredential,
 ): { auths: Record<string, DockerAuthEntry> } {
   const auths: Record<string, DockerAuthEntry> = {};
-  const overridden = credentials === undefined ? undefined : authKeyHost(credentials.registry);
+  const overridden = credentials === undefined ? undefined : canonicalRegistryHost(credentials.registry);
   for (const [key, entry] of Object.entries(ambient.auths)) {
-    if (overridden !== undefined && authKeyHost(key) === overridden) continue;
+    if (overridden !== undefined && canonicalRegistryHost(key) === overridden) continue;
     auths[key] = entry;
   }
   if (credentials !== undefined) {
-    auths[credentials.registry] = {
-      auth: Buffer.from(`${credentials.username}:${credentials.password}`, 'utf8').toString('base64'),
+    // By host: a registry with a namespace path (`ghcr.io/org`) authenticates at its host.
+    auths[authKeyFor(credentials.registry)] = {
+      auth: encodeBasicAuth(credentials.username, credentials.password),
     };
   }
   return { auths };

@@ -5,27 +5,52 @@
  * repository's origin for https, a key file for ssh), never in argv, env values or the clone's .git/config; that directory is removed as
  * soon as the clone ends. Then the commit (`rev-parse HEAD`) and, when none was asked for,
  * the default branch's name (`--abbrev-ref HEAD`) are read from the clone.
+ *
+ * Partial and sparse: the clone carries the commit and its trees only (`--filter=blob:none
+ * --no-checkout`); the definition is found from the trees (commit-definition.ts), its own place
+ * (folder, or root file) checked out, the definition read, and the checkout widened to its whole
+ * read set if it names more (sparse-checkout.ts): only those files are ever fetched. A server
+ * without filters sends everything; the same steps give the same working tree. Every fetch
+ * happens here, under the hardened environment and the request's credentials; then the clone is
+ * sealed (no promisor remote left), so nothing later can fetch lazily.
  */
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { encodeBasicAuth } from '../../src/config/basic-auth.js';
 import { commandOutputUnexpected } from '../../src/errors.js';
 import { stepFailure } from '../../src/exec/failure.js';
+import type { CommandLogWriter } from '../../src/logs/types.js';
 import { run, type RunOptions } from '../../src/exec/run.js';
 import { withSpan } from '../../src/observability/tracing.js';
 import type { BuildDeps } from '../build-deps.js';
 import type { BuildPlan } from '../plan-types.js';
 import type { RequestDir } from '../request-dir.js';
+import type { ReadPath } from '../builder/read-set.js';
+import {
+  type CommitDefinition,
+  type GitCapture,
+  locateDefinition,
+  readDefinition,
+} from './commit-definition.js';
 import { cloneArgs, credentialConfig, gitEnv, repoOrigin } from './git-env.js';
 import { prepareKnownHosts } from './host-keys.js';
+import { describeReadSet } from './sparse-patterns.js';
+import { checkoutReadSet, filterHonoured, sealClone, widenReadSet } from './sparse-checkout.js';
 
 export interface ClonedRepository {
-  /** The clone's working tree. */
+  /** The clone's working tree: only the read set is checked out. */
   readonly dir: string;
   /** The branch or tag built: the requested one, else the default branch's name. */
   readonly branch: string;
   /** Full commit SHA of HEAD. */
   readonly commit: string;
   readonly logId: string;
+  /** The definition found in the commit's trees (path, text, parsed), undefined when none. */
+  readonly definition?: CommitDefinition;
+  /** What the build reads: the paths checked out (builder/read-set.ts). */
+  readonly readSet: readonly ReadPath[];
+  /** False when the server ignored the filter and sent every file (the result is the same). */
+  readonly partial: boolean;
 }
 
 const COMMIT = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
@@ -55,7 +80,17 @@ async function credentialFiles(
 function gitSecrets(plan: BuildPlan): string[] {
   const cred = plan.gitCredential;
   if (cred?.kind !== 'https') return plan.secrets;
-  return [...plan.secrets, Buffer.from(`${cred.username}:${cred.token}`, 'utf8').toString('base64')];
+  return [...plan.secrets, encodeBasicAuth(cred.username, cred.token)];
+}
+
+/** The log with NULs (of `-z` listings) shown as line breaks. */
+function readableLog(log: CommandLogWriter): CommandLogWriter {
+  return {
+    id: log.id,
+    write: (chunk) => log.write(typeof chunk === 'string' ? chunk.replaceAll('\0', '\n') : chunk),
+    addSecrets: (secrets) => log.addSecrets(secrets),
+    close: () => log.close(),
+  };
 }
 
 export async function cloneRepository(
@@ -94,6 +129,12 @@ export async function cloneRepository(
           secrets: gitSecrets(plan),
           timeoutSeconds: config.build.cloneTimeoutSeconds,
         };
+        // One budget for every git command of the clone.
+        const deadline = performance.now() + config.build.cloneTimeoutSeconds * 1000;
+        const remaining = (): number =>
+          config.build.cloneTimeoutSeconds > 0
+            ? Math.max(1, Math.ceil((deadline - performance.now()) / 1000))
+            : 0;
         await run('git', cloneArgs(plan.url.cloneUrl, dir.clone, plan.branch), options);
         // One process for both: the full commit, then the checked-out branch's short name.
         const head = await run('git', ['-C', dir.clone, 'rev-parse', 'HEAD', '--abbrev-ref', 'HEAD'], {
@@ -103,7 +144,39 @@ export async function cloneRepository(
         const [commit = '', headName = ''] = head.stdout.trim().split('\n');
         if (!COMMIT.test(commit)) throw commandOutputUnexpected('git rev-parse HEAD --abbrev-ref HEAD');
         const branch = plan.branch ?? headName.trim();
-        return { dir: dir.clone, branch, commit, logId: log.id };
+        const git: GitCapture = async (args) =>
+          (
+            await run('git', ['-C', dir.clone, ...args], {
+              ...options,
+              timeoutSeconds: remaining(),
+              log: readableLog(log),
+              captureStdout: true,
+            })
+          ).stdout;
+        const partial = await filterHonoured(git);
+        // The definition's own place first (one fetch, which also brings the config's blob),
+        // then, only if the definition names more, the rest of its read set.
+        const located = await locateDefinition(git, commit);
+        const ownPlace = located?.ownPlace ?? [];
+        await checkoutReadSet(git, dir.clone, ownPlace);
+        const found = await readDefinition(git, located);
+        if (describeReadSet(found.readSet) !== describeReadSet(ownPlace))
+          await widenReadSet(git, dir.clone, found.readSet);
+        log.write(
+          partial
+            ? `# partial clone (blob:none), sparse paths: ${describeReadSet(found.readSet)}\n`
+            : `# server does not support filters: full clone, sparse paths: ${describeReadSet(found.readSet)}\n`,
+        );
+        await sealClone(git);
+        return {
+          dir: dir.clone,
+          branch,
+          commit,
+          logId: log.id,
+          readSet: found.readSet,
+          partial,
+          ...(found.definition === undefined ? {} : { definition: found.definition }),
+        };
       },
     );
   } catch (err) {

@@ -10,6 +10,7 @@
  * must carry pinnedHostKey"), so a pinned instance never connects to an unpinned host.
  */
 import type { Config, GitCredential } from '../../src/config/types.js';
+import { formatKnownHostsLine, keyLines, parseKnownHostsLine } from '../../src/config/known-hosts.js';
 import { hostKeyNotPinned } from '../../src/errors.js';
 import type { PlannedGitCredential, RepoUrl } from '../plan-types.js';
 import { knownHostsName } from './repo-url.js';
@@ -55,23 +56,19 @@ function findEntry<K extends GitCredential['kind']>(
   return candidates.find((e) => e.port !== undefined) ?? candidates[0];
 }
 
-const KEY_TYPE = /^(ssh-|ecdsa-|sk-)/;
-
 /**
  * The pinned key as known_hosts lines for the host ssh will name (`host` or `[host]:port`):
- * a bare `ssh-ed25519 AAAA...` gets the host prefix; a line with a host field gets it replaced
- * (the entry was already matched by host and port); `@cert-authority`/`@revoked` lines stay.
+ * a bare `ssh-ed25519 AAAA... [comment]` gets the host field; a line with a host field gets it
+ * replaced (the entry was already matched by host and port); `@cert-authority`/`@revoked`
+ * lines stay as written. The configuration accepted only key lines (config/known-hosts.ts).
  */
 export function knownHostsLines(pinnedHostKey: string, url: Pick<RepoUrl, 'host' | 'port'>): string {
   const name = knownHostsName(url);
-  return pinnedHostKey
-    .split(/\r?\n/)
-    .map((line) => line.trim())
-    .filter((line) => line !== '' && !line.startsWith('#'))
-    .map((line) => {
-      if (line.startsWith('@')) return line;
-      if (KEY_TYPE.test(line)) return `${name} ${line}`;
-      return `${name} ${line.replace(/^\S+\s+/, '')}`;
+  return keyLines(pinnedHostKey)
+    .map((text) => {
+      const line = parseKnownHostsLine(text);
+      if (line === undefined || line.marker !== undefined) return text;
+      return formatKnownHostsLine(line, name);
     })
     .join('\n');
 }

@@ -8,6 +8,9 @@
  * - an https credential only in a per-request 0600 global config file (credentialConfig);
  * - ssh with no config file, batch mode, only our identity, an explicit known_hosts.
  */
+import { basicAuthHeader } from '../../src/config/basic-auth.js';
+// Paths in GIT_SSH_COMMAND are single-quoted: git runs it with `sh -c`.
+import { shellQuote } from '../../src/shell-quote.js';
 import type { KnownHosts } from './host-keys.js';
 
 /** Configuration forced on every git process (`git -c key=value`, via GIT_CONFIG_COUNT). */
@@ -34,9 +37,6 @@ export interface GitEnvOptions {
   /** Per-request 0600 git config file (GIT_CONFIG_GLOBAL) holding the https credential, when one applies. */
   readonly credentialConfigFile?: string;
 }
-
-/** Single-quotes a path for the `sh -c` that git runs GIT_SSH_COMMAND with. */
-export const shellQuote = (value: string): string => `'${value.replaceAll("'", `'\\''`)}'`;
 
 export function sshCommand(knownHosts: KnownHosts, keyFile?: string): string {
   const parts = [
@@ -80,10 +80,15 @@ export function gitEnv(options: GitEnvOptions): Record<string, string> {
   return env;
 }
 
-/** `git clone --depth 1 --single-branch --no-tags [--branch B] -- URL DIR`. */
+/**
+ * `git clone --filter=blob:none --no-checkout --depth 1 --single-branch --no-tags [--branch B] -- URL DIR`:
+ * the commit and its trees, no file content, no working tree (clone.ts checks out what the build reads).
+ */
 export function cloneArgs(cloneUrl: string, dir: string, branch?: string): string[] {
   return [
     'clone',
+    '--filter=blob:none',
+    '--no-checkout',
     '--depth',
     '1',
     '--single-branch',
@@ -103,8 +108,7 @@ export function cloneArgs(cloneUrl: string, dir: string, branch?: string): strin
  * clone's own .git/config never sees it.
  */
 export function credentialConfig(origin: string, username: string, token: string): string {
-  const basic = Buffer.from(`${username}:${token}`, 'utf8').toString('base64');
-  return `[http "${origin}/"]\n\textraHeader = Authorization: Basic ${basic}\n`;
+  return `[http "${origin}/"]\n\textraHeader = Authorization: ${basicAuthHeader(username, token)}\n`;
 }
 
 /** `https://host[:port]` of a parsed repository URL (IPv6 in brackets). */

@@ -1,6 +1,7 @@
 // The base image `<registry>/dev/base:1` on every registry: busybox-static rootfs for linux/amd64
 // and linux/386 (applet symlinks, /etc/passwd, /etc/group), built FROM scratch through the stack's
 // own builder and pushed as one multi-platform index to all four registries in a single build.
+import { encodeBasicAuth } from '../../../src/config/basic-auth.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import { I386_DEB_DIR, type Layout } from '../layout.js';
@@ -91,7 +92,7 @@ export function writeDockerAuths(l: Layout, s: State): void {
   const auths: Record<string, { auth: string }> = {};
   for (const kind of KINDS) {
     const c = registryCreds(s, kind);
-    if (c) auths[registryHost(s, kind)] = { auth: Buffer.from(`${c.user}:${c.password}`).toString('base64') };
+    if (c) auths[registryHost(s, kind)] = { auth: encodeBasicAuth(c.user, c.password) };
   }
   config.auths = auths;
   fs.writeFileSync(file, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 });

@@ -1,6 +1,8 @@
 // Creates the fixture repositories (bare, default branch main) with real git commits under
 // $STACK_DIR/git/repos/<name>.git. Commit dates are fixed, so the same definitions give the same
-// commit ids. Recreated only when the definitions (or the base image address) change.
+// commit ids. Recreated only when the definitions (or the base image address) change. Every
+// repository allows partial clones (`uploadpack.allowFilter`; the git-http server can serve one
+// without, see servers/git-http.ts). A fixture with bulk content goes through bulk-repo.ts.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -8,6 +10,7 @@ import { type Fixture, fixtureDefinitions } from '../fixtures.js';
 import type { Layout } from '../layout.js';
 import { run } from '../proc.js';
 import { baseImage } from './base-image.js';
+import { importFixture } from './bulk-repo.js';
 import type { Component, Ctx } from './types.js';
 
 const STAMP = '.fixtures-stamp';
@@ -32,6 +35,8 @@ async function createRepo(fixture: Fixture, reposDir: string, scratch: string): 
   const home = path.join(scratch, 'home');
   fs.mkdirSync(home, { recursive: true });
   await run('git', ['init', '-q', '--bare', '-b', 'main', bare], { env: gitEnv(home, 0) });
+  await run('git', ['-C', bare, 'config', 'uploadpack.allowFilter', 'true'], { env: gitEnv(home, 0) });
+  if (fixture.bulk !== undefined) return importFixture(bare, fixture, gitEnv(home, 0));
   if (fixture.commits.length === 0) return;
   const work = path.join(scratch, fixture.name);
   await run('git', ['init', '-q', '-b', 'main', work], { env: gitEnv(home, 0) });

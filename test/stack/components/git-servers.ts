@@ -1,6 +1,6 @@
 // The git servers, all serving $STACK_DIR/git/repos:
 //   git-https: HTTPS with Basic auth and a certificate from the stack's own CA (servers/git-http.ts)
-//   git-http:  plain HTTP, anonymous (same server)
+//   git-http:  plain HTTP, anonymous (same server); under /no-filter/ without partial clone support
 //   git-daemon: git:// (`git daemon`)
 //   git-ssh:   bookworm's sshd on a loopback port, key auth only, as root
 import fs from 'node:fs';
@@ -136,6 +136,8 @@ export const gitSsh: Component = {
             'PrintMotd no',
             'LogLevel INFO',
             'Subsystem sftp internal-sftp',
+            // Protocol v2 (what git asks for with GIT_PROTOCOL): partial clones fetch blobs by id.
+            'AcceptEnv GIT_PROTOCOL',
             '',
           ].join('\n'),
         );

@@ -1,5 +1,7 @@
 // Smart HTTP(S) git server for the stack: runs `git http-backend` as a CGI (argv array, no shell)
 // for every request, with GIT_PROJECT_ROOT and GIT_HTTP_EXPORT_ALL. Optional TLS and Basic auth.
+// Paths under `/no-filter/` serve the same repositories as a server without partial clone support
+// (`uploadpack.allowFilter=false` in the command scope, which beats the repositories' own `true`).
 // Usage: node --import tsx git-http.ts <config.json>
 //   config: {port, projectRoot, tls?: {keyFile, certFile}, auth?: {user, password}}
 import { spawn } from 'node:child_process';
@@ -41,6 +43,8 @@ function authorized(req: http.IncomingMessage): string | undefined | false {
     : false;
 }
 
+const NO_FILTER_PREFIX = '/no-filter/';
+
 function handler(req: http.IncomingMessage, res: http.ServerResponse): void {
   const user = authorized(req);
   if (user === false) {
@@ -49,7 +53,9 @@ function handler(req: http.IncomingMessage, res: http.ServerResponse): void {
     return;
   }
   const url = new URL(req.url ?? '/', 'http://git');
-  const pathInfo = decodeURIComponent(url.pathname);
+  const requested = decodeURIComponent(url.pathname);
+  const noFilter = requested.startsWith(NO_FILTER_PREFIX);
+  const pathInfo = noFilter ? requested.slice(NO_FILTER_PREFIX.length - 1) : requested;
   if (pathInfo.split('/').includes('..') || pathInfo.includes('\0')) {
     res.writeHead(400).end('bad path\n');
     return;
@@ -68,6 +74,9 @@ function handler(req: http.IncomingMessage, res: http.ServerResponse): void {
     REMOTE_USER: user ?? '',
     HTTP_CONTENT_ENCODING: req.headers['content-encoding'] ?? '',
     GIT_PROTOCOL: (req.headers['git-protocol'] as string | undefined) ?? '',
+    ...(noFilter
+      ? { GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'uploadpack.allowFilter', GIT_CONFIG_VALUE_0: 'false' }
+      : {}),
   };
   if (req.headers['content-length']) env.CONTENT_LENGTH = req.headers['content-length'];
   const cgi = spawn('git', ['http-backend'], { env, stdio: ['pipe', 'pipe', 'pipe'] });

@@ -171,3 +171,75 @@ test('referencedPaths lists what a definition points at', (t) => {
   t.deepEqual(referencedPaths(null), []);
   t.deepEqual(referencedPaths({ image: 'x' }), []);
 });
+
+const outsideReadSet: [string, Tree][] = [
+  [
+    'a local feature folder linked to a path not checked out',
+    {
+      '.devcontainer/devcontainer.json': def({ features: { './features/x': {} } }),
+      '.devcontainer/features/x': { link: '../../tools/x' },
+    },
+  ],
+  [
+    'a Dockerfile linked to a file of the repository outside the read set',
+    {
+      '.devcontainer/devcontainer.json': def({ build: { dockerfile: 'D' } }),
+      '.devcontainer/D': { link: '../docker/Dockerfile' },
+      'docker/Dockerfile': 'FROM x',
+    },
+  ],
+  [
+    'an unreferenced link in the definition folder to elsewhere in the repository',
+    {
+      '.devcontainer/devcontainer.json': def({ image: 'x' }),
+      '.devcontainer/notes': { link: '../README.md' },
+    },
+  ],
+];
+
+for (const [name, tree] of outsideReadSet) {
+  test(`resolveDefinition refuses (read set): ${name}`, async (t) => {
+    const { src, generated } = await clone(t, tree);
+    const err = await t.throwsAsync(resolveDefinition({ cloneDir: src, generatedDir: generated }));
+    t.true(
+      isServiceError(err) && err.code === 'DEFINITION_OUTSIDE_READ_SET' && err.status === 400,
+      String(err),
+    );
+    t.false(String(err?.message).includes(src), 'no server path in the message');
+  });
+}
+
+test('resolveDefinition refuses an unreferenced link in the read set that leaves the clone', async (t) => {
+  const { src, generated } = await clone(t, {
+    '.devcontainer/devcontainer.json': def({ image: 'x' }),
+    '.devcontainer/sub/etc': { link: '/etc' },
+  });
+  const err = await t.throwsAsync(resolveDefinition({ cloneDir: src, generatedDir: generated }));
+  t.true(isServiceError(err) && err.code === 'DEFINITION_OUTSIDE_CLONE', String(err));
+});
+
+test('resolveDefinition: links inside the read set are fine; links outside it are not looked at', async (t) => {
+  const { src, generated } = await clone(t, {
+    '.devcontainer/devcontainer.json': def({ build: { dockerfile: 'D', context: '../ctx' } }),
+    '.devcontainer/D': { link: 'real.dockerfile' },
+    '.devcontainer/real.dockerfile': 'FROM x',
+    'ctx/a': { link: 'b' },
+    'elsewhere/etc': { link: '/etc' },
+  });
+  const found = await resolveDefinition({ cloneDir: src, generatedDir: generated });
+  t.is(found.repositoryPath, '.devcontainer/devcontainer.json');
+  t.true(found.dockerfileBased);
+});
+
+test('resolveDefinition: the path found in the commit is used as given', async (t) => {
+  const { src, generated } = await clone(t, {
+    '.devcontainer/devcontainer.json': '{}',
+    '.devcontainer/b/devcontainer.json': '{}',
+  });
+  const found = await resolveDefinition({
+    cloneDir: src,
+    generatedDir: generated,
+    configPath: '.devcontainer/b/devcontainer.json',
+  });
+  t.is(found.repositoryPath, '.devcontainer/b/devcontainer.json');
+});

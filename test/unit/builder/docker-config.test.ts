@@ -26,6 +26,14 @@ const cases: [string, Parameters<typeof requestDockerConfig>, ReturnType<typeof 
     ],
     { auths: { 'r3:1': { auth: b64('c:d') }, 'r1:5000': { auth: b64('u:p:q') } } },
   ],
+  [
+    'request credentials for a registry with a namespace path: written under its host, replacing the ambient entry',
+    [
+      { auths: { 'localhost:5000': { auth: b64('a:b') } } },
+      { registry: 'localhost:5000/team', username: 'u', password: 'p' },
+    ],
+    { auths: { 'localhost:5000': { auth: b64('u:p') } } },
+  ],
 ];
 
 for (const [name, args, expected] of cases) {

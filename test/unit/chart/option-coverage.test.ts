@@ -35,6 +35,7 @@ const CHART_SOURCE: Record<OptionName, { values: string[] } | { chart: string }>
   serviceName: { values: ['serviceName'] },
   environment: { values: ['environment'] },
   commandLogRetention: { values: ['logs.retention'] },
+  buildHistory: { values: ['build.history'] },
   redisUrl: { values: ['redis.url', 'redis.existingSecret', 'redis.existingSecretKey'] },
   shutdownGraceSeconds: { values: ['service.shutdownGraceSeconds'] },
   settingsPath: { chart: 'the chart renders the settings file and sets SERVICE_CONFIG_PATH' },

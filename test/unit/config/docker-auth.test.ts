@@ -1,18 +1,8 @@
 import test from 'ava';
-import { authKeyHost, findRegistryAuth } from '../../../src/config/docker-auth.js';
+import { findRegistryAuth } from '../../../src/config/docker-auth.js';
 import type { DockerConfigDocument } from '../../../src/config/types.js';
 
 const b64 = (s: string): string => Buffer.from(s, 'utf8').toString('base64');
-
-test('authKeyHost strips scheme, path and case', (t) => {
-  const rows: [string, string][] = [
-    ['https://index.docker.io/v1/', 'index.docker.io'],
-    ['http://127.0.0.1:5000', '127.0.0.1:5000'],
-    ['Registry.Example.com:443/some/path', 'registry.example.com:443'],
-    ['ghcr.io', 'ghcr.io'],
-  ];
-  for (const [key, host] of rows) t.is(authKeyHost(key), host, key);
-});
 
 const doc: DockerConfigDocument = {
   auths: {
@@ -23,6 +13,8 @@ const doc: DockerConfigDocument = {
     'GHCR.io': { auth: b64('gh:tok') },
     'empty.example': { auth: '' },
     'nocolon.example': { auth: b64('justuser') },
+    // never matched by a lookup: only a host counts
+    '127.0.0.1:6000/team': { auth: b64('pathkey:pw') },
   },
 };
 
@@ -35,6 +27,12 @@ test('findRegistryAuth matches keys the way docker does', (t) => {
     // the exact key wins over one that matches only after normalisation
     ['127.0.0.1:6000', { username: 'fielduser', password: 'fieldpw' }],
     ['ghcr.io', { username: 'gh', password: 'tok' }],
+    // by host: a registry with a namespace path authenticates at its host
+    ['ghcr.io/org', { username: 'gh', password: 'tok' }],
+    ['127.0.0.1:6000/team/sub', { username: 'fielduser', password: 'fieldpw' }],
+    // a key that carries the same path is no exact match: the lookup is by host only
+    ['127.0.0.1:6000/team', { username: 'fielduser', password: 'fieldpw' }],
+    ['docker.io/myorg', { username: 'hubuser', password: 'hub:pass' }],
     ['127.0.0.1:5001', undefined],
     ['empty.example', undefined],
     ['nocolon.example', undefined],

@@ -88,7 +88,11 @@ const CASES: readonly {
     argv: ['--build-cache-to', 'type=s3,bucket=b'],
     problem: /cache type "s3" is not allowed/,
   },
-  { title: 'cache spec without type', env: { BUILD_CACHE_FROM: 'ref=x' }, problem: /has no type= field/ },
+  {
+    title: 'cache spec with a space after a comma',
+    env: { BUILD_CACHE_TO: 'type=registry, ref=r/c' },
+    problem: /^BUILD_CACHE_TO: must be a reference or comma-separated key=value fields/,
+  },
   {
     title: 'builder endpoint not a URL',
     argv: ['--builder-endpoint', '127.0.0.1:1234'],
@@ -258,6 +262,11 @@ const CASES: readonly {
     title: 'mapping file: rule without registry',
     env: { REGISTRY_MAPPING_CONFIG_PATH: file('.json', '[{"hostMatch": "h"}]') },
     problem: /registry mapping file .*: \[0\]: missing required key "registry"/,
+  },
+  {
+    title: 'mapping file: a registry outside the reference grammar',
+    env: { REGISTRY_MAPPING_CONFIG_PATH: file('.json', '[{"registry": "https://r.example/Team"}]') },
+    problem: /\[0\]\.registry: must be a registry host\[:port\], optionally followed by a namespace path/,
   },
   {
     title: 'mapping file: unknown field',

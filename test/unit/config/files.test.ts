@@ -173,3 +173,58 @@ test('ambient registry auth comes from $DOCKER_CONFIG/config.json; a missing fil
   const fromHome = loadConfig({ argv: [], env: { HOME: home } });
   t.deepEqual(Object.keys(fromHome.registryAuth.auths), ['r3:1']);
 });
+
+const ED25519 = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOjUD6Pm6dp2FRAA2vwNwtqBiOvPUxIW5kFj0R9Z2O8s';
+for (const [title, pinnedHostKey] of [
+  ['a bare key', ED25519],
+  ['a known_hosts line', `[127.0.0.1]:2222 ${ED25519}`],
+  ['a known_hosts line with a trailing comment', `git.example ${ED25519} root@git-server`],
+  ['a bare key with a comment of several words', `${ED25519} pinned by ops, 2026`],
+  [
+    'several lines, a # comment line and a blank line',
+    `# the server\n\ngit.example ${ED25519} a\n${ED25519}\n`,
+  ],
+  ['a @cert-authority line', `@cert-authority *.example ${ED25519} ca`],
+] as const) {
+  test(`pinnedHostKey accepted: ${title}`, (t) => {
+    const entries = [{ host: 'git.example', kind: 'ssh', privateKey: KEY, pinnedHostKey }];
+    const config = loadConfig({
+      argv: ['--git-credentials-config-path', file('.json', JSON.stringify(entries))],
+      env: baseEnv,
+    });
+    t.is(
+      config.gitCredentials[0]?.kind === 'ssh' ? config.gitCredentials[0].pinnedHostKey : '',
+      pinnedHostKey,
+    );
+  });
+}
+
+for (const [title, pinnedHostKey] of [
+  ['no key', 'git.example'],
+  ['no key type', 'git.example AAAAC3NzaC1lZDI1NTE5'],
+  ['a key that is not base64', 'git.example ssh-ed25519 not-base64!'],
+  ['a word that is no key type', 'host notakey AAAA comment'],
+  ['only comments', '# nothing here\n'],
+  ['an unknown marker', `@trusted git.example ${ED25519}`],
+  ['one good line and one bad', `${ED25519}\nrubbish`],
+] as const) {
+  test(`pinnedHostKey refused at startup: ${title}`, (t) => {
+    const entries = [{ host: 'git.example', kind: 'ssh', privateKey: KEY, pinnedHostKey }];
+    const error = t.throws(() =>
+      loadConfig({
+        argv: ['--git-credentials-config-path', file('.json', JSON.stringify(entries))],
+        env: baseEnv,
+      }),
+    );
+    t.regex(error?.message ?? '', /pinnedHostKey: must be known_hosts lines/);
+  });
+}
+
+test('a registry mapping rule may name a registry with a namespace path', (t) => {
+  const rules = [{ registry: 'localhost:5000/team', pathPrefix: 'team/' }, { registry: 'ghcr.io/org/sub' }];
+  const config = loadConfig({
+    argv: ['--registry-mapping-config-path', file('.json', JSON.stringify(rules))],
+    env: baseEnv,
+  });
+  t.deepEqual(config.registryMappingRules, rules);
+});

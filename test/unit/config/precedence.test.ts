@@ -82,6 +82,7 @@ const CASES: { readonly [K in OptionName]: Case } = {
   serviceName: { values: ['s-flag', 's-env', 's-file'], read: (c) => c.serviceName },
   environment: { values: ['e-flag', 'e-env', 'e-file'], read: (c) => c.environment },
   commandLogRetention: { values: [1, 2, 3], read: (c) => c.commandLogRetention },
+  buildHistory: { values: [4, 5, 6], read: (c) => c.buildHistory },
   redisUrl: {
     values: ['redis://:p1@flag.example:6379', 'rediss://u:p2@env.example:6380/2', 'redis://file.example'],
     read: (c) => c.redisUrl,
@@ -201,6 +202,7 @@ test('the defaults are the contract table, and derived fields come from the envi
       serviceName: 'service-builder',
       environment: 'development',
       commandLogRetention: 10,
+      buildHistory: 50,
       shutdownGraceSeconds: 290,
       scratchDir: join(dir, 'image-build-service'),
       dockerConfigDir: dockerDir,

@@ -1,6 +1,5 @@
 import test from 'ava';
 import { parseArgv } from '../../../src/config/argv.js';
-import { cacheSpecType } from '../../../src/config/cache-spec.js';
 import { childEnvironment, DEFAULT_PATH } from '../../../src/config/child-env.js';
 import { optionByName } from '../../../src/config/options.js';
 import { matchRegistryRule } from '../../../src/config/registry-mapping.js';
@@ -37,20 +36,6 @@ test('registry mapping: no rule matches -> undefined; first match wins', (t) => 
   t.is(matchRegistryRule([{ registry: 'a' }, { registry: 'b' }], 'h', '/x')?.registry, 'a');
   t.is(matchRegistryRule([{ registry: 'a', pathPrefix: '/team/' }], 'h', '/team/x')?.registry, 'a');
 });
-
-for (const [spec, type] of [
-  ['type=registry,ref=r/a:cache', 'registry'],
-  ['type=gha', 'gha'],
-  ['mode=max,type=inline', 'inline'],
-  [' type = gha , scope=x', 'gha'],
-  ['r/bare:cache', 'registry'],
-  ['type=local,src=/x', 'local'],
-  ['ref=r/a', ''],
-] as const) {
-  test(`cache spec type: ${JSON.stringify(spec)} -> ${JSON.stringify(type)}`, (t) => {
-    t.is(cacheSpecType(spec), type);
-  });
-}
 
 for (const [argv, values, problems] of [
   [['--port', '1'], { port: '1' }, []],

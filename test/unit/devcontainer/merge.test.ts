@@ -362,3 +362,18 @@ const TARGETS: [string, string | undefined][] = [
 for (const [mount, target] of TARGETS) {
   test(`mountStringTarget(${JSON.stringify(mount)})`, (t) => t.is(mountStringTarget(mount), target));
 }
+
+test('the merge of no entries (a `[]` label) is the defaults', (t) => {
+  t.deepEqual(mergeConfiguration([]), {
+    init: false,
+    privileged: false,
+    onCreateCommands: [],
+    updateContentCommands: [],
+    postCreateCommands: [],
+    postStartCommands: [],
+    postAttachCommands: [],
+    remoteEnv: {},
+    containerEnv: {},
+    portsAttributes: {},
+  });
+});

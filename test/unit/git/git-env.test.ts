@@ -12,13 +12,26 @@ for (const [name, branch, expected] of [
   [
     'default branch',
     undefined,
-    ['clone', '--depth', '1', '--single-branch', '--no-tags', '--', 'https://h/x.git', '/d'],
+    [
+      'clone',
+      '--filter=blob:none',
+      '--no-checkout',
+      '--depth',
+      '1',
+      '--single-branch',
+      '--no-tags',
+      '--',
+      'https://h/x.git',
+      '/d',
+    ],
   ],
   [
     'explicit branch',
     'release/1.x',
     [
       'clone',
+      '--filter=blob:none',
+      '--no-checkout',
       '--depth',
       '1',
       '--single-branch',

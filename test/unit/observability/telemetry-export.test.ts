@@ -68,7 +68,7 @@ test.serial(
     const traceId = '0af7651916cd43dd8448eb211c80319c';
     const parentId = 'b7ad6b7169203331';
     const res = await fetch(`${app.url}/health/startup`, {
-      headers: { traceparent: `00-${traceId}-${parentId}-01` },
+      headers: { traceparent: `00-${traceId}-${parentId}-01`, 'x-request-id': 'ci-job-7:step.2' },
     });
     t.is(res.status, 200);
     const span = await otlp.waitForSpan((s) => s.attributes['http.route'] === '/health/startup');
@@ -78,6 +78,7 @@ test.serial(
     t.is(span.parentSpanId, parentId);
     t.is(span.attributes['http.request.method'], 'GET');
     t.is(span.attributes['http.response.status_code'], 200);
+    t.is(span.attributes['request.id'], 'ci-job-7:step.2');
     t.is(span.statusCode, 0);
     t.is(span.resource['service.name'], 'ibs-under-test');
     t.is(span.resource['service.version'], '1.2.3');
@@ -87,6 +88,7 @@ test.serial(
       .find((l) => l.msg === 'request' && (l.req as { path?: string }).path === '/health/startup');
     t.is(line?.trace_id, traceId);
     t.is(line?.span_id, span.spanId);
+    t.is(line?.requestId, 'ci-job-7:step.2');
   },
 );
 

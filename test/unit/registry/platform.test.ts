@@ -1,6 +1,8 @@
 import test from 'ava';
 import type { Descriptor } from '../../../src/registry/manifest.js';
 import {
+  BUILD_PLATFORM_PATTERN,
+  PLATFORM_PARAM_PATTERN,
   isAttestation,
   normalizePlatform,
   parsePlatform,
@@ -103,4 +105,22 @@ test('isAttestation recognises the annotation and the unknown/unknown platform',
     ),
   );
   t.false(isAttestation(d('x', 'linux', 'amd64')));
+});
+
+test("the contract's two platform patterns: build items are strict, the lookup parameter is lenient", (t) => {
+  const build = new RegExp(BUILD_PLATFORM_PATTERN);
+  const param = new RegExp(PLATFORM_PARAM_PATTERN);
+  for (const ok of ['linux/amd64', 'linux/arm/v7', 'linux/x86_64', 'windows/amd64']) {
+    t.true(build.test(ok), ok);
+    t.true(param.test(ok), ok);
+  }
+  // The lookup normalises what the build would refuse.
+  for (const lenient of ['Linux/AMD64', 'linux/x86-64', 'linux/arm64/v8.2']) {
+    t.false(build.test(lenient), lenient);
+    t.true(param.test(lenient), lenient);
+  }
+  for (const bad of ['linux', 'linux/', '/amd64', 'linux/arm/v7/x', 'linux//amd64']) {
+    t.false(build.test(bad), bad);
+    t.false(param.test(bad), bad);
+  }
 });

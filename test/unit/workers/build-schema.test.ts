@@ -1,3 +1,4 @@
+import { BUILD_PLATFORM_PATTERN } from '../../../src/registry/platform.js';
 import test from 'ava';
 import { isServiceError } from '../../../src/errors.js';
 import { parseBuildRequest } from '../../../workers/build-schema.js';
@@ -41,5 +42,5 @@ test('a refusal carries where it failed for the service log, never in the body',
   t.true(isServiceError(err));
   if (!isServiceError(err)) return;
   t.deepEqual(Object.keys(err.toBody()), ['error']);
-  t.deepEqual(err.details.cause, ['/platforms/0 must match pattern "^[a-z0-9]+/[a-z0-9_]+(?:/[a-z0-9]+)?$"']);
+  t.deepEqual(err.details.cause, [`/platforms/0 must match pattern "${BUILD_PLATFORM_PATTERN}"`]);
 });

@@ -453,6 +453,22 @@ test('pinned: the pinned key becomes a known_hosts line for the host ssh names',
       pinnedHostKey: '[127.0.0.1]:40000 ssh-ed25519 AAAAC\n[127.0.0.1]:40000 ecdsa-sha2-nistp256 AAAAE',
     },
   );
+  const commented = config({
+    sshHostKeyPolicy: 'pinned',
+    gitCredentials: [
+      {
+        host: 'h.example',
+        kind: 'ssh',
+        privateKey: 'K',
+        pinnedHostKey: 'other ssh-ed25519 AAAAC root@h now',
+      },
+    ],
+  });
+  t.deepEqual(planBuild({ repository: 'ssh://h.example/x.git', ...REG }, commented).gitCredential, {
+    kind: 'ssh',
+    privateKey: 'K',
+    pinnedHostKey: 'h.example ssh-ed25519 AAAAC root@h now',
+  });
   // https is not concerned by the ssh policy.
   t.is(planBuild({ repository: REPO, ...REG }, cfg).gitCredential?.kind, 'https');
 });

@@ -1,0 +1,74 @@
+/**
+ * The embedded build registry: this instance's running builds and its newest `history` finished
+ * ones, in memory (they do not survive the process, like command logs). Created at start-up.
+ */
+import { randomUUID } from 'node:crypto';
+import { matchesFilter, toRecord, type BuildEntry } from './records.js';
+import type { BuildFilter, BuildOutcome, BuildRegistry, BuildUpdate, NewBuild } from './types.js';
+
+export interface MemoryRegistryOptions {
+  /** Finished builds kept (the newest). */
+  readonly history: number;
+  /** Milliseconds since the epoch (tests pass a fake clock). */
+  readonly now?: () => number;
+}
+
+export function createMemoryBuildRegistry(options: MemoryRegistryOptions): BuildRegistry {
+  const now = options.now ?? Date.now;
+  const history = Math.max(0, Math.floor(options.history));
+  const running = new Map<string, BuildEntry>();
+  /** Oldest finished first. */
+  const finished: BuildEntry[] = [];
+
+  return {
+    async start(build: NewBuild) {
+      const id = `bld-${randomUUID()}`;
+      running.set(id, {
+        id,
+        requestId: build.requestId,
+        repository: build.repository,
+        startedAtMs: now(),
+        ...(build.branch === undefined ? {} : { branch: build.branch }),
+        image: build.image,
+        phase: 'cloning',
+        waiters: 1,
+      });
+      return id;
+    },
+
+    async update(id: string, update: BuildUpdate) {
+      const entry = running.get(id);
+      if (entry === undefined) return;
+      if (update.phase !== undefined) entry.phase = update.phase;
+      if (update.branch !== undefined) entry.branch = update.branch;
+      if (update.commit !== undefined) entry.commit = update.commit;
+      if (update.image !== undefined) entry.image = update.image;
+      if (update.gitCloneLogId !== undefined) entry.gitCloneLogId = update.gitCloneLogId;
+      if (update.imageBuildLogId !== undefined) entry.imageBuildLogId = update.imageBuildLogId;
+    },
+
+    async addWaiters(id: string, delta: number) {
+      const entry = running.get(id);
+      if (entry !== undefined) entry.waiters = Math.max(0, entry.waiters + delta);
+    },
+
+    async finish(id: string, outcome: BuildOutcome) {
+      const entry = running.get(id);
+      if (entry === undefined) return;
+      running.delete(id);
+      entry.phase = 'finished';
+      entry.outcome = outcome;
+      if (outcome.image !== undefined) entry.image = outcome.image;
+      finished.push(entry);
+      finished.splice(0, Math.max(0, finished.length - history));
+    },
+
+    async list(filter: BuildFilter = {}) {
+      const at = now();
+      return [...running.values(), ...finished]
+        .filter((entry) => matchesFilter(entry, filter))
+        .sort((a, b) => b.startedAtMs - a.startedAtMs)
+        .map((entry) => toRecord(entry, at));
+    },
+  };
+}

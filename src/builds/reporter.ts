@@ -1,0 +1,65 @@
+/**
+ * Recording a build in the registry, for the route that runs it: the reporter the build job
+ * receives is the registry bound to one build. Recording is best effort: a registry that fails
+ * (a shared store unreachable) is logged, never fails the build.
+ */
+import type { Logger } from '../observability/logger.js';
+import type { BuildOutcome, BuildRegistry, BuildReporter, BuildUpdate, NewBuild } from './types.js';
+
+export function buildReporter(
+  registry: Pick<BuildRegistry, 'update'>,
+  buildId: string,
+  logger: Pick<Logger, 'warn'>,
+): BuildReporter {
+  const report = async (update: BuildUpdate): Promise<void> => {
+    try {
+      await registry.update(buildId, update);
+    } catch (err) {
+      logger.warn({ err, buildId }, 'could not record build progress');
+    }
+  };
+  return {
+    phase: (phase) => report({ phase }),
+    logOpened: (kind, logId) =>
+      report(kind === 'git' ? { gitCloneLogId: logId } : { imageBuildLogId: logId }),
+    resolved: ({ branch, commit, image }) => report({ branch, commit, image }),
+  };
+}
+
+/** One build's record in the registry, as the route that runs it holds it. */
+export interface BuildRecording {
+  readonly reporter: BuildReporter;
+  /** Records how the build ended (best effort, like the reporter). */
+  finish(outcome: BuildOutcome): Promise<void>;
+}
+
+/** Starts recording a build just admitted; a registry that fails is logged and the build runs unrecorded. */
+export async function recordBuild(
+  registry: Pick<BuildRegistry, 'start' | 'update' | 'finish'>,
+  build: NewBuild,
+  logger: Pick<Logger, 'warn'>,
+): Promise<BuildRecording> {
+  let buildId: string;
+  try {
+    buildId = await registry.start(build);
+  } catch (err) {
+    logger.warn({ err }, 'could not record build');
+    return { reporter: unrecorded, finish: async () => undefined };
+  }
+  return {
+    reporter: buildReporter(registry, buildId, logger),
+    finish: async (outcome) => {
+      try {
+        await registry.finish(buildId, outcome);
+      } catch (err) {
+        logger.warn({ err, buildId }, 'could not record build outcome');
+      }
+    },
+  };
+}
+
+const unrecorded: BuildReporter = {
+  phase: async () => undefined,
+  logOpened: async () => undefined,
+  resolved: async () => undefined,
+};

@@ -1,0 +1,105 @@
+/**
+ * The build registry: what the builds of the service are doing now, and how the newest finished
+ * ones ended. An interface, so that a shared implementation (several replicas) can replace the
+ * embedded one (memory-registry.ts) without touching the routes: every method is async, ids
+ * are made by the registry, records are plain JSON.
+ */
+import type { BuildStatus } from '../observability/metrics.js';
+
+export const BUILD_PHASES = ['cloning', 'resolving', 'building', 'reusing', 'finished'] as const;
+export type BuildPhase = (typeof BUILD_PHASES)[number];
+export type RunningPhase = Exclude<BuildPhase, 'finished'>;
+
+/** What is known when a build is admitted. */
+export interface NewBuild {
+  readonly requestId: string;
+  /** As the request gave it (a URL with credentials is refused before any build starts). */
+  readonly repository: string;
+  /** The requested branch or tag; the default branch's name is reported once cloned. */
+  readonly branch?: string;
+  /** The target `<registry>/<name>[:<tag>]`; the full reference is reported once the commit is known. */
+  readonly image: string;
+}
+
+/** Fields a running build learns as it goes (each set once known; absent fields are left as they are). */
+export interface BuildUpdate {
+  readonly phase?: RunningPhase;
+  readonly branch?: string;
+  readonly commit?: string;
+  readonly image?: string;
+  readonly gitCloneLogId?: string;
+  readonly imageBuildLogId?: string;
+}
+
+/** How a build ended. */
+export interface BuildOutcome {
+  /** The status it was counted with in service_builds_total (`busy` never: a refused build never started). */
+  readonly status: BuildStatus;
+  /** The duration it was timed with in service_build_duration_seconds. */
+  readonly durationSeconds: number;
+  /** The built image, on success. */
+  readonly image?: string;
+  /** The error text of the answer (the same as the response body's `error`), on failure. */
+  readonly error?: string;
+}
+
+/** One build as GET /builds lists it (JSON; never a credential). */
+export interface BuildRecord {
+  readonly id: string;
+  readonly requestId: string;
+  readonly repository: string;
+  readonly branch?: string;
+  readonly commit?: string;
+  readonly image: string;
+  readonly phase: BuildPhase;
+  /** ISO 8601, UTC. */
+  readonly startedAt: string;
+  /** Seconds since startedAt (running), or the build's duration (finished). */
+  readonly elapsedSeconds: number;
+  readonly gitCloneLogId?: string;
+  readonly imageBuildLogId?: string;
+  /** Requests waiting on this build (1 unless others were coalesced onto it). */
+  readonly waiters: number;
+  readonly status?: BuildOutcome['status'];
+  readonly durationSeconds?: number;
+  readonly error?: string;
+}
+
+/** `running`, or a metric status (service_builds_total). */
+export type BuildStatusFilter = 'running' | BuildStatus;
+
+/** Every given field must match exactly; an empty filter lists everything. */
+export interface BuildFilter {
+  readonly requestId?: string;
+  readonly repository?: string;
+  readonly status?: BuildStatusFilter;
+}
+
+export interface BuildRegistry {
+  /** Records a build that was just admitted (phase `cloning`, 1 waiter); resolves with its new id. */
+  start(build: NewBuild): Promise<string>;
+  /** Merges what a running build learned; an unknown or finished id is ignored. */
+  update(id: string, update: BuildUpdate): Promise<void>;
+  /** Changes the number of requests waiting on a running build by `delta` (coalescing). */
+  addWaiters(id: string, delta: number): Promise<void>;
+  /** Marks a build finished; only the newest N finished builds are kept (N: config.buildHistory). */
+  finish(id: string, outcome: BuildOutcome): Promise<void>;
+  /** Running and kept finished builds matching `filter`, newest first (by startedAt). */
+  list(filter?: BuildFilter): Promise<BuildRecord[]>;
+}
+
+/**
+ * What a build job reports as it goes: a slice of the registry bound to one build. A failure to
+ * report never fails the build (implementations log and carry on).
+ */
+export interface BuildReporter {
+  phase(phase: RunningPhase): Promise<void>;
+  /** A command log of the build was opened (its id is listed from now on). */
+  logOpened(kind: 'git' | 'img', logId: string): Promise<void>;
+  /** The clone told what is being built. */
+  resolved(found: {
+    readonly branch: string;
+    readonly commit: string;
+    readonly image: string;
+  }): Promise<void>;
+}

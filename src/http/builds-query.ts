@@ -1,0 +1,57 @@
+/** The filters of GET /builds (pure): an ajv schema compiled once; anything else is a 400. */
+import { Ajv, type ErrorObject, type JSONSchemaType } from 'ajv';
+import type { BuildFilter, BuildStatusFilter } from '../builds/types.js';
+import { invalidBuildFilters } from '../errors.js';
+import { BUILD_STATUSES } from '../observability/metrics.js';
+import { REQUEST_ID_PATTERN } from './request-id.js';
+
+const STATUS_VALUES: readonly BuildStatusFilter[] = ['running', ...BUILD_STATUSES];
+const MAX_REPOSITORY_LENGTH = 2048;
+
+interface BuildsQuery {
+  requestId?: string;
+  repository?: string;
+  status?: BuildStatusFilter;
+}
+
+const schema: JSONSchemaType<BuildsQuery> = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    requestId: { type: 'string', nullable: true, pattern: REQUEST_ID_PATTERN.source },
+    repository: {
+      type: 'string',
+      nullable: true,
+      minLength: 1,
+      maxLength: MAX_REPOSITORY_LENGTH,
+      pattern: '^[^\\x00-\\x1f\\x7f]+$',
+    },
+    status: { type: 'string', nullable: true, enum: [...STATUS_VALUES] },
+  },
+};
+
+const validate = new Ajv({ allErrors: true }).compile(schema);
+
+const FILTERS: readonly string[] = Object.keys(schema.properties as object);
+
+function offending(errors: ErrorObject[] | null | undefined): string[] {
+  const out = new Set<string>();
+  for (const e of errors ?? []) {
+    const field =
+      e.keyword === 'additionalProperties'
+        ? String((e.params as { additionalProperty?: unknown }).additionalProperty)
+        : e.instancePath.replace(/^\//, '').split('/')[0];
+    if (field) out.add(FILTERS.includes(field) ? field : 'other');
+  }
+  return [...out];
+}
+
+/** The filter of a GET /builds query (koa's parsed query: repeated parameters are arrays, hence refused). */
+export function parseBuildsQuery(query: unknown): BuildFilter {
+  if (!validate(query)) throw invalidBuildFilters(offending(validate.errors));
+  return {
+    ...(query.requestId === undefined ? {} : { requestId: query.requestId }),
+    ...(query.repository === undefined ? {} : { repository: query.repository }),
+    ...(query.status === undefined ? {} : { status: query.status }),
+  };
+}

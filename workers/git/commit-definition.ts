@@ -1,0 +1,122 @@
+/**
+ * The dev container definition of a cloned commit: found from its trees before any file content
+ * is fetched (`ls-tree` of `.devcontainer/` and `.devcontainer.json` -> the lookup rule,
+ * builder/definition-lookup.ts), then read (`cat-file` of the config's blob -> JSONC -> the read set).
+ * A config that is a symbolic link is followed inside the tree only to a file of its own folder
+ * (what the sparse checkout holds); a link leaving the repository is DEFINITION_OUTSIDE_CLONE,
+ * one to elsewhere in it DEFINITION_OUTSIDE_READ_SET, both 400.
+ */
+import { posix } from 'node:path';
+import {
+  commandOutputUnexpected,
+  definitionOutsideClone,
+  definitionOutsideReadSet,
+} from '../../src/errors.js';
+import { DEVCONTAINER_DIR, findDefinitionIn, type ListingKind } from '../builder/definition-lookup.js';
+import { parseJsonc } from '../builder/jsonc.js';
+import { buildReadSet, type ReadPath, repositoryPath } from '../builder/read-set.js';
+import { LINK_MODE, parseLsTree, type TreeEntry } from './tree-listing.js';
+
+/** Runs `git <args>` in the clone's environment and resolves with its stdout. */
+export type GitCapture = (args: readonly string[]) => Promise<string>;
+
+export interface CommitDefinition {
+  /** Repository-relative path of the definition found (a link's own path when it is one). */
+  readonly configPath: string;
+  /** Its content (the link target's, for a link). */
+  readonly text: string;
+  /** Parsed JSONC, or undefined when it does not parse (the CLI reports that in the build log). */
+  readonly parsed: unknown;
+}
+
+export interface CommitReadSet {
+  /** Undefined: the commit holds no definition (the fallback applies, or NO_DEFINITION). */
+  readonly definition?: CommitDefinition;
+  /** What the build reads (builder/read-set.ts), the sparse checkout's paths. */
+  readonly readSet: ReadPath[];
+}
+
+const folderOf = (path: string): string => (posix.dirname(path) === '.' ? '' : posix.dirname(path));
+
+/** The blob holding the config's content: its own, or that of the file of its folder it links to. */
+async function contentEntry(
+  git: GitCapture,
+  entries: ReadonlyMap<string, TreeEntry>,
+  entry: TreeEntry,
+): Promise<TreeEntry> {
+  if (entry.mode !== LINK_MODE) return entry;
+  const target = await git(['cat-file', 'blob', entry.oid]);
+  const resolved = repositoryPath(folderOf(entry.path), target);
+  if (resolved === undefined) throw definitionOutsideClone(entry.path);
+  const folder = folderOf(entry.path);
+  const linked = entries.get(resolved);
+  if (
+    folder === '' ||
+    !resolved.startsWith(`${folder}/`) ||
+    linked === undefined ||
+    linked.mode === LINK_MODE
+  )
+    throw definitionOutsideReadSet(entry.path);
+  return linked;
+}
+
+/** Where a commit's definition is: its tree entry among those of `.devcontainer/` and `.devcontainer.json`. */
+export interface LocatedDefinition {
+  readonly entry: TreeEntry;
+  readonly entries: ReadonlyMap<string, TreeEntry>;
+  /** The definition's own place (its folder, or a root `.devcontainer.json` alone): fetched first. */
+  readonly ownPlace: ReadPath[];
+}
+
+/** Finds the definition from the commit's trees alone (no file content needed); undefined: none. */
+export async function locateDefinition(
+  git: GitCapture,
+  commit: string,
+): Promise<LocatedDefinition | undefined> {
+  const output = await git([
+    'ls-tree',
+    '-r',
+    '-z',
+    '--full-tree',
+    commit,
+    '--',
+    DEVCONTAINER_DIR,
+    '.devcontainer.json',
+  ]);
+  const entries = new Map(
+    parseLsTree(output)
+      .filter((e) => e.type === 'blob')
+      .map((e) => [e.path, e] as const),
+  );
+  const listing = new Map<string, ListingKind>(
+    [...entries.values()].map((e) => [e.path, e.mode === LINK_MODE ? 'link' : 'file']),
+  );
+  const found = findDefinitionIn(listing);
+  if (found === undefined) return undefined;
+  if ('linkedFolder' in found) throw definitionOutsideReadSet(found.linkedFolder);
+  const entry = entries.get(found.path);
+  if (entry === undefined) throw commandOutputUnexpected('git ls-tree');
+  // A definition naming nothing reads just its own place: always part of the full read set.
+  return { entry, entries, ownPlace: buildReadSet(found.path, {}) };
+}
+
+/**
+ * Reads and parses a located definition (`git cat-file`; its own place is checked out by then, so
+ * its blobs are local) and computes the read set. No definition: the fallback's, nothing.
+ */
+export async function readDefinition(
+  git: GitCapture,
+  located: LocatedDefinition | undefined,
+): Promise<CommitReadSet> {
+  if (located === undefined) return { readSet: buildReadSet(undefined, undefined) };
+  const content = await contentEntry(git, located.entries, located.entry);
+  const text = await git(['cat-file', 'blob', content.oid]);
+  let parsed: unknown;
+  try {
+    parsed = parseJsonc(text);
+  } catch {
+    parsed = undefined;
+  }
+  const configPath = located.entry.path;
+  return { definition: { configPath, text, parsed }, readSet: buildReadSet(configPath, parsed) };
+}
