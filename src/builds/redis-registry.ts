@@ -1,7 +1,7 @@
 /**
  * The build registry of Redis mode: GET /builds on any replica lists the builds of all. A running
  * build is one key (`ibs:build:<id>`, its record as JSON) with a lease: PEXPIRE'd for LEASE_MS and
- * renewed every RENEW_MS while its replica lives, so a replica that dies (SIGKILL, node loss) leaves
+ * renewed every third of that while its replica lives, so a replica that dies (SIGKILL, node loss) leaves
  * nothing stuck: its builds vanish from the list within LEASE_MS. `ibs:builds:running` indexes the
  * running ids by start time (dangling ids are dropped when listed); `ibs:builds:finished` keeps the
  * newest `history` finished records (scored by finish time, trimmed in the script that records the
@@ -14,9 +14,8 @@ import { redisScript } from '../redis/script.js';
 import { matchesFilter, toRecord, type BuildEntry } from './records.js';
 import type { BuildRegistry } from './types.js';
 
-/** A running build's record expires this long after its replica's last renewal. */
+/** A running build's record expires this long after its replica's last renewal (renewed every third of it). */
 export const LEASE_MS = 15_000;
-const RENEW_MS = 5_000;
 
 const PREFIX = 'ibs:';
 const buildKey = (id: string): string => `${PREFIX}build:${id}`;
@@ -81,6 +80,8 @@ export interface RedisRegistryDeps {
   readonly history: number;
   readonly logger: Pick<Logger, 'warn'>;
   readonly now?: () => number;
+  /** Default LEASE_MS (tests pass a short one). */
+  readonly leaseMs?: number;
 }
 
 export interface RedisBuildRegistry extends BuildRegistry {
@@ -92,15 +93,16 @@ export function createRedisBuildRegistry(deps: RedisRegistryDeps): RedisBuildReg
   const { connection, logger } = deps;
   const now = deps.now ?? Date.now;
   const history = Math.max(0, Math.floor(deps.history));
+  const leaseMs = deps.leaseMs ?? LEASE_MS;
   /** The builds this replica runs: their leases are renewed. */
   const own = new Set<string>();
   const timer = setInterval(() => {
     if (own.size === 0) return;
     const keys = [...own].map(buildKey);
-    RENEW.run(connection.client, keys, [LEASE_MS]).catch((err: unknown) => {
+    RENEW.run(connection.client, keys, [leaseMs]).catch((err: unknown) => {
       logger.warn({ problem: (err as Error).message }, 'could not renew build leases');
     });
-  }, RENEW_MS);
+  }, leaseMs / 3);
   timer.unref();
 
   const update = (id: string, patch: Record<string, unknown>, delta = 0): Promise<void> =>
@@ -122,7 +124,7 @@ export function createRedisBuildRegistry(deps: RedisRegistryDeps): RedisBuildReg
         waiters: 1,
       };
       await connection.call((client) =>
-        START.run(client, [buildKey(id), RUNNING], [id, JSON.stringify(entry), entry.startedAtMs, LEASE_MS]),
+        START.run(client, [buildKey(id), RUNNING], [id, JSON.stringify(entry), entry.startedAtMs, leaseMs]),
       );
       own.add(id);
       return id;
