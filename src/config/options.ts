@@ -416,7 +416,7 @@ const TABLE = {
     check: checkRedisUrl,
     secret: true,
     description:
-      'Redis (or Valkey) shared by every replica: command logs, the build list and coalescing live there ' +
+      'Redis (or Valkey) shared by every replica: command logs and the build list live there ' +
       '(`redis://` or `rediss://` for TLS; its password is a secret).',
   },
   shutdownGraceSeconds: {
