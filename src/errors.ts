@@ -179,7 +179,7 @@ export const ERRORS = {
   STORE_UNAVAILABLE: {
     status: 503,
     text: 'the shared store (Redis) is unavailable: builds and command logs need it; retry later',
-    when: 'Redis mode: Redis does not answer (POST /build, GET/DELETE /logs); answered with Retry-After: 10.',
+    when: 'Redis mode: Redis does not answer (POST /build, GET /builds, GET/DELETE /logs); with Retry-After: 10.',
   },
 
   // --- GET/DELETE /image, GET /devcontainer: the request ---

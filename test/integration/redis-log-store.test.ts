@@ -97,6 +97,8 @@ test('secrets are masked before they reach Redis', async (t) => {
   t.true(keys.length >= 2);
   for (const key of keys) {
     const type = await raw.type(key);
+    // Deleted meanwhile by another test of this file.
+    if (type === 'none') continue;
     const dump =
       type === 'list'
         ? (await raw.lrange(key, 0, -1)).join('')
