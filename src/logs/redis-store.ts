@@ -50,7 +50,7 @@ const channelOf = textKey;
  * (measured: about 40 % slower). RPUSHX only appends to a list that exists: the list is created
  * with an empty first piece when the log is opened, and a deleted or pruned log has none.
  */
-async function appendPiece(client: Redis, id: string, piece: string): Promise<boolean> {
+async function appendPiece(client: Redis, id: string, piece: Buffer): Promise<boolean> {
   const replies = await client
     .multi()
     .rpushx(textKey(id), piece)
@@ -259,7 +259,8 @@ export function createRedisLogStore(deps: RedisLogStoreDeps): RedisLogStore {
           chars += unsent[count]?.length ?? 0;
           count += 1;
         }
-        const piece = unsent.slice(0, count).join('');
+        // As bytes: encoded once here; the client writes them as they are.
+        const piece = Buffer.from(unsent.slice(0, count).join(''));
         try {
           const appended = await appendPiece(connection.client, id, piece);
           unsent.splice(0, count);
