@@ -58,7 +58,8 @@ async function appendPiece(client: Redis, id: string, piece: Buffer): Promise<bo
     .pexpire(metaKey(id), OPEN_LOG_IDLE_TTL_MS)
     .publish(channelOf(id), 'a')
     .exec();
-  const [err, length] = replies?.[0] ?? [new Error('transaction discarded'), 0];
+  // No replies: the transaction was discarded (the connection went away meanwhile).
+  const [err, length] = replies?.[0] ?? [storeUnavailable(), 0];
   if (err) throw err;
   return length !== 0;
 }

@@ -62,7 +62,7 @@ test('a build answered by A: its log ids are read from B and C; a DELETE on C ma
   }
 });
 
-test('retention holds across replicas: the newest N logs of a kind are kept, whichever replica wrote them', async (t) => {
+test('retention holds across replicas, and the logs survive a restart of every replica', async (t) => {
   // Replicas of their own with retention 2, on a Redis of their own (the other test's logs would count).
   const redis: RedisProcess = await startRedis();
   t.teardown(() => redis.dispose());
@@ -87,4 +87,12 @@ test('retention holds across replicas: the newest N logs of a kind are kept, whi
     const statuses = await Promise.all(ids.map(async (id) => (await getText(r, `/logs/${id}`)).status));
     t.deepEqual(statuses, [404, 404, 200, 200], r.name);
   }
+
+  // Logs survive a replica restart: every replica killed, a new one reads them (nothing wiped at start-up).
+  await stopReplicas(own);
+  const [fresh] = await startReplicas(['G'], replicaEnv(stack, redis.url, { COMMAND_LOG_RETENTION: '2' }));
+  if (!fresh) throw new Error('replica missing');
+  t.teardown(() => stopReplicas([fresh]));
+  const after = await Promise.all(ids.map(async (id) => (await getText(fresh, `/logs/${id}`)).status));
+  t.deepEqual(after, [404, 404, 200, 200], 'after the restart');
 });
