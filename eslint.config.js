@@ -89,7 +89,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/config/**', 'src/main.ts', 'src/observability/tracing.ts', 'test/**', 'bench/**', '*.js'],
+    files: ['src/config/**', 'src/service.ts', 'src/observability/tracing.ts', 'test/**', 'bench/**', '*.js'],
     rules: { 'no-restricted-properties': 'off' },
   },
 );

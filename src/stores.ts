@@ -4,14 +4,11 @@
  * replica, one connection). Modules receive only the store they use.
  */
 import { createMemoryBuildRegistry } from './builds/memory-registry.js';
-import { createRedisBuildRegistry } from './builds/redis-registry.js';
 import type { BuildRegistry } from './builds/types.js';
 import type { Config } from './config/types.js';
-import { createRedisLogStore } from './logs/redis-store.js';
 import { createLogStore } from './logs/store.js';
 import type { LogStore } from './logs/types.js';
 import type { Logger } from './observability/logger.js';
-import { createRedisConnection } from './redis/connection.js';
 
 export interface Stores {
   readonly logStore: LogStore;
@@ -37,6 +34,13 @@ export async function createStores(
       close: async () => undefined,
     };
   }
+  // Loaded only in Redis mode: an embedded instance never loads the Redis client (memory at rest).
+  const [{ createRedisConnection }, { createRedisLogStore }, { createRedisBuildRegistry }] =
+    await Promise.all([
+      import('./redis/connection.js'),
+      import('./logs/redis-store.js'),
+      import('./builds/redis-registry.js'),
+    ]);
   const redis = createRedisConnection(config.redisUrl, logger);
   const logStore = createRedisLogStore({ config, connection: redis, logger });
   const builds = createRedisBuildRegistry({ connection: redis, history: config.buildHistory, logger });

@@ -274,6 +274,7 @@ export function loadConfigWithSources(input: LoadInput): LoadedConfig {
   const config: Config = {
     builderEndpoint: options.builderEndpoint,
     port: options.port,
+    host: options.host,
     builderName: options.builderName,
     sshHostKeyPolicy: options.sshHostKeyPolicy,
     insecureRegistries: [...options.insecureRegistries],

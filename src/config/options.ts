@@ -11,6 +11,7 @@ import { CACHE_TYPES, parseCacheSpec } from './cache-spec.js';
 export interface OptionValues {
   builderEndpoint?: string;
   port: number;
+  host?: string;
   builderName: string;
   sshHostKeyPolicy: SshHostKeyPolicy;
   insecureRegistries: string[];
@@ -137,6 +138,22 @@ const TABLE = {
     schema: PORT_SCHEMA,
     secret: false,
     description: 'TCP port the HTTP server listens on (0 picks a free port; the startup log names it).',
+  },
+  host: {
+    label: 'Listen address',
+    flag: '--host',
+    env: 'HOST',
+    settingsKey: 'service.host',
+    type: 'string',
+    placeholder: '<address>',
+    defaultText: 'unset: every interface',
+    schema: {
+      type: 'string',
+      pattern: '^[A-Za-z0-9.:_%-]+$',
+      description: 'an IP address or host name such as 127.0.0.1, ::1 or localhost',
+    },
+    secret: false,
+    description: 'Address the HTTP server listens on (`127.0.0.1` for this machine only).',
   },
   builderName: {
     label: 'Builder name',

@@ -63,6 +63,8 @@ export interface BuildDefaults {
 export interface Config {
   readonly builderEndpoint?: string;
   readonly port: number;
+  /** Listen address; unset: every interface. */
+  readonly host?: string;
   readonly builderName: string;
   readonly sshHostKeyPolicy: SshHostKeyPolicy;
   readonly insecureRegistries: readonly string[];

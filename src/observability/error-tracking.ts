@@ -1,4 +1,6 @@
 /** Error tracking (5xx and crashes only). The no-op tracker is used when no DSN is configured. */
+import type { Config } from '../config/types.js';
+
 export interface ErrorTracker {
   captureException(error: unknown, context?: Record<string, unknown>): void;
   flush(timeoutMs: number): Promise<void>;
@@ -8,3 +10,14 @@ export const noopErrorTracker: ErrorTracker = {
   captureException: () => undefined,
   flush: async () => undefined,
 };
+
+/**
+ * The Sentry tracker when `errorTracking.dsn` is set, the no-op tracker otherwise. The SDK (about
+ * 40 MiB resident) is imported here, on demand: a service without a DSN never loads it.
+ */
+export async function createErrorTracker(config: Config): Promise<ErrorTracker> {
+  const dsn = config.errorTrackingDsn;
+  if (dsn === undefined || dsn === '') return noopErrorTracker;
+  const { createSentryTracker } = await import('./sentry-tracker.js');
+  return createSentryTracker(config, dsn);
+}

@@ -16,24 +16,20 @@ import {
   trace,
   type Attributes,
 } from '@opentelemetry/api';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BatchSpanProcessor, NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
+import type { Middleware } from 'koa';
 import {
+  ATTR_DEPLOYMENT_ENVIRONMENT_NAME,
   ATTR_HTTP_REQUEST_METHOD,
   ATTR_HTTP_RESPONSE_STATUS_CODE,
   ATTR_HTTP_ROUTE,
   ATTR_SERVICE_NAME,
   ATTR_SERVICE_VERSION,
   ATTR_URL_PATH,
-} from '@opentelemetry/semantic-conventions';
-import type { Middleware } from 'koa';
+} from './semconv.js';
 
 export const DEFAULT_SERVICE_NAME = 'service-builder';
 const TRACER_NAME = 'image-build-service';
-/** Incubating semantic convention (not in the stable export of @opentelemetry/semantic-conventions). */
-export const ATTR_DEPLOYMENT_ENVIRONMENT_NAME = 'deployment.environment.name';
-/** The request's id (X-Request-Id, given or generated) on its SERVER span. */
+/** The request's id (X-Request-Id, given or generated) on its SERVER span (the service's own name). */
 export const ATTR_REQUEST_ID = 'request.id';
 
 export interface TracingSettings {
@@ -73,28 +69,18 @@ export function tracingSettings(env: NodeJS.ProcessEnv, version: string): Tracin
     : { url, resource };
 }
 
-/** Starts tracing when OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set. */
-export function startTracing(env: NodeJS.ProcessEnv, version: string): { shutdown(): Promise<void> } {
+/**
+ * Starts tracing when OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set. The
+ * SDK (tracing-sdk.ts) is imported only then: without an endpoint nothing beyond the API is loaded.
+ */
+export async function startTracing(
+  env: NodeJS.ProcessEnv,
+  version: string,
+): Promise<{ shutdown(): Promise<void> }> {
   const settings = tracingSettings(env, version);
   if (settings === undefined) return { shutdown: async () => undefined };
-  const provider = new NodeTracerProvider({
-    resource: resourceFromAttributes(settings.resource),
-    spanProcessors: [
-      new BatchSpanProcessor(new OTLPTraceExporter({ url: settings.url }), {
-        scheduledDelayMillis: settings.scheduledDelayMillis,
-      }),
-    ],
-  });
-  // Installs the async-local-storage context manager and the W3C trace-context propagator.
-  provider.register();
-  return {
-    shutdown: async () => {
-      await provider.shutdown();
-      trace.disable();
-      context.disable();
-      propagation.disable();
-    },
-  };
+  const { startTracerProvider } = await import('./tracing-sdk.js');
+  return startTracerProvider(settings);
 }
 
 /** Runs `fn` inside a span named `name` (ended when it settles, error recorded). */

@@ -31,13 +31,26 @@ const dockerEnv = {
 const docker = (args: string[], options: { timeoutMs?: number } = {}) =>
   execa('docker', args, { env: dockerEnv, timeout: options.timeoutMs ?? 120_000, all: true });
 
+// Progress goes to stderr as it happens (ava's t.log is shown only when the test ends, and the
+// phases take minutes): one line when a phase starts, one when it ends, with its time.
+const testStarted = performance.now();
 const timings: Record<string, number> = {};
+const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)}s`;
+function progress(line: string): void {
+  process.stderr.write(`[container-image +${seconds(performance.now() - testStarted)}] ${line}\n`);
+}
 async function timed<T>(what: string, fn: () => Promise<T>): Promise<T> {
   const started = performance.now();
+  progress(`${what} ...`);
+  let outcome = 'failed';
   try {
-    return await fn();
+    const result = await fn();
+    outcome = 'done';
+    return result;
   } finally {
-    timings[what] = Math.round(performance.now() - started) / 1000;
+    const ms = performance.now() - started;
+    timings[what] = Math.round(ms) / 1000;
+    progress(`${what}: ${outcome} in ${seconds(ms)}`);
   }
 }
 
@@ -63,14 +76,17 @@ async function ensureBaseImage(): Promise<string> {
     () => true,
     () => false,
   );
-  if (present) return tag;
+  if (present) {
+    progress(`local base image ${tag} already imported`);
+    return tag;
+  }
   const scratch = await mkdtemp(join(tmpdir(), 'ibs-base-'));
   try {
     const tar = join(scratch, 'rootfs.tar');
-    await timed('base rootfs (debootstrap cached) s', () =>
+    await timed('base rootfs (debootstrap, cached in /var/cache/ibs-container-base)', () =>
       execa('bash', [BASE_SCRIPT, tar], { timeout: 900_000 }),
     );
-    await timed('base import s', () =>
+    await timed('base image import', () =>
       docker(
         [
           'import',
@@ -92,7 +108,7 @@ async function ensureBaseImage(): Promise<string> {
 
 async function buildImage(base: string): Promise<void> {
   // RUN steps need the npm registry (npm ci): the build network is the host's.
-  await timed('image build s', () =>
+  await timed('image build (Dockerfile, npm ci inside, stack builder)', () =>
     docker(
       [
         'buildx',
@@ -129,7 +145,7 @@ async function waitForHttp(url: string, timeoutMs: number): Promise<Response> {
 
 test('the image builds, runs read-only as uid 2000 and performs a real build', async (t) => {
   t.timeout(30 * 60_000);
-  const base = await ensureBaseImage();
+  const base = await timed('local Node.js base image', ensureBaseImage);
   await buildImage(base);
   const { stdout: size } = await docker(['image', 'ls', '--format', '{{.Size}}', IMAGE]);
   const { stdout: baseSize } = await docker(['image', 'ls', '--format', '{{.Size}}', base]);
@@ -162,6 +178,7 @@ test('the image builds, runs read-only as uid 2000 and performs a real build', a
   });
 
   const started = performance.now();
+  progress('container start ...');
   await docker([
     'run',
     '--detach',
@@ -199,7 +216,8 @@ test('the image builds, runs read-only as uid 2000 and performs a real build', a
 
   try {
     const startup = await waitForHttp(`${url}/health/startup`, 60_000);
-    timings['container start to /health/startup s'] = Math.round(performance.now() - started) / 1000;
+    timings['container start to /health/startup'] = Math.round(performance.now() - started) / 1000;
+    progress(`container start: /health/startup answered in ${seconds(performance.now() - started)}`);
     t.is(startup.status, 200);
     t.deepEqual(await startup.json(), { status: 'started' });
     t.is((await fetch(`${url}/health/ready`)).status, 200);
@@ -217,7 +235,7 @@ test('the image builds, runs read-only as uid 2000 and performs a real build', a
     t.is(ids.trim(), '2000\n2000');
 
     const repoName = `ci/container-image-${randomBytes(3).toString('hex')}`;
-    const res = await timed('POST /build s', () =>
+    const res = await timed('POST /build of a fixture repository in the container', () =>
       fetch(`${url}/build`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
@@ -245,6 +263,7 @@ test('the image builds, runs read-only as uid 2000 and performs a real build', a
       name: repoName,
       tag: String(body.tag),
     });
+    progress('checks: GET /image, root filesystem unchanged, builder state');
     const check = await fetch(`${url}/image?${query}`);
     t.deepEqual(await check.json(), { image: body.image, exists: true });
 
@@ -262,6 +281,6 @@ test('the image builds, runs read-only as uid 2000 and performs a real build', a
     t.log(await logs());
     throw err;
   } finally {
-    t.log(`timings: ${JSON.stringify(timings)}`);
+    progress(`finished; timings (s): ${JSON.stringify(timings)}`);
   }
 });

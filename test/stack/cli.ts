@@ -1,6 +1,7 @@
 // npm run stack -- up|down|status|env
-//   up      starts (or reuses) every component, prints a per-component report and the start time,
-//           writes $STACK_DIR/env and $STACK_DIR/env.json. Exit 1 if any component failed.
+//   up      checks the prerequisites (prerequisites.ts: exit 1 naming what is missing and the install
+//           command), starts (or reuses) every component, prints a per-component report and the start
+//           time, writes $STACK_DIR/env and $STACK_DIR/env.json. Exit 1 if any component failed.
 //   down    stops everything the stack started (process groups, then a sweep by marker variable).
 //   status  shows each daemon's pid and whether it is alive. Exit 3 if something is not running.
 //   env     prints the endpoints as KEY=value lines (exit 1 if the stack is not up).
@@ -11,7 +12,8 @@ import type { Component, Ctx, Outcome } from './components/types.js';
 import { computeEnv, formatEnv, removeEnv, writeEnv } from './endpoints.js';
 import { stackEnv } from './env.js';
 import { type Layout, layout } from './layout.js';
-import { describePid, livePid, markedPids, stopComponent, sweep } from './proc.js';
+import { missingMessage, missingPrerequisites } from './prerequisites.js';
+import { baseEnv, describePid, livePid, markedPids, stopComponent, sweep } from './proc.js';
 import { ensureState, loadState } from './state.js';
 
 const secs = (ms: number): string => `${(ms / 1000).toFixed(1)}s`;
@@ -62,6 +64,11 @@ async function acquireLock(l: Layout): Promise<() => void> {
 
 async function up(l: Layout): Promise<number> {
   const t0 = Date.now();
+  const missing = missingPrerequisites(baseEnv().PATH ?? '');
+  if (missing.length > 0) {
+    console.error(missingMessage(missing));
+    return 1;
+  }
   const release = await acquireLock(l);
   try {
     const s = await ensureState(l);

@@ -125,6 +125,8 @@ export function startDetached(l: Layout, spec: DetachedSpec): number {
       detached: true,
       stdio: ['ignore', fd, fd],
     });
+    // A failed spawn (ENOENT) is reported by the throw below, not by an unhandled 'error' event.
+    child.once('error', () => undefined);
     if (child.pid === undefined) throw new Error(`could not spawn ${spec.cmd}`);
     child.unref();
     fs.writeFileSync(pidFile(l, spec.name), `${child.pid}\n`);

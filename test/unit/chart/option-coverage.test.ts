@@ -12,6 +12,7 @@ import { container } from './pod.js';
 const CHART_SOURCE: Record<OptionName, { values: string[] } | { chart: string }> = {
   builderEndpoint: { values: ['builder.endpoint'] },
   port: { values: ['service.port'] },
+  host: { chart: 'a pod listens on every interface: its Service reaches it through the pod IP' },
   builderName: { values: ['builderName'] },
   sshHostKeyPolicy: { values: ['sshHostKeyPolicy'] },
   insecureRegistries: { values: ['insecureRegistries'] },

@@ -43,6 +43,11 @@ const CASES: readonly {
   { title: 'port out of range (high)', argv: ['--port=65536'], problem: /^--port: must be <= 65535/ },
   { title: 'port out of range (negative)', env: { PORT: '-1' }, problem: /^PORT: must be >= 0/ },
   {
+    title: 'listen address with a scheme',
+    argv: ['--host', 'http://127.0.0.1'],
+    problem: /^--host: must be an IP address or host name/,
+  },
+  {
     title: 'zero timeout',
     env: { BUILD_TIMEOUT_SECONDS: '0' },
     problem: /^BUILD_TIMEOUT_SECONDS: must be >= 1/,

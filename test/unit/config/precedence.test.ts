@@ -38,6 +38,7 @@ const CASES: { readonly [K in OptionName]: Case } = {
     read: (c) => c.builderEndpoint,
   },
   port: { values: [1111, 2222, 3333], read: (c) => c.port },
+  host: { values: ['127.0.0.1', '::1', 'localhost'], read: (c) => c.host },
   builderName: { values: ['b-flag', 'b-env', 'b-file'], read: (c) => c.builderName },
   sshHostKeyPolicy: { values: ['pinned', 'tofu', 'pinned'], read: (c) => c.sshHostKeyPolicy },
   insecureRegistries: {

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { ServiceError } from '../../../src/errors.js';
-import { createErrorTracker } from '../../../src/observability/sentry.js';
+import { createErrorTracker } from '../../../src/observability/error-tracking.js';
 import { startTracing, withSpan } from '../../../src/observability/tracing.js';
 import { startApp, testConfig, type RunningApp } from '../../helpers/app.js';
 import { startOtlpReceiver, type OtlpReceiver } from '../../helpers/otlp-receiver.js';
@@ -30,7 +30,7 @@ let scratch: string;
 test.before(async () => {
   otlp = await startOtlpReceiver();
   sentry = await startSentryReceiver();
-  tracing = startTracing(
+  tracing = await startTracing(
     {
       OTEL_EXPORTER_OTLP_ENDPOINT: otlp.endpoint,
       SERVICE_NAME: 'ibs-under-test',
@@ -46,7 +46,7 @@ test.before(async () => {
     version: '1.2.3',
     gitCredentials: [{ host: 'git.example', kind: 'https' as const, username: 'svc', token: SERVER_TOKEN }],
   };
-  const errorTracker = createErrorTracker(testConfig({ scratchDir: scratch, ...overrides }));
+  const errorTracker = await createErrorTracker(testConfig({ scratchDir: scratch, ...overrides }));
   app = await startApp(overrides, { errorTracker });
 });
 

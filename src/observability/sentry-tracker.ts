@@ -1,5 +1,6 @@
 /**
- * Error tracking with the Sentry SDK when `errorTracking.dsn` is set: 5xx answers (the app's
+ * Error tracking with the Sentry SDK (loaded by error-tracking.ts only when `errorTracking.dsn` is
+ * set, so that a service without it never loads the SDK): 5xx answers (the app's
  * error middleware reports them) and crashes (uncaught exceptions, unhandled rejections) only.
  * Kept light: no default integrations (no HTTP, console or request-body capture, no tracing),
  * no breadcrumbs, no PII, and every event is scrubbed of credentials before it is sent.
@@ -16,13 +17,11 @@ import {
 } from '@sentry/node';
 import type { Config } from '../config/types.js';
 import { configSecrets, secretVariants } from '../logs/masking.js';
-import { noopErrorTracker, type ErrorTracker } from './error-tracking.js';
+import type { ErrorTracker } from './error-tracking.js';
 import { scrubEvent } from './scrub-event.js';
 
-/** Error tracking with the Sentry SDK when a DSN is configured; the no-op tracker otherwise. */
-export function createErrorTracker(config: Config): ErrorTracker {
-  const dsn = config.errorTrackingDsn;
-  if (dsn === undefined || dsn === '') return noopErrorTracker;
+/** Starts the Sentry SDK for `dsn` and returns the tracker that reports through it. */
+export function createSentryTracker(config: Config, dsn: string): ErrorTracker {
   const secrets = secretVariants(configSecrets(config));
   init({
     dsn,

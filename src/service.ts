@@ -1,0 +1,140 @@
+/**
+ * The service process, started by the entry (main.ts, the package's bin): tracing first, then
+ * configuration, then the HTTP server and the signal handlers. The only place that calls
+ * process.exit. The OpenTelemetry and Sentry SDKs are loaded only when configured (startTracing,
+ * createErrorTracker): idle memory stays low.
+ */
+import type { AddressInfo } from 'node:net';
+import { createApp } from './app.js';
+import { parseArgv } from './config/argv.js';
+import { ConfigError } from './config/config-error.js';
+import { renderHelp } from './config/help.js';
+import { loadConfig } from './config/load.js';
+import type { Config } from './config/types.js';
+import { packageVersion } from './config/version.js';
+import type { AppContext } from './context.js';
+import { ProcessGroups } from './exec/process-groups.js';
+import { createLogger, type Logger } from './observability/logger.js';
+import { Metrics } from './observability/metrics.js';
+import { createErrorTracker } from './observability/error-tracking.js';
+import { startTracing } from './observability/tracing.js';
+import { redisEndpoint } from './config/redis-url.js';
+import { createStores } from './stores.js';
+import { createShutdown, DEFAULT_SHUTDOWN_GRACE_SECONDS } from './shutdown.js';
+
+/** Exit code of a configuration error (before any port is bound). */
+const EXIT_CONFIG = 2;
+const FLUSH_TIMEOUT_MS = 2000;
+
+const version = packageVersion();
+const tracing = await startTracing(process.env, version);
+
+async function exitNow(code: number): Promise<never> {
+  await tracing.shutdown().catch(() => undefined);
+  process.exit(code);
+}
+
+async function main(): Promise<void> {
+  const args = process.argv.slice(2);
+  const parsed = parseArgv(args);
+  if (parsed.help) {
+    process.stdout.write(renderHelp(version));
+    return exitNow(0);
+  }
+  if (parsed.version) {
+    process.stdout.write(`${version}\n`);
+    return exitNow(0);
+  }
+
+  let config: Config;
+  try {
+    config = loadConfig({ argv: args, env: process.env });
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    process.stderr.write(`${err.message}\n`);
+    return exitNow(EXIT_CONFIG);
+  }
+
+  const logger = createLogger({ serviceName: config.serviceName, environment: config.environment });
+  const errorTracker = await createErrorTracker(config);
+  const flush = async (): Promise<void> => {
+    await errorTracker.flush(FLUSH_TIMEOUT_MS).catch(() => undefined);
+    await tracing.shutdown().catch(() => undefined);
+  };
+  installCrashHandlers(logger, async (err) => {
+    errorTracker.captureException(err, { crash: true });
+    await flush();
+  });
+
+  // Redis mode (redisUrl set): stores shared by every replica; else embedded (this instance only).
+  const stores = await createStores(config, logger);
+
+  const abort = new AbortController();
+  const ctx: AppContext = {
+    config,
+    logger,
+    metrics: new Metrics(),
+    logStore: stores.logStore,
+    builds: stores.builds,
+    ...(stores.sharedStoreProbe === undefined ? {} : { sharedStoreProbe: stores.sharedStoreProbe }),
+    errorTracker,
+    processGroups: new ProcessGroups().killOnExit(process),
+    shutdownSignal: abort.signal,
+  };
+
+  const server = createApp(ctx).listen(config.port, config.host);
+  server.once('error', (err) => {
+    logger.fatal({ err, host: config.host, port: config.port }, 'cannot listen');
+    void flush().then(() => process.exit(1));
+  });
+  server.once('listening', () => {
+    const { address, port } = server.address() as AddressInfo;
+    logger.info(
+      {
+        address,
+        port,
+        version,
+        builderConfigured: config.builderEndpoint !== undefined,
+        settingsPath: config.settingsPath,
+        gitCredentialEntries: config.gitCredentials.length,
+        registryMappingRules: config.registryMappingRules.length,
+        // By endpoint only: the URL holds a password.
+        redis: config.redisUrl === undefined ? false : redisEndpoint(config.redisUrl),
+      },
+      'listening',
+    );
+    if (config.sshHostKeyPolicy === 'pinned') {
+      const unpinned = config.gitCredentials.filter((e) => e.kind === 'ssh' && e.pinnedHostKey === undefined);
+      if (unpinned.length > 0) {
+        logger.warn(
+          { hosts: unpinned.map((e) => e.host) },
+          'ssh host key policy is pinned but these ssh credential entries have no pinnedHostKey: their builds answer 400',
+        );
+      }
+    }
+  });
+
+  const shutdown = createShutdown({
+    server,
+    logger,
+    abort,
+    graceMs: (config.shutdownGraceSeconds ?? DEFAULT_SHUTDOWN_GRACE_SECONDS) * 1000,
+    flush,
+    exit: (code) => process.exit(code),
+  });
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => shutdown.onSignal(signal));
+}
+
+function installCrashHandlers(logger: Logger, report: (err: unknown) => Promise<void>): void {
+  const crash = (err: unknown, kind: string): void => {
+    logger.fatal({ err, kind }, 'crashed');
+    void report(err).finally(() => process.exit(1));
+  };
+  process.on('uncaughtException', (err) => crash(err, 'uncaughtException'));
+  process.on('unhandledRejection', (err) => crash(err, 'unhandledRejection'));
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`startup failed: ${err instanceof Error ? err.message : String(err)}\n`);
+  void exitNow(1);
+});
