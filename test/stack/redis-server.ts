@@ -17,6 +17,9 @@ export function writeRedisConfig(dir: string, port: number, password: string): s
     'appendonly no',
     `dir ${dir}`,
     'daemonize no',
+    // redis-server rewrites its process title (and with it the environment block): keep the config
+    // path in it, so that the stack still knows the process as its own (`down`, `status`).
+    'proc-title-template "{title} {listen-addr} {server-mode} {config-file}"',
     'loglevel notice',
   ];
   fs.writeFileSync(file, `${lines.join('\n')}\n`, { mode: 0o600 });
