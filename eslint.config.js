@@ -27,6 +27,9 @@ const PURE = [
   'workers/git/tree-listing.ts',
   'src/config/registry-mapping.ts',
   'src/builds/retry-after.ts',
+  'src/builds/records.ts',
+  'src/config/redis-url.ts',
+  'src/logs/line-masker.ts',
 ];
 
 export default tseslint.config(

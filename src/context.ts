@@ -19,4 +19,6 @@ export interface AppContext {
   readonly processGroups: ProcessGroups;
   /** Aborted when the process must stop now (second signal, end of grace): running commands are killed. */
   readonly shutdownSignal: AbortSignal;
+  /** Redis mode: whether the shared store answers now (readiness fails when it does not). */
+  readonly sharedStoreProbe?: () => Promise<boolean>;
 }

@@ -175,6 +175,13 @@ export const ERRORS = {
     when: 'A filter of `GET /builds` is unknown, repeated, empty or malformed.',
   },
 
+  // --- Redis mode ---
+  STORE_UNAVAILABLE: {
+    status: 503,
+    text: 'the shared store (Redis) is unavailable: builds and command logs need it; retry later',
+    when: 'Redis mode: Redis does not answer (POST /build, GET /builds, GET/DELETE /logs); with Retry-After: 10.',
+  },
+
   // --- GET/DELETE /image, GET /devcontainer: the request ---
   INVALID_QUERY: {
     status: 400,
@@ -494,6 +501,11 @@ export const invalidFollow = (): ServiceError => make('INVALID_FOLLOW', {});
 /** `filters`: the names of the offending filters (`other` for one that does not exist). */
 export const invalidBuildFilters = (filters: readonly string[]): ServiceError =>
   make('INVALID_BUILD_FILTERS', { filters: filters.map((f) => BUILD_FILTER_RULES[f] ?? f).join('; ') });
+// --- Redis mode ---
+
+/** Never carries the Redis URL or the client's error (they can name the server's password). */
+export const storeUnavailable = (): ServiceError =>
+  make('STORE_UNAVAILABLE', {}, { headers: { 'Retry-After': '10' } });
 
 // --- registry endpoints: the request ---
 

@@ -14,12 +14,12 @@ import type { Config } from './config/types.js';
 import { packageVersion } from './config/version.js';
 import type { AppContext } from './context.js';
 import { ProcessGroups } from './exec/process-groups.js';
-import { createMemoryBuildRegistry } from './builds/memory-registry.js';
-import { createLogStore } from './logs/store.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import { Metrics } from './observability/metrics.js';
 import { createErrorTracker } from './observability/error-tracking.js';
 import { startTracing } from './observability/tracing.js';
+import { redisEndpoint } from './config/redis-url.js';
+import { createStores } from './stores.js';
 import { createShutdown, DEFAULT_SHUTDOWN_GRACE_SECONDS } from './shutdown.js';
 
 /** Exit code of a configuration error (before any port is bound). */
@@ -66,13 +66,17 @@ async function main(): Promise<void> {
     await flush();
   });
 
+  // Redis mode (redisUrl set): stores shared by every replica; else embedded (this instance only).
+  const stores = await createStores(config, logger);
+
   const abort = new AbortController();
   const ctx: AppContext = {
     config,
     logger,
     metrics: new Metrics(),
-    logStore: await createLogStore(config),
-    builds: createMemoryBuildRegistry({ history: config.buildHistory }),
+    logStore: stores.logStore,
+    builds: stores.builds,
+    ...(stores.sharedStoreProbe === undefined ? {} : { sharedStoreProbe: stores.sharedStoreProbe }),
     errorTracker,
     processGroups: new ProcessGroups().killOnExit(process),
     shutdownSignal: abort.signal,
@@ -94,6 +98,8 @@ async function main(): Promise<void> {
         settingsPath: config.settingsPath,
         gitCredentialEntries: config.gitCredentials.length,
         registryMappingRules: config.registryMappingRules.length,
+        // By endpoint only: the URL holds a password.
+        redis: config.redisUrl === undefined ? false : redisEndpoint(config.redisUrl),
       },
       'listening',
     );

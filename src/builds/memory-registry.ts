@@ -3,30 +3,8 @@
  * ones, in memory (they do not survive the process, like command logs). Created at start-up.
  */
 import { randomUUID } from 'node:crypto';
-import type {
-  BuildFilter,
-  BuildOutcome,
-  BuildRecord,
-  BuildRegistry,
-  BuildUpdate,
-  NewBuild,
-  RunningPhase,
-} from './types.js';
-
-interface Entry {
-  readonly id: string;
-  readonly requestId: string;
-  readonly repository: string;
-  readonly startedAtMs: number;
-  branch?: string;
-  commit?: string;
-  image: string;
-  phase: RunningPhase | 'finished';
-  gitCloneLogId?: string;
-  imageBuildLogId?: string;
-  waiters: number;
-  outcome?: BuildOutcome;
-}
+import { matchesFilter, toRecord, type BuildEntry } from './records.js';
+import type { BuildFilter, BuildOutcome, BuildRegistry, BuildUpdate, NewBuild } from './types.js';
 
 export interface MemoryRegistryOptions {
   /** Finished builds kept (the newest). */
@@ -35,47 +13,12 @@ export interface MemoryRegistryOptions {
   readonly now?: () => number;
 }
 
-const seconds = (ms: number): number => Math.round(ms) / 1000;
-
-function matches(entry: Entry, filter: BuildFilter): boolean {
-  if (filter.requestId !== undefined && entry.requestId !== filter.requestId) return false;
-  if (filter.repository !== undefined && entry.repository !== filter.repository) return false;
-  if (filter.status === undefined) return true;
-  return filter.status === 'running' ? entry.outcome === undefined : entry.outcome?.status === filter.status;
-}
-
 export function createMemoryBuildRegistry(options: MemoryRegistryOptions): BuildRegistry {
   const now = options.now ?? Date.now;
   const history = Math.max(0, Math.floor(options.history));
-  const running = new Map<string, Entry>();
+  const running = new Map<string, BuildEntry>();
   /** Oldest finished first. */
-  const finished: Entry[] = [];
-
-  function record(entry: Entry, at: number): BuildRecord {
-    const outcome = entry.outcome;
-    return {
-      id: entry.id,
-      requestId: entry.requestId,
-      repository: entry.repository,
-      ...(entry.branch === undefined ? {} : { branch: entry.branch }),
-      ...(entry.commit === undefined ? {} : { commit: entry.commit }),
-      image: entry.image,
-      phase: entry.phase,
-      startedAt: new Date(entry.startedAtMs).toISOString(),
-      elapsedSeconds:
-        outcome === undefined ? seconds(Math.max(0, at - entry.startedAtMs)) : outcome.durationSeconds,
-      ...(entry.gitCloneLogId === undefined ? {} : { gitCloneLogId: entry.gitCloneLogId }),
-      ...(entry.imageBuildLogId === undefined ? {} : { imageBuildLogId: entry.imageBuildLogId }),
-      waiters: entry.waiters,
-      ...(outcome === undefined
-        ? {}
-        : {
-            status: outcome.status,
-            durationSeconds: outcome.durationSeconds,
-            ...(outcome.error === undefined ? {} : { error: outcome.error }),
-          }),
-    };
-  }
+  const finished: BuildEntry[] = [];
 
   return {
     async start(build: NewBuild) {
@@ -123,9 +66,9 @@ export function createMemoryBuildRegistry(options: MemoryRegistryOptions): Build
     async list(filter: BuildFilter = {}) {
       const at = now();
       return [...running.values(), ...finished]
-        .filter((entry) => matches(entry, filter))
+        .filter((entry) => matchesFilter(entry, filter))
         .sort((a, b) => b.startedAtMs - a.startedAtMs)
-        .map((entry) => record(entry, at));
+        .map((entry) => toRecord(entry, at));
     },
   };
 }

@@ -298,6 +298,7 @@ export function loadConfigWithSources(input: LoadInput): LoadedConfig {
     environment: options.environment,
     commandLogRetention: options.commandLogRetention,
     buildHistory: options.buildHistory,
+    redisUrl: options.redisUrl,
     shutdownGraceSeconds: options.shutdownGraceSeconds,
     settingsPath,
     scratchDir: join(tmp, 'image-build-service'),

@@ -33,6 +33,7 @@ export interface OptionValues {
   environment: string;
   commandLogRetention: number;
   buildHistory: number;
+  redisUrl?: string;
   shutdownGraceSeconds: number;
   settingsPath?: string;
 }
@@ -93,6 +94,20 @@ const checkDsn = (value: OptionValue): string | undefined => {
   } catch {
     return 'must be an http(s) URL (https://<key>@<host>/<project>)';
   }
+};
+
+const checkRedisUrl = (value: OptionValue): string | undefined => {
+  const problem = 'must be a redis:// or rediss:// URL (redis[s]://[[user]:password@]host[:port][/db])';
+  let url: URL;
+  try {
+    url = new URL(String(value));
+  } catch {
+    return problem;
+  }
+  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') return problem;
+  if (url.hostname === '') return problem;
+  if (url.pathname !== '' && url.pathname !== '/' && !/^\/\d+$/.test(url.pathname)) return problem;
+  return undefined;
 };
 
 const TABLE = {
@@ -419,6 +434,21 @@ const TABLE = {
     secret: false,
     description:
       'Finished builds kept for `GET /builds` (the newest); their durations also estimate the Retry-After of a 429.',
+  },
+  redisUrl: {
+    label: 'Redis URL',
+    flag: '--redis-url',
+    env: 'REDIS_URL',
+    settingsKey: 'redis.url',
+    type: 'string',
+    placeholder: '<url>',
+    defaultText: 'unset (embedded mode: one instance, logs in its scratch space)',
+    schema: NON_EMPTY,
+    check: checkRedisUrl,
+    secret: true,
+    description:
+      'Redis (or Valkey) shared by every replica: command logs and the build list live there ' +
+      '(`redis://` or `rediss://` for TLS; its password is a secret).',
   },
   shutdownGraceSeconds: {
     label: 'Shutdown grace, seconds',

@@ -80,6 +80,8 @@ export interface Config {
   readonly commandLogRetention: number;
   /** Finished builds the build registry keeps (GET /builds, Retry-After estimates). */
   readonly buildHistory: number;
+  /** Redis mode when set (`redis://` or `rediss://`; holds a password: a secret). */
+  readonly redisUrl?: string;
   /**
    * Seconds in-flight requests get after SIGTERM/SIGINT before running commands are killed
    * (loadConfig always sets it, default 290; main.ts falls back to that default).

@@ -1,3 +1,4 @@
+import { redisEndpoint } from './redis-url.js';
 import type { Config } from './types.js';
 
 /** The effective configuration as `GET /config` shows it: no secret ever, credentials by host and kind only. */
@@ -23,5 +24,10 @@ export function effectiveConfigView(config: Config): Record<string, unknown> {
     maxConcurrentBuilds: config.build.maxConcurrent,
     buildReuse: config.build.reuse,
     registryAuth: Object.keys(config.registryAuth.auths).map((registry) => ({ registry })),
+    // Redis by endpoint only: its URL holds a password.
+    redis:
+      config.redisUrl === undefined
+        ? { configured: false }
+        : { configured: true, ...redisEndpoint(config.redisUrl) },
   };
 }

@@ -14,12 +14,15 @@ export function createOpsRouter(ctx: AppContext): Router {
   router.get('/health/live', (koaCtx) => {
     koaCtx.body = { status: 'ok' };
   });
-  router.get('/health/ready', (koaCtx) => {
-    if (builderConfigured) {
-      koaCtx.body = { status: 'ready' };
-    } else {
+  router.get('/health/ready', async (koaCtx) => {
+    if (!builderConfigured) {
       koaCtx.status = 503;
       koaCtx.body = { status: 'not ready', reason: 'no builder endpoint configured' };
+    } else if (ctx.sharedStoreProbe !== undefined && !(await ctx.sharedStoreProbe())) {
+      koaCtx.status = 503;
+      koaCtx.body = { status: 'not ready', reason: 'the shared store (Redis) is unavailable' };
+    } else {
+      koaCtx.body = { status: 'ready' };
     }
   });
   router.get('/metrics', async (koaCtx) => {

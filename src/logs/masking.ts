@@ -1,5 +1,6 @@
 /** Secret masking for captured command output and command lines (pure). */
 import { decodeBasicAuth } from '../config/basic-auth.js';
+import { redisSecrets } from '../config/redis-url.js';
 
 export const MASK = '***';
 const MIN_SECRET_LENGTH = 4;
@@ -28,14 +29,15 @@ export function maskSecrets(text: string, variants: readonly string[]): string {
   return masked;
 }
 
-/** Secrets of the server's own configuration: git tokens, private keys, ambient registry passwords. */
+/** Secrets of the server's own configuration: git tokens, private keys, ambient registry passwords, the Redis URL. */
 export function configSecrets(config: {
+  redisUrl?: string;
   gitCredentials: readonly ({ token: string } | { privateKey: string })[];
   registryAuth: {
     auths: Readonly<Record<string, { auth?: string; password?: string; identitytoken?: string }>>;
   };
 }): string[] {
-  const secrets: string[] = [];
+  const secrets: string[] = redisSecrets(config.redisUrl);
   for (const entry of config.gitCredentials) {
     secrets.push('token' in entry ? entry.token : entry.privateKey);
   }

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import type { Config } from '../config/types.js';
 import { invalidLogId, logNotFound } from '../errors.js';
 import { followFile, LiveLog } from './live.js';
-import { configSecrets, maskSecrets, secretVariants } from './masking.js';
+import { createLineMasker } from './line-masker.js';
+import { configSecrets } from './masking.js';
 import { LOG_KINDS, type CommandLogWriter, type LogKind, type LogStore } from './types.js';
 
 /** `git-` or `img-` followed by a lower-case UUID. */
@@ -22,7 +23,7 @@ export function isLogId(id: string): boolean {
  * can be read (what reached the file so far) and followed (live.ts).
  */
 export async function createLogStore(
-  config: Pick<Config, 'scratchDir' | 'commandLogRetention' | 'gitCredentials' | 'registryAuth'>,
+  config: Pick<Config, 'scratchDir' | 'commandLogRetention' | 'gitCredentials' | 'registryAuth' | 'redisUrl'>,
 ): Promise<LogStore> {
   const dir = join(config.scratchDir, 'logs');
   await rm(dir, { recursive: true, force: true });
@@ -57,26 +58,20 @@ export async function createLogStore(
       const liveLog = new LiveLog();
       live.set(id, liveLog);
       const changed = (): void => liveLog.changed();
-      let variants = secretVariants([...serverSecrets, ...secrets]);
-      let pending = '';
-      const decoder = new TextDecoder();
+      // Whole lines only, so a secret split across chunks is still found (line-masker.ts).
+      const masker = createLineMasker([...serverSecrets, ...secrets]);
       const writer: CommandLogWriter = {
         id,
         write(chunk) {
-          pending += typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true });
-          // Mask whole lines only, so a secret split across chunks is still found.
-          const cut = pending.lastIndexOf('\n');
-          if (cut < 0) return;
-          stream.write(maskSecrets(pending.slice(0, cut + 1), variants), changed);
-          pending = pending.slice(cut + 1);
+          const lines = masker.push(chunk);
+          if (lines !== '') stream.write(lines, changed);
         },
         addSecrets(more) {
-          variants = secretVariants([...variants, ...more]);
+          masker.addSecrets(more);
         },
         async close() {
-          pending += decoder.decode();
-          if (pending) stream.write(maskSecrets(pending, variants), changed);
-          pending = '';
+          const rest = masker.end();
+          if (rest !== '') stream.write(rest, changed);
           await new Promise<void>((resolve) => stream.end(resolve));
           live.delete(id);
           liveLog.ended();

@@ -9,11 +9,10 @@ import { loadConfig } from '../../src/config/load.js';
 import type { Config } from '../../src/config/types.js';
 import type { AppContext } from '../../src/context.js';
 import { ProcessGroups } from '../../src/exec/process-groups.js';
-import { createMemoryBuildRegistry } from '../../src/builds/memory-registry.js';
-import { createLogStore } from '../../src/logs/store.js';
 import { noopErrorTracker, type ErrorTracker } from '../../src/observability/error-tracking.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { Metrics } from '../../src/observability/metrics.js';
+import { createStores } from '../../src/stores.js';
 
 /**
  * A complete configuration: the service's own defaults (the real loader with no flag, no setting
@@ -57,12 +56,20 @@ export async function startApp(
     },
   });
   const abort = new AbortController();
+  const logger = createLogger({
+    serviceName: config.serviceName,
+    environment: config.environment,
+    destination,
+  });
+  // Embedded, or Redis mode when the overrides set redisUrl (as main.ts does).
+  const stores = await createStores(config, logger);
   const ctx: AppContext = {
     config,
-    logger: createLogger({ serviceName: config.serviceName, environment: config.environment, destination }),
+    logger,
     metrics: new Metrics(),
-    logStore: await createLogStore(config),
-    builds: options.builds ?? createMemoryBuildRegistry({ history: config.buildHistory }),
+    logStore: stores.logStore,
+    builds: options.builds ?? stores.builds,
+    ...(stores.sharedStoreProbe === undefined ? {} : { sharedStoreProbe: stores.sharedStoreProbe }),
     errorTracker: options.errorTracker ?? noopErrorTracker,
     processGroups: new ProcessGroups(),
     shutdownSignal: abort.signal,
@@ -83,6 +90,7 @@ export async function startApp(
       abort.abort();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      await stores.close();
       if (overrides.scratchDir === undefined) await rm(scratchDir, { recursive: true, force: true });
     },
   };

@@ -10,6 +10,7 @@ import { sshHostKeyFingerprint, sshHostKeyLine, sshPaths } from './components/gi
 import { TOKEN_SERVICE, registryHost, tokenRealm } from './components/registries.js';
 import { STACK_ENV_KEYS, type StackEnv, parseStackEnv } from './env.js';
 import type { Layout } from './layout.js';
+import { redisUrl } from './redis-server.js';
 import type { State } from './state.js';
 
 export async function computeEnv(l: Layout, s: State): Promise<StackEnv> {
@@ -51,6 +52,7 @@ export async function computeEnv(l: Layout, s: State): Promise<StackEnv> {
     GIT_REPOS_DIR: l.repos,
     STACK_DOCKER_CONFIG: l.dockerConfig,
     STACK_BUILDER_NAME,
+    REDIS_URL: redisUrl(p.redis, c.redisPassword),
   };
   return parseStackEnv(raw, 'computed env');
 }

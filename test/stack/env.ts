@@ -42,6 +42,7 @@ export const STACK_ENV_KEYS = [
   'GIT_HTTPS_NO_FILTER_URL', // GIT_HTTPS_URL's repositories from a server without partial clone support
   'STACK_DOCKER_CONFIG', // DOCKER_CONFIG with the remote builder STACK_BUILDER_NAME and registry creds
   'STACK_BUILDER_NAME',
+  'REDIS_URL', // redis://:<password>@127.0.0.1:<port> (a real redis-server, no persistence)
 ] as const;
 
 export type StackEnvKey = (typeof STACK_ENV_KEYS)[number];

@@ -16,6 +16,7 @@ export const PORT_NAMES = [
   'gitHttp',
   'gitDaemon',
   'gitSsh',
+  'redis',
 ] as const;
 export type PortName = (typeof PORT_NAMES)[number];
 
@@ -26,6 +27,7 @@ export interface Credentials {
   registryTokenPassword: string;
   gitHttpsUser: string;
   gitHttpsPassword: string;
+  redisPassword: string;
 }
 
 export interface State {
@@ -70,13 +72,16 @@ export async function ensureState(l: Layout): Promise<State> {
     }
     taken.add(ports[name]);
   }
-  const credentials: Credentials = prev.credentials ?? {
+  // Credentials added later (redisPassword) are generated for an older state file too.
+  const credentials: Credentials = {
     registryBasicUser: 'basic-user',
     registryBasicPassword: secret(),
     registryTokenUser: 'token-user',
     registryTokenPassword: secret(),
     gitHttpsUser: 'git-user',
     gitHttpsPassword: secret(),
+    redisPassword: secret(),
+    ...prev.credentials,
   };
   const s: State = { ports, credentials };
   saveState(l, s);

@@ -127,6 +127,22 @@ test('the config view shows the contract fields and no secret', async (t) => {
     maxConcurrentBuilds: 4,
     buildReuse: true,
     registryAuth: [{ registry: 'r.example' }],
+    redis: { configured: false },
+  });
+});
+
+test('the config view shows the Redis endpoint, never its URL or password', async (t) => {
+  const app = await startApp({ redisUrl: 'rediss://user:PASS-SECRET-9@redis.example:6380/3' });
+  t.teardown(app.close);
+  const text = await (await fetch(`${app.url}/config`)).text();
+  t.false(text.includes('PASS-SECRET-9'));
+  t.false(text.includes('rediss://'));
+  t.deepEqual((JSON.parse(text) as { redis: unknown }).redis, {
+    configured: true,
+    host: 'redis.example',
+    port: 6380,
+    tls: true,
+    db: 3,
   });
 });
 

@@ -64,3 +64,11 @@ namespace="{{ .Release.Namespace }}",job="{{ include "ibs.fullname" . }}"
 {{- define "ibs.hasErrorTracking" -}}
 {{- if or .Values.errorTracking.existingSecret .Values.errorTracking.dsn }}true{{ end -}}
 {{- end -}}
+
+{{- define "ibs.redisSecret" -}}
+{{- .Values.redis.existingSecret | default (printf "%s-redis" (include "ibs.fullname" .)) -}}
+{{- end -}}
+
+{{- define "ibs.hasRedis" -}}
+{{- if or .Values.redis.existingSecret .Values.redis.url }}true{{ end -}}
+{{- end -}}

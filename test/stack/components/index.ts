@@ -5,6 +5,7 @@ import { dockerd } from './dockerd.js';
 import { fixtures } from './fixtures.js';
 import { gitServers } from './git-servers.js';
 import { keys } from './keys.js';
+import { redis } from './redis.js';
 import { registries, tokenIssuer } from './registries.js';
 import type { Component } from './types.js';
 
@@ -17,4 +18,5 @@ export const COMPONENTS: readonly Component[] = [
   builder,
   baseImages,
   ...gitServers,
+  redis,
 ];

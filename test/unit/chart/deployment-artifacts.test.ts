@@ -59,3 +59,27 @@ test('compose sets only variables the service reads, pointing at its own builder
     '/etc/buildkit/buildkitd.toml',
   ]);
 });
+
+test('compose runs two replicas on one Redis behind one port', (t) => {
+  const env = service.environment as Record<string, string>;
+  const second = compose.services['image-build-service-b'] ?? {};
+  t.deepEqual(second.extends, 'image-build-service');
+  // Its own builder state; everything else (REDIS_URL included) is the first replica's.
+  t.deepEqual(second.volumes, ['builder-state-b:/var/lib/builder-state']);
+  t.regex(env.REDIS_URL ?? '', /^redis:\/\/:\$\{REDIS_PASSWORD:-[^}]+\}@redis:6379$/);
+  const redis = compose.services.redis ?? {};
+  t.truthy(redis.healthcheck);
+  t.like(service.depends_on, { redis: { condition: 'service_healthy' } });
+  const configs = (compose as unknown as { configs: Record<string, { content: string }> }).configs;
+  // The password the service uses is the one the server requires (the same variable and default).
+  const password = /\$\{REDIS_PASSWORD:-[^}]+\}/.exec(env.REDIS_URL ?? '')?.[0] ?? 'none';
+  t.true(configs['redis-conf']?.content.includes(`requirepass ${password}`));
+  // Only the load balancer publishes a port, and it forwards to both replicas.
+  const published = Object.entries(compose.services)
+    .filter(([, s]) => (s.ports as string[] | undefined)?.some((p) => p.endsWith(':8080')))
+    .map(([name]) => name);
+  t.deepEqual(published, ['load-balancer']);
+  for (const name of ['image-build-service', 'image-build-service-b']) {
+    t.true(configs['nginx-conf']?.content.includes(`server ${name}:8080;`), name);
+  }
+});

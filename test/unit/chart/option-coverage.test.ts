@@ -38,6 +38,7 @@ const CHART_SOURCE: Record<OptionName, { values: string[] } | { chart: string }>
   environment: { values: ['environment'] },
   commandLogRetention: { values: ['logs.retention'] },
   buildHistory: { values: ['build.history'] },
+  redisUrl: { values: ['redis.url', 'redis.existingSecret', 'redis.existingSecretKey'] },
   shutdownGraceSeconds: { values: ['service.shutdownGraceSeconds'] },
   settingsPath: { chart: 'the chart renders the settings file and sets SERVICE_CONFIG_PATH' },
 };

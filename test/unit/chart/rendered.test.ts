@@ -45,6 +45,7 @@ const at = <T = unknown>(values: Values, path: string): T =>
 
 const USER_GIT_CREDENTIALS = [{ host: 'git.example.org', kind: 'https', username: 'u', token: 't' }];
 const USER_DSN = 'https://key@errors.example.org/7';
+const USER_REDIS_URL = 'rediss://:user-secret@redis.example.org:6380/1';
 
 /** Stand-ins for the Secrets a user keeps outside the chart (`existingSecret`), under the keys the values name. */
 function userSecrets(values: Values): ExternalSecrets {
@@ -57,6 +58,7 @@ function userSecrets(values: Values): ExternalSecrets {
   add('gitCredentials', JSON.stringify(USER_GIT_CREDENTIALS));
   add('registryAuth', JSON.stringify({ auths: {} }));
   add('errorTracking', USER_DSN);
+  add('redis', USER_REDIS_URL);
   return secrets;
 }
 
@@ -160,7 +162,7 @@ for (const c of cases) {
     const r = await rendered(c);
     const annotations = deploymentSpec(r).template.metadata.annotations;
     const checksums = Object.entries(annotations).filter(([k]) => k.startsWith('checksum/'));
-    t.is(checksums.length, 5);
+    t.is(checksums.length, 6);
     const sha = (text: string): string => createHash('sha256').update(text).digest('hex');
     const sourceOf = (name: string): string | undefined =>
       r.documents.find((d) => d.source.endsWith(`-${name}.yaml`))?.text;
@@ -203,6 +205,29 @@ for (const c of cases) {
     t.deepEqual(config.registryMappingRules, at(c.values, 'registryMapping.rules'));
     const dsn = at(c.values, 'errorTracking.existingSecret') ? USER_DSN : at(c.values, 'errorTracking.dsn');
     t.is(config.errorTrackingDsn, (dsn as string) || undefined);
+    const redisUrl = at(c.values, 'redis.existingSecret') ? USER_REDIS_URL : at(c.values, 'redis.url');
+    t.is(config.redisUrl, (redisUrl as string) || undefined);
+  });
+
+  test(`${c.name}: several replicas come with a disruption budget and a spread across nodes`, async (t) => {
+    const r = await rendered(c);
+    const replicas = at<number>(c.values, 'replicas');
+    const pdb = r.find('PodDisruptionBudget');
+    const spread = (deploymentSpec(r).template.spec as { topologySpreadConstraints?: unknown[] })
+      .topologySpreadConstraints;
+    t.is(pdb !== undefined, replicas > 1);
+    t.is(spread !== undefined, replicas > 1);
+    if (pdb === undefined || spread === undefined) return;
+    const selector = deploymentSpec(r).selector.matchLabels;
+    t.deepEqual(pdb.spec, { maxUnavailable: 1, selector: { matchLabels: selector } });
+    t.deepEqual(spread, [
+      {
+        maxSkew: 1,
+        topologyKey: 'kubernetes.io/hostname',
+        whenUnsatisfiable: 'ScheduleAnyway',
+        labelSelector: { matchLabels: selector },
+      },
+    ]);
   });
 
   test(`${c.name}: the Service selects the pod; monitoring objects exist exactly when enabled`, async (t) => {

@@ -64,7 +64,10 @@ function objectNodes(node: unknown, path: string, out: [string, JsonSchema][]): 
   }
   const schema = node as JsonSchema;
   if (schema.type === 'object') out.push([path, schema]);
-  for (const [key, child] of Object.entries(schema)) objectNodes(child, `${path}/${key}`, out);
+  // An `if` is a condition on values, not a shape of them: it need not be closed.
+  for (const [key, child] of Object.entries(schema)) {
+    if (key !== 'if') objectNodes(child, `${path}/${key}`, out);
+  }
 }
 
 test('the schema is strict: every object is closed or a map with a typed value schema', (t) => {
@@ -86,5 +89,19 @@ test('every timeout and count the service requires >= 1 is >= 1 in the schema to
     (props.service as { properties: Record<string, JsonSchema> }).properties.shutdownGraceSeconds?.minimum,
     1,
   );
-  t.deepEqual(props.replicas?.enum, [0, 1]);
+  t.is(props.replicas?.minimum, 0);
+});
+
+test('replicas above 1 only with Redis configured (by URL or by an existing Secret)', (t) => {
+  const schema = valuesSchema() as { if?: unknown; then?: { properties: Record<string, JsonSchema> } };
+  t.deepEqual(schema.then?.properties.replicas?.enum, [0, 1]);
+  t.deepEqual(schema.if, {
+    type: 'object',
+    properties: {
+      redis: {
+        type: 'object',
+        properties: { url: { type: 'string', const: '' }, existingSecret: { type: 'string', const: '' } },
+      },
+    },
+  });
 });

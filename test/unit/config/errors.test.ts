@@ -370,3 +370,24 @@ test('secrets never appear in problems', (t) => {
 test('an invalid value in a lower source that a higher one overrides is not an error', (t) => {
   t.notThrows(() => loadConfig({ argv: ['--port', '9000'], env: { ...baseEnv, PORT: 'abc' } }));
 });
+
+const REDIS_URL_CASES: readonly { title: string; argv?: string[]; env?: Record<string, string> }[] = [
+  { title: 'an http URL', argv: ['--redis-url', 'http://:pw-CANARY-1@redis.example:6379'] },
+  { title: 'a URL without host', env: { REDIS_URL: 'redis://:pw-CANARY-1@' } },
+  { title: 'a non-numeric database', env: { REDIS_URL: 'redis://:pw-CANARY-1@redis.example/cache' } },
+  { title: 'not a URL', env: { REDIS_URL: 'pw-CANARY-1' } },
+];
+for (const c of REDIS_URL_CASES) {
+  test(`Redis URL: ${c.title} is refused at startup without echoing the password`, (t) => {
+    const problems = problemsOf(c.argv ?? [], c.env ?? {});
+    t.is(problems.length, 1);
+    t.regex(problems[0] ?? '', /(--redis-url|REDIS_URL): must be a redis:\/\/ or rediss:\/\/ URL/);
+    t.false(problems.join('\n').includes('CANARY'));
+  });
+}
+
+test('Redis URL: redis:// and rediss:// URLs are accepted', (t) => {
+  for (const url of ['redis://127.0.0.1', 'rediss://u:p@redis.example:6380/2', 'redis://:p@[::1]:6379/0']) {
+    t.deepEqual(problemsOf(['--redis-url', url]), [], url);
+  }
+});

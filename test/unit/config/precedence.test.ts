@@ -85,6 +85,10 @@ const CASES: { readonly [K in OptionName]: Case } = {
   environment: { values: ['e-flag', 'e-env', 'e-file'], read: (c) => c.environment },
   commandLogRetention: { values: [1, 2, 3], read: (c) => c.commandLogRetention },
   buildHistory: { values: [4, 5, 6], read: (c) => c.buildHistory },
+  redisUrl: {
+    values: ['redis://:p1@flag.example:6379', 'rediss://u:p2@env.example:6380/2', 'redis://file.example'],
+    read: (c) => c.redisUrl,
+  },
   shutdownGraceSeconds: { values: [5, 6, 7], read: (c) => c.shutdownGraceSeconds },
   settingsPath: {
     values: [file('flag-settings.json', {}), file('env-settings.yml', {}), 'unused'],

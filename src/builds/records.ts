@@ -1,0 +1,57 @@
+/**
+ * A build as a registry keeps it (plain JSON: the Redis registry stores it as is), how it matches a
+ * GET /builds filter, and the record GET /builds lists. Pure: shared by the embedded and Redis registries.
+ */
+import type { BuildFilter, BuildOutcome, BuildRecord, RunningPhase } from './types.js';
+
+/** One build as a registry keeps it; `startedAtMs` is milliseconds since the epoch. */
+export interface BuildEntry {
+  readonly id: string;
+  readonly requestId: string;
+  readonly repository: string;
+  readonly startedAtMs: number;
+  branch?: string;
+  commit?: string;
+  image: string;
+  phase: RunningPhase | 'finished';
+  gitCloneLogId?: string;
+  imageBuildLogId?: string;
+  waiters: number;
+  outcome?: BuildOutcome;
+}
+
+const seconds = (ms: number): number => Math.round(ms) / 1000;
+
+export function matchesFilter(entry: BuildEntry, filter: BuildFilter): boolean {
+  if (filter.requestId !== undefined && entry.requestId !== filter.requestId) return false;
+  if (filter.repository !== undefined && entry.repository !== filter.repository) return false;
+  if (filter.status === undefined) return true;
+  return filter.status === 'running' ? entry.outcome === undefined : entry.outcome?.status === filter.status;
+}
+
+/** The record GET /builds lists, `at` the time of the listing (elapsed time of a running build). */
+export function toRecord(entry: BuildEntry, at: number): BuildRecord {
+  const outcome = entry.outcome;
+  return {
+    id: entry.id,
+    requestId: entry.requestId,
+    repository: entry.repository,
+    ...(entry.branch === undefined ? {} : { branch: entry.branch }),
+    ...(entry.commit === undefined ? {} : { commit: entry.commit }),
+    image: entry.image,
+    phase: entry.phase,
+    startedAt: new Date(entry.startedAtMs).toISOString(),
+    elapsedSeconds:
+      outcome === undefined ? seconds(Math.max(0, at - entry.startedAtMs)) : outcome.durationSeconds,
+    ...(entry.gitCloneLogId === undefined ? {} : { gitCloneLogId: entry.gitCloneLogId }),
+    ...(entry.imageBuildLogId === undefined ? {} : { imageBuildLogId: entry.imageBuildLogId }),
+    waiters: entry.waiters,
+    ...(outcome === undefined
+      ? {}
+      : {
+          status: outcome.status,
+          durationSeconds: outcome.durationSeconds,
+          ...(outcome.error === undefined ? {} : { error: outcome.error }),
+        }),
+  };
+}

@@ -1,0 +1,108 @@
+/**
+ * The Redis connection of Redis mode: one object made at start-up by main.ts. Commands fail fast
+ * while Redis is unreachable (no offline queue: the caller answers 503 instead of hanging), the
+ * client reconnects on its own, and `probe()` tells readiness whether Redis answers right now.
+ * The URL (and its password) is never logged: state changes are logged by endpoint only.
+ */
+import { Redis, type RedisOptions } from 'ioredis';
+import { redisEndpoint, redisSecrets } from '../config/redis-url.js';
+import { isServiceError, storeUnavailable } from '../errors.js';
+import { maskSecrets, secretVariants } from '../logs/masking.js';
+import type { Logger } from '../observability/logger.js';
+
+/** A command unanswered this long fails (the request answers 503). */
+const COMMAND_TIMEOUT_MS = 5000;
+const CONNECT_TIMEOUT_MS = 3000;
+/** Readiness: a PING unanswered this long means Redis is unavailable. */
+const PROBE_TIMEOUT_MS = 2000;
+/** Reconnect attempts back off up to this delay, forever. */
+const MAX_RECONNECT_DELAY_MS = 1000;
+
+export interface RedisConnection {
+  /** Commands; each fails at once while disconnected. */
+  readonly client: Redis;
+  /** A new connection for blocking reads or subscriptions (same options, no command timeout, plus `overrides`). */
+  duplicate(overrides?: Partial<RedisOptions>): Redis;
+  /** Whether Redis answers a PING now (readiness). Never throws. */
+  probe(): Promise<boolean>;
+  /** Runs store commands: any failure that is not already a ServiceError becomes STORE_UNAVAILABLE (503). */
+  call<T>(fn: (client: Redis) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+export function createRedisConnection(redisUrl: string, logger: Logger): RedisConnection {
+  const endpoint = redisEndpoint(redisUrl);
+  const variants = secretVariants(redisSecrets(redisUrl));
+  const where = { redis: { host: endpoint.host, port: endpoint.port, tls: endpoint.tls } };
+  const options: RedisOptions = {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    commandTimeout: COMMAND_TIMEOUT_MS,
+    connectTimeout: CONNECT_TIMEOUT_MS,
+    retryStrategy: (times) => Math.min(times * 100, MAX_RECONNECT_DELAY_MS),
+    // ioredis would print unhandled 'error' events itself; each client below has a listener.
+    showFriendlyErrorStack: false,
+  };
+  const watch = (client: Redis, role: string): Redis => {
+    let up = false;
+    let lastProblem = '';
+    client.on('ready', () => {
+      up = true;
+      lastProblem = '';
+      logger.info({ ...where, role }, 'redis connected');
+    });
+    client.on('error', (err: unknown) => {
+      // One line per distinct problem, not one per reconnect attempt.
+      const problem = maskSecrets(err instanceof Error ? err.message : String(err), variants);
+      if (problem === lastProblem) return;
+      lastProblem = problem;
+      logger.warn({ ...where, role, problem }, 'redis unavailable');
+    });
+    client.on('close', () => {
+      if (!up) return;
+      up = false;
+      logger.warn({ ...where, role }, 'redis connection lost; reconnecting');
+    });
+    return client;
+  };
+  const client = watch(new Redis(redisUrl, options), 'commands');
+  const extra = new Set<Redis>();
+
+  return {
+    client,
+    duplicate(overrides = {}) {
+      const other = watch(client.duplicate({ commandTimeout: undefined, ...overrides }), 'blocking');
+      extra.add(other);
+      other.once('end', () => extra.delete(other));
+      return other;
+    },
+    async probe() {
+      if (client.status !== 'ready') return false;
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(false), PROBE_TIMEOUT_MS);
+      });
+      const ping = client.ping().then(
+        (answer) => answer === 'PONG',
+        () => false,
+      );
+      try {
+        return await Promise.race([ping, timeout]);
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+    async call(fn) {
+      try {
+        return await fn(client);
+      } catch (err) {
+        if (isServiceError(err)) throw err;
+        throw storeUnavailable();
+      }
+    },
+    async close() {
+      for (const other of extra) other.disconnect();
+      await client.quit().catch(() => client.disconnect());
+    },
+  };
+}

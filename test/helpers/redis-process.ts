@@ -1,0 +1,61 @@
+/**
+ * A redis-server of a test's own (not the stack's shared one), on a free loopback port with a
+ * random password, that the test can stop and start again on the same port (outage tests).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { redisAnswers, redisUrl, writeRedisConfig } from '../stack/redis-server.js';
+import { freePort } from './service-process.js';
+
+export interface RedisProcess {
+  readonly url: string;
+  readonly password: string;
+  readonly port: number;
+  /** Kills the server (SIGKILL: like a crash or a network loss); resolves once it has exited. */
+  stop(): Promise<void>;
+  /** Starts it again on the same port; resolves once it answers. */
+  start(): Promise<void>;
+  /** Stops it for good and removes its directory. */
+  dispose(): Promise<void>;
+}
+
+export async function startRedis(): Promise<RedisProcess> {
+  const dir = mkdtempSync(join(tmpdir(), 'ibs-redis-'));
+  const port = await freePort();
+  const password = `canary-${randomBytes(12).toString('hex')}`;
+  const config = writeRedisConfig(dir, port, password);
+  let child: ChildProcess | undefined;
+  let exited: Promise<void> = Promise.resolve();
+
+  const start = async (): Promise<void> => {
+    const proc = spawn('redis-server', [config], { stdio: 'ignore' });
+    child = proc;
+    exited = new Promise((resolve) => proc.once('exit', () => resolve()));
+    const deadline = Date.now() + 10_000;
+    while (!(await redisAnswers(port, password, 500))) {
+      if (proc.exitCode !== null) throw new Error(`redis-server exited with ${proc.exitCode}`);
+      if (Date.now() > deadline) throw new Error('redis-server did not answer within 10 s');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  };
+  const stop = async (): Promise<void> => {
+    child?.kill('SIGKILL');
+    await exited;
+    child = undefined;
+  };
+  await start();
+  return {
+    url: redisUrl(port, password),
+    password,
+    port,
+    stop,
+    start,
+    async dispose() {
+      await stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,96 @@
+/**
+ * Several real service processes (the package's entry, test/helpers/service-process.ts) sharing one
+ * Redis, configured like test/integration/build-support.ts configures the in-process app: the stack's
+ * builder, its registries as plain-HTTP ones, its git CA trusted.
+ */
+import type { StackEnv } from '../stack/env.js';
+import { spawnService, type ServiceProcess } from './service-process.js';
+
+export interface Replica {
+  readonly name: string;
+  readonly url: string;
+  readonly service: ServiceProcess;
+}
+
+export interface JsonAnswer {
+  status: number;
+  headers: Headers;
+  body: Record<string, unknown>;
+}
+
+export function replicaEnv(stack: StackEnv, redisUrl: string, extra: Record<string, string> = {}) {
+  return {
+    BUILDER_ENDPOINT: stack.BUILDER_ENDPOINT,
+    INSECURE_REGISTRIES: [
+      stack.REGISTRY_ANON,
+      stack.REGISTRY_NODELETE,
+      stack.REGISTRY_BASIC,
+      stack.REGISTRY_TOKEN,
+    ].join(','),
+    GIT_SSL_CAINFO: stack.GIT_CA_FILE,
+    MAX_CONCURRENT_BUILDS: '0',
+    COMMAND_LOG_RETENTION: '100',
+    REDIS_URL: redisUrl,
+    ...extra,
+  };
+}
+
+/** Starts `names.length` replicas with the same environment; resolves once each one listens. */
+export async function startReplicas(
+  names: readonly string[],
+  env: Record<string, string>,
+): Promise<Replica[]> {
+  return Promise.all(
+    names.map(async (name) => {
+      const service = spawnService(['--port', '0'], env);
+      const listening = await service.waitForLog('listening');
+      return { name, url: `http://127.0.0.1:${String(listening.port)}`, service };
+    }),
+  );
+}
+
+export async function stopReplicas(replicas: readonly Replica[]): Promise<void> {
+  await Promise.all(
+    replicas.map(async (r) => {
+      if (r.service.child.exitCode === null && r.service.child.signalCode === null)
+        r.service.child.kill('SIGKILL');
+      await r.service.exited;
+    }),
+  );
+}
+
+export async function postJson(replica: Replica, path: string, body: unknown): Promise<JsonAnswer> {
+  const res = await fetch(`${replica.url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  return { status: res.status, headers: res.headers, body: (await res.json()) as Record<string, unknown> };
+}
+
+export async function getText(
+  replica: Replica,
+  path: string,
+  init: RequestInit = {},
+): Promise<{ status: number; headers: Headers; text: string }> {
+  const res = await fetch(`${replica.url}${path}`, init);
+  return { status: res.status, headers: res.headers, text: await res.text() };
+}
+
+/**
+ * Resolves with the milliseconds it took until `check` holds (re-asked every `everyMs`, the
+ * readiness endpoint being the signal); rejects after `timeoutMs`.
+ */
+export async function within(
+  what: string,
+  timeoutMs: number,
+  check: () => Promise<boolean>,
+  everyMs = 200,
+): Promise<number> {
+  const started = Date.now();
+  for (;;) {
+    if (await check().catch(() => false)) return Date.now() - started;
+    if (Date.now() - started > timeoutMs) throw new Error(`${what}: not within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
+  }
+}

@@ -1,0 +1,110 @@
+// The Redis build registry against a real redis-server of the test's own: two registries on two
+// connections stand for two replicas; one that stops renewing (its process died) loses its builds.
+import test from 'ava';
+import { Writable } from 'node:stream';
+import { createRedisBuildRegistry, type RedisBuildRegistry } from '../../src/builds/redis-registry.js';
+import { createLogger } from '../../src/observability/logger.js';
+import { createRedisConnection, type RedisConnection } from '../../src/redis/connection.js';
+import { startRedis, type RedisProcess } from '../helpers/redis-process.js';
+
+let redis: RedisProcess;
+test.before(async () => {
+  redis = await startRedis();
+});
+test.after.always(async () => {
+  await redis?.dispose();
+});
+
+const quiet = () =>
+  createLogger({
+    serviceName: 't',
+    environment: 't',
+    destination: new Writable({ write: (_c, _e, cb) => cb() }),
+  });
+
+async function replica(
+  t: { teardown: (fn: () => Promise<void> | void) => void },
+  options: { history?: number; leaseMs?: number; server?: RedisProcess } = {},
+): Promise<{ registry: RedisBuildRegistry; connection: RedisConnection }> {
+  const connection = createRedisConnection((options.server ?? redis).url, quiet());
+  if (connection.client.status !== 'ready') {
+    await new Promise((resolve) => connection.client.once('ready', resolve));
+  }
+  const registry = createRedisBuildRegistry({
+    connection,
+    history: options.history ?? 10,
+    logger: quiet(),
+    ...(options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs }),
+  });
+  t.teardown(async () => {
+    registry.close();
+    await connection.close();
+  });
+  return { registry, connection };
+}
+
+const newBuild = (label: string) => ({
+  requestId: `req-${label}`,
+  repository: `https://git.example/${label}.git`,
+  image: `registry.example/${label}`,
+});
+
+test('a build started on one replica is listed, updated and finished as seen from another', async (t) => {
+  const server = await startRedis();
+  t.teardown(() => server.dispose());
+  const a = await replica(t, { server, history: 2 });
+  const b = await replica(t, { server, history: 2 });
+  const id = await a.registry.start(newBuild('one'));
+  await a.registry.update(id, { phase: 'building', commit: 'c0ffee', imageBuildLogId: 'img-x' });
+  await b.registry.addWaiters(id, 2);
+  const [running] = await b.registry.list({ status: 'running' });
+  t.like(running, {
+    id,
+    requestId: 'req-one',
+    phase: 'building',
+    commit: 'c0ffee',
+    imageBuildLogId: 'img-x',
+    waiters: 3,
+  });
+  await a.registry.finish(id, {
+    status: 'success',
+    durationSeconds: 4.2,
+    image: 'registry.example/one:sha-c0ffee',
+  });
+  t.deepEqual(await b.registry.list({ status: 'running' }), []);
+  const [done] = await b.registry.list({ status: 'success' });
+  t.like(done, { id, phase: 'finished', status: 'success', durationSeconds: 4.2, elapsedSeconds: 4.2 });
+  t.is(done?.image, 'registry.example/one:sha-c0ffee');
+
+  // History holds across replicas: the newest 2 finished builds.
+  for (const [r, label] of [
+    [b, 'two'],
+    [a, 'three'],
+  ] as const) {
+    const other = await r.registry.start(newBuild(label));
+    await r.registry.finish(other, { status: 'failure', durationSeconds: 1, error: 'boom' });
+  }
+  const finished = await a.registry.list();
+  t.deepEqual(finished.map((r) => r.requestId).sort(), ['req-three', 'req-two']);
+});
+
+test('the builds of a replica that stops renewing (died) leave the list once their lease expires', async (t) => {
+  const leaseMs = 1500;
+  const alive = await replica(t, { leaseMs });
+  const dying = await replica(t, { leaseMs });
+  const kept = await alive.registry.start(newBuild('alive'));
+  const lost = await dying.registry.start(newBuild('dying'));
+  const runningIds = async (): Promise<string[]> =>
+    (await alive.registry.list({ status: 'running' })).map((r) => r.id).sort();
+  t.deepEqual(await runningIds(), [kept, lost].sort());
+  // SIGKILL stand-in: no more renewals, the connection gone.
+  dying.registry.close();
+  dying.connection.client.disconnect();
+  const started = Date.now();
+  while ((await runningIds()).includes(lost)) {
+    if (Date.now() - started > leaseMs * 4) break;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  t.deepEqual(await runningIds(), [kept]);
+  t.true(Date.now() - started <= leaseMs * 2, `gone after ${Date.now() - started} ms`);
+});

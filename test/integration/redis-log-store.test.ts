@@ -1,0 +1,210 @@
+// The Redis log store against a real redis-server of the test's own (no stack needed): two stores
+// on two connections stand for two replicas.
+import test from 'ava';
+import { Redis } from 'ioredis';
+import { isServiceError } from '../../src/errors.js';
+import { createRedisLogStore, TRUNCATED_MARKER, type RedisLogStore } from '../../src/logs/redis-store.js';
+import { createLogger } from '../../src/observability/logger.js';
+import { createRedisConnection, type RedisConnection } from '../../src/redis/connection.js';
+import { startRedis, type RedisProcess } from '../helpers/redis-process.js';
+import { Writable } from 'node:stream';
+
+let redis: RedisProcess;
+test.before(async () => {
+  redis = await startRedis();
+});
+test.after.always(async () => {
+  await redis?.dispose();
+});
+
+const quietLogger = () =>
+  createLogger({
+    serviceName: 't',
+    environment: 't',
+    destination: new Writable({ write: (_c, _e, cb) => cb() }),
+  });
+
+interface Replica {
+  store: RedisLogStore;
+  connection: RedisConnection;
+}
+
+async function replica(
+  t: { teardown: (fn: () => Promise<void>) => void },
+  options: { retention?: number; sizeCapBytes?: number; secret?: string; server?: RedisProcess } = {},
+): Promise<Replica> {
+  const server = options.server ?? redis;
+  const connection = createRedisConnection(server.url, quietLogger());
+  await new Promise<void>((resolve) => {
+    if (connection.client.status === 'ready') resolve();
+    else connection.client.once('ready', () => resolve());
+  });
+  const store = createRedisLogStore({
+    config: {
+      commandLogRetention: options.retention ?? 100,
+      gitCredentials: options.secret
+        ? [{ host: 'h', kind: 'https', username: 'u', token: options.secret }]
+        : [],
+      registryAuth: { auths: {} },
+      redisUrl: server.url,
+    },
+    connection,
+    logger: quietLogger(),
+    ...(options.sizeCapBytes === undefined ? {} : { sizeCapBytes: options.sizeCapBytes }),
+  });
+  t.teardown(async () => {
+    await store.close();
+    await connection.close();
+  });
+  return { store, connection };
+}
+
+const codeOf = async (p: Promise<unknown>): Promise<string> => {
+  try {
+    await p;
+    return 'resolved';
+  } catch (err) {
+    return isServiceError(err) ? err.code : String(err);
+  }
+};
+
+test('a log written through one replica is read whole and complete from another, and survives the writer', async (t) => {
+  const a = await replica(t);
+  const log = await a.store.open('git');
+  log.write('Cloning into x...\n');
+  log.write(Buffer.from('done\npartial'));
+  const b = await replica(t);
+  t.false((await b.store.read(log.id)).complete);
+  await log.close();
+  await a.store.close();
+  await a.connection.close();
+  t.deepEqual(await b.store.read(log.id), { text: 'Cloning into x...\ndone\npartial', complete: true });
+  // A "restarted" replica (a new store on a new connection) still reads it: nothing is wiped.
+  const c = await replica(t);
+  t.is((await c.store.read(log.id)).text, 'Cloning into x...\ndone\npartial');
+});
+
+test('secrets are masked before they reach Redis', async (t) => {
+  const secret = 'tok-0123456789abcdef';
+  const a = await replica(t, { secret });
+  const log = await a.store.open('img', ['per-request-pass']);
+  log.write(`token ${secret.slice(0, 8)}`);
+  log.write(`${secret.slice(8)} and per-request-pass\n`);
+  await log.close();
+  const raw = new Redis(redis.url);
+  t.teardown(() => raw.disconnect());
+  const keys = await raw.keys('*');
+  t.true(keys.length >= 2);
+  for (const key of keys) {
+    const type = await raw.type(key);
+    // Deleted meanwhile by another test of this file.
+    if (type === 'none') continue;
+    const dump =
+      type === 'list'
+        ? (await raw.lrange(key, 0, -1)).join('')
+        : type === 'hash'
+          ? JSON.stringify(await raw.hgetall(key))
+          : type === 'zset'
+            ? (await raw.zrange(key, '0', '-1')).join(' ')
+            : `unexpected type ${type}`;
+    t.false(dump.startsWith('unexpected'), `${key}: ${dump}`);
+    t.false(dump.includes(secret), key);
+    t.false(dump.includes('per-request-pass'), key);
+  }
+  t.is((await a.store.read(log.id)).text, 'token *** and ***\n');
+});
+
+test('a DELETE through one replica makes the log 404 on the others; unknown and invalid ids', async (t) => {
+  const a = await replica(t);
+  const b = await replica(t);
+  const log = await a.store.open('git');
+  log.write('x\n');
+  await log.close();
+  await b.store.remove(log.id);
+  t.is(await codeOf(a.store.read(log.id)), 'LOG_NOT_FOUND');
+  t.is(await codeOf(a.store.remove(log.id)), 'LOG_NOT_FOUND');
+  t.is(await codeOf(a.store.read('git-../../etc')), 'INVALID_LOG_ID');
+});
+
+test('retention per kind holds across replicas: the oldest closed logs of a kind go first', async (t) => {
+  // A server of its own: the other tests' logs would count.
+  const server = await startRedis();
+  t.teardown(() => server.dispose());
+  const raw = new Redis(server.url);
+  t.teardown(() => raw.disconnect());
+  const a = await replica(t, { retention: 2, server });
+  const b = await replica(t, { retention: 2, server });
+  const ids: string[] = [];
+  for (const store of [a.store, b.store, a.store, b.store]) {
+    const log = await store.open('img');
+    log.write(`${ids.length}\n`);
+    await log.close();
+    ids.push(log.id);
+  }
+  t.is(await codeOf(b.store.read(ids[0] ?? '')), 'LOG_NOT_FOUND');
+  t.is(await codeOf(a.store.read(ids[1] ?? '')), 'LOG_NOT_FOUND');
+  t.is((await a.store.read(ids[2] ?? '')).text, '2\n');
+  t.is((await b.store.read(ids[3] ?? '')).text, '3\n');
+  t.is(await raw.zcard('ibs:logs:img'), 2);
+});
+
+test('a follower on another replica receives output before the log is closed, then ends', async (t) => {
+  const a = await replica(t);
+  const b = await replica(t);
+  const log = await a.store.open('img');
+  log.write('first\n');
+  const stream = await b.store.follow(log.id);
+  const iterator = stream[Symbol.asyncIterator]();
+  let received = '';
+  while (!received.includes('first\n')) {
+    const next = await iterator.next();
+    t.false(next.done);
+    received += Buffer.from(next.value as Uint8Array).toString('utf8');
+  }
+  t.false((await b.store.read(log.id)).complete);
+  log.write('second\n');
+  while (!received.includes('second\n')) {
+    const next = await iterator.next();
+    t.false(next.done);
+    received += Buffer.from(next.value as Uint8Array).toString('utf8');
+  }
+  await log.close();
+  for (;;) {
+    const next = await iterator.next();
+    if (next.done) break;
+    received += Buffer.from(next.value).toString('utf8');
+  }
+  t.is(received, 'first\nsecond\n');
+});
+
+test('output beyond the size cap is dropped with one marker line', async (t) => {
+  const a = await replica(t, { sizeCapBytes: 100 });
+  const log = await a.store.open('git');
+  for (let i = 0; i < 50; i += 1) log.write('0123456789\n');
+  await log.close();
+  const { text } = await a.store.read(log.id);
+  t.is(text, `${'0123456789\n'.repeat(9)}${TRUNCATED_MARKER}`);
+});
+
+test('Redis down: opening, reading and deleting fail with STORE_UNAVAILABLE; back up: they work again', async (t) => {
+  const server = await startRedis();
+  t.teardown(() => server.dispose());
+  const a = await replica(t, { server });
+  const before = await a.store.open('git');
+  before.write('kept\n');
+  await before.close();
+  await server.stop();
+  t.is(await codeOf(a.store.open('git')), 'STORE_UNAVAILABLE');
+  t.is(await codeOf(a.store.read(before.id)), 'STORE_UNAVAILABLE');
+  t.is(await codeOf(a.store.remove(before.id)), 'STORE_UNAVAILABLE');
+  t.is(await codeOf(a.store.follow(before.id)), 'STORE_UNAVAILABLE');
+  t.false(await a.connection.probe());
+  await server.start();
+  // The client reconnects on its own (no new store, no restart).
+  while (!(await a.connection.probe()))
+    await new Promise((resolve) => a.connection.client.once('ready', resolve));
+  const after = await a.store.open('git');
+  after.write('again\n');
+  await after.close();
+  t.is((await a.store.read(after.id)).text, 'again\n');
+});

@@ -1,0 +1,84 @@
+// Three real service processes on a redis-server of the test's own and the stack's builder: a slow
+// build on A is listed by GET /builds on B and C, its log followed on B streams the output before
+// the build ends; SIGKILL of A: within 30 s its build leaves the running list of the others.
+import test from 'ava';
+import { randomBytes } from 'node:crypto';
+import type { BuildRecord } from '../../src/builds/types.js';
+import { stackEnv } from '../stack/env.js';
+import { SLOW_STEP_STARTED } from '../stack/fixtures.js';
+import { startRedis } from '../helpers/redis-process.js';
+import { replicaEnv, startReplicas, stopReplicas, within, type Replica } from '../helpers/replicas.js';
+
+const stack = stackEnv();
+
+async function builds(r: Replica, query: string): Promise<BuildRecord[]> {
+  const res = await fetch(`${r.url}/builds?${query}`);
+  if (res.status !== 200) throw new Error(`GET /builds on ${r.name} answered ${res.status}`);
+  return ((await res.json()) as { builds: BuildRecord[] }).builds;
+}
+
+test('GET /builds on any replica lists the builds of all; a log followed on B streams A’s build; SIGKILL of A: gone within 30 s', async (t) => {
+  const redis = await startRedis();
+  t.teardown(() => redis.dispose());
+  const replicas = await startReplicas(['A', 'B', 'C'], replicaEnv(stack, redis.url));
+  t.teardown(() => stopReplicas(replicas));
+  const [a, b, c] = replicas as [Replica, Replica, Replica];
+  const requestId = `replicas-${randomBytes(4).toString('hex')}`;
+
+  let answered = false;
+  const answer = fetch(`${a.url}/build`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'X-Request-Id': requestId },
+    body: JSON.stringify({
+      repository: `${stack.GIT_HTTPS_URL}/slow.git`,
+      gitCredentials: { username: stack.GIT_HTTPS_USER, token: stack.GIT_HTTPS_PASSWORD },
+      image: { registry: stack.REGISTRY_ANON, name: `it/replicas-slow-${requestId}` },
+      buildOptions: { noCache: true },
+    }),
+  }).then(
+    (res) => {
+      answered = true;
+      return res.status;
+    },
+    () => 'connection lost',
+  );
+
+  // B and C list A's build (watched from B until its build log exists).
+  let running: BuildRecord | undefined;
+  await within('the build log listed on B', 180_000, async () => {
+    [running] = await builds(b, `requestId=${requestId}&status=running`);
+    return running?.imageBuildLogId !== undefined;
+  });
+  const [onC] = await builds(c, `requestId=${requestId}`);
+  t.like(onC, { id: running?.id, phase: 'building', repository: `${stack.GIT_HTTPS_URL}/slow.git` });
+  t.false(JSON.stringify(onC).includes(stack.GIT_HTTPS_PASSWORD));
+
+  // Followed on B while A builds: the RUN step's line arrives before A answers.
+  const abort = new AbortController();
+  t.teardown(() => abort.abort());
+  const res = await fetch(`${b.url}/logs/${running?.imageBuildLogId}?follow=true`, { signal: abort.signal });
+  t.is(res.status, 200);
+  let streamed = '';
+  const reader = res.body?.getReader();
+  while (!streamed.includes(SLOW_STEP_STARTED)) {
+    const next = await reader?.read();
+    if (!next || next.done) break;
+    streamed += Buffer.from(next.value).toString('utf8');
+  }
+  t.true(streamed.includes(SLOW_STEP_STARTED));
+  t.false(answered, 'the output reached the follower on B while A still built');
+  abort.abort();
+
+  // SIGKILL of A: its build leaves the running list of B and C within 30 s (its lease expires).
+  a.service.child.kill('SIGKILL');
+  await a.service.exited;
+  const took = await within('the dead build leaves the list', 30_000, async () => {
+    const [onB, onCNow] = await Promise.all([
+      builds(b, `requestId=${requestId}&status=running`),
+      builds(c, `requestId=${requestId}&status=running`),
+    ]);
+    return onB.length === 0 && onCNow.length === 0;
+  });
+  t.log(`gone ${took} ms after the SIGKILL`);
+  t.is(await answer, 'connection lost');
+});
