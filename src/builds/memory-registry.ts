@@ -2,8 +2,7 @@
  * The embedded build registry: this instance's running builds and its newest `history` finished
  * ones, in memory (they do not survive the process, like command logs). Created at start-up.
  */
-import { randomUUID } from 'node:crypto';
-import { matchesFilter, toRecord, type BuildEntry } from './records.js';
+import { matchesFilter, newBuildEntry, toRecord, type BuildEntry } from './records.js';
 import type { BuildFilter, BuildOutcome, BuildRegistry, BuildUpdate, NewBuild } from './types.js';
 
 export interface MemoryRegistryOptions {
@@ -22,18 +21,9 @@ export function createMemoryBuildRegistry(options: MemoryRegistryOptions): Build
 
   return {
     async start(build: NewBuild) {
-      const id = `bld-${randomUUID()}`;
-      running.set(id, {
-        id,
-        requestId: build.requestId,
-        repository: build.repository,
-        startedAtMs: now(),
-        ...(build.branch === undefined ? {} : { branch: build.branch }),
-        image: build.image,
-        phase: 'cloning',
-        waiters: 1,
-      });
-      return id;
+      const entry = newBuildEntry(build, now());
+      running.set(entry.id, entry);
+      return entry.id;
     },
 
     async update(id: string, update: BuildUpdate) {

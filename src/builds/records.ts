@@ -2,7 +2,8 @@
  * A build as a registry keeps it (plain JSON: the Redis registry stores it as is), how it matches a
  * GET /builds filter, and the record GET /builds lists. Pure: shared by the embedded and Redis registries.
  */
-import type { BuildFilter, BuildOutcome, BuildRecord, RunningPhase } from './types.js';
+import { randomUUID } from 'node:crypto';
+import type { BuildFilter, BuildOutcome, BuildRecord, NewBuild, RunningPhase } from './types.js';
 
 /** One build as a registry keeps it; `startedAtMs` is milliseconds since the epoch. */
 export interface BuildEntry {
@@ -53,5 +54,19 @@ export function toRecord(entry: BuildEntry, at: number): BuildRecord {
           durationSeconds: outcome.durationSeconds,
           ...(outcome.error === undefined ? {} : { error: outcome.error }),
         }),
+  };
+}
+
+/** The entry of a build just admitted: a new `bld-<uuid>` id, phase `cloning`, one waiter. */
+export function newBuildEntry(build: NewBuild, startedAtMs: number): BuildEntry {
+  return {
+    id: `bld-${randomUUID()}`,
+    requestId: build.requestId,
+    repository: build.repository,
+    startedAtMs,
+    ...(build.branch === undefined ? {} : { branch: build.branch }),
+    image: build.image,
+    phase: 'cloning',
+    waiters: 1,
   };
 }

@@ -7,11 +7,10 @@
  * newest `history` finished records (scored by finish time, trimmed in the script that records the
  * finish). Every change is one Lua script (atomic): no read-modify-write from the service.
  */
-import { randomUUID } from 'node:crypto';
 import type { Logger } from '../observability/logger.js';
 import type { RedisConnection } from '../redis/connection.js';
 import { redisScript } from '../redis/script.js';
-import { matchesFilter, toRecord, type BuildEntry } from './records.js';
+import { matchesFilter, newBuildEntry, toRecord, type BuildEntry } from './records.js';
 import type { BuildRegistry } from './types.js';
 
 /** A running build's record expires this long after its replica's last renewal (renewed every third of it). */
@@ -112,17 +111,8 @@ export function createRedisBuildRegistry(deps: RedisRegistryDeps): RedisBuildReg
 
   return {
     async start(build) {
-      const id = `bld-${randomUUID()}`;
-      const entry: BuildEntry = {
-        id,
-        requestId: build.requestId,
-        repository: build.repository,
-        startedAtMs: now(),
-        ...(build.branch === undefined ? {} : { branch: build.branch }),
-        image: build.image,
-        phase: 'cloning',
-        waiters: 1,
-      };
+      const entry = newBuildEntry(build, now());
+      const { id } = entry;
       await connection.call((client) =>
         START.run(client, [buildKey(id), RUNNING], [id, JSON.stringify(entry), entry.startedAtMs, leaseMs]),
       );
