@@ -35,7 +35,10 @@ export function replicaEnv(stack: StackEnv, redisUrl: string, extra: Record<stri
   };
 }
 
-/** Starts `names.length` replicas with the same environment; resolves once each one listens. */
+/**
+ * Starts `names.length` replicas with the same environment; resolves once each one listens and is
+ * ready (its Redis connection up: a replica still connecting answers 503, as readiness says).
+ */
 export async function startReplicas(
   names: readonly string[],
   env: Record<string, string>,
@@ -44,7 +47,13 @@ export async function startReplicas(
     names.map(async (name) => {
       const service = spawnService(['--port', '0'], env);
       const listening = await service.waitForLog('listening');
-      return { name, url: `http://127.0.0.1:${String(listening.port)}`, service };
+      const url = `http://127.0.0.1:${String(listening.port)}`;
+      const deadline = Date.now() + 15_000;
+      while ((await fetch(`${url}/health/ready`)).status !== 200) {
+        if (Date.now() > deadline) throw new Error(`replica ${name} did not become ready within 15 s`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      return { name, url, service };
     }),
   );
 }
