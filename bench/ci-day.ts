@@ -16,7 +16,8 @@
  * total build seconds >= 5x lower than with reuse off.
  */
 import { randomBytes } from 'node:crypto';
-import { startApp, type RunningApp } from '../test/helpers/app.js';
+import type { RunningApp } from '../test/helpers/app.js';
+import { startBuildApp } from '../test/integration/build-support.js';
 import { publishFeature, testRepo, type TestRepo } from '../test/integration/reuse-support.js';
 import { stackEnv } from '../test/stack/env.js';
 
@@ -119,21 +120,8 @@ async function metric(url: string, name: string): Promise<number> {
 
 async function day(reuse: boolean, feature: string) {
   const mode = reuse ? 'on' : 'off';
-  const app = await startApp({
-    builderEndpoint: stack.BUILDER_ENDPOINT,
-    insecureRegistries: [stack.REGISTRY_ANON],
-    childEnv: { PATH: process.env.PATH ?? '/usr/bin:/bin', GIT_SSL_CAINFO: stack.GIT_CA_FILE },
-    commandLogRetention: 1000,
-    build: {
-      platforms: [],
-      noCache: false,
-      mode: 'auto',
-      cloneTimeoutSeconds: 120,
-      timeoutSeconds: 600,
-      maxConcurrent: 4,
-      reuse,
-    },
-  });
+  // The service as the integration tests configure it (the stack's builder, registries and git CA).
+  const app = await startBuildApp({ commandLogRetention: 1000, build: { maxConcurrent: 4, reuse } });
   const repos = await repositories(mode, feature);
   const run = randomBytes(3).toString('hex');
   const versions = repos.map(() => 1);

@@ -11,8 +11,9 @@ import type { Config } from '../../src/config/types.js';
 import type { AppContext } from '../../src/context.js';
 import { commandFailed, ServiceError } from '../../src/errors.js';
 import type { BuildJobRunner } from '../../src/http/build-router.js';
-import type { BuildPlan, BuildResult } from '../../workers/plan-types.js';
+import type { BuildPlan } from '../../workers/plan-types.js';
 import { startApp, testConfig } from '../helpers/app.js';
+import { REPO, RESULT } from '../helpers/fake-build.js';
 
 interface Harness {
   url: string;
@@ -77,18 +78,6 @@ async function waitFor(condition: () => boolean, what: string, ms = 10_000): Pro
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }
-
-const REPO = 'https://git.example.com/org/app.git';
-const RESULT: BuildResult = {
-  image: 'registry.example.com/app:sha-0123456',
-  registry: 'registry.example.com',
-  name: 'app',
-  tag: 'sha-0123456',
-  branch: 'main',
-  commit: '0123456789abcdef0123456789abcdef01234567',
-  gitCloneLogId: 'git-00000000-0000-4000-8000-000000000000',
-  imageBuildLogId: 'img-00000000-0000-4000-8000-000000000001',
-};
 
 test('a 400 never reaches the job: hostile inputs and every contract 400 row, canary never created', async (t) => {
   const canaryDir = await mkdtemp(join(tmpdir(), 'ibs-canary-'));

@@ -9,8 +9,8 @@ import { commandFailed, noDefinition } from '../../src/errors.js';
 import type { BuildJobRunner } from '../../src/http/build-router.js';
 import type { BuildResult } from '../../workers/plan-types.js';
 import { startApp, testConfig, type RunningApp } from '../helpers/app.js';
+import { REPO } from '../helpers/fake-build.js';
 
-const REPO = 'https://git.example.com/org/app.git';
 const COMMIT = '0123456789abcdef0123456789abcdef01234567';
 const GIT_LOG = 'git-00000000-0000-4000-8000-000000000000';
 const IMG_LOG = 'img-00000000-0000-4000-8000-000000000001';

@@ -7,21 +7,10 @@ import test from 'ava';
 import { commandFailed } from '../../src/errors.js';
 import type { BuildJobRunner } from '../../src/http/build-router.js';
 import { REQUEST_ID_PATTERN } from '../../src/http/request-id.js';
-import type { BuildResult } from '../../workers/plan-types.js';
 import { startApp, testConfig, type RunningApp } from '../helpers/app.js';
+import { REPO, RESULT } from '../helpers/fake-build.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
-const REPO = 'https://git.example.com/org/app.git';
-const RESULT: BuildResult = {
-  image: 'registry.example.com/app:sha-0123456',
-  registry: 'registry.example.com',
-  name: 'app',
-  tag: 'sha-0123456',
-  branch: 'main',
-  commit: '0123456789abcdef0123456789abcdef01234567',
-  gitCloneLogId: 'git-00000000-0000-4000-8000-000000000000',
-  imageBuildLogId: 'img-00000000-0000-4000-8000-000000000001',
-};
 
 /** A job that waits for `release()` (or fails when told to). */
 function gatedRunner(): { runJob: BuildJobRunner; release: () => void; started: () => number } {
