@@ -177,6 +177,34 @@ test('a follower on another replica receives output before the log is closed, th
   t.is(received, 'first\nsecond\n');
 });
 
+test('output of mixed sizes (single lines, large chunks, a multi-byte split) is read and followed byte for byte', async (t) => {
+  const a = await replica(t);
+  const b = await replica(t);
+  const log = await a.store.open('img');
+  const stream = await b.store.follow(log.id);
+  const followed = (async () => {
+    const parts: Buffer[] = [];
+    for await (const piece of stream) parts.push(Buffer.from(piece));
+    return Buffer.concat(parts).toString('utf8');
+  })();
+  let expected = '';
+  const write = (text: string | Buffer): void => {
+    log.write(text);
+    expected += typeof text === 'string' ? text : text.toString('utf8');
+  };
+  for (let i = 0; i < 500; i += 1) write(`step ${i}\n`);
+  write(`${'x'.repeat(200_000)}\n`);
+  // A UTF-8 character split across two writes.
+  const accent = Buffer.from('caf\u00e9\n');
+  log.write(accent.subarray(0, 4));
+  log.write(accent.subarray(4));
+  expected += 'caf\u00e9\n';
+  for (let i = 0; i < 300; i += 1) write(`${'y'.repeat(i * 37)}\n`);
+  await log.close();
+  t.is((await b.store.read(log.id)).text, expected);
+  t.is(await followed, expected);
+});
+
 test('output beyond the size cap is dropped with one marker line', async (t) => {
   const a = await replica(t, { sizeCapBytes: 100 });
   const log = await a.store.open('git');
