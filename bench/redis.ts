@@ -11,6 +11,7 @@
  *   until it has landed.
  * Runs are interleaved (embedded, Redis, embedded, ...); medians are printed.
  */
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,8 +22,11 @@ import { createLogger } from '../src/observability/logger.js';
 import { createStores, type Stores } from '../src/stores.js';
 import { startApp, testConfig, type RunningApp } from '../test/helpers/app.js';
 import { startRedis } from '../test/helpers/redis-process.js';
+import { StackNotRunningError } from '../test/stack/env.js';
 
 const runs = Number(process.argv[2] ?? 3);
+/** Reuse answers per mode (interleaved). */
+const REUSES = Number(process.argv[3] ?? 15);
 const CAPTURE_BYTES = 50_000_000;
 const LOG_BYTES = 10_000_000;
 const LINE = '#12 [stage 3/7] RUN npm ci --omit=dev  added 1342 packages, audited 1343 in 41s ok\n';
@@ -116,18 +120,107 @@ try {
   await apps.embedded.close();
   await apps.redis.close();
 
+  // --- POST /build answer time of a reuse, against the real stack ---
+  const reuse = await reuseAnswers().catch((err: unknown) => {
+    if (err instanceof StackNotRunningError) return err.message;
+    throw err;
+  });
+
   const cap = { embedded: median(throughput.embedded), redis: median(throughput.redis) };
   const get = { embedded: median(getMs.embedded), redis: median(getMs.redis) };
-  console.log(`Redis mode against embedded mode (medians of ${runs}+ interleaved runs, same machine)`);
+  console.log(`Redis mode against embedded mode (medians of interleaved runs, same machine)`);
   console.log(
-    `capture of 50 MB through run(): embedded ${cap.embedded.toFixed(1)} MB/s, Redis ${cap.redis.toFixed(1)} MB/s ` +
+    `capture of 50 MB through run() (${runs} runs): embedded ${cap.embedded.toFixed(1)} MB/s, Redis ${cap.redis.toFixed(1)} MB/s ` +
       `(${pct(cap.redis, cap.embedded)}; target: not below -10 %) ${cap.redis >= cap.embedded * 0.9 ? 'OK' : 'MISSED'}`,
   );
   console.log(
-    `GET /logs of a 10 MB log: embedded ${get.embedded.toFixed(1)} ms, Redis ${get.redis.toFixed(1)} ms ` +
+    `GET /logs of a 10 MB log (${Math.max(runs, 5)} runs): embedded ${get.embedded.toFixed(1)} ms, Redis ${get.redis.toFixed(1)} ms ` +
       `(+${(get.redis - get.embedded).toFixed(1)} ms)`,
   );
-  console.log('POST /build answer time of a reuse: not measured (needs the reuse issue: the build key)');
+  if (typeof reuse === 'string') console.log(`POST /build answer time of a reuse: not measured: ${reuse}`);
+  else {
+    const added = reuse.redis - reuse.embedded;
+    console.log(
+      `POST /build answer time of a reuse (${REUSES} runs): embedded ${reuse.embedded.toFixed(1)} ms, ` +
+        `Redis ${reuse.redis.toFixed(1)} ms (${added >= 0 ? '+' : ''}${added.toFixed(1)} ms; target: under +20 ms) ` +
+        `${added < 20 ? 'OK' : 'MISSED'}`,
+    );
+  }
+
+  /**
+   * One fixture repository per mode, built once with reuse on; then REUSES pushes per mode (interleaved)
+   * that change only a file outside the build's inputs, each answered as a reuse. Median ms per mode.
+   */
+  async function reuseAnswers(): Promise<Record<'embedded' | 'redis', number>> {
+    // Loaded here: they read the stack's endpoints when loaded (StackNotRunningError without it).
+    const { startBuildApp, stack } = await import('../test/integration/build-support.js');
+    const { testRepo } = await import('../test/integration/reuse-support.js');
+    const tag = randomBytes(3).toString('hex');
+    const modes = ['embedded', 'redis'] as const;
+    const fixtures = await Promise.all(
+      modes.map(async (mode) => ({
+        mode,
+        repo: await testRepo(`bench-redis-${mode}`),
+        app: await startBuildApp({
+          commandLogRetention: 1000,
+          build: { reuse: true, maxConcurrent: 2 },
+          ...(mode === 'redis' ? { redisUrl: redis.url } : {}),
+        }),
+      })),
+    );
+    try {
+      const post = async (f: (typeof fixtures)[number]): Promise<number> => {
+        const started = performance.now();
+        const res = await fetch(`${f.app.url}/build`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({
+            repository: f.repo.url,
+            gitCredentials: { username: stack.GIT_HTTPS_USER, token: stack.GIT_HTTPS_PASSWORD },
+            image: { registry: stack.REGISTRY_ANON, name: `bench/redis-${tag}-${f.mode}` },
+          }),
+        });
+        const body = await res.text();
+        const ms = performance.now() - started;
+        if (res.status !== 200) throw new Error(`POST /build (${f.mode}) answered ${res.status}: ${body}`);
+        return ms;
+      };
+      const reuses = async (f: (typeof fixtures)[number]): Promise<number> => {
+        const text = await (await fetch(`${f.app.url}/metrics`)).text();
+        return Number(/^service_build_reuses_total (\S+)$/m.exec(text)?.[1] ?? 0);
+      };
+      for (const f of fixtures) {
+        while (f.mode === 'redis' && !(await f.app.ctx.sharedStoreProbe?.()))
+          await new Promise((r) => setTimeout(r, 50));
+        await f.repo.commit({
+          '.devcontainer/devcontainer.json': `${JSON.stringify({ image: stack.BASE_IMAGE_ANON })}\n`,
+          'src/main.txt': 'v0\n',
+        });
+        await post(f); // the one build
+        await f.repo.commit({ 'src/main.txt': 'warm-up\n' });
+        await post(f); // a first reuse (warms the registry client and the connections)
+      }
+      const before = await Promise.all(fixtures.map(reuses));
+      const ms: Record<'embedded' | 'redis', number[]> = { embedded: [], redis: [] };
+      for (let i = 0; i < REUSES; i += 1) {
+        for (const f of fixtures) {
+          await f.repo.commit({ 'src/main.txt': `push ${i}\n` });
+          ms[f.mode].push(await post(f));
+        }
+      }
+      const after = await Promise.all(fixtures.map(reuses));
+      fixtures.forEach((f, i) => {
+        const counted = (after[i] ?? 0) - (before[i] ?? 0);
+        if (counted !== REUSES) throw new Error(`${f.mode}: ${counted} of ${REUSES} answers were reuses`);
+      });
+      return { embedded: median(ms.embedded), redis: median(ms.redis) };
+    } finally {
+      for (const f of fixtures) {
+        await f.app.close();
+        await f.repo.dispose();
+      }
+    }
+  }
 } finally {
   await redis.dispose();
   await rm(work, { recursive: true, force: true });
