@@ -1,7 +1,8 @@
 /**
  * Recording a build in the registry, for the route that runs it: the reporter the build job
  * receives is the registry bound to one build. Recording is best effort: a registry that fails
- * (a shared store unreachable) is logged, never fails the build.
+ * (a shared store unreachable) is logged, never fails the build. Progress is sent in order without
+ * holding up the build (a shared registry costs a round trip per update); the finish waits for it.
  */
 import type { Logger } from '../observability/logger.js';
 import type { BuildOutcome, BuildRegistry, BuildReporter, BuildUpdate, NewBuild } from './types.js';
@@ -10,19 +11,24 @@ export function buildReporter(
   registry: Pick<BuildRegistry, 'update'>,
   buildId: string,
   logger: Pick<Logger, 'warn'>,
-): BuildReporter {
+): BuildReporter & { sent(): Promise<void> } {
+  /** The updates reported so far, each sent once the one before has been answered. */
+  let queue: Promise<void> = Promise.resolve();
   const report = async (update: BuildUpdate): Promise<void> => {
-    try {
-      await registry.update(buildId, update);
-    } catch (err) {
-      logger.warn({ err, buildId }, 'could not record build progress');
-    }
+    queue = queue.then(async () => {
+      try {
+        await registry.update(buildId, update);
+      } catch (err) {
+        logger.warn({ err, buildId }, 'could not record build progress');
+      }
+    });
   };
   return {
     phase: (phase) => report({ phase }),
     logOpened: (kind, logId) =>
       report(kind === 'git' ? { gitCloneLogId: logId } : { imageBuildLogId: logId }),
     resolved: ({ branch, commit, image }) => report({ branch, commit, image }),
+    sent: () => queue,
   };
 }
 
@@ -46,9 +52,12 @@ export async function recordBuild(
     logger.warn({ err }, 'could not record build');
     return { reporter: unrecorded, finish: async () => undefined };
   }
+  const reporter = buildReporter(registry, buildId, logger);
   return {
-    reporter: buildReporter(registry, buildId, logger),
+    reporter,
     finish: async (outcome) => {
+      // After the progress reported before it (an update after the finish would be ignored).
+      await reporter.sent();
       try {
         await registry.finish(buildId, outcome);
       } catch (err) {

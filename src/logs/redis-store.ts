@@ -74,12 +74,14 @@ async function appendPieces(client: Redis, id: string, pieces: readonly Buffer[]
 }
 
 /**
- * KEYS: text, meta, closed set of its kind. ARGV: id, now ms, retention, key prefix.
- * Marks the log closed (kept without expiry), records it, and deletes the oldest closed logs of
- * its kind beyond retention, announcing each deletion. Returns 0 when the log was deleted meanwhile.
+ * KEYS: text, meta, closed set of its kind. ARGV: id, now ms, retention, key prefix, then the last
+ * pieces of output (often none). Appends them, marks the log closed (kept without expiry), records
+ * it, and deletes the oldest closed logs of its kind beyond retention, announcing each deletion.
+ * Returns 0 when the log was deleted (or closed) meanwhile.
  */
 const CLOSE = redisScript(`
 if redis.call('HGET', KEYS[2], 'state') ~= 'open' then return 0 end
+for i = 5, #ARGV do redis.call('RPUSHX', KEYS[1], ARGV[i]) end
 redis.call('HSET', KEYS[2], 'state', 'closed')
 redis.call('PERSIST', KEYS[1])
 redis.call('PERSIST', KEYS[2])
@@ -239,6 +241,8 @@ export function createRedisLogStore(deps: RedisLogStoreDeps): RedisLogStore {
     let gone = false;
     let giveUpAt = Number.POSITIVE_INFINITY;
     let flushing: Promise<void> | undefined;
+    /** From close() on, the close sends what is left (with the close itself when it fits one batch). */
+    let closing = false;
 
     const accept = (text: string): void => {
       if (text === '' || truncated || gone) return;
@@ -250,25 +254,31 @@ export function createRedisLogStore(deps: RedisLogStoreDeps): RedisLogStore {
         acceptedBytes += bytes.length;
         unsent.push(bytes);
       }
+      if (closing) return;
       flushing ??= flush().finally(() => {
         flushing = undefined;
       });
     };
 
-    /** Sends what is unsent, one piece at a time (what arrives meanwhile goes in the next batch). */
-    async function flush(): Promise<void> {
+    /** How many queued pieces the next batch takes: whole pieces up to the batch size (at least one). */
+    const nextBatch = (): number => {
+      let count = 0;
+      let bytes = 0;
+      while (
+        count < unsent.length &&
+        (count === 0 || bytes + (unsent[count]?.length ?? 0) <= APPEND_BATCH_BYTES)
+      ) {
+        bytes += unsent[count]?.length ?? 0;
+        count += 1;
+      }
+      return count;
+    };
+
+    /** Appends batches while `more()` holds, each once the one before is answered; retries until giveUpAt. */
+    async function appendWhile(more: () => boolean): Promise<void> {
       let delay = RETRY_MIN_MS;
-      while (unsent.length > 0 && !gone) {
-        // Whole queued pieces up to the batch size (at least one); each stays a list element.
-        let count = 0;
-        let bytes = 0;
-        while (
-          count < unsent.length &&
-          (count === 0 || bytes + (unsent[count]?.length ?? 0) <= APPEND_BATCH_BYTES)
-        ) {
-          bytes += unsent[count]?.length ?? 0;
-          count += 1;
-        }
+      while (unsent.length > 0 && !gone && more()) {
+        const count = nextBatch();
         try {
           const appended = await appendPieces(connection.client, id, elementsOf(unsent.slice(0, count)));
           unsent.splice(0, count);
@@ -289,6 +299,16 @@ export function createRedisLogStore(deps: RedisLogStoreDeps): RedisLogStore {
       }
     }
 
+    /**
+     * Sends what is unsent (what arrives meanwhile goes in the next batch). It starts on the next
+     * turn of the event loop: the writes of this turn go in one batch, and a close in this turn
+     * (a command's last line, then its log's close) sends them with the close: one round trip.
+     */
+    async function flush(): Promise<void> {
+      await new Promise((resolve) => setImmediate(resolve));
+      await appendWhile(() => !closing);
+    }
+
     return {
       id,
       write(chunk) {
@@ -298,22 +318,27 @@ export function createRedisLogStore(deps: RedisLogStoreDeps): RedisLogStore {
         masker.addSecrets(more);
       },
       async close() {
+        closing = true;
         giveUpAt = Date.now() + CLOSE_FLUSH_DEADLINE_MS;
         accept(masker.end());
+        // A batch in flight is answered first (order); a backlog beyond one batch goes as appends.
         while (flushing) await flushing;
+        await appendWhile(() => nextBatch() < unsent.length);
         if (gone) return;
+        const tail = elementsOf(unsent.splice(0));
         for (;;) {
           try {
+            // Idempotent: a close retried after a lost answer finds the log closed and changes nothing.
             await CLOSE.run(
               connection.client,
               [textKey(id), metaKey(id), closedKey(kind)],
-              [id, now(), deps.config.commandLogRetention, PREFIX],
+              [id, now(), deps.config.commandLogRetention, PREFIX, ...tail],
             );
             return;
           } catch (err) {
             if (Date.now() >= giveUpAt) {
               logger.warn(
-                { logId: id, problem: (err as Error).message },
+                { logId: id, droppedPieces: tail.length, problem: (err as Error).message },
                 'command log left open: the shared store (Redis) stayed unreachable',
               );
               return;
