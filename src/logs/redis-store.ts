@@ -3,13 +3,16 @@
  * survive a replica restart, and retention holds across replicas. Only masked text is sent
  * (masking happens here, before anything leaves the process).
  *
- * Keys (prefix `ibs:`): `log:<id>` the text as a list of pieces (an empty one, then one RPUSHX per
- * batch of whole lines: O(1), where APPEND to one growing string copies it again and again),
+ * Keys (prefix `ibs:`): `log:<id>` the text as a list of pieces of whole lines (an empty one, then
+ * the pieces of each batch: O(1), where APPEND to one growing string copies it again and again),
  * `log:<id>:meta` a hash {kind, state: open|closed}, `logs:<kind>` a sorted set of closed logs
  * scored by close time. Channel `log:<id>` announces appends, the close and the deletion to
- * followers (pub/sub: no polling). Every multi-key step is atomic: an append is one transaction
- * (only to a log that still exists), close + record + prune beyond retention and delete are Lua scripts.
- * An open log whose writer died expires after OPEN_LOG_IDLE_TTL_MS without output.
+ * followers (pub/sub: no polling). Writing: output is masked and encoded once, queued, and sent
+ * a batch at a time (one RPUSHX, only to a log that still exists; what arrives meanwhile goes in the
+ * next batch, so a follower sees output within a round trip and a fast writer gets large batches).
+ * Close (its last output + closed + record + prune beyond retention) and delete are Lua scripts.
+ * The size cap is counted by the one writer of a log. An open log whose writer died expires after
+ * OPEN_LOG_IDLE_TTL_MS without output.
  */
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
