@@ -22,6 +22,7 @@ import type { Logger } from '../observability/logger.js';
 import type { RedisConnection } from '../redis/connection.js';
 import { redisScript } from '../redis/script.js';
 import { createLineMasker } from './line-masker.js';
+import { createPieceEncoder } from './piece-encoder.js';
 import { configSecrets } from './masking.js';
 import { isLogId } from './store.js';
 import type { CommandLogWriter, LogKind, LogSnapshot, LogStore } from './types.js';
@@ -38,6 +39,9 @@ const APPEND_BATCH_BYTES = 4 * 1024 * 1024;
  * a follower reads FOLLOW_PIECES elements per round trip. Larger pieces are sent as they are.
  */
 const MIN_ELEMENT_BYTES = 16 * 1024;
+/** Output is encoded into slabs growing from this size to the next (piece-encoder.ts). */
+const SLAB_MIN_BYTES = 16 * 1024;
+const SLAB_MAX_BYTES = 1024 * 1024;
 /** After close, unsent output is retried this long while Redis is unreachable, then dropped (logged). */
 const CLOSE_FLUSH_DEADLINE_MS = 10_000;
 /** Pieces a follower reads per round trip. */
@@ -236,7 +240,9 @@ export function createRedisLogStore(deps: RedisLogStoreDeps): RedisLogStore {
   function openWriter(log: { id: string; kind: LogKind; secrets: readonly string[] }): CommandLogWriter {
     const { id, kind } = log;
     const masker = createLineMasker(log.secrets);
-    /** Masked output not yet in Redis, encoded once, in order (a queue: no copying of the backlog). */
+    /** Masked output, encoded once; taken into `unsent` when a batch is made. */
+    const encoder = createPieceEncoder(SLAB_MIN_BYTES, SLAB_MAX_BYTES);
+    /** Masked output not yet in Redis, in order (a queue: no copying of the backlog). */
     const unsent: Buffer[] = [];
     let acceptedBytes = 0;
     let truncated = false;
@@ -249,13 +255,13 @@ export function createRedisLogStore(deps: RedisLogStoreDeps): RedisLogStore {
 
     const accept = (text: string): void => {
       if (text === '' || truncated || gone) return;
-      const bytes = Buffer.from(text);
-      if (acceptedBytes + bytes.length > sizeCap) {
+      const bytes = Buffer.byteLength(text);
+      if (acceptedBytes + bytes > sizeCap) {
         truncated = true;
-        unsent.push(Buffer.from(TRUNCATED_MARKER));
+        encoder.push(TRUNCATED_MARKER, Buffer.byteLength(TRUNCATED_MARKER));
       } else {
-        acceptedBytes += bytes.length;
-        unsent.push(bytes);
+        acceptedBytes += bytes;
+        encoder.push(text, bytes);
       }
       if (closing) return;
       flushing ??= flush().finally(() => {
@@ -265,6 +271,7 @@ export function createRedisLogStore(deps: RedisLogStoreDeps): RedisLogStore {
 
     /** How many queued pieces the next batch takes: whole pieces up to the batch size (at least one). */
     const nextBatch = (): number => {
+      unsent.push(...encoder.take());
       let count = 0;
       let bytes = 0;
       while (
@@ -280,8 +287,9 @@ export function createRedisLogStore(deps: RedisLogStoreDeps): RedisLogStore {
     /** Appends batches while `more()` holds, each once the one before is answered; retries until giveUpAt. */
     async function appendWhile(more: () => boolean): Promise<void> {
       let delay = RETRY_MIN_MS;
-      while (unsent.length > 0 && !gone && more()) {
+      for (;;) {
         const count = nextBatch();
+        if (count === 0 || gone || !more()) return;
         try {
           const appended = await appendPieces(connection.client, id, elementsOf(unsent.slice(0, count)));
           unsent.splice(0, count);
@@ -327,6 +335,7 @@ export function createRedisLogStore(deps: RedisLogStoreDeps): RedisLogStore {
         // A batch in flight is answered first (order); a backlog beyond one batch goes as appends.
         while (flushing) await flushing;
         await appendWhile(() => nextBatch() < unsent.length);
+        unsent.push(...encoder.take());
         if (gone) return;
         const tail = elementsOf(unsent.splice(0));
         for (;;) {
