@@ -11,8 +11,13 @@
  * (folder, or root file) checked out, the definition read, and the checkout widened to its whole
  * read set if it names more (sparse-checkout.ts): only those files are ever fetched. A server
  * without filters sends everything; the same steps give the same working tree. Every fetch
- * happens here, under the hardened environment and the request's credentials; then the clone is
- * sealed (no promisor remote left), so nothing later can fetch lazily.
+ * happens here, under the hardened environment and the request's credentials, by the commands
+ * given the promisor remote in their environment; the clone's own config loses it (sealed) right
+ * after the clone, so nothing later can fetch lazily.
+ *
+ * Process count: after `git clone`, the reads that need only the clone (`rev-parse`, the two
+ * object counts, `ls-tree`) and the seal run side by side (their log output kept in order), then
+ * one `git checkout` fetches and writes the read set; the definition is read from the checked-out file.
  */
 import { rm } from 'node:fs/promises';
 import { commandOutputUnexpected } from '../../src/errors.js';
@@ -30,10 +35,18 @@ import {
   locateDefinition,
   readDefinition,
 } from './commit-definition.js';
-import { cloneArgs } from './git-env.js';
+import { cloneArgs, withGitConfig } from './git-env.js';
 import { gitSecrets, requestGitEnv } from './request-git-env.js';
 import { describeReadSet } from './sparse-patterns.js';
-import { checkoutReadSet, filterHonoured, sealClone, widenReadSet } from './sparse-checkout.js';
+import {
+  checkoutReadSet,
+  nonBlobObjects,
+  promisorRemoteConfig,
+  sealClone,
+  storedObjects,
+  widenReadSet,
+} from './sparse-checkout.js';
+import { sideBySide } from '../../src/logs/side-by-side.js';
 
 export interface ClonedRepository {
   /** The clone's working tree: only the read set is checked out. */
@@ -91,38 +104,48 @@ export async function cloneRepository(
             ? Math.max(1, Math.ceil((deadline - performance.now()) / 1000))
             : 0;
         await run('git', cloneArgs(plan.url.cloneUrl, dir.clone, plan.branch), options);
-        // One process for both: the full commit, then the checked-out branch's short name.
-        const head = await run('git', ['-C', dir.clone, 'rev-parse', 'HEAD', '--abbrev-ref', 'HEAD'], {
-          ...options,
-          captureStdout: true,
-        });
-        const [commit = '', headName = ''] = head.stdout.trim().split('\n');
+        /** `git -C <clone> <args>` capturing stdout, its output in `to`; `env`: instead of the request's. */
+        const capture =
+          (to: CommandLogWriter, env?: Record<string, string>): GitCapture =>
+          async (args) =>
+            (
+              await run('git', ['-C', dir.clone, ...args], {
+                ...options,
+                ...(env === undefined ? {} : { baseEnv: env }),
+                timeoutSeconds: remaining(),
+                log: readableLog(to),
+                captureStdout: true,
+              })
+            ).stdout;
+        const [head, stored, nonBlobs, located] = await sideBySide(log, [
+          // One process for both: the full commit, then the checked-out branch's short name.
+          (to) => capture(to)(['rev-parse', 'HEAD', '--abbrev-ref', 'HEAD']),
+          (to) => storedObjects(capture(to)),
+          (to) => nonBlobObjects(capture(to)),
+          (to) => locateDefinition(capture(to), 'HEAD'),
+          (to) => sealClone(capture(to)),
+        ] as const);
+        const [commit = '', headName = ''] = head.trim().split('\n');
         if (!COMMIT.test(commit)) throw commandOutputUnexpected('git rev-parse HEAD --abbrev-ref HEAD');
         const branch = plan.branch ?? headName.trim();
-        const git: GitCapture = async (args) =>
-          (
-            await run('git', ['-C', dir.clone, ...args], {
-              ...options,
-              timeoutSeconds: remaining(),
-              log: readableLog(log),
-              captureStdout: true,
-            })
-          ).stdout;
-        const partial = await filterHonoured(git);
+        const partial = stored <= nonBlobs;
+        // Only these commands can fetch: the promisor remote is in their environment alone.
+        const fetchingGit = capture(
+          log,
+          withGitConfig(options.baseEnv, promisorRemoteConfig(plan.url.cloneUrl)),
+        );
         // The definition's own place first (one fetch, which also brings the config's blob),
         // then, only if the definition names more, the rest of its read set.
-        const located = await locateDefinition(git, commit);
         const ownPlace = located?.ownPlace ?? [];
-        await checkoutReadSet(git, dir.clone, ownPlace);
-        const found = await readDefinition(git, located);
+        await checkoutReadSet(fetchingGit, dir.clone, ownPlace);
+        const found = await readDefinition(capture(log), dir.clone, located);
         if (describeReadSet(found.readSet) !== describeReadSet(ownPlace))
-          await widenReadSet(git, dir.clone, found.readSet);
+          await widenReadSet(fetchingGit, dir.clone, found.readSet);
         log.write(
           partial
             ? `# partial clone (blob:none), sparse paths: ${describeReadSet(found.readSet)}\n`
             : `# server does not support filters: full clone, sparse paths: ${describeReadSet(found.readSet)}\n`,
         );
-        await sealClone(git);
         return {
           dir: dir.clone,
           branch,
