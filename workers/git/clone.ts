@@ -15,9 +15,10 @@
  * given the promisor remote in their environment; the clone's own config loses it (sealed) right
  * after the clone, so nothing later can fetch lazily.
  *
- * Process count: after `git clone`, the reads that need only the clone (`rev-parse`, the two
- * object counts, `ls-tree`) and the seal run side by side (their log output kept in order), then
- * one `git checkout` fetches and writes the read set; the definition is read from the checked-out file.
+ * Process count: after `git clone`, `ls-tree` (where the definition is) and `count-objects` run
+ * side by side; then `git checkout` fetches and writes the definition's own place while the reads
+ * it does not change (`rev-parse`, the non-blob count) and the seal run beside it (every group's log
+ * output kept in order, as if one after the other); the definition is read from its checked-out file.
  */
 import { rm } from 'node:fs/promises';
 import { commandOutputUnexpected } from '../../src/errors.js';
@@ -117,30 +118,33 @@ export async function cloneRepository(
                 captureStdout: true,
               })
             ).stdout;
-        const [head, stored, nonBlobs, located] = await sideBySide(log, [
+        // Only the checkout and the widening can fetch: the promisor remote is in their environment
+        // alone, the clone's config loses it in the seal below.
+        const fetchingGit = (to: CommandLogWriter): GitCapture =>
+          capture(to, withGitConfig(options.baseEnv, promisorRemoteConfig(plan.url.cloneUrl)));
+        // Before anything is fetched: where the definition is, and what the clone stores.
+        const [located, stored] = await sideBySide(log, [
+          (to) => locateDefinition(capture(to), 'HEAD'),
+          (to) => storedObjects(capture(to)),
+        ] as const);
+        // The definition's own place (one fetch, which also brings the config's blob), alongside
+        // the reads the fetch does not change (commit, branch, non-blob objects) and the seal.
+        const ownPlace = located?.ownPlace ?? [];
+        const [, head, nonBlobs] = await sideBySide(log, [
+          (to) => checkoutReadSet(fetchingGit(to), dir.clone, ownPlace),
           // One process for both: the full commit, then the checked-out branch's short name.
           (to) => capture(to)(['rev-parse', 'HEAD', '--abbrev-ref', 'HEAD']),
-          (to) => storedObjects(capture(to)),
           (to) => nonBlobObjects(capture(to)),
-          (to) => locateDefinition(capture(to), 'HEAD'),
           (to) => sealClone(capture(to)),
         ] as const);
         const [commit = '', headName = ''] = head.trim().split('\n');
         if (!COMMIT.test(commit)) throw commandOutputUnexpected('git rev-parse HEAD --abbrev-ref HEAD');
         const branch = plan.branch ?? headName.trim();
         const partial = stored <= nonBlobs;
-        // Only these commands can fetch: the promisor remote is in their environment alone.
-        const fetchingGit = capture(
-          log,
-          withGitConfig(options.baseEnv, promisorRemoteConfig(plan.url.cloneUrl)),
-        );
-        // The definition's own place first (one fetch, which also brings the config's blob),
-        // then, only if the definition names more, the rest of its read set.
-        const ownPlace = located?.ownPlace ?? [];
-        await checkoutReadSet(fetchingGit, dir.clone, ownPlace);
         const found = await readDefinition(capture(log), dir.clone, located);
+        // Then, only if the definition names more, the rest of its read set.
         if (describeReadSet(found.readSet) !== describeReadSet(ownPlace))
-          await widenReadSet(fetchingGit, dir.clone, found.readSet);
+          await widenReadSet(fetchingGit(log), dir.clone, found.readSet);
         log.write(
           partial
             ? `# partial clone (blob:none), sparse paths: ${describeReadSet(found.readSet)}\n`
