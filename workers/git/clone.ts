@@ -44,6 +44,7 @@ import {
   nonBlobObjects,
   promisorRemoteConfig,
   sealClone,
+  setSparsePaths,
   storedObjects,
   widenReadSet,
 } from './sparse-checkout.js';
@@ -130,8 +131,10 @@ export async function cloneRepository(
         // The definition's own place (one fetch, which also brings the config's blob), alongside
         // the reads the fetch does not change (commit, branch, non-blob objects) and the seal.
         const ownPlace = located?.ownPlace ?? [];
+        await setSparsePaths(dir.clone, ownPlace);
+        // The checkout first: its process starts before the others'.
         const [, head, nonBlobs] = await sideBySide(log, [
-          (to) => checkoutReadSet(fetchingGit(to), dir.clone, ownPlace),
+          (to) => checkoutReadSet(fetchingGit(to), ownPlace),
           // One process for both: the full commit, then the checked-out branch's short name.
           (to) => capture(to)(['rev-parse', 'HEAD', '--abbrev-ref', 'HEAD']),
           (to) => nonBlobObjects(capture(to)),

@@ -8,8 +8,8 @@
  *   its filter and URL) from the clone's config before any file content is fetched: from then on
  *   git treats a missing object as missing and never fetches, whatever environment a later
  *   command runs with;
- * - checkoutReadSet: non-cone sparse patterns of the read set (sparse-patterns.ts) written to
- *   `.git/info/sparse-checkout`, then `git checkout`, which fetches the missing blobs of exactly
+ * - setSparsePaths, checkoutReadSet: non-cone sparse patterns of the read set (sparse-patterns.ts)
+ *   written to `.git/info/sparse-checkout`, then `git checkout`, which fetches the missing blobs of exactly
  *   those paths in one request. It runs with the promisor remote given in its own environment
  *   (promisorRemoteConfig, with the hardened environment and the request's credentials): the only
  *   commands that can fetch. An empty read set (the fallback definition) checks out nothing;
@@ -60,15 +60,12 @@ export function promisorRemoteConfig(cloneUrl: string): Array<readonly [string, 
   ];
 }
 
-/** Checks out `readSet`; `fetchingGit` carries the promisor remote (promisorRemoteConfig). */
-export async function checkoutReadSet(
-  fetchingGit: GitCapture,
-  cloneDir: string,
-  readSet: readonly ReadPath[],
-): Promise<void> {
-  if (readSet.length === 0) return;
-  await writePatterns(cloneDir, readSet);
-  await fetchingGit(['checkout']);
+/**
+ * Checks out `readSet`, whose patterns setSparsePaths wrote (apart, so that the checkout's process
+ * starts at once); `fetchingGit` carries the promisor remote (promisorRemoteConfig).
+ */
+export async function checkoutReadSet(fetchingGit: GitCapture, readSet: readonly ReadPath[]): Promise<void> {
+  if (readSet.length > 0) await fetchingGit(['checkout']);
 }
 
 /** Widens a checked-out clone to `readSet` (a superset of what is checked out): fetches and writes the rest. */
@@ -77,11 +74,12 @@ export async function widenReadSet(
   cloneDir: string,
   readSet: readonly ReadPath[],
 ): Promise<void> {
-  await writePatterns(cloneDir, readSet);
+  await setSparsePaths(cloneDir, readSet);
   await fetchingGit(['sparse-checkout', 'reapply']);
 }
 
-async function writePatterns(cloneDir: string, readSet: readonly ReadPath[]): Promise<void> {
+/** `.git/info/sparse-checkout` for `readSet`. */
+export async function setSparsePaths(cloneDir: string, readSet: readonly ReadPath[]): Promise<void> {
   const info = join(cloneDir, '.git', 'info');
   await mkdir(info, { recursive: true });
   await writeFile(join(info, 'sparse-checkout'), sparseCheckoutFile(readSet), { mode: 0o600 });
