@@ -15,9 +15,9 @@
  * given the promisor remote in their environment; the clone's own config loses it (sealed) right
  * after the clone, so nothing later can fetch lazily.
  *
- * Process count: after `git clone`, `ls-tree` (where the definition is) and `count-objects` run
- * side by side; then `git checkout` fetches and writes the definition's own place while the reads
- * it does not change (`rev-parse`, the non-blob count) and the seal run beside it (every group's log
+ * Process count: after `git clone`, `rev-parse`, `ls-tree` (where the definition is) and
+ * `count-objects` run side by side; then `git checkout` fetches and writes the definition's own place
+ * while the read it does not change (the non-blob count) and the seal run beside it (every group's log
  * output kept in order, as if one after the other); the definition is read from its checked-out file.
  */
 import { rm } from 'node:fs/promises';
@@ -123,26 +123,27 @@ export async function cloneRepository(
         // alone, the clone's config loses it in the seal below.
         const fetchingGit = (to: CommandLogWriter): GitCapture =>
           capture(to, withGitConfig(options.baseEnv, promisorRemoteConfig(plan.url.cloneUrl)));
-        // Before anything is fetched: where the definition is, and what the clone stores.
-        const [located, stored] = await sideBySide(log, [
+        // Before anything is fetched: the commit and branch (one process for both: the full commit,
+        // then the checked-out branch's short name; first, so a clone without HEAD fails here), where
+        // the definition is, and what the clone stores.
+        const [head, located, stored] = await sideBySide(log, [
+          (to) => capture(to)(['rev-parse', 'HEAD', '--abbrev-ref', 'HEAD']),
           (to) => locateDefinition(capture(to), 'HEAD'),
           (to) => storedObjects(capture(to)),
-        ] as const);
-        // The definition's own place (one fetch, which also brings the config's blob), alongside
-        // the reads the fetch does not change (commit, branch, non-blob objects) and the seal.
-        const ownPlace = located?.ownPlace ?? [];
-        await setSparsePaths(dir.clone, ownPlace);
-        // The checkout first: its process starts before the others'.
-        const [, head, nonBlobs] = await sideBySide(log, [
-          (to) => checkoutReadSet(fetchingGit(to), ownPlace),
-          // One process for both: the full commit, then the checked-out branch's short name.
-          (to) => capture(to)(['rev-parse', 'HEAD', '--abbrev-ref', 'HEAD']),
-          (to) => nonBlobObjects(capture(to)),
-          (to) => sealClone(capture(to)),
         ] as const);
         const [commit = '', headName = ''] = head.trim().split('\n');
         if (!COMMIT.test(commit)) throw commandOutputUnexpected('git rev-parse HEAD --abbrev-ref HEAD');
         const branch = plan.branch ?? headName.trim();
+        // The definition's own place (one fetch, which also brings the config's blob), alongside
+        // the read the fetch does not change (non-blob objects) and the seal.
+        const ownPlace = located?.ownPlace ?? [];
+        await setSparsePaths(dir.clone, ownPlace);
+        // The checkout first: its process starts before the others'.
+        const [, nonBlobs] = await sideBySide(log, [
+          (to) => checkoutReadSet(fetchingGit(to), ownPlace),
+          (to) => nonBlobObjects(capture(to)),
+          (to) => sealClone(capture(to)),
+        ] as const);
         const partial = stored <= nonBlobs;
         const found = await readDefinition(capture(log), dir.clone, located);
         // Then, only if the definition names more, the rest of its read set.

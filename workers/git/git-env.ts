@@ -94,9 +94,10 @@ export function withGitConfig(
 }
 
 /**
- * `git clone --filter=blob:none --no-checkout --depth 1 --single-branch --no-tags [--branch B] -- URL DIR`:
- * the commit and its trees, no file content, no working tree (clone.ts checks out what the build reads).
- * The clone is created sparse (non-cone: sparse-patterns.ts), so no `git config` runs later.
+ * `git clone --config core.sparseCheckout=true --config core.sparseCheckoutCone=false --filter=blob:none
+ * --no-checkout --depth 1 --single-branch --no-tags [--branch B] -- URL DIR`: the commit and its trees, no
+ * file content, no working tree (clone.ts checks out what the build reads). The clone is created sparse
+ * (non-cone: sparse-patterns.ts), so no `git config` process runs later.
  */
 export function cloneArgs(cloneUrl: string, dir: string, branch?: string): string[] {
   return [
