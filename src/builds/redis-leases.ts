@@ -96,6 +96,7 @@ async function changeOrTimeout(
   ms: number,
   signal: AbortSignal,
 ): Promise<void> {
+  if (signal.aborted) return;
   const stop = new AbortController();
   const onAbort = (): void => stop.abort();
   signal.addEventListener('abort', onAbort, { once: true });
