@@ -22,6 +22,8 @@ import { afterBuild, reuseStep, type Keyed } from './reuse/reuse-step.js';
 export interface JobReuse {
   readonly lead: LeadBuild<BuildResult>;
   readonly followAllowed: boolean;
+  /** A line for the top of the img log (why this job builds after waiting for another build). */
+  readonly note?: string;
 }
 
 /**
@@ -104,6 +106,7 @@ export async function runBuildJob(
       gitCloneLogId: cloned.logId,
     };
     const log = await deps.logStore.open('img', plan.secrets);
+    if (reuse?.note !== undefined) log.write(reuse.note);
     let handedOver = false;
     let lease: HeldLease | undefined;
     let built: BuiltImage | undefined;

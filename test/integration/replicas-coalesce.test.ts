@@ -30,7 +30,10 @@ async function repoWith(t: ExecutionContext, label: string, run: string) {
   t.teardown(repo.dispose);
   const nonce = randomBytes(6).toString('hex');
   const commit = await repo.commit({
-    '.devcontainer/devcontainer.json': json({ build: { dockerfile: 'Dockerfile' } }),
+    '.devcontainer/devcontainer.json': json({
+      build: { dockerfile: 'Dockerfile' },
+      remoteEnv: { IBS_TEST: label },
+    }),
     '.devcontainer/Dockerfile': `FROM ${stack.BASE_IMAGE_ANON}\nRUN echo "${label} ${nonce}" && ${run}\n`,
   });
   return { repo, commit };
@@ -153,9 +156,16 @@ test('SIGKILL of A during a slow build: its build leaves the list within 30 s, a
   const answer = await onB;
   const log = await imgLog(t, c, answer);
   t.is(answer.status, 200);
-  t.regex(log, /a build with the same key runs on another replica .*: waiting for it/);
-  t.regex(log, /its replica stopped renewing the lease: building/);
   t.true(ranCli(log), 'B ran the build itself');
+  // Its log says why, and names the log of the wait.
+  const waited = /^# waited in log (img-[\w-]+): .*its replica stopped renewing the lease: building$/m.exec(
+    log,
+  );
+  t.truthy(waited, log);
+  const wait = await getText(c, `/logs/${waited?.[1] ?? ''}`);
+  t.regex(wait.text, /a build with the same key runs on another replica .*: waiting for it/);
+  t.regex(wait.text, /its replica stopped renewing the lease: building/);
+  t.false(ranCli(wait.text));
   const image = await readImage(stack.REGISTRY_ANON, name, String(answer.body.tag));
   t.is(image?.labels['org.opencontainers.image.revision'], String(answer.body.commit));
 });

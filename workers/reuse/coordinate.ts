@@ -79,19 +79,26 @@ async function tryJoin(
 
 /**
  * Waits for the followed build (here or on another replica), then writes this request's tag from
- * the recorded key; undefined (the caller builds) when that build gave no image to reuse.
+ * the recorded key. When that build gave no image to reuse, the caller builds: `rebuild` is the
+ * first line of that build's log (why it runs, and where the wait is logged).
  */
-async function follow(plan: BuildPlan, c: Coordinator, f: FollowBuild, lead: LeadBuild<BuildResult>) {
+async function follow(
+  plan: BuildPlan,
+  c: Coordinator,
+  f: FollowBuild,
+  lead: LeadBuild<BuildResult>,
+): Promise<BuildResult | { rebuild: string }> {
   const started = performance.now();
+  const building = (why: string) => {
+    f.log.write(`# ${why}: building\n`);
+    return { rebuild: `# waited in log ${f.log.id}: ${why}: building\n` };
+  };
   try {
     const waiting = f.build.join(lead.signal);
-    if (waiting === undefined) return undefined;
+    if (waiting === undefined) return building('the build with the same key was abandoned');
     c.deps.metrics.buildsCoalescedTotal.inc();
     const outcome = await waiting;
-    if (!outcome.ok) {
-      f.log.write(`# ${outcome.why}: building\n`);
-      return undefined;
-    }
+    if (!outcome.ok) return building(outcome.why);
     const other = outcome.built;
     const { partial } = f;
     if (other.registry === partial.registry && other.name === partial.name && other.tag === partial.tag) {
@@ -105,10 +112,7 @@ async function follow(plan: BuildPlan, c: Coordinator, f: FollowBuild, lead: Lea
       { source: plan.repository, revision: partial.commit },
       registryAccess(plan, c.deps),
     );
-    if (reused.kind === 'absent') {
-      f.log.write('# the build followed recorded no key: building\n');
-      return undefined;
-    }
+    if (reused.kind === 'absent') return building('the build followed recorded no key');
     const took = ((performance.now() - started) / 1000).toFixed(2);
     f.log.write(
       `inputs unchanged since ${reused.earlier}, key ${f.keyed.key}: reused, no build (${took} s after that build); ` +
@@ -117,8 +121,7 @@ async function follow(plan: BuildPlan, c: Coordinator, f: FollowBuild, lead: Lea
     c.deps.metrics.buildReusesTotal.inc();
     return { ...partial, imageBuildLogId: f.log.id };
   } catch (err) {
-    f.log.write(`# reusing the image of the build with the same key failed (${reasonOf(err)}): building\n`);
-    return undefined;
+    return building(`reusing the image of the build with the same key failed (${reasonOf(err)})`);
   } finally {
     await f.log.close();
   }
@@ -134,16 +137,16 @@ async function leadBuild(
   const lead = inFlight.start(id) ?? inFlight.start(`${id}#${randomUUID()}`);
   if (lead === undefined) throw internal('no in-flight entry could be started');
   const detach = onAbort(clientSignal, () => lead.waiter.leave(new Cancellation('client_gone')));
-  const job = (followAllowed: boolean) =>
-    c.queue.run((signal) => c.job(signal, { lead, followAllowed }), {
+  const job = (reuse: Omit<JobReuse, 'lead'>) =>
+    c.queue.run((signal) => c.job(signal, { lead, ...reuse }), {
       signal: lead.signal,
       deadlineSeconds: c.deadlineSeconds,
     });
   try {
-    const outcome = await job(true);
-    const result = isFollow(outcome)
-      ? ((await follow(plan, c, outcome, lead)) ?? resultOf(await job(false)))
-      : outcome;
+    const first = await job({ followAllowed: true });
+    const answer = isFollow(first) ? await follow(plan, c, first, lead) : first;
+    const result =
+      'rebuild' in answer ? resultOf(await job({ followAllowed: false, note: answer.rebuild })) : answer;
     lead.settle({ ok: true, value: result });
     return result;
   } catch (err) {
