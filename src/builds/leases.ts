@@ -19,6 +19,9 @@ export interface BuiltImage {
 export type FollowedOutcome =
   { readonly ok: true; readonly built: BuiltImage } | { readonly ok: false; readonly why: string };
 
+/** The outcome's `why` when the request stopped waiting (its client went away). */
+export const STOPPED_WAITING = 'the request stopped waiting for the build with the same key';
+
 /** A build with the same key that a request waits for instead of building (holding no slot). */
 export interface FollowedBuild {
   /** Where the build runs, for the log ("in flight here", "on another replica"). */

@@ -17,7 +17,14 @@ import type { Logger } from '../observability/logger.js';
 import type { RedisConnection } from '../redis/connection.js';
 import { redisScript } from '../redis/script.js';
 import { createFollowerHub, type Subscription } from '../redis/subscriptions.js';
-import type { BuildLeases, BuiltImage, FollowedBuild, FollowedOutcome, LeaseClaim } from './leases.js';
+import {
+  STOPPED_WAITING,
+  type BuildLeases,
+  type BuiltImage,
+  type FollowedBuild,
+  type FollowedOutcome,
+  type LeaseClaim,
+} from './leases.js';
 import { LEASE_MS } from './redis-registry.js';
 
 /** A released lease's outcome stays readable this long (for followers that subscribed just then). */
@@ -35,7 +42,6 @@ const channelOf = leaseKey;
 export const LEASE_LOST =
   'the build with the same key left no outcome: its replica stopped renewing the lease';
 const REMOTE_FAILED = 'the build with the same key failed on its replica';
-const STOPPED = 'the request stopped waiting for the build with the same key';
 const UNREACHABLE =
   'the shared store (Redis) became unreachable while waiting for the build with the same key';
 
@@ -197,7 +203,7 @@ export function createRedisBuildLeases(deps: RedisLeasesDeps): BuildLeases {
         if (state.pttl <= 0) return { ok: false, why: LEASE_LOST };
         await changeOrTimeout(subscription, seen, state.pttl + EXPIRY_GRACE_MS, signal);
       }
-      return { ok: false, why: STOPPED };
+      return { ok: false, why: STOPPED_WAITING };
     } catch {
       return { ok: false, why: UNREACHABLE };
     } finally {

@@ -9,7 +9,13 @@
  */
 import { readFile } from 'node:fs/promises';
 import { cancellationOf } from '../../src/exec/cancellation.js';
-import type { BuildLeases, FollowedBuild, FollowedOutcome, HeldLease } from '../../src/builds/leases.js';
+import {
+  STOPPED_WAITING,
+  type BuildLeases,
+  type FollowedBuild,
+  type FollowedOutcome,
+  type HeldLease,
+} from '../../src/builds/leases.js';
 import { isServiceError } from '../../src/errors.js';
 import type { CommandLogWriter } from '../../src/logs/types.js';
 import { RegistryClient } from '../../src/registry/client.js';
@@ -103,7 +109,7 @@ export function followInProcess(build: InFlightBuild<BuildResult>): FollowedBuil
       const stopped = new Promise<FollowedOutcome>((resolve) => {
         leave = () => {
           waiter.leave(signal.reason);
-          resolve({ ok: false, why: 'the request stopped waiting for the build with the same key' });
+          resolve({ ok: false, why: STOPPED_WAITING });
         };
         if (signal.aborted) leave();
         else signal.addEventListener('abort', leave, { once: true });
