@@ -3,7 +3,6 @@
 // outcome when the leader releases; a leader that stops renewing (its process died) lets its
 // follower go within a lease period, and the key can then be claimed again.
 import test, { type ExecutionContext } from 'ava';
-import { Writable } from 'node:stream';
 import {
   STOPPED_WAITING,
   type BuildLeases,
@@ -11,36 +10,19 @@ import {
   type LeaseClaim,
 } from '../../src/builds/leases.js';
 import { createRedisBuildLeases, LEASE_LOST } from '../../src/builds/redis-leases.js';
-import { createLogger } from '../../src/observability/logger.js';
-import { createRedisConnection, type RedisConnection } from '../../src/redis/connection.js';
-import { startRedis, type RedisProcess } from '../helpers/redis-process.js';
+import type { RedisConnection } from '../../src/redis/connection.js';
+import { readyConnection, silentLogger, useRedisServer } from '../helpers/redis-test-server.js';
 
-let redis: RedisProcess;
-test.before(async () => {
-  redis = await startRedis();
-});
-test.after.always(async () => {
-  await redis?.dispose();
-});
-
-const quiet = () =>
-  createLogger({
-    serviceName: 't',
-    environment: 't',
-    destination: new Writable({ write: (_c, _e, cb) => cb() }),
-  });
+const redis = useRedisServer();
 
 async function replica(
   t: ExecutionContext,
   leaseMs?: number,
 ): Promise<{ leases: BuildLeases; connection: RedisConnection }> {
-  const connection = createRedisConnection(redis.url, quiet());
-  if (connection.client.status !== 'ready') {
-    await new Promise((resolve) => connection.client.once('ready', resolve));
-  }
+  const connection = await readyConnection(redis());
   const leases = createRedisBuildLeases({
     connection,
-    logger: quiet(),
+    logger: silentLogger(),
     ...(leaseMs === undefined ? {} : { leaseMs }),
   });
   t.teardown(async () => {
