@@ -1,9 +1,12 @@
 /**
  * One build: per-request directory -> clone (git-* log) -> definition -> with reuse on, the
- * reuse step (build key; follow a build in flight with the same key, or write the tag from the
- * recorded key) -> build and push (img-* log) -> record the key -> result. The directory is removed whatever the outcome. Progress (phase, log
- * ids as soon as each log is opened, the commit) goes to the reporter it receives.
+ * reuse step (build key; follow a build in flight with the same key, here or on another replica,
+ * or write the tag from the recorded key) -> build and push (img-* log) -> record the key ->
+ * result. A lease on the key (Redis mode) is released with the outcome when the job ends. The
+ * directory is removed whatever the outcome. Progress (phase, log ids as soon as each log is
+ * opened, the commit) goes to the reporter it receives.
  */
+import type { BuiltImage, FollowedBuild, HeldLease } from '../src/builds/leases.js';
 import type { BuildReporter } from '../src/builds/types.js';
 import type { CommandLogWriter, LogStore } from '../src/logs/types.js';
 import { resolveDefinition } from './builder/definition.js';
@@ -12,13 +15,15 @@ import type { BuildDeps } from './build-deps.js';
 import { cloneRepository } from './git/clone.js';
 import type { BuildPlan, BuildResult } from './plan-types.js';
 import { createRequestDir, removeRequestDir } from './request-dir.js';
-import type { InFlightBuild, LeadBuild } from './reuse/in-flight.js';
+import type { LeadBuild } from './reuse/in-flight.js';
 import { afterBuild, reuseStep, type Keyed } from './reuse/reuse-step.js';
 
 /** Reuse for this job: its entry in the in-flight map, and whether it may follow another build. */
 export interface JobReuse {
   readonly lead: LeadBuild<BuildResult>;
   readonly followAllowed: boolean;
+  /** A line for the top of the img log (why this job builds after waiting for another build). */
+  readonly note?: string;
 }
 
 /**
@@ -27,7 +32,7 @@ export interface JobReuse {
  */
 export interface FollowBuild {
   readonly kind: 'follow';
-  readonly build: InFlightBuild<BuildResult>;
+  readonly build: FollowedBuild;
   readonly keyed: Keyed;
   readonly partial: Omit<BuildResult, 'imageBuildLogId'>;
   readonly log: CommandLogWriter;
@@ -101,7 +106,14 @@ export async function runBuildJob(
       gitCloneLogId: cloned.logId,
     };
     const log = await deps.logStore.open('img', plan.secrets);
+    if (reuse?.note !== undefined) log.write(reuse.note);
     let handedOver = false;
+    let lease: HeldLease | undefined;
+    let built: BuiltImage | undefined;
+    const answer = (result: BuildResult): BuildResult => {
+      built = result;
+      return result;
+    };
     try {
       let keyed: Keyed | undefined;
       if (reuse !== undefined && plan.noCache) {
@@ -120,15 +132,16 @@ export async function runBuildJob(
           lead: reuse.lead,
           followAllowed: reuse.followAllowed,
         });
-        if (decision.kind === 'reused') return { ...partial, imageBuildLogId: log.id };
         if (decision.kind === 'follow') {
           handedOver = true;
           return { kind: 'follow', build: decision.build, keyed: decision.keyed, partial, log };
         }
+        lease = decision.lease;
+        if (decision.kind === 'reused') return answer({ ...partial, imageBuildLogId: log.id });
         keyed = decision.keyed;
       }
       await reporter.phase('building');
-      const built = await buildAndPush({
+      const pushed = await buildAndPush({
         plan,
         deps,
         dir,
@@ -143,8 +156,10 @@ export async function runBuildJob(
       if (keyed !== undefined) {
         await afterBuild({ plan, deps, branch: cloned.branch, target, log }, keyed);
       }
-      return { ...partial, imageBuildLogId: built.logId };
+      return answer({ ...partial, imageBuildLogId: pushed.logId });
     } finally {
+      // The builds that follow this one on other replicas learn where its image is (or that it failed).
+      await lease?.release(built);
       if (!handedOver) await log.close();
     }
   } finally {
