@@ -27,6 +27,7 @@ import type { ReadPath } from '../builder/read-set.js';
 import {
   type CommitDefinition,
   type GitCapture,
+  type LocatedDefinition,
   locateDefinition,
   readDefinition,
 } from './commit-definition.js';
@@ -63,14 +64,43 @@ function readableLog(log: CommandLogWriter): CommandLogWriter {
   };
 }
 
-export async function cloneRepository(
+/**
+ * A clone of the commit's trees (no file content yet), its credentials still in place: what the
+ * definition and the build key need first. `checkout` fetches and checks out the read set and
+ * seals the clone (what a build needs); `end` finishes it without any checkout (the caller then
+ * removes the directory, running nothing in it). Either ends it: credentials removed, log closed.
+ */
+export interface OpenClone {
+  readonly dir: string;
+  readonly branch: string;
+  readonly commit: string;
+  readonly logId: string;
+  /** The definition's place in the commit's trees (with the listing around it); undefined: none. */
+  readonly located: LocatedDefinition | undefined;
+  /** Read-only git in the clone, under the hardened environment and the request's credentials. */
+  readonly git: GitCapture;
+  checkout(): Promise<ClonedRepository>;
+  /** Idempotent; a no-op once `checkout` has run. `note`: a last line for the clone's log. */
+  end(note?: string): Promise<void>;
+}
+
+/** Clone, read the commit, locate the definition from the trees; the clone stays open (see OpenClone). */
+export async function openClone(
   plan: BuildPlan,
   deps: Pick<BuildDeps, 'config' | 'logStore' | 'groups'>,
   dir: RequestDir,
   signal: AbortSignal,
-): Promise<ClonedRepository> {
+): Promise<OpenClone> {
   const { config } = deps;
   const log = await deps.logStore.open('git', gitSecrets(plan));
+  let ended = false;
+  const end = async (note?: string): Promise<void> => {
+    if (ended) return;
+    ended = true;
+    if (note !== undefined) log.write(`# ${note}\n`);
+    await rm(dir.gitSecrets, { recursive: true, force: true }).catch(() => undefined);
+    await log.close();
+  };
   try {
     return await withSpan(
       'git.clone',
@@ -108,36 +138,68 @@ export async function cloneRepository(
               captureStdout: true,
             })
           ).stdout;
-        const partial = await filterHonoured(git);
-        // The definition's own place first (one fetch, which also brings the config's blob),
-        // then, only if the definition names more, the rest of its read set.
         const located = await locateDefinition(git, commit);
-        const ownPlace = located?.ownPlace ?? [];
-        await checkoutReadSet(git, dir.clone, ownPlace);
-        const found = await readDefinition(git, located);
-        if (describeReadSet(found.readSet) !== describeReadSet(ownPlace))
-          await widenReadSet(git, dir.clone, found.readSet);
-        log.write(
-          partial
-            ? `# partial clone (blob:none), sparse paths: ${describeReadSet(found.readSet)}\n`
-            : `# server does not support filters: full clone, sparse paths: ${describeReadSet(found.readSet)}\n`,
-        );
-        await sealClone(git);
-        return {
-          dir: dir.clone,
-          branch,
-          commit,
-          logId: log.id,
-          readSet: found.readSet,
-          partial,
-          ...(found.definition === undefined ? {} : { definition: found.definition }),
+        const checkout = async (): Promise<ClonedRepository> => {
+          try {
+            return await withSpan('git.checkout', { 'log.id': log.id }, () =>
+              checkoutAndSeal(git, dir.clone, log, located),
+            ).then((found) => ({ dir: dir.clone, branch, commit, logId: log.id, ...found }));
+          } catch (err) {
+            throw stepFailure(err, 'git clone', log);
+          } finally {
+            await end();
+          }
         };
+        return { dir: dir.clone, branch, commit, logId: log.id, located, git, checkout, end };
       },
     );
   } catch (err) {
-    throw stepFailure(err, 'git clone', log);
+    const failure = stepFailure(err, 'git clone', log);
+    await end();
+    throw failure;
+  }
+}
+
+/**
+ * The definition's own place first (one fetch, which also brings the config's blob), then, only
+ * if the definition names more, the rest of its read set; then the clone is sealed.
+ */
+async function checkoutAndSeal(
+  git: GitCapture,
+  cloneDir: string,
+  log: CommandLogWriter,
+  located: LocatedDefinition | undefined,
+): Promise<Pick<ClonedRepository, 'definition' | 'readSet' | 'partial'>> {
+  const partial = await filterHonoured(git);
+  const ownPlace = located?.ownPlace ?? [];
+  await checkoutReadSet(git, cloneDir, ownPlace);
+  const found = await readDefinition(git, located);
+  if (describeReadSet(found.readSet) !== describeReadSet(ownPlace))
+    await widenReadSet(git, cloneDir, found.readSet);
+  log.write(
+    partial
+      ? `# partial clone (blob:none), sparse paths: ${describeReadSet(found.readSet)}\n`
+      : `# server does not support filters: full clone, sparse paths: ${describeReadSet(found.readSet)}\n`,
+  );
+  await sealClone(git);
+  return {
+    readSet: found.readSet,
+    partial,
+    ...(found.definition === undefined ? {} : { definition: found.definition }),
+  };
+}
+
+/** The whole clone at once: open, check out, seal. */
+export async function cloneRepository(
+  plan: BuildPlan,
+  deps: Pick<BuildDeps, 'config' | 'logStore' | 'groups'>,
+  dir: RequestDir,
+  signal: AbortSignal,
+): Promise<ClonedRepository> {
+  const open = await openClone(plan, deps, dir, signal);
+  try {
+    return await open.checkout();
   } finally {
-    await rm(dir.gitSecrets, { recursive: true, force: true }).catch(() => undefined);
-    await log.close();
+    await open.end();
   }
 }
