@@ -1,8 +1,10 @@
 /**
- * One build: per-request directory -> clone (git-* log) -> definition -> with reuse on, the
- * reuse step (build key; follow a build in flight with the same key, or write the tag from the
- * recorded key) -> build and push (img-* log) -> record the key -> result. The directory is removed whatever the outcome. Progress (phase, log
- * ids as soon as each log is opened, the commit) goes to the reporter it receives.
+ * One build: per-request directory -> clone opened (git-* log: the commit and its trees) -> with
+ * reuse on and the definition's blobs known, the key from the trees and the reuse step (reused,
+ * or following a build in flight: done, nothing checked out) -> otherwise the read set checked
+ * out and sealed -> definition -> with reuse on, the key from the files and the reuse step ->
+ * build and push (img-* log) -> record the key -> result. The directory is removed whatever the
+ * outcome. Progress (phase, log ids as soon as each log is opened, the commit) goes to the reporter.
  */
 import type { BuildReporter } from '../src/builds/types.js';
 import { cancellationOf } from '../src/exec/cancellation.js';

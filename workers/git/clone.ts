@@ -13,6 +13,10 @@
  * without filters sends everything; the same steps give the same working tree. Every fetch
  * happens here, under the hardened environment and the request's credentials; then the clone is
  * sealed (no promisor remote left), so nothing later can fetch lazily.
+ *
+ * Two steps (`openClone`, then `checkout` or `end`): between them the caller may read the trees
+ * (reuse/tree-key.ts, with the hardened `git` of the open clone). A clone ended without checkout
+ * is not sealed: nothing runs in it any more, and the caller removes its directory.
  */
 import { rm } from 'node:fs/promises';
 import { commandOutputUnexpected } from '../../src/errors.js';
