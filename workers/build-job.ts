@@ -3,9 +3,12 @@
  * reuse on and the definition's blobs known, the key from the trees and the reuse step (reused,
  * or following a build in flight: done, nothing checked out) -> otherwise the read set checked
  * out and sealed -> definition -> with reuse on, the key from the files and the reuse step ->
- * build and push (img-* log) -> record the key -> result. The directory is removed whatever the
- * outcome. Progress (phase, log ids as soon as each log is opened, the commit) goes to the reporter.
+ * build and push (img-* log) -> record the key -> result. A build with the same key is followed
+ * here or on another replica; a lease on the key (Redis mode) is released with the outcome when the
+ * job ends. The directory is removed whatever the outcome. Progress (phase, log ids as soon as each
+ * log is opened, the commit) goes to the reporter.
  */
+import type { BuiltImage, FollowedBuild, HeldLease } from '../src/builds/leases.js';
 import type { BuildReporter } from '../src/builds/types.js';
 import { cancellationOf } from '../src/exec/cancellation.js';
 import type { CommandLogWriter, LogStore } from '../src/logs/types.js';
@@ -15,7 +18,7 @@ import type { BuildDeps } from './build-deps.js';
 import { openClone, type OpenClone } from './git/clone.js';
 import type { BuildPlan, BuildResult } from './plan-types.js';
 import { createRequestDir, removeRequestDir, type RequestDir } from './request-dir.js';
-import type { InFlightBuild, LeadBuild } from './reuse/in-flight.js';
+import type { LeadBuild } from './reuse/in-flight.js';
 import type { ReuseTarget } from './reuse/reuse-image.js';
 import {
   afterBuild,
@@ -31,6 +34,8 @@ import { keyFromTrees } from './reuse/tree-key.js';
 export interface JobReuse {
   readonly lead: LeadBuild<BuildResult>;
   readonly followAllowed: boolean;
+  /** A line for the top of the img log (why this job builds after waiting for another build). */
+  readonly note?: string;
 }
 
 /**
@@ -39,7 +44,7 @@ export interface JobReuse {
  */
 export interface FollowBuild {
   readonly kind: 'follow';
-  readonly build: InFlightBuild<BuildResult>;
+  readonly build: FollowedBuild;
   readonly keyed: Keyed;
   readonly partial: Omit<BuildResult, 'imageBuildLogId'>;
   readonly log: CommandLogWriter;
@@ -126,8 +131,13 @@ interface JobState {
   readonly partial: Omit<BuildResult, 'imageBuildLogId'>;
 }
 
-/** What the reuse step decided: an outcome to return now, or the key to build with (if any). */
-type Decided = { readonly outcome: JobOutcome } | { readonly build: Keyed | undefined };
+/**
+ * What the reuse step decided: an outcome to return now, or the key to build with (if any); and
+ * the key's lease when this job leads it across replicas.
+ */
+type Decided = ({ readonly outcome: JobOutcome } | { readonly build: Keyed | undefined }) & {
+  readonly lease?: HeldLease;
+};
 
 /** The reuse step for `key`, its log handed over when the job follows another build. */
 async function decide(
@@ -152,10 +162,11 @@ async function decide(
     key,
     started,
   );
-  if (decision.kind === 'reused') return { outcome: { ...partial, imageBuildLogId: log.id } };
   if (decision.kind === 'follow')
     return { outcome: { kind: 'follow', build: decision.build, keyed: decision.keyed, partial, log } };
-  return { build: decision.keyed };
+  const lease = decision.lease === undefined ? {} : { lease: decision.lease };
+  if (decision.kind === 'reused') return { outcome: { ...partial, imageBuildLogId: log.id }, ...lease };
+  return { build: decision.keyed, ...lease };
 }
 
 /** The key from the commit's trees alone (no checkout), or undefined; a failure is undefined too. */
@@ -188,22 +199,34 @@ async function buildOrReuse(job: JobState): Promise<JobOutcome> {
   const { plan, deps, dir, signal, reporter, reuse, open, partial } = job;
   const keying = reuse !== undefined && !plan.noCache;
   let log: CommandLogWriter | undefined;
+  const openLog = async (): Promise<CommandLogWriter> => {
+    const opened = await deps.logStore.open('img', plan.secrets);
+    if (reuse?.note !== undefined) opened.write(reuse.note);
+    log = opened;
+    return opened;
+  };
   let handedOver = false;
+  let decided: Decided | undefined;
+  let built: BuiltImage | undefined;
+  /** The outcome of a decision that ends the job (a result is remembered for the lease). */
+  const ended = (outcome: JobOutcome): JobOutcome => {
+    if (isFollow(outcome)) handedOver = true;
+    else built = outcome;
+    return outcome;
+  };
   try {
-    let decided: Decided | undefined;
     if (reuse !== undefined && keying) {
       const started = performance.now();
       const fromTrees = await treeKey(job);
       if (fromTrees !== undefined) {
-        log = await deps.logStore.open('img', plan.secrets);
-        log.write("# build inputs read from the commit's trees and blobs an earlier build read\n");
-        decided = await decide(job, reuse, log, fromTrees, started);
+        const treeLog = await openLog();
+        treeLog.write("# build inputs read from the commit's trees and blobs an earlier build read\n");
+        decided = await decide(job, reuse, treeLog, fromTrees, started);
       }
     }
     if (decided !== undefined && 'outcome' in decided) {
-      handedOver = isFollow(decided.outcome);
       await open.end('build inputs known from the trees and unchanged: nothing checked out');
-      return decided.outcome;
+      return ended(decided.outcome);
     }
     const cloned = await open.checkout();
     const definition = await resolveDefinition({
@@ -214,8 +237,7 @@ async function buildOrReuse(job: JobState): Promise<JobOutcome> {
         ? {}
         : { fallbackImage: deps.config.build.fallbackImage }),
     });
-    const imgLog = log ?? (await deps.logStore.open('img', plan.secrets));
-    log = imgLog;
+    const imgLog = log ?? (await openLog());
     if (reuse !== undefined && !keying) {
       imgLog.write('# buildOptions.noCache: building without looking for an earlier image\n');
     } else if (reuse !== undefined && decided === undefined) {
@@ -233,14 +255,11 @@ async function buildOrReuse(job: JobState): Promise<JobOutcome> {
         }),
       );
       decided = await decide(job, reuse, imgLog, key, started);
-      if ('outcome' in decided) {
-        handedOver = isFollow(decided.outcome);
-        return decided.outcome;
-      }
+      if ('outcome' in decided) return ended(decided.outcome);
     }
     const keyed = decided !== undefined && 'build' in decided ? decided.build : undefined;
     await reporter.phase('building');
-    const built = await buildAndPush({
+    const pushed = await buildAndPush({
       plan,
       deps,
       dir,
@@ -255,8 +274,10 @@ async function buildOrReuse(job: JobState): Promise<JobOutcome> {
     if (keyed !== undefined) {
       await afterBuild({ plan, deps, branch: open.branch, target: job.target, log: imgLog }, keyed);
     }
-    return { ...partial, imageBuildLogId: built.logId };
+    return ended({ ...partial, imageBuildLogId: pushed.logId });
   } finally {
+    // The builds that follow this one on other replicas learn where its image is (or that it failed).
+    await decided?.lease?.release(built);
     if (!handedOver) await log?.close();
   }
 }

@@ -1,7 +1,8 @@
 /**
  * The reuse step of a build job, after the clone (see README "Build reuse"): compute the build
- * key; when a build with the same key is in flight for the same target repository, follow it;
- * when the key is recorded in the target repository, write this request's tag from it (no CLI,
+ * key; when a build with the same key is in flight for the same target repository, here or (Redis
+ * mode) on another replica, follow it; else claim the key's lease (others follow this build until
+ * the job releases it); when the key is recorded in the target repository, write this request's tag from it (no CLI,
  * no BuildKit); otherwise build, and say why in the img log. After a build, `afterBuild`
  * records the key. Failures of the reuse path never fail the request: they are logged and the
  * build runs.
@@ -9,6 +10,13 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { cancellationOf } from '../../src/exec/cancellation.js';
+import {
+  STOPPED_WAITING,
+  type BuildLeases,
+  type FollowedBuild,
+  type FollowedOutcome,
+  type HeldLease,
+} from '../../src/builds/leases.js';
 import { isServiceError } from '../../src/errors.js';
 import type { CommandLogWriter } from '../../src/logs/types.js';
 import { RegistryClient } from '../../src/registry/client.js';
@@ -35,18 +43,21 @@ import { recordKey, reuseByKey, type RegistryAccess, type ReuseTarget } from './
 export interface ReuseDeps {
   readonly registry: RegistryClient;
   readonly inFlight: InFlightBuilds<BuildResult>;
+  /** Builds with the same key on other replicas (Redis mode). */
+  readonly leases: BuildLeases;
   readonly recent: RecentInputs;
   readonly blobs: BlobCache;
 }
 
 /**
- * The reuse side of one build router: its registry client, the in-process in-flight map, recent
- * inputs, the blobs the keys read.
+ * The reuse side of one build router: its registry client, the in-process in-flight map, the
+ * leases of the mode (src/stores.ts), recent inputs, the blobs the keys read.
  */
-export function createReuseDeps(insecureRegistries: readonly string[]): ReuseDeps {
+export function createReuseDeps(insecureRegistries: readonly string[], leases: BuildLeases): ReuseDeps {
   return {
     registry: new RegistryClient({ insecureRegistries }),
     inFlight: createInProcessInFlight<BuildResult>(),
+    leases,
     recent: new RecentInputs(),
     blobs: new BlobCache(),
   };
@@ -71,14 +82,15 @@ export interface Keyed {
   readonly input: BuildKeyInput;
 }
 
+/** `lease`: this build leads its key across replicas; the job releases it with its outcome. */
 export type ReuseDecision =
-  | { readonly kind: 'reused'; readonly keyed: Keyed }
-  | { readonly kind: 'follow'; readonly keyed: Keyed; readonly build: InFlightBuild<BuildResult> }
-  | { readonly kind: 'build'; readonly keyed?: Keyed };
+  | { readonly kind: 'reused'; readonly keyed: Keyed; readonly lease?: HeldLease }
+  | { readonly kind: 'follow'; readonly keyed: Keyed; readonly build: FollowedBuild }
+  | { readonly kind: 'build'; readonly keyed?: Keyed; readonly lease?: HeldLease };
 
 const seconds = (startedMs: number): string => `${((performance.now() - startedMs) / 1000).toFixed(2)} s`;
 
-const reasonOf = (err: unknown): string =>
+export const reasonOf = (err: unknown): string =>
   isServiceError(err) ? err.message : err instanceof Error ? err.message : 'unknown failure';
 
 export function registryAccess(plan: BuildPlan, deps: Pick<BuildDeps, 'config' | 'reuse'>): RegistryAccess {
@@ -86,6 +98,37 @@ export function registryAccess(plan: BuildPlan, deps: Pick<BuildDeps, 'config' |
     client: deps.reuse.registry,
     insecureRegistries: deps.config.insecureRegistries,
     credentialsFor: buildCredentials(plan, deps.config.registryAuth),
+  };
+}
+
+/** A build in this process's in-flight map, followed: one more waiter of it while waiting. */
+export function followInProcess(build: InFlightBuild<BuildResult>): FollowedBuild {
+  return {
+    where: 'here',
+    join(signal) {
+      const waiter = build.join();
+      if (waiter === undefined) return undefined;
+      let leave = (): void => undefined;
+      const stopped = new Promise<FollowedOutcome>((resolve) => {
+        leave = () => {
+          waiter.leave(signal.reason);
+          resolve({ ok: false, why: STOPPED_WAITING });
+        };
+        if (signal.aborted) leave();
+        else signal.addEventListener('abort', leave, { once: true });
+      });
+      const settled = build.result.then(
+        (built): FollowedOutcome => ({ ok: true, built }),
+        (err: unknown): FollowedOutcome => ({
+          ok: false,
+          why: `following the build with the same key failed (${reasonOf(err)})`,
+        }),
+      );
+      return Promise.race([settled, stopped]).finally(() => {
+        signal.removeEventListener('abort', leave);
+        waiter.leave();
+      });
+    },
   };
 }
 
@@ -202,9 +245,23 @@ export async function reuseStep(
     log.write(
       `# a build with the same key is in flight for ${target.registry}/${target.name}: waiting for it\n`,
     );
-    return { kind: 'follow', keyed, build: other };
+    return { kind: 'follow', keyed, build: followInProcess(other) };
   }
   input.lead.alias(inFlightId);
+  let lease: HeldLease | undefined;
+  try {
+    const claim = await deps.reuse.leases.claim(inFlightId, { follow: input.followAllowed });
+    if (claim.kind === 'follow') {
+      log.write(
+        `# a build with the same key runs on another replica for ${target.registry}/${target.name}: waiting for it\n`,
+      );
+      return { kind: 'follow', keyed, build: claim.build };
+    }
+    if (claim.kind === 'leader') lease = claim.lease;
+  } catch (err) {
+    log.write(`# not coalesced with other replicas (${reasonOf(err)})\n`);
+  }
+  const leased = lease === undefined ? {} : { lease };
   try {
     const outcome = await reuseByKey(
       keyed.key,
@@ -219,7 +276,7 @@ export async function reuseStep(
       );
       deps.reuse.recent.set(recentId(plan, input.branch), keyed.input);
       deps.metrics.buildReusesTotal.inc();
-      return { kind: 'reused', keyed };
+      return { kind: 'reused', keyed, ...leased };
     }
     log.write(
       `no earlier image with this key (${buildKeyTag(keyed.key)} is not in ${target.registry}/${target.name})\n`,
@@ -236,7 +293,7 @@ export async function reuseStep(
       }\n`,
     );
   }
-  return { kind: 'build', keyed };
+  return { kind: 'build', keyed, ...leased };
 }
 
 /** After a successful build: record the key in the target repository (logged, never throws). */
