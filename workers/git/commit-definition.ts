@@ -1,8 +1,8 @@
 /**
  * The dev container definition of a cloned commit: found from its trees before any file content
- * is fetched (`ls-tree` of `.devcontainer/` and `.devcontainer.json` -> the lookup rule,
- * builder/definition-lookup.ts), then read once its own place is checked out (the config's file
- * -> JSONC -> the read set).
+ * is fetched (`ls-tree -r -t` of `.devcontainer/` and `.devcontainer.json`, kept for the build key
+ * -> the lookup rule, builder/definition-lookup.ts), then read once its own place is checked out
+ * (the config's file -> JSONC -> the read set).
  * A config that is a symbolic link is followed inside the tree only to a file of its own folder
  * (what the sparse checkout holds); a link leaving the repository is DEFINITION_OUTSIDE_CLONE,
  * one to elsewhere in it DEFINITION_OUTSIDE_READ_SET, both 400.
@@ -30,6 +30,8 @@ export interface CommitDefinition {
   readonly text: string;
   /** Parsed JSONC, or undefined when it does not parse (the CLI reports that in the build log). */
   readonly parsed: unknown;
+  /** The object id of the blob `text` was read from (the link target's, for a link). */
+  readonly blobId: string;
 }
 
 export interface CommitReadSet {
@@ -67,6 +69,8 @@ async function contentEntry(
 export interface LocatedDefinition {
   readonly entry: TreeEntry;
   readonly entries: ReadonlyMap<string, TreeEntry>;
+  /** Every entry (trees included) of `.devcontainer/` (recursively) and `.devcontainer.json`, by path. */
+  readonly listing: ReadonlyMap<string, TreeEntry>;
   /** The definition's own place (its folder, or a root `.devcontainer.json` alone): fetched first. */
   readonly ownPlace: ReadPath[];
 }
@@ -79,6 +83,7 @@ export async function locateDefinition(
   const output = await git([
     'ls-tree',
     '-r',
+    '-t',
     '-z',
     '--full-tree',
     treeish,
@@ -86,11 +91,8 @@ export async function locateDefinition(
     DEVCONTAINER_DIR,
     '.devcontainer.json',
   ]);
-  const entries = new Map(
-    parseLsTree(output)
-      .filter((e) => e.type === 'blob')
-      .map((e) => [e.path, e] as const),
-  );
+  const tree = new Map(parseLsTree(output).map((e) => [e.path, e] as const));
+  const entries = new Map([...tree].filter(([, e]) => e.type === 'blob'));
   const listing = new Map<string, ListingKind>(
     [...entries.values()].map((e) => [e.path, e.mode === LINK_MODE ? 'link' : 'file']),
   );
@@ -100,7 +102,7 @@ export async function locateDefinition(
   const entry = entries.get(found.path);
   if (entry === undefined) throw commandOutputUnexpected('git ls-tree');
   // A definition naming nothing reads just its own place: always part of the full read set.
-  return { entry, entries, ownPlace: buildReadSet(found.path, {}) };
+  return { entry, entries, listing: tree, ownPlace: buildReadSet(found.path, {}) };
 }
 
 /**
@@ -136,5 +138,8 @@ export async function readDefinition(
     parsed = undefined;
   }
   const configPath = located.entry.path;
-  return { definition: { configPath, text, parsed }, readSet: buildReadSet(configPath, parsed) };
+  return {
+    definition: { configPath, text, parsed, blobId: content.oid },
+    readSet: buildReadSet(configPath, parsed),
+  };
 }

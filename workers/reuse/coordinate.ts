@@ -55,12 +55,14 @@ async function tryJoin(
   existing: InFlightBuild<BuildResult>,
   clientSignal: AbortSignal,
 ): Promise<BuildResult | undefined> {
-  const commit = await existing.commit;
+  // The branch's tip is asked for at once, while the build in flight may still be cloning: a
+  // joiner then answers with that build, not a `git ls-remote` after it.
+  const [commit, tips] = await Promise.all([
+    existing.commit,
+    c.remoteTip(plan, clientSignal).catch(() => undefined),
+  ]);
   if (commit === undefined) return undefined;
-  let tips: string[];
-  try {
-    tips = await c.remoteTip(plan, clientSignal);
-  } catch {
+  if (tips === undefined) {
     c.deps.logger.info({ repository: plan.repository }, 'branch tip not checked: no early join');
     return undefined;
   }
