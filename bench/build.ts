@@ -3,7 +3,9 @@
  * `git clone --depth 1` + `devcontainer build --push`, for the same fixture repository on the same
  * builder (the stack's BuildKit endpoint), for a small fixture and the large one (12 000 files,
  * ~110 MB, of which the build reads only `.devcontainer/`). Runs are interleaved (service, hand,
- * service, ...) after one warm-up of each, so drift hits both sides alike.
+ * service, ...) after one warm-up of each, so drift hits both sides alike. Both sides produce the
+ * same image: the by-hand build passes the two OCI labels the service adds (source, and the
+ * revision the service's warm-up answered), to the same builder, with no cache options either side.
  *
  *   npm run stack -- up
  *   npx tsx bench/build.ts [runs=3] [small=feature] [large=large]
@@ -38,7 +40,7 @@ const app = await startApp({
   build: { ...testConfig({ scratchDir: tmpdir() }).build, reuse: false },
 });
 
-async function viaService(fixture: string, i: number): Promise<number> {
+async function viaService(fixture: string, i: number): Promise<{ ms: number; commit: string }> {
   const started = performance.now();
   const res = await fetch(`${app.url}/build`, {
     method: 'POST',
@@ -52,10 +54,10 @@ async function viaService(fixture: string, i: number): Promise<number> {
   const body = await res.text();
   const ms = performance.now() - started;
   if (res.status !== 200) throw new Error(`POST /build answered ${res.status}: ${body}`);
-  return ms;
+  return { ms, commit: (JSON.parse(body) as { commit: string }).commit };
 }
 
-async function byHand(fixture: string, i: number): Promise<number> {
+async function byHand(fixture: string, i: number, commit: string): Promise<number> {
   const work = await mkdtemp(join(tmpdir(), 'ibs-bench-'));
   const auth = Buffer.from(`${stack.GIT_HTTPS_USER}:${stack.GIT_HTTPS_PASSWORD}`).toString('base64');
   try {
@@ -95,6 +97,10 @@ async function byHand(fixture: string, i: number): Promise<number> {
         `${stack.REGISTRY_ANON}/bench/hand:run-${i}`,
         '--push',
         '--omit-syntax-directive',
+        '--label',
+        `org.opencontainers.image.source=${repositoryOf(fixture)}`,
+        '--label',
+        `org.opencontainers.image.revision=${commit}`,
       ],
       {
         env: {
@@ -129,12 +135,12 @@ async function measure(fixture: string): Promise<Figures> {
   console.log(
     `fixture ${fixture} over https, builder ${stack.BUILDER_ENDPOINT}, ${runs} runs each (+1 warm-up)`,
   );
-  await viaService(fixture, 0);
-  await byHand(fixture, 0);
+  const { commit } = await viaService(fixture, 0);
+  await byHand(fixture, 0, commit);
   const figures: Figures = { service: [], hand: [] };
   for (let i = 1; i <= runs; i++) {
-    figures.service.push(await viaService(fixture, i));
-    figures.hand.push(await byHand(fixture, i));
+    figures.service.push((await viaService(fixture, i)).ms);
+    figures.hand.push(await byHand(fixture, i, commit));
     console.log(
       `run ${i}: service ${fmt(figures.service.at(-1) ?? 0)}  by hand ${fmt(figures.hand.at(-1) ?? 0)}`,
     );

@@ -1,3 +1,4 @@
+import type { BuildLeases } from './builds/leases.js';
 import type { BuildRegistry } from './builds/types.js';
 import type { Config } from './config/types.js';
 import type { ProcessGroups } from './exec/process-groups.js';
@@ -14,6 +15,8 @@ export interface AppContext {
   readonly logStore: LogStore;
   /** The builds this instance runs and the newest finished ones (GET /builds). */
   readonly builds: BuildRegistry;
+  /** Coalescing identical builds across replicas (Redis mode; embedded: nothing shared). */
+  readonly leases: BuildLeases;
   readonly errorTracker: ErrorTracker;
   /** The process groups of running commands (killed if the service exits). */
   readonly processGroups: ProcessGroups;

@@ -76,6 +76,7 @@ async function main(): Promise<void> {
     metrics: new Metrics(),
     logStore: stores.logStore,
     builds: stores.builds,
+    leases: stores.leases,
     ...(stores.sharedStoreProbe === undefined ? {} : { sharedStoreProbe: stores.sharedStoreProbe }),
     errorTracker,
     processGroups: new ProcessGroups().killOnExit(process),

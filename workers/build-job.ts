@@ -1,24 +1,41 @@
 /**
- * One build: per-request directory -> clone (git-* log) -> definition -> with reuse on, the
- * reuse step (build key; follow a build in flight with the same key, or write the tag from the
- * recorded key) -> build and push (img-* log) -> record the key -> result. The directory is removed whatever the outcome. Progress (phase, log
- * ids as soon as each log is opened, the commit) goes to the reporter it receives.
+ * One build: per-request directory -> clone opened (git-* log: the commit and its trees) -> with
+ * reuse on and the definition's blobs known, the key from the trees and the reuse step (reused,
+ * or following a build in flight: done, nothing checked out) -> otherwise the read set checked
+ * out and sealed -> definition -> with reuse on, the key from the files and the reuse step ->
+ * build and push (img-* log) -> record the key -> result. A build with the same key is followed
+ * here or on another replica; a lease on the key (Redis mode) is released with the outcome when the
+ * job ends. The directory is removed whatever the outcome. Progress (phase, log ids as soon as each
+ * log is opened, the commit) goes to the reporter.
  */
+import type { BuiltImage, FollowedBuild, HeldLease } from '../src/builds/leases.js';
 import type { BuildReporter } from '../src/builds/types.js';
+import { cancellationOf } from '../src/exec/cancellation.js';
 import type { CommandLogWriter, LogStore } from '../src/logs/types.js';
 import { resolveDefinition } from './builder/definition.js';
 import { buildAndPush } from './builder/devcontainer-build.js';
 import type { BuildDeps } from './build-deps.js';
-import { cloneRepository } from './git/clone.js';
+import { openClone, type OpenClone } from './git/clone.js';
 import type { BuildPlan, BuildResult } from './plan-types.js';
-import { createRequestDir, removeRequestDir } from './request-dir.js';
-import type { InFlightBuild, LeadBuild } from './reuse/in-flight.js';
-import { afterBuild, reuseStep, type Keyed } from './reuse/reuse-step.js';
+import { createRequestDir, removeRequestDir, type RequestDir } from './request-dir.js';
+import type { LeadBuild } from './reuse/in-flight.js';
+import type { ReuseTarget } from './reuse/reuse-image.js';
+import {
+  afterBuild,
+  guardedKey,
+  keyDeps,
+  keyFromCheckout,
+  reuseStep,
+  type Keyed,
+} from './reuse/reuse-step.js';
+import { keyFromTrees } from './reuse/tree-key.js';
 
 /** Reuse for this job: its entry in the in-flight map, and whether it may follow another build. */
 export interface JobReuse {
   readonly lead: LeadBuild<BuildResult>;
   readonly followAllowed: boolean;
+  /** A line for the top of the img log (why this job builds after waiting for another build). */
+  readonly note?: string;
 }
 
 /**
@@ -27,7 +44,7 @@ export interface JobReuse {
  */
 export interface FollowBuild {
   readonly kind: 'follow';
-  readonly build: InFlightBuild<BuildResult>;
+  readonly build: FollowedBuild;
   readonly keyed: Keyed;
   readonly partial: Omit<BuildResult, 'imageBuildLogId'>;
   readonly log: CommandLogWriter;
@@ -76,12 +93,142 @@ export async function runBuildJob(
   const dir = await createRequestDir(deps.config.scratchDir);
   try {
     await reporter.phase('cloning');
-    const cloned = await cloneRepository(plan, deps, dir, signal);
-    reuse?.lead.setCommit(cloned.commit);
-    const tag = plan.image.tag ?? `sha-${cloned.commit.slice(0, 7)}`;
-    const image = `${plan.image.registry}/${plan.image.name}:${tag}`;
-    await reporter.resolved({ branch: cloned.branch, commit: cloned.commit, image });
-    await reporter.phase('resolving');
+    const open = await openClone(plan, deps, dir, signal);
+    try {
+      reuse?.lead.setCommit(open.commit);
+      const tag = plan.image.tag ?? `sha-${open.commit.slice(0, 7)}`;
+      const image = `${plan.image.registry}/${plan.image.name}:${tag}`;
+      await reporter.resolved({ branch: open.branch, commit: open.commit, image });
+      await reporter.phase('resolving');
+      const target = { registry: plan.image.registry, name: plan.image.name, tag };
+      const partial = {
+        image,
+        registry: plan.image.registry,
+        name: plan.image.name,
+        tag,
+        branch: open.branch,
+        commit: open.commit,
+        gitCloneLogId: open.logId,
+      };
+      return await buildOrReuse({ plan, deps, dir, signal, reporter, reuse, open, target, partial });
+    } finally {
+      await open.end();
+    }
+  } finally {
+    await removeRequestDir(dir);
+  }
+}
+
+interface JobState {
+  readonly plan: BuildPlan;
+  readonly deps: BuildDeps;
+  readonly dir: RequestDir;
+  readonly signal: AbortSignal;
+  readonly reporter: BuildReporter;
+  readonly reuse: JobReuse | undefined;
+  readonly open: OpenClone;
+  readonly target: ReuseTarget;
+  readonly partial: Omit<BuildResult, 'imageBuildLogId'>;
+}
+
+/**
+ * What the reuse step decided: an outcome to return now, or the key to build with (if any); and
+ * the key's lease when this job leads it across replicas.
+ */
+type Decided = ({ readonly outcome: JobOutcome } | { readonly build: Keyed | undefined }) & {
+  readonly lease?: HeldLease;
+};
+
+/** The reuse step for `key`, its log handed over when the job follows another build. */
+async function decide(
+  job: JobState,
+  reuse: JobReuse,
+  log: CommandLogWriter,
+  key: Keyed | string,
+  started: number,
+): Promise<Decided> {
+  const { open, partial } = job;
+  const decision = await reuseStep(
+    {
+      plan: job.plan,
+      deps: job.deps,
+      branch: open.branch,
+      commit: open.commit,
+      target: job.target,
+      log,
+      lead: reuse.lead,
+      followAllowed: reuse.followAllowed,
+    },
+    key,
+    started,
+  );
+  if (decision.kind === 'follow')
+    return { outcome: { kind: 'follow', build: decision.build, keyed: decision.keyed, partial, log } };
+  const lease = decision.lease === undefined ? {} : { lease: decision.lease };
+  if (decision.kind === 'reused') return { outcome: { ...partial, imageBuildLogId: log.id }, ...lease };
+  return { build: decision.keyed, ...lease };
+}
+
+/** The key from the commit's trees alone (no checkout), or undefined; a failure is undefined too. */
+async function treeKey(job: JobState): Promise<Keyed | undefined> {
+  const { plan, deps, open } = job;
+  try {
+    return await keyFromTrees(
+      {
+        repository: plan.repository,
+        located: open.located,
+        git: open.git,
+        fallbackImage: deps.config.build.fallbackImage,
+        blobs: deps.reuse.blobs,
+      },
+      keyDeps(plan, deps),
+    );
+  } catch (err) {
+    if (cancellationOf(job.signal.reason) !== undefined) throw err;
+    return undefined;
+  }
+}
+
+/**
+ * With reuse on, the key is first computed from the commit's trees (tree-key.ts): an unchanged
+ * push is then answered, or handed to the build in flight with its key, without any checkout.
+ * Otherwise the clone's read set is checked out, the definition checked, and (reuse on, no key
+ * yet) the key computed from the files; then the build.
+ */
+async function buildOrReuse(job: JobState): Promise<JobOutcome> {
+  const { plan, deps, dir, signal, reporter, reuse, open, partial } = job;
+  const keying = reuse !== undefined && !plan.noCache;
+  let log: CommandLogWriter | undefined;
+  const openLog = async (): Promise<CommandLogWriter> => {
+    const opened = await deps.logStore.open('img', plan.secrets);
+    if (reuse?.note !== undefined) opened.write(reuse.note);
+    log = opened;
+    return opened;
+  };
+  let handedOver = false;
+  let decided: Decided | undefined;
+  let built: BuiltImage | undefined;
+  /** The outcome of a decision that ends the job (a result is remembered for the lease). */
+  const ended = (outcome: JobOutcome): JobOutcome => {
+    if (isFollow(outcome)) handedOver = true;
+    else built = outcome;
+    return outcome;
+  };
+  try {
+    if (reuse !== undefined && keying) {
+      const started = performance.now();
+      const fromTrees = await treeKey(job);
+      if (fromTrees !== undefined) {
+        const treeLog = await openLog();
+        treeLog.write("# build inputs read from the commit's trees and blobs an earlier build read\n");
+        decided = await decide(job, reuse, treeLog, fromTrees, started);
+      }
+    }
+    if (decided !== undefined && 'outcome' in decided) {
+      await open.end('build inputs known from the trees and unchanged: nothing checked out');
+      return ended(decided.outcome);
+    }
+    const cloned = await open.checkout();
     const definition = await resolveDefinition({
       cloneDir: cloned.dir,
       generatedDir: dir.generated,
@@ -90,64 +237,47 @@ export async function runBuildJob(
         ? {}
         : { fallbackImage: deps.config.build.fallbackImage }),
     });
-    const target = { registry: plan.image.registry, name: plan.image.name, tag };
-    const partial = {
-      image,
-      registry: plan.image.registry,
-      name: plan.image.name,
-      tag,
-      branch: cloned.branch,
-      commit: cloned.commit,
-      gitCloneLogId: cloned.logId,
-    };
-    const log = await deps.logStore.open('img', plan.secrets);
-    let handedOver = false;
-    try {
-      let keyed: Keyed | undefined;
-      if (reuse !== undefined && plan.noCache) {
-        log.write('# buildOptions.noCache: building without looking for an earlier image\n');
-      } else if (reuse !== undefined) {
-        const decision = await reuseStep({
+    const imgLog = log ?? (await openLog());
+    if (reuse !== undefined && !keying) {
+      imgLog.write('# buildOptions.noCache: building without looking for an earlier image\n');
+    } else if (reuse !== undefined && decided === undefined) {
+      const started = performance.now();
+      const key = await guardedKey(signal, () =>
+        keyFromCheckout({
           plan,
           deps,
           cloneDir: cloned.dir,
-          branch: cloned.branch,
-          commit: cloned.commit,
           definition,
-          target,
-          log,
+          configBlobId: cloned.definition?.blobId,
+          listing: open.located?.listing,
+          log: imgLog,
           signal,
-          lead: reuse.lead,
-          followAllowed: reuse.followAllowed,
-        });
-        if (decision.kind === 'reused') return { ...partial, imageBuildLogId: log.id };
-        if (decision.kind === 'follow') {
-          handedOver = true;
-          return { kind: 'follow', build: decision.build, keyed: decision.keyed, partial, log };
-        }
-        keyed = decision.keyed;
-      }
-      await reporter.phase('building');
-      const built = await buildAndPush({
-        plan,
-        deps,
-        dir,
-        workspaceFolder: cloned.dir,
-        configFile: definition.configFile,
-        dockerfileBased: definition.dockerfileBased,
-        imageRef: image,
-        commit: cloned.commit,
-        signal,
-        log,
-      });
-      if (keyed !== undefined) {
-        await afterBuild({ plan, deps, branch: cloned.branch, target, log }, keyed);
-      }
-      return { ...partial, imageBuildLogId: built.logId };
-    } finally {
-      if (!handedOver) await log.close();
+        }),
+      );
+      decided = await decide(job, reuse, imgLog, key, started);
+      if ('outcome' in decided) return ended(decided.outcome);
     }
+    const keyed = decided !== undefined && 'build' in decided ? decided.build : undefined;
+    await reporter.phase('building');
+    const pushed = await buildAndPush({
+      plan,
+      deps,
+      dir,
+      workspaceFolder: cloned.dir,
+      configFile: definition.configFile,
+      dockerfileBased: definition.dockerfileBased,
+      imageRef: partial.image,
+      commit: open.commit,
+      signal,
+      log: imgLog,
+    });
+    if (keyed !== undefined) {
+      await afterBuild({ plan, deps, branch: open.branch, target: job.target, log: imgLog }, keyed);
+    }
+    return ended({ ...partial, imageBuildLogId: pushed.logId });
   } finally {
-    await removeRequestDir(dir);
+    // The builds that follow this one on other replicas learn where its image is (or that it failed).
+    await decided?.lease?.release(built);
+    if (!handedOver) await log?.close();
   }
 }

@@ -42,7 +42,7 @@ export type BuildJobRunner = (
 /** What the build router uses of the application. */
 export type BuildRouterContext = Pick<
   AppContext,
-  'config' | 'logger' | 'metrics' | 'logStore' | 'shutdownSignal' | 'processGroups' | 'builds'
+  'config' | 'logger' | 'metrics' | 'logStore' | 'shutdownSignal' | 'processGroups' | 'builds' | 'leases'
 >;
 
 export interface BuildRouterOptions {
@@ -105,7 +105,7 @@ export function createBuildRouter(ctx: BuildRouterContext, options: BuildRouterO
     groups: ctx.processGroups,
     remoteBuilder: new RemoteBuilder(ctx.config, ctx.processGroups),
     devcontainerCli: devcontainerCliScript(),
-    reuse: createReuseDeps(ctx.config.insecureRegistries),
+    reuse: createReuseDeps(ctx.config.insecureRegistries, ctx.leases),
   };
   ctx.shutdownSignal.addEventListener('abort', () => deps.reuse.registry.close(), { once: true });
   const deadlineSeconds = ctx.config.build.cloneTimeoutSeconds + ctx.config.build.timeoutSeconds;

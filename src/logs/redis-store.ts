@@ -17,10 +17,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Config } from '../config/types.js';
-import { invalidLogId, logNotFound, storeUnavailable } from '../errors.js';
+import { invalidLogId, logNotFound } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { RedisConnection } from '../redis/connection.js';
 import { redisScript } from '../redis/script.js';
+import { createFollowerHub, type Subscription } from '../redis/subscriptions.js';
 import { createLineMasker } from './line-masker.js';
 import { createPieceEncoder } from './piece-encoder.js';
 import { configSecrets } from './masking.js';
@@ -46,8 +47,6 @@ const SLAB_MAX_BYTES = 1024 * 1024;
 const CLOSE_FLUSH_DEADLINE_MS = 10_000;
 /** Pieces a follower reads per round trip. */
 const FOLLOW_PIECES = 64;
-/** A follower's subscription not confirmed this long: the store is unavailable (503). */
-const SUBSCRIBE_TIMEOUT_MS = 3000;
 const RETRY_MIN_MS = 100;
 const RETRY_MAX_MS = 1000;
 
@@ -385,94 +384,4 @@ function elementsOf(pieces: readonly Buffer[]): Buffer[] {
   }
   endRun();
   return elements;
-}
-
-interface Subscription {
-  /** Bumped on every message of the channel (and on every reconnection). */
-  version(): number;
-  /** Resolves once the version differs from `seen`, or `signal` aborts. */
-  changeSince(seen: number, signal?: AbortSignal): Promise<void>;
-  release(): void;
-}
-
-/** One subscriber connection per store, shared by every follower; one channel per followed log. */
-function createFollowerHub(connection: Pick<RedisConnection, 'duplicate'>) {
-  let subscriber: Redis | undefined;
-  const channels = new Map<string, { version: number; users: number; waiters: Set<() => void> }>();
-  const bump = (entry: { version: number; waiters: Set<() => void> }): void => {
-    entry.version += 1;
-    for (const wake of [...entry.waiters]) wake();
-  };
-  const connect = (): Redis => {
-    if (subscriber) return subscriber;
-    // Subscriptions wait for the connection (bounded by SUBSCRIBE_TIMEOUT_MS) and are renewed on reconnection.
-    const sub = connection.duplicate({ enableOfflineQueue: true, autoResubscribe: true });
-    sub.on('message', (channel: string) => {
-      const entry = channels.get(channel);
-      if (entry) bump(entry);
-    });
-    // After a reconnection (messages may have been missed), every follower re-reads.
-    sub.on('ready', () => {
-      for (const entry of channels.values()) bump(entry);
-    });
-    subscriber = sub;
-    return sub;
-  };
-
-  return {
-    async subscribe(channel: string): Promise<Subscription> {
-      const sub = connect();
-      let entry = channels.get(channel);
-      if (!entry) {
-        entry = { version: 0, users: 0, waiters: new Set() };
-        channels.set(channel, entry);
-      }
-      entry.users += 1;
-      const own = entry;
-      let released = false;
-      const release = (): void => {
-        if (released) return;
-        released = true;
-        own.users -= 1;
-        if (own.users === 0 && channels.get(channel) === own) {
-          channels.delete(channel);
-          void sub.unsubscribe(channel).catch(() => undefined);
-        }
-      };
-      let timer: NodeJS.Timeout | undefined;
-      try {
-        await Promise.race([
-          sub.subscribe(channel),
-          new Promise((_, reject) => {
-            timer = setTimeout(() => reject(storeUnavailable()), SUBSCRIBE_TIMEOUT_MS);
-          }),
-        ]);
-      } catch (err) {
-        release();
-        throw err;
-      } finally {
-        clearTimeout(timer);
-      }
-      return {
-        version: () => own.version,
-        changeSince: async (seen, signal) => {
-          if (own.version !== seen || signal?.aborted) return;
-          await new Promise<void>((resolve) => {
-            const wake = (): void => {
-              own.waiters.delete(wake);
-              signal?.removeEventListener('abort', wake);
-              resolve();
-            };
-            own.waiters.add(wake);
-            signal?.addEventListener('abort', wake, { once: true });
-          });
-        },
-        release,
-      };
-    },
-    async close(): Promise<void> {
-      subscriber?.disconnect();
-      subscriber = undefined;
-    },
-  };
 }

@@ -78,7 +78,8 @@ async function relabelImage(
   );
   const configType =
     typeof config.mediaType === 'string' ? config.mediaType : 'application/vnd.oci.image.config.v1+json';
-  const configDigest = await uploadBlob(client, call, relabelled, configType);
+  // The config carries this request's revision: new unless the same commit is written again.
+  const configDigest = await uploadBlob(client, call, relabelled, configType, { probe: false });
   const body = Buffer.from(
     JSON.stringify({ ...manifest, config: { ...config, digest: configDigest, size: relabelled.length } }),
   );
@@ -103,24 +104,24 @@ export async function writeRelabelled(
       .digest;
   }
   const entries = Array.isArray(top.manifests) ? top.manifests.filter(isObject) : [];
-  const manifests: Json[] = [];
-  for (const entry of entries) {
-    if (isAttestation(entry) || typeof entry.digest !== 'string') continue;
-    const child = await client.getManifest(call, entry.digest);
-    if (child === undefined) {
-      throw registryUnreachable(
-        call.ref.registry,
-        `platform manifest ${entry.digest} is gone`,
-        call.ref.image,
-      );
-    }
-    const childJson = parseObject(child.body, 'platform manifest', call);
-    const childType =
-      mediaTypeOf(childJson, child.contentType) ||
-      (typeof entry.mediaType === 'string' ? entry.mediaType : MEDIA_TYPES.ociManifest);
-    const written = await relabelImage(client, call, childJson, childType, labels, undefined);
-    manifests.push({ ...entry, digest: written.digest, size: written.size });
-  }
+  // Every platform at once (their order in the index kept).
+  const manifests: Json[] = await Promise.all(
+    entries
+      .filter((entry) => !isAttestation(entry) && typeof entry.digest === 'string')
+      .map(async (entry) => {
+        const digest = String(entry.digest);
+        const child = await client.getManifest(call, digest);
+        if (child === undefined) {
+          throw registryUnreachable(call.ref.registry, `platform manifest ${digest} is gone`, call.ref.image);
+        }
+        const childJson = parseObject(child.body, 'platform manifest', call);
+        const childType =
+          mediaTypeOf(childJson, child.contentType) ||
+          (typeof entry.mediaType === 'string' ? entry.mediaType : MEDIA_TYPES.ociManifest);
+        const written = await relabelImage(client, call, childJson, childType, labels, undefined);
+        return { ...entry, digest: written.digest, size: written.size };
+      }),
+  );
   if (manifests.length === 0) {
     throw registryUnreachable(call.ref.registry, 'index without a platform manifest', call.ref.image);
   }

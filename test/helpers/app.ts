@@ -69,6 +69,7 @@ export async function startApp(
     metrics: new Metrics(),
     logStore: stores.logStore,
     builds: options.builds ?? stores.builds,
+    leases: stores.leases,
     ...(stores.sharedStoreProbe === undefined ? {} : { sharedStoreProbe: stores.sharedStoreProbe }),
     errorTracker: options.errorTracker ?? noopErrorTracker,
     processGroups: new ProcessGroups(),

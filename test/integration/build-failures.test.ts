@@ -32,7 +32,7 @@ test('wrong git password: 500 from git clone, the log says why and never shows t
   t.is(res.status, 500);
   t.true(
     String(res.body.error).startsWith(
-      `git clone --filter=blob:none --no-checkout --depth 1 --single-branch --no-tags -- ${httpsRepo('image')} /`,
+      `git clone --config core.sparseCheckout=true --config core.sparseCheckoutCone=false --filter=blob:none --no-checkout --depth 1 --single-branch --no-tags -- ${httpsRepo('image')} /`,
     ),
   );
   t.regex(String(res.body.error), / exited with code 128$/);
@@ -143,7 +143,7 @@ for (const scheme of ['https', 'ssh'] as const) {
     t.is(res.status, 500);
     t.regex(
       String(res.body.error),
-      /^git clone --filter=blob:none --no-checkout --depth 1 --single-branch --no-tags -- .* timed out after 2 s$/,
+      /^git clone --config core.sparseCheckout=true --config core.sparseCheckoutCone=false --filter=blob:none --no-checkout --depth 1 --single-branch --no-tags -- .* timed out after 2 s$/,
     );
     t.true(elapsed >= 2000 && elapsed < 10_000, `answered after ${elapsed} ms`);
     t.true(seen.size > 0, 'the clone ran (git or ssh seen talking to the server)');

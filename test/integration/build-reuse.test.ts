@@ -143,6 +143,27 @@ for (const target of REGISTRIES) {
     t.deepEqual(await describe(second), await describe(first));
     t.is(await metricValue(app.url, 'service_build_reuses_total'), 1);
     t.is(await metricValue(app.url, 'service_builds_total{status="success"}'), 2);
+
+    // The unchanged push read the commit's trees only: nothing was checked out or fetched.
+    const reusedClone = (await fetchLog(app, reused.body.gitCloneLogId)).text;
+    t.regex(reusedClone, /nothing checked out/);
+    t.false(/ (?:checkout|sparse-checkout|cat-file)\b/.test(reusedClone), reusedClone);
+    t.regex(reusedLog, /build inputs read from the commit's trees/);
+
+    // A new instance knows no blob yet: its first unchanged push checks the definition out (and
+    // still reuses); its next one reads the trees only.
+    const fresh = await startBuildApp({ build: { reuse: true } });
+    t.teardown(fresh.close);
+    for (const [i, checkedOut] of [true, false].entries()) {
+      const commit = await repo.commit({ 'src/app.txt': `code ${i}\n` });
+      const res = await postBuild(fresh, body);
+      const log = await imgLog(t, fresh, res);
+      t.false(ranCli(log), log);
+      t.regex(log, /reused, no build/);
+      t.is(res.body.commit, commit);
+      const clone = (await fetchLog(fresh, res.body.gitCloneLogId)).text;
+      t.is(/ checkout\n/.test(clone), checkedOut, clone);
+    }
   });
 }
 

@@ -79,7 +79,7 @@ test('tofu: the first build remembers the host key, the second reuses it, a chan
   t.is(third.status, 500);
   t.regex(
     String(third.body.error),
-    /^git clone --filter=blob:none --no-checkout --depth 1 --single-branch --no-tags -- ssh:\/\/.* exited with code 128$/,
+    /^git clone --config core.sparseCheckout=true --config core.sparseCheckoutCone=false --filter=blob:none --no-checkout --depth 1 --single-branch --no-tags -- ssh:\/\/.* exited with code 128$/,
   );
   const log = await fetchLog(app, third.body.logId);
   t.is(log.status, 200);

@@ -61,7 +61,9 @@ async function assertBuilt(
   const gitLog = await fetchLog(app, gitCloneLogId);
   t.is(gitLog.status, 200);
   t.true(
-    gitLog.text.includes('git clone --filter=blob:none --no-checkout --depth 1 --single-branch --no-tags'),
+    gitLog.text.includes(
+      'git clone --config core.sparseCheckout=true --config core.sparseCheckoutCone=false --filter=blob:none --no-checkout --depth 1 --single-branch --no-tags',
+    ),
   );
   const imgLog = await fetchLog(app, imageBuildLogId);
   t.is(imgLog.status, 200);

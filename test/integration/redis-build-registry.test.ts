@@ -1,39 +1,22 @@
 // The Redis build registry against a real redis-server of the test's own: two registries on two
 // connections stand for two replicas; one that stops renewing (its process died) loses its builds.
 import test from 'ava';
-import { Writable } from 'node:stream';
 import { createRedisBuildRegistry, type RedisBuildRegistry } from '../../src/builds/redis-registry.js';
-import { createLogger } from '../../src/observability/logger.js';
-import { createRedisConnection, type RedisConnection } from '../../src/redis/connection.js';
+import type { RedisConnection } from '../../src/redis/connection.js';
 import { startRedis, type RedisProcess } from '../helpers/redis-process.js';
+import { readyConnection, silentLogger, useRedisServer } from '../helpers/redis-test-server.js';
 
-let redis: RedisProcess;
-test.before(async () => {
-  redis = await startRedis();
-});
-test.after.always(async () => {
-  await redis?.dispose();
-});
-
-const quiet = () =>
-  createLogger({
-    serviceName: 't',
-    environment: 't',
-    destination: new Writable({ write: (_c, _e, cb) => cb() }),
-  });
+const redis = useRedisServer();
 
 async function replica(
   t: { teardown: (fn: () => Promise<void> | void) => void },
   options: { history?: number; leaseMs?: number; server?: RedisProcess } = {},
 ): Promise<{ registry: RedisBuildRegistry; connection: RedisConnection }> {
-  const connection = createRedisConnection((options.server ?? redis).url, quiet());
-  if (connection.client.status !== 'ready') {
-    await new Promise((resolve) => connection.client.once('ready', resolve));
-  }
+  const connection = await readyConnection(options.server ?? redis());
   const registry = createRedisBuildRegistry({
     connection,
     history: options.history ?? 10,
-    logger: quiet(),
+    logger: silentLogger(),
     ...(options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs }),
   });
   t.teardown(async () => {

@@ -121,6 +121,9 @@ async function assertLinksInside(root: string, readSet: readonly ReadPath[]): Pr
   }
 }
 
+/** The generated definition of a repository without one (its bytes are the build key's config). */
+export const fallbackDefinitionText = (image: string): string => `${JSON.stringify({ image }, null, 2)}\n`;
+
 export async function resolveDefinition(options: {
   cloneDir: string;
   /** A directory outside the clone for the generated fallback definition. */
@@ -134,7 +137,7 @@ export async function resolveDefinition(options: {
   if (found === undefined) {
     if (options.fallbackImage === undefined || options.fallbackImage === '') throw noDefinition();
     const configFile = join(options.generatedDir, 'devcontainer.json');
-    await writeFile(configFile, `${JSON.stringify({ image: options.fallbackImage }, null, 2)}\n`, {
+    await writeFile(configFile, fallbackDefinitionText(options.fallbackImage), {
       mode: 0o600,
     });
     return { configFile, dockerfileBased: false };

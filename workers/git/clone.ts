@@ -11,8 +11,18 @@
  * (folder, or root file) checked out, the definition read, and the checkout widened to its whole
  * read set if it names more (sparse-checkout.ts): only those files are ever fetched. A server
  * without filters sends everything; the same steps give the same working tree. Every fetch
- * happens here, under the hardened environment and the request's credentials; then the clone is
- * sealed (no promisor remote left), so nothing later can fetch lazily.
+ * happens here, under the hardened environment and the request's credentials, by the commands
+ * given the promisor remote in their environment; the clone's own config loses it (sealed) beside
+ * the checkout, so nothing later can fetch lazily.
+ *
+ * Two steps (`openClone`, then `checkout` or `end`): between them the caller may read the trees
+ * (reuse/tree-key.ts, with the hardened `git` of the open clone). A clone ended without checkout
+ * is not sealed: nothing runs in it any more, and the caller removes its directory.
+ *
+ * Process count: after `git clone`, `rev-parse`, `ls-tree` (where the definition is) and
+ * `count-objects` run side by side; the checkout then fetches and writes the definition's own place
+ * while the read it does not change (the non-blob count) and the seal run beside it (every group's log
+ * output kept in order, as if one after the other); the definition is read from its checked-out file.
  */
 import { rm } from 'node:fs/promises';
 import { commandOutputUnexpected } from '../../src/errors.js';
@@ -27,13 +37,23 @@ import type { ReadPath } from '../builder/read-set.js';
 import {
   type CommitDefinition,
   type GitCapture,
+  type LocatedDefinition,
   locateDefinition,
   readDefinition,
 } from './commit-definition.js';
-import { cloneArgs } from './git-env.js';
+import { cloneArgs, withGitConfig } from './git-env.js';
 import { gitSecrets, requestGitEnv } from './request-git-env.js';
 import { describeReadSet } from './sparse-patterns.js';
-import { checkoutReadSet, filterHonoured, sealClone, widenReadSet } from './sparse-checkout.js';
+import {
+  checkoutReadSet,
+  nonBlobObjects,
+  promisorRemoteConfig,
+  sealClone,
+  setSparsePaths,
+  storedObjects,
+  widenReadSet,
+} from './sparse-checkout.js';
+import { sideBySide } from '../../src/logs/side-by-side.js';
 
 export interface ClonedRepository {
   /** The clone's working tree: only the read set is checked out. */
@@ -63,14 +83,43 @@ function readableLog(log: CommandLogWriter): CommandLogWriter {
   };
 }
 
-export async function cloneRepository(
+/**
+ * A clone of the commit's trees (no file content yet), its credentials still in place: what the
+ * definition and the build key need first. `checkout` fetches and checks out the read set and
+ * seals the clone (what a build needs); `end` finishes it without any checkout (the caller then
+ * removes the directory, running nothing in it). Either ends it: credentials removed, log closed.
+ */
+export interface OpenClone {
+  readonly dir: string;
+  readonly branch: string;
+  readonly commit: string;
+  readonly logId: string;
+  /** The definition's place in the commit's trees (with the listing around it); undefined: none. */
+  readonly located: LocatedDefinition | undefined;
+  /** Read-only git in the clone, under the hardened environment and the request's credentials. */
+  readonly git: GitCapture;
+  checkout(): Promise<ClonedRepository>;
+  /** Idempotent; a no-op once `checkout` has run. `note`: a last line for the clone's log. */
+  end(note?: string): Promise<void>;
+}
+
+/** Clone, read the commit, locate the definition from the trees; the clone stays open (see OpenClone). */
+export async function openClone(
   plan: BuildPlan,
   deps: Pick<BuildDeps, 'config' | 'logStore' | 'groups'>,
   dir: RequestDir,
   signal: AbortSignal,
-): Promise<ClonedRepository> {
+): Promise<OpenClone> {
   const { config } = deps;
   const log = await deps.logStore.open('git', gitSecrets(plan));
+  let ended = false;
+  const end = async (note?: string): Promise<void> => {
+    if (ended) return;
+    ended = true;
+    if (note !== undefined) log.write(`# ${note}\n`);
+    await rm(dir.gitSecrets, { recursive: true, force: true }).catch(() => undefined);
+    await log.close();
+  };
   try {
     return await withSpan(
       'git.clone',
@@ -91,53 +140,97 @@ export async function cloneRepository(
             ? Math.max(1, Math.ceil((deadline - performance.now()) / 1000))
             : 0;
         await run('git', cloneArgs(plan.url.cloneUrl, dir.clone, plan.branch), options);
-        // One process for both: the full commit, then the checked-out branch's short name.
-        const head = await run('git', ['-C', dir.clone, 'rev-parse', 'HEAD', '--abbrev-ref', 'HEAD'], {
-          ...options,
-          captureStdout: true,
-        });
-        const [commit = '', headName = ''] = head.stdout.trim().split('\n');
+        /** `git -C <clone> <args>` capturing stdout, its output in `to`; `env`: instead of the request's. */
+        const capture =
+          (to: CommandLogWriter, env?: Record<string, string>): GitCapture =>
+          async (args) =>
+            (
+              await run('git', ['-C', dir.clone, ...args], {
+                ...options,
+                ...(env === undefined ? {} : { baseEnv: env }),
+                timeoutSeconds: remaining(),
+                log: readableLog(to),
+                captureStdout: true,
+              })
+            ).stdout;
+        // Only the checkout and the widening can fetch: the promisor remote is in their environment
+        // alone, the clone's config loses it in the seal.
+        const fetchingGit = (to: CommandLogWriter): GitCapture =>
+          capture(to, withGitConfig(options.baseEnv, promisorRemoteConfig(plan.url.cloneUrl)));
+        // Before anything is fetched: the commit and branch (one process for both: the full commit,
+        // then the checked-out branch's short name; first, so a clone without HEAD fails here), where
+        // the definition is, and what the clone stores.
+        const [head, located, stored] = await sideBySide(log, [
+          (to) => capture(to)(['rev-parse', 'HEAD', '--abbrev-ref', 'HEAD']),
+          (to) => locateDefinition(capture(to), 'HEAD'),
+          (to) => storedObjects(capture(to)),
+        ] as const);
+        const [commit = '', headName = ''] = head.trim().split('\n');
         if (!COMMIT.test(commit)) throw commandOutputUnexpected('git rev-parse HEAD --abbrev-ref HEAD');
         const branch = plan.branch ?? headName.trim();
-        const git: GitCapture = async (args) =>
-          (
-            await run('git', ['-C', dir.clone, ...args], {
-              ...options,
-              timeoutSeconds: remaining(),
-              log: readableLog(log),
-              captureStdout: true,
-            })
-          ).stdout;
-        const partial = await filterHonoured(git);
-        // The definition's own place first (one fetch, which also brings the config's blob),
-        // then, only if the definition names more, the rest of its read set.
-        const located = await locateDefinition(git, commit);
-        const ownPlace = located?.ownPlace ?? [];
-        await checkoutReadSet(git, dir.clone, ownPlace);
-        const found = await readDefinition(git, located);
-        if (describeReadSet(found.readSet) !== describeReadSet(ownPlace))
-          await widenReadSet(git, dir.clone, found.readSet);
-        log.write(
-          partial
-            ? `# partial clone (blob:none), sparse paths: ${describeReadSet(found.readSet)}\n`
-            : `# server does not support filters: full clone, sparse paths: ${describeReadSet(found.readSet)}\n`,
-        );
-        await sealClone(git);
-        return {
-          dir: dir.clone,
-          branch,
-          commit,
-          logId: log.id,
-          readSet: found.readSet,
-          partial,
-          ...(found.definition === undefined ? {} : { definition: found.definition }),
+
+        /**
+         * The definition's own place (one fetch, which also brings the config's blob), alongside the
+         * read the fetch does not change (non-blob objects) and the seal; then, only if the
+         * definition names more, the rest of its read set.
+         */
+        const checkoutAndSeal = async (): Promise<
+          Pick<ClonedRepository, 'definition' | 'readSet' | 'partial'>
+        > => {
+          const ownPlace = located?.ownPlace ?? [];
+          await setSparsePaths(dir.clone, ownPlace);
+          // The checkout first: its process starts before the others'.
+          const [, nonBlobs] = await sideBySide(log, [
+            (to) => checkoutReadSet(fetchingGit(to), ownPlace),
+            (to) => nonBlobObjects(capture(to)),
+            (to) => sealClone(capture(to)),
+          ] as const);
+          const partial = stored <= nonBlobs;
+          const found = await readDefinition(capture(log), dir.clone, located);
+          if (describeReadSet(found.readSet) !== describeReadSet(ownPlace))
+            await widenReadSet(fetchingGit(log), dir.clone, found.readSet);
+          log.write(
+            partial
+              ? `# partial clone (blob:none), sparse paths: ${describeReadSet(found.readSet)}\n`
+              : `# server does not support filters: full clone, sparse paths: ${describeReadSet(found.readSet)}\n`,
+          );
+          return {
+            readSet: found.readSet,
+            partial,
+            ...(found.definition === undefined ? {} : { definition: found.definition }),
+          };
         };
+        const checkout = async (): Promise<ClonedRepository> => {
+          try {
+            const found = await withSpan('git.checkout', { 'log.id': log.id }, checkoutAndSeal);
+            return { dir: dir.clone, branch, commit, logId: log.id, ...found };
+          } catch (err) {
+            throw stepFailure(err, 'git clone', log);
+          } finally {
+            await end();
+          }
+        };
+        return { dir: dir.clone, branch, commit, logId: log.id, located, git: capture(log), checkout, end };
       },
     );
   } catch (err) {
-    throw stepFailure(err, 'git clone', log);
+    const failure = stepFailure(err, 'git clone', log);
+    await end();
+    throw failure;
+  }
+}
+
+/** The whole clone at once: open, check out, seal. */
+export async function cloneRepository(
+  plan: BuildPlan,
+  deps: Pick<BuildDeps, 'config' | 'logStore' | 'groups'>,
+  dir: RequestDir,
+  signal: AbortSignal,
+): Promise<ClonedRepository> {
+  const open = await openClone(plan, deps, dir, signal);
+  try {
+    return await open.checkout();
   } finally {
-    await rm(dir.gitSecrets, { recursive: true, force: true }).catch(() => undefined);
-    await log.close();
+    await open.end();
   }
 }

@@ -1,12 +1,15 @@
 /**
  * The dev container definition of a cloned commit: found from its trees before any file content
- * is fetched (`ls-tree` of `.devcontainer/` and `.devcontainer.json` -> the lookup rule,
- * builder/definition-lookup.ts), then read (`cat-file` of the config's blob -> JSONC -> the read set).
+ * is fetched (`ls-tree -r -t` of `.devcontainer/` and `.devcontainer.json`, kept for the build key
+ * -> the lookup rule, builder/definition-lookup.ts), then read once its own place is checked out
+ * (the config's file -> JSONC -> the read set).
  * A config that is a symbolic link is followed inside the tree only to a file of its own folder
  * (what the sparse checkout holds); a link leaving the repository is DEFINITION_OUTSIDE_CLONE,
  * one to elsewhere in it DEFINITION_OUTSIDE_READ_SET, both 400.
  */
-import { posix } from 'node:path';
+import { constants } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { join, posix } from 'node:path';
 import {
   commandOutputUnexpected,
   definitionOutsideClone,
@@ -27,6 +30,8 @@ export interface CommitDefinition {
   readonly text: string;
   /** Parsed JSONC, or undefined when it does not parse (the CLI reports that in the build log). */
   readonly parsed: unknown;
+  /** The object id of the blob `text` was read from (the link target's, for a link). */
+  readonly blobId: string;
 }
 
 export interface CommitReadSet {
@@ -64,30 +69,30 @@ async function contentEntry(
 export interface LocatedDefinition {
   readonly entry: TreeEntry;
   readonly entries: ReadonlyMap<string, TreeEntry>;
+  /** Every entry (trees included) of `.devcontainer/` (recursively) and `.devcontainer.json`, by path. */
+  readonly listing: ReadonlyMap<string, TreeEntry>;
   /** The definition's own place (its folder, or a root `.devcontainer.json` alone): fetched first. */
   readonly ownPlace: ReadPath[];
 }
 
-/** Finds the definition from the commit's trees alone (no file content needed); undefined: none. */
+/** Finds the definition from the trees of `treeish` alone (no file content needed); undefined: none. */
 export async function locateDefinition(
   git: GitCapture,
-  commit: string,
+  treeish: string,
 ): Promise<LocatedDefinition | undefined> {
   const output = await git([
     'ls-tree',
     '-r',
+    '-t',
     '-z',
     '--full-tree',
-    commit,
+    treeish,
     '--',
     DEVCONTAINER_DIR,
     '.devcontainer.json',
   ]);
-  const entries = new Map(
-    parseLsTree(output)
-      .filter((e) => e.type === 'blob')
-      .map((e) => [e.path, e] as const),
-  );
+  const tree = new Map(parseLsTree(output).map((e) => [e.path, e] as const));
+  const entries = new Map([...tree].filter(([, e]) => e.type === 'blob'));
   const listing = new Map<string, ListingKind>(
     [...entries.values()].map((e) => [e.path, e.mode === LINK_MODE ? 'link' : 'file']),
   );
@@ -97,20 +102,35 @@ export async function locateDefinition(
   const entry = entries.get(found.path);
   if (entry === undefined) throw commandOutputUnexpected('git ls-tree');
   // A definition naming nothing reads just its own place: always part of the full read set.
-  return { entry, entries, ownPlace: buildReadSet(found.path, {}) };
+  return { entry, entries, listing: tree, ownPlace: buildReadSet(found.path, {}) };
 }
 
 /**
- * Reads and parses a located definition (`git cat-file`; its own place is checked out by then, so
- * its blobs are local) and computes the read set. No definition: the fallback's, nothing.
+ * A checked-out file of the clone, by its repository path. Every folder on the way is a tree of the
+ * commit (a directory of the working tree) and the file itself a regular one; O_NOFOLLOW all the same.
+ */
+async function readCheckedOut(cloneDir: string, path: string): Promise<string> {
+  const file = await open(join(cloneDir, ...path.split('/')), constants.O_RDONLY | constants.O_NOFOLLOW);
+  try {
+    return await file.readFile('utf8');
+  } finally {
+    await file.close();
+  }
+}
+
+/**
+ * Reads and parses a located definition once its own place is checked out (the file as the
+ * Dev Containers CLI reads it, no git process; a link's target through `git cat-file`, its blob
+ * local by then) and computes the read set. No definition: the fallback's, nothing.
  */
 export async function readDefinition(
   git: GitCapture,
+  cloneDir: string,
   located: LocatedDefinition | undefined,
 ): Promise<CommitReadSet> {
   if (located === undefined) return { readSet: buildReadSet(undefined, undefined) };
   const content = await contentEntry(git, located.entries, located.entry);
-  const text = await git(['cat-file', 'blob', content.oid]);
+  const text = await readCheckedOut(cloneDir, content.path);
   let parsed: unknown;
   try {
     parsed = parseJsonc(text);
@@ -118,5 +138,8 @@ export async function readDefinition(
     parsed = undefined;
   }
   const configPath = located.entry.path;
-  return { definition: { configPath, text, parsed }, readSet: buildReadSet(configPath, parsed) };
+  return {
+    definition: { configPath, text, parsed, blobId: content.oid },
+    readSet: buildReadSet(configPath, parsed),
+  };
 }

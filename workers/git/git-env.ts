@@ -67,26 +67,45 @@ export function gitEnv(options: GitEnvOptions): Record<string, string> {
     GIT_SSH_COMMAND: sshCommand(options.knownHosts, options.sshKeyFile),
     GIT_SSH_VARIANT: 'ssh',
     GIT_LFS_SKIP_SMUDGE: '1',
-    GIT_CONFIG_COUNT: String(HARDENED_GIT_CONFIG.length),
+    GIT_CONFIG_COUNT: '0',
   };
-  HARDENED_GIT_CONFIG.forEach(([key, value], i) => {
-    env[`GIT_CONFIG_KEY_${i}`] = key;
-    env[`GIT_CONFIG_VALUE_${i}`] = value;
-  });
   // Never let an inherited askpass or ssh setting through.
   delete env.GIT_ASKPASS;
   delete env.SSH_ASKPASS;
   delete env.SSH_AUTH_SOCK;
-  return env;
+  return withGitConfig(env, HARDENED_GIT_CONFIG);
 }
 
 /**
- * `git clone --filter=blob:none --no-checkout --depth 1 --single-branch --no-tags [--branch B] -- URL DIR`:
- * the commit and its trees, no file content, no working tree (clone.ts checks out what the build reads).
+ * `env` with `pairs` appended to its GIT_CONFIG_COUNT/KEY/VALUE list (pure): the environment form
+ * of `git -c key=value`, seen by git and every git it starts, never written to a config file.
+ */
+export function withGitConfig(
+  env: Readonly<Record<string, string>>,
+  pairs: ReadonlyArray<readonly [string, string]>,
+): Record<string, string> {
+  const first = Number.parseInt(env.GIT_CONFIG_COUNT ?? '0', 10) || 0;
+  const result: Record<string, string> = { ...env, GIT_CONFIG_COUNT: String(first + pairs.length) };
+  pairs.forEach(([key, value], i) => {
+    result[`GIT_CONFIG_KEY_${first + i}`] = key;
+    result[`GIT_CONFIG_VALUE_${first + i}`] = value;
+  });
+  return result;
+}
+
+/**
+ * `git clone --config core.sparseCheckout=true --config core.sparseCheckoutCone=false --filter=blob:none
+ * --no-checkout --depth 1 --single-branch --no-tags [--branch B] -- URL DIR`: the commit and its trees, no
+ * file content, no working tree (clone.ts checks out what the build reads). The clone is created sparse
+ * (non-cone: sparse-patterns.ts), so no `git config` process runs later.
  */
 export function cloneArgs(cloneUrl: string, dir: string, branch?: string): string[] {
   return [
     'clone',
+    '--config',
+    'core.sparseCheckout=true',
+    '--config',
+    'core.sparseCheckoutCone=false',
     '--filter=blob:none',
     '--no-checkout',
     '--depth',

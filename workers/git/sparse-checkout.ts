@@ -1,16 +1,21 @@
 /**
- * The steps of a partial clone after `git clone --filter=blob:none --no-checkout` (clone.ts):
- * - filterHonoured: did the server send file contents anyway (no filter support)? Objects
- *   stored against commits + trees + tags reached, without fetching anything;
- * - checkoutReadSet: non-cone sparse patterns of the read set (sparse-patterns.ts) written to
- *   `.git/info/sparse-checkout`, then `git checkout`, which fetches the missing blobs of exactly
- *   those paths in one request. An empty read set (the fallback definition) checks out nothing;
+ * The steps of a partial clone after `git clone --filter=blob:none --no-checkout` (clone.ts), which
+ * creates the clone sparse (non-cone):
+ * - storedObjects <= nonBlobObjects tells whether the server honoured the filter (a server without
+ *   filter support sends every blob too): objects stored against commits + trees + tags reached,
+ *   counted without fetching anything;
+ * - sealClone: `git remote remove origin` drops the promisor remote (`remote.origin.promisor`,
+ *   its filter and URL) from the clone's config before any file content is fetched: from then on
+ *   git treats a missing object as missing and never fetches, whatever environment a later
+ *   command runs with;
+ * - setSparsePaths, checkoutReadSet: non-cone sparse patterns of the read set (sparse-patterns.ts)
+ *   written to `.git/info/sparse-checkout`, then `git checkout`, which fetches the missing blobs of exactly
+ *   those paths in one request. It runs with the promisor remote given in its own environment
+ *   (promisorRemoteConfig, with the hardened environment and the request's credentials): the only
+ *   commands that can fetch. An empty read set (the fallback definition) checks out nothing;
  *   widenReadSet: the same for a larger read set once the definition is read
  *   (`git sparse-checkout reapply`: one more request, only when the definition names paths
- *   outside its own folder);
- * - sealClone: `git remote remove origin` drops the promisor remote (`remote.origin.promisor`,
- *   its filter and URL): from then on git treats a missing object as missing and never fetches,
- *   whatever environment a later command runs with.
+ *   outside its own folder).
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -28,14 +33,14 @@ export function objectsStored(countObjects: string): number {
   return total;
 }
 
-/**
- * True when the server honoured the filter: the clone stores no more objects than the commits,
- * trees and tags its refs reach (a full clone stores every blob too). Both counts are cheap (no
- * per-blob lookup) and fetch nothing (`--missing=allow-any`).
- */
-export async function filterHonoured(git: GitCapture): Promise<boolean> {
-  const stored = objectsStored(await git(['count-objects', '-v']));
-  const nonBlobs = await git([
+/** Objects the clone stores (no per-object lookup). */
+export async function storedObjects(git: GitCapture): Promise<number> {
+  return objectsStored(await git(['count-objects', '-v']));
+}
+
+/** Commits, trees and tags the refs reach (`--missing=allow-any`: fetches nothing). */
+export async function nonBlobObjects(git: GitCapture): Promise<number> {
+  const count = await git([
     'rev-list',
     '--objects',
     '--missing=allow-any',
@@ -43,32 +48,38 @@ export async function filterHonoured(git: GitCapture): Promise<boolean> {
     '--count',
     '--all',
   ]);
-  return stored <= Number.parseInt(nonBlobs.trim(), 10);
+  return Number.parseInt(count.trim(), 10);
 }
 
-export async function checkoutReadSet(
-  git: GitCapture,
-  cloneDir: string,
-  readSet: readonly ReadPath[],
-): Promise<void> {
-  if (readSet.length === 0) return;
-  await git(['config', 'core.sparseCheckout', 'true']);
-  await git(['config', 'core.sparseCheckoutCone', 'false']);
-  await writePatterns(cloneDir, readSet);
-  await git(['checkout']);
+/** The clone's promisor remote as `git -c` pairs (pure): what the removed `origin` held. */
+export function promisorRemoteConfig(cloneUrl: string): Array<readonly [string, string]> {
+  return [
+    ['remote.origin.url', cloneUrl],
+    ['remote.origin.promisor', 'true'],
+    ['remote.origin.partialclonefilter', 'blob:none'],
+  ];
+}
+
+/**
+ * Checks out `readSet`, whose patterns setSparsePaths wrote (apart, so that the checkout's process
+ * starts at once); `fetchingGit` carries the promisor remote (promisorRemoteConfig).
+ */
+export async function checkoutReadSet(fetchingGit: GitCapture, readSet: readonly ReadPath[]): Promise<void> {
+  if (readSet.length > 0) await fetchingGit(['checkout']);
 }
 
 /** Widens a checked-out clone to `readSet` (a superset of what is checked out): fetches and writes the rest. */
 export async function widenReadSet(
-  git: GitCapture,
+  fetchingGit: GitCapture,
   cloneDir: string,
   readSet: readonly ReadPath[],
 ): Promise<void> {
-  await writePatterns(cloneDir, readSet);
-  await git(['sparse-checkout', 'reapply']);
+  await setSparsePaths(cloneDir, readSet);
+  await fetchingGit(['sparse-checkout', 'reapply']);
 }
 
-async function writePatterns(cloneDir: string, readSet: readonly ReadPath[]): Promise<void> {
+/** `.git/info/sparse-checkout` for `readSet`. */
+export async function setSparsePaths(cloneDir: string, readSet: readonly ReadPath[]): Promise<void> {
   const info = join(cloneDir, '.git', 'info');
   await mkdir(info, { recursive: true });
   await writeFile(join(info, 'sparse-checkout'), sparseCheckoutFile(readSet), { mode: 0o600 });

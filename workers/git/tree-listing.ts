@@ -26,3 +26,7 @@ export function parseLsTree(output: string): TreeEntry[] {
   }
   return entries;
 }
+
+/** A regular file (not a link, a tree or a submodule): its blob is the file's content. */
+export const isRegularFile = (entry: TreeEntry): boolean =>
+  entry.type === 'blob' && (entry.mode === '100644' || entry.mode === '100755');

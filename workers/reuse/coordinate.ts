@@ -4,21 +4,22 @@
  * - reuse on: a request identical to one in flight (request-identity.ts) joins it before taking
  *   a slot, when the branch still points at the commit being built (`git ls-remote`; unknown:
  *   no join); otherwise it leads its own job. A job that finds a build with the same key in
- *   flight returns (its slot freed); the request then waits for that build and answers as a
- *   reuse (its own tag and commit), or builds after all when that fails.
+ *   flight (here, or on another replica through the leases of Redis mode) returns (its slot
+ *   freed); the request then waits for that build and answers as a reuse (its own tag and
+ *   commit), or builds after all when that fails (a replica that died: its lease expired).
  * Every request answered by a build is a waiter of it: the build is cancelled only when its
  * last waiter's client has gone.
  */
 import { randomUUID } from 'node:crypto';
 import { Cancellation } from '../../src/exec/cancellation.js';
-import { internal, isServiceError } from '../../src/errors.js';
+import { internal } from '../../src/errors.js';
 import type { BuildDeps } from '../build-deps.js';
 import { isFollow, type FollowBuild, type JobOutcome, type JobReuse } from '../build-job.js';
 import type { BuildPlan, BuildResult } from '../plan-types.js';
 import type { BuildQueue } from '../queue.js';
 import type { InFlightBuild, LeadBuild } from './in-flight.js';
 import { requestIdentity } from './request-identity.js';
-import { registryAccess } from './reuse-step.js';
+import { reasonOf, registryAccess } from './reuse-step.js';
 import { reuseByKey } from './reuse-image.js';
 
 export interface Coordinator {
@@ -54,12 +55,14 @@ async function tryJoin(
   existing: InFlightBuild<BuildResult>,
   clientSignal: AbortSignal,
 ): Promise<BuildResult | undefined> {
-  const commit = await existing.commit;
+  // The branch's tip is asked for at once, while the build in flight may still be cloning: a
+  // joiner then answers with that build, not a `git ls-remote` after it.
+  const [commit, tips] = await Promise.all([
+    existing.commit,
+    c.remoteTip(plan, clientSignal).catch(() => undefined),
+  ]);
   if (commit === undefined) return undefined;
-  let tips: string[];
-  try {
-    tips = await c.remoteTip(plan, clientSignal);
-  } catch {
+  if (tips === undefined) {
     c.deps.logger.info({ repository: plan.repository }, 'branch tip not checked: no early join');
     return undefined;
   }
@@ -76,45 +79,52 @@ async function tryJoin(
   }
 }
 
-/** Waits for the followed build, then writes this request's tag from the recorded key. */
-async function follow(plan: BuildPlan, c: Coordinator, f: FollowBuild, lead: LeadBuild<BuildResult>) {
-  const waiter = f.build.join();
-  if (waiter === undefined) return undefined;
-  c.deps.metrics.buildsCoalescedTotal.inc();
-  const detach = onAbort(lead.signal, () => waiter.leave(lead.signal.reason));
+/**
+ * Waits for the followed build (here or on another replica), then writes this request's tag from
+ * the recorded key. When that build gave no image to reuse, the caller builds: `rebuild` is the
+ * first line of that build's log (why it runs, and where the wait is logged).
+ */
+async function follow(
+  plan: BuildPlan,
+  c: Coordinator,
+  f: FollowBuild,
+  lead: LeadBuild<BuildResult>,
+): Promise<BuildResult | { rebuild: string }> {
   const started = performance.now();
+  const building = (why: string) => {
+    f.log.write(`# ${why}: building\n`);
+    return { rebuild: `# waited in log ${f.log.id}: ${why}: building\n` };
+  };
   try {
-    const other = await f.build.result;
+    const waiting = f.build.join(lead.signal);
+    if (waiting === undefined) return building('the build with the same key was abandoned');
+    c.deps.metrics.buildsCoalescedTotal.inc();
+    const outcome = await waiting;
+    if (!outcome.ok) return building(outcome.why);
+    const other = outcome.built;
     const { partial } = f;
     if (other.registry === partial.registry && other.name === partial.name && other.tag === partial.tag) {
       f.log.write(`the build with the same key pushed ${other.image} itself: reused, nothing to write\n`);
       c.deps.metrics.buildReusesTotal.inc();
       return { ...partial, imageBuildLogId: f.log.id };
     }
-    const outcome = await reuseByKey(
+    const reused = await reuseByKey(
       f.keyed.key,
       { registry: partial.registry, name: partial.name, tag: partial.tag },
       { source: plan.repository, revision: partial.commit },
       registryAccess(plan, c.deps),
     );
-    if (outcome.kind === 'absent') {
-      f.log.write('# the build followed recorded no key: building\n');
-      return undefined;
-    }
+    if (reused.kind === 'absent') return building('the build followed recorded no key');
     const took = ((performance.now() - started) / 1000).toFixed(2);
     f.log.write(
-      `inputs unchanged since ${outcome.earlier}, key ${f.keyed.key}: reused, no build (${took} s after that build); ` +
-        `${partial.image} is ${outcome.digest}\n`,
+      `inputs unchanged since ${reused.earlier}, key ${f.keyed.key}: reused, no build (${took} s after that build); ` +
+        `${partial.image} is ${reused.digest}\n`,
     );
     c.deps.metrics.buildReusesTotal.inc();
     return { ...partial, imageBuildLogId: f.log.id };
   } catch (err) {
-    const why = isServiceError(err) ? err.message : err instanceof Error ? err.message : 'failure';
-    f.log.write(`# following the build with the same key failed (${why}): building\n`);
-    return undefined;
+    return building(`reusing the image of the build with the same key failed (${reasonOf(err)})`);
   } finally {
-    detach();
-    waiter.leave();
     await f.log.close();
   }
 }
@@ -129,16 +139,16 @@ async function leadBuild(
   const lead = inFlight.start(id) ?? inFlight.start(`${id}#${randomUUID()}`);
   if (lead === undefined) throw internal('no in-flight entry could be started');
   const detach = onAbort(clientSignal, () => lead.waiter.leave(new Cancellation('client_gone')));
-  const job = (followAllowed: boolean) =>
-    c.queue.run((signal) => c.job(signal, { lead, followAllowed }), {
+  const job = (reuse: Omit<JobReuse, 'lead'>) =>
+    c.queue.run((signal) => c.job(signal, { lead, ...reuse }), {
       signal: lead.signal,
       deadlineSeconds: c.deadlineSeconds,
     });
   try {
-    const outcome = await job(true);
-    const result = isFollow(outcome)
-      ? ((await follow(plan, c, outcome, lead)) ?? resultOf(await job(false)))
-      : outcome;
+    const first = await job({ followAllowed: true });
+    const answer = isFollow(first) ? await follow(plan, c, first, lead) : first;
+    const result =
+      'rebuild' in answer ? resultOf(await job({ followAllowed: false, note: answer.rebuild })) : answer;
     lead.settle({ ok: true, value: result });
     return result;
   } catch (err) {

@@ -1,40 +1,52 @@
 /**
- * Gathers the build key's input record from a clone (see build-key.ts): the config bytes'
- * digest, the read set's git object ids, and the digests of the base images and OCI features,
+ * Gathers the build key's input record (see build-key.ts): the config bytes' digest, the read
+ * set's git object ids, and the digests of the base images and OCI features,
  * resolved through the service's registry client with the credentials the build would use.
  * Anything that cannot be pinned (compose definitions, a build argument in `FROM`, a URL
  * feature, a registry that refuses or cannot be reached) makes the build unkeyable: it is
- * built, and the reason goes to the build log.
+ * built, and the reason goes to the build log. Where the ids and the Dockerfile's text come from
+ * is the caller's: a checked-out clone (reuse-step.ts) or the commit's trees (tree-key.ts).
  */
 import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
-import { join, posix } from 'node:path';
+import { posix } from 'node:path';
 import { isServiceError } from '../../src/errors.js';
-import type { RunOptions } from '../../src/exec/run.js';
 import { PULL, type RegistryClient } from '../../src/registry/client.js';
 import { parseImageString } from '../../src/registry/image-string.js';
-import { buildReadSet, dockerfileOf, isLocalFeature, repositoryPath } from '../builder/read-set.js';
-import { BUILD_PROCESS_VERSION, buildKey, type BuildKeyInput, type KeyedReference } from './build-key.js';
+import {
+  buildReadSet,
+  dockerfileOf,
+  isLocalFeature,
+  type ReadPath,
+  repositoryPath,
+} from '../builder/read-set.js';
+import {
+  BUILD_PROCESS_VERSION,
+  buildKey,
+  type BuildKeyInput,
+  type KeyedPath,
+  type KeyedReference,
+} from './build-key.js';
 import { dockerfileImages } from './dockerfile-from.js';
-import { readObjectIds } from './object-ids.js';
 import type { CredentialsFor } from './registry-credentials.js';
 
-/** What the key is computed from: the clone and its definition as found. */
+/** What the key is computed from: the definition as found, and readers of the commit. */
 export interface KeySource {
-  readonly cloneDir: string;
   /** Repository-relative path of the config; undefined for the generated fallback. */
   readonly configPath: string | undefined;
   /** The config file's bytes (the generated fallback's, when there is none). */
   readonly configBytes: Buffer;
   /** The parsed definition; undefined when it could not be parsed. */
   readonly definition: unknown;
+  /** The git object ids of the read set's paths at the commit. */
+  readonly objectIds: (readSet: readonly ReadPath[]) => Promise<KeyedPath[]>;
+  /** The text of the file at a repository path (the Dockerfile); undefined when it cannot be read. */
+  readonly readText: (path: string) => Promise<string | undefined>;
 }
 
 export interface KeyDeps {
   readonly client: RegistryClient;
   readonly insecureRegistries: readonly string[];
   readonly credentialsFor: CredentialsFor;
-  readonly git: Pick<RunOptions, 'baseEnv' | 'log' | 'signal'>;
   readonly platforms: readonly string[];
   readonly cliVersion: string;
 }
@@ -80,7 +92,7 @@ async function baseImageRefs(source: KeySource, def: Record<string, unknown>): P
     const configDir = source.configPath === undefined ? '' : posix.dirname(source.configPath);
     const path = repositoryPath(configDir === '.' ? '' : configDir, dockerfile);
     if (path === undefined) throw new Unkeyable(`Dockerfile ${dockerfile} is outside the repository`);
-    const text = await readFile(join(source.cloneDir, path), 'utf8').catch(() => undefined);
+    const text = await source.readText(path);
     if (text === undefined) throw new Unkeyable(`Dockerfile ${path} could not be read`);
     const images = dockerfileImages(text);
     if (images.kind === 'unkeyable') throw new Unkeyable(`Dockerfile ${path}: ${images.reason}`);
@@ -105,15 +117,15 @@ export async function computeKeyInput(source: KeySource, deps: KeyDeps): Promise
   try {
     if (source.definition === undefined) throw new Unkeyable('the definition could not be parsed');
     const def = objectOf(source.definition);
-    const paths = await readObjectIds(
-      source.cloneDir,
-      buildReadSet(source.configPath, source.definition),
-      deps.git,
-    );
-    const images = await baseImageRefs(source, def);
     const features = featureRefs(def);
-    const baseImages = await Promise.all(images.map((r) => resolve(r, 'base image', deps)));
-    const featureDigests = await Promise.all(features.map((r) => resolve(r, 'feature', deps)));
+    // The object ids and every reference's digest at once (git and the registries in parallel).
+    const [paths, baseImages, featureDigests] = await Promise.all([
+      source.objectIds(buildReadSet(source.configPath, source.definition)),
+      baseImageRefs(source, def).then((images) =>
+        Promise.all(images.map((r) => resolve(r, 'base image', deps))),
+      ),
+      Promise.all(features.map((r) => resolve(r, 'feature', deps))),
+    ]);
     const input: BuildKeyInput = {
       configDigest: sha256(source.configBytes),
       paths,

@@ -1,13 +1,22 @@
 /**
  * The reuse step of a build job, after the clone (see README "Build reuse"): compute the build
- * key; when a build with the same key is in flight for the same target repository, follow it;
- * when the key is recorded in the target repository, write this request's tag from it (no CLI,
+ * key; when a build with the same key is in flight for the same target repository, here or (Redis
+ * mode) on another replica, follow it; else claim the key's lease (others follow this build until
+ * the job releases it); when the key is recorded in the target repository, write this request's tag from it (no CLI,
  * no BuildKit); otherwise build, and say why in the img log. After a build, `afterBuild`
  * records the key. Failures of the reuse path never fail the request: they are logged and the
  * build runs.
  */
 import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { cancellationOf } from '../../src/exec/cancellation.js';
+import {
+  STOPPED_WAITING,
+  type BuildLeases,
+  type FollowedBuild,
+  type FollowedOutcome,
+  type HeldLease,
+} from '../../src/builds/leases.js';
 import { isServiceError } from '../../src/errors.js';
 import type { CommandLogWriter } from '../../src/logs/types.js';
 import { RegistryClient } from '../../src/registry/client.js';
@@ -15,6 +24,7 @@ import type { BuildDeps } from '../build-deps.js';
 import type { DevcontainerDefinition } from '../builder/definition.js';
 import { devcontainerCliVersion } from '../builder/devcontainer-build.js';
 import { parseJsonc } from '../builder/jsonc.js';
+import { isRegularFile, type TreeEntry } from '../git/tree-listing.js';
 import type { BuildPlan, BuildResult } from '../plan-types.js';
 import { buildKeyTag, changedInputs, type BuildKeyInput } from './build-key.js';
 import {
@@ -23,7 +33,9 @@ import {
   type InFlightBuilds,
   type LeadBuild,
 } from './in-flight.js';
-import { computeKeyInput } from './key-inputs.js';
+import { BlobCache } from './blob-cache.js';
+import { computeKeyInput, type KeyDeps } from './key-inputs.js';
+import { readObjectIds } from './object-ids.js';
 import { RecentInputs } from './recent-inputs.js';
 import { buildCredentials } from './registry-credentials.js';
 import { recordKey, reuseByKey, type RegistryAccess, type ReuseTarget } from './reuse-image.js';
@@ -31,29 +43,34 @@ import { recordKey, reuseByKey, type RegistryAccess, type ReuseTarget } from './
 export interface ReuseDeps {
   readonly registry: RegistryClient;
   readonly inFlight: InFlightBuilds<BuildResult>;
+  /** Builds with the same key on other replicas (Redis mode). */
+  readonly leases: BuildLeases;
   readonly recent: RecentInputs;
+  readonly blobs: BlobCache;
 }
 
-/** The reuse side of one build router: its registry client, the in-process in-flight map, recent inputs. */
-export function createReuseDeps(insecureRegistries: readonly string[]): ReuseDeps {
+/**
+ * The reuse side of one build router: its registry client, the in-process in-flight map, the
+ * leases of the mode (src/stores.ts), recent inputs, the blobs the keys read.
+ */
+export function createReuseDeps(insecureRegistries: readonly string[], leases: BuildLeases): ReuseDeps {
   return {
     registry: new RegistryClient({ insecureRegistries }),
     inFlight: createInProcessInFlight<BuildResult>(),
+    leases,
     recent: new RecentInputs(),
+    blobs: new BlobCache(),
   };
 }
 
 /** What the job knows when the reuse step runs. */
 export interface ReuseStepInput {
   readonly plan: BuildPlan;
-  readonly deps: Pick<BuildDeps, 'config' | 'groups' | 'reuse' | 'metrics'>;
-  readonly cloneDir: string;
+  readonly deps: Pick<BuildDeps, 'config' | 'reuse' | 'metrics'>;
   readonly branch: string;
   readonly commit: string;
-  readonly definition: DevcontainerDefinition;
   readonly target: ReuseTarget;
   readonly log: CommandLogWriter;
-  readonly signal: AbortSignal;
   /** This build in the in-flight map (the key is added to it). */
   readonly lead: LeadBuild<BuildResult>;
   /** Whether a build in flight with the same key may be followed. */
@@ -65,14 +82,15 @@ export interface Keyed {
   readonly input: BuildKeyInput;
 }
 
+/** `lease`: this build leads its key across replicas; the job releases it with its outcome. */
 export type ReuseDecision =
-  | { readonly kind: 'reused'; readonly keyed: Keyed }
-  | { readonly kind: 'follow'; readonly keyed: Keyed; readonly build: InFlightBuild<BuildResult> }
-  | { readonly kind: 'build'; readonly keyed?: Keyed };
+  | { readonly kind: 'reused'; readonly keyed: Keyed; readonly lease?: HeldLease }
+  | { readonly kind: 'follow'; readonly keyed: Keyed; readonly build: FollowedBuild }
+  | { readonly kind: 'build'; readonly keyed?: Keyed; readonly lease?: HeldLease };
 
 const seconds = (startedMs: number): string => `${((performance.now() - startedMs) / 1000).toFixed(2)} s`;
 
-const reasonOf = (err: unknown): string =>
+export const reasonOf = (err: unknown): string =>
   isServiceError(err) ? err.message : err instanceof Error ? err.message : 'unknown failure';
 
 export function registryAccess(plan: BuildPlan, deps: Pick<BuildDeps, 'config' | 'reuse'>): RegistryAccess {
@@ -83,6 +101,37 @@ export function registryAccess(plan: BuildPlan, deps: Pick<BuildDeps, 'config' |
   };
 }
 
+/** A build in this process's in-flight map, followed: one more waiter of it while waiting. */
+export function followInProcess(build: InFlightBuild<BuildResult>): FollowedBuild {
+  return {
+    where: 'here',
+    join(signal) {
+      const waiter = build.join();
+      if (waiter === undefined) return undefined;
+      let leave = (): void => undefined;
+      const stopped = new Promise<FollowedOutcome>((resolve) => {
+        leave = () => {
+          waiter.leave(signal.reason);
+          resolve({ ok: false, why: STOPPED_WAITING });
+        };
+        if (signal.aborted) leave();
+        else signal.addEventListener('abort', leave, { once: true });
+      });
+      const settled = build.result.then(
+        (built): FollowedOutcome => ({ ok: true, built }),
+        (err: unknown): FollowedOutcome => ({
+          ok: false,
+          why: `following the build with the same key failed (${reasonOf(err)})`,
+        }),
+      );
+      return Promise.race([settled, stopped]).finally(() => {
+        signal.removeEventListener('abort', leave);
+        waiter.leave();
+      });
+    },
+  };
+}
+
 /** The in-flight key of a build key in one target repository. */
 export const keyInFlightId = (target: ReuseTarget, key: string): string =>
   `key:${target.registry}/${target.name}:${key}`;
@@ -90,8 +139,36 @@ export const keyInFlightId = (target: ReuseTarget, key: string): string =>
 const recentId = (plan: BuildPlan, branch: string): string =>
   RecentInputs.keyOf(plan.repository, branch, `${plan.image.registry}/${plan.image.name}`);
 
-async function keyOf(input: ReuseStepInput): Promise<Keyed | string> {
-  const { plan, deps, definition } = input;
+/** What a checked-out clone gives the key (see keyFromCheckout). */
+export interface CheckoutKeySource {
+  readonly plan: BuildPlan;
+  readonly deps: Pick<BuildDeps, 'config' | 'reuse'>;
+  readonly cloneDir: string;
+  readonly definition: DevcontainerDefinition;
+  /** The object id of the config's blob, as the clone read it (undefined for the fallback). */
+  readonly configBlobId: string | undefined;
+  /** The commit's trees around the definition (commit-definition.ts), to name the Dockerfile's blob. */
+  readonly listing: ReadonlyMap<string, TreeEntry> | undefined;
+  readonly log: CommandLogWriter;
+  readonly signal: AbortSignal;
+}
+
+export function keyDeps(plan: BuildPlan, deps: Pick<BuildDeps, 'config' | 'reuse'>): KeyDeps {
+  return {
+    client: deps.reuse.registry,
+    insecureRegistries: deps.config.insecureRegistries,
+    credentialsFor: buildCredentials(plan, deps.config.registryAuth),
+    platforms: plan.platforms,
+    cliVersion: devcontainerCliVersion(),
+  };
+}
+
+/**
+ * The key from the checked-out files (config bytes, Dockerfile) and `git ls-tree`; the blobs it
+ * read are remembered (blob-cache.ts) so that the next push with the same ones needs no checkout.
+ */
+export async function keyFromCheckout(source: CheckoutKeySource): Promise<Keyed | string> {
+  const { plan, deps, definition } = source;
   let configBytes: Buffer;
   try {
     configBytes = await readFile(definition.configFile);
@@ -104,35 +181,59 @@ async function keyOf(input: ReuseStepInput): Promise<Keyed | string> {
   } catch {
     parsed = undefined;
   }
+  const read = new Map<string, Buffer>();
   const outcome = await computeKeyInput(
     {
-      cloneDir: input.cloneDir,
       configPath: definition.repositoryPath,
       configBytes,
       definition: parsed,
+      objectIds: (readSet) =>
+        readObjectIds(source.cloneDir, readSet, {
+          baseEnv: deps.config.childEnv,
+          log: source.log,
+          signal: source.signal,
+        }),
+      readText: async (path) => {
+        const bytes = await readFile(join(source.cloneDir, path)).catch(() => undefined);
+        if (bytes !== undefined) read.set(path, bytes);
+        return bytes?.toString('utf8');
+      },
     },
-    {
-      client: deps.reuse.registry,
-      insecureRegistries: deps.config.insecureRegistries,
-      credentialsFor: buildCredentials(plan, deps.config.registryAuth),
-      git: { baseEnv: deps.config.childEnv, log: input.log, signal: input.signal },
-      platforms: plan.platforms,
-      cliVersion: devcontainerCliVersion(),
-    },
+    keyDeps(plan, deps),
   );
-  return outcome.kind === 'keyed' ? { key: outcome.key, input: outcome.input } : outcome.reason;
+  if (outcome.kind !== 'keyed') return outcome.reason;
+  if (source.configBlobId !== undefined)
+    deps.reuse.blobs.set(plan.repository, source.configBlobId, configBytes);
+  for (const [path, bytes] of read) {
+    const entry = source.listing?.get(path);
+    if (entry !== undefined && isRegularFile(entry)) deps.reuse.blobs.set(plan.repository, entry.oid, bytes);
+  }
+  return { key: outcome.key, input: outcome.input };
 }
 
-export async function reuseStep(input: ReuseStepInput): Promise<ReuseDecision> {
-  const { plan, deps, log, target } = input;
-  const started = performance.now();
-  let keyed: Keyed | string;
+/** Runs a key computation; a failure (other than a cancellation) is the reason there is no key. */
+export async function guardedKey(
+  signal: AbortSignal,
+  compute: () => Promise<Keyed | string>,
+): Promise<Keyed | string> {
   try {
-    keyed = await keyOf(input);
+    return await compute();
   } catch (err) {
-    if (cancellationOf(input.signal.reason) !== undefined) throw err;
-    keyed = `key computation failed: ${reasonOf(err)}`;
+    if (cancellationOf(signal.reason) !== undefined) throw err;
+    return `key computation failed: ${reasonOf(err)}`;
   }
+}
+
+/**
+ * The decision for a key (or the reason there is none): follow a build in flight with the same
+ * key, write the tag from the recorded key, or build. `started`: when the key computation began.
+ */
+export async function reuseStep(
+  input: ReuseStepInput,
+  keyed: Keyed | string,
+  started: number,
+): Promise<ReuseDecision> {
+  const { plan, deps, log, target } = input;
   if (typeof keyed === 'string') {
     log.write(`# build key: none (${keyed}): no reuse for this build\n`);
     return { kind: 'build' };
@@ -144,9 +245,23 @@ export async function reuseStep(input: ReuseStepInput): Promise<ReuseDecision> {
     log.write(
       `# a build with the same key is in flight for ${target.registry}/${target.name}: waiting for it\n`,
     );
-    return { kind: 'follow', keyed, build: other };
+    return { kind: 'follow', keyed, build: followInProcess(other) };
   }
   input.lead.alias(inFlightId);
+  let lease: HeldLease | undefined;
+  try {
+    const claim = await deps.reuse.leases.claim(inFlightId, { follow: input.followAllowed });
+    if (claim.kind === 'follow') {
+      log.write(
+        `# a build with the same key runs on another replica for ${target.registry}/${target.name}: waiting for it\n`,
+      );
+      return { kind: 'follow', keyed, build: claim.build };
+    }
+    if (claim.kind === 'leader') lease = claim.lease;
+  } catch (err) {
+    log.write(`# not coalesced with other replicas (${reasonOf(err)})\n`);
+  }
+  const leased = lease === undefined ? {} : { lease };
   try {
     const outcome = await reuseByKey(
       keyed.key,
@@ -161,7 +276,7 @@ export async function reuseStep(input: ReuseStepInput): Promise<ReuseDecision> {
       );
       deps.reuse.recent.set(recentId(plan, input.branch), keyed.input);
       deps.metrics.buildReusesTotal.inc();
-      return { kind: 'reused', keyed };
+      return { kind: 'reused', keyed, ...leased };
     }
     log.write(
       `no earlier image with this key (${buildKeyTag(keyed.key)} is not in ${target.registry}/${target.name})\n`,
@@ -178,7 +293,7 @@ export async function reuseStep(input: ReuseStepInput): Promise<ReuseDecision> {
       }\n`,
     );
   }
-  return { kind: 'build', keyed };
+  return { kind: 'build', keyed, ...leased };
 }
 
 /** After a successful build: record the key in the target repository (logged, never throws). */

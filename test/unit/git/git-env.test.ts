@@ -3,7 +3,14 @@ import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { run } from '../../../src/exec/run.js';
-import { cloneArgs, credentialConfig, gitEnv, repoOrigin, sshCommand } from '../../../workers/git/git-env.js';
+import {
+  cloneArgs,
+  credentialConfig,
+  gitEnv,
+  repoOrigin,
+  sshCommand,
+  withGitConfig,
+} from '../../../workers/git/git-env.js';
 import { prepareKnownHosts, tofuKnownHostsFile } from '../../../workers/git/host-keys.js';
 
 const tofu = { file: '/s/ssh/known_hosts', strictHostKeyChecking: 'accept-new' as const };
@@ -14,6 +21,10 @@ for (const [name, branch, expected] of [
     undefined,
     [
       'clone',
+      '--config',
+      'core.sparseCheckout=true',
+      '--config',
+      'core.sparseCheckoutCone=false',
       '--filter=blob:none',
       '--no-checkout',
       '--depth',
@@ -30,6 +41,10 @@ for (const [name, branch, expected] of [
     'release/1.x',
     [
       'clone',
+      '--config',
+      'core.sparseCheckout=true',
+      '--config',
+      'core.sparseCheckoutCone=false',
       '--filter=blob:none',
       '--no-checkout',
       '--depth',
@@ -85,6 +100,22 @@ test('gitEnv: hardened variables, base env kept, inherited ssh/askpass settings 
     'protocol.file.allow': 'never',
     'submodule.recurse': 'false',
     'credential.helper': '',
+  });
+});
+
+test('withGitConfig: appends to the GIT_CONFIG_* list, leaving the hardened entries in place', (t) => {
+  const base = gitEnv({ baseEnv: {}, allowInsecureProtocols: false, home: '/h', knownHosts: tofu });
+  const count = Number(base.GIT_CONFIG_COUNT);
+  const env = withGitConfig(base, [['remote.origin.url', 'https://h/x.git']]);
+  t.is(env.GIT_CONFIG_COUNT, String(count + 1));
+  t.is(env[`GIT_CONFIG_KEY_${count}`], 'remote.origin.url');
+  t.is(env[`GIT_CONFIG_VALUE_${count}`], 'https://h/x.git');
+  t.is(env.GIT_CONFIG_KEY_0, 'core.hooksPath');
+  t.is(base.GIT_CONFIG_COUNT, String(count), 'the given environment is not changed');
+  t.deepEqual(withGitConfig({}, [['a.b', 'c']]), {
+    GIT_CONFIG_COUNT: '1',
+    GIT_CONFIG_KEY_0: 'a.b',
+    GIT_CONFIG_VALUE_0: 'c',
   });
 });
 

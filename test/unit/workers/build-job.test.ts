@@ -18,6 +18,7 @@ import { Metrics } from '../../../src/observability/metrics.js';
 import type { Config } from '../../../src/config/types.js';
 import type { BuildDeps } from '../../../workers/build-deps.js';
 import { createReuseDeps } from '../../../workers/reuse/reuse-step.js';
+import { createEmbeddedLeases } from '../../../src/builds/leases.js';
 import { runBuildJob } from '../../../workers/build-job.js';
 import { RemoteBuilder } from '../../../workers/builder/remote-builder.js';
 import { planBuild } from '../../../workers/plan.js';
@@ -97,7 +98,7 @@ async function harness(t: ExecutionContext, mode: 'ok' | 'fail' | 'hang'): Promi
     groups,
     remoteBuilder: new RemoteBuilder(config, groups),
     devcontainerCli: cli,
-    reuse: createReuseDeps(config.insecureRegistries),
+    reuse: createReuseDeps(config.insecureRegistries, createEmbeddedLeases()),
   };
   return { config, deps, scratchDir, record, repository: `git://127.0.0.1:${port}/repo.git`, commit };
 }

@@ -1,0 +1,64 @@
+/**
+ * Build leases: coalescing identical builds across replicas (see README "Redis mode"). A build
+ * whose key is known claims the key (an id: the build key in one target repository): the first
+ * claimant leads and holds a lease until its build ends, then releases it with where it pushed
+ * the image; a later claimant follows the leader instead of building. Embedded mode has nobody
+ * to share with: every build runs unshared (createEmbeddedLeases); Redis mode: redis-leases.ts.
+ * Only image references leave the replica (no request, no credential: secrets never go to Redis).
+ */
+
+/** Where a build pushed its image: what it tells the requests that waited for it. */
+export interface BuiltImage {
+  readonly image: string;
+  readonly registry: string;
+  readonly name: string;
+  readonly tag: string;
+}
+
+/** How a followed build ended: its image, or why there is none to reuse (a log line's text). */
+export type FollowedOutcome =
+  { readonly ok: true; readonly built: BuiltImage } | { readonly ok: false; readonly why: string };
+
+/** The outcome's `why` when the request stopped waiting (its client went away). */
+export const STOPPED_WAITING = 'the request stopped waiting for the build with the same key';
+
+/** A build with the same key that a request waits for instead of building (holding no slot). */
+export interface FollowedBuild {
+  /** Where the build runs, for the log ("in flight here", "on another replica"). */
+  readonly where: 'here' | 'another replica';
+  /**
+   * Starts waiting: its outcome, or `{ok: false}` once `signal` aborts. Undefined when the build
+   * can no longer be followed (abandoned by all its waiters).
+   */
+  join(signal: AbortSignal): Promise<FollowedOutcome> | undefined;
+}
+
+export interface HeldLease {
+  /** Ends the lease, telling the followers where the image is (`undefined`: the build failed). Never throws. */
+  release(built: BuiltImage | undefined): Promise<void>;
+}
+
+/**
+ * `unshared`: the build runs without a lease, nobody on another replica follows it (embedded
+ * mode; or another replica holds the key and `follow` was false, or the key changed hands again
+ * and again while claimed).
+ */
+export type LeaseClaim =
+  | { readonly kind: 'leader'; readonly lease: HeldLease }
+  | { readonly kind: 'follow'; readonly build: FollowedBuild }
+  | { readonly kind: 'unshared' };
+
+export interface BuildLeases {
+  /**
+   * Leads the build of `id`, or (when `follow`) follows the build on another replica that leads
+   * it; throws when the shared store is unreachable.
+   */
+  claim(id: string, options: { readonly follow: boolean }): Promise<LeaseClaim>;
+  /** Stops renewing leases (the process is ending). */
+  close(): Promise<void>;
+}
+
+/** Embedded mode: one instance, no other replica to follow; builds in flight here are found in the in-flight map. */
+export function createEmbeddedLeases(): BuildLeases {
+  return { claim: async () => ({ kind: 'unshared' }), close: async () => undefined };
+}

@@ -1,0 +1,42 @@
+/**
+ * For test files that talk to Redis directly (no service process): one redis-server of the file's
+ * own (started before its tests, disposed after), connections to it that are ready to use, and a
+ * logger that drops everything.
+ */
+import test from 'ava';
+import { Writable } from 'node:stream';
+import { createLogger, type Logger } from '../../src/observability/logger.js';
+import { createRedisConnection, type RedisConnection } from '../../src/redis/connection.js';
+import { startRedis, type RedisProcess } from './redis-process.js';
+
+export function silentLogger(): Logger {
+  return createLogger({
+    serviceName: 't',
+    environment: 't',
+    destination: new Writable({ write: (_c, _e, cb) => cb() }),
+  });
+}
+
+/** A connection to `server` once it is ready (the client connects on its own). */
+export async function readyConnection(server: RedisProcess): Promise<RedisConnection> {
+  const connection = createRedisConnection(server.url, silentLogger());
+  if (connection.client.status !== 'ready') {
+    await new Promise((resolve) => connection.client.once('ready', resolve));
+  }
+  return connection;
+}
+
+/** Registers a redis-server for this test file; the getter is valid inside tests. */
+export function useRedisServer(): () => RedisProcess {
+  let server: RedisProcess | undefined;
+  test.before(async () => {
+    server = await startRedis();
+  });
+  test.after.always(async () => {
+    await server?.dispose();
+  });
+  return () => {
+    if (server === undefined) throw new Error('the redis-server of this test file has not started');
+    return server;
+  };
+}

@@ -1,0 +1,137 @@
+// The build leases of Redis mode against a real redis-server of the test's own: two lease objects on
+// two connections stand for two replicas. The first claim leads, the second follows and learns the
+// outcome when the leader releases; a leader that stops renewing (its process died) lets its
+// follower go within a lease period, and the key can then be claimed again.
+import test, { type ExecutionContext } from 'ava';
+import {
+  STOPPED_WAITING,
+  type BuildLeases,
+  type FollowedBuild,
+  type LeaseClaim,
+} from '../../src/builds/leases.js';
+import { createRedisBuildLeases, LEASE_LOST } from '../../src/builds/redis-leases.js';
+import type { RedisConnection } from '../../src/redis/connection.js';
+import { readyConnection, silentLogger, useRedisServer } from '../helpers/redis-test-server.js';
+
+const redis = useRedisServer();
+
+async function replica(
+  t: ExecutionContext,
+  leaseMs?: number,
+): Promise<{ leases: BuildLeases; connection: RedisConnection }> {
+  const connection = await readyConnection(redis());
+  const leases = createRedisBuildLeases({
+    connection,
+    logger: silentLogger(),
+    ...(leaseMs === undefined ? {} : { leaseMs }),
+  });
+  t.teardown(async () => {
+    await leases.close();
+    await connection.close();
+  });
+  return { leases, connection };
+}
+
+let ids = 0;
+const freshId = (): string => `key:registry.example/app:${process.pid}-${(ids += 1)}`;
+
+const built = {
+  image: 'registry.example/app:sha-1234567',
+  registry: 'registry.example',
+  name: 'app',
+  tag: 'sha-1234567',
+};
+
+function followed(t: ExecutionContext, claim: LeaseClaim): FollowedBuild {
+  if (claim.kind !== 'follow') throw new Error(`expected a follow, got ${claim.kind}`);
+  t.is(claim.build.where, 'another replica');
+  return claim.build;
+}
+
+function leader(claim: LeaseClaim) {
+  if (claim.kind !== 'leader') throw new Error(`expected a leader, got ${claim.kind}`);
+  return claim.lease;
+}
+
+test('the first claim leads, the second follows and gets where the image is; only that reaches Redis', async (t) => {
+  const a = await replica(t);
+  const b = await replica(t);
+  const id = freshId();
+  const lease = leader(await a.leases.claim(id, { follow: true }));
+  const build = followed(t, await b.leases.claim(id, { follow: true }));
+  const waiting = build.join(new AbortController().signal);
+  t.truthy(waiting);
+  // A build result carries more (commit, log ids): only the image's place is published.
+  await lease.release({ ...built, commit: 'c'.repeat(40), imageBuildLogId: 'img-1' } as typeof built);
+  t.deepEqual(await waiting, { ok: true, built });
+  const stored = JSON.parse((await a.connection.client.get(`ibs:lease:${id}:outcome`)) ?? '{}') as Record<
+    string,
+    unknown
+  >;
+  t.deepEqual(Object.keys(stored).sort(), ['built', 'token']);
+  t.deepEqual(stored.built, built);
+  // Released: the key can be led again.
+  t.is((await b.leases.claim(id, { follow: true })).kind, 'leader');
+});
+
+test('a failed build tells its followers, which then build', async (t) => {
+  const a = await replica(t);
+  const b = await replica(t);
+  const id = freshId();
+  const lease = leader(await a.leases.claim(id, { follow: true }));
+  const waiting = followed(t, await b.leases.claim(id, { follow: true })).join(new AbortController().signal);
+  await lease.release(undefined);
+  t.deepEqual(await waiting, { ok: false, why: 'the build with the same key failed on its replica' });
+});
+
+test('a renewed lease keeps its follower waiting; without follow a held key is built unshared', async (t) => {
+  const leaseMs = 400;
+  const a = await replica(t, leaseMs);
+  const b = await replica(t, leaseMs);
+  const id = freshId();
+  const lease = leader(await a.leases.claim(id, { follow: true }));
+  t.deepEqual(await b.leases.claim(id, { follow: false }), { kind: 'unshared' });
+  const waiting = followed(t, await b.leases.claim(id, { follow: true })).join(new AbortController().signal);
+  // Several lease periods: the renewals keep the lease, the follower keeps waiting.
+  const early = await Promise.race([
+    waiting,
+    new Promise<'pending'>((resolve) => setTimeout(() => resolve('pending'), leaseMs * 4)),
+  ]);
+  t.is(early, 'pending');
+  await lease.release(built);
+  t.deepEqual(await waiting, { ok: true, built });
+});
+
+test('a leader that stops renewing (its replica died): its follower gives up within a lease period and the key is claimed again', async (t) => {
+  const leaseMs = 600;
+  const a = await replica(t, leaseMs);
+  const b = await replica(t, leaseMs);
+  const id = freshId();
+  const lease = leader(await a.leases.claim(id, { follow: true }));
+  const waiting = followed(t, await b.leases.claim(id, { follow: true })).join(new AbortController().signal);
+  // A's process "dies": no more renewals, no release.
+  await a.leases.close();
+  const started = Date.now();
+  t.deepEqual(await waiting, { ok: false, why: LEASE_LOST });
+  t.true(Date.now() - started < leaseMs * 2 + 500, `gave up after ${Date.now() - started} ms`);
+  // Another claimant takes the key over; the dead leader's late release changes nothing.
+  const takeover = leader(await b.leases.claim(id, { follow: true }));
+  await lease.release(built);
+  const c = await replica(t, leaseMs);
+  const third = followed(t, await c.leases.claim(id, { follow: true })).join(new AbortController().signal);
+  await takeover.release(undefined);
+  t.deepEqual(await third, { ok: false, why: 'the build with the same key failed on its replica' });
+});
+
+test('a follower that stops waiting is answered at once', async (t) => {
+  t.timeout(5000);
+  const a = await replica(t);
+  const b = await replica(t);
+  const id = freshId();
+  const lease = leader(await a.leases.claim(id, { follow: true }));
+  t.teardown(() => lease.release(undefined));
+  const stop = new AbortController();
+  const waiting = followed(t, await b.leases.claim(id, { follow: true })).join(stop.signal);
+  stop.abort();
+  t.deepEqual(await waiting, { ok: false, why: STOPPED_WAITING });
+});

@@ -1,0 +1,171 @@
+// Coalescing across replicas: real service processes on a redis-server of the test's own, the stack's
+// git server, builder and registry, build reuse on (the default). The same build sent to A and B at
+// once runs the CLI once and both answer 200 with the same image; a request on B that waits for a
+// slow build on A builds itself once A is SIGKILLed (A's lease expires), and answers 200.
+// "The CLI ran" is read from the img log (any replica reads any log): a build's log has the
+// `devcontainer build` command line, a reuse's has none.
+import test, { type ExecutionContext } from 'ava';
+import { randomBytes } from 'node:crypto';
+import type { BuildRecord } from '../../src/builds/types.js';
+import { startRedis } from '../helpers/redis-process.js';
+import {
+  getText,
+  postJson,
+  replicaEnv,
+  startReplicas,
+  stopReplicas,
+  within,
+  type JsonAnswer,
+  type Replica,
+} from '../helpers/replicas.js';
+import { httpsCreds, stack, uniqueName } from './build-support.js';
+import { metricValue, readImage, testRepo } from './reuse-support.js';
+
+const json = (v: unknown): string => `${JSON.stringify(v, null, 2)}\n`;
+const ranCli = (log: string): boolean => log.includes('devcontainer build');
+
+/** A fresh repository whose Dockerfile runs `run` (a nonce keeps BuildKit from answering from its cache). */
+async function repoWith(t: ExecutionContext, label: string, run: string) {
+  const repo = await testRepo(label);
+  t.teardown(repo.dispose);
+  const nonce = randomBytes(6).toString('hex');
+  const commit = await repo.commit({
+    '.devcontainer/devcontainer.json': json({
+      build: { dockerfile: 'Dockerfile' },
+      remoteEnv: { IBS_TEST: label },
+    }),
+    '.devcontainer/Dockerfile': `FROM ${stack.BASE_IMAGE_ANON}\nRUN echo "${label} ${nonce}" && ${run}\n`,
+  });
+  return { repo, commit };
+}
+
+async function imgLog(t: ExecutionContext, r: Replica, answer: JsonAnswer): Promise<string> {
+  const logId = String(answer.status === 200 ? answer.body.imageBuildLogId : answer.body.logId);
+  const log = await getText(r, `/logs/${logId}`);
+  if (answer.status !== 200)
+    t.fail(`POST /build answered ${answer.status} ${JSON.stringify(answer.body)}\n${log.text}`);
+  return log.text;
+}
+
+/** The digest of the answer's image, as GET /devcontainer on `r` reads it. */
+async function digestOn(t: ExecutionContext, r: Replica, answer: JsonAnswer): Promise<string> {
+  const { registry, name, tag } = answer.body;
+  const query = new URLSearchParams({ registry: String(registry), name: String(name), tag: String(tag) });
+  const res = await getText(r, `/devcontainer?${query.toString()}`);
+  t.is(res.status, 200, res.text);
+  return (JSON.parse(res.text) as { digest: string }).digest;
+}
+
+async function builds(r: Replica, query: string): Promise<BuildRecord[]> {
+  const res = await fetch(`${r.url}/builds?${query}`);
+  if (res.status !== 200) throw new Error(`GET /builds on ${r.name} answered ${res.status}`);
+  return ((await res.json()) as { builds: BuildRecord[] }).builds;
+}
+
+test('the same build sent to A and B at once: one CLI run, two 200s, one image and digest', async (t) => {
+  const redis = await startRedis();
+  t.teardown(() => redis.dispose());
+  const replicas = await startReplicas(['A', 'B'], replicaEnv(stack, redis.url));
+  t.teardown(() => stopReplicas(replicas));
+  const [a, b] = replicas as [Replica, Replica];
+  const { repo, commit } = await repoWith(t, 'coalesce-once', 'true');
+  const name = uniqueName('coalesce-once');
+  const body = {
+    repository: repo.url,
+    gitCredentials: httpsCreds(),
+    image: { registry: stack.REGISTRY_ANON, name },
+  };
+
+  const [onA, onB] = await Promise.all([postJson(a, '/build', body), postJson(b, '/build', body)]);
+  // Each log read from the other replica.
+  const logs = [await imgLog(t, b, onA), await imgLog(t, a, onB)];
+  t.is(onA.status, 200);
+  t.is(onB.status, 200);
+  t.is(logs.filter(ranCli).length, 1, 'the CLI ran once across both replicas');
+  const follower = logs.find((log) => !ranCli(log)) ?? '';
+  t.regex(follower, /a build with the same key runs on another replica .*: waiting for it/);
+  t.regex(follower, /reused, nothing to write/);
+
+  t.is(onA.body.image, onB.body.image);
+  t.is(onA.body.commit, commit);
+  t.is(onB.body.commit, commit);
+  // Each answer's image, looked up on the replica that gave it: one digest.
+  const digests = [await digestOn(t, a, onA), await digestOn(t, b, onB)];
+  t.regex(digests[0] ?? '', /^sha256:/);
+  t.is(digests[0], digests[1]);
+
+  const coalesced =
+    (await metricValue(a.url, 'service_builds_coalesced_total')) +
+    (await metricValue(b.url, 'service_builds_coalesced_total'));
+  const reuses =
+    (await metricValue(a.url, 'service_build_reuses_total')) +
+    (await metricValue(b.url, 'service_build_reuses_total'));
+  t.is(coalesced, 1);
+  t.is(reuses, 1);
+});
+
+test('SIGKILL of A during a slow build: its build leaves the list within 30 s, and the request waiting on B builds itself and answers 200', async (t) => {
+  const redis = await startRedis();
+  t.teardown(() => redis.dispose());
+  const replicas = await startReplicas(['A', 'B', 'C'], replicaEnv(stack, redis.url));
+  t.teardown(() => stopReplicas(replicas));
+  const [a, b, c] = replicas as [Replica, Replica, Replica];
+  const { repo } = await repoWith(t, 'coalesce-kill', 'sleep 40');
+  const name = uniqueName('coalesce-kill');
+  const body = {
+    repository: repo.url,
+    gitCredentials: httpsCreds(),
+    image: { registry: stack.REGISTRY_ANON, name },
+  };
+  const requestId = `coalesce-kill-${randomBytes(4).toString('hex')}`;
+
+  const onA = fetch(`${a.url}/build`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'X-Request-Id': requestId },
+    body: JSON.stringify(body),
+  }).then(
+    (res) => res.status,
+    () => 'connection lost',
+  );
+  // A builds (its img log is open: its key is claimed before the CLI starts).
+  await within('A building', 180_000, async () => {
+    const [running] = await builds(b, `requestId=${requestId}&status=running`);
+    return running?.phase === 'building';
+  });
+
+  // The identical request on B waits for A's build (counted as coalesced on B).
+  const onB = postJson(b, '/build', body);
+  await within(
+    'B coalesced with A',
+    60_000,
+    async () => (await metricValue(b.url, 'service_builds_coalesced_total')) === 1,
+  );
+
+  a.service.child.kill('SIGKILL');
+  await a.service.exited;
+  const took = await within('the dead build leaves the list', 30_000, async () => {
+    const [onBList, onCList] = await Promise.all([
+      builds(b, `requestId=${requestId}&status=running`),
+      builds(c, `requestId=${requestId}&status=running`),
+    ]);
+    return onBList.length === 0 && onCList.length === 0;
+  });
+  t.log(`A's build left the running list ${took} ms after the SIGKILL`);
+  t.is(await onA, 'connection lost');
+
+  const answer = await onB;
+  const log = await imgLog(t, c, answer);
+  t.is(answer.status, 200);
+  t.true(ranCli(log), 'B ran the build itself');
+  // Its log says why, and names the log of the wait.
+  const waited = /^# waited in log (img-[\w-]+): .*its replica stopped renewing the lease: building$/m.exec(
+    log,
+  );
+  t.truthy(waited, log);
+  const wait = await getText(c, `/logs/${waited?.[1] ?? ''}`);
+  t.regex(wait.text, /a build with the same key runs on another replica .*: waiting for it/);
+  t.regex(wait.text, /its replica stopped renewing the lease: building/);
+  t.false(ranCli(wait.text));
+  const image = await readImage(stack.REGISTRY_ANON, name, String(answer.body.tag));
+  t.is(image?.labels['org.opencontainers.image.revision'], String(answer.body.commit));
+});

@@ -1,0 +1,68 @@
+import test from 'ava';
+import type { CommandLogWriter } from '../../../src/logs/types.js';
+import { sideBySide } from '../../../src/logs/side-by-side.js';
+
+function memoryLog(): CommandLogWriter & { text: () => string } {
+  let text = '';
+  return {
+    id: 'git-test',
+    write: (chunk) => void (text += String(chunk)),
+    addSecrets: () => undefined,
+    close: () => Promise.resolve(),
+    text: () => text,
+  };
+}
+
+const later = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+test('steps run side by side; their output reaches the log in the order given, whatever order they end in', async (t) => {
+  const log = memoryLog();
+  const started: string[] = [];
+  const results = await sideBySide(log, [
+    async (to) => {
+      started.push('slow');
+      to.write('$ slow\n');
+      await later(30);
+      to.write('slow done\n');
+      return 1;
+    },
+    async (to) => {
+      started.push('fast');
+      to.write('$ fast\nfast done\n');
+      return 'two';
+    },
+  ] as const);
+  t.deepEqual(results, [1, 'two']);
+  t.deepEqual(started, ['slow', 'fast'], 'the second started before the first ended');
+  t.is(log.text(), '$ slow\nslow done\n$ fast\nfast done\n');
+});
+
+test('the first failure in the order given, once every step has ended and written', async (t) => {
+  const log = memoryLog();
+  let lastEnded = false;
+  const error = await t.throwsAsync(
+    sideBySide(log, [
+      async (to) => {
+        to.write('one\n');
+        return 1;
+      },
+      async (to) => {
+        await later(20);
+        to.write('two failed\n');
+        throw new Error('two');
+      },
+      async (to) => {
+        to.write('three failed\n');
+        throw new Error('three');
+      },
+      async (to) => {
+        await later(40);
+        to.write('four\n');
+        lastEnded = true;
+      },
+    ] as const),
+  );
+  t.is(error?.message, 'two');
+  t.true(lastEnded);
+  t.is(log.text(), 'one\ntwo failed\nthree failed\nfour\n');
+});

@@ -1,0 +1,143 @@
+/**
+ * The build key of an unchanged push from the commit's trees alone, before anything is checked
+ * out (see README "Build reuse"): the clone's listing gives the object id of every path of the
+ * read set, and the config's (and Dockerfile's) bytes come from the blob cache, read by an earlier
+ * build on this instance from the same blobs. The record is the one a checkout would give
+ * (key-inputs.ts, the same function), so the key is the same. Whenever the trees cannot stand for
+ * the checkout (blobs not cached, a symbolic link in or on the way to the read set, a path the
+ * definition names outside the repository, a root build context, a definition that is not keyed),
+ * the answer is undefined: the job checks out and computes the key from the files as before.
+ */
+import { parseJsonc } from '../builder/jsonc.js';
+import { fallbackDefinitionText } from '../builder/definition.js';
+import {
+  buildReadSet,
+  dockerfileOf,
+  type ReadPath,
+  referencedPaths,
+  repositoryPath,
+} from '../builder/read-set.js';
+import type { GitCapture, LocatedDefinition } from '../git/commit-definition.js';
+import { isRegularFile, LINK_MODE, parseLsTree, type TreeEntry } from '../git/tree-listing.js';
+import type { BlobCache } from './blob-cache.js';
+import type { KeyedPath } from './build-key.js';
+import { computeKeyInput, type KeyDeps, type KeySource } from './key-inputs.js';
+import type { Keyed } from './reuse-step.js';
+
+export interface TreeKeyInput {
+  readonly repository: string;
+  /** The definition located in the commit's trees (undefined: none, the fallback applies). */
+  readonly located: LocatedDefinition | undefined;
+  /** Read-only git in the open clone (hardened environment, before it is sealed). */
+  readonly git: GitCapture;
+  readonly fallbackImage: string | undefined;
+  readonly blobs: BlobCache;
+}
+
+/** The paths the locating listing already covers (recursively). */
+const LISTED_ROOTS = ['.devcontainer', '.devcontainer.json'];
+
+const isUnder = (path: string, dir: string): boolean =>
+  dir === '' || path === dir || path.startsWith(`${dir}/`);
+
+const folderOf = (path: string): string => {
+  const slash = path.lastIndexOf('/');
+  return slash < 0 ? '' : path.slice(0, slash);
+};
+
+/** The entries of the read set's paths and everything under them; undefined when one cannot stand. */
+async function readSetEntries(
+  input: TreeKeyInput,
+  listing: ReadonlyMap<string, TreeEntry>,
+  readSet: readonly ReadPath[],
+): Promise<Map<string, TreeEntry> | undefined> {
+  const entries = new Map(listing);
+  const outside = readSet.filter((p) => !LISTED_ROOTS.some((root) => isUnder(p.path, root)));
+  if (outside.length > 0) {
+    const listed = await input.git([
+      'ls-tree',
+      '-r',
+      '-t',
+      '-z',
+      '--full-tree',
+      'HEAD',
+      '--',
+      ...outside.map((p) => `:(literal)${p.path}`),
+    ]);
+    for (const entry of parseLsTree(listed)) entries.set(entry.path, entry);
+  }
+  for (const p of readSet) {
+    const entry = entries.get(p.path);
+    // Missing, of another kind, or reached through a link (then it is not listed): check out.
+    if (entry === undefined) return undefined;
+    if (p.kind === 'dir' ? entry.type !== 'tree' : !isRegularFile(entry)) return undefined;
+  }
+  for (const entry of entries.values()) {
+    if (entry.mode === LINK_MODE && readSet.some((p) => isUnder(entry.path, p.path))) return undefined;
+  }
+  return entries;
+}
+
+/** The key source from the trees and the cache; undefined when it needs a checkout. */
+async function treeSource(input: TreeKeyInput): Promise<KeySource | undefined> {
+  const { located, blobs, repository } = input;
+  if (located === undefined) {
+    if (input.fallbackImage === undefined || input.fallbackImage === '') return undefined;
+    const text = fallbackDefinitionText(input.fallbackImage);
+    return {
+      configPath: undefined,
+      configBytes: Buffer.from(text),
+      definition: parseJsonc(text),
+      objectIds: () => Promise.resolve([]),
+      readText: () => Promise.resolve(undefined),
+    };
+  }
+  const { entry, listing } = located;
+  if (!isRegularFile(entry)) return undefined;
+  const configBytes = blobs.get(repository, entry.oid);
+  if (configBytes === undefined) return undefined;
+  let definition: unknown;
+  try {
+    definition = parseJsonc(configBytes.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  const configDir = folderOf(entry.path);
+  if (referencedPaths(definition).some((ref) => repositoryPath(configDir, ref) === undefined))
+    return undefined;
+  const readSet = buildReadSet(entry.path, definition);
+  if (readSet.some((p) => p.path === '')) return undefined;
+  const entries = await readSetEntries(input, listing, readSet);
+  if (entries === undefined) return undefined;
+  const texts = new Map<string, string>();
+  const dockerfile = dockerfileOf(definition);
+  if (dockerfile !== undefined) {
+    const path = repositoryPath(configDir, dockerfile);
+    const file = path === undefined ? undefined : entries.get(path);
+    const bytes = file === undefined ? undefined : blobs.get(repository, file.oid);
+    if (path === undefined || bytes === undefined) return undefined;
+    texts.set(path, bytes.toString('utf8'));
+  }
+  return {
+    configPath: entry.path,
+    configBytes,
+    definition,
+    objectIds: (paths) =>
+      Promise.resolve(
+        paths.map((p): KeyedPath => ({
+          path: p.path,
+          kind: p.kind,
+          objectId: entries.get(p.path)?.oid ?? '',
+        })),
+      ),
+    readText: (path) => Promise.resolve(texts.get(path)),
+  };
+}
+
+/** The key from the trees, or undefined: check out and compute it from the files. */
+export async function keyFromTrees(input: TreeKeyInput, deps: KeyDeps): Promise<Keyed | undefined> {
+  const source = await treeSource(input);
+  if (source === undefined) return undefined;
+  const outcome = await computeKeyInput(source, deps);
+  return outcome.kind === 'keyed' ? { key: outcome.key, input: outcome.input } : undefined;
+}
