@@ -2,14 +2,18 @@
  * Benchmark (not a test): the added cost of Redis mode against embedded mode on the same machine,
  * in one run, with a redis-server of its own (Debian's package, loopback, no persistence).
  *
- *   npx tsx bench/redis.ts [runs=3]        (npm run bench:redis)
+ *   npm run stack -- up                            (for the reuse answers; skipped without it)
+ *   npx tsx bench/redis.ts [runs=3] [reuses=20]    (npm run bench:redis)
  *
  * - capture: a command printing 50 MB of build-like lines through src/exec/run.ts into each log
  *   store (open, stream, close), MB/s; target: Redis no slower than embedded by more than 10 %.
  * - GET /logs of a 10 MB log from the real app in each mode, ms.
- * - POST /build answer time of a reuse: needs the reuse issue (build key); reported as missing
- *   until it has landed.
- * Runs are interleaved (embedded, Redis, embedded, ...); medians are printed.
+ * - POST /build answer time of a reuse: the service on the real stack in each mode (reuse on), a
+ *   fixture repository per mode built once, then `reuses` pushes per mode that change only a file
+ *   outside the build's inputs, each answered as a reuse (checked with service_build_reuses_total);
+ *   target: Redis adds less than 20 ms.
+ * Runs are interleaved (embedded, Redis, embedded, ...; the reuse rounds alternate which mode goes
+ * first); medians are printed. Figures and what bounds them: README "Redis mode".
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
