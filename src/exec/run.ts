@@ -102,14 +102,17 @@ export function commandLine(
  */
 const MIN_CHECKED_SECRET_LENGTH = 8;
 
+function secretInArgv(command: string, args: readonly string[], secrets: readonly string[]): boolean {
+  return secrets.some(
+    (secret) =>
+      secret.length >= MIN_CHECKED_SECRET_LENGTH && [command, ...args].some((arg) => arg.includes(secret)),
+  );
+}
+
 function checkArgv(command: string, args: readonly string[], secrets: readonly string[]): void {
-  for (const secret of secrets) {
-    if (secret.length < MIN_CHECKED_SECRET_LENGTH) continue;
-    if ([command, ...args].some((arg) => arg.includes(secret))) {
-      // A programming error, never a user error: refuse before anything starts.
-      throw new Error(`refusing to run ${command}: a secret would appear in its argv`);
-    }
-  }
+  // A programming error, never a user error: refuse before anything starts.
+  if (secretInArgv(command, args, secrets))
+    throw new Error(`refusing to run ${command}: a secret would appear in its argv`);
 }
 
 /**
@@ -137,9 +140,7 @@ export async function run(
   options: RunOptions,
 ): Promise<CommandResult> {
   checkArgv(command, args, options.secrets ?? []);
-  const result = await execute(command, args, options, undefined);
-  if (result === undefined) throw new Error('unreachable: a command without a deferred start ran');
-  return result;
+  return execute(command, args, options, undefined);
 }
 
 /**
@@ -187,6 +188,18 @@ class OutputSink {
   }
 }
 
+function execute(
+  command: string,
+  args: readonly string[],
+  options: RunOptions,
+  deferred: undefined,
+): Promise<CommandResult>;
+function execute(
+  command: string,
+  args: readonly string[],
+  options: RunOptions,
+  deferred: Promise<DeferredStart | undefined>,
+): Promise<CommandResult | undefined>;
 async function execute(
   command: string,
   args: readonly string[],
@@ -290,7 +303,7 @@ async function execute(
     if (pid !== undefined) killGroup(pid, 'SIGKILL');
   });
 
-  let refused: Error | undefined;
+  let refused: { readonly command: string; readonly args: readonly string[] } | undefined;
   const end = (): void => {
     child.stdin?.end();
     terminate();
@@ -299,12 +312,12 @@ async function execute(
   else
     void deferred.then((startWith) => {
       if (startWith === undefined) return end();
-      try {
-        displayLine = startedDisplayLine(command, args, startWith, secrets);
-      } catch (err) {
-        refused = err instanceof Error ? err : new Error(String(err));
+      const shown = startWith.display ?? { command, args };
+      if (secretInArgv(shown.command, shown.args, secrets)) {
+        refused = shown;
         return end();
       }
+      displayLine = commandLine(shown.command, shown.args, secrets);
       sink.attach(startWith.log, displayLine);
       started = performance.now();
       startTimeout();
@@ -318,7 +331,7 @@ async function execute(
   clearTimeout(graceTimer);
   options.signal?.removeEventListener('abort', onAbort);
   if (pid !== undefined) options.groups?.delete(pid);
-  if (refused !== undefined) throw refused;
+  if (refused !== undefined) checkArgv(refused.command, refused.args, secrets);
   if (deferred !== undefined && startedWith === undefined) return undefined;
   const tail = outDecoder.decode() + errDecoder.decode();
   if (tail) sink.write(tail);

@@ -79,7 +79,7 @@ export function devcontainerCliScript(): string {
 
 /**
  * The CLI's bundle, the module its entry script requires (the same program, run directly): what
- * the service runs, so that cli-launcher.cjs can compile it ahead.
+ * the service runs, so that devcontainer-launcher.cjs can compile it ahead.
  */
 export function devcontainerCliBundle(): string {
   return createRequire(import.meta.url).resolve('@devcontainers/cli/dist/spec-node/devContainersSpecCLI.js');

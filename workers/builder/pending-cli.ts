@@ -1,7 +1,7 @@
 /**
- * The Dev Containers CLI, started with the job (before the clone) through cli-launcher.cjs: node's
- * start-up and the CLI bundle's read and compile overlap git, and buildAndPush hands it its args
- * and env on stdin. A job that never builds (clone failure, reuse answer, follow, bad definition)
+ * The Dev Containers CLI, started with the job (before the clone) through devcontainer-launcher.cjs:
+ * node's start-up and the CLI bundle's read and compile overlap git, and buildAndPush hands it its
+ * args and env on stdin. A job that never builds (clone failure, reuse answer, follow, bad definition)
  * discards it: its stdin closes and its process group ends. Through runDeferred (src/exec/run.ts):
  * the process group is tracked, the job's signal and the build timeout apply as to any command.
  */
@@ -11,16 +11,16 @@ import type { CommandLogWriter } from '../../src/logs/types.js';
 import type { BuildConfig, BuildDeps } from '../build-deps.js';
 
 /** The launcher script, beside this module (copied to dist/ by the build). */
-const LAUNCHER = fileURLToPath(new URL('./cli-launcher.cjs', import.meta.url));
+const LAUNCHER = fileURLToPath(new URL('./devcontainer-launcher.cjs', import.meta.url));
 
 export interface PendingCli {
-  /** Runs the CLI with `args` and `env` (added to config.childEnv); then as run(). Once only. */
+  /** Runs the CLI with `args` and `env` (added to config.childEnv); then as run(). Once, before any discard(). */
   run(
     args: readonly string[],
     env: Readonly<Record<string, string>>,
     output: { readonly log: CommandLogWriter; readonly display: DeferredStart['display'] },
   ): Promise<CommandResult>;
-  /** Ends it unused (no-op once run); resolves when its process is gone. */
+  /** Ends it unused (once it ran: nothing to do); resolves when its process is gone. */
   discard(): Promise<void>;
 }
 
@@ -50,19 +50,15 @@ export function startPendingCli(
   );
   // Awaited by run() or discard(); never an unhandled rejection meanwhile.
   running.catch(() => undefined);
-  let used = false;
   return {
     async run(args, env, output) {
-      if (used) throw new Error('the pending CLI was already run or discarded');
-      used = true;
       settle({ stdin: `${JSON.stringify({ args, env })}\n`, log: output.log, display: output.display });
       const result = await running;
-      if (result === undefined) throw new Error('unreachable: a started CLI was discarded');
+      // A programming error: run() after discard().
+      if (result === undefined) throw new Error('the pending CLI was discarded before it ran');
       return result;
     },
     async discard() {
-      if (used) return;
-      used = true;
       settle(undefined);
       await running.catch(() => undefined);
     },

@@ -1,4 +1,4 @@
-// The pre-started Dev Containers CLI (pending-cli.ts + cli-launcher.cjs) around a fake CLI script:
+// The pre-started Dev Containers CLI (pending-cli.ts + devcontainer-launcher.cjs) around a fake CLI script:
 // told to run, it runs the script with the args and env it was sent (over stdin, on top of the
 // allowlisted base env only), its output in the log after the command line; never told, it ends
 // and leaves no process.
@@ -14,14 +14,12 @@ import type { CommandLogWriter } from '../../../src/logs/types.js';
 import { startPendingCli } from '../../../workers/builder/pending-cli.js';
 
 const FAKE_CLI = `
-const fs = require('node:fs');
 console.log(JSON.stringify({
   argv: process.argv.slice(2),
   label: process.env.FAKE_LABEL,
   base: process.env.FAKE_BASE,
   parentOnly: process.env.IBS_TEST_PARENT_ONLY,
   main: require.main === module,
-  stdinOpen: (() => { try { return fs.readFileSync(0, 'utf8'); } catch { return 'error'; } })(),
 }));
 if (process.argv[2] === 'fail') { console.error('fake failure'); process.exit(3); }
 `;
@@ -56,7 +54,7 @@ function processesRunning(path: string): number[] {
 }
 
 async function setup(t: { teardown: (fn: () => Promise<void>) => void }) {
-  const dir = await mkdtemp(join(tmpdir(), 'ibs-cli-launcher-'));
+  const dir = await mkdtemp(join(tmpdir(), 'ibs-devcontainer-launcher-'));
   t.teardown(() => rm(dir, { recursive: true, force: true }));
   const cli = join(dir, 'fake-devcontainer.cjs');
   await writeFile(cli, FAKE_CLI);
@@ -95,7 +93,6 @@ test('told to run, it runs the script with the args and env sent on stdin, outpu
     label: 'abc123',
     base: 'base',
     main: true,
-    stdinOpen: '',
   });
   t.is(groups.size, 0);
 });
@@ -121,7 +118,7 @@ test('never told to run, discard ends it and leaves no process', async (t) => {
   t.is(groups.size, 0);
   t.deepEqual(processesRunning(cli), []);
   await t.throwsAsync(pending.run([], {}, { log: memoryLog(), display: undefined }), {
-    message: /already run or discarded/,
+    message: /discarded before it ran/,
   });
 });
 
