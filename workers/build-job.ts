@@ -14,6 +14,7 @@ import { cancellationOf } from '../src/exec/cancellation.js';
 import type { CommandLogWriter, LogStore } from '../src/logs/types.js';
 import { resolveDefinition } from './builder/definition.js';
 import { buildAndPush } from './builder/devcontainer-build.js';
+import { startPendingCli, type PendingCli } from './builder/pending-cli.js';
 import type { BuildDeps } from './build-deps.js';
 import { openClone, type OpenClone } from './git/clone.js';
 import type { BuildPlan, BuildResult } from './plan-types.js';
@@ -91,6 +92,8 @@ export async function runBuildJob(
 ): Promise<JobOutcome> {
   const deps: BuildDeps = { ...buildDeps, logStore: reportingLogStore(buildDeps.logStore, reporter) };
   const dir = await createRequestDir(deps.config.scratchDir);
+  // The CLI loads while git runs; discarded unless the job builds.
+  const cli = startPendingCli(deps, { signal, secrets: plan.secrets });
   try {
     await reporter.phase('cloning');
     const open = await openClone(plan, deps, dir, signal);
@@ -110,11 +113,12 @@ export async function runBuildJob(
         commit: open.commit,
         gitCloneLogId: open.logId,
       };
-      return await buildOrReuse({ plan, deps, dir, signal, reporter, reuse, open, target, partial });
+      return await buildOrReuse({ plan, deps, dir, signal, reporter, reuse, open, target, partial, cli });
     } finally {
       await open.end();
     }
   } finally {
+    await cli.discard();
     await removeRequestDir(dir);
   }
 }
@@ -129,6 +133,7 @@ interface JobState {
   readonly open: OpenClone;
   readonly target: ReuseTarget;
   readonly partial: Omit<BuildResult, 'imageBuildLogId'>;
+  readonly cli: PendingCli;
 }
 
 /**
@@ -196,7 +201,7 @@ async function treeKey(job: JobState): Promise<Keyed | undefined> {
  * yet) the key computed from the files; then the build.
  */
 async function buildOrReuse(job: JobState): Promise<JobOutcome> {
-  const { plan, deps, dir, signal, reporter, reuse, open, partial } = job;
+  const { plan, deps, dir, signal, reporter, reuse, open, partial, cli } = job;
   const keying = reuse !== undefined && !plan.noCache;
   let log: CommandLogWriter | undefined;
   const openLog = async (): Promise<CommandLogWriter> => {
@@ -270,6 +275,7 @@ async function buildOrReuse(job: JobState): Promise<JobOutcome> {
       commit: open.commit,
       signal,
       log: imgLog,
+      cli,
     });
     if (keyed !== undefined) {
       await afterBuild({ plan, deps, branch: open.branch, target: job.target, log: imgLog }, keyed);
