@@ -92,8 +92,12 @@ export async function runBuildJob(
 ): Promise<JobOutcome> {
   const deps: BuildDeps = { ...buildDeps, logStore: reportingLogStore(buildDeps.logStore, reporter) };
   const dir = await createRequestDir(deps.config.scratchDir);
-  // The CLI loads while git runs; discarded unless the job builds.
-  const cli = startPendingCli(deps, { signal, secrets: plan.secrets });
+  // The CLI loads while git runs; discarded unless the job builds. A job that may be answered from
+  // the trees (reuse on) starts it only once it knows it will check out: an unchanged push, the
+  // common case then, does not pay its start-up.
+  let pending: PendingCli | undefined;
+  const cli = (): PendingCli => (pending ??= startPendingCli(deps, { signal, secrets: plan.secrets }));
+  if (reuse === undefined || plan.noCache) cli();
   try {
     await reporter.phase('cloning');
     const open = await openClone(plan, deps, dir, signal);
@@ -118,7 +122,7 @@ export async function runBuildJob(
       await open.end();
     }
   } finally {
-    await cli.discard();
+    await pending?.discard();
     await removeRequestDir(dir);
   }
 }
@@ -133,7 +137,8 @@ interface JobState {
   readonly open: OpenClone;
   readonly target: ReuseTarget;
   readonly partial: Omit<BuildResult, 'imageBuildLogId'>;
-  readonly cli: PendingCli;
+  /** The pending CLI, started on the first call. */
+  readonly cli: () => PendingCli;
 }
 
 /**
@@ -233,6 +238,7 @@ async function buildOrReuse(job: JobState): Promise<JobOutcome> {
       await open.end('build inputs known from the trees and unchanged: nothing checked out');
       return ended(decided.outcome);
     }
+    cli();
     const cloned = await open.checkout();
     const definition = await resolveDefinition({
       cloneDir: cloned.dir,
@@ -275,7 +281,7 @@ async function buildOrReuse(job: JobState): Promise<JobOutcome> {
       commit: open.commit,
       signal,
       log: imgLog,
-      cli,
+      cli: cli(),
     });
     if (keyed !== undefined) {
       await afterBuild({ plan, deps, branch: open.branch, target: job.target, log: imgLog }, keyed);

@@ -1,5 +1,6 @@
 /**
- * The Dev Containers CLI, started with the job (before the clone) through devcontainer-launcher.cjs:
+ * The Dev Containers CLI, started with the job (before the clone; with reuse on, before the checkout,
+ * so that an unchanged push answered from the trees never starts it) through devcontainer-launcher.cjs:
  * node's start-up and the CLI bundle's read and compile overlap git, and buildAndPush hands it its
  * args and env on stdin. A job that never builds (clone failure, reuse answer, follow, bad definition)
  * discards it: its stdin closes and its process group ends. Through runDeferred (src/exec/run.ts):
