@@ -89,6 +89,13 @@ export default tseslint.config(
     },
   },
   {
+    // The CLI launcher (a CommonJS script run by node, before the CLI it loads): it sets the CLI's
+    // argv and environment from the message it is sent, never the service's.
+    files: ['workers/builder/devcontainer-launcher.cjs'],
+    languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', process: 'readonly' } },
+    rules: { '@typescript-eslint/no-require-imports': 'off', 'no-restricted-properties': 'off' },
+  },
+  {
     files: ['src/config/**', 'src/service.ts', 'src/observability/tracing.ts', 'test/**', 'bench/**', '*.js'],
     rules: { 'no-restricted-properties': 'off' },
   },

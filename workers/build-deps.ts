@@ -35,6 +35,6 @@ export interface BuildDeps {
   readonly remoteBuilder: RemoteBuilder;
   /** The build key, reuse and coalescing (used when config.build.reuse is on). */
   readonly reuse: ReuseDeps;
-  /** The Dev Containers CLI's entry script, run by this node (devcontainerCliScript(); a fake in tests). */
+  /** The Dev Containers CLI, a CommonJS script run by this node (devcontainerCliBundle(); a fake in tests). */
   readonly devcontainerCli: string;
 }

@@ -14,6 +14,7 @@ import { cancellationOf } from '../src/exec/cancellation.js';
 import type { CommandLogWriter, LogStore } from '../src/logs/types.js';
 import { resolveDefinition } from './builder/definition.js';
 import { buildAndPush } from './builder/devcontainer-build.js';
+import { startPendingCli, type PendingCli } from './builder/pending-cli.js';
 import type { BuildDeps } from './build-deps.js';
 import { openClone, type OpenClone } from './git/clone.js';
 import type { BuildPlan, BuildResult } from './plan-types.js';
@@ -91,6 +92,12 @@ export async function runBuildJob(
 ): Promise<JobOutcome> {
   const deps: BuildDeps = { ...buildDeps, logStore: reportingLogStore(buildDeps.logStore, reporter) };
   const dir = await createRequestDir(deps.config.scratchDir);
+  // The CLI loads while git runs; discarded unless the job builds. A job that may be answered from
+  // the trees (reuse on) starts it only once it knows it will check out: an unchanged push, the
+  // common case then, does not pay its start-up.
+  let pending: PendingCli | undefined;
+  const cli = (): PendingCli => (pending ??= startPendingCli(deps, { signal, secrets: plan.secrets }));
+  if (reuse === undefined || plan.noCache) cli();
   try {
     await reporter.phase('cloning');
     const open = await openClone(plan, deps, dir, signal);
@@ -110,11 +117,12 @@ export async function runBuildJob(
         commit: open.commit,
         gitCloneLogId: open.logId,
       };
-      return await buildOrReuse({ plan, deps, dir, signal, reporter, reuse, open, target, partial });
+      return await buildOrReuse({ plan, deps, dir, signal, reporter, reuse, open, target, partial, cli });
     } finally {
       await open.end();
     }
   } finally {
+    await pending?.discard();
     await removeRequestDir(dir);
   }
 }
@@ -129,6 +137,8 @@ interface JobState {
   readonly open: OpenClone;
   readonly target: ReuseTarget;
   readonly partial: Omit<BuildResult, 'imageBuildLogId'>;
+  /** The pending CLI, started on the first call. */
+  readonly cli: () => PendingCli;
 }
 
 /**
@@ -196,7 +206,7 @@ async function treeKey(job: JobState): Promise<Keyed | undefined> {
  * yet) the key computed from the files; then the build.
  */
 async function buildOrReuse(job: JobState): Promise<JobOutcome> {
-  const { plan, deps, dir, signal, reporter, reuse, open, partial } = job;
+  const { plan, deps, dir, signal, reporter, reuse, open, partial, cli } = job;
   const keying = reuse !== undefined && !plan.noCache;
   let log: CommandLogWriter | undefined;
   const openLog = async (): Promise<CommandLogWriter> => {
@@ -228,6 +238,7 @@ async function buildOrReuse(job: JobState): Promise<JobOutcome> {
       await open.end('build inputs known from the trees and unchanged: nothing checked out');
       return ended(decided.outcome);
     }
+    cli();
     const cloned = await open.checkout();
     const definition = await resolveDefinition({
       cloneDir: cloned.dir,
@@ -270,6 +281,7 @@ async function buildOrReuse(job: JobState): Promise<JobOutcome> {
       commit: open.commit,
       signal,
       log: imgLog,
+      cli: cli(),
     });
     if (keyed !== undefined) {
       await afterBuild({ plan, deps, branch: open.branch, target: job.target, log: imgLog }, keyed);

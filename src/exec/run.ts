@@ -102,15 +102,33 @@ export function commandLine(
  */
 const MIN_CHECKED_SECRET_LENGTH = 8;
 
-function checkArgv(command: string, args: readonly string[], secrets: readonly string[]): void {
-  for (const secret of secrets) {
-    if (secret.length < MIN_CHECKED_SECRET_LENGTH) continue;
-    if ([command, ...args].some((arg) => arg.includes(secret))) {
-      // A programming error, never a user error: refuse before anything starts.
-      throw new Error(`refusing to run ${command}: a secret would appear in its argv`);
-    }
-  }
+function secretInArgv(command: string, args: readonly string[], secrets: readonly string[]): boolean {
+  return secrets.some(
+    (secret) =>
+      secret.length >= MIN_CHECKED_SECRET_LENGTH && [command, ...args].some((arg) => arg.includes(secret)),
+  );
 }
+
+function checkArgv(command: string, args: readonly string[], secrets: readonly string[]): void {
+  // A programming error, never a user error: refuse before anything starts.
+  if (secretInArgv(command, args, secrets))
+    throw new Error(`refusing to run ${command}: a secret would appear in its argv`);
+}
+
+/**
+ * The inputs of a deferred command (runDeferred) known only later: what to write to its stdin,
+ * where its output goes and how it is shown.
+ */
+export interface DeferredStart {
+  /** Written to the child's stdin, which is then closed. Never logged. */
+  readonly stdin: string;
+  readonly log?: CommandLogWriter;
+  /** How the command is shown; its args are checked for secrets like argv. */
+  readonly display?: { readonly command: string; readonly args: readonly string[] };
+}
+
+/** run()'s options for a deferred command: the log and the display come with the start. */
+export type DeferredRunOptions = Omit<RunOptions, 'log' | 'display' | 'captureStdout'>;
 
 /**
  * Runs `command args` and resolves with its result when it exits 0; rejects with a
@@ -121,20 +139,82 @@ export async function run(
   args: readonly string[],
   options: RunOptions,
 ): Promise<CommandResult> {
-  const secrets = options.secrets ?? [];
-  checkArgv(command, args, secrets);
-  const displayLine = commandLine(
-    options.display?.command ?? command,
-    options.display?.args ?? args,
-    secrets,
+  checkArgv(command, args, options.secrets ?? []);
+  return execute(command, args, options, undefined);
+}
+
+/**
+ * Starts `command args` now (process group, signal, groups as run()) with stdin a pipe and its
+ * output held back, for a command that prepares itself while its caller is busy (the Dev
+ * Containers CLI's launcher). When `start` resolves with a DeferredStart: `start.stdin` is written
+ * to it, the command line is logged, its output (held back so far, then live) streams into
+ * `start.log`, the timeout starts; then as run(). When `start` resolves with undefined (or
+ * rejects): stdin is closed and the group ended; resolves with undefined once it is gone. The
+ * caller must settle `start`.
+ */
+export async function runDeferred(
+  command: string,
+  args: readonly string[],
+  options: DeferredRunOptions,
+  start: Promise<DeferredStart | undefined>,
+): Promise<CommandResult | undefined> {
+  checkArgv(command, args, options.secrets ?? []);
+  return execute(
+    command,
+    args,
+    options,
+    start.catch(() => undefined),
   );
-  const log = options.log;
-  log?.write(`$ ${displayLine}\n`);
+}
+
+/** How a command's output reaches its log: at once (run), or once started (runDeferred). */
+class OutputSink {
+  #log: CommandLogWriter | undefined;
+  #held: string[] | undefined;
+  constructor(log: CommandLogWriter | undefined, deferred: boolean) {
+    this.#log = log;
+    this.#held = deferred ? [] : undefined;
+  }
+  write(text: string): void {
+    if (this.#held !== undefined) this.#held.push(text);
+    else this.#log?.write(text);
+  }
+  /** The log is known: the command line first, then what was held back. */
+  attach(log: CommandLogWriter | undefined, displayLine: string): void {
+    this.#log = log;
+    log?.write(`$ ${displayLine}\n`);
+    for (const text of this.#held ?? []) log?.write(text);
+    this.#held = undefined;
+  }
+}
+
+function execute(
+  command: string,
+  args: readonly string[],
+  options: RunOptions,
+  deferred: undefined,
+): Promise<CommandResult>;
+function execute(
+  command: string,
+  args: readonly string[],
+  options: RunOptions,
+  deferred: Promise<DeferredStart | undefined>,
+): Promise<CommandResult | undefined>;
+async function execute(
+  command: string,
+  args: readonly string[],
+  options: RunOptions,
+  deferred: Promise<DeferredStart | undefined> | undefined,
+): Promise<CommandResult | undefined> {
+  const secrets = options.secrets ?? [];
+  let displayLine = commandLine(options.display?.command ?? command, options.display?.args ?? args, secrets);
+  const sink = new OutputSink(options.log, deferred !== undefined);
+  if (deferred === undefined) options.log?.write(`$ ${displayLine}\n`);
 
   const env: Record<string, string> = { ...options.baseEnv, ...options.env };
   const timeoutMs = (options.timeoutSeconds ?? 0) * 1000;
   const graceMs = options.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
-  const started = performance.now();
+  let started = performance.now();
   let timedOut = false;
   let aborted = false;
   let stdout = '';
@@ -145,6 +225,12 @@ export async function run(
     return cancellation === undefined ? {} : { cancelledBecause: cancellation.message };
   };
   if (options.signal?.aborted) {
+    const startedWith = deferred === undefined ? undefined : await deferred;
+    if (deferred !== undefined && startedWith === undefined) return undefined;
+    if (startedWith !== undefined) {
+      displayLine = startedDisplayLine(command, args, startedWith, secrets);
+      sink.attach(startedWith.log, displayLine);
+    }
     const result: CommandResult = {
       command,
       args,
@@ -156,7 +242,7 @@ export async function run(
       durationMs: 0,
       stdout: '',
     };
-    log?.write(`# ${describeOutcome(result)}\n`);
+    sink.write(`# ${describeOutcome(result)}\n`);
     throw new CommandFailure(result, displayLine);
   }
 
@@ -166,7 +252,7 @@ export async function run(
     shell: false,
     cwd: options.cwd,
     detached: true,
-    stdin: 'ignore',
+    stdin: deferred === undefined ? 'ignore' : 'pipe',
     stdout: 'pipe',
     stderr: 'pipe',
     buffer: false,
@@ -183,13 +269,15 @@ export async function run(
   const errDecoder = new TextDecoder();
   child.stdout?.on('data', (chunk: Uint8Array) => {
     const text = outDecoder.decode(chunk, { stream: true });
-    log?.write(text);
+    sink.write(text);
     if (options.captureStdout && stdoutBytes < MAX_CAPTURE_BYTES) {
       stdout += text;
       stdoutBytes += chunk.length;
     }
   });
-  child.stderr?.on('data', (chunk: Uint8Array) => log?.write(errDecoder.decode(chunk, { stream: true })));
+  child.stderr?.on('data', (chunk: Uint8Array) => sink.write(errDecoder.decode(chunk, { stream: true })));
+  // A child gone before its start was written: the write fails (EPIPE), its exit tells the outcome.
+  child.stdin?.on('error', () => undefined);
 
   let graceTimer: NodeJS.Timeout | undefined;
   const terminate = (): void => {
@@ -197,13 +285,14 @@ export async function run(
     killGroup(pid, 'SIGTERM');
     graceTimer = setTimeout(() => killGroup(pid, 'SIGKILL'), graceMs);
   };
-  const timeoutTimer =
-    timeoutMs > 0
-      ? setTimeout(() => {
-          timedOut = true;
-          terminate();
-        }, timeoutMs)
-      : undefined;
+  let timeoutTimer: NodeJS.Timeout | undefined;
+  const startTimeout = (): void => {
+    if (timeoutMs > 0)
+      timeoutTimer = setTimeout(() => {
+        timedOut = true;
+        terminate();
+      }, timeoutMs);
+  };
   const onAbort = (): void => {
     aborted = true;
     terminate();
@@ -214,13 +303,38 @@ export async function run(
     if (pid !== undefined) killGroup(pid, 'SIGKILL');
   });
 
+  let refused: { readonly command: string; readonly args: readonly string[] } | undefined;
+  const end = (): void => {
+    child.stdin?.end();
+    terminate();
+  };
+  if (deferred === undefined) startTimeout();
+  else
+    void deferred.then((startWith) => {
+      if (startWith === undefined) return end();
+      const shown = startWith.display ?? { command, args };
+      if (secretInArgv(shown.command, shown.args, secrets)) {
+        refused = shown;
+        return end();
+      }
+      displayLine = commandLine(shown.command, shown.args, secrets);
+      sink.attach(startWith.log, displayLine);
+      started = performance.now();
+      startTimeout();
+      child.stdin?.end(startWith.stdin);
+    });
+
   const outcome = await child;
+  // The outcome is written where the start says: wait for it (the caller settles it).
+  const startedWith = deferred === undefined ? undefined : await deferred;
   clearTimeout(timeoutTimer);
   clearTimeout(graceTimer);
   options.signal?.removeEventListener('abort', onAbort);
   if (pid !== undefined) options.groups?.delete(pid);
+  if (refused !== undefined) checkArgv(refused.command, refused.args, secrets);
+  if (deferred !== undefined && startedWith === undefined) return undefined;
   const tail = outDecoder.decode() + errDecoder.decode();
-  if (tail) log?.write(tail);
+  if (tail) sink.write(tail);
 
   const spawnFailed =
     pid === undefined || (outcome.exitCode === undefined && !outcome.signal && outcome.failed);
@@ -238,8 +352,20 @@ export async function run(
     stdout,
   };
   if (result.exitCode === 0 && !timedOut && !result.aborted) return result;
-  log?.write(`\n# ${describeOutcome(result)}\n`);
+  sink.write(`\n# ${describeOutcome(result)}\n`);
   throw new CommandFailure(result, displayLine);
+}
+
+/** The command line of a started deferred command (its display args checked like argv). */
+function startedDisplayLine(
+  command: string,
+  args: readonly string[],
+  startWith: DeferredStart,
+  secrets: readonly string[],
+): string {
+  const shown = startWith.display ?? { command, args };
+  checkArgv(shown.command, shown.args, secrets);
+  return commandLine(shown.command, shown.args, secrets);
 }
 
 function spawnErrorCode(cause: unknown): string {

@@ -20,7 +20,7 @@ import type { Logger } from '../observability/logger.js';
 import type { BuildStatus } from '../observability/metrics.js';
 import type { BuildDeps } from '../../workers/build-deps.js';
 import { isFollow, runBuildJob, type JobOutcome, type JobReuse } from '../../workers/build-job.js';
-import { devcontainerCliScript } from '../../workers/builder/devcontainer-build.js';
+import { devcontainerCliBundle } from '../../workers/builder/devcontainer-build.js';
 import { RemoteBuilder } from '../../workers/builder/remote-builder.js';
 import { remoteTip } from '../../workers/git/ls-remote.js';
 import { planBuild } from '../../workers/plan.js';
@@ -104,7 +104,7 @@ export function createBuildRouter(ctx: BuildRouterContext, options: BuildRouterO
     metrics: ctx.metrics,
     groups: ctx.processGroups,
     remoteBuilder: new RemoteBuilder(ctx.config, ctx.processGroups),
-    devcontainerCli: devcontainerCliScript(),
+    devcontainerCli: devcontainerCliBundle(),
     reuse: createReuseDeps(ctx.config.insecureRegistries, ctx.leases),
   };
   ctx.shutdownSignal.addEventListener('abort', () => deps.reuse.registry.close(), { once: true });

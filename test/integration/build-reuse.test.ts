@@ -346,9 +346,9 @@ test('two commits with the same inputs at once: the second waits for the first b
   });
   const first = postBuild(app, body('one'));
   const second = await repo.commit({ 'README.md': '# second\n' });
-  // The first build's key is in the in-flight map once its CLI runs.
+  // The first build's key is in the in-flight map once its CLI runs (and calls `docker buildx build`).
   const deadline = Date.now() + 60_000;
-  while (!descendantPids().some((pid) => cmdlineOf(pid).includes('devcontainer.js build'))) {
+  while (!descendantPids().some((pid) => cmdlineOf(pid).includes('buildx build'))) {
     if (Date.now() > deadline) throw new Error('the first build never started its CLI');
     await new Promise((r) => setTimeout(r, 50));
   }

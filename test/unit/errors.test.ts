@@ -68,6 +68,7 @@ const PLAIN_ERRORS: Readonly<Record<string, number>> = {
   'src/shutdown.ts': 1, // an abort reason, never answered
   'workers/git/host-keys.ts': 1, // pinned policy reached without a pin (credentials.ts refuses first)
   'src/http/request-id.ts': 1, // a route reached without the request-id middleware mounted
+  'workers/builder/pending-cli.ts': 1, // the pre-started CLI run after it was discarded
 };
 
 test('no error text is built at a throw site: ServiceErrors come from the constructors of src/errors.ts', (t) => {

@@ -17,6 +17,7 @@ import type { BuildPlan } from '../plan-types.js';
 import type { RequestDir } from '../request-dir.js';
 import { saveCliCache, seedCliCache } from './cli-cache.js';
 import { writeRequestDockerConfig } from './docker-config.js';
+import type { PendingCli } from './pending-cli.js';
 import { LABEL_REVISION_VAR, LABEL_SOURCE_VAR, PLATFORMS_VAR, writeDockerWrapper } from './docker-wrapper.js';
 
 export interface DevcontainerBuildInput {
@@ -76,6 +77,14 @@ export function devcontainerCliScript(): string {
   return join(dirname(pkgFile), bin);
 }
 
+/**
+ * The CLI's bundle, the module its entry script requires (the same program, run directly): what
+ * the service runs, so that devcontainer-launcher.cjs can compile it ahead.
+ */
+export function devcontainerCliBundle(): string {
+  return createRequire(import.meta.url).resolve('@devcontainers/cli/dist/spec-node/devContainersSpecCLI.js');
+}
+
 /** The pinned Dev Containers CLI's version (its package.json), a build key input. */
 export function devcontainerCliVersion(): string {
   const require = createRequire(import.meta.url);
@@ -103,6 +112,8 @@ export async function buildAndPush(options: {
   signal: AbortSignal;
   /** An `img` log the caller opened (and closes); else one is opened and closed here. */
   log?: CommandLogWriter;
+  /** The CLI already started (pending-cli.ts); else it is started here. */
+  cli?: PendingCli;
 }): Promise<{ logId: string }> {
   const { plan, deps, dir } = options;
   const { config } = deps;
@@ -144,26 +155,30 @@ export async function buildAndPush(options: {
             ' (it mis-parses a list), buildx builds them all\n',
         );
       }
-      await run(process.execPath, [deps.devcontainerCli, ...args], {
-        baseEnv: config.childEnv,
-        env: {
-          ...(deps.remoteBuilder.configured ? { BUILDX_BUILDER: config.builderName } : {}),
-          DOCKER_CONFIG: dir.dockerConfig,
-          HOME: dir.home,
-          XDG_CACHE_HOME: join(dir.home, '.cache'),
-          XDG_CONFIG_HOME: join(dir.home, '.config'),
-          TMPDIR: tmp,
-          [LABEL_SOURCE_VAR]: plan.repository,
-          [LABEL_REVISION_VAR]: options.commit,
-          ...(plan.platforms.length > 1 ? { [PLATFORMS_VAR]: plan.platforms.join(',') } : {}),
-        },
-        display: { command: 'devcontainer', args },
-        log,
-        signal: options.signal,
-        groups: deps.groups,
-        secrets: plan.secrets,
-        timeoutSeconds: config.build.timeoutSeconds,
-      });
+      const env = {
+        ...(deps.remoteBuilder.configured ? { BUILDX_BUILDER: config.builderName } : {}),
+        DOCKER_CONFIG: dir.dockerConfig,
+        HOME: dir.home,
+        XDG_CACHE_HOME: join(dir.home, '.cache'),
+        XDG_CONFIG_HOME: join(dir.home, '.config'),
+        TMPDIR: tmp,
+        [LABEL_SOURCE_VAR]: plan.repository,
+        [LABEL_REVISION_VAR]: options.commit,
+        ...(plan.platforms.length > 1 ? { [PLATFORMS_VAR]: plan.platforms.join(',') } : {}),
+      };
+      const display = { command: 'devcontainer', args };
+      if (options.cli !== undefined) await options.cli.run(args, env, { log, display });
+      else
+        await run(process.execPath, [deps.devcontainerCli, ...args], {
+          baseEnv: config.childEnv,
+          env,
+          display,
+          log,
+          signal: options.signal,
+          groups: deps.groups,
+          secrets: plan.secrets,
+          timeoutSeconds: config.build.timeoutSeconds,
+        });
       await saveCliCache(tmp, config.scratchDir);
       return { logId: log.id };
     });

@@ -1,10 +1,13 @@
 import test from 'ava';
 import {
   devcontainerBuildArgs,
+  devcontainerCliBundle,
   devcontainerCliScript,
   type DevcontainerBuildInput,
 } from '../../../workers/builder/devcontainer-build.js';
 import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 
 const base: DevcontainerBuildInput = {
   workspaceFolder: '/s/src',
@@ -128,6 +131,15 @@ for (const [name, input, expected] of cases) {
     t.deepEqual(devcontainerBuildArgs({ ...base, ...input }), expected);
   });
 }
+
+test("the service runs the bundle the package's own entry script requires", async (t) => {
+  const bundle = devcontainerCliBundle();
+  t.true(existsSync(bundle));
+  const entry = await readFile(devcontainerCliScript(), 'utf8');
+  const required = /require\('([^']+)'\)/.exec(entry)?.[1];
+  t.truthy(required, entry);
+  t.is(`${join(dirname(devcontainerCliScript()), required ?? '')}.js`, bundle);
+});
 
 test('the CLI script is the installed package, not something on PATH', (t) => {
   const script = devcontainerCliScript();

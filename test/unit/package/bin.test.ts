@@ -40,6 +40,9 @@ test('the prepare step (run by npm ci) builds every bin entry, and each answers 
   await symlink(join(ROOT, 'node_modules'), join(copy, 'node_modules'));
 
   await run('npm', ['run', '--silent', 'prepare'], { cwd: copy, timeout: 240_000 });
+  // The CLI launcher (a CommonJS script the build emits beside the module that starts it).
+  const launcher = await readFile(join(copy, 'dist/workers/builder/devcontainer-launcher.cjs'), 'utf8');
+  t.true(launcher.includes('runInThisContext'), 'dist holds the CLI launcher');
 
   for (const [name, file] of bins) {
     const script = await readFile(join(copy, file), 'utf8');
