@@ -75,6 +75,12 @@ function contextOf(definition: unknown): string {
   return asStrings(objectOf(def.build).context)[0] ?? asStrings(def.context)[0] ?? '.';
 }
 
+/** The folder of a repository path ('' for a file at the root). */
+export function repositoryFolder(path: string): string {
+  const dir = posix.dirname(path);
+  return dir === '.' ? '' : dir;
+}
+
 /** `dir/ref` normalised to a repository path, or undefined when it leaves the repository. */
 export function repositoryPath(dir: string, ref: string): string | undefined {
   if (posix.isAbsolute(ref)) return undefined;
@@ -105,7 +111,7 @@ function minimal(paths: ReadPath[]): ReadPath[] {
  */
 export function buildReadSet(configPath: string | undefined, definition: unknown): ReadPath[] {
   if (configPath === undefined) return [];
-  const configDir = posix.dirname(configPath) === '.' ? '' : posix.dirname(configPath);
+  const configDir = repositoryFolder(configPath);
   const paths: ReadPath[] = [];
   if (configDir === '') {
     paths.push({ path: configPath, kind: 'file' });

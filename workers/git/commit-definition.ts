@@ -9,7 +9,7 @@
  */
 import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
-import { join, posix } from 'node:path';
+import { join } from 'node:path';
 import {
   commandOutputUnexpected,
   definitionOutsideClone,
@@ -17,7 +17,7 @@ import {
 } from '../../src/errors.js';
 import { DEVCONTAINER_DIR, findDefinitionIn, type ListingKind } from '../builder/definition-lookup.js';
 import { parseJsonc } from '../builder/jsonc.js';
-import { buildReadSet, type ReadPath, repositoryPath } from '../builder/read-set.js';
+import { buildReadSet, type ReadPath, repositoryFolder, repositoryPath } from '../builder/read-set.js';
 import { LINK_MODE, parseLsTree, type TreeEntry } from './tree-listing.js';
 
 /** Runs `git <args>` in the clone's environment and resolves with its stdout. */
@@ -41,8 +41,6 @@ export interface CommitReadSet {
   readonly readSet: ReadPath[];
 }
 
-const folderOf = (path: string): string => (posix.dirname(path) === '.' ? '' : posix.dirname(path));
-
 /** The blob holding the config's content: its own, or that of the file of its folder it links to. */
 async function contentEntry(
   git: GitCapture,
@@ -51,9 +49,9 @@ async function contentEntry(
 ): Promise<TreeEntry> {
   if (entry.mode !== LINK_MODE) return entry;
   const target = await git(['cat-file', 'blob', entry.oid]);
-  const resolved = repositoryPath(folderOf(entry.path), target);
+  const resolved = repositoryPath(repositoryFolder(entry.path), target);
   if (resolved === undefined) throw definitionOutsideClone(entry.path);
-  const folder = folderOf(entry.path);
+  const folder = repositoryFolder(entry.path);
   const linked = entries.get(resolved);
   if (
     folder === '' ||

@@ -15,6 +15,7 @@ import {
   dockerfileOf,
   type ReadPath,
   referencedPaths,
+  repositoryFolder,
   repositoryPath,
 } from '../builder/read-set.js';
 import type { GitCapture, LocatedDefinition } from '../git/commit-definition.js';
@@ -39,11 +40,6 @@ const LISTED_ROOTS = ['.devcontainer', '.devcontainer.json'];
 
 const isUnder = (path: string, dir: string): boolean =>
   dir === '' || path === dir || path.startsWith(`${dir}/`);
-
-const folderOf = (path: string): string => {
-  const slash = path.lastIndexOf('/');
-  return slash < 0 ? '' : path.slice(0, slash);
-};
 
 /** The entries of the read set's paths and everything under them; undefined when one cannot stand. */
 async function readSetEntries(
@@ -102,7 +98,7 @@ async function treeSource(input: TreeKeyInput): Promise<KeySource | undefined> {
   } catch {
     return undefined;
   }
-  const configDir = folderOf(entry.path);
+  const configDir = repositoryFolder(entry.path);
   if (referencedPaths(definition).some((ref) => repositoryPath(configDir, ref) === undefined))
     return undefined;
   const readSet = buildReadSet(entry.path, definition);
