@@ -100,7 +100,7 @@ export async function runBuildJob(
   if (reuse === undefined || plan.noCache) cli();
   try {
     await reporter.phase('cloning');
-    const open = await openClone(plan, deps, dir, signal);
+    const open = await openClone(plan, { ...deps, blobs: deps.reuse.blobs }, dir, signal);
     try {
       reuse?.lead.setCommit(open.commit);
       const tag = plan.image.tag ?? `sha-${open.commit.slice(0, 7)}`;

@@ -230,3 +230,26 @@ for (const [what, message, files] of [
     t.is((await fetch(`http://${stack.REGISTRY_ANON}/v2/${name}/tags/list`)).status, 404);
   });
 }
+
+test("a later build of the same repository takes the definition's files from the blob cache, with the same checkout", async (t) => {
+  const service = await app(t);
+  const build = (name: string) =>
+    buildSampled(service, {
+      repository: httpsRepo('large'),
+      gitCredentials: httpsCreds(),
+      image: { registry: stack.REGISTRY_ANON, name },
+    });
+  const first = await build(uniqueName('seed-a'));
+  const firstLog = await assertOk(t, service, first.res);
+  t.false(firstLog.includes('blob cache'), firstLog);
+  const second = await build(uniqueName('seed-b'));
+  const secondLog = await assertOk(t, service, second.res);
+  t.true(secondLog.includes("# the definition's files from this instance's blob cache"), secondLog);
+  t.deepEqual([...second.seen.files].sort(), fixtureFiles('main', ['.devcontainer']));
+  const image = await readPushedImage(
+    stack.REGISTRY_ANON,
+    second.res.body.name as string,
+    second.res.body.tag as string,
+  );
+  t.true((image.labels['devcontainer.metadata'] ?? '').includes('ibs.large-hello-feature'));
+});

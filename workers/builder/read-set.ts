@@ -90,8 +90,13 @@ export function repositoryPath(dir: string, ref: string): string | undefined {
   return trimmed === '.' ? '' : trimmed;
 }
 
-const isUnder = (path: string, dir: string): boolean =>
+/** Whether repository path `path` is `dir` or inside it ('' is the whole repository). */
+export const isUnder = (path: string, dir: string): boolean =>
   dir === '' || path === dir || path.startsWith(`${dir}/`);
+
+/** Whether `path` is one of the read set's paths or inside one of its folders. */
+export const inReadSet = (path: string, readSet: readonly ReadPath[]): boolean =>
+  readSet.some((p) => (p.kind === 'dir' ? isUnder(path, p.path) : path === p.path));
 
 /** Drops duplicates and paths inside a listed folder; sorted by path. */
 function minimal(paths: ReadPath[]): ReadPath[] {

@@ -41,6 +41,7 @@ import {
   locateDefinition,
   readDefinition,
 } from './commit-definition.js';
+import { placeBlobs, rememberBlobs, seedBlobs, type BlobStore } from './blob-seed.js';
 import { cloneArgs, withGitConfig } from './git-env.js';
 import { gitSecrets, requestGitEnv } from './request-git-env.js';
 import { describeReadSet } from './sparse-patterns.js';
@@ -106,7 +107,7 @@ export interface OpenClone {
 /** Clone, read the commit, locate the definition from the trees; the clone stays open (see OpenClone). */
 export async function openClone(
   plan: BuildPlan,
-  deps: Pick<BuildDeps, 'config' | 'logStore' | 'groups'>,
+  deps: Pick<BuildDeps, 'config' | 'logStore' | 'groups'> & { readonly blobs?: BlobStore },
   dir: RequestDir,
   signal: AbortSignal,
 ): Promise<OpenClone> {
@@ -178,6 +179,17 @@ export async function openClone(
           Pick<ClonedRepository, 'definition' | 'readSet' | 'partial'>
         > => {
           const ownPlace = located?.ownPlace ?? [];
+          const { blobs } = deps;
+          const placeEntries =
+            blobs === undefined || located === undefined ? undefined : placeBlobs(located.listing, ownPlace);
+          const seeded =
+            blobs !== undefined &&
+            placeEntries !== undefined &&
+            (await seedBlobs(capture(log), blobs, plan.repository, placeEntries, dir.generated));
+          if (seeded)
+            log.write(
+              "# the definition's files from this instance's blob cache (same object ids): not fetched\n",
+            );
           await setSparsePaths(dir.clone, ownPlace);
           // The checkout first: its process starts before the others'.
           const [, nonBlobs] = await sideBySide(log, [
@@ -186,6 +198,8 @@ export async function openClone(
             (to) => sealClone(capture(to)),
           ] as const);
           const partial = stored <= nonBlobs;
+          if (blobs !== undefined && placeEntries !== undefined && !seeded)
+            await rememberBlobs(blobs, plan.repository, placeEntries, dir.clone);
           const found = await readDefinition(capture(log), dir.clone, located);
           if (describeReadSet(found.readSet) !== describeReadSet(ownPlace))
             await widenReadSet(fetchingGit(log), dir.clone, found.readSet);

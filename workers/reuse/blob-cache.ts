@@ -11,6 +11,7 @@ const MAX_TOTAL_BYTES = 16 * 1024 * 1024;
 export const MAX_BLOB_BYTES = 256 * 1024;
 
 export class BlobCache {
+  readonly maxBlobBytes = MAX_BLOB_BYTES;
   private readonly entries = new Map<string, Buffer>();
   private total = 0;
 
@@ -28,7 +29,7 @@ export class BlobCache {
   }
 
   set(repository: string, objectId: string, bytes: Buffer): void {
-    if (bytes.length > MAX_BLOB_BYTES) return;
+    if (bytes.length > this.maxBlobBytes) return;
     const key = BlobCache.keyOf(repository, objectId);
     const known = this.entries.get(key);
     if (known !== undefined) {

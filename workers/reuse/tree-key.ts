@@ -13,6 +13,7 @@ import { fallbackDefinitionText } from '../builder/definition.js';
 import {
   buildReadSet,
   dockerfileOf,
+  isUnder,
   type ReadPath,
   referencedPaths,
   repositoryFolder,
@@ -37,9 +38,6 @@ export interface TreeKeyInput {
 
 /** The paths the locating listing already covers (recursively). */
 const LISTED_ROOTS = ['.devcontainer', '.devcontainer.json'];
-
-const isUnder = (path: string, dir: string): boolean =>
-  dir === '' || path === dir || path.startsWith(`${dir}/`);
 
 /** The entries of the read set's paths and everything under them; undefined when one cannot stand. */
 async function readSetEntries(
