@@ -9,6 +9,7 @@
  * wrapper kills the job's process groups on it; the slot is free when the job has settled (its
  * processes ended, its directory removed), never before.
  */
+import { setMaxListeners } from 'node:events';
 import PQueue from 'p-queue';
 import { RETRY_AFTER } from '../src/builds/retry-after.js';
 import { busy } from '../src/errors.js';
@@ -47,6 +48,9 @@ export interface BuildQueue {
 export function createBuildQueue(options: BuildQueueOptions): BuildQueue {
   const capacity = Math.max(0, Math.floor(options.maxConcurrent));
   const queue = new PQueue({ concurrency: capacity === 0 ? Number.POSITIVE_INFINITY : capacity });
+  // Every job in flight listens to the shutdown signal (bounded by the capacity), and a job's own
+  // signal to each of its commands (a few side by side): neither is a leak, so no warning for them.
+  setMaxListeners(capacity === 0 ? 0 : capacity + 10, options.shutdownSignal);
   const gauge = options.metrics?.buildsInFlight;
   options.metrics?.buildsCapacity.set(capacity);
   gauge?.set(0);
@@ -68,6 +72,7 @@ export function createBuildQueue(options: BuildQueueOptions): BuildQueue {
       if (capacity > 0 && queue.pending >= capacity) throw busy(capacity, BUSY_RETRY_AFTER_SECONDS);
 
       const controller = new AbortController();
+      setMaxListeners(50, controller.signal);
       const stop = (reason: Cancellation) => () => controller.abort(reason);
       const sources: Array<[AbortSignal, () => void]> = [
         [options.shutdownSignal, stop(new Cancellation('shutdown'))],

@@ -45,9 +45,10 @@ test('GET /builds on any replica lists the builds of all; a log followed on B st
 
   // B and C list A's build (watched from B until its build log exists).
   let running: BuildRecord | undefined;
-  await within('the build log listed on B', 180_000, async () => {
+  // (The img log is opened, and listed, a moment before the build phase is reported.)
+  await within('the build log and the building phase listed on B', 180_000, async () => {
     [running] = await builds(b, `requestId=${requestId}&status=running`);
-    return running?.imageBuildLogId !== undefined;
+    return running?.imageBuildLogId !== undefined && running.phase === 'building';
   });
   const [onC] = await builds(c, `requestId=${requestId}`);
   t.like(onC, { id: running?.id, phase: 'building', repository: `${stack.GIT_HTTPS_URL}/slow.git` });
