@@ -8,20 +8,13 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import test, { type ExecutionContext } from 'ava';
 import { execa } from 'execa';
+import { gitTestEnv } from '../../helpers/git-test-env.js';
 import { locateDefinition, type GitCapture } from '../../../workers/git/commit-definition.js';
 import { placeBlobs, rememberBlobs, seedBlobs } from '../../../workers/git/blob-seed.js';
 import { BlobCache } from '../../../workers/reuse/blob-cache.js';
 
 const REPO = 'file-repo';
-const env = {
-  PATH: process.env.PATH ?? '/usr/bin:/bin',
-  HOME: tmpdir(),
-  GIT_CONFIG_NOSYSTEM: '1',
-  GIT_AUTHOR_NAME: 't',
-  GIT_AUTHOR_EMAIL: 't@example.invalid',
-  GIT_COMMITTER_NAME: 't',
-  GIT_COMMITTER_EMAIL: 't@example.invalid',
-};
+const env = gitTestEnv;
 const gitIn =
   (dir: string): GitCapture =>
   async (args) =>

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import test, { type ExecutionContext } from 'ava';
 import { execa } from 'execa';
+import { gitTestEnv } from '../../helpers/git-test-env.js';
 import { fallbackDefinitionText } from '../../../workers/builder/definition.js';
 import { parseJsonc } from '../../../workers/builder/jsonc.js';
 import { locateDefinition, type GitCapture } from '../../../workers/git/commit-definition.js';
@@ -21,15 +22,7 @@ const BASE = `example.invalid/dev/base@sha256:${'a'.repeat(64)}`;
 const FEATURE = `example.invalid/f/tool@sha256:${'b'.repeat(64)}`;
 const REPO = 'https://git.example.invalid/team/app.git';
 const json = (v: unknown): string => `${JSON.stringify(v, null, 2)}\n`;
-const env = {
-  PATH: process.env.PATH ?? '/usr/bin:/bin',
-  HOME: tmpdir(),
-  GIT_CONFIG_NOSYSTEM: '1',
-  GIT_AUTHOR_NAME: 't',
-  GIT_AUTHOR_EMAIL: 't@example.invalid',
-  GIT_COMMITTER_NAME: 't',
-  GIT_COMMITTER_EMAIL: 't@example.invalid',
-};
+const env = gitTestEnv;
 
 interface Repo {
   readonly dir: string;
