@@ -76,6 +76,20 @@ export const LARGE_BULK: FixtureBulk = {
 /** The branch of the `large` fixture whose Dockerfile builds a small sub-folder context (`docker/app`). */
 export const LARGE_DOCKERFILE_BRANCH = 'dockerfile-context';
 
+/** The local `hello` feature's manifest (beside HELLO_FEATURE_INSTALL); the extension tells the fixtures apart. */
+function helloFeatureManifest(vscodeExtension: string, extra: { postCreateCommand?: string } = {}): string {
+  return json({
+    id: 'hello',
+    version: '1.0.0',
+    name: 'Hello',
+    description: 'Installs a hello command (local fixture feature, no network).',
+    options: { greeting: { type: 'string', default: 'hello', description: 'What hello prints' } },
+    containerEnv: { HELLO_FEATURE: '1' },
+    ...extra,
+    customizations: { vscode: { extensions: [vscodeExtension] } },
+  });
+}
+
 export const HELLO_FEATURE_INSTALL = `#!/bin/sh
 set -e
 mkdir -p /usr/local/bin
@@ -130,16 +144,12 @@ export function fixtureDefinitions(base: string): Fixture[] {
               postCreateCommand: 'hello',
               customizations: { vscode: { extensions: ['ibs.fixture-feature'] } },
             }),
-            '.devcontainer/features/hello/devcontainer-feature.json': json({
-              id: 'hello',
-              version: '1.0.0',
-              name: 'Hello',
-              description: 'Installs a hello command (local fixture feature, no network).',
-              options: { greeting: { type: 'string', default: 'hello', description: 'What hello prints' } },
-              containerEnv: { HELLO_FEATURE: '1' },
-              postCreateCommand: 'hello',
-              customizations: { vscode: { extensions: ['ibs.hello-feature'] } },
-            }),
+            '.devcontainer/features/hello/devcontainer-feature.json': helloFeatureManifest(
+              'ibs.hello-feature',
+              {
+                postCreateCommand: 'hello',
+              },
+            ),
             '.devcontainer/features/hello/install.sh': HELLO_FEATURE_INSTALL,
           },
         },
@@ -298,15 +308,8 @@ function largeFixture(base: string): Fixture {
             postCreateCommand: 'hello',
             customizations: { vscode: { extensions: ['ibs.fixture-large'] } },
           }),
-          '.devcontainer/features/hello/devcontainer-feature.json': json({
-            id: 'hello',
-            version: '1.0.0',
-            name: 'Hello',
-            description: 'Installs a hello command (local fixture feature, no network).',
-            options: { greeting: { type: 'string', default: 'hello', description: 'What hello prints' } },
-            containerEnv: { HELLO_FEATURE: '1' },
-            customizations: { vscode: { extensions: ['ibs.large-hello-feature'] } },
-          }),
+          '.devcontainer/features/hello/devcontainer-feature.json':
+            helloFeatureManifest('ibs.large-hello-feature'),
           '.devcontainer/features/hello/install.sh': HELLO_FEATURE_INSTALL,
         },
       },
