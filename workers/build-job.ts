@@ -97,7 +97,9 @@ export async function runBuildJob(
   // common case then, does not pay its start-up.
   let pending: PendingCli | undefined;
   const cli = (): PendingCli => (pending ??= startPendingCli(deps, { signal, secrets: plan.secrets }));
-  if (reuse === undefined || plan.noCache) cli();
+  // Reuse on and no noCache: the build key is computed (and may answer without a build).
+  const keying = reuse !== undefined && !plan.noCache;
+  if (!keying) cli();
   try {
     await reporter.phase('cloning');
     const open = await openClone(plan, { ...deps, blobs: deps.reuse.blobs }, dir, signal);
@@ -117,7 +119,19 @@ export async function runBuildJob(
         commit: open.commit,
         gitCloneLogId: open.logId,
       };
-      return await buildOrReuse({ plan, deps, dir, signal, reporter, reuse, open, target, partial, cli });
+      return await buildOrReuse({
+        plan,
+        deps,
+        dir,
+        signal,
+        reporter,
+        reuse,
+        keying,
+        open,
+        target,
+        partial,
+        cli,
+      });
     } finally {
       await open.end();
     }
@@ -134,6 +148,8 @@ interface JobState {
   readonly signal: AbortSignal;
   readonly reporter: BuildReporter;
   readonly reuse: JobReuse | undefined;
+  /** Whether the build key is computed (reuse on, no noCache). */
+  readonly keying: boolean;
   readonly open: OpenClone;
   readonly target: ReuseTarget;
   readonly partial: Omit<BuildResult, 'imageBuildLogId'>;
@@ -206,8 +222,7 @@ async function treeKey(job: JobState): Promise<Keyed | undefined> {
  * yet) the key computed from the files; then the build.
  */
 async function buildOrReuse(job: JobState): Promise<JobOutcome> {
-  const { plan, deps, dir, signal, reporter, reuse, open, partial, cli } = job;
-  const keying = reuse !== undefined && !plan.noCache;
+  const { plan, deps, dir, signal, reporter, reuse, keying, open, partial, cli } = job;
   let log: CommandLogWriter | undefined;
   const openLog = async (): Promise<CommandLogWriter> => {
     const opened = await deps.logStore.open('img', plan.secrets);

@@ -13,6 +13,7 @@ import { fallbackDefinitionText } from '../builder/definition.js';
 import {
   buildReadSet,
   dockerfileOf,
+  inReadSet,
   isUnder,
   type ReadPath,
   referencedPaths,
@@ -67,7 +68,7 @@ async function readSetEntries(
     if (p.kind === 'dir' ? entry.type !== 'tree' : !isRegularFile(entry)) return undefined;
   }
   for (const entry of entries.values()) {
-    if (entry.mode === LINK_MODE && readSet.some((p) => isUnder(entry.path, p.path))) return undefined;
+    if (entry.mode === LINK_MODE && inReadSet(entry.path, readSet)) return undefined;
   }
   return entries;
 }
