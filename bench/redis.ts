@@ -19,13 +19,12 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { run } from '../src/exec/run.js';
 import type { LogStore } from '../src/logs/types.js';
-import { createLogger } from '../src/observability/logger.js';
 import { createStores, type Stores } from '../src/stores.js';
 import { startApp, testConfig, type RunningApp } from '../test/helpers/app.js';
 import { startRedis } from '../test/helpers/redis-process.js';
+import { silentLogger } from '../test/helpers/silent-logger.js';
 import { StackNotRunningError } from '../test/stack/env.js';
 
 const runs = Number(process.argv[2] ?? 3);
@@ -44,11 +43,7 @@ const pct = (redis: number, embedded: number): string =>
 
 const work = await mkdtemp(join(tmpdir(), 'ibs-bench-redis-'));
 const redis = await startRedis();
-const quiet = createLogger({
-  serviceName: 'bench',
-  environment: 'bench',
-  destination: new Writable({ write: (_c, _e, cb) => cb() }),
-});
+const quiet = silentLogger();
 
 function linesOf(bytes: number): string {
   return LINE.repeat(Math.ceil(bytes / LINE.length)).slice(0, bytes - 1) + '\n';

@@ -1,21 +1,11 @@
 /**
  * For test files that talk to Redis directly (no service process): one redis-server of the file's
- * own (started before its tests, disposed after), connections to it that are ready to use, and a
- * logger that drops everything.
+ * own (started before its tests, disposed after), and connections to it that are ready to use.
  */
 import test from 'ava';
-import { Writable } from 'node:stream';
-import { createLogger, type Logger } from '../../src/observability/logger.js';
 import { createRedisConnection, type RedisConnection } from '../../src/redis/connection.js';
 import { startRedis, type RedisProcess } from './redis-process.js';
-
-export function silentLogger(): Logger {
-  return createLogger({
-    serviceName: 't',
-    environment: 't',
-    destination: new Writable({ write: (_c, _e, cb) => cb() }),
-  });
-}
+import { silentLogger } from './silent-logger.js';
 
 /** A connection to `server` once it is ready (the client connects on its own). */
 export async function readyConnection(server: RedisProcess): Promise<RedisConnection> {

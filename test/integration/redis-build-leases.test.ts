@@ -11,7 +11,8 @@ import {
 } from '../../src/builds/leases.js';
 import { createRedisBuildLeases, LEASE_LOST } from '../../src/builds/redis-leases.js';
 import type { RedisConnection } from '../../src/redis/connection.js';
-import { readyConnection, silentLogger, useRedisServer } from '../helpers/redis-test-server.js';
+import { readyConnection, useRedisServer } from '../helpers/redis-test-server.js';
+import { silentLogger } from '../helpers/silent-logger.js';
 
 const redis = useRedisServer();
 

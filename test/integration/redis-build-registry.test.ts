@@ -4,7 +4,8 @@ import test from 'ava';
 import { createRedisBuildRegistry, type RedisBuildRegistry } from '../../src/builds/redis-registry.js';
 import type { RedisConnection } from '../../src/redis/connection.js';
 import { startRedis, type RedisProcess } from '../helpers/redis-process.js';
-import { readyConnection, silentLogger, useRedisServer } from '../helpers/redis-test-server.js';
+import { readyConnection, useRedisServer } from '../helpers/redis-test-server.js';
+import { silentLogger } from '../helpers/silent-logger.js';
 
 const redis = useRedisServer();
 

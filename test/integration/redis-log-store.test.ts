@@ -4,25 +4,12 @@ import test from 'ava';
 import { Redis } from 'ioredis';
 import { isServiceError } from '../../src/errors.js';
 import { createRedisLogStore, TRUNCATED_MARKER, type RedisLogStore } from '../../src/logs/redis-store.js';
-import { createLogger } from '../../src/observability/logger.js';
-import { createRedisConnection, type RedisConnection } from '../../src/redis/connection.js';
+import type { RedisConnection } from '../../src/redis/connection.js';
 import { startRedis, type RedisProcess } from '../helpers/redis-process.js';
-import { Writable } from 'node:stream';
+import { readyConnection, useRedisServer } from '../helpers/redis-test-server.js';
+import { silentLogger } from '../helpers/silent-logger.js';
 
-let redis: RedisProcess;
-test.before(async () => {
-  redis = await startRedis();
-});
-test.after.always(async () => {
-  await redis?.dispose();
-});
-
-const quietLogger = () =>
-  createLogger({
-    serviceName: 't',
-    environment: 't',
-    destination: new Writable({ write: (_c, _e, cb) => cb() }),
-  });
+const redis = useRedisServer();
 
 interface Replica {
   store: RedisLogStore;
@@ -33,12 +20,8 @@ async function replica(
   t: { teardown: (fn: () => Promise<void>) => void },
   options: { retention?: number; sizeCapBytes?: number; secret?: string; server?: RedisProcess } = {},
 ): Promise<Replica> {
-  const server = options.server ?? redis;
-  const connection = createRedisConnection(server.url, quietLogger());
-  await new Promise<void>((resolve) => {
-    if (connection.client.status === 'ready') resolve();
-    else connection.client.once('ready', () => resolve());
-  });
+  const server = options.server ?? redis();
+  const connection = await readyConnection(server);
   const store = createRedisLogStore({
     config: {
       commandLogRetention: options.retention ?? 100,
@@ -49,7 +32,7 @@ async function replica(
       redisUrl: server.url,
     },
     connection,
-    logger: quietLogger(),
+    logger: silentLogger(),
     ...(options.sizeCapBytes === undefined ? {} : { sizeCapBytes: options.sizeCapBytes }),
   });
   t.teardown(async () => {
@@ -91,7 +74,7 @@ test('secrets are masked before they reach Redis', async (t) => {
   log.write(`token ${secret.slice(0, 8)}`);
   log.write(`${secret.slice(8)} and per-request-pass\n`);
   await log.close();
-  const raw = new Redis(redis.url);
+  const raw = new Redis(redis().url);
   t.teardown(() => raw.disconnect());
   const keys = await raw.keys('*');
   t.true(keys.length >= 2);
