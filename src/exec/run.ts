@@ -170,14 +170,14 @@ export async function runDeferred(
 /** How a command's output reaches its log: at once (run), or once started (runDeferred). */
 class OutputSink {
   #log: CommandLogWriter | undefined;
-  #held: string[] | undefined;
+  #held: (string | Uint8Array)[] | undefined;
   constructor(log: CommandLogWriter | undefined, deferred: boolean) {
     this.#log = log;
     this.#held = deferred ? [] : undefined;
   }
-  write(text: string): void {
-    if (this.#held !== undefined) this.#held.push(text);
-    else this.#log?.write(text);
+  write(output: string | Uint8Array): void {
+    if (this.#held !== undefined) this.#held.push(output);
+    else this.#log?.write(output);
   }
   /** The log is known: the command line first, then what was held back. */
   attach(log: CommandLogWriter | undefined, displayLine: string): void {
@@ -265,17 +265,16 @@ async function execute(
     options.onSpawn?.(pid);
   }
 
+  // Output goes to the log as bytes (the log masks whole lines of bytes); only captured stdout is decoded.
   const outDecoder = new TextDecoder();
-  const errDecoder = new TextDecoder();
   child.stdout?.on('data', (chunk: Uint8Array) => {
-    const text = outDecoder.decode(chunk, { stream: true });
-    sink.write(text);
     if (options.captureStdout && stdoutBytes < MAX_CAPTURE_BYTES) {
-      stdout += text;
+      stdout += outDecoder.decode(chunk, { stream: true });
       stdoutBytes += chunk.length;
     }
+    sink.write(chunk);
   });
-  child.stderr?.on('data', (chunk: Uint8Array) => sink.write(errDecoder.decode(chunk, { stream: true })));
+  child.stderr?.on('data', (chunk: Uint8Array) => sink.write(chunk));
   // A child gone before its start was written: the write fails (EPIPE), its exit tells the outcome.
   child.stdin?.on('error', () => undefined);
 
@@ -333,8 +332,7 @@ async function execute(
   if (pid !== undefined) options.groups?.delete(pid);
   if (refused !== undefined) checkArgv(refused.command, refused.args, secrets);
   if (deferred !== undefined && startedWith === undefined) return undefined;
-  const tail = outDecoder.decode() + errDecoder.decode();
-  if (tail) sink.write(tail);
+  if (options.captureStdout) stdout += outDecoder.decode();
 
   const spawnFailed =
     pid === undefined || (outcome.exitCode === undefined && !outcome.signal && outcome.failed);

@@ -1,38 +1,60 @@
 /**
- * Masking of a command's output as it streams: whole lines only, so that a secret split across
- * two chunks is still found; the last partial line is masked when the output ends.
+ * Masking of a command's output as it streams, on its bytes (never decoded on the way: the log
+ * holds what the command printed): whole lines only, so that a secret split across two chunks is
+ * still found; the last partial line is masked when the output ends. A line ends at a newline
+ * byte, which never occurs inside a multi-byte UTF-8 character, so no character is cut.
  */
-import { maskSecrets, secretVariants } from './masking.js';
+import { byteVariants, maskBytes, secretVariants } from './masking.js';
 
 export interface LineMasker {
-  /** The masked complete lines this chunk completes ('' when none). */
-  push(chunk: string | Uint8Array): string;
+  /**
+   * The masked complete lines this chunk completes, in order (none, one or two pieces). Only the
+   * line that began in earlier chunks is copied; the rest is a view of the chunk where it holds no
+   * secret.
+   */
+  push(chunk: string | Uint8Array): Buffer[];
   /** The masked rest (the last line without its newline), once the output has ended. */
-  end(): string;
+  end(): Buffer[];
   addSecrets(secrets: readonly string[]): void;
 }
 
+const NEWLINE = 0x0a;
+
 export function createLineMasker(secrets: readonly string[]): LineMasker {
   let variants = secretVariants(secrets);
-  let pending = '';
-  const decoder = new TextDecoder();
+  let bytes = byteVariants(variants);
+  /** The current line's bytes so far (chunks without a newline). */
+  let pending: Buffer[] = [];
   return {
     push(chunk) {
-      pending += typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true });
-      const cut = pending.lastIndexOf('\n');
-      if (cut < 0) return '';
-      const lines = pending.slice(0, cut + 1);
-      pending = pending.slice(cut + 1);
-      return maskSecrets(lines, variants);
+      const data =
+        typeof chunk === 'string'
+          ? Buffer.from(chunk)
+          : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+      const cut = data.lastIndexOf(NEWLINE);
+      if (cut < 0) {
+        if (data.length > 0) pending.push(data);
+        return [];
+      }
+      const pieces: Buffer[] = [];
+      let from = 0;
+      if (pending.length > 0) {
+        // The line begun earlier, whole (a secret may span the chunks), then the chunk's other lines.
+        from = data.indexOf(NEWLINE) + 1;
+        pieces.push(maskBytes(Buffer.concat([...pending, data.subarray(0, from)]), bytes));
+      }
+      if (from <= cut) pieces.push(maskBytes(data.subarray(from, cut + 1), bytes));
+      pending = cut + 1 < data.length ? [data.subarray(cut + 1)] : [];
+      return pieces;
     },
     end() {
-      pending += decoder.decode();
-      const rest = pending;
-      pending = '';
-      return rest === '' ? '' : maskSecrets(rest, variants);
+      const rest = Buffer.concat(pending);
+      pending = [];
+      return rest.length === 0 ? [] : [maskBytes(rest, bytes)];
     },
     addSecrets(more) {
       variants = secretVariants([...variants, ...more]);
+      bytes = byteVariants(variants);
     },
   };
 }

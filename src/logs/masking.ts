@@ -29,6 +29,55 @@ export function maskSecrets(text: string, variants: readonly string[]): string {
   return masked;
 }
 
+const MASK_BYTES = Buffer.from(MASK);
+
+/** Variants prepared for maskBytes: their bytes, and the ones to look for first. */
+export interface ByteVariants {
+  /** Each variant's UTF-8 bytes, in the variants' order. */
+  readonly all: readonly Buffer[];
+  /**
+   * The variants that contain no other variant. Every variant contains one of them, so text
+   * without any of them holds no secret: one scan per probe instead of one per variant (the
+   * Redis URL and its password, a private key and its lines).
+   */
+  readonly probes: readonly Buffer[];
+}
+
+export function byteVariants(variants: readonly string[]): ByteVariants {
+  const probes = variants.filter(
+    (variant) => !variants.some((other) => other !== variant && variant.includes(other)),
+  );
+  return {
+    all: variants.map((variant) => Buffer.from(variant)),
+    probes: probes.map((probe) => Buffer.from(probe)),
+  };
+}
+
+/**
+ * maskSecrets on UTF-8 bytes (captured output is masked as it streams, without decoding it): the
+ * same replacements in the same order, so that for any text
+ * `maskBytes(Buffer.from(text), byteVariants(v))` equals `Buffer.from(maskSecrets(text, v))`.
+ * Returns `bytes` itself when no secret occurs.
+ */
+export function maskBytes(bytes: Buffer, variants: ByteVariants): Buffer {
+  if (!variants.probes.some((probe) => bytes.includes(probe))) return bytes;
+  let masked = bytes;
+  for (const secret of variants.all) {
+    let at = masked.indexOf(secret);
+    if (at < 0) continue;
+    const parts: Buffer[] = [];
+    let from = 0;
+    while (at >= 0) {
+      parts.push(masked.subarray(from, at), MASK_BYTES);
+      from = at + secret.length;
+      at = masked.indexOf(secret, from);
+    }
+    parts.push(masked.subarray(from));
+    masked = Buffer.concat(parts);
+  }
+  return masked;
+}
+
 /** Secrets of the server's own configuration: git tokens, private keys, ambient registry passwords, the Redis URL. */
 export function configSecrets(config: {
   redisUrl?: string;

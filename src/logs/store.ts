@@ -63,15 +63,13 @@ export async function createLogStore(
       const writer: CommandLogWriter = {
         id,
         write(chunk) {
-          const lines = masker.push(chunk);
-          if (lines !== '') stream.write(lines, changed);
+          for (const lines of masker.push(chunk)) stream.write(lines, changed);
         },
         addSecrets(more) {
           masker.addSecrets(more);
         },
         async close() {
-          const rest = masker.end();
-          if (rest !== '') stream.write(rest, changed);
+          for (const rest of masker.end()) stream.write(rest, changed);
           await new Promise<void>((resolve) => stream.end(resolve));
           live.delete(id);
           liveLog.ended();

@@ -30,7 +30,12 @@ export interface RedisConnection {
   close(): Promise<void>;
 }
 
-export function createRedisConnection(redisUrl: string, logger: Logger): RedisConnection {
+export function createRedisConnection(
+  redisUrl: string,
+  logger: Pick<Logger, 'info' | 'warn'>,
+  /** How its log lines name the command connection. */
+  role = 'commands',
+): RedisConnection {
   const endpoint = redisEndpoint(redisUrl);
   const variants = secretVariants(redisSecrets(redisUrl));
   const where = { redis: { host: endpoint.host, port: endpoint.port, tls: endpoint.tls } };
@@ -43,6 +48,8 @@ export function createRedisConnection(redisUrl: string, logger: Logger): RedisCo
     // ioredis would print unhandled 'error' events itself; each client below has a listener.
     showFriendlyErrorStack: false,
   };
+  /** Closed on purpose: the connections' ends are not problems. */
+  let closing = false;
   const watch = (client: Redis, role: string): Redis => {
     let up = false;
     let lastProblem = '';
@@ -59,13 +66,13 @@ export function createRedisConnection(redisUrl: string, logger: Logger): RedisCo
       logger.warn({ ...where, role, problem }, 'redis unavailable');
     });
     client.on('close', () => {
-      if (!up) return;
+      if (!up || closing) return;
       up = false;
       logger.warn({ ...where, role }, 'redis connection lost; reconnecting');
     });
     return client;
   };
-  const client = watch(new Redis(redisUrl, options), 'commands');
+  const client = watch(new Redis(redisUrl, options), role);
   const extra = new Set<Redis>();
 
   return {
@@ -101,6 +108,7 @@ export function createRedisConnection(redisUrl: string, logger: Logger): RedisCo
       }
     },
     async close() {
+      closing = true;
       for (const other of extra) other.disconnect();
       await client.quit().catch(() => client.disconnect());
     },
