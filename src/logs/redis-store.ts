@@ -47,7 +47,9 @@ export interface RedisLogStore extends LogStore {
 }
 
 export interface RedisLogStoreDeps {
-  readonly config: Pick<Config, 'commandLogRetention' | 'gitCredentials' | 'registryAuth' | 'redisUrl'>;
+  readonly config: Pick<Config, 'commandLogRetention' | 'gitCredentials' | 'registryAuth'> & {
+    readonly redisUrl: string;
+  };
   readonly connection: Pick<RedisConnection, 'client' | 'call' | 'duplicate'>;
   /** Receives what the append thread has to say (connection changes, output it could not store). */
   readonly logger: Pick<Logger, 'info' | 'warn' | 'error'>;
@@ -58,7 +60,6 @@ export interface RedisLogStoreDeps {
 export function createRedisLogStore(deps: RedisLogStoreDeps): RedisLogStore {
   const { connection } = deps;
   const { redisUrl, commandLogRetention } = deps.config;
-  if (redisUrl === undefined) throw new Error('the Redis log store needs redisUrl');
   const serverSecrets = configSecrets(deps.config);
   const followers = createFollowerHub(connection);
   const appender = startAppendWorker(

@@ -18,7 +18,13 @@ interface Replica {
 
 async function replica(
   t: { teardown: (fn: () => Promise<void>) => void },
-  options: { retention?: number; sizeCapBytes?: number; secret?: string; server?: RedisProcess } = {},
+  options: {
+    retention?: number;
+    sizeCapBytes?: number;
+    secret?: string;
+    server?: RedisProcess;
+    logger?: ReturnType<typeof silentLogger>;
+  } = {},
 ): Promise<Replica> {
   const server = options.server ?? redis();
   const connection = await readyConnection(server);
@@ -32,7 +38,7 @@ async function replica(
       redisUrl: server.url,
     },
     connection,
-    logger: silentLogger(),
+    logger: options.logger ?? silentLogger(),
     ...(options.sizeCapBytes === undefined ? {} : { sizeCapBytes: options.sizeCapBytes }),
   });
   t.teardown(async () => {
@@ -186,6 +192,48 @@ test('output of mixed sizes (single lines, large chunks, a multi-byte split) is 
   await log.close();
   t.is((await b.store.read(log.id)).text, expected);
   t.is(await followed, expected);
+});
+
+test('the append connection dropped while a log is written: the output is stored once and in order', async (t) => {
+  const warnings: { role?: string; msg: string }[] = [];
+  const logger = silentLogger();
+  logger.warn = ((fields: { role?: string }, msg: string) =>
+    void warnings.push({ ...fields, msg })) as typeof logger.warn;
+  const a = await replica(t, { logger });
+  const log = await a.store.open('img');
+  const raw = new Redis(redis().url);
+  const appended = new Redis(redis().url);
+  t.teardown(() => {
+    raw.disconnect();
+    appended.disconnect();
+  });
+  await appended.subscribe(`ibs:log:${log.id}`);
+  const firstAppend = new Promise((resolve) => appended.once('message', resolve));
+  let expected = '';
+  const write = (from: number, to: number): void => {
+    for (let i = from; i < to; i += 1) {
+      const line = `line ${i} ${'z'.repeat(i % 700)}\n`;
+      log.write(Buffer.from(line));
+      expected += line;
+    }
+  };
+  write(0, 4000);
+  await firstAppend;
+  // Every other client's connection is dropped: the append thread's too, with appends in flight
+  // or about to be sent; what follows is written while it reconnects.
+  await raw.call('CLIENT', 'KILL', 'TYPE', 'normal', 'SKIPME', 'yes');
+  write(4000, 12_000);
+  await log.close();
+  t.true(
+    warnings.some((w) => w.role === 'log appends' && /connection lost/.test(w.msg)),
+    JSON.stringify(warnings),
+  );
+  while (!(await a.connection.probe()))
+    await new Promise((resolve) => a.connection.client.once('ready', resolve));
+  const { text, complete } = await a.store.read(log.id);
+  t.true(complete);
+  t.is(text.length, expected.length);
+  t.true(text === expected, 'the stored text differs from what was written');
 });
 
 test('output beyond the size cap is dropped with one marker line', async (t) => {

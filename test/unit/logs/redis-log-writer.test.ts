@@ -1,0 +1,95 @@
+// The Redis log writer's recovery after a failed append, on a small fake of the client: an append
+// whose answer was lost with its connection (stored, reported as failed) and one that never
+// reached Redis. The real server and a real dropped connection: integration/redis-log-store.
+import test from 'ava';
+import type { Redis } from 'ioredis';
+import { createJoinSpaces, openRedisLogWriter } from '../../../src/logs/redis-log-writer.js';
+
+type Failure = 'before' | 'after' | undefined;
+
+/** A list as Redis keeps it; the nth append can fail before or after it is stored. */
+function fakeRedis(failAppend: (n: number) => Failure) {
+  const list: Buffer[] = [Buffer.alloc(0)];
+  let appends = 0;
+  let closes = 0;
+  const lost = (): Error => new Error('Connection is closed.');
+  const client = {
+    // Copies at the call, as the client serialises a command when it is sent.
+    async rpushx(_key: string, ...pieces: Buffer[]): Promise<number> {
+      appends += 1;
+      const failure = failAppend(appends);
+      if (failure === 'before') throw lost();
+      list.push(...pieces.map((piece) => Buffer.from(piece)));
+      if (failure === 'after') throw lost();
+      return list.length;
+    },
+    publish: async () => 0,
+    multi() {
+      const chain = { pexpire: () => chain, publish: () => chain, exec: async () => [] };
+      return chain;
+    },
+    llen: async () => list.length,
+    // The close script: KEYS text, meta, closed set; ARGV id, now, retention, prefix, tail...
+    async evalsha(_sha: string, _keys: number, ...rest: (string | number | Buffer)[]): Promise<number> {
+      closes += 1;
+      list.push(...rest.slice(7).map((piece) => Buffer.from(piece as Buffer)));
+      return 1;
+    },
+  };
+  return {
+    client: client as unknown as Redis,
+    text: () => Buffer.concat(list).toString('utf8'),
+    appends: () => appends,
+    closes: () => closes,
+  };
+}
+
+const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+/** Until the writer has sent `n` appends (each partial batch goes once the one before is answered). */
+async function untilAppends(redis: ReturnType<typeof fakeRedis>, n: number): Promise<void> {
+  while (redis.appends() < n) await turn();
+}
+
+function writerOn(redis: ReturnType<typeof fakeRedis>, warnings: string[] = []) {
+  return openRedisLogWriter({
+    client: redis.client,
+    id: 'img-00000000-0000-4000-8000-000000000000',
+    kind: 'img',
+    secrets: ['tok-123456'],
+    sizeCapBytes: 50 * 1024 * 1024,
+    retention: 10,
+    now: () => 0,
+    spaces: createJoinSpaces(),
+    warn: (_fields, message) => void warnings.push(message),
+  });
+}
+
+for (const failure of ['after', 'before'] as const) {
+  test(`an append ${failure === 'after' ? 'stored whose answer was lost is not sent again' : 'that never reached Redis is sent again'}: each line once, in order`, async (t) => {
+    const redis = fakeRedis((n) => (n === 2 ? failure : undefined));
+    const writer = writerOn(redis);
+    writer.write(Buffer.from('first line\n'));
+    await untilAppends(redis, 1);
+    writer.write(Buffer.from('second line with tok-123456\n'));
+    await untilAppends(redis, 2);
+    writer.write(Buffer.from('third line\n'));
+    await writer.close();
+    t.is(redis.text(), 'first line\nsecond line with ***\nthird line\n');
+    // The third line went with the close, and so did the second when it had to be sent again.
+    t.is(redis.closes(), 1);
+    t.is(redis.appends(), 2);
+  });
+}
+
+test('a fast writer streams whole batches without waiting for each answer, and the close sends the rest', async (t) => {
+  const redis = fakeRedis(() => undefined);
+  const writer = writerOn(redis);
+  const line = `${'x'.repeat(99)}\n`;
+  const chunk = Buffer.from(line.repeat(600));
+  // 9 MiB in one turn: two whole 4 MiB batches are sent at once (no answer awaited), the rest with the close.
+  for (let i = 0; i < 160; i += 1) writer.write(chunk);
+  t.is(redis.appends(), 2);
+  await writer.close();
+  t.is(redis.text(), line.repeat(600 * 160));
+  t.is(redis.closes(), 1);
+});
