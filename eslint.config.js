@@ -30,6 +30,8 @@ const PURE = [
   'src/builds/records.ts',
   'src/config/redis-url.ts',
   'src/logs/line-masker.ts',
+  'src/logs/masking.ts',
+  'src/logs/redis-log-keys.ts',
 ];
 
 export default tseslint.config(

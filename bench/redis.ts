@@ -3,7 +3,7 @@
  * in one run, with a redis-server of its own (Debian's package, loopback, no persistence).
  *
  *   npm run stack -- up                            (for the reuse answers; skipped without it)
- *   npx tsx bench/redis.ts [runs=3] [reuses=20]    (npm run bench:redis)
+ *   npx tsx bench/redis.ts [runs=15] [reuses=20]   (npm run bench:redis)
  *
  * - capture: a command printing 50 MB of build-like lines through src/exec/run.ts into each log
  *   store (open, stream, close), MB/s; target: Redis no slower than embedded by more than 10 %.
@@ -12,8 +12,7 @@
  *   fixture repository per mode built once, then `reuses` pushes per mode that change only a file
  *   outside the build's inputs, each answered as a reuse (checked with service_build_reuses_total);
  *   target: Redis adds less than 20 ms.
- * Runs are interleaved (embedded, Redis, embedded, ...; the reuse rounds alternate which mode goes
- * first); medians are printed. Figures and what bounds them: README "Redis mode".
+ * Runs are interleaved, and each round alternates which mode goes first; medians are printed. Figures and what bounds them: README "Redis mode".
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -27,7 +26,7 @@ import { startRedis } from '../test/helpers/redis-process.js';
 import { silentLogger } from '../test/helpers/silent-logger.js';
 import { StackNotRunningError } from '../test/stack/env.js';
 
-const runs = Number(process.argv[2] ?? 3);
+const runs = Number(process.argv[2] ?? 15);
 /** Reuse answers per mode (interleaved). */
 const REUSES = Number(process.argv[3] ?? 20);
 const CAPTURE_BYTES = 50_000_000;
@@ -81,8 +80,9 @@ try {
   await capture(stores.embedded.logStore);
   await capture(stores.redis.logStore);
   for (let i = 0; i < runs; i += 1) {
-    throughput.embedded.push(await capture(stores.embedded.logStore));
-    throughput.redis.push(await capture(stores.redis.logStore));
+    // Each mode goes first every other round (what one run leaves behind weighs on both alike).
+    for (const mode of i % 2 === 0 ? (['embedded', 'redis'] as const) : (['redis', 'embedded'] as const))
+      throughput[mode].push(await capture(stores[mode].logStore));
   }
   await stores.embedded.close();
   await stores.redis.close();
