@@ -1,6 +1,6 @@
 /**
  * Where a command log lives in Redis (shared by the store, which reads, follows and deletes, and
- * the writer, which appends and closes, on the append thread), and the limits both keep.
+ * the writer, which appends and closes), and the limits both keep.
  *
  * Keys (prefix `ibs:`): `log:<id>` the text as a list of pieces of whole lines (an empty one, then
  * the pieces of each batch), `log:<id>:meta` a hash {kind, state: open|closed}, `logs:<kind>` a

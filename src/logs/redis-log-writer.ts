@@ -1,13 +1,14 @@
 /**
- * The writing side of a Redis command log: masking, encoding, batched appends and the close. It
- * runs on the append thread (append-thread.ts), with a connection of its own, so that the copies
- * and socket writes of a build printing fast never hold up the service's event loop.
+ * The writing side of a Redis command log: masking, batched appends, recovery and the close, on
+ * the store's connection for appends.
  *
- * Output is masked as bytes (whole lines: line-masker.ts), queued as it came (no copy), and sent a
- * batch at a time: one RPUSHX, only to a log that still exists; what arrives
- * meanwhile goes in the next batch, so a follower sees output within a round trip and a fast
- * writer gets large batches. The close (its last output + closed + record + prune beyond
- * retention) is one Lua script. The size cap is counted here, by the one writer of a log.
+ * Output is masked as bytes (whole lines: line-masker.ts), queued as it came (no copy), and sent in
+ * batches: one RPUSHX each, only to a log that still exists. Whole batches go as soon as they are
+ * full, up to MAX_IN_FLIGHT unanswered (a fast writer streams); less than a batch goes once nothing
+ * is in flight, so a follower sees output within a round trip. After a failed append the list's
+ * length tells what was stored (one writer per log), so output is stored once and in order. The
+ * close (its last output + closed + record + prune beyond retention) is one Lua script. The size
+ * cap is counted here, by the one writer of a log.
  */
 import type { Redis } from 'ioredis';
 import { redisScript } from '../redis/script.js';
@@ -368,7 +369,7 @@ interface Batch {
 /**
  * Reusable buffers that small pieces are joined in, one per append in flight, taken back once its
  * answer came: the joining copies into memory already in use instead of fresh allocations (which
- * cost more than the copy). Made once per append thread.
+ * cost more than the copy). Made once per store.
  */
 export interface JoinSpaces {
   take(): Buffer;

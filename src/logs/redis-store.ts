@@ -2,9 +2,10 @@
  * The command-log store of Redis mode: any replica reads, follows and deletes any log, logs
  * survive a replica restart, and retention holds across replicas. Keys and limits:
  * redis-log-keys.ts. Reading, following (pub/sub on the log's channel: no polling) and deleting
- * run here; writing runs on the append thread (append-worker.ts: masking, encoding and batched
- * appends beside the event loop; only masked text is sent). Delete is a Lua script. An open log
- * whose writer died expires after OPEN_LOG_IDLE_TTL_MS without output.
+ * run here; writing is redis-log-writer.ts (masked bytes in batched appends, on a connection of
+ * the writers' own: their large commands never queue the requests' commands behind them; only
+ * masked output is sent). Delete is a Lua script. An open log whose writer died expires after
+ * OPEN_LOG_IDLE_TTL_MS without output.
  */
 import { randomUUID } from 'node:crypto';
 import type { Config } from '../config/types.js';
@@ -13,7 +14,6 @@ import type { Logger } from '../observability/logger.js';
 import type { RedisConnection } from '../redis/connection.js';
 import { redisScript } from '../redis/script.js';
 import { createFollowerHub, type Subscription } from '../redis/subscriptions.js';
-import { startAppendWorker } from './append-worker.js';
 import { configSecrets } from './masking.js';
 import {
   channelOf,
@@ -23,8 +23,9 @@ import {
   PREFIX,
   textKey,
 } from './redis-log-keys.js';
+import { createJoinSpaces, openRedisLogWriter } from './redis-log-writer.js';
 import { isLogId } from './store.js';
-import type { LogSnapshot, LogStore } from './types.js';
+import type { CommandLogWriter, LogKind, LogSnapshot, LogStore } from './types.js';
 
 export { LOG_SIZE_CAP_BYTES, TRUNCATED_MARKER } from './redis-log-keys.js';
 
@@ -42,7 +43,7 @@ return 1
 `);
 
 export interface RedisLogStore extends LogStore {
-  /** Lets the closes under way finish, then stops the append thread and the followers' connection. */
+  /** Lets the closes under way finish, then stops the followers' subscriptions. */
   close(): Promise<void>;
 }
 
@@ -51,21 +52,44 @@ export interface RedisLogStoreDeps {
     readonly redisUrl: string;
   };
   readonly connection: Pick<RedisConnection, 'client' | 'call' | 'duplicate'>;
-  /** Receives what the append thread has to say (connection changes, output it could not store). */
-  readonly logger: Pick<Logger, 'info' | 'warn' | 'error'>;
+  /** Output that could not be stored (Redis stayed unreachable after a log's close). */
+  readonly logger: Pick<Logger, 'warn'>;
   /** The per-log cap (default LOG_SIZE_CAP_BYTES; tests pass a small one). */
   readonly sizeCapBytes?: number;
 }
 
 export function createRedisLogStore(deps: RedisLogStoreDeps): RedisLogStore {
-  const { connection } = deps;
-  const { redisUrl, commandLogRetention } = deps.config;
+  const { connection, logger } = deps;
   const serverSecrets = configSecrets(deps.config);
   const followers = createFollowerHub(connection);
-  const appender = startAppendWorker(
-    { redisUrl, retention: commandLogRetention, sizeCapBytes: deps.sizeCapBytes ?? LOG_SIZE_CAP_BYTES },
-    deps.logger,
-  );
+  const appends = connection.duplicate('log appends');
+  const spaces = createJoinSpaces();
+  /** Logs being closed (the store's close waits for them). */
+  const closing = new Set<Promise<void>>();
+
+  function writer(id: string, kind: LogKind, secrets: readonly string[]): CommandLogWriter {
+    const log = openRedisLogWriter({
+      client: appends,
+      id,
+      kind,
+      secrets,
+      sizeCapBytes: deps.sizeCapBytes ?? LOG_SIZE_CAP_BYTES,
+      retention: deps.config.commandLogRetention,
+      now: Date.now,
+      spaces,
+      warn: (fields: Record<string, unknown>, message: string) => logger.warn(fields, message),
+    });
+    return {
+      id,
+      write: (chunk) => log.write(chunk),
+      addSecrets: (more) => log.addSecrets(more),
+      close() {
+        const closed = log.close().finally(() => closing.delete(closed));
+        closing.add(closed);
+        return closed;
+      },
+    };
+  }
 
   const checked = (id: string): string => {
     if (!isLogId(id)) throw invalidLogId(id);
@@ -98,7 +122,7 @@ export function createRedisLogStore(deps: RedisLogStoreDeps): RedisLogStore {
           .pexpire(textKey(id), OPEN_LOG_IDLE_TTL_MS)
           .exec(),
       );
-      return appender.writer(id, kind, [...serverSecrets, ...secrets]);
+      return writer(id, kind, [...serverSecrets, ...secrets]);
     },
 
     read,
@@ -126,7 +150,7 @@ export function createRedisLogStore(deps: RedisLogStoreDeps): RedisLogStore {
     },
 
     async close() {
-      await appender.close();
+      await Promise.all(closing);
       await followers.close();
     },
   };

@@ -21,8 +21,12 @@ const MAX_RECONNECT_DELAY_MS = 1000;
 export interface RedisConnection {
   /** Commands; each fails at once while disconnected. */
   readonly client: Redis;
-  /** A new connection for blocking reads or subscriptions (same options, no command timeout, plus `overrides`). */
-  duplicate(overrides?: Partial<RedisOptions>): Redis;
+  /**
+   * Another connection with the command connection's options plus `overrides` (subscriptions; log
+   * appends, so that their large commands never queue the requests' commands behind them), named
+   * `role` in log lines and closed with this one.
+   */
+  duplicate(role: string, overrides?: Partial<RedisOptions>): Redis;
   /** Whether Redis answers a PING now (readiness). Never throws. */
   probe(): Promise<boolean>;
   /** Runs store commands: any failure that is not already a ServiceError becomes STORE_UNAVAILABLE (503). */
@@ -33,8 +37,6 @@ export interface RedisConnection {
 export function createRedisConnection(
   redisUrl: string,
   logger: Pick<Logger, 'info' | 'warn'>,
-  /** How its log lines name the command connection. */
-  role = 'commands',
 ): RedisConnection {
   const endpoint = redisEndpoint(redisUrl);
   const variants = secretVariants(redisSecrets(redisUrl));
@@ -72,13 +74,13 @@ export function createRedisConnection(
     });
     return client;
   };
-  const client = watch(new Redis(redisUrl, options), role);
+  const client = watch(new Redis(redisUrl, options), 'commands');
   const extra = new Set<Redis>();
 
   return {
     client,
-    duplicate(overrides = {}) {
-      const other = watch(client.duplicate({ commandTimeout: undefined, ...overrides }), 'blocking');
+    duplicate(role, overrides = {}) {
+      const other = watch(client.duplicate(overrides), role);
       extra.add(other);
       other.once('end', () => extra.delete(other));
       return other;

@@ -30,7 +30,11 @@ export function createFollowerHub(connection: Pick<RedisConnection, 'duplicate'>
   const connect = (): Redis => {
     if (subscriber) return subscriber;
     // Subscriptions wait for the connection (bounded by SUBSCRIBE_TIMEOUT_MS) and are renewed on reconnection.
-    const sub = connection.duplicate({ enableOfflineQueue: true, autoResubscribe: true });
+    const sub = connection.duplicate('subscriptions', {
+      enableOfflineQueue: true,
+      autoResubscribe: true,
+      commandTimeout: undefined,
+    });
     sub.on('message', (channel: string) => {
       const entry = channels.get(channel);
       if (entry) bump(entry);

@@ -8,8 +8,11 @@ import { startRedis, type RedisProcess } from './redis-process.js';
 import { silentLogger } from './silent-logger.js';
 
 /** A connection to `server` once it is ready (the client connects on its own). */
-export async function readyConnection(server: RedisProcess): Promise<RedisConnection> {
-  const connection = createRedisConnection(server.url, silentLogger());
+export async function readyConnection(
+  server: RedisProcess,
+  logger = silentLogger(),
+): Promise<RedisConnection> {
+  const connection = createRedisConnection(server.url, logger);
   if (connection.client.status !== 'ready') {
     await new Promise((resolve) => connection.client.once('ready', resolve));
   }

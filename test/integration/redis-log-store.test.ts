@@ -27,7 +27,7 @@ async function replica(
   } = {},
 ): Promise<Replica> {
   const server = options.server ?? redis();
-  const connection = await readyConnection(server);
+  const connection = await readyConnection(server, options.logger);
   const store = createRedisLogStore({
     config: {
       commandLogRetention: options.retention ?? 100,
@@ -199,10 +199,13 @@ test('the append connection dropped while a log is written: the output is stored
   const logger = silentLogger();
   logger.warn = ((fields: { role?: string }, msg: string) =>
     void warnings.push({ ...fields, msg })) as typeof logger.warn;
-  const a = await replica(t, { logger });
+  // A server of this test's own: the other tests' connections are not dropped.
+  const server = await startRedis();
+  t.teardown(() => server.dispose());
+  const a = await replica(t, { logger, server });
   const log = await a.store.open('img');
-  const raw = new Redis(redis().url);
-  const appended = new Redis(redis().url);
+  const raw = new Redis(server.url);
+  const appended = new Redis(server.url);
   t.teardown(() => {
     raw.disconnect();
     appended.disconnect();
@@ -219,7 +222,7 @@ test('the append connection dropped while a log is written: the output is stored
   };
   write(0, 4000);
   await firstAppend;
-  // Every other client's connection is dropped: the append thread's too, with appends in flight
+  // Every other client's connection is dropped: the appends' too, with appends in flight
   // or about to be sent; what follows is written while it reconnects.
   await raw.call('CLIENT', 'KILL', 'TYPE', 'normal', 'SKIPME', 'yes');
   write(4000, 12_000);

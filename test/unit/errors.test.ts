@@ -69,7 +69,6 @@ const PLAIN_ERRORS: Readonly<Record<string, number>> = {
   'workers/git/host-keys.ts': 1, // pinned policy reached without a pin (credentials.ts refuses first)
   'src/http/request-id.ts': 1, // a route reached without the request-id middleware mounted
   'workers/builder/pending-cli.ts': 1, // the pre-started CLI run after it was discarded
-  'src/logs/append-thread.ts': 1, // the thread's module loaded outside a worker thread
 };
 
 test('no error text is built at a throw site: ServiceErrors come from the constructors of src/errors.ts', (t) => {
