@@ -140,7 +140,7 @@ try {
   );
   console.log(
     `GET /logs of a 10 MB log (${Math.max(runs, 5)} runs): embedded ${get.embedded.toFixed(1)} ms, Redis ${get.redis.toFixed(1)} ms ` +
-      `(+${(get.redis - get.embedded).toFixed(1)} ms)`,
+      `(${get.redis >= get.embedded ? '+' : ''}${(get.redis - get.embedded).toFixed(1)} ms)`,
   );
   if (typeof reuse === 'string') console.log(`POST /build answer time of a reuse: not measured: ${reuse}`);
   else {
