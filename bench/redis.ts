@@ -42,7 +42,8 @@ const pct = (redis: number, embedded: number): string =>
 
 /** `node --expose-gc` (npm run bench:redis passes it): a full collection between capture runs. */
 const collectGarbage = (globalThis as { gc?: () => void }).gc;
-if (collectGarbage === undefined) console.log('(run with node --expose-gc for a collection between capture runs)');
+if (collectGarbage === undefined)
+  console.log('(run with node --expose-gc for a collection between capture runs)');
 
 const work = await mkdtemp(join(tmpdir(), 'ibs-bench-redis-'));
 const redis = await startRedis();
