@@ -9,7 +9,7 @@ type Failure = 'before' | 'after' | undefined;
 
 /** A list as Redis keeps it; the nth append can fail before or after it is stored. */
 function fakeRedis(failAppend: (n: number) => Failure) {
-  const list: Buffer[] = [Buffer.alloc(0)];
+  let list: Buffer[] = [Buffer.alloc(0)];
   let appends = 0;
   let closes = 0;
   const lost = (): Error => new Error('Connection is closed.');
@@ -19,6 +19,8 @@ function fakeRedis(failAppend: (n: number) => Failure) {
       appends += 1;
       const failure = failAppend(appends);
       if (failure === 'before') throw lost();
+      // RPUSHX: nothing to a list that is gone (the log was deleted).
+      if (list.length === 0) return 0;
       list.push(...pieces.map((piece) => Buffer.from(piece)));
       if (failure === 'after') throw lost();
       return list.length;
@@ -41,6 +43,10 @@ function fakeRedis(failAppend: (n: number) => Failure) {
     text: () => Buffer.concat(list).toString('utf8'),
     appends: () => appends,
     closes: () => closes,
+    /** The log deleted by someone else (another replica's DELETE, or retention). */
+    remove: () => {
+      list = [];
+    },
   };
 }
 
@@ -92,4 +98,19 @@ test('a fast writer streams whole batches without waiting for each answer, and t
   await writer.close();
   t.is(redis.text(), line.repeat(600 * 160));
   t.is(redis.closes(), 1);
+});
+
+test('a log deleted while written: its later output is dropped and it is not closed again', async (t) => {
+  const redis = fakeRedis(() => undefined);
+  const writer = writerOn(redis);
+  writer.write(Buffer.from('before the delete\n'));
+  await untilAppends(redis, 1);
+  redis.remove();
+  writer.write(Buffer.from('after the delete\n'));
+  await untilAppends(redis, 2);
+  writer.write(Buffer.from('dropped\n'));
+  await writer.close();
+  t.is(redis.text(), '');
+  t.is(redis.appends(), 2);
+  t.is(redis.closes(), 0);
 });
