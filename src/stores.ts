@@ -50,9 +50,8 @@ export async function createStores(
     import('./builds/redis-registry.js'),
     import('./builds/redis-leases.js'),
   ]);
-  const { redisUrl } = config;
-  const redis = createRedisConnection(redisUrl, logger);
-  const logStore = createRedisLogStore({ config: { ...config, redisUrl }, connection: redis, logger });
+  const redis = createRedisConnection(config.redisUrl, logger);
+  const logStore = createRedisLogStore({ config, connection: redis, logger });
   const builds = createRedisBuildRegistry({ connection: redis, history: config.buildHistory, logger });
   const leases = createRedisBuildLeases({ connection: redis, logger });
   return {

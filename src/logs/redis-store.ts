@@ -48,9 +48,7 @@ export interface RedisLogStore extends LogStore {
 }
 
 export interface RedisLogStoreDeps {
-  readonly config: Pick<Config, 'commandLogRetention' | 'gitCredentials' | 'registryAuth'> & {
-    readonly redisUrl: string;
-  };
+  readonly config: Pick<Config, 'commandLogRetention' | 'gitCredentials' | 'registryAuth' | 'redisUrl'>;
   readonly connection: Pick<RedisConnection, 'client' | 'call' | 'duplicate'>;
   /** Output that could not be stored (Redis stayed unreachable after a log's close). */
   readonly logger: Pick<Logger, 'warn'>;

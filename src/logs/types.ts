@@ -6,7 +6,10 @@ export type LogKind = (typeof LOG_KINDS)[number];
 export interface CommandLogWriter {
   /** `git-<uuid>` or `img-<uuid>`. */
   readonly id: string;
-  /** Appends output; every known secret is masked before it reaches the file. */
+  /**
+   * Appends output; every known secret is masked before it is stored. A Uint8Array is kept as it is
+   * (not copied) until stored: the caller must not change it afterwards.
+   */
   write(chunk: string | Uint8Array): void;
   /** Adds secrets to mask from now on (e.g. a credential resolved after the log was opened). */
   addSecrets(secrets: readonly string[]): void;
