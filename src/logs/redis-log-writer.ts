@@ -114,7 +114,7 @@ export interface RedisLogWriterOptions {
   readonly retention: number;
   /** Milliseconds since the epoch (close time). */
   readonly now: () => number;
-  /** Where small pieces are joined (the thread's one pool). */
+  /** Where small pieces are joined (the store's one pool). */
   readonly spaces: JoinSpaces;
   /** Output that could not be stored (Redis stayed unreachable): said once, by the caller's logger. */
   readonly warn: (fields: Record<string, unknown>, message: string) => void;
@@ -145,9 +145,11 @@ export function openRedisLogWriter(options: RedisLogWriterOptions): RedisLogWrit
   let truncated = false;
   /** The log was deleted while written: drop everything from now on. */
   let gone = false;
-  /** An append failed: nothing is sent until what was stored is known again (reconcile). */
-  let reconciling = false;
-  let reconcileStarted = false;
+  /**
+   * After a failed append nothing is sent until what was stored is known again: `waiting` for the
+   * appends in flight to settle, then `reconciling` (reconcile()).
+   */
+  let recovery: 'none' | 'waiting' | 'reconciling' = 'none';
   let partialSoon = false;
   /** The open log's expiry was last pushed back then (by open(), just before). */
   let ttlRefreshedAt = Date.now();
@@ -214,16 +216,13 @@ export function openRedisLogWriter(options: RedisLogWriterOptions): RedisLogWrit
    * closing, everything but the last batch, which goes with the close.
    */
   function pump(): void {
-    if (gone || reconciling) return;
+    if (gone || recovery !== 'none') return;
     while (sent.length < MAX_IN_FLIGHT && unsent.length > 0) {
-      if (closing || unsentBytes < APPEND_BATCH_BYTES) {
-        const count = nextBatch();
-        if (count < unsent.length) send(count);
-        else if (!closing && sent.length === 0) sendPartialSoon();
-        return;
-      }
-      send(nextBatch());
+      const count = nextBatch();
+      if (closing ? count === unsent.length : unsentBytes < APPEND_BATCH_BYTES) break;
+      send(count);
     }
+    if (!closing && sent.length === 0 && unsent.length > 0) sendPartialSoon();
   }
 
   function sendPartialSoon(): void {
@@ -231,16 +230,17 @@ export function openRedisLogWriter(options: RedisLogWriterOptions): RedisLogWrit
     partialSoon = true;
     setImmediate(() => {
       partialSoon = false;
-      if (!closing && !gone && !reconciling && sent.length === 0 && unsent.length > 0) send(nextBatch());
+      if (!closing && !gone && recovery === 'none' && sent.length === 0 && unsent.length > 0)
+        send(nextBatch());
     });
   }
 
   function settled(): void {
     while (sent[0]?.state === 'stored') stored += (sent.shift() as Batch).elements;
     if (gone) dropUnsent();
-    if (sent.some((batch) => batch.state === 'failed')) reconciling = true;
-    if (reconciling && !reconcileStarted && sent.every((batch) => batch.state !== 'sending')) {
-      reconcileStarted = true;
+    if (recovery === 'none' && sent.some((batch) => batch.state === 'failed')) recovery = 'waiting';
+    if (recovery === 'waiting' && sent.every((batch) => batch.state !== 'sending')) {
+      recovery = 'reconciling';
       void reconcile();
     } else pump();
     wake();
@@ -291,8 +291,7 @@ export function openRedisLogWriter(options: RedisLogWriterOptions): RedisLogWrit
       for (const piece of again) unsentBytes += piece.length;
       break;
     }
-    reconciling = false;
-    reconcileStarted = false;
+    recovery = 'none';
     pump();
     wake();
   }
@@ -317,7 +316,7 @@ export function openRedisLogWriter(options: RedisLogWriterOptions): RedisLogWrit
     for (const rest of masker.end()) accept(rest);
     pump();
     // Appends in flight are answered first (order); a backlog beyond one batch goes as appends.
-    while (!gone && (sent.length > 0 || reconciling || nextBatch() < unsent.length)) await changed();
+    while (!gone && (sent.length > 0 || recovery !== 'none' || nextBatch() < unsent.length)) await changed();
     if (gone) return;
     const space = spaces.take();
     const tail = elementsOf(unsent.splice(0), space);
