@@ -167,6 +167,40 @@ export async function runDeferred(
   );
 }
 
+/**
+ * The bytes of a stream's chunks up to the last whole UTF-8 character: an incomplete one at a
+ * chunk's end waits for the stream's next chunk, so that output of the other stream written in
+ * between never splits a character.
+ */
+function characterAligned(): { next(chunk: Uint8Array): Uint8Array; rest(): Uint8Array } {
+  let held: Uint8Array = new Uint8Array(0);
+  return {
+    next(chunk) {
+      const data = held.length === 0 ? chunk : Buffer.concat([held, chunk]);
+      const whole = wholeCharacters(data);
+      held = data.subarray(whole);
+      return whole === data.length ? data : data.subarray(0, whole);
+    },
+    rest() {
+      const rest = held;
+      held = new Uint8Array(0);
+      return rest;
+    },
+  };
+}
+
+/** The length of `bytes` without an incomplete UTF-8 character at its end. */
+function wholeCharacters(bytes: Uint8Array): number {
+  for (let back = 1; back <= Math.min(3, bytes.length); back += 1) {
+    const byte = bytes[bytes.length - back] ?? 0;
+    // A continuation byte: the character starts further back.
+    if ((byte & 0xc0) === 0x80) continue;
+    const length = byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : byte >= 0xc0 ? 2 : 1;
+    return length > back ? bytes.length - back : bytes.length;
+  }
+  return bytes.length;
+}
+
 /** How a command's output reaches its log: at once (run), or once started (runDeferred). */
 class OutputSink {
   #log: CommandLogWriter | undefined;
@@ -267,14 +301,20 @@ async function execute(
 
   // Output goes to the log as bytes (the log masks whole lines of bytes); only captured stdout is decoded.
   const outDecoder = new TextDecoder();
+  const out = characterAligned();
+  const err = characterAligned();
   child.stdout?.on('data', (chunk: Uint8Array) => {
     if (options.captureStdout && stdoutBytes < MAX_CAPTURE_BYTES) {
       stdout += outDecoder.decode(chunk, { stream: true });
       stdoutBytes += chunk.length;
     }
-    sink.write(chunk);
+    const whole = out.next(chunk);
+    if (whole.length > 0) sink.write(whole);
   });
-  child.stderr?.on('data', (chunk: Uint8Array) => sink.write(chunk));
+  child.stderr?.on('data', (chunk: Uint8Array) => {
+    const whole = err.next(chunk);
+    if (whole.length > 0) sink.write(whole);
+  });
   // A child gone before its start was written: the write fails (EPIPE), its exit tells the outcome.
   child.stdin?.on('error', () => undefined);
 
@@ -333,6 +373,7 @@ async function execute(
   if (refused !== undefined) checkArgv(refused.command, refused.args, secrets);
   if (deferred !== undefined && startedWith === undefined) return undefined;
   if (options.captureStdout) stdout += outDecoder.decode();
+  for (const rest of [out.rest(), err.rest()]) if (rest.length > 0) sink.write(rest);
 
   const spawnFailed =
     pid === undefined || (outcome.exitCode === undefined && !outcome.signal && outcome.failed);

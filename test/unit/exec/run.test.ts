@@ -17,15 +17,13 @@ import type { CommandLogWriter } from '../../../src/logs/types.js';
 const baseEnv = { PATH: '/usr/local/bin:/usr/bin:/bin' };
 
 function memoryLog(): CommandLogWriter & { text: () => string } {
-  let text = '';
+  const chunks: Buffer[] = [];
   return {
     id: 'git-00000000-0000-0000-0000-000000000000',
-    write: (chunk) => {
-      text += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
-    },
+    write: (chunk) => void chunks.push(Buffer.from(chunk)),
     addSecrets: () => undefined,
     close: async () => undefined,
-    text: () => text,
+    text: () => Buffer.concat(chunks).toString('utf8'),
   };
 }
 
@@ -62,6 +60,22 @@ test('streams stdout and stderr into the log and captures stdout', async (t) => 
   t.true(log.text().includes('out\n'));
   t.true(log.text().includes('err\n'));
   t.true(log.text().startsWith("$ sh -c 'echo out; echo err >&2'\n"));
+});
+
+test('a character split between two chunks of stdout stays whole when stderr is written between them', async (t) => {
+  const log = memoryLog();
+  // Each write waits for the one before to reach its pipe, so the parent reads them as three chunks.
+  const script = [
+    "const e = Buffer.from('caf\\u00e9 \\u2713\\n');",
+    'process.stdout.write(e.subarray(0, 4), () =>',
+    "  setTimeout(() => process.stderr.write('[err]\\n', () =>",
+    '    setTimeout(() => process.stdout.write(e.subarray(4)), 100)), 100));',
+  ].join('\n');
+  await run(process.execPath, ['-e', script], { baseEnv, log });
+  // The lines interleave as the streams did; the character split between the chunks stays whole.
+  const text = log.text();
+  t.true(text.includes('caf[err]\n\u00e9 \u2713\n'), text);
+  t.false(text.includes('\ufffd'), text);
 });
 
 test('a non-zero exit rejects with the result shape and the outcome in the log', async (t) => {
