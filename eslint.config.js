@@ -32,6 +32,7 @@ const PURE = [
   'src/logs/line-masker.ts',
   'src/logs/masking.ts',
   'src/logs/redis-log-keys.ts',
+  'src/change-counter.ts',
 ];
 
 export default tseslint.config(

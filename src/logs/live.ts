@@ -5,45 +5,23 @@
  * bytes in order.
  */
 import { open } from 'node:fs/promises';
+import { ChangeCounter } from '../change-counter.js';
 
-export class LiveLog {
-  /** Bumped each time text reached the file, and once more when the log is complete. */
-  private version = 0;
-  private complete = false;
-  private readonly waiters = new Set<() => void>();
-
-  /** Text reached the file. */
-  changed(): void {
-    this.version += 1;
-    for (const wake of [...this.waiters]) wake();
-  }
+/**
+ * A log being written: its counter is bumped each time text reached the file, and once more when
+ * the log is complete.
+ */
+export class LiveLog extends ChangeCounter {
+  #complete = false;
 
   /** The writer closed the file: nothing more will come. */
   ended(): void {
-    this.complete = true;
+    this.#complete = true;
     this.changed();
   }
 
   get isComplete(): boolean {
-    return this.complete;
-  }
-
-  get currentVersion(): number {
-    return this.version;
-  }
-
-  /** Resolves once the version differs from `seen`, or `signal` aborts. */
-  async changeSince(seen: number, signal?: AbortSignal): Promise<void> {
-    if (this.version !== seen || signal?.aborted) return;
-    await new Promise<void>((resolve) => {
-      const wake = (): void => {
-        this.waiters.delete(wake);
-        signal?.removeEventListener('abort', wake);
-        resolve();
-      };
-      this.waiters.add(wake);
-      signal?.addEventListener('abort', wake, { once: true });
-    });
+    return this.#complete;
   }
 }
 
@@ -70,7 +48,7 @@ export async function* followFile(
     while (!signal?.aborted) {
       // Read the state before reading the file: what arrives meanwhile bumps the version.
       const complete = live === undefined || live.isComplete;
-      const seen = live?.currentVersion ?? 0;
+      const seen = live?.version ?? 0;
       const buffer = Buffer.allocUnsafe(CHUNK_BYTES);
       const { bytesRead } = await handle.read(buffer, 0, CHUNK_BYTES, position);
       if (bytesRead > 0) {

@@ -5,6 +5,7 @@
  * missed message (a reconnection) only means an extra read.
  */
 import type { Redis } from 'ioredis';
+import { ChangeCounter } from '../change-counter.js';
 import { storeUnavailable } from '../errors.js';
 import type { RedisConnection } from './connection.js';
 
@@ -22,11 +23,7 @@ export interface Subscription {
 /** One subscriber connection per store, shared by every follower; one channel per followed log. */
 export function createFollowerHub(connection: Pick<RedisConnection, 'duplicate'>) {
   let subscriber: Redis | undefined;
-  const channels = new Map<string, { version: number; users: number; waiters: Set<() => void> }>();
-  const bump = (entry: { version: number; waiters: Set<() => void> }): void => {
-    entry.version += 1;
-    for (const wake of [...entry.waiters]) wake();
-  };
+  const channels = new Map<string, { changes: ChangeCounter; users: number }>();
   const connect = (): Redis => {
     if (subscriber) return subscriber;
     // Subscriptions wait for the connection (bounded by SUBSCRIBE_TIMEOUT_MS) and are renewed on reconnection.
@@ -37,11 +34,11 @@ export function createFollowerHub(connection: Pick<RedisConnection, 'duplicate'>
     });
     sub.on('message', (channel: string) => {
       const entry = channels.get(channel);
-      if (entry) bump(entry);
+      entry?.changes.changed();
     });
     // After a reconnection (messages may have been missed), every follower re-reads.
     sub.on('ready', () => {
-      for (const entry of channels.values()) bump(entry);
+      for (const entry of channels.values()) entry.changes.changed();
     });
     subscriber = sub;
     return sub;
@@ -52,7 +49,7 @@ export function createFollowerHub(connection: Pick<RedisConnection, 'duplicate'>
       const sub = connect();
       let entry = channels.get(channel);
       if (!entry) {
-        entry = { version: 0, users: 0, waiters: new Set() };
+        entry = { changes: new ChangeCounter(), users: 0 };
         channels.set(channel, entry);
       }
       entry.users += 1;
@@ -82,19 +79,8 @@ export function createFollowerHub(connection: Pick<RedisConnection, 'duplicate'>
         clearTimeout(timer);
       }
       return {
-        version: () => own.version,
-        changeSince: async (seen, signal) => {
-          if (own.version !== seen || signal?.aborted) return;
-          await new Promise<void>((resolve) => {
-            const wake = (): void => {
-              own.waiters.delete(wake);
-              signal?.removeEventListener('abort', wake);
-              resolve();
-            };
-            own.waiters.add(wake);
-            signal?.addEventListener('abort', wake, { once: true });
-          });
-        },
+        version: () => own.changes.version,
+        changeSince: (seen, signal) => own.changes.changeSince(seen, signal),
         release,
       };
     },
