@@ -2,8 +2,8 @@
  * Where a command log lives in Redis (shared by the store, which reads, follows and deletes, and
  * the writer, which appends and closes), and the limits both keep.
  *
- * Keys (prefix `ibs:`): `log:<id>` the text as a list of pieces of whole lines (an empty one, then
- * the pieces of each batch), `log:<id>:meta` a hash {kind, state: open|closed}, `logs:<kind>` a
+ * Keys (prefix `ibs:`): `log:<id>` the text's bytes as a list of elements of up to 1 MiB (an empty
+ * one, then one per append; an element may end inside a line or a character), `log:<id>:meta` a hash {kind, state: open|closed}, `logs:<kind>` a
  * sorted set of closed logs scored by close time. Channel `log:<id>` announces appends (`a`), the
  * close (`c`) and the deletion (`d`) to followers.
  */

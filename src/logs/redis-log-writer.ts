@@ -2,15 +2,18 @@
  * The writing side of a Redis command log: masking, batched appends, recovery and the close, on
  * the store's connection for appends.
  *
- * Output is masked as bytes (whole lines: line-masker.ts), queued as it came (no copy), and sent in
- * batches: one RPUSHX each, only to a log that still exists. Whole batches go as soon as they are
- * full, up to MAX_IN_FLIGHT unanswered (a fast writer streams); less than a batch goes once nothing
+ * Output is masked as bytes (whole lines: line-masker.ts) and copied into list elements of up to
+ * ELEMENT_BYTES, each in a reused buffer with room for its command around it, so that the element
+ * goes to Redis as it lies (redis/framed-command.ts): one copy per byte, no fresh memory. Each
+ * element is one RPUSHX, only to a log that still exists. Full elements go as soon as they are
+ * full, up to MAX_IN_FLIGHT unanswered (a fast writer streams); a part-filled one goes once nothing
  * is in flight, so a follower sees output within a round trip. After a failed append the list's
  * length tells what was stored (one writer per log), so output is stored once and in order. The
- * close (its last output + closed + record + prune beyond retention) is one Lua script. The size
+ * close (its last element + closed + record + prune beyond retention) is one Lua script. The size
  * cap is counted here, by the one writer of a log.
  */
 import type { Redis } from 'ioredis';
+import { FRAME_HEAD_ROOM, FRAME_TAIL_ROOM, framedCommand } from '../redis/framed-command.js';
 import { redisScript } from '../redis/script.js';
 import { createLineMasker } from './line-masker.js';
 import {
@@ -24,13 +27,13 @@ import {
 } from './redis-log-keys.js';
 import type { LogKind } from './types.js';
 
-/** One append carries at most this much (Redis runs one command at a time). */
-const APPEND_BATCH_BYTES = 4 * 1024 * 1024;
 /**
- * Output written in small pieces (a line at a time) is joined into elements of at least this size:
- * a follower reads a bounded number of elements per round trip. Larger pieces are sent as they are.
+ * A list element (and so one append) holds at most this much. Measured with bench:redis: Redis
+ * stores 1 MiB elements for less CPU than either 64 KiB or 4 MiB ones (fewer allocations, and
+ * none of the huge ones that are fresh pages each time); a follower reads a bounded number of them
+ * per round trip.
  */
-const MIN_ELEMENT_BYTES = 256 * 1024;
+export const ELEMENT_BYTES = 1024 * 1024;
 /** An open log's expiry is pushed back with an append at most this often (it is a day long). */
 const TTL_REFRESH_MS = 60_000;
 /**
@@ -43,22 +46,27 @@ const CLOSE_FLUSH_DEADLINE_MS = 10_000;
 const RETRY_MIN_MS = 100;
 const RETRY_MAX_MS = 1000;
 
+/** One list element: its bytes lie in `space` from FRAME_HEAD_ROOM on, kept until it is stored. */
+interface Element {
+  readonly space: Buffer;
+  length: number;
+}
+
 /**
- * Appends whole-line pieces: one RPUSHX (only to a list that exists: the list is created with an
- * empty first piece when the log is opened, and a deleted or pruned log has none), sent on its own
- * so that the client copies the bytes once (a MULTI or pipeline concatenates every command's bytes
- * again: measured, a third less capture throughput; a script copies them into Lua and back: about
- * 40 % less). The TTL refresh and the followers' wake-up follow on the same connection, so Redis
- * runs them right after the append; they are best effort (the next append or the close repeats
- * both). Resolves false when the log no longer exists.
+ * Appends one element (RPUSHX: only to a list that exists; the list is created with an empty first
+ * element when the log is opened, and a deleted or pruned log has none), framed in its space. The
+ * TTL refresh and the followers' wake-up follow on the same connection, so Redis runs them right
+ * after the append; they are best effort (the next append or the close repeats both). Resolves
+ * false when the log no longer exists.
  */
-async function appendPieces(
+async function appendElement(
   client: Redis,
   id: string,
-  pieces: readonly Buffer[],
+  element: Element,
   refreshTtl: boolean,
 ): Promise<boolean> {
-  const appended = client.rpushx(textKey(id), ...pieces);
+  const command = framedCommand('rpushx', [textKey(id)], element.space, element.length);
+  void client.sendCommand(command);
   // Best effort: a failure here is repeated by the next append or the close.
   const after = (
     refreshTtl
@@ -70,7 +78,7 @@ async function appendPieces(
           .exec()
       : client.publish(channelOf(id), 'a')
   ).catch(() => undefined);
-  const length = await appended;
+  const length = (await command.promise) as number;
   await after;
   return length !== 0;
 }
@@ -102,7 +110,7 @@ return 1
 `);
 
 export interface RedisLogWriterOptions {
-  /** The command connection (fails fast while Redis is unreachable). */
+  /** The connection for appends (fails fast while Redis is unreachable). */
   readonly client: Redis;
   /** An open log: its keys were made by the store's open(). */
   readonly id: string;
@@ -114,8 +122,8 @@ export interface RedisLogWriterOptions {
   readonly retention: number;
   /** Milliseconds since the epoch (close time). */
   readonly now: () => number;
-  /** Where small pieces are joined (the store's one pool). */
-  readonly spaces: JoinSpaces;
+  /** Where elements are built (the store's one pool). */
+  readonly spaces: ElementSpaces;
   /** Output that could not be stored (Redis stayed unreachable): said once, by the caller's logger. */
   readonly warn: (fields: Record<string, unknown>, message: string) => void;
 }
@@ -131,14 +139,18 @@ const TRUNCATED_BYTES = Buffer.from(TRUNCATED_MARKER);
 
 const wait = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
+const bytesOf = (element: Element): Buffer =>
+  element.space.subarray(FRAME_HEAD_ROOM, FRAME_HEAD_ROOM + element.length);
+
 export function openRedisLogWriter(options: RedisLogWriterOptions): RedisLogWriter {
   const { client, id, kind, warn, spaces } = options;
   const masker = createLineMasker(options.secrets);
-  /** Masked output not yet sent, in order (a queue: no copying of the backlog). */
-  const unsent: Buffer[] = [];
-  let unsentBytes = 0;
+  /** The element being filled (not yet full). */
+  let filling: Element | undefined;
+  /** Elements complete and not yet sent, in order. */
+  const ready: Element[] = [];
   /** Appends sent and not yet known to be stored, in the order sent (one connection: Redis runs them in that order). */
-  const sent: Batch[] = [];
+  const sent: Sent[] = [];
   /** List elements known to be stored (the empty first one, then each stored append's). */
   let stored = 1;
   let acceptedBytes = 0;
@@ -153,7 +165,7 @@ export function openRedisLogWriter(options: RedisLogWriterOptions): RedisLogWrit
   let partialSoon = false;
   /** The open log's expiry was last pushed back then (by open(), just before). */
   let ttlRefreshedAt = Date.now();
-  /** From close() on, the close sends what is left (with the close itself when it fits one batch). */
+  /** From close() on, the last element goes with the close itself. */
   let closing = false;
   let giveUpAt = Number.POSITIVE_INFINITY;
   let closed: Promise<void> | undefined;
@@ -164,65 +176,61 @@ export function openRedisLogWriter(options: RedisLogWriterOptions): RedisLogWrit
   };
   const changed = (): Promise<void> => new Promise((resolve) => waiters.add(resolve));
 
+  const release = (elements: readonly Element[]): void => {
+    for (const element of elements) spaces.give(element.space);
+  };
   const dropUnsent = (): void => {
-    unsent.length = 0;
-    unsentBytes = 0;
+    release(ready.splice(0));
+    if (filling !== undefined) release([filling]);
+    filling = undefined;
+  };
+  const seal = (): void => {
+    if (filling !== undefined && filling.length > 0) ready.push(filling);
+    else if (filling !== undefined) release([filling]);
+    filling = undefined;
   };
 
-  /** How many queued pieces the next batch takes: whole pieces up to the batch size (at least one). */
-  const nextBatch = (): number => {
-    let count = 0;
-    let bytes = 0;
-    while (
-      count < unsent.length &&
-      (count === 0 || bytes + (unsent[count]?.length ?? 0) <= APPEND_BATCH_BYTES)
-    ) {
-      bytes += unsent[count]?.length ?? 0;
-      count += 1;
+  /** Copies masked output into elements (no reference to the caller's bytes is kept). */
+  const fill = (bytes: Buffer): void => {
+    let from = 0;
+    while (from < bytes.length) {
+      filling ??= { space: spaces.take(), length: 0 };
+      const end = Math.min(bytes.length, from + ELEMENT_BYTES - filling.length);
+      filling.length += bytes.copy(filling.space, FRAME_HEAD_ROOM + filling.length, from, end);
+      from = end;
+      if (filling.length === ELEMENT_BYTES) seal();
     }
-    return count;
   };
 
-  function send(count: number): void {
-    const pieces = unsent.splice(0, count);
-    for (const piece of pieces) unsentBytes -= piece.length;
-    const space = spaces.take();
-    const elements = elementsOf(pieces, space);
-    const batch: Batch = { pieces, elements: elements.length, state: 'sending' };
-    sent.push(batch);
+  function send(element: Element): void {
+    const entry: Sent = { element, state: 'sending' };
+    sent.push(entry);
     const now = Date.now();
     const refreshTtl = now - ttlRefreshedAt >= TTL_REFRESH_MS;
     if (refreshTtl) ttlRefreshedAt = now;
-    appendPieces(client, id, elements, refreshTtl)
+    appendElement(client, id, element, refreshTtl)
       .then(
         (exists) => {
-          batch.state = 'stored';
+          entry.state = 'stored';
           if (!exists) gone = true;
         },
         () => {
-          batch.state = 'failed';
+          entry.state = 'failed';
         },
       )
-      .finally(() => {
-        spaces.give(space);
-        settled();
-      });
+      .finally(settled);
   }
 
   /**
-   * Sends what may go now: whole batches while fewer than MAX_IN_FLIGHT are unanswered (a fast
-   * writer's output streams without waiting for each answer); less than a batch only when nothing
+   * Sends what may go now: full elements while fewer than MAX_IN_FLIGHT are unanswered (a fast
+   * writer's output streams without waiting for each answer); a part-filled one only when nothing
    * is in flight, on the next turn of the event loop (the writes of this turn go with it). While
-   * closing, everything but the last batch, which goes with the close.
+   * closing, every element but the last, which goes with the close.
    */
   function pump(): void {
     if (gone || recovery !== 'none') return;
-    while (sent.length < MAX_IN_FLIGHT && unsent.length > 0) {
-      const count = nextBatch();
-      if (closing ? count === unsent.length : unsentBytes < APPEND_BATCH_BYTES) break;
-      send(count);
-    }
-    if (!closing && sent.length === 0 && unsent.length > 0) sendPartialSoon();
+    while (sent.length < MAX_IN_FLIGHT && ready.length > (closing ? 1 : 0)) send(ready.shift() as Element);
+    if (!closing && sent.length === 0 && filling !== undefined) sendPartialSoon();
   }
 
   function sendPartialSoon(): void {
@@ -230,16 +238,20 @@ export function openRedisLogWriter(options: RedisLogWriterOptions): RedisLogWrit
     partialSoon = true;
     setImmediate(() => {
       partialSoon = false;
-      if (!closing && !gone && recovery === 'none' && sent.length === 0 && unsent.length > 0)
-        send(nextBatch());
+      if (closing || gone || recovery !== 'none' || sent.length > 0) return;
+      seal();
+      pump();
     });
   }
 
   function settled(): void {
-    while (sent[0]?.state === 'stored') stored += (sent.shift() as Batch).elements;
+    while (sent[0]?.state === 'stored') {
+      release([(sent.shift() as Sent).element]);
+      stored += 1;
+    }
     if (gone) dropUnsent();
-    if (recovery === 'none' && sent.some((batch) => batch.state === 'failed')) recovery = 'waiting';
-    if (recovery === 'waiting' && sent.every((batch) => batch.state !== 'sending')) {
+    if (recovery === 'none' && sent.some((entry) => entry.state === 'failed')) recovery = 'waiting';
+    if (recovery === 'waiting' && sent.every((entry) => entry.state !== 'sending')) {
       recovery = 'reconciling';
       void reconcile();
     } else pump();
@@ -256,13 +268,15 @@ export function openRedisLogWriter(options: RedisLogWriterOptions): RedisLogWrit
     let delay = RETRY_MIN_MS;
     for (;;) {
       if (Date.now() >= giveUpAt) {
-        const dropped = sent.reduce((n, batch) => n + batch.pieces.length, unsent.length);
+        const dropped = sent.length + ready.length + (filling === undefined ? 0 : 1);
         warn(
-          { logId: id, droppedPieces: dropped },
+          { logId: id, droppedElements: dropped },
           'command log output lost: the shared store (Redis) stayed unreachable',
         );
+        // Not reused: an append that timed out may still be waiting in the connection's buffer.
         sent.length = 0;
-        dropUnsent();
+        ready.length = 0;
+        filling = undefined;
         break;
       }
       await wait(delay);
@@ -276,19 +290,15 @@ export function openRedisLogWriter(options: RedisLogWriterOptions): RedisLogWrit
       if (length === 0) {
         // Deleted (or expired) meanwhile.
         gone = true;
-        sent.length = 0;
+        release(sent.splice(0).map((entry) => entry.element));
         dropUnsent();
         break;
       }
-      let landed = length - stored;
-      const again: Buffer[] = [];
-      for (const batch of sent.splice(0)) {
-        if (landed >= batch.elements) landed -= batch.elements;
-        else again.push(...batch.pieces);
-      }
+      const landed = length - stored;
+      const entries = sent.splice(0);
+      release(entries.slice(0, landed).map((entry) => entry.element));
+      ready.unshift(...entries.slice(landed).map((entry) => entry.element));
       stored = length;
-      unsent.unshift(...again);
-      for (const piece of again) unsentBytes += piece.length;
       break;
     }
     recovery = 'none';
@@ -300,12 +310,10 @@ export function openRedisLogWriter(options: RedisLogWriterOptions): RedisLogWrit
     if (masked.length === 0 || truncated || gone) return;
     if (acceptedBytes + masked.length > options.sizeCapBytes) {
       truncated = true;
-      unsent.push(TRUNCATED_BYTES);
-      unsentBytes += TRUNCATED_BYTES.length;
+      fill(TRUNCATED_BYTES);
     } else {
       acceptedBytes += masked.length;
-      unsent.push(masked);
-      unsentBytes += masked.length;
+      fill(masked);
     }
     if (!closing) pump();
   };
@@ -314,13 +322,13 @@ export function openRedisLogWriter(options: RedisLogWriterOptions): RedisLogWrit
     closing = true;
     giveUpAt = Date.now() + CLOSE_FLUSH_DEADLINE_MS;
     for (const rest of masker.end()) accept(rest);
+    seal();
     pump();
-    // Appends in flight are answered first (order); a backlog beyond one batch goes as appends.
-    while (!gone && (sent.length > 0 || recovery !== 'none' || nextBatch() < unsent.length)) await changed();
+    // Appends in flight are answered first (order); all but the last element go as appends.
+    while (!gone && (sent.length > 0 || recovery !== 'none' || ready.length > 1)) await changed();
     if (gone) return;
-    const space = spaces.take();
-    const tail = elementsOf(unsent.splice(0), space);
-    unsentBytes = 0;
+    const last = ready.splice(0);
+    const tail = last.map(bytesOf);
     try {
       for (;;) {
         try {
@@ -334,7 +342,7 @@ export function openRedisLogWriter(options: RedisLogWriterOptions): RedisLogWrit
         } catch (err) {
           if (Date.now() >= giveUpAt) {
             warn(
-              { logId: id, droppedPieces: tail.length, problem: (err as Error).message },
+              { logId: id, droppedElements: tail.length, problem: (err as Error).message },
               'command log left open: the shared store (Redis) stayed unreachable',
             );
             return;
@@ -343,7 +351,7 @@ export function openRedisLogWriter(options: RedisLogWriterOptions): RedisLogWrit
         }
       }
     } finally {
-      spaces.give(space);
+      release(last);
     }
   }
 
@@ -361,63 +369,28 @@ export function openRedisLogWriter(options: RedisLogWriterOptions): RedisLogWrit
   };
 }
 
-/** One append: its pieces (kept until it is known to be stored) and how many list elements it adds. */
-interface Batch {
-  readonly pieces: readonly Buffer[];
-  readonly elements: number;
+/** An append sent: its element (kept until it is known to be stored) and what became of it. */
+interface Sent {
+  readonly element: Element;
   state: 'sending' | 'stored' | 'failed';
 }
 
 /**
- * Reusable buffers that small pieces are joined in, one per append in flight, taken back once its
- * answer came: the joining copies into memory already in use instead of fresh allocations (which
- * cost more than the copy). Made once per store.
+ * Reusable buffers that elements are built in (with room for their command around them), taken
+ * back once stored: copying into memory already in use costs less than fresh allocations. Made
+ * once per store; at most `keepIdle` are kept between builds.
  */
-export interface JoinSpaces {
+export interface ElementSpaces {
   take(): Buffer;
   give(space: Buffer): void;
 }
 
-export function createJoinSpaces(keepIdle = MAX_IN_FLIGHT): JoinSpaces {
+export function createElementSpaces(keepIdle = 2 * MAX_IN_FLIGHT): ElementSpaces {
   const idle: Buffer[] = [];
   return {
-    take: () => idle.pop() ?? Buffer.allocUnsafe(APPEND_BATCH_BYTES),
+    take: () => idle.pop() ?? Buffer.allocUnsafeSlow(FRAME_HEAD_ROOM + ELEMENT_BYTES + FRAME_TAIL_ROOM),
     give(space) {
       if (idle.length < keepIdle) idle.push(space);
     },
   };
-}
-
-/**
- * The list elements for queued pieces: runs of small pieces joined (in `space` while it has room),
- * large ones as they are (no copy). Redis stores a few large elements for much less than many
- * small ones, and a follower reads a bounded number of them per round trip.
- */
-function elementsOf(pieces: readonly Buffer[], space: Buffer): Buffer[] {
-  const elements: Buffer[] = [];
-  let used = 0;
-  let run: Buffer[] = [];
-  let runBytes = 0;
-  const endRun = (): void => {
-    if (run.length === 1) elements.push(run[0] as Buffer);
-    else if (run.length > 1 && used + runBytes <= space.length) {
-      const start = used;
-      for (const piece of run) used += piece.copy(space, used);
-      elements.push(space.subarray(start, used));
-    } else if (run.length > 1) elements.push(Buffer.concat(run, runBytes));
-    run = [];
-    runBytes = 0;
-  };
-  for (const piece of pieces) {
-    if (piece.length >= MIN_ELEMENT_BYTES) {
-      endRun();
-      elements.push(piece);
-      continue;
-    }
-    run.push(piece);
-    runBytes += piece.length;
-    if (runBytes >= MIN_ELEMENT_BYTES) endRun();
-  }
-  endRun();
-  return elements;
 }

@@ -23,14 +23,14 @@ import {
   PREFIX,
   textKey,
 } from './redis-log-keys.js';
-import { createJoinSpaces, openRedisLogWriter } from './redis-log-writer.js';
+import { createElementSpaces, openRedisLogWriter } from './redis-log-writer.js';
 import { isLogId } from './store.js';
 import type { CommandLogWriter, LogKind, LogSnapshot, LogStore } from './types.js';
 
 export { LOG_SIZE_CAP_BYTES, TRUNCATED_MARKER } from './redis-log-keys.js';
 
-/** Pieces a follower reads per round trip. */
-const FOLLOW_PIECES = 64;
+/** List elements (up to 1 MiB each: redis-log-writer.ts) a follower reads per round trip. */
+const FOLLOW_ELEMENTS = 16;
 
 /** KEYS: text, meta. ARGV: id, key prefix. Returns 0 for an unknown log. */
 const REMOVE = redisScript(`
@@ -61,7 +61,7 @@ export function createRedisLogStore(deps: RedisLogStoreDeps): RedisLogStore {
   const serverSecrets = configSecrets(deps.config);
   const followers = createFollowerHub(connection);
   const appends = connection.duplicate('log appends');
-  const spaces = createJoinSpaces();
+  const spaces = createElementSpaces();
   /** Logs being closed (the store's close waits for them). */
   const closing = new Set<Promise<void>>();
 
@@ -97,14 +97,15 @@ export function createRedisLogStore(deps: RedisLogStoreDeps): RedisLogStore {
   async function read(id: string): Promise<LogSnapshot> {
     checked(id);
     const [state, text] = await connection.call(async (client) => {
-      const replies = await client.multi().hget(metaKey(id), 'state').lrange(textKey(id), 0, -1).exec();
+      const replies = await client.multi().hget(metaKey(id), 'state').lrangeBuffer(textKey(id), 0, -1).exec();
       return (replies ?? []).map(([err, value]) => {
         if (err) throw err;
         return value;
-      }) as [string | null, string[]];
+      }) as [string | null, Buffer[]];
     });
     if (state === null || state === undefined) throw logNotFound(id);
-    return { text: text.join(''), complete: state !== 'open' };
+    // Decoded whole: an element may end inside a character that the next one completes.
+    return { text: Buffer.concat(text).toString('utf8'), complete: state !== 'open' };
   }
 
   return {
@@ -163,20 +164,20 @@ export function createRedisLogStore(deps: RedisLogStoreDeps): RedisLogStore {
       while (!signal?.aborted) {
         // The version before reading: a change meanwhile makes the wait below return at once.
         const seen = subscription.version();
-        const [state, pieces] = await connection.call(async (client) => {
+        const [state, elements] = await connection.call(async (client) => {
           const replies = await client
             .multi()
             .hget(metaKey(id), 'state')
-            .lrangeBuffer(textKey(id), next, next + FOLLOW_PIECES - 1)
+            .lrangeBuffer(textKey(id), next, next + FOLLOW_ELEMENTS - 1)
             .exec();
           return (replies ?? []).map(([err, value]) => {
             if (err) throw err;
             return value;
           }) as [string | null, Buffer[]];
         });
-        if (pieces.length > 0) {
-          next += pieces.length;
-          const bytes = Buffer.concat(pieces);
+        if (elements.length > 0) {
+          next += elements.length;
+          const bytes = Buffer.concat(elements);
           if (bytes.length > 0) yield bytes;
           continue;
         }
