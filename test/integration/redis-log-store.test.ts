@@ -194,6 +194,26 @@ test('output of mixed sizes (single lines, large chunks, a multi-byte split) is 
   t.is(await followed, expected);
 });
 
+test('a character that straddles two list elements (1 MiB each) is read and followed whole', async (t) => {
+  const a = await replica(t);
+  const b = await replica(t);
+  const log = await a.store.open('img');
+  const stream = await b.store.follow(log.id);
+  const followed = (async () => {
+    const parts: Buffer[] = [];
+    for await (const piece of stream) parts.push(Buffer.from(piece));
+    return Buffer.concat(parts).toString('utf8');
+  })();
+  // Two-byte characters from an odd offset on: every even offset, 1 MiB among them, is inside one.
+  const expected = `a${'\u00e9'.repeat(600_000)}\n`;
+  log.write(expected);
+  await log.close();
+  const { text } = await b.store.read(log.id);
+  t.is(text.length, expected.length);
+  t.true(text === expected, 'read whole');
+  t.true((await followed) === expected, 'followed whole');
+});
+
 test('the append connection dropped while a log is written: the output is stored once and in order', async (t) => {
   const warnings: { role?: string; msg: string }[] = [];
   const logger = silentLogger();
