@@ -3,6 +3,7 @@
  * Redis, configured like test/integration/build-support.ts configures the in-process app: the stack's
  * builder, its registries as plain-HTTP ones, its git CA trusted.
  */
+import type { BuildRecord } from '../../src/builds/types.js';
 import type { StackEnv } from '../stack/env.js';
 import { spawnService, type ServiceProcess } from './service-process.js';
 
@@ -84,6 +85,13 @@ export async function getText(
 ): Promise<{ status: number; headers: Headers; text: string }> {
   const res = await fetch(`${replica.url}${path}`, init);
   return { status: res.status, headers: res.headers, text: await res.text() };
+}
+
+/** `GET /builds?query` on one replica: its list (any other answer throws). */
+export async function listBuilds(replica: Replica, query: string): Promise<BuildRecord[]> {
+  const res = await fetch(`${replica.url}/builds?${query}`);
+  if (res.status !== 200) throw new Error(`GET /builds on ${replica.name} answered ${res.status}`);
+  return ((await res.json()) as { builds: BuildRecord[] }).builds;
 }
 
 /**

@@ -166,16 +166,18 @@ test('a follower on another replica receives output before the log is closed, th
   t.is(received, 'first\nsecond\n');
 });
 
+/** Everything a follower receives until the log ends, decoded once at the end (bytes may split a character). */
+async function followedText(stream: AsyncIterable<Uint8Array>): Promise<string> {
+  const parts: Buffer[] = [];
+  for await (const piece of stream) parts.push(Buffer.from(piece));
+  return Buffer.concat(parts).toString('utf8');
+}
+
 test('output of mixed sizes (single lines, large chunks, a multi-byte split) is read and followed byte for byte', async (t) => {
   const a = await replica(t);
   const b = await replica(t);
   const log = await a.store.open('img');
-  const stream = await b.store.follow(log.id);
-  const followed = (async () => {
-    const parts: Buffer[] = [];
-    for await (const piece of stream) parts.push(Buffer.from(piece));
-    return Buffer.concat(parts).toString('utf8');
-  })();
+  const followed = followedText(await b.store.follow(log.id));
   let expected = '';
   const write = (text: string | Buffer): void => {
     log.write(text);
@@ -198,12 +200,7 @@ test('a character that straddles two list elements (1 MiB each) is read and foll
   const a = await replica(t);
   const b = await replica(t);
   const log = await a.store.open('img');
-  const stream = await b.store.follow(log.id);
-  const followed = (async () => {
-    const parts: Buffer[] = [];
-    for await (const piece of stream) parts.push(Buffer.from(piece));
-    return Buffer.concat(parts).toString('utf8');
-  })();
+  const followed = followedText(await b.store.follow(log.id));
   // Two-byte characters from an odd offset on: every even offset, 1 MiB among them, is inside one.
   const expected = `a${'\u00e9'.repeat(600_000)}\n`;
   log.write(expected);

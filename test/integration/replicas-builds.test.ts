@@ -7,15 +7,16 @@ import type { BuildRecord } from '../../src/builds/types.js';
 import { stackEnv } from '../stack/env.js';
 import { SLOW_STEP_STARTED } from '../stack/fixtures.js';
 import { startRedis } from '../helpers/redis-process.js';
-import { replicaEnv, startReplicas, stopReplicas, within, type Replica } from '../helpers/replicas.js';
+import {
+  listBuilds,
+  replicaEnv,
+  startReplicas,
+  stopReplicas,
+  within,
+  type Replica,
+} from '../helpers/replicas.js';
 
 const stack = stackEnv();
-
-async function builds(r: Replica, query: string): Promise<BuildRecord[]> {
-  const res = await fetch(`${r.url}/builds?${query}`);
-  if (res.status !== 200) throw new Error(`GET /builds on ${r.name} answered ${res.status}`);
-  return ((await res.json()) as { builds: BuildRecord[] }).builds;
-}
 
 test('GET /builds on any replica lists the builds of all; a log followed on B streams A’s build; SIGKILL of A: gone within 30 s', async (t) => {
   const redis = await startRedis();
@@ -47,10 +48,10 @@ test('GET /builds on any replica lists the builds of all; a log followed on B st
   let running: BuildRecord | undefined;
   // (The img log is opened, and listed, a moment before the build phase is reported.)
   await within('the build log and the building phase listed on B', 180_000, async () => {
-    [running] = await builds(b, `requestId=${requestId}&status=running`);
+    [running] = await listBuilds(b, `requestId=${requestId}&status=running`);
     return running?.imageBuildLogId !== undefined && running.phase === 'building';
   });
-  const [onC] = await builds(c, `requestId=${requestId}`);
+  const [onC] = await listBuilds(c, `requestId=${requestId}`);
   t.like(onC, { id: running?.id, phase: 'building', repository: `${stack.GIT_HTTPS_URL}/slow.git` });
   t.false(JSON.stringify(onC).includes(stack.GIT_HTTPS_PASSWORD));
 
@@ -75,8 +76,8 @@ test('GET /builds on any replica lists the builds of all; a log followed on B st
   await a.service.exited;
   const took = await within('the dead build leaves the list', 30_000, async () => {
     const [onB, onCNow] = await Promise.all([
-      builds(b, `requestId=${requestId}&status=running`),
-      builds(c, `requestId=${requestId}&status=running`),
+      listBuilds(b, `requestId=${requestId}&status=running`),
+      listBuilds(c, `requestId=${requestId}&status=running`),
     ]);
     return onB.length === 0 && onCNow.length === 0;
   });

@@ -6,10 +6,10 @@
 // `devcontainer build` command line, a reuse's has none.
 import test, { type ExecutionContext } from 'ava';
 import { randomBytes } from 'node:crypto';
-import type { BuildRecord } from '../../src/builds/types.js';
 import { startRedis } from '../helpers/redis-process.js';
 import {
   getText,
+  listBuilds,
   postJson,
   replicaEnv,
   startReplicas,
@@ -54,12 +54,6 @@ async function digestOn(t: ExecutionContext, r: Replica, answer: JsonAnswer): Pr
   const res = await getText(r, `/devcontainer?${query.toString()}`);
   t.is(res.status, 200, res.text);
   return (JSON.parse(res.text) as { digest: string }).digest;
-}
-
-async function builds(r: Replica, query: string): Promise<BuildRecord[]> {
-  const res = await fetch(`${r.url}/builds?${query}`);
-  if (res.status !== 200) throw new Error(`GET /builds on ${r.name} answered ${res.status}`);
-  return ((await res.json()) as { builds: BuildRecord[] }).builds;
 }
 
 test('the same build sent to A and B at once: one CLI run, two 200s, one image and digest', async (t) => {
@@ -129,7 +123,7 @@ test('SIGKILL of A during a slow build: its build leaves the list within 30 s, a
   );
   // A builds (its img log is open: its key is claimed before the CLI starts).
   await within('A building', 180_000, async () => {
-    const [running] = await builds(b, `requestId=${requestId}&status=running`);
+    const [running] = await listBuilds(b, `requestId=${requestId}&status=running`);
     return running?.phase === 'building';
   });
 
@@ -145,8 +139,8 @@ test('SIGKILL of A during a slow build: its build leaves the list within 30 s, a
   await a.service.exited;
   const took = await within('the dead build leaves the list', 30_000, async () => {
     const [onBList, onCList] = await Promise.all([
-      builds(b, `requestId=${requestId}&status=running`),
-      builds(c, `requestId=${requestId}&status=running`),
+      listBuilds(b, `requestId=${requestId}&status=running`),
+      listBuilds(c, `requestId=${requestId}&status=running`),
     ]);
     return onBList.length === 0 && onCList.length === 0;
   });
