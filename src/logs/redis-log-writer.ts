@@ -184,9 +184,9 @@ export function openRedisLogWriter(options: RedisLogWriterOptions): RedisLogWrit
     if (filling !== undefined) release([filling]);
     filling = undefined;
   };
+  /** The element being filled is complete (fill() never leaves one empty). */
   const seal = (): void => {
-    if (filling !== undefined && filling.length > 0) ready.push(filling);
-    else if (filling !== undefined) release([filling]);
+    if (filling !== undefined) ready.push(filling);
     filling = undefined;
   };
 
