@@ -16,9 +16,18 @@ npm run --silent stack -- up
 out=$(mktemp)
 status=0
 npx ava "$@" 2>&1 | tee "$out" || status=$?
-# One plain closing line: "N passed, N failed".
+# What went wrong, again at the end (ava prints it where it happened, often far above the end):
+# each failure, uncaught exception, unhandled rejection or timeout, up to the next passing test.
+problems='^ +(✘|Uncaught exception|Unhandled rejection|Timed out)'
+if grep -qE "$problems" "$out"; then
+  echo "---- what went wrong (repeated from above) ----"
+  awk -v start="$problems" '$0 ~ start { on = 1 } /^ +✔/ { on = 0 } on' "$out"
+fi
+# One plain closing line: "N passed, N failed, N crashed" (a test file crashed by an uncaught
+# exception or unhandled rejection loses its unfinished tests: never a pass).
 passed=$(grep -cE '^ +✔' "$out" || true)
 failed=$(grep -oE '^ +[0-9]+ tests? failed' "$out" | grep -oE '[0-9]+' | tail -1 || true)
+crashed=$(grep -cE '^ +(Uncaught exception|Unhandled rejection) in ' "$out" || true)
 rm -f "$out"
-echo "${passed:-0} passed, ${failed:-0} failed"
+echo "${passed:-0} passed, ${failed:-0} failed, ${crashed:-0} crashed"
 exit "$status"
