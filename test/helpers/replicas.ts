@@ -60,13 +60,8 @@ export async function startReplicas(
 }
 
 export async function stopReplicas(replicas: readonly Replica[]): Promise<void> {
-  await Promise.all(
-    replicas.map(async (r) => {
-      if (r.service.child.exitCode === null && r.service.child.signalCode === null)
-        r.service.child.kill('SIGKILL');
-      await r.service.exited;
-    }),
-  );
+  // Their builds too: one left running would weigh on the tests after it.
+  await Promise.all(replicas.map((r) => r.service.lose()));
 }
 
 export async function postJson(replica: Replica, path: string, body: unknown): Promise<JsonAnswer> {

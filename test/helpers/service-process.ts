@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,6 +18,36 @@ export interface ServiceProcess {
   exited: Promise<number | string>;
   /** Resolves once a stdout line has this `msg`. */
   waitForLog: (msg: string, timeoutMs?: number) => Promise<Record<string, unknown>>;
+  /**
+   * SIGKILL to the service and to every process it started, as when its pod or node is lost (the
+   * service runs each command in a process group of its own, so killing the service alone would
+   * leave its builds running on as orphans). Resolves once the service has exited.
+   */
+  lose: () => Promise<void>;
+}
+
+/** Every live process that `pid` started, directly or not (from /proc). */
+function descendantsOf(pid: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+    } catch {
+      continue; // gone meanwhile
+    }
+    // pid (comm) state ppid ...: comm may hold spaces and parentheses.
+    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
+  }
+  const found: number[] = [];
+  for (let queue = [pid]; queue.length > 0;) {
+    const next = children.get(queue.shift() as number) ?? [];
+    found.push(...next);
+    queue.push(...next);
+  }
+  return found;
 }
 
 /**
@@ -77,7 +107,33 @@ export function spawnService(args: readonly string[], env: Record<string, string
       });
     }
   };
-  return { child, dir, stdout: () => out, stderr: () => err, lines, exited, waitForLog };
+  const lose = async (): Promise<void> => {
+    const pid = child.pid;
+    if (pid !== undefined && child.exitCode === null && child.signalCode === null) {
+      // Everything is stopped first (nothing forks while the tree is read), then killed at once.
+      const signal = (target: number, name: NodeJS.Signals): void => {
+        try {
+          process.kill(target, name);
+        } catch {
+          // ended meanwhile
+        }
+      };
+      signal(pid, 'SIGSTOP');
+      const tree = new Set<number>();
+      for (let grew = true; grew;) {
+        grew = false;
+        for (const other of descendantsOf(pid)) {
+          if (tree.has(other)) continue;
+          tree.add(other);
+          signal(other, 'SIGSTOP');
+          grew = true;
+        }
+      }
+      for (const target of [pid, ...tree]) signal(target, 'SIGKILL');
+    }
+    await exited;
+  };
+  return { child, dir, stdout: () => out, stderr: () => err, lines, exited, waitForLog, lose };
 }
 
 /** Whether something accepts TCP connections on 127.0.0.1:port. */

@@ -72,8 +72,8 @@ test('GET /builds on any replica lists the builds of all; a log followed on B st
   abort.abort();
 
   // SIGKILL of A: its build leaves the running list of B and C within 30 s (its lease expires).
-  a.service.child.kill('SIGKILL');
-  await a.service.exited;
+  // A replica lost with its pod or node: the service and the commands it runs, all at once.
+  await a.service.lose();
   const took = await within('the dead build leaves the list', 30_000, async () => {
     const [onB, onCNow] = await Promise.all([
       listBuilds(b, `requestId=${requestId}&status=running`),

@@ -135,8 +135,8 @@ test('SIGKILL of A during a slow build: its build leaves the list within 30 s, a
     async () => (await metricValue(b.url, 'service_builds_coalesced_total')) === 1,
   );
 
-  a.service.child.kill('SIGKILL');
-  await a.service.exited;
+  // A replica lost with its pod or node: the service and the commands it runs, all at once.
+  await a.service.lose();
   const took = await within('the dead build leaves the list', 30_000, async () => {
     const [onBList, onCList] = await Promise.all([
       listBuilds(b, `requestId=${requestId}&status=running`),
