@@ -136,10 +136,10 @@ export function spawnService(args: readonly string[], env: Record<string, string
   return { child, dir, stdout: () => out, stderr: () => err, lines, exited, waitForLog, lose };
 }
 
-/** Whether something accepts TCP connections on 127.0.0.1:port. */
-export function isListening(port: number): Promise<boolean> {
+/** Whether something accepts TCP connections on host:port (127.0.0.1 unless said). */
+export function isListening(port: number, host = '127.0.0.1'): Promise<boolean> {
   return new Promise((resolve) => {
-    const socket = connect({ host: '127.0.0.1', port });
+    const socket = connect({ host, port });
     socket.once('connect', () => {
       socket.destroy();
       resolve(true);

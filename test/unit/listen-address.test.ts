@@ -1,19 +1,7 @@
 // The listen address (`--host`): the real service process bound to 127.0.0.1 answers there and
 // refuses connections to another loopback address (127.0.0.2); unset, it listens on every interface.
 import test from 'ava';
-import { connect } from 'node:net';
-import { spawnService } from '../helpers/service-process.js';
-
-function accepts(host: string, port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect({ host, port });
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
-}
+import { isListening, spawnService } from '../helpers/service-process.js';
 
 async function listening(
   args: string[],
@@ -34,13 +22,13 @@ test('--host 127.0.0.1: reachable on 127.0.0.1 only', async (t) => {
   const service = await listening(['--host', '127.0.0.1']);
   t.teardown(service.stop);
   t.is(service.address, '127.0.0.1');
-  t.true(await accepts('127.0.0.1', service.port));
-  t.false(await accepts('127.0.0.2', service.port));
+  t.true(await isListening(service.port, '127.0.0.1'));
+  t.false(await isListening(service.port, '127.0.0.2'));
 });
 
 test('no --host: every interface, 127.0.0.2 included', async (t) => {
   const service = await listening([]);
   t.teardown(service.stop);
-  t.true(await accepts('127.0.0.1', service.port));
-  t.true(await accepts('127.0.0.2', service.port));
+  t.true(await isListening(service.port, '127.0.0.1'));
+  t.true(await isListening(service.port, '127.0.0.2'));
 });
