@@ -33,9 +33,17 @@ export async function startRedis(): Promise<RedisProcess> {
   const start = async (): Promise<void> => {
     const proc = spawn('redis-server', [config], { stdio: 'ignore' });
     child = proc;
-    exited = new Promise((resolve) => proc.once('exit', () => resolve()));
+    let problem: Error | undefined;
+    exited = new Promise((resolve) => {
+      proc.once('exit', () => resolve());
+      proc.once('error', (err) => {
+        problem = err;
+        resolve();
+      });
+    });
     const deadline = Date.now() + 10_000;
     while (!(await redisAnswers(port, password, 500))) {
+      if (problem !== undefined) throw new Error(`redis-server could not be started: ${problem.message}`);
       if (proc.exitCode !== null) throw new Error(`redis-server exited with ${proc.exitCode}`);
       if (Date.now() > deadline) throw new Error('redis-server did not answer within 10 s');
       await new Promise((resolve) => setTimeout(resolve, 50));

@@ -78,12 +78,18 @@ export function spawnService(args: readonly string[], env: Record<string, string
   child.stderr?.on('data', (chunk: Buffer) => {
     err += chunk.toString('utf8');
   });
-  const exited = new Promise<number | string>((resolve) =>
+  const exited = new Promise<number | string>((resolve) => {
     child.once('exit', (code, signal) => {
       rmSync(dir, { recursive: true, force: true });
       resolve(code ?? signal ?? 'unknown');
-    }),
-  );
+    });
+    // A process that could not be started: its test fails with the reason (never a crash of the worker).
+    child.once('error', (problem) => {
+      err += `could not start the service: ${problem.message}\n`;
+      rmSync(dir, { recursive: true, force: true });
+      resolve(`not started: ${problem.message}`);
+    });
+  });
   const lines = (): Record<string, unknown>[] =>
     out
       .split('\n')

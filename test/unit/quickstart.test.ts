@@ -24,6 +24,10 @@ function quickstart(port: string): Promise<{ code: number | null; stdout: string
       clearTimeout(guard);
       resolve({ code, stdout, stderr });
     });
+    child.once('error', (problem) => {
+      clearTimeout(guard);
+      resolve({ code: null, stdout, stderr: `${stderr}could not start bash: ${problem.message}` });
+    });
   });
 }
 
