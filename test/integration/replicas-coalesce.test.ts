@@ -1,7 +1,8 @@
 // Coalescing across replicas: real service processes on a redis-server of the test's own, the stack's
 // git server, builder and registry, build reuse on (the default). The same build sent to A and B at
-// once runs the CLI once and both answer 200 with the same image; a request on B that waits for a
-// slow build on A builds itself once A is SIGKILLed (A's lease expires), and answers 200.
+// once runs the CLI once and both answer 200 with the same image; of the requests on B and C that
+// wait for a slow build on A, one builds once A is SIGKILLed (A's lease expires) and the other waits
+// for that build: both answer 200 with one image.
 // "The CLI ran" is read from the img log (any replica reads any log): a build's log has the
 // `devcontainer build` command line, a reuse's has none.
 import test, { type ExecutionContext } from 'ava';
@@ -98,7 +99,7 @@ test('the same build sent to A and B at once: one CLI run, two 200s, one image a
   t.is(reuses, 1);
 });
 
-test('SIGKILL of A during a slow build: its build leaves the list within 30 s, and the request waiting on B builds itself and answers 200', async (t) => {
+test('SIGKILL of A during a slow build: its build leaves the list within 30 s; of the requests waiting on B and C one builds, the other waits for it; both answer 200 with one image', async (t) => {
   const redis = await startRedis();
   t.teardown(() => redis.dispose());
   const replicas = await startReplicas(['A', 'B', 'C'], replicaEnv(stack, redis.url));
@@ -127,13 +128,16 @@ test('SIGKILL of A during a slow build: its build leaves the list within 30 s, a
     return running?.phase === 'building';
   });
 
-  // The identical request on B waits for A's build (counted as coalesced on B).
+  // The identical request on B and on C waits for A's build (counted as coalesced on each).
   const onB = postJson(b, '/build', body);
-  await within(
-    'B coalesced with A',
-    60_000,
-    async () => (await metricValue(b.url, 'service_builds_coalesced_total')) === 1,
-  );
+  const onC = postJson(c, '/build', body);
+  await within('B and C coalesced with A', 60_000, async () => {
+    const [onBCount, onCCount] = await Promise.all([
+      metricValue(b.url, 'service_builds_coalesced_total'),
+      metricValue(c.url, 'service_builds_coalesced_total'),
+    ]);
+    return onBCount === 1 && onCCount === 1;
+  });
 
   // A replica lost with its pod or node: the service and the commands it runs, all at once.
   await a.service.lose();
@@ -147,11 +151,17 @@ test('SIGKILL of A during a slow build: its build leaves the list within 30 s, a
   t.log(`A's build left the running list ${took} ms after the SIGKILL`);
   t.is(await onA, 'connection lost');
 
-  const answer = await onB;
-  const log = await imgLog(t, c, answer);
-  t.is(answer.status, 200);
-  t.true(ranCli(log), 'B ran the build itself');
-  // Its log says why, and names the log of the wait.
+  const answers = [await onB, await onC];
+  const logs = [await imgLog(t, c, answers[0] as JsonAnswer), await imgLog(t, b, answers[1] as JsonAnswer)];
+  t.deepEqual(
+    answers.map((answer) => answer.status),
+    [200, 200],
+  );
+  // One of them built (the first to claim the key once A's lease expired), the other waited for it.
+  const builders = logs.filter(ranCli);
+  t.is(builders.length, 1, logs.join('\n----\n'));
+  const log = builders[0] ?? '';
+  // The builder's log says why it built, and names the log of its wait for A.
   const waited = /^# waited in log (img-[\w-]+): .*its replica stopped renewing the lease: building$/m.exec(
     log,
   );
@@ -160,6 +170,14 @@ test('SIGKILL of A during a slow build: its build leaves the list within 30 s, a
   t.regex(wait.text, /a build with the same key runs on another replica .*: waiting for it/);
   t.regex(wait.text, /its replica stopped renewing the lease: building/);
   t.false(ranCli(wait.text));
-  const image = await readImage(stack.REGISTRY_ANON, name, String(answer.body.tag));
-  t.is(image?.labels['org.opencontainers.image.revision'], String(answer.body.commit));
+  // The other one waited for A, then for the builder, and reused its image.
+  const follower = logs.find((text) => !ranCli(text)) ?? '';
+  t.regex(follower, /its replica stopped renewing the lease: building/);
+  t.regex(follower, /a build with the same key runs on another replica .*: waiting for it/);
+  t.regex(follower, /: reused/);
+  const [first, second] = answers as [JsonAnswer, JsonAnswer];
+  t.is(first.body.commit, second.body.commit);
+  t.is(await digestOn(t, b, first), await digestOn(t, c, second));
+  const image = await readImage(stack.REGISTRY_ANON, name, String(first.body.tag));
+  t.is(image?.labels['org.opencontainers.image.revision'], String(first.body.commit));
 });

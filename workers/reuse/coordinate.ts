@@ -6,7 +6,8 @@
  *   no join); otherwise it leads its own job. A job that finds a build with the same key in
  *   flight (here, or on another replica through the leases of Redis mode) returns (its slot
  *   freed); the request then waits for that build and answers as a reuse (its own tag and
- *   commit), or builds after all when that fails (a replica that died: its lease expired).
+ *   commit); when that build gave nothing (its replica died: its lease expired), it builds after
+ *   all, unless another waiter of that build started it first: then it waits for that one.
  * Every request answered by a build is a waiter of it: the build is cancelled only when its
  * last waiter's client has gone.
  */
@@ -129,6 +130,14 @@ async function follow(
   }
 }
 
+/**
+ * Builds a request waits for in turn. The second: when the build it waited for gave nothing (its
+ * replica died), every request that waited for it builds, and the first of them to claim the key
+ * leads while the others wait for that one, instead of all building. Bounded: a key whose builds
+ * keep failing is not handed from waiter to waiter.
+ */
+const MAX_FOLLOWS = 2;
+
 async function leadBuild(
   plan: BuildPlan,
   c: Coordinator,
@@ -145,10 +154,16 @@ async function leadBuild(
       deadlineSeconds: c.deadlineSeconds,
     });
   try {
-    const first = await job({ followAllowed: true });
-    const answer = isFollow(first) ? await follow(plan, c, first, lead) : first;
-    const result =
-      'rebuild' in answer ? resultOf(await job({ followAllowed: false, note: answer.rebuild })) : answer;
+    let outcome = await job({ followAllowed: true });
+    for (let follows = 1; isFollow(outcome); follows += 1) {
+      const answer = await follow(plan, c, outcome, lead);
+      if (!('rebuild' in answer)) {
+        outcome = answer;
+        break;
+      }
+      outcome = await job({ followAllowed: follows < MAX_FOLLOWS, note: answer.rebuild });
+    }
+    const result = resultOf(outcome);
     lead.settle({ ok: true, value: result });
     return result;
   } catch (err) {

@@ -8,6 +8,7 @@ import { Metrics } from '../../../src/observability/metrics.js';
 import type { BuildDeps } from '../../../workers/build-deps.js';
 import type { BuildPlan, BuildResult } from '../../../workers/plan-types.js';
 import { createBuildQueue } from '../../../workers/queue.js';
+import type { JobOutcome } from '../../../workers/build-job.js';
 import { coordinateBuild, type Coordinator } from '../../../workers/reuse/coordinate.js';
 import { createInProcessInFlight } from '../../../workers/reuse/in-flight.js';
 import { RecentInputs } from '../../../workers/reuse/recent-inputs.js';
@@ -126,4 +127,49 @@ test('a coalesced build is cancelled only when its last waiter has gone', async 
   await t.throwsAsync(b);
   t.true(h.signals[0]?.aborted);
   t.is(h.runs(), 1);
+});
+
+test('a followed build that gave nothing: the request builds, waiting once more for a build another waiter started first, never a third time', async (t) => {
+  const { c: base } = harness({ tips: async () => [COMMIT] });
+  const calls: { followAllowed: boolean; note: string | undefined }[] = [];
+  const lines: string[] = [];
+  // Every job finds a build with the same key to wait for (while it may), and every such build dies.
+  const job: Coordinator['job'] = async (_signal, reuse) => {
+    calls.push({ followAllowed: reuse?.followAllowed ?? false, note: reuse?.note });
+    if (reuse?.followAllowed !== true) return result(COMMIT);
+    return {
+      kind: 'follow',
+      build: {
+        where: 'another replica',
+        join: async () => ({ ok: false, why: 'its replica stopped renewing the lease' }),
+      },
+      keyed: { key: 'k'.repeat(64), input: {} },
+      partial: { ...result(COMMIT), imageBuildLogId: undefined },
+      log: {
+        id: `img-wait-${calls.length}`,
+        write: (text: string) => void lines.push(text),
+        addSecrets: () => undefined,
+        close: async () => undefined,
+      },
+    } as unknown as JobOutcome;
+  };
+  const c: Coordinator = { ...base, job };
+  t.deepEqual(await coordinateBuild(plan, c, new AbortController().signal), result(COMMIT));
+  t.deepEqual(
+    calls.map((call) => call.followAllowed),
+    [true, true, false],
+  );
+  // Each job after a wait starts its log with why it builds, naming the log of that wait.
+  t.deepEqual(
+    calls.map((call) => call.note),
+    [
+      undefined,
+      '# waited in log img-wait-1: its replica stopped renewing the lease: building\n',
+      '# waited in log img-wait-2: its replica stopped renewing the lease: building\n',
+    ],
+  );
+  t.deepEqual(lines, [
+    '# its replica stopped renewing the lease: building\n',
+    '# its replica stopped renewing the lease: building\n',
+  ]);
 });
