@@ -15,9 +15,14 @@ export interface BuiltImage {
   readonly tag: string;
 }
 
-/** How a followed build ended: its image, or why there is none to reuse (a log line's text). */
+/**
+ * How a followed build ended: its image, or why there is none to reuse (a log line's text).
+ * `lost`: it left no outcome at all (its replica died), so its waiters may elect a new leader
+ * rather than each building; a build that failed is not handed on.
+ */
 export type FollowedOutcome =
-  { readonly ok: true; readonly built: BuiltImage } | { readonly ok: false; readonly why: string };
+  | { readonly ok: true; readonly built: BuiltImage }
+  | { readonly ok: false; readonly why: string; readonly lost?: true };
 
 /** The outcome's `why` when the request stopped waiting (its client went away). */
 export const STOPPED_WAITING = 'the request stopped waiting for the build with the same key';

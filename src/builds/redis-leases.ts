@@ -200,7 +200,7 @@ export function createRedisBuildLeases(deps: RedisLeasesDeps): BuildLeases {
         const seen = subscription.version();
         const state = await readState(id, holder);
         if (state.outcome !== undefined) return state.outcome;
-        if (state.pttl <= 0) return { ok: false, why: LEASE_LOST };
+        if (state.pttl <= 0) return { ok: false, why: LEASE_LOST, lost: true };
         await changeOrTimeout(subscription, seen, state.pttl + EXPIRY_GRACE_MS, signal);
       }
       return { ok: false, why: STOPPED_WAITING };

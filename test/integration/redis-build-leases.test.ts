@@ -113,7 +113,7 @@ test('a leader that stops renewing (its replica died): its follower gives up wit
   // A's process "dies": no more renewals, no release.
   await a.leases.close();
   const started = Date.now();
-  t.deepEqual(await waiting, { ok: false, why: LEASE_LOST });
+  t.deepEqual(await waiting, { ok: false, why: LEASE_LOST, lost: true });
   t.true(Date.now() - started < leaseMs * 2 + 500, `gave up after ${Date.now() - started} ms`);
   // Another claimant takes the key over; the dead leader's late release changes nothing.
   const takeover = leader(await b.leases.claim(id, { follow: true }));

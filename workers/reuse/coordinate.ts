@@ -6,8 +6,9 @@
  *   no join); otherwise it leads its own job. A job that finds a build with the same key in
  *   flight (here, or on another replica through the leases of Redis mode) returns (its slot
  *   freed); the request then waits for that build and answers as a reuse (its own tag and
- *   commit); when that build gave nothing (its replica died: its lease expired), it builds after
- *   all, unless another waiter of that build started it first: then it waits for that one.
+ *   commit); when that build gave nothing it builds after all, except that when it left no
+ *   outcome (its replica died: its lease expired) and another of its waiters started it first,
+ *   the request waits for that one.
  * Every request answered by a build is a waiter of it: the build is cancelled only when its
  * last waiter's client has gone.
  */
@@ -83,25 +84,26 @@ async function tryJoin(
 /**
  * Waits for the followed build (here or on another replica), then writes this request's tag from
  * the recorded key. When that build gave no image to reuse, the caller builds: `rebuild` is the
- * first line of that build's log (why it runs, and where the wait is logged).
+ * first line of that build's log (why it runs, and where the wait is logged); `lost`: that build
+ * left no outcome (its replica died), so another of its waiters may be building it already.
  */
 async function follow(
   plan: BuildPlan,
   c: Coordinator,
   f: FollowBuild,
   lead: LeadBuild<BuildResult>,
-): Promise<BuildResult | { rebuild: string }> {
+): Promise<BuildResult | { rebuild: string; lost: boolean }> {
   const started = performance.now();
-  const building = (why: string) => {
+  const building = (why: string, lost = false) => {
     f.log.write(`# ${why}: building\n`);
-    return { rebuild: `# waited in log ${f.log.id}: ${why}: building\n` };
+    return { rebuild: `# waited in log ${f.log.id}: ${why}: building\n`, lost };
   };
   try {
     const waiting = f.build.join(lead.signal);
     if (waiting === undefined) return building('the build with the same key was abandoned');
     c.deps.metrics.buildsCoalescedTotal.inc();
     const outcome = await waiting;
-    if (!outcome.ok) return building(outcome.why);
+    if (!outcome.ok) return building(outcome.why, outcome.lost === true);
     const other = outcome.built;
     const { partial } = f;
     if (other.registry === partial.registry && other.name === partial.name && other.tag === partial.tag) {
@@ -131,10 +133,10 @@ async function follow(
 }
 
 /**
- * Builds a request waits for in turn. The second: when the build it waited for gave nothing (its
- * replica died), every request that waited for it builds, and the first of them to claim the key
- * leads while the others wait for that one, instead of all building. Bounded: a key whose builds
- * keep failing is not handed from waiter to waiter.
+ * Builds a request waits for in turn. The second: when the build it waited for left no outcome
+ * (its replica died), every request that waited for it builds, and the first of them to claim the
+ * key leads while the others wait for that one, instead of all building. After a build that
+ * failed, each waiter builds at once (a failure is not handed from waiter to waiter).
  */
 const MAX_FOLLOWS = 2;
 
@@ -161,7 +163,7 @@ async function leadBuild(
         outcome = answer;
         break;
       }
-      outcome = await job({ followAllowed: follows < MAX_FOLLOWS, note: answer.rebuild });
+      outcome = await job({ followAllowed: answer.lost && follows < MAX_FOLLOWS, note: answer.rebuild });
     }
     const result = resultOf(outcome);
     lead.settle({ ok: true, value: result });

@@ -8,6 +8,7 @@ import { Metrics } from '../../../src/observability/metrics.js';
 import type { BuildDeps } from '../../../workers/build-deps.js';
 import type { BuildPlan, BuildResult } from '../../../workers/plan-types.js';
 import { createBuildQueue } from '../../../workers/queue.js';
+import type { FollowedOutcome } from '../../../src/builds/leases.js';
 import type { JobOutcome } from '../../../workers/build-job.js';
 import { coordinateBuild, type Coordinator } from '../../../workers/reuse/coordinate.js';
 import { createInProcessInFlight } from '../../../workers/reuse/in-flight.js';
@@ -129,20 +130,20 @@ test('a coalesced build is cancelled only when its last waiter has gone', async 
   t.is(h.runs(), 1);
 });
 
-test('a followed build that gave nothing: the request builds, waiting once more for a build another waiter started first, never a third time', async (t) => {
+/**
+ * Every job finds a build with the same key to wait for (while it may), and every such build ends
+ * with `outcome`: the calls' followAllowed and notes, and the lines written to the wait logs.
+ */
+async function followedEach(outcome: FollowedOutcome) {
   const { c: base } = harness({ tips: async () => [COMMIT] });
   const calls: { followAllowed: boolean; note: string | undefined }[] = [];
   const lines: string[] = [];
-  // Every job finds a build with the same key to wait for (while it may), and every such build dies.
   const job: Coordinator['job'] = async (_signal, reuse) => {
     calls.push({ followAllowed: reuse?.followAllowed ?? false, note: reuse?.note });
     if (reuse?.followAllowed !== true) return result(COMMIT);
     return {
       kind: 'follow',
-      build: {
-        where: 'another replica',
-        join: async () => ({ ok: false, why: 'its replica stopped renewing the lease' }),
-      },
+      build: { where: 'another replica', join: async () => outcome },
       keyed: { key: 'k'.repeat(64), input: {} },
       partial: { ...result(COMMIT), imageBuildLogId: undefined },
       log: {
@@ -153,8 +154,14 @@ test('a followed build that gave nothing: the request builds, waiting once more 
       },
     } as unknown as JobOutcome;
   };
-  const c: Coordinator = { ...base, job };
-  t.deepEqual(await coordinateBuild(plan, c, new AbortController().signal), result(COMMIT));
+  const answer = await coordinateBuild(plan, { ...base, job }, new AbortController().signal);
+  return { answer, calls, lines };
+}
+
+test('a followed build whose replica died: the request builds, waiting once more for a build another waiter started first, never a third time', async (t) => {
+  const why = 'its replica stopped renewing the lease';
+  const { answer, calls, lines } = await followedEach({ ok: false, why, lost: true });
+  t.deepEqual(answer, result(COMMIT));
   t.deepEqual(
     calls.map((call) => call.followAllowed),
     [true, true, false],
@@ -164,12 +171,22 @@ test('a followed build that gave nothing: the request builds, waiting once more 
     calls.map((call) => call.note),
     [
       undefined,
-      '# waited in log img-wait-1: its replica stopped renewing the lease: building\n',
-      '# waited in log img-wait-2: its replica stopped renewing the lease: building\n',
+      `# waited in log img-wait-1: ${why}: building\n`,
+      `# waited in log img-wait-2: ${why}: building\n`,
     ],
   );
-  t.deepEqual(lines, [
-    '# its replica stopped renewing the lease: building\n',
-    '# its replica stopped renewing the lease: building\n',
-  ]);
+  t.deepEqual(lines, [`# ${why}: building\n`, `# ${why}: building\n`]);
+});
+
+test('a followed build that failed: the request builds at once, without waiting for another', async (t) => {
+  const why = 'the build with the same key failed on its replica';
+  const { answer, calls } = await followedEach({ ok: false, why });
+  t.deepEqual(answer, result(COMMIT));
+  t.deepEqual(
+    calls.map((call) => [call.followAllowed, call.note]),
+    [
+      [true, undefined],
+      [false, `# waited in log img-wait-1: ${why}: building\n`],
+    ],
+  );
 });
