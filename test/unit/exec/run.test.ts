@@ -16,14 +16,30 @@ import type { CommandLogWriter } from '../../../src/logs/types.js';
 
 const baseEnv = { PATH: '/usr/local/bin:/usr/bin:/bin' };
 
-function memoryLog(): CommandLogWriter & { text: () => string } {
+function memoryLog(): CommandLogWriter & { text: () => string; holds: (needle: string) => Promise<void> } {
   const chunks: Buffer[] = [];
+  const wakers = new Set<() => void>();
+  const text = (): string => Buffer.concat(chunks).toString('utf8');
   return {
     id: 'git-00000000-0000-0000-0000-000000000000',
-    write: (chunk) => void chunks.push(Buffer.from(chunk)),
+    write(chunk) {
+      chunks.push(Buffer.from(chunk));
+      for (const wake of wakers) wake();
+    },
     addSecrets: () => undefined,
     close: async () => undefined,
-    text: () => Buffer.concat(chunks).toString('utf8'),
+    text,
+    /** Resolves once the log holds `needle`. */
+    holds: (needle) =>
+      new Promise((resolve) => {
+        const check = (): void => {
+          if (!text().includes(needle)) return;
+          wakers.delete(check);
+          resolve();
+        };
+        wakers.add(check);
+        check();
+      }),
   };
 }
 
@@ -78,6 +94,47 @@ test('a character split between two chunks of stdout stays whole when stderr is 
   t.true(text.includes('\u00e9 \u2713\n'), text);
   t.true(text.includes('[err]\n'), text);
   t.false(text.includes('\ufffd'), text);
+});
+
+test('a line of stdout stays whole when stderr is written while it is in progress', async (t) => {
+  const log = memoryLog();
+  // Each write waits for the one before to reach its pipe, so the parent reads them as three chunks.
+  const script = [
+    "process.stdout.write('half', () =>",
+    "  setTimeout(() => process.stderr.write('[err]\\n', () =>",
+    "    setTimeout(() => process.stdout.write(' line\\n'), 100)), 100));",
+  ].join('\n');
+  await run(process.execPath, ['-e', script], { baseEnv, log });
+  const text = log.text();
+  t.true(text.endsWith('[err]\nhalf line\n'), text);
+});
+
+test('a line in progress reaches the log while the command still runs (a prompt)', async (t) => {
+  const log = memoryLog();
+  const controller = new AbortController();
+  let ended = false;
+  const running = failure(
+    // The prompt is put together when it runs: the command line never holds it.
+    run(process.execPath, ['-e', "process.stdout.write('Pass' + 'word: '); setTimeout(() => {}, 60_000);"], {
+      baseEnv,
+      log,
+      signal: controller.signal,
+    }),
+  ).finally(() => (ended = true));
+  const bound = new Promise<void>((_, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`no prompt in the log within 10 s: ${log.text()}`)),
+      10_000,
+    );
+    running.finally(() => clearTimeout(timer)).catch(() => undefined);
+  });
+  await Promise.race([log.holds('Password: '), bound]);
+  t.false(ended);
+  controller.abort();
+  t.true((await running).result.aborted);
+  // Let go once, after the command line; the rest is the outcome.
+  const text = log.text();
+  t.true(text.slice(text.indexOf('\n') + 1).startsWith('Password: \n# was aborted'), text);
 });
 
 test('a non-zero exit rejects with the result shape and the outcome in the log', async (t) => {
