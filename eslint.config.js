@@ -30,7 +30,7 @@ const PURE = [
   'src/builds/records.ts',
   'src/config/redis-url.ts',
   'src/logs/line-masker.ts',
-  'src/logs/line-splitter.ts',
+  'src/exec/line-gate.ts',
   'src/logs/masking.ts',
   'src/logs/redis-log-keys.ts',
   'src/change-counter.ts',

@@ -6,14 +6,14 @@
  *   nothing inherited from the service's own environment;
  * - the child leads its own process group; a timeout or an abort sends SIGTERM to the whole
  *   group, then SIGKILL after a short grace; leftovers of the group are killed when the leader exits;
- * - stdout and stderr stream into a command log in whole lines (masked there);
+ * - stdout and stderr stream into a command log, meeting in whole lines (line-gate.ts; masked there);
  * - no known secret in argv (checked before spawning).
  */
 import { execa } from 'execa';
 import { maskSecrets, secretVariants } from '../logs/masking.js';
-import { createLineSplitter } from '../logs/line-splitter.js';
 import type { CommandLogWriter } from '../logs/types.js';
 import { cancellationOf } from './cancellation.js';
+import { createLineGate } from './line-gate.js';
 import { killGroup, type ProcessGroups } from './process-groups.js';
 import { shellWord } from '../shell-quote.js';
 
@@ -168,48 +168,38 @@ export async function runDeferred(
   );
 }
 
-/** A line in progress goes to the log as it is once it has waited this long for its newline (a prompt, a progress bar)... */
-const PARTIAL_LINE_MS = 500;
-/** ...or has grown this long. */
-const PARTIAL_LINE_BYTES = 64 * 1024;
-
 /**
- * One output stream of a command, passed on in whole lines (line-splitter.ts), so that the other
- * stream's output written in between never lands inside a line or a character. A line in progress
- * is let go (up to its last whole character) after PARTIAL_LINE_MS or PARTIAL_LINE_BYTES; `end`
- * passes on the rest.
+ * The bytes of a stream's chunks up to the last whole UTF-8 character: an incomplete one at a
+ * chunk's end waits for the stream's next chunk, so that output of the other stream written in
+ * between never splits a character.
  */
-function lineAligned(write: (bytes: Uint8Array) => void): {
-  push(chunk: Uint8Array): void;
-  end(): void;
-} {
-  const lines = createLineSplitter();
-  let timer: NodeJS.Timeout | undefined;
-  const letGo = (): void => {
-    clearTimeout(timer);
-    timer = undefined;
-    const part = lines.release();
-    if (part.length > 0) write(part);
-  };
+function characterAligned(): { next(chunk: Uint8Array): Uint8Array; rest(): Uint8Array } {
+  let held: Uint8Array = new Uint8Array(0);
   return {
-    push(chunk) {
-      const pieces = lines.push(chunk);
-      for (const piece of pieces) write(piece);
-      if (lines.held() >= PARTIAL_LINE_BYTES) letGo();
-      // The wait is for the line now in progress: it starts again when a line was completed.
-      if (pieces.length > 0 || lines.held() === 0) {
-        clearTimeout(timer);
-        timer = undefined;
-      }
-      if (lines.held() > 0) timer ??= setTimeout(letGo, PARTIAL_LINE_MS);
+    next(chunk) {
+      const data = held.length === 0 ? chunk : Buffer.concat([held, chunk]);
+      const whole = wholeCharacters(data);
+      held = data.subarray(whole);
+      return whole === data.length ? data : data.subarray(0, whole);
     },
-    end() {
-      clearTimeout(timer);
-      timer = undefined;
-      const rest = lines.end();
-      if (rest.length > 0) write(rest);
+    rest() {
+      const rest = held;
+      held = new Uint8Array(0);
+      return rest;
     },
   };
+}
+
+/** The length of `bytes` without an incomplete UTF-8 character at its end. */
+function wholeCharacters(bytes: Uint8Array): number {
+  for (let back = 1; back <= Math.min(3, bytes.length); back += 1) {
+    const byte = bytes[bytes.length - back] ?? 0;
+    // A continuation byte: the character starts further back.
+    if ((byte & 0xc0) === 0x80) continue;
+    const length = byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : byte >= 0xc0 ? 2 : 1;
+    return length > back ? bytes.length - back : bytes.length;
+  }
+  return bytes.length;
 }
 
 /** How a command's output reaches its log: at once (run), or once started (runDeferred). */
@@ -312,17 +302,17 @@ async function execute(
 
   // Output goes to the log as bytes (the log masks whole lines of bytes); only captured stdout is decoded.
   const outDecoder = new TextDecoder();
-  const toLog = (bytes: Uint8Array): void => sink.write(bytes);
-  const out = lineAligned(toLog);
-  const err = lineAligned(toLog);
+  const gate = createLineGate((bytes) => sink.write(bytes));
+  const out = characterAligned();
+  const err = characterAligned();
   child.stdout?.on('data', (chunk: Uint8Array) => {
     if (options.captureStdout && stdoutBytes < MAX_CAPTURE_BYTES) {
       stdout += outDecoder.decode(chunk, { stream: true });
       stdoutBytes += chunk.length;
     }
-    out.push(chunk);
+    gate.write('stdout', out.next(chunk));
   });
-  child.stderr?.on('data', (chunk: Uint8Array) => err.push(chunk));
+  child.stderr?.on('data', (chunk: Uint8Array) => gate.write('stderr', err.next(chunk)));
   // A child gone before its start was written: the write fails (EPIPE), its exit tells the outcome.
   child.stdin?.on('error', () => undefined);
 
@@ -372,9 +362,10 @@ async function execute(
     });
 
   const outcome = await child;
-  // Both streams have ended: what they held goes on (and no partial-line timer is left).
-  out.end();
-  err.end();
+  // Both streams have ended: what they held goes on (and no timer is left).
+  gate.write('stdout', out.rest());
+  gate.write('stderr', err.rest());
+  gate.end();
   // The outcome is written where the start says: wait for it (the caller settles it).
   const startedWith = deferred === undefined ? undefined : await deferred;
   clearTimeout(timeoutTimer);

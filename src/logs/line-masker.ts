@@ -1,9 +1,9 @@
 /**
  * Masking of a command's output as it streams, on its bytes (never decoded on the way: the log
- * holds what the command printed): whole lines only (line-splitter.ts), so that a secret split
- * across two chunks is still found; the last partial line is masked when the output ends.
+ * holds what the command printed): whole lines only, so that a secret split across two chunks is
+ * still found; the last partial line is masked when the output ends. A line ends at a newline
+ * byte, which never occurs inside a multi-byte UTF-8 character, so no character is cut.
  */
-import { createLineSplitter } from './line-splitter.js';
 import { byteVariants, maskBytes, secretVariants } from './masking.js';
 
 export interface LineMasker {
@@ -18,17 +18,38 @@ export interface LineMasker {
   addSecrets(secrets: readonly string[]): void;
 }
 
+const NEWLINE = 0x0a;
+
 export function createLineMasker(secrets: readonly string[]): LineMasker {
   let variants = secretVariants(secrets);
   let bytes = byteVariants(variants);
-  const lines = createLineSplitter();
+  /** The current line's bytes so far (chunks without a newline). */
+  let pending: Buffer[] = [];
   return {
     push(chunk) {
-      const pieces = lines.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
-      return pieces.map((piece) => maskBytes(piece, bytes));
+      const data =
+        typeof chunk === 'string'
+          ? Buffer.from(chunk)
+          : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+      const cut = data.lastIndexOf(NEWLINE);
+      if (cut < 0) {
+        if (data.length > 0) pending.push(data);
+        return [];
+      }
+      const pieces: Buffer[] = [];
+      let from = 0;
+      if (pending.length > 0) {
+        // The line begun earlier, whole (a secret may span the chunks), then the chunk's other lines.
+        from = data.indexOf(NEWLINE) + 1;
+        pieces.push(maskBytes(Buffer.concat([...pending, data.subarray(0, from)]), bytes));
+      }
+      if (from <= cut) pieces.push(maskBytes(data.subarray(from, cut + 1), bytes));
+      pending = cut + 1 < data.length ? [data.subarray(cut + 1)] : [];
+      return pieces;
     },
     end() {
-      const rest = lines.end();
+      const rest = Buffer.concat(pending);
+      pending = [];
       return rest.length === 0 ? [] : [maskBytes(rest, bytes)];
     },
     addSecrets(more) {

@@ -106,7 +106,7 @@ test('a line of stdout stays whole when stderr is written while it is in progres
   ].join('\n');
   await run(process.execPath, ['-e', script], { baseEnv, log });
   const text = log.text();
-  t.true(text.endsWith('[err]\nhalf line\n'), text);
+  t.true(text.endsWith('half line\n[err]\n'), text);
 });
 
 test('a line in progress reaches the log while the command still runs (a prompt)', async (t) => {
