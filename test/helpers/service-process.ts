@@ -1,9 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { descendantPids } from './processes.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -24,30 +25,6 @@ export interface ServiceProcess {
    * leave its builds running on as orphans). Resolves once the service has exited.
    */
   lose: () => Promise<void>;
-}
-
-/** Every live process that `pid` started, directly or not (from /proc). */
-function descendantsOf(pid: number): number[] {
-  const children = new Map<number, number[]>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-    } catch {
-      continue; // gone meanwhile
-    }
-    // pid (comm) state ppid ...: comm may hold spaces and parentheses.
-    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-    children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
-  }
-  const found: number[] = [];
-  for (let queue = [pid]; queue.length > 0;) {
-    const next = children.get(queue.shift() as number) ?? [];
-    found.push(...next);
-    queue.push(...next);
-  }
-  return found;
 }
 
 /**
@@ -128,7 +105,7 @@ export function spawnService(args: readonly string[], env: Record<string, string
       const tree = new Set<number>();
       for (let grew = true; grew;) {
         grew = false;
-        for (const other of descendantsOf(pid)) {
+        for (const other of descendantPids(pid)) {
           if (tree.has(other)) continue;
           tree.add(other);
           signal(other, 'SIGSTOP');

@@ -8,8 +8,6 @@ import { symlinkSync, writeFileSync, mkdirSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import {
-  cmdlineOf,
-  descendantPids,
   fetchLog,
   httpsCreds,
   httpsRepo,
@@ -19,6 +17,7 @@ import {
   startBuildApp,
   uniqueName,
 } from './build-support.js';
+import { cmdlineOf, descendantPids } from '../helpers/processes.js';
 
 test('wrong git password: 500 from git clone, the log says why and never shows the password', async (t) => {
   const app = await startBuildApp();

@@ -9,8 +9,6 @@ import test, { type ExecutionContext } from 'ava';
 import type { RunningApp } from '../helpers/app.js';
 import type { RegistryCreds } from '../stack/registry-client.js';
 import {
-  cmdlineOf,
-  descendantPids,
   fetchLog,
   httpsCreds,
   postBuild,
@@ -19,6 +17,7 @@ import {
   uniqueName,
   type BuildResponse,
 } from './build-support.js';
+import { cmdlineOf, descendantPids } from '../helpers/processes.js';
 import { fixtureBuilder } from './registry-images.js';
 import { metricValue, publishFeature, readImage, testRepo, type TestRepo } from './reuse-support.js';
 

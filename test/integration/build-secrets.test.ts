@@ -7,8 +7,6 @@ import test from 'ava';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
-  cmdlineOf,
-  descendantPids,
   fetchLog,
   filesUnder,
   httpsRepo,
@@ -18,6 +16,7 @@ import {
   startBuildApp,
   uniqueName,
 } from './build-support.js';
+import { cmdlineOf, descendantPids } from '../helpers/processes.js';
 
 const b64 = (user: string, password: string) => Buffer.from(`${user}:${password}`).toString('base64');
 const privateKey = readFileSync(stack.GIT_SSH_KEY_FILE, 'utf8');

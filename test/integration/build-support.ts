@@ -4,7 +4,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, type Dirent } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, type Dirent } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Config } from '../../src/config/types.js';
@@ -131,42 +131,6 @@ export async function readPushedImage(
   if (platforms.length === 0) platforms = [`${config.os}/${config.architecture}`];
   const layers = ((manifest.layers as { digest: string }[] | undefined) ?? []).map((l) => l.digest);
   return { platforms, labels: config.config?.Labels ?? {}, layers };
-}
-
-/** Pids of every live descendant of this process (from /proc). */
-export function descendantPids(root = process.pid): number[] {
-  const parents = new Map<number, number>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (fields[0] === 'Z') continue;
-      parents.set(Number(entry), Number(fields[1]));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  const out: number[] = [];
-  const frontier = [root];
-  while (frontier.length > 0) {
-    const parent = frontier.pop();
-    for (const [pid, ppid] of parents) {
-      if (ppid === parent) {
-        out.push(pid);
-        frontier.push(pid);
-      }
-    }
-  }
-  return out;
-}
-
-export function cmdlineOf(pid: number): string {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
-  } catch {
-    return '';
-  }
 }
 
 /** Every regular file under `dir` (symbolic links are not followed). */
