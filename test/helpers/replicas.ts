@@ -83,9 +83,10 @@ export async function getText(
 }
 
 /** `GET /builds?query` on one replica: its list (any other answer throws). */
-export async function listBuilds(replica: Replica, query: string): Promise<BuildRecord[]> {
-  const res = await fetch(`${replica.url}/builds?${query}`);
-  if (res.status !== 200) throw new Error(`GET /builds on ${replica.name} answered ${res.status}`);
+/** GET /builds?<query> on a replica or an in-process app. */
+export async function listBuilds(service: { readonly url: string }, query: string): Promise<BuildRecord[]> {
+  const res = await fetch(`${service.url}/builds?${query}`);
+  if (res.status !== 200) throw new Error(`GET /builds on ${service.url} answered ${res.status}`);
   return ((await res.json()) as { builds: BuildRecord[] }).builds;
 }
 

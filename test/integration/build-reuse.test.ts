@@ -17,7 +17,7 @@ import {
   uniqueName,
   type BuildResponse,
 } from './build-support.js';
-import { cmdlineOf, descendantPids } from '../helpers/processes.js';
+import { listBuilds, within } from '../helpers/replicas.js';
 import { fixtureBuilder } from './registry-images.js';
 import { metricValue, publishFeature, readImage, testRepo, type TestRepo } from './reuse-support.js';
 
@@ -345,12 +345,11 @@ test('two commits with the same inputs at once: the second waits for the first b
   });
   const first = postBuild(app, body('one'));
   const second = await repo.commit({ 'README.md': '# second\n' });
-  // The first build's key is in the in-flight map once its CLI runs (and calls `docker buildx build`).
-  const deadline = Date.now() + 60_000;
-  while (!descendantPids().some((pid) => cmdlineOf(pid).includes('buildx build'))) {
-    if (Date.now() > deadline) throw new Error('the first build never started its CLI');
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  // The first build's key is in flight once this app reports it building (it claims the key before).
+  // Not the processes: the other tests of this file build at the same time.
+  await within('the first build building', 60_000, async () =>
+    (await listBuilds(app, 'status=running')).some((build) => build.phase === 'building'),
+  );
   const [a, b] = await Promise.all([first, postBuild(app, body('two'))]);
   const logA = await imgLog(t, app, a);
   const logB = await imgLog(t, app, b);
