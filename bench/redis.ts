@@ -267,38 +267,53 @@ try {
       const text = await (await fetch(`${f.app.url}/metrics`)).text();
       return Number(/^service_build_reuses_total (\S+)$/m.exec(text)?.[1] ?? 0);
     };
-    try {
+    // Each mode goes first every other round.
+    const rounds = (i: number): Fixture[] => (i % 2 === 0 ? fixtures : [...fixtures].reverse());
+
+    /** A warm-up build per mode, then BUILDS per mode; the median log over the median answer time. */
+    async function loudBuilds() {
       for (const f of fixtures) {
-        while (f.mode === 'redis' && !(await f.app.ctx.sharedStoreProbe?.()))
-          await new Promise((r) => setTimeout(r, 50));
-        const printed = LINE.slice(0, -1);
         await f.loudRepo.commit({
           '.devcontainer/devcontainer.json': `${JSON.stringify({ build: { dockerfile: 'Dockerfile' } })}\n`,
           '.devcontainer/Dockerfile':
             `FROM ${stack.BASE_IMAGE_ANON}\nCOPY round.txt /round.txt\n` +
-            `RUN yes '${printed}' | head -c ${LOUD_STEP_BYTES}\n`,
+            `RUN yes '${LINE.slice(0, -1)}' | head -c ${LOUD_STEP_BYTES}\n`,
         });
         await loudBuild(f, 'warm-up');
+      }
+      const answers: Record<Mode, { bytes: number; ms: number }[]> = { embedded: [], redis: [] };
+      for (let i = 0; i < BUILDS; i += 1)
+        for (const f of rounds(i)) answers[f.mode].push(await loudBuild(f, `round ${i}`));
+      const of = (mode: Mode) => {
+        const all = answers[mode].map((r) => r.ms / 1000);
+        const seconds = median(all);
+        const range = `${Math.min(...all).toFixed(2)}-${Math.max(...all).toFixed(2)} s`;
+        return { mbs: median(answers[mode].map((r) => r.bytes / 1e6)) / seconds, seconds, range };
+      };
+      return {
+        logMb: median(answers.embedded.map((r) => r.bytes / 1e6)),
+        embedded: of('embedded'),
+        redis: of('redis'),
+      };
+    }
+
+    /** One build per mode and a first reuse (warms the registry client and the connections), then REUSES per mode. */
+    async function reuseAnswers() {
+      for (const f of fixtures) {
         await f.reuseRepo.commit({
           '.devcontainer/devcontainer.json': `${JSON.stringify({ image: stack.BASE_IMAGE_ANON })}\n`,
           'src/main.txt': 'v0\n',
         });
-        await post(f, f.reuseRepo.url); // the one build
+        await post(f, f.reuseRepo.url);
         await f.reuseRepo.commit({ 'src/main.txt': 'warm-up\n' });
-        await post(f, f.reuseRepo.url); // a first reuse (warms the registry client and the connections)
+        await post(f, f.reuseRepo.url);
       }
-      // Each mode goes first every other round.
-      const rounds = (i: number): Fixture[] => (i % 2 === 0 ? fixtures : [...fixtures].reverse());
-      const loudRuns: Record<Mode, { bytes: number; ms: number }[]> = { embedded: [], redis: [] };
-      for (let i = 0; i < BUILDS; i += 1)
-        for (const f of rounds(i)) loudRuns[f.mode].push(await loudBuild(f, `round ${i}`));
-
       const before = await Promise.all(fixtures.map(reuses));
-      const reuseMs: Record<Mode, number[]> = { embedded: [], redis: [] };
+      const ms: Record<Mode, number[]> = { embedded: [], redis: [] };
       for (let i = 0; i < REUSES; i += 1) {
         for (const f of rounds(i)) {
           await f.reuseRepo.commit({ 'src/main.txt': `push ${i}\n` });
-          reuseMs[f.mode].push((await post(f, f.reuseRepo.url)).ms);
+          ms[f.mode].push((await post(f, f.reuseRepo.url)).ms);
         }
       }
       const after = await Promise.all(fixtures.map(reuses));
@@ -306,21 +321,14 @@ try {
         const counted = (after[i] ?? 0) - (before[i] ?? 0);
         if (counted !== REUSES) throw new Error(`${f.mode}: ${counted} of ${REUSES} answers were reuses`);
       });
-      /** The median log over the median answer time. */
-      const loudOf = (mode: Mode) => {
-        const all = loudRuns[mode].map((r) => r.ms / 1000);
-        const seconds = median(all);
-        const range = `${Math.min(...all).toFixed(2)}-${Math.max(...all).toFixed(2)} s`;
-        return { mbs: median(loudRuns[mode].map((r) => r.bytes / 1e6)) / seconds, seconds, range };
-      };
-      return {
-        loud: {
-          logMb: median(loudRuns.embedded.map((r) => r.bytes / 1e6)),
-          embedded: loudOf('embedded'),
-          redis: loudOf('redis'),
-        },
-        reuse: { embedded: median(reuseMs.embedded), redis: median(reuseMs.redis) },
-      };
+      return { embedded: median(ms.embedded), redis: median(ms.redis) };
+    }
+
+    try {
+      for (const f of fixtures)
+        while (f.mode === 'redis' && !(await f.app.ctx.sharedStoreProbe?.()))
+          await new Promise((r) => setTimeout(r, 50));
+      return { loud: await loudBuilds(), reuse: await reuseAnswers() };
     } finally {
       for (const f of fixtures) {
         await f.app.close();
