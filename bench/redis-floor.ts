@@ -15,17 +15,22 @@ const ELEMENT_BYTES = 1024 * 1024;
 const bulk = (text: string): string => `$${Buffer.byteLength(text)}\r\n${text}\r\n`;
 const command = (...words: string[]): string => `*${words.length}\r\n${words.map(bulk).join('')}`;
 
-/** A raw RESP connection that counts its (one-line) replies; errors throw. */
+/** A raw RESP connection that counts its (one-line) replies; an error reply (`-...`) throws. */
 class RawRedis {
   private replies = 0;
   private sent = 0;
+  /** The next byte received begins a reply. */
+  private atReply = true;
   private waiting: (() => void) | undefined;
   private problem: Error | undefined;
 
   private constructor(private readonly socket: Socket) {
     socket.on('data', (data: Buffer) => {
-      if (data[0] === 0x2d) this.problem = new Error(`redis-server answered ${data.toString().trim()}`);
-      for (const byte of data) if (byte === 0x0a) this.replies += 1;
+      for (const byte of data) {
+        if (this.atReply && byte === 0x2d) this.problem ??= new Error('redis-server answered an error');
+        this.atReply = byte === 0x0a;
+        if (this.atReply) this.replies += 1;
+      }
       if (this.replies >= this.sent || this.problem !== undefined) this.waiting?.();
     });
     socket.on('error', (err) => {

@@ -82,8 +82,7 @@ export async function getText(
   return { status: res.status, headers: res.headers, text: await res.text() };
 }
 
-/** `GET /builds?query` on one replica: its list (any other answer throws). */
-/** GET /builds?<query> on a replica or an in-process app. */
+/** `GET /builds?query` on one replica or an in-process app: its list (any other answer throws). */
 export async function listBuilds(service: { readonly url: string }, query: string): Promise<BuildRecord[]> {
   const res = await fetch(`${service.url}/builds?${query}`);
   if (res.status !== 200) throw new Error(`GET /builds on ${service.url} answered ${res.status}`);
