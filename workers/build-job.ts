@@ -10,6 +10,7 @@
  */
 import type { BuiltImage, FollowedBuild, HeldLease } from '../src/builds/leases.js';
 import type { BuildReporter } from '../src/builds/types.js';
+import { stepFailed } from '../src/errors.js';
 import { cancellationOf } from '../src/exec/cancellation.js';
 import type { CommandLogWriter, LogStore } from '../src/logs/types.js';
 import { resolveDefinition } from './builder/definition.js';
@@ -20,12 +21,14 @@ import { openClone, type OpenClone } from './git/clone.js';
 import type { BuildPlan, BuildResult } from './plan-types.js';
 import { createRequestDir, removeRequestDir, type RequestDir } from './request-dir.js';
 import type { LeadBuild } from './reuse/in-flight.js';
-import type { ReuseTarget } from './reuse/reuse-image.js';
+import { pushedDigest, type ReuseTarget } from './reuse/reuse-image.js';
 import {
   afterBuild,
   guardedKey,
   keyDeps,
   keyFromCheckout,
+  reasonOf,
+  registryAccess,
   reuseStep,
   type Keyed,
 } from './reuse/reuse-step.js';
@@ -47,7 +50,7 @@ export interface FollowBuild {
   readonly kind: 'follow';
   readonly build: FollowedBuild;
   readonly keyed: Keyed;
-  readonly partial: Omit<BuildResult, 'imageBuildLogId'>;
+  readonly partial: Omit<BuildResult, 'imageBuildLogId' | 'digest'>;
   readonly log: CommandLogWriter;
 }
 
@@ -152,7 +155,7 @@ interface JobState {
   readonly keying: boolean;
   readonly open: OpenClone;
   readonly target: ReuseTarget;
-  readonly partial: Omit<BuildResult, 'imageBuildLogId'>;
+  readonly partial: Omit<BuildResult, 'imageBuildLogId' | 'digest'>;
   /** The pending CLI, started on the first call. */
   readonly cli: () => PendingCli;
 }
@@ -191,8 +194,21 @@ async function decide(
   if (decision.kind === 'follow')
     return { outcome: { kind: 'follow', build: decision.build, keyed: decision.keyed, partial, log } };
   const lease = decision.lease === undefined ? {} : { lease: decision.lease };
-  if (decision.kind === 'reused') return { outcome: { ...partial, imageBuildLogId: log.id }, ...lease };
+  if (decision.kind === 'reused')
+    return { outcome: { ...partial, imageBuildLogId: log.id, digest: decision.digest }, ...lease };
   return { build: decision.keyed, ...lease };
+}
+
+/** The digest the registry serves for the tag just pushed; a failure is the build's (500, img log). */
+async function readPushedDigest(job: JobState, log: CommandLogWriter): Promise<string> {
+  try {
+    const digest = await pushedDigest(job.target, registryAccess(job.plan, job.deps));
+    log.write(`# pushed ${job.partial.image} is ${digest}\n`);
+    return digest;
+  } catch (err) {
+    log.write(`# the pushed image's digest could not be read (${reasonOf(err)})\n`);
+    throw stepFailed('reading the pushed digest', log.id, err);
+  }
 }
 
 /** The key from the commit's trees alone (no checkout), or undefined; a failure is undefined too. */
@@ -298,10 +314,11 @@ async function buildOrReuse(job: JobState): Promise<JobOutcome> {
       log: imgLog,
       cli: cli(),
     });
+    const digest = await readPushedDigest(job, imgLog);
     if (keyed !== undefined) {
       await afterBuild({ plan, deps, branch: open.branch, target: job.target, log: imgLog }, keyed);
     }
-    return ended({ ...partial, imageBuildLogId: pushed.logId });
+    return ended({ ...partial, imageBuildLogId: pushed.logId, digest });
   } finally {
     // The builds that follow this one on other replicas learn where its image is (or that it failed).
     await decided?.lease?.release(built);

@@ -66,4 +66,6 @@ export interface BuildResult {
   commit: string;
   gitCloneLogId: string;
   imageBuildLogId: string;
+  /** The digest of the pushed index or manifest, as the registry serves it under `tag`. */
+  digest: string;
 }

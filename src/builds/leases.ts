@@ -13,6 +13,8 @@ export interface BuiltImage {
   readonly registry: string;
   readonly name: string;
   readonly tag: string;
+  /** The pushed digest (absent in outcomes stored by an older replica). */
+  readonly digest?: string;
 }
 
 /**

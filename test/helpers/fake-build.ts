@@ -12,4 +12,5 @@ export const RESULT: BuildResult = {
   commit: '0123456789abcdef0123456789abcdef01234567',
   gitCloneLogId: 'git-00000000-0000-4000-8000-000000000000',
   imageBuildLogId: 'img-00000000-0000-4000-8000-000000000001',
+  digest: `sha256:${'d'.repeat(64)}`,
 };

@@ -323,6 +323,11 @@ test('5 identical requests at once (limit 4): one CLI run, five 200s, one digest
   t.is(new Set(answers.map((a) => a.body.image)).size, 1);
   const image = await readImage(stack.REGISTRY_ANON, name, String(answers[0]!.body.tag));
   t.truthy(image?.digest);
+  t.deepEqual(
+    answers.map((a) => a.body.digest),
+    answers.map(() => image?.digest),
+    'every answer names the digest the registry serves',
+  );
   t.is(await metricValue(app.url, 'service_builds_coalesced_total'), 4);
   t.is(await metricValue(app.url, 'service_builds_total{status="success"}'), 5);
   t.is(await metricValue(app.url, 'service_build_duration_seconds_count{status="success"}'), 5);
@@ -360,6 +365,8 @@ test('two commits with the same inputs at once: the second waits for the first b
   t.is(b.body.commit, second);
   const imageB = await readImage(stack.REGISTRY_ANON, name, 'two');
   t.is(imageB?.labels['org.opencontainers.image.revision'], second);
+  t.is(b.body.digest, imageB?.digest, "the reuse answers with its own tag's digest");
+  t.is(a.body.digest, (await readImage(stack.REGISTRY_ANON, name, 'one'))?.digest);
   t.is(await metricValue(app.url, 'service_builds_coalesced_total'), 1);
   t.is(await metricValue(app.url, 'service_build_reuses_total'), 1);
 });

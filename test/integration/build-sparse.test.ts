@@ -111,7 +111,7 @@ test('the large repository builds from its definition folder alone; the image is
   const gitLog = await assertOk(t, service, res);
   const commit = fixtureCommit('large', 'main');
   const tag = `sha-${commit.slice(0, 7)}`;
-  const { gitCloneLogId, imageBuildLogId, ...rest } = res.body;
+  const { gitCloneLogId, imageBuildLogId, digest, ...rest } = res.body;
   t.deepEqual(rest, {
     image: `${stack.REGISTRY_ANON}/${name}:${tag}`,
     registry: stack.REGISTRY_ANON,
@@ -122,6 +122,7 @@ test('the large repository builds from its definition folder alone; the image is
   });
   t.regex(String(gitCloneLogId), /^git-/);
   t.regex(String(imageBuildLogId), /^img-/);
+  t.regex(String(digest), /^sha256:[0-9a-f]{64}$/);
 
   t.deepEqual([...seen.files].sort(), fixtureFiles('main', ['.devcontainer']));
   t.true(gitLog.includes('# partial clone (blob:none), sparse paths: .devcontainer/\n'), gitLog);

@@ -92,6 +92,8 @@ export interface PushedImage {
   labels: Record<string, string>;
   /** Layer digests of the linux/amd64 image manifest. */
   layers: string[];
+  /** The digest the registry serves for the tag (index or manifest). */
+  digest: string;
 }
 
 async function getJson(host: string, path: string, creds?: RegistryCreds): Promise<Record<string, unknown>> {
@@ -110,6 +112,12 @@ export async function readPushedImage(
   tag: string,
   creds?: RegistryCreds,
 ): Promise<PushedImage> {
+  const head = await registryFetch(registry, `/v2/${name}/manifests/${tag}`, {
+    method: 'HEAD',
+    headers: { accept: MANIFEST_ACCEPT },
+    ...(creds ? { creds } : {}),
+  });
+  const digest = head.headers.get('docker-content-digest') ?? '';
   let manifest = await getJson(registry, `/v2/${name}/manifests/${tag}`, creds);
   let platforms: string[] = [];
   const entries = manifest.manifests as
@@ -130,7 +138,7 @@ export async function readPushedImage(
   };
   if (platforms.length === 0) platforms = [`${config.os}/${config.architecture}`];
   const layers = ((manifest.layers as { digest: string }[] | undefined) ?? []).map((l) => l.digest);
-  return { platforms, labels: config.config?.Labels ?? {}, layers };
+  return { platforms, labels: config.config?.Labels ?? {}, layers, digest };
 }
 
 /** Every regular file under `dir` (symbolic links are not followed). */

@@ -47,7 +47,7 @@ async function assertBuilt(
     t.fail(`POST /build answered ${res.status} ${JSON.stringify(res.body)}\n${log.text}`);
   }
   const tag = expected.tag ?? `sha-${expected.commit.slice(0, 7)}`;
-  const { gitCloneLogId, imageBuildLogId, ...rest } = res.body;
+  const { gitCloneLogId, imageBuildLogId, digest, ...rest } = res.body;
   t.deepEqual(rest, {
     image: `${expected.registry}/${expected.name}:${tag}`,
     registry: expected.registry,
@@ -70,6 +70,8 @@ async function assertBuilt(
   t.true(imgLog.text.includes('devcontainer build'));
 
   const image = await readPushedImage(expected.registry, expected.name, tag, expected.creds);
+  t.regex(String(digest), /^sha256:[0-9a-f]{64}$/);
+  t.is(digest, image.digest, 'the answer names the digest the registry serves for the tag');
   t.is(image.labels['org.opencontainers.image.source'], expected.repository);
   t.is(image.labels['org.opencontainers.image.revision'], expected.commit);
   const metadata = image.labels['devcontainer.metadata'];

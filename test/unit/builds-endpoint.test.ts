@@ -44,6 +44,7 @@ function steppedRunner() {
       commit: COMMIT,
       gitCloneLogId: GIT_LOG,
       imageBuildLogId: IMG_LOG,
+      digest: `sha256:${'d'.repeat(64)}`,
     };
     return result;
   };

@@ -144,6 +144,7 @@ function fakeRunner(holds: (() => void)[]) {
       commit: RESULT_COMMIT,
       gitCloneLogId: 'git-00000000-0000-4000-8000-000000000000',
       imageBuildLogId: 'img-00000000-0000-4000-8000-000000000000',
+      digest: `sha256:${'d'.repeat(64)}`,
     };
   };
 }

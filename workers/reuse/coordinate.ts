@@ -22,7 +22,7 @@ import type { BuildQueue } from '../queue.js';
 import type { InFlightBuild, LeadBuild } from './in-flight.js';
 import { requestIdentity } from './request-identity.js';
 import { reasonOf, registryAccess } from './reuse-step.js';
-import { reuseByKey } from './reuse-image.js';
+import { pushedDigest, reuseByKey } from './reuse-image.js';
 
 export interface Coordinator {
   readonly queue: BuildQueue;
@@ -109,7 +109,8 @@ async function follow(
     if (other.registry === partial.registry && other.name === partial.name && other.tag === partial.tag) {
       f.log.write(`the build with the same key pushed ${other.image} itself: reused, nothing to write\n`);
       c.deps.metrics.buildReusesTotal.inc();
-      return { ...partial, imageBuildLogId: f.log.id };
+      const digest = other.digest ?? (await pushedDigest(partial, registryAccess(plan, c.deps)));
+      return { ...partial, imageBuildLogId: f.log.id, digest };
     }
     const reused = await reuseByKey(
       f.keyed.key,
@@ -124,7 +125,7 @@ async function follow(
         `${partial.image} is ${reused.digest}\n`,
     );
     c.deps.metrics.buildReusesTotal.inc();
-    return { ...partial, imageBuildLogId: f.log.id };
+    return { ...partial, imageBuildLogId: f.log.id, digest: reused.digest };
   } catch (err) {
     return building(`reusing the image of the build with the same key failed (${reasonOf(err)})`);
   } finally {

@@ -63,6 +63,14 @@ export async function reuseByKey(
   return { kind: 'reused', earlier: `${target.registry}/${target.name}@${recorded.digest}`, digest };
 }
 
+/** The digest the registry serves for `target.tag` (the image just pushed or written). */
+export async function pushedDigest(target: ReuseTarget, access: RegistryAccess): Promise<string> {
+  const call = pushCall(target, target.tag, access);
+  const manifest = await access.client.getManifest(call, target.tag);
+  if (manifest === undefined) throw imageNotFound(call.ref.image);
+  return manifest.digest;
+}
+
 /** Records `key` for the image just pushed under `target.tag` (the same manifest under the key's tag). */
 export async function recordKey(key: string, target: ReuseTarget, access: RegistryAccess): Promise<string> {
   const built = pushCall(target, target.tag, access);

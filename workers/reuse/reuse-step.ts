@@ -84,7 +84,7 @@ export interface Keyed {
 
 /** `lease`: this build leads its key across replicas; the job releases it with its outcome. */
 export type ReuseDecision =
-  | { readonly kind: 'reused'; readonly keyed: Keyed; readonly lease?: HeldLease }
+  | { readonly kind: 'reused'; readonly keyed: Keyed; readonly digest: string; readonly lease?: HeldLease }
   | { readonly kind: 'follow'; readonly keyed: Keyed; readonly build: FollowedBuild }
   | { readonly kind: 'build'; readonly keyed?: Keyed; readonly lease?: HeldLease };
 
@@ -276,7 +276,7 @@ export async function reuseStep(
       );
       deps.reuse.recent.set(recentId(plan, input.branch), keyed.input);
       deps.metrics.buildReusesTotal.inc();
-      return { kind: 'reused', keyed, ...leased };
+      return { kind: 'reused', keyed, digest: outcome.digest, ...leased };
     }
     log.write(
       `no earlier image with this key (${buildKeyTag(keyed.key)} is not in ${target.registry}/${target.name})\n`,

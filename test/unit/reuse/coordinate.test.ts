@@ -40,6 +40,7 @@ const result = (commit: string): BuildResult => ({
   commit,
   gitCloneLogId: 'git-1',
   imageBuildLogId: 'img-1',
+  digest: `sha256:${'d'.repeat(64)}`,
 });
 
 function harness(options: { tips: () => Promise<string[]>; maxConcurrent?: number; reuse?: boolean }) {

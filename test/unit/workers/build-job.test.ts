@@ -5,6 +5,9 @@
  * directory removed, and the job deadline killing a hanging CLI with nothing left behind.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -38,7 +41,34 @@ async function waitForPort(port: number): Promise<void> {
   for (let i = 0; i < 400 && !(await tcpOpen(port)); i += 1) await new Promise((r) => setTimeout(r, 25));
 }
 
+/** The manifest the small registry below serves for every tag (the job reads its digest). */
+const MANIFEST = JSON.stringify({
+  schemaVersion: 2,
+  mediaType: 'application/vnd.oci.image.index.v1+json',
+  manifests: [],
+});
+const MANIFEST_DIGEST = `sha256:${createHash('sha256').update(MANIFEST).digest('hex')}`;
+
+/** A registry that answers manifest reads of team/job (what the job asks once the push is done). */
+async function manifestRegistry(t: ExecutionContext): Promise<string> {
+  const server = createServer((req, res) => {
+    if (req.method === 'GET' && req.url?.startsWith('/v2/team/job/manifests/') === true) {
+      res.writeHead(200, {
+        'content-type': 'application/vnd.oci.image.index.v1+json',
+        'docker-content-digest': MANIFEST_DIGEST,
+      });
+      res.end(MANIFEST);
+      return;
+    }
+    res.writeHead(404).end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  return `localhost:${(server.address() as AddressInfo).port}`;
+}
+
 interface Harness {
+  registry: string;
   config: Config;
   deps: BuildDeps;
   scratchDir: string;
@@ -86,7 +116,9 @@ async function harness(t: ExecutionContext, mode: 'ok' | 'fail' | 'hang'): Promi
   await writeFile(cli, FAKE_CLI);
   const record = join(root, 'record.json');
   const scratchDir = join(root, 'scratch');
+  const registry = await manifestRegistry(t);
   const config = testConfig({
+    insecureRegistries: [registry],
     scratchDir,
     allowInsecureGitProtocols: true,
     childEnv: { PATH: process.env.PATH ?? '/usr/bin:/bin', FAKE_RECORD: record, FAKE_MODE: mode },
@@ -102,7 +134,15 @@ async function harness(t: ExecutionContext, mode: 'ok' | 'fail' | 'hang'): Promi
     devcontainerCli: cli,
     reuse: createReuseDeps(config.insecureRegistries, createEmbeddedLeases()),
   };
-  return { config, deps, scratchDir, record, repository: `git://127.0.0.1:${port}/repo.git`, commit };
+  return {
+    registry,
+    config,
+    deps,
+    scratchDir,
+    record,
+    repository: `git://127.0.0.1:${port}/repo.git`,
+    commit,
+  };
 }
 
 /** A reporter that records what the job reports, in order. */
@@ -119,19 +159,20 @@ function recordingReporter(): BuildReporter & { calls: string[] } {
 const text = async (h: Harness, id: string): Promise<string> => (await h.deps.logStore.read(id)).text;
 
 const plan = (h: Harness) =>
-  planBuild({ repository: h.repository, image: { registry: 'localhost:5000', name: 'team/job' } }, h.config);
+  planBuild({ repository: h.repository, image: { registry: h.registry, name: 'team/job' } }, h.config);
 
 test('a build hands the CLI the clone and the image, logs both commands, answers the result, removes its directory', async (t) => {
   const h = await harness(t, 'ok');
   const reporter = recordingReporter();
   const result = await runBuildJob(plan(h), h.deps, new AbortController().signal, reporter);
   t.like(result, {
-    image: `localhost:5000/team/job:sha-${h.commit.slice(0, 7)}`,
-    registry: 'localhost:5000',
+    image: `${h.registry}/team/job:sha-${h.commit.slice(0, 7)}`,
+    registry: h.registry,
     name: 'team/job',
     tag: `sha-${h.commit.slice(0, 7)}`,
     branch: 'main',
     commit: h.commit,
+    digest: MANIFEST_DIGEST,
   });
   const recorded = JSON.parse(await readFile(h.record, 'utf8')) as {
     argv: string[];
