@@ -1,7 +1,7 @@
 import Koa from 'koa';
 import type { AppContext } from './context.js';
 import { internal, isServiceError, notFound, type ServiceError, unreadableRequest } from './errors.js';
-import { createBuildRouter, type BuildRouterOptions } from './http/build-router.js';
+import { createBuildRouter } from './http/build-router.js';
 import { createBuildsRouter } from './http/builds-router.js';
 import { bodyError } from './http/json-body.js';
 import { createLogsRouter } from './http/logs-router.js';
@@ -23,13 +23,8 @@ function toServiceError(err: unknown): ServiceError {
   return internal(err);
 }
 
-export interface AppOptions {
-  /** Options of the build router (tests inject a fake job runner here). */
-  build?: BuildRouterOptions;
-}
-
-/** Builds the Koa application; it never listens (main.ts or a test does). */
-export function createApp(ctx: AppContext, options: AppOptions = {}): Koa {
+/** Builds the Koa application; it never listens (src/service.ts or a test does). */
+export function createApp(ctx: AppContext): Koa {
   const app = new Koa();
   app.proxy = false;
   // Outermost: every later middleware (the request log line included) runs inside the request span.
@@ -85,7 +80,7 @@ export function createApp(ctx: AppContext, options: AppOptions = {}): Koa {
 
   for (const router of [
     createOpsRouter(ctx),
-    createBuildRouter(ctx, options.build),
+    createBuildRouter(ctx),
     createBuildsRouter(ctx),
     createRegistryRouter(ctx),
     createLogsRouter(ctx),

@@ -6,8 +6,9 @@ import type { LogStore } from './logs/types.js';
 import type { ErrorTracker } from './observability/error-tracking.js';
 import type { Logger } from './observability/logger.js';
 import type { Metrics } from './observability/metrics.js';
+import type { BuildWorker } from '../workers/build-worker.js';
 
-/** What the HTTP layer and the workers share: built once by main.ts (or a test) and passed down. */
+/** What the HTTP layer uses: built once by src/service.ts (or a test) and passed down. */
 export interface AppContext {
   readonly config: Config;
   readonly logger: Logger;
@@ -22,6 +23,8 @@ export interface AppContext {
   readonly processGroups: ProcessGroups;
   /** Aborted when the process must stop now (second signal, end of grace): running commands are killed. */
   readonly shutdownSignal: AbortSignal;
+  /** The build worker: POST /build hands it plans. */
+  readonly buildWorker: Pick<BuildWorker, 'submit'>;
   /** Redis mode: whether the shared store answers now (readiness fails when it does not). */
   readonly sharedStoreProbe?: () => Promise<boolean>;
 }

@@ -1,6 +1,6 @@
 /**
- * The service process, started by the entry (main.ts, the package's bin): tracing first, then
- * configuration, then the HTTP server and the signal handlers. The only place that calls
+ * The service process and its only composition root, started by the entry (main.ts, the
+ * package's bin): tracing, configuration, stores, the build worker, the HTTP server, signals. The only place that calls
  * process.exit. The OpenTelemetry and Sentry SDKs are loaded only when configured (startTracing,
  * createErrorTracker): idle memory stays low.
  */
@@ -20,6 +20,7 @@ import { createErrorTracker } from './observability/error-tracking.js';
 import { startTracing } from './observability/tracing.js';
 import { redisEndpoint } from './config/redis-url.js';
 import { createStores } from './stores.js';
+import { BuildWorker } from '../workers/build-worker.js';
 import { createShutdown, DEFAULT_SHUTDOWN_GRACE_SECONDS } from './shutdown.js';
 
 /** Exit code of a configuration error (before any port is bound). */
@@ -70,17 +71,21 @@ async function main(): Promise<void> {
   const stores = await createStores(config, logger);
 
   const abort = new AbortController();
-  const ctx: AppContext = {
+  const shared = {
     config,
     logger,
     metrics: new Metrics(),
     logStore: stores.logStore,
     builds: stores.builds,
     leases: stores.leases,
-    ...(stores.sharedStoreProbe === undefined ? {} : { sharedStoreProbe: stores.sharedStoreProbe }),
-    errorTracker,
     processGroups: new ProcessGroups().killOnExit(process),
     shutdownSignal: abort.signal,
+  };
+  const ctx: AppContext = {
+    ...shared,
+    ...(stores.sharedStoreProbe === undefined ? {} : { sharedStoreProbe: stores.sharedStoreProbe }),
+    errorTracker,
+    buildWorker: new BuildWorker(shared),
   };
 
   const server = createApp(ctx).listen(config.port, config.host);

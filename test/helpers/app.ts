@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { createApp, type AppOptions } from '../../src/app.js';
+import { createApp } from '../../src/app.js';
 import type { BuildRegistry } from '../../src/builds/types.js';
 import { loadConfig } from '../../src/config/load.js';
 import type { Config } from '../../src/config/types.js';
@@ -13,6 +13,12 @@ import { noopErrorTracker, type ErrorTracker } from '../../src/observability/err
 import { createLogger } from '../../src/observability/logger.js';
 import { Metrics } from '../../src/observability/metrics.js';
 import { createStores } from '../../src/stores.js';
+import { BuildWorker, type BuildWorkerOptions } from '../../workers/build-worker.js';
+
+/** Options of the app a test starts (tests inject a fake job runner or queue into the worker). */
+export interface AppOptions {
+  build?: BuildWorkerOptions;
+}
 
 /**
  * A complete configuration: the service's own defaults (the real loader with no flag, no setting
@@ -61,21 +67,25 @@ export async function startApp(
     environment: config.environment,
     destination,
   });
-  // Embedded, or Redis mode when the overrides set redisUrl (as main.ts does).
+  // Embedded, or Redis mode when the overrides set redisUrl (as src/service.ts does).
   const stores = await createStores(config, logger);
-  const ctx: AppContext = {
+  const shared = {
     config,
     logger,
     metrics: new Metrics(),
     logStore: stores.logStore,
     builds: options.builds ?? stores.builds,
     leases: stores.leases,
-    ...(stores.sharedStoreProbe === undefined ? {} : { sharedStoreProbe: stores.sharedStoreProbe }),
-    errorTracker: options.errorTracker ?? noopErrorTracker,
     processGroups: new ProcessGroups(),
     shutdownSignal: abort.signal,
   };
-  const server = createApp(ctx, options.app).listen(0, '127.0.0.1');
+  const ctx: AppContext = {
+    ...shared,
+    ...(stores.sharedStoreProbe === undefined ? {} : { sharedStoreProbe: stores.sharedStoreProbe }),
+    errorTracker: options.errorTracker ?? noopErrorTracker,
+    buildWorker: new BuildWorker(shared, options.app?.build),
+  };
+  const server = createApp(ctx).listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', resolve));
   const { port } = server.address() as AddressInfo;
   return {

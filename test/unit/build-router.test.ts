@@ -10,7 +10,7 @@ import test, { type ExecutionContext } from 'ava';
 import type { Config } from '../../src/config/types.js';
 import type { AppContext } from '../../src/context.js';
 import { commandFailed, ServiceError } from '../../src/errors.js';
-import type { BuildJobRunner } from '../../src/http/build-router.js';
+import type { BuildJobRunner } from '../../workers/build-worker.js';
 import type { BuildPlan } from '../../workers/plan-types.js';
 import { startApp, testConfig } from '../helpers/app.js';
 import { REPO, RESULT } from '../helpers/fake-build.js';
