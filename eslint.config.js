@@ -36,6 +36,37 @@ const PURE = [
   'src/change-counter.ts',
 ];
 
+/**
+ * Functions in src/ and workers/ stay readable on one screen: at most 60 lines, every line counted
+ * (blank lines and comments too: they are read as well), IIFEs included. A declarative table written
+ * as a function may be exempted by name in TABLES; LONG_FUNCTIONS is the shrinking list of files still
+ * being split (issue 21), empty when that work is done.
+ */
+const MAX_FUNCTION_LINES = ['error', { max: 60, skipBlankLines: false, skipComments: false, IIFEs: true }];
+const TABLES = [];
+const LONG_FUNCTIONS = [
+  'src/app.ts',
+  'src/builds/redis-leases.ts',
+  'src/config/load.ts',
+  'src/exec/line-gate.ts',
+  'src/exec/run.ts',
+  'src/http/registry-router.ts',
+  'src/logs/redis-log-writer.ts',
+  'src/logs/redis-store.ts',
+  'src/logs/store.ts',
+  'src/observability/metrics.ts',
+  'src/redis/connection.ts',
+  'src/redis/subscriptions.ts',
+  'src/registry/client.ts',
+  'src/registry/transport.ts',
+  'src/service.ts',
+  'workers/build-job.ts',
+  'workers/builder/devcontainer-build.ts',
+  'workers/git/clone.ts',
+  'workers/reuse/in-flight.ts',
+  'workers/reuse/reuse-step.ts',
+];
+
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'test/fixtures/**', 'k8s/**'] },
   js.configs.recommended,
@@ -59,6 +90,11 @@ export default tseslint.config(
       '@typescript-eslint/no-misused-promises': 'error',
       '@typescript-eslint/only-throw-error': 'error',
     },
+  },
+  {
+    files: ['src/**/*.ts', 'workers/**/*.ts'],
+    ignores: [...TABLES, ...LONG_FUNCTIONS],
+    rules: { 'max-lines-per-function': MAX_FUNCTION_LINES },
   },
   {
     files: ['src/**/*.ts', 'workers/**/*.ts'],
