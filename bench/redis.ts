@@ -217,8 +217,8 @@ try {
    */
   async function stackFigures() {
     // Loaded here: they read the stack's endpoints when loaded (StackNotRunningError without it).
-    const { startBuildApp, stack } = await import('../test/integration/build-support.js');
-    const { testRepo } = await import('../test/integration/reuse-support.js');
+    const { startBuildApp, stack } = await import('../test/helpers/build-support.js');
+    const { testRepo } = await import('../test/helpers/reuse-support.js');
     const tag = randomBytes(3).toString('hex');
     const fixtures = await Promise.all(
       MODES.map(async (mode) => ({

@@ -17,8 +17,8 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { type RunningApp, startApp } from '../test/helpers/app.js';
 import { spawnService } from '../test/helpers/service-process.js';
-import { countingProxy, type CountingProxy } from '../test/integration/registry-counting-proxy.js';
-import { fixtureBuilder, runId } from '../test/integration/registry-images.js';
+import { countingProxy, type CountingProxy } from '../test/helpers/registry-counting-proxy.js';
+import { fixtureBuilder, runId } from '../test/helpers/registry-images.js';
 import { stackEnv } from '../test/stack/env.js';
 
 const env = stackEnv();

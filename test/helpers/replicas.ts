@@ -1,6 +1,6 @@
 /**
  * Several real service processes (the package's entry, test/helpers/service-process.ts) sharing one
- * Redis, configured like test/integration/build-support.ts configures the in-process app: the stack's
+ * Redis, configured like test/helpers/build-support.ts configures the in-process app: the stack's
  * builder, its registries as plain-HTTP ones, its git CA trusted.
  */
 import type { BuildRecord } from '../../src/builds/types.js';

@@ -3,7 +3,14 @@
  * three 429s; the slots are free again afterwards.
  */
 import test from 'ava';
-import { httpsCreds, httpsRepo, postBuild, stack, startBuildApp, uniqueName } from './build-support.js';
+import {
+  httpsCreds,
+  httpsRepo,
+  postBuild,
+  stack,
+  startBuildApp,
+  uniqueName,
+} from '../helpers/build-support.js';
 
 test('maxConcurrent 2 under a burst of 5: two build, three get 429, then slots are free again', async (t) => {
   const app = await startBuildApp({ build: { maxConcurrent: 2 } });

@@ -8,7 +8,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
 import { SLOW_STEP_STARTED } from '../stack/fixtures.js';
-import { httpsCreds, httpsRepo, postBuild, stack, startBuildApp, uniqueName } from './build-support.js';
+import {
+  httpsCreds,
+  httpsRepo,
+  postBuild,
+  stack,
+  startBuildApp,
+  uniqueName,
+} from '../helpers/build-support.js';
 import { cmdlineOf, descendantPids } from '../helpers/processes.js';
 
 async function metric(url: string, line: RegExp): Promise<number> {

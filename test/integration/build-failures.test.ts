@@ -16,7 +16,7 @@ import {
   stack,
   startBuildApp,
   uniqueName,
-} from './build-support.js';
+} from '../helpers/build-support.js';
 import { cmdlineOf, descendantPids } from '../helpers/processes.js';
 
 test('wrong git password: 500 from git clone, the log says why and never shows the password', async (t) => {

@@ -16,10 +16,10 @@ import {
   startBuildApp,
   uniqueName,
   type BuildResponse,
-} from './build-support.js';
+} from '../helpers/build-support.js';
 import { listBuilds, within } from '../helpers/replicas.js';
-import { fixtureBuilder } from './registry-images.js';
-import { metricValue, publishFeature, readImage, testRepo, type TestRepo } from './reuse-support.js';
+import { fixtureBuilder } from '../helpers/registry-images.js';
+import { metricValue, publishFeature, readImage, testRepo, type TestRepo } from '../helpers/reuse-support.js';
 
 const json = (v: unknown): string => `${JSON.stringify(v, null, 2)}\n`;
 const FEATURE_JSON = json({ id: 'hello', version: '1.0.0', name: 'hello' });

@@ -15,7 +15,7 @@ import {
   stack,
   startBuildApp,
   uniqueName,
-} from './build-support.js';
+} from '../helpers/build-support.js';
 import { cmdlineOf, descendantPids } from '../helpers/processes.js';
 
 const b64 = (user: string, password: string) => Buffer.from(`${user}:${password}`).toString('base64');

@@ -23,7 +23,7 @@ import {
   startBuildApp,
   uniqueName,
   type BuildResponse,
-} from './build-support.js';
+} from '../helpers/build-support.js';
 
 const large = fixtureDefinitions(stack.BASE_IMAGE_ANON).find((f) => f.name === 'large');
 if (large === undefined) throw new Error('no large fixture');

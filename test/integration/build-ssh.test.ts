@@ -18,7 +18,7 @@ import {
   stack,
   startBuildApp,
   uniqueName,
-} from './build-support.js';
+} from '../helpers/build-support.js';
 
 const privateKey = readFileSync(stack.GIT_SSH_KEY_FILE, 'utf8');
 const serverKey = stack.GIT_SSH_HOST_KEY.split(' ').slice(1).join(' ');

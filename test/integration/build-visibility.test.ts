@@ -11,7 +11,14 @@ import test from 'ava';
 import type { BuildRecord } from '../../src/builds/types.js';
 import type { RunningApp } from '../helpers/app.js';
 import { SLOW_STEP_SECONDS, SLOW_STEP_STARTED } from '../stack/fixtures.js';
-import { httpsCreds, httpsRepo, sshRepo, stack, startBuildApp, uniqueName } from './build-support.js';
+import {
+  httpsCreds,
+  httpsRepo,
+  sshRepo,
+  stack,
+  startBuildApp,
+  uniqueName,
+} from '../helpers/build-support.js';
 
 async function buildsOf(app: RunningApp, requestId: string): Promise<BuildRecord[]> {
   const res = await fetch(`${app.url}/builds?requestId=${requestId}`);

@@ -18,7 +18,7 @@ import {
   type BuildOverrides,
   type BuildResponse,
   type PushedImage,
-} from './build-support.js';
+} from '../helpers/build-support.js';
 
 interface Expected {
   repository: string;

@@ -5,8 +5,8 @@ import type { Config } from '../../src/config/types.js';
 import { type RunningApp, startApp } from '../helpers/app.js';
 import { stackEnv } from '../stack/env.js';
 import { MANIFEST_ACCEPT, registryFetch } from '../stack/registry-client.js';
-import { countingProxy } from './registry-counting-proxy.js';
-import { fixtureBuilder, runId, type FixtureBuilder } from './registry-images.js';
+import { countingProxy } from '../helpers/registry-counting-proxy.js';
+import { fixtureBuilder, runId, type FixtureBuilder } from '../helpers/registry-images.js';
 
 const env = stackEnv();
 const REGISTRIES = [env.REGISTRY_ANON, env.REGISTRY_TOKEN];

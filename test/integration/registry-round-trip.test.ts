@@ -15,7 +15,7 @@ import {
   stack,
   startBuildApp,
   uniqueName,
-} from './build-support.js';
+} from '../helpers/build-support.js';
 
 interface Case {
   title: string;

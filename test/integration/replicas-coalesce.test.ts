@@ -19,8 +19,8 @@ import {
   type JsonAnswer,
   type Replica,
 } from '../helpers/replicas.js';
-import { httpsCreds, stack, uniqueName } from './build-support.js';
-import { metricValue, readImage, testRepo } from './reuse-support.js';
+import { httpsCreds, stack, uniqueName } from '../helpers/build-support.js';
+import { metricValue, readImage, testRepo } from '../helpers/reuse-support.js';
 
 const json = (v: unknown): string => `${JSON.stringify(v, null, 2)}\n`;
 const ranCli = (log: string): boolean => log.includes('devcontainer build');

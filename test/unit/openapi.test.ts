@@ -18,7 +18,7 @@ import {
   type Operation,
   type Response,
 } from '../helpers/openapi.js';
-import { fakeServer, json, type FakeServer } from './registry/fake-server.js';
+import { fakeServer, json, type FakeServer } from '../helpers/fake-registry.js';
 
 const doc = loadOpenApi();
 const compile = schemaValidator(doc);

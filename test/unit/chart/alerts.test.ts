@@ -1,8 +1,13 @@
 // The PrometheusRule as Helm renders it: its alert expressions select only series (and label values)
 // that a real running service exports, scraped from its /metrics; the one external series is named.
 import test from 'ava';
-import { queryProblems, scrapeExported, selectors, type Exported } from './exported-metrics.js';
-import { NAMESPACE, RELEASE, render } from './helm.js';
+import {
+  queryProblems,
+  scrapeExported,
+  selectors,
+  type Exported,
+} from '../../helpers/chart/exported-metrics.js';
+import { NAMESPACE, RELEASE, render } from '../../helpers/chart/helm.js';
 
 interface Rule {
   alert: string;

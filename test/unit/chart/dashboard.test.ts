@@ -2,8 +2,13 @@
 // the panels of the design card, every query reading only series the running service exports (the
 // same check as the alert rules).
 import test from 'ava';
-import { queryProblems, scrapeExported, selectors, type Exported } from './exported-metrics.js';
-import { render, valuesPath, type K8sObject } from './helm.js';
+import {
+  queryProblems,
+  scrapeExported,
+  selectors,
+  type Exported,
+} from '../../helpers/chart/exported-metrics.js';
+import { render, valuesPath, type K8sObject } from '../../helpers/chart/helm.js';
 
 interface Target {
   expr: string;

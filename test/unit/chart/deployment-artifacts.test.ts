@@ -5,8 +5,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { OPTIONS } from '../../../src/config/options.js';
-import { render } from './helm.js';
-import { container } from './pod.js';
+import { render } from '../../helpers/chart/helm.js';
+import { container } from '../../helpers/chart/pod.js';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');
 const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');

@@ -2,8 +2,8 @@
 // refuses every invalid values file through values.schema.json, naming the value at fault (the same
 // files test/unit/chart/values-schema.test.ts checks with ajv).
 import test from 'ava';
-import { valuesFiles } from './chart.js';
-import { helm, lint, template, valuesPath } from './helm.js';
+import { valuesFiles } from '../../helpers/chart/chart.js';
+import { helm, lint, template, valuesPath } from '../../helpers/chart/helm.js';
 
 test('the pinned Helm is the one the chart is tested with', async (t) => {
   const { exitCode, stdout } = await helm(['version', '--short']);

@@ -4,9 +4,15 @@
 import test from 'ava';
 import { OPTIONS, type OptionName } from '../../../src/config/options.js';
 import { valueSchema } from '../../../src/config/schema.js';
-import { schemaAt, schemaLeaves, valuesFiles, valuesSchema, type JsonSchema } from './chart.js';
-import { render, valuesPath } from './helm.js';
-import { container } from './pod.js';
+import {
+  schemaAt,
+  schemaLeaves,
+  valuesFiles,
+  valuesSchema,
+  type JsonSchema,
+} from '../../helpers/chart/chart.js';
+import { render, valuesPath } from '../../helpers/chart/helm.js';
+import { container } from '../../helpers/chart/pod.js';
 
 /** Where the chart takes each option from: a values path, or the chart itself (with why). */
 const CHART_SOURCE: Record<OptionName, { values: string[] } | { chart: string }> = {

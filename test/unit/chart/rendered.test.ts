@@ -8,9 +8,15 @@ import { rmSync } from 'node:fs';
 import { OPTIONS } from '../../../src/config/options.js';
 import { loadConfig } from '../../../src/config/load.js';
 import { parse } from 'yaml';
-import { defaultValues, mergeValues, readChartFile, valuesFiles, type Values } from './chart.js';
-import { render, valuesPath, type Rendered } from './helm.js';
-import { container, deploymentSpec, podView, type ExternalSecrets } from './pod.js';
+import {
+  defaultValues,
+  mergeValues,
+  readChartFile,
+  valuesFiles,
+  type Values,
+} from '../../helpers/chart/chart.js';
+import { render, valuesPath, type Rendered } from '../../helpers/chart/helm.js';
+import { container, deploymentSpec, podView, type ExternalSecrets } from '../../helpers/chart/pod.js';
 
 interface Case {
   name: string;

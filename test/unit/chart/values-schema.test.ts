@@ -8,7 +8,7 @@ import {
   valuesFiles,
   valuesSchema,
   type JsonSchema,
-} from './chart.js';
+} from '../../helpers/chart/chart.js';
 
 test('values.yaml satisfies its own schema', (t) => {
   t.deepEqual(validateValues(defaultValues()), []);

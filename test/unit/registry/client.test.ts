@@ -6,7 +6,13 @@ import { TokenCache } from '../../../src/registry/auth.js';
 import { imageExists } from '../../../src/registry/check.js';
 import { parseReference } from '../../../src/registry/reference.js';
 import { Transport } from '../../../src/registry/transport.js';
-import { type FakeServer, fakeServer, json, selfSignedCert, type TlsMaterial } from './fake-server.js';
+import {
+  type FakeServer,
+  fakeServer,
+  json,
+  selfSignedCert,
+  type TlsMaterial,
+} from '../../helpers/fake-registry.js';
 
 const USER = 'alice';
 const PASSWORD = 'pa55-secret';

@@ -3,7 +3,7 @@
 import test from 'ava';
 import { createHash } from 'node:crypto';
 import { startApp } from '../../helpers/app.js';
-import { fakeServer, json, selfSignedCert } from './fake-server.js';
+import { fakeServer, json, selfSignedCert } from '../../helpers/fake-registry.js';
 
 const digestOf = (s: string): string => `sha256:${createHash('sha256').update(s).digest('hex')}`;
 

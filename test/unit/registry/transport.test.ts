@@ -1,6 +1,6 @@
 import test from 'ava';
 import { Transport, TransportError } from '../../../src/registry/transport.js';
-import { fakeServer, selfSignedCert } from './fake-server.js';
+import { fakeServer, selfSignedCert } from '../../helpers/fake-registry.js';
 
 const send = (transport: Transport, url: string, extra: Partial<Parameters<Transport['send']>[0]> = {}) =>
   transport.send({ method: 'GET', url: new URL(url), maxBytes: 1024 * 1024, timeoutMs: 5_000, ...extra });

@@ -1,7 +1,7 @@
 // The one check of the chart's PromQL (alert rules, dashboard queries) against what a real running
 // service exports: every series a query selects exists in its /metrics, with the labels and label
 // values the query matches on.
-import { startApp } from '../../helpers/app.js';
+import { startApp } from '../app.js';
 
 /** metric name -> label name -> label values seen in /metrics. */
 export type Exported = Map<string, Map<string, Set<string>>>;

@@ -8,7 +8,7 @@ import { mkdtempSync, readdirSync, rmSync, type Dirent } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Config } from '../../src/config/types.js';
-import { startApp, type RunningApp } from '../helpers/app.js';
+import { startApp, type RunningApp } from './app.js';
 import { stackEnv, type StackEnv } from '../stack/env.js';
 import { MANIFEST_ACCEPT, registryFetch, type RegistryCreds } from '../stack/registry-client.js';
 
