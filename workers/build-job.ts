@@ -21,7 +21,7 @@ import { openClone, type OpenClone } from './git/clone.js';
 import type { BuildPlan, BuildResult } from './plan-types.js';
 import { createRequestDir, removeRequestDir, type RequestDir } from './request-dir.js';
 import type { LeadBuild } from './reuse/in-flight.js';
-import { pushedDigest, type ReuseTarget } from './reuse/reuse-image.js';
+import { pushedDigest, signAnswered, type ReuseTarget } from './reuse/reuse-image.js';
 import {
   afterBuild,
   guardedKey,
@@ -199,16 +199,28 @@ async function decide(
   return { build: decision.keyed, ...lease };
 }
 
-/** The digest the registry serves for the tag just pushed; a failure is the build's (500, img log). */
+/**
+ * The digest the registry serves for the tag just pushed, signed when a key is configured; a
+ * failure is the build's (500, img log).
+ */
 async function readPushedDigest(job: JobState, log: CommandLogWriter): Promise<string> {
+  const access = registryAccess(job.plan, job.deps);
+  let digest: string;
   try {
-    const digest = await pushedDigest(job.target, registryAccess(job.plan, job.deps));
+    digest = await pushedDigest(job.target, access);
     log.write(`# pushed ${job.partial.image} is ${digest}\n`);
-    return digest;
   } catch (err) {
     log.write(`# the pushed image's digest could not be read (${reasonOf(err)})\n`);
     throw stepFailed('reading the pushed digest', log.id, err);
   }
+  try {
+    const signed = await signAnswered(job.target, digest, access);
+    if (signed !== undefined) log.write(signed);
+  } catch (err) {
+    log.write(`# ${digest} could not be signed (${reasonOf(err)})\n`);
+    throw stepFailed('signing the pushed image', log.id, err);
+  }
+  return digest;
 }
 
 /** The key from the commit's trees alone (no checkout), or undefined; a failure is undefined too. */

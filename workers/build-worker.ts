@@ -4,6 +4,7 @@
  * identical build in flight, the queue (or 429), the recorded job, reuse, following and leases,
  * the build metrics and the outcome's service-log line.
  */
+import { supplyChainOf } from '../src/supply-chain/supply-chain.js';
 import { busyRetryAfter } from '../src/builds/busy-estimate.js';
 import type { BuildLeases } from '../src/builds/leases.js';
 import { recordBuild } from '../src/builds/reporter.js';
@@ -103,7 +104,7 @@ export class BuildWorker {
       groups: ctx.processGroups,
       remoteBuilder: new RemoteBuilder(ctx.config, ctx.processGroups),
       devcontainerCli: devcontainerCliBundle(),
-      reuse: createReuseDeps(ctx.config.insecureRegistries, ctx.leases),
+      reuse: createReuseDeps(ctx.config.insecureRegistries, ctx.leases, supplyChainOf(ctx.config)),
     };
     ctx.shutdownSignal.addEventListener('abort', () => this.#deps.reuse.registry.close(), { once: true });
     this.#queue =

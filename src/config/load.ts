@@ -12,7 +12,14 @@ import { childEnvironment } from './child-env.js';
 import { ConfigError } from './config-error.js';
 import { duplicateCredentialProblems } from './credential-entries.js';
 import { readDockerConfig, readStructuredFile } from './files.js';
-import { OPTIONS, type OptionName, type OptionSpec, type OptionValue, type OptionValues } from './options.js';
+import {
+  OPTIONS,
+  optionByName,
+  type OptionName,
+  type OptionSpec,
+  type OptionValue,
+  type OptionValues,
+} from './options.js';
 import {
   formatAjvErrors,
   optionValidators,
@@ -22,7 +29,14 @@ import {
   validateSettings,
 } from './schema.js';
 import { valueFromText } from './text-values.js';
-import type { Config, DockerConfigDocument, GitCredential, RegistryMappingRule } from './types.js';
+import { loadSigningKey } from './signing-key.js';
+import type {
+  Config,
+  DockerConfigDocument,
+  GitCredential,
+  RegistryMappingRule,
+  SigningKey,
+} from './types.js';
 import { packageVersion } from './version.js';
 
 export type Environment = Readonly<Record<string, string | undefined>>;
@@ -268,6 +282,8 @@ export function loadConfigWithSources(input: LoadInput): LoadedConfig {
   if (dockerConfig.ok) registryAuth = dockerConfig.value;
   else problems.push(...dockerConfig.problems);
 
+  const signing = signingKeyOf(options.signingKeyPath, sources.signingKeyPath, env, problems);
+
   if (problems.length > 0) throw new ConfigError(problems);
 
   const tmp = env.TMPDIR !== undefined && env.TMPDIR !== '' ? env.TMPDIR : tmpdir();
@@ -292,7 +308,12 @@ export function loadConfigWithSources(input: LoadInput): LoadedConfig {
       maxConcurrent: options.maxConcurrentBuilds,
       reuse: options.buildReuse,
       fallbackImage: options.fallbackImage,
+      provenance: options.buildProvenance,
+      sbom: options.buildSbom,
+      sbomGenerator: options.buildSbomGenerator,
     },
+    provenanceBuilderId: options.provenanceBuilderId,
+    signing,
     errorTrackingDsn: options.errorTrackingDsn,
     serviceName: options.serviceName,
     environment: options.environment,
@@ -308,6 +329,23 @@ export function loadConfigWithSources(input: LoadInput): LoadedConfig {
     version: packageVersion(),
   };
   return deepFreeze({ config: dropUndefined(config), sources });
+}
+
+/** The signing key of `path` (problems name the option that gave it), or undefined. */
+function signingKeyOf(
+  path: string | undefined,
+  source: ValueSource,
+  env: Environment,
+  problems: string[],
+): SigningKey | undefined {
+  if (path === undefined) return undefined;
+  const option = optionByName('signingKeyPath');
+  const name = source === 'flag' ? option.flag : source === 'env' ? option.env : option.settingsKey;
+  const password = env.SIGNING_KEY_PASSWORD === '' ? undefined : env.SIGNING_KEY_PASSWORD;
+  const key = loadSigningKey(path, password);
+  if (typeof key !== 'string') return key;
+  problems.push(`${name ?? option.flag}: ${key}`);
+  return undefined;
 }
 
 /** Optional fields that resolved to nothing are absent, not `undefined`. */

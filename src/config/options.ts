@@ -3,7 +3,7 @@
  * (plus the shutdown grace period). It drives argv and env parsing, the settings file schema,
  * `--help` and the README configuration table. Pure: no I/O.
  */
-import type { BuilderMode, SshHostKeyPolicy } from './types.js';
+import { PROVENANCE_MODES, type BuilderMode, type ProvenanceMode, type SshHostKeyPolicy } from './types.js';
 import { BUILD_PLATFORM_PATTERN } from '../registry/platform.js';
 import { CACHE_TYPES, parseCacheSpec } from './cache-spec.js';
 
@@ -28,6 +28,11 @@ export interface OptionValues {
   maxConcurrentBuilds: number;
   buildReuse: boolean;
   fallbackImage?: string;
+  buildProvenance: ProvenanceMode;
+  buildSbom: boolean;
+  buildSbomGenerator?: string;
+  provenanceBuilderId: string;
+  signingKeyPath?: string;
   errorTrackingDsn?: string;
   serviceName: string;
   environment: string;
@@ -368,6 +373,78 @@ const TABLE = {
     schema: { type: 'string', pattern: '^\\S+$', description: 'an image reference' },
     secret: false,
     description: 'Image used as `{image: <fallback>}` for repositories without a devcontainer.json.',
+  },
+  buildProvenance: {
+    label: 'Provenance attestation',
+    flag: '--build-provenance',
+    env: 'BUILD_PROVENANCE',
+    settingsKey: 'build.provenance',
+    type: 'string',
+    placeholder: '<mode>',
+    default: 'min',
+    defaultText: '`min` (as buildx)',
+    values: PROVENANCE_MODES,
+    schema: { type: 'string', enum: PROVENANCE_MODES },
+    secret: false,
+    description:
+      'SLSA provenance of built images (`buildx build --provenance`); a reuse re-issues it for the image it writes (docs/supply-chain.md).',
+  },
+  buildSbom: {
+    label: 'SBOM attestation',
+    flag: '--build-sbom',
+    env: 'BUILD_SBOM',
+    settingsKey: 'build.sbom',
+    type: 'boolean',
+    default: false,
+    defaultText: 'false',
+    schema: { type: 'boolean' },
+    secret: false,
+    description:
+      'Attach an SBOM attestation to built images (`buildx build --attest type=sbom`); a reuse carries it over.',
+  },
+  buildSbomGenerator: {
+    label: 'SBOM generator image',
+    flag: '--build-sbom-generator',
+    env: 'BUILD_SBOM_GENERATOR',
+    settingsKey: 'build.sbomGenerator',
+    type: 'string',
+    placeholder: '<image>',
+    defaultText: "unset: BuildKit's own scanner",
+    schema: { type: 'string', pattern: '^[a-z0-9][^\\s,\'"]*$', description: 'an image reference' },
+    secret: false,
+    description:
+      "Scanner image of the SBOM attestation (`--attest type=sbom,generator=<image>`), following BuildKit's SBOM protocol.",
+  },
+  provenanceBuilderId: {
+    label: 'Provenance builder id',
+    flag: '--provenance-builder-id',
+    env: 'PROVENANCE_BUILDER_ID',
+    settingsKey: 'build.provenanceBuilderId',
+    type: 'string',
+    placeholder: '<uri>',
+    default: 'urn:image-build-service:builder',
+    defaultText: '`urn:image-build-service:builder`',
+    schema: {
+      type: 'string',
+      pattern: '^[A-Za-z][A-Za-z0-9+.-]*:\\S+$',
+      description: 'a URI such as https://builds.example.com/image-build-service',
+    },
+    secret: false,
+    description:
+      '`builder.id` of the provenance a reuse re-issues: this service, as the URI your policies trust.',
+  },
+  signingKeyPath: {
+    label: 'Signing key path',
+    flag: '--signing-key',
+    env: 'SIGNING_KEY_PATH',
+    settingsKey: 'signing.keyPath',
+    type: 'string',
+    placeholder: '<file>',
+    defaultText: 'unset (nothing signed)',
+    schema: NON_EMPTY,
+    secret: false,
+    description:
+      'PEM private key (ECDSA P-256, PKCS#8; if encrypted, its password in `SIGNING_KEY_PASSWORD`): every image answered is signed for `cosign verify --key`.',
   },
   errorTrackingDsn: {
     label: 'Error-tracking DSN',

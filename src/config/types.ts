@@ -3,9 +3,13 @@
  * at startup and passed to the modules that need it. Nothing else reads the
  * environment or argv.
  */
+import type { KeyObject } from 'node:crypto';
 
 export type SshHostKeyPolicy = 'tofu' | 'pinned';
 export type BuilderMode = 'auto' | 'never';
+export const PROVENANCE_MODES = ['min', 'max', 'off'] as const;
+/** `buildx build --provenance`: min and max as BuildKit's modes, off for none. */
+export type ProvenanceMode = (typeof PROVENANCE_MODES)[number];
 
 export interface GitCredentialHttps {
   readonly host: string;
@@ -60,6 +64,19 @@ export interface BuildDefaults {
   /** Reuse an earlier image when the build key is unchanged; join identical builds in flight. */
   readonly reuse: boolean;
   readonly fallbackImage?: string;
+  readonly provenance: ProvenanceMode;
+  readonly sbom: boolean;
+  readonly sbomGenerator?: string;
+}
+
+/** The loaded signing key (src/config/signing-key.ts): the private key never leaves its KeyObject. */
+export interface SigningKey {
+  readonly path: string;
+  readonly privateKey: KeyObject;
+  /** SPKI PEM of the public key (what `cosign verify --key` takes). */
+  readonly publicKeyPem: string;
+  /** `sha256:<hex>` of the public key's DER (shown by /config). */
+  readonly fingerprint: string;
 }
 
 export interface Config {
@@ -87,6 +104,10 @@ export interface Config {
    * (loadConfig always sets it, default 290; main.ts falls back to that default).
    */
   readonly shutdownGraceSeconds?: number;
+  /** `builder.id` of the provenance a reuse re-issues. */
+  readonly provenanceBuilderId: string;
+  /** Every image answered is signed with it when set. */
+  readonly signing?: SigningKey;
   /** Settings file path, when one was given. */
   readonly settingsPath?: string;
 

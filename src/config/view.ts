@@ -23,6 +23,17 @@ export function effectiveConfigView(config: Config): Record<string, unknown> {
     buildTimeoutSeconds: config.build.timeoutSeconds,
     maxConcurrentBuilds: config.build.maxConcurrent,
     buildReuse: config.build.reuse,
+    supplyChain: {
+      provenance: config.build.provenance,
+      sbom: config.build.sbom,
+      ...(config.build.sbomGenerator === undefined ? {} : { sbomGenerator: config.build.sbomGenerator }),
+      provenanceBuilderId: config.provenanceBuilderId,
+      // The public half only: what verifiers need, never the key.
+      signing:
+        config.signing === undefined
+          ? { enabled: false }
+          : { enabled: true, publicKeyFingerprint: config.signing.fingerprint },
+    },
     registryAuth: Object.keys(config.registryAuth.auths).map((registry) => ({ registry })),
     // Redis by endpoint only: its URL holds a password.
     redis:

@@ -42,6 +42,8 @@ export async function startBuildApp(overrides: BuildOverrides = {}): Promise<Run
       // The build tests exercise building (and re-run against registries that keep earlier keys);
       // the reuse tests (build-reuse.test.ts) turn it on.
       reuse: false,
+      provenance: 'min',
+      sbom: false,
       ...build,
     },
   });

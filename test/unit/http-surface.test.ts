@@ -126,6 +126,12 @@ test('the config view shows the contract fields and no secret', async (t) => {
     buildTimeoutSeconds: 3600,
     maxConcurrentBuilds: 4,
     buildReuse: true,
+    supplyChain: {
+      provenance: 'min',
+      sbom: false,
+      provenanceBuilderId: 'urn:image-build-service:builder',
+      signing: { enabled: false },
+    },
     registryAuth: [{ registry: 'r.example' }],
     redis: { configured: false },
   });

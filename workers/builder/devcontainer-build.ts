@@ -8,6 +8,7 @@
 import { mkdir } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import type { BuildDefaults } from '../../src/config/types.js';
 import { stepFailure } from '../../src/exec/failure.js';
 import { run } from '../../src/exec/run.js';
 import type { CommandLogWriter } from '../../src/logs/types.js';
@@ -18,7 +19,14 @@ import type { RequestDir } from '../request-dir.js';
 import { saveCliCache, seedCliCache } from './cli-cache.js';
 import { writeRequestDockerConfig } from './docker-config.js';
 import type { PendingCli } from './pending-cli.js';
-import { LABEL_REVISION_VAR, LABEL_SOURCE_VAR, PLATFORMS_VAR, writeDockerWrapper } from './docker-wrapper.js';
+import {
+  LABEL_REVISION_VAR,
+  LABEL_SOURCE_VAR,
+  PLATFORMS_VAR,
+  PROVENANCE_VAR,
+  SBOM_VAR,
+  writeDockerWrapper,
+} from './docker-wrapper.js';
 
 export interface DevcontainerBuildInput {
   readonly workspaceFolder: string;
@@ -99,6 +107,16 @@ export function devcontainerCliVersion(): string {
  */
 const OMIT_SYNTAX_DIRECTIVE = true;
 
+/** The docker wrapper's attestation variables (`--provenance`, `--attest type=sbom`) of the configuration. */
+export function attestationEnv(
+  build: Pick<BuildDefaults, 'provenance' | 'sbom' | 'sbomGenerator'>,
+): Record<string, string> {
+  const provenance = build.provenance === 'off' ? 'false' : `mode=${build.provenance}`;
+  if (!build.sbom) return { [PROVENANCE_VAR]: provenance };
+  const generator = build.sbomGenerator === undefined ? '' : `,generator=${build.sbomGenerator}`;
+  return { [PROVENANCE_VAR]: provenance, [SBOM_VAR]: `type=sbom${generator}` };
+}
+
 export async function buildAndPush(options: {
   plan: BuildPlan;
   deps: Pick<BuildDeps, 'config' | 'logStore' | 'groups' | 'remoteBuilder' | 'devcontainerCli'>;
@@ -129,9 +147,8 @@ export async function buildAndPush(options: {
       });
       const tmp = join(dir.root, 'tmp');
       await mkdir(tmp, { mode: 0o700 });
-      // The wrapper only when a CLI fault needs it (every docker call through it costs an sh).
-      const needsWrapper = options.dockerfileBased || plan.platforms.length > 1;
-      const dockerPath = needsWrapper ? await writeDockerWrapper(dir.generated) : undefined;
+      // Always: it adds the attestations the CLI cannot ask for (and works around its faults).
+      const dockerPath = await writeDockerWrapper(dir.generated);
       await seedCliCache(tmp, config.scratchDir);
       const args = devcontainerBuildArgs({
         workspaceFolder: options.workspaceFolder,
@@ -165,6 +182,7 @@ export async function buildAndPush(options: {
         [LABEL_SOURCE_VAR]: plan.repository,
         [LABEL_REVISION_VAR]: options.commit,
         ...(plan.platforms.length > 1 ? { [PLATFORMS_VAR]: plan.platforms.join(',') } : {}),
+        ...attestationEnv(config.build),
       };
       const display = { command: 'devcontainer', args };
       if (options.cli !== undefined) await options.cli.run(args, env, { log, display });

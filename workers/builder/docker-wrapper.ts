@@ -8,6 +8,8 @@
  *   image from the registry, finds nothing and falls back to `docker pull` (no engine here).
  *   So the CLI gets the first platform only, and the wrapper puts the full list back on
  *   `buildx build --platform`.
+ * - It has no `--provenance` or `--attest`: the wrapper adds the configured attestations
+ *   (docs/supply-chain.md) to every `docker buildx build`.
  * Values come from environment variables expanded inside double quotes ("$VAR"): the shell
  * never interprets them (no word splitting, globbing or substitution); argv is rebuilt with
  * the POSIX `for arg do shift; set -- "$@" ...` rotation, never re-parsed.
@@ -19,6 +21,10 @@ export const LABEL_SOURCE_VAR = 'IBS_LABEL_SOURCE';
 export const LABEL_REVISION_VAR = 'IBS_LABEL_REVISION';
 /** When set: the value given to `buildx build --platform` instead of the CLI's. */
 export const PLATFORMS_VAR = 'IBS_BUILD_PLATFORMS';
+/** When set: `buildx build --provenance` (`mode=min`, `mode=max` or `false`). */
+export const PROVENANCE_VAR = 'IBS_PROVENANCE';
+/** When set: `buildx build --attest` of the SBOM (`type=sbom[,generator=<image>]`). */
+export const SBOM_VAR = 'IBS_ATTEST_SBOM';
 
 export const DOCKER_WRAPPER_SCRIPT = [
   '#!/bin/sh',
@@ -35,6 +41,8 @@ export const DOCKER_WRAPPER_SCRIPT = [
   `    if [ "$arg" = --platform ] && [ -n "$${PLATFORMS_VAR}" ]; then replace=1; fi`,
   '    set -- "$@" "$arg"',
   '  done',
+  `  if [ -n "$${SBOM_VAR}" ]; then set -- --attest "$${SBOM_VAR}" "$@"; fi`,
+  `  if [ -n "$${PROVENANCE_VAR}" ]; then set -- --provenance "$${PROVENANCE_VAR}" "$@"; fi`,
   '  exec docker buildx build \\',
   `    --label "org.opencontainers.image.source=$${LABEL_SOURCE_VAR}" \\`,
   `    --label "org.opencontainers.image.revision=$${LABEL_REVISION_VAR}" \\`,

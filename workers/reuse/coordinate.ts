@@ -115,10 +115,11 @@ async function follow(
     const reused = await reuseByKey(
       f.keyed.key,
       { registry: partial.registry, name: partial.name, tag: partial.tag },
-      { source: plan.repository, revision: partial.commit },
+      { repository: plan.repository, branch: partial.branch, commit: partial.commit },
       registryAccess(plan, c.deps),
     );
     if (reused.kind === 'absent') return building('the build followed recorded no key');
+    for (const note of reused.notes) f.log.write(note);
     const took = ((performance.now() - started) / 1000).toFixed(2);
     f.log.write(
       `inputs unchanged since ${reused.earlier}, key ${f.keyed.key}: reused, no build (${took} s after that build); ` +

@@ -11,6 +11,7 @@ import { parseImageString } from '../../src/registry/image-string.js';
 import type { ImageReference } from '../../src/registry/reference.js';
 import { putManifest } from '../../src/registry/push.js';
 import { manifestMediaType, writeRelabelled } from '../../src/registry/relabel.js';
+import type { SupplyChain } from '../../src/supply-chain/supply-chain.js';
 import { buildKeyTag } from './build-key.js';
 import type { CredentialsFor } from './registry-credentials.js';
 
@@ -27,6 +28,15 @@ export interface RegistryAccess {
   readonly client: RegistryClient;
   readonly insecureRegistries: readonly string[];
   readonly credentialsFor: CredentialsFor;
+  /** Attestations re-issued on a reuse, signatures of every image answered. */
+  readonly supply: SupplyChain;
+}
+
+/** Where the image a reuse writes comes from: the request's repository, branch and commit. */
+export interface ReuseOrigin {
+  readonly repository: string;
+  readonly branch: string;
+  readonly commit: string;
 }
 
 function pushCall(target: ReuseTarget, tag: string, access: RegistryAccess): RegistryCall {
@@ -38,29 +48,57 @@ function pushCall(target: ReuseTarget, tag: string, access: RegistryAccess): Reg
 }
 
 export type ReuseOutcome =
-  | { readonly kind: 'reused'; readonly earlier: string; readonly digest: string }
+  | {
+      readonly kind: 'reused';
+      readonly earlier: string;
+      readonly digest: string;
+      /** Lines for the log: attestations re-issued, signature. */
+      readonly notes: readonly string[];
+    }
   | { readonly kind: 'absent' };
 
 /**
  * Looks the key up in the target repository; when recorded, writes `target.tag` as a relabelled
- * copy and returns the earlier image (`<registry>/<name>@<digest>`) and the new digest. Registry
- * failures throw (the caller falls back to a build).
+ * copy (its attestations re-issued), signs it, and returns the earlier image
+ * (`<registry>/<name>@<digest>`) and the new digest. Registry failures throw (the caller builds).
  */
 export async function reuseByKey(
   key: string,
   target: ReuseTarget,
-  labels: { source: string; revision: string },
+  origin: ReuseOrigin,
   access: RegistryAccess,
 ): Promise<ReuseOutcome> {
   const keyCall = pushCall(target, buildKeyTag(key), access);
   const recorded = await access.client.getManifest(keyCall, keyCall.ref.tag);
   if (recorded === undefined) return { kind: 'absent' };
   const call = pushCall(target, target.tag, access);
-  const digest = await writeRelabelled(access.client, call, recorded, {
-    [LABEL_SOURCE]: labels.source,
-    [LABEL_REVISION]: labels.revision,
-  });
-  return { kind: 'reused', earlier: `${target.registry}/${target.name}@${recorded.digest}`, digest };
+  const earlier = `${target.registry}/${target.name}@${recorded.digest}`;
+  const notes: string[] = [];
+  const attest = access.supply.reissue(
+    access.client,
+    call,
+    {
+      repository: origin.repository,
+      ref: origin.branch,
+      commit: origin.commit,
+      buildKey: key,
+      sourceImage: earlier,
+    },
+    notes,
+  );
+  const labels = { [LABEL_SOURCE]: origin.repository, [LABEL_REVISION]: origin.commit };
+  const digest = await writeRelabelled(access.client, call, recorded, labels, attest);
+  const signed = await access.supply.sign(access.client, call, digest);
+  return { kind: 'reused', earlier, digest, notes: signed === undefined ? notes : [...notes, signed] };
+}
+
+/** Signs `digest` of `target` when a key is configured: the log line, or undefined. */
+export async function signAnswered(
+  target: ReuseTarget,
+  digest: string,
+  access: RegistryAccess,
+): Promise<string | undefined> {
+  return access.supply.sign(access.client, pushCall(target, target.tag, access), digest);
 }
 
 /** The digest the registry serves for `target.tag` (the image just pushed or written). */

@@ -38,10 +38,13 @@ import { computeKeyInput, type KeyDeps } from './key-inputs.js';
 import { readObjectIds } from './object-ids.js';
 import { RecentInputs } from './recent-inputs.js';
 import { buildCredentials } from './registry-credentials.js';
+import type { SupplyChain } from '../../src/supply-chain/supply-chain.js';
 import { recordKey, reuseByKey, type RegistryAccess, type ReuseTarget } from './reuse-image.js';
 
 export interface ReuseDeps {
   readonly registry: RegistryClient;
+  /** Attestations and signatures of the images answered (src/supply-chain/). */
+  readonly supply: SupplyChain;
   readonly inFlight: InFlightBuilds<BuildResult>;
   /** Builds with the same key on other replicas (Redis mode). */
   readonly leases: BuildLeases;
@@ -53,9 +56,14 @@ export interface ReuseDeps {
  * The reuse side of one build router: its registry client, the in-process in-flight map, the
  * leases of the mode (src/stores.ts), recent inputs, the blobs the keys read.
  */
-export function createReuseDeps(insecureRegistries: readonly string[], leases: BuildLeases): ReuseDeps {
+export function createReuseDeps(
+  insecureRegistries: readonly string[],
+  leases: BuildLeases,
+  supply: SupplyChain,
+): ReuseDeps {
   return {
     registry: new RegistryClient({ insecureRegistries }),
+    supply,
     inFlight: createInProcessInFlight<BuildResult>(),
     leases,
     recent: new RecentInputs(),
@@ -98,6 +106,7 @@ export function registryAccess(plan: BuildPlan, deps: Pick<BuildDeps, 'config' |
     client: deps.reuse.registry,
     insecureRegistries: deps.config.insecureRegistries,
     credentialsFor: buildCredentials(plan, deps.config.registryAuth),
+    supply: deps.reuse.supply,
   };
 }
 
@@ -266,10 +275,11 @@ export async function reuseStep(
     const outcome = await reuseByKey(
       keyed.key,
       target,
-      { source: plan.repository, revision: input.commit },
+      { repository: plan.repository, branch: input.branch, commit: input.commit },
       registryAccess(plan, deps),
     );
     if (outcome.kind === 'reused') {
+      for (const note of outcome.notes) log.write(note);
       log.write(
         `inputs unchanged since ${outcome.earlier}, key ${keyed.key}: reused, no build (${seconds(started)}); ` +
           `${target.registry}/${target.name}:${target.tag} is ${outcome.digest}\n`,

@@ -37,6 +37,13 @@ const CHART_SOURCE: Record<OptionName, { values: string[] } | { chart: string }>
   maxConcurrentBuilds: { values: ['build.maxConcurrent'] },
   buildReuse: { values: ['build.reuse'] },
   fallbackImage: { values: ['build.fallbackImage'] },
+  buildProvenance: { values: ['build.provenance'] },
+  buildSbom: { values: ['build.sbom'] },
+  buildSbomGenerator: { values: ['build.sbomGenerator'] },
+  provenanceBuilderId: { values: ['build.provenanceBuilderId'] },
+  signingKeyPath: {
+    chart: 'mounted from the Secret signing.existingSecret names; SIGNING_KEY_PATH points at it',
+  },
   errorTrackingDsn: {
     values: ['errorTracking.dsn', 'errorTracking.existingSecret', 'errorTracking.existingSecretKey'],
   },
@@ -66,6 +73,7 @@ const CHART_ONLY = [
   'tracing', // OpenTelemetry's own variables, read before configuration (contract rule 9)
   'registryAuth', // the ambient docker config.json, not an option (contract rule 11)
   'metrics',
+  'signing', // the signing key's Secret, mounted as the file SIGNING_KEY_PATH names
 ];
 
 test('every option of the service has a chart source, and the table lists no other option', (t) => {

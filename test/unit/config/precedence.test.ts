@@ -1,4 +1,5 @@
 import test from 'ava';
+import { generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,6 +20,12 @@ function file(name: string, content: unknown): string {
 
 const credsFile = (host: string): string =>
   file(`creds-${host}.yaml`, [{ host, kind: 'https', username: 'u', token: `tok-${host}` }]);
+const keyFile = (name: string): string => {
+  const path = join(dir, `signing-${name}.pem`);
+  const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  writeFileSync(path, privateKey.export({ type: 'pkcs8', format: 'pem' }));
+  return path;
+};
 const rulesFile = (registry: string): string => file(`rules-${registry}.json`, [{ registry }]);
 
 interface Case {
@@ -77,6 +84,20 @@ const CASES: { readonly [K in OptionName]: Case } = {
   maxConcurrentBuilds: { values: [0, 1, 9], read: (c) => c.build.maxConcurrent },
   buildReuse: { values: [false, true, false], read: (c) => c.build.reuse },
   fallbackImage: { values: ['r/flag:1', 'r/env:1', 'r/file:1'], read: (c) => c.build.fallbackImage },
+  buildProvenance: { values: ['max', 'off', 'max'], read: (c) => c.build.provenance },
+  buildSbom: { values: [true, false, true], read: (c) => c.build.sbom },
+  buildSbomGenerator: {
+    values: ['r/gen:flag', 'r/gen:env', 'r/gen:file'],
+    read: (c) => c.build.sbomGenerator,
+  },
+  provenanceBuilderId: {
+    values: ['https://flag.example/b', 'urn:env:b', 'https://file.example/b'],
+    read: (c) => c.provenanceBuilderId,
+  },
+  signingKeyPath: {
+    values: [keyFile('flag'), keyFile('env'), keyFile('file')],
+    read: (c) => c.signing?.path,
+  },
   errorTrackingDsn: {
     values: ['https://k1@errors.example/1', 'https://k2@errors.example/2', 'https://k3@errors.example/3'],
     read: (c) => c.errorTrackingDsn,
@@ -201,7 +222,10 @@ test('the defaults are the contract table, and derived fields come from the envi
         timeoutSeconds: 3600,
         maxConcurrent: 4,
         reuse: true,
+        provenance: 'min',
+        sbom: false,
       },
+      provenanceBuilderId: 'urn:image-build-service:builder',
       serviceName: 'service-builder',
       environment: 'development',
       commandLogRetention: 10,

@@ -4,6 +4,7 @@
  * and environment). Shows what the job hands the CLI, the logs, the result, the request
  * directory removed, and the job deadline killing a hanging CLI with nothing left behind.
  */
+import { supplyChainOf } from '../../../src/supply-chain/supply-chain.js';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createServer } from 'node:http';
@@ -132,7 +133,7 @@ async function harness(t: ExecutionContext, mode: 'ok' | 'fail' | 'hang'): Promi
     groups,
     remoteBuilder: new RemoteBuilder(config, groups),
     devcontainerCli: cli,
-    reuse: createReuseDeps(config.insecureRegistries, createEmbeddedLeases()),
+    reuse: createReuseDeps(config.insecureRegistries, createEmbeddedLeases(), supplyChainOf(config)),
   };
   return {
     registry,
@@ -189,6 +190,7 @@ test('a build hands the CLI the clone and the image, logs both commands, answers
     'HOME',
     'IBS_LABEL_REVISION',
     'IBS_LABEL_SOURCE',
+    'IBS_PROVENANCE',
     'PATH',
     'TMPDIR',
     'XDG_CACHE_HOME',

@@ -1,0 +1,110 @@
+/**
+ * Attestation manifests as BuildKit stores them in an index: an image manifest whose layers are
+ * in-toto statements (annotated with their predicate type), listed in the index as platform
+ * `unknown/unknown` with the `vnd.docker.reference.*` annotations naming the manifest they attest.
+ * buildx imagetools and policy engines find them there.
+ */
+import { registryUnreachable } from '../errors.js';
+import { LIMITS, type RegistryCall, type RegistryClient, sha256 } from '../registry/client.js';
+import { MEDIA_TYPES } from '../registry/manifest.js';
+import { putManifest, uploadBlob } from '../registry/push.js';
+import type { Json } from './in-toto.js';
+
+export const IN_TOTO_MEDIA_TYPE = 'application/vnd.in-toto+json';
+export const PREDICATE_ANNOTATION = 'in-toto.io/predicate-type';
+export const REFERENCE_TYPE = 'vnd.docker.reference.type';
+export const REFERENCE_DIGEST = 'vnd.docker.reference.digest';
+const ATTESTATION_TYPE = 'attestation-manifest';
+const CONFIG_TYPE = 'application/vnd.oci.image.config.v1+json';
+
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** The index entry of the attestation manifest of `subjectDigest`, if the index has one. */
+export function attestationEntryFor(entries: readonly Json[], subjectDigest: string): Json | undefined {
+  return entries.find((entry) => {
+    const annotations = isObject(entry.annotations) ? entry.annotations : {};
+    return (
+      annotations[REFERENCE_TYPE] === ATTESTATION_TYPE && annotations[REFERENCE_DIGEST] === subjectDigest
+    );
+  });
+}
+
+export interface SourceStatement {
+  readonly predicateType: string;
+  readonly statement: Json;
+}
+
+/** The layers of an attestation manifest: each statement with its predicate type (fetched). */
+export async function readStatements(
+  client: RegistryClient,
+  call: RegistryCall,
+  manifestDigest: string,
+  wanted: (predicateType: string) => boolean,
+): Promise<SourceStatement[]> {
+  const manifest = await client.getManifest(call, manifestDigest);
+  if (manifest === undefined) return [];
+  const json: unknown = JSON.parse(manifest.body.toString('utf8'));
+  const layers = isObject(json) && Array.isArray(json.layers) ? json.layers.filter(isObject) : [];
+  const picked = layers.filter((layer) => {
+    const annotations = isObject(layer.annotations) ? layer.annotations : {};
+    const type = annotations[PREDICATE_ANNOTATION];
+    return layer.mediaType === IN_TOTO_MEDIA_TYPE && typeof type === 'string' && wanted(type);
+  });
+  return Promise.all(
+    picked.map(async (layer) => {
+      const body = await client.getBlob(call, String(layer.digest), LIMITS.configBytes);
+      const statement: unknown = JSON.parse(body.toString('utf8'));
+      if (!isObject(statement))
+        throw registryUnreachable(call.ref.registry, 'a statement is not an object', call.ref.image);
+      const annotations = layer.annotations as Json;
+      return { predicateType: String(annotations[PREDICATE_ANNOTATION]), statement };
+    }),
+  );
+}
+
+/**
+ * Uploads `statements` and an attestation manifest for `subjectDigest` (PUT by digest); returns
+ * its index entry.
+ */
+export async function writeAttestationManifest(
+  client: RegistryClient,
+  call: RegistryCall,
+  subjectDigest: string,
+  statements: readonly Json[],
+): Promise<Json> {
+  const blobs = statements.map((s) => Buffer.from(JSON.stringify(s)));
+  const digests = await Promise.all(
+    blobs.map((blob) => uploadBlob(client, call, blob, IN_TOTO_MEDIA_TYPE, { probe: false })),
+  );
+  const config = Buffer.from(
+    JSON.stringify({
+      architecture: 'unknown',
+      os: 'unknown',
+      config: {},
+      rootfs: { type: 'layers', diff_ids: digests },
+    }),
+  );
+  const configDigest = await uploadBlob(client, call, config, CONFIG_TYPE);
+  const layers = statements.map((statement, i) => ({
+    mediaType: IN_TOTO_MEDIA_TYPE,
+    digest: digests[i],
+    size: blobs[i]?.length,
+    annotations: { [PREDICATE_ANNOTATION]: String(statement.predicateType) },
+  }));
+  const body = Buffer.from(
+    JSON.stringify({
+      schemaVersion: 2,
+      mediaType: MEDIA_TYPES.ociManifest,
+      config: { mediaType: CONFIG_TYPE, digest: configDigest, size: config.length },
+      layers,
+    }),
+  );
+  const digest = await putManifest(client, call, sha256(body), body, MEDIA_TYPES.ociManifest);
+  return {
+    mediaType: MEDIA_TYPES.ociManifest,
+    digest,
+    size: body.length,
+    annotations: { [REFERENCE_DIGEST]: subjectDigest, [REFERENCE_TYPE]: ATTESTATION_TYPE },
+    platform: { architecture: 'unknown', os: 'unknown' },
+  };
+}
