@@ -35,20 +35,23 @@ export interface ReuseProvenanceInput {
   readonly ref: string;
   readonly commit: string;
   readonly buildKey: string;
-  /** The image derived from (`<registry>/<name>@<digest>`) and its platform manifest's digest. */
-  readonly source: { readonly image: string; readonly digest: string };
+  /** The image derived from (`<registry>/<name>@<digest>`, that digest, its platform manifest's). */
+  readonly source: { readonly uri: string; readonly digest: string; readonly platformDigest: string };
   /** The source's own provenance attestation manifest, when it has one. */
   readonly sourceProvenance?: { readonly uri: string; readonly digest: string };
 }
 
-const resource = (name: string, uri: string, digest: string): Json => {
+const resource = (name: string, uri: string, digest: string, annotations?: Json): Json => {
   const [algorithm = 'sha256', hex = ''] = digest.split(':');
-  return { name, uri, digest: { [algorithm]: hex } };
+  return { name, uri, digest: { [algorithm]: hex }, ...(annotations === undefined ? {} : { annotations }) };
 };
 
 /** The service's own SLSA v1 provenance for a reused image (deterministic: no timestamps). */
 export function reuseProvenance(input: ReuseProvenanceInput): Json {
-  const dependencies = [resource('source-image', input.source.image, input.source.digest)];
+  const { source } = input;
+  const dependencies = [
+    resource('source-image', source.uri, source.digest, { platformManifest: source.platformDigest }),
+  ];
   if (input.sourceProvenance !== undefined) {
     const { uri, digest } = input.sourceProvenance;
     dependencies.push(resource('source-provenance', uri, digest));

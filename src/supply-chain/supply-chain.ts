@@ -30,8 +30,9 @@ export interface ReuseContext {
   readonly ref: string;
   readonly commit: string;
   readonly buildKey: string;
-  /** The image derived from, `<registry>/<name>@<digest>`. */
+  /** The image derived from, `<registry>/<name>@<digest>`, and that digest. */
   readonly sourceImage: string;
+  readonly sourceDigest: string;
 }
 
 const wanted = (type: string): boolean => type === SPDX_DOCUMENT || type.startsWith(SLSA_PROVENANCE_PREFIX);
@@ -80,7 +81,11 @@ export class SupplyChain {
       ref: context.ref,
       commit: context.commit,
       buildKey: context.buildKey,
-      source: { image: context.sourceImage, digest: written.sourceDigest },
+      source: {
+        uri: context.sourceImage,
+        digest: context.sourceDigest,
+        platformDigest: written.sourceDigest,
+      },
       ...(entry !== undefined && hasProvenance
         ? {
             sourceProvenance: {

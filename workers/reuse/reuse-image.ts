@@ -83,6 +83,7 @@ export async function reuseByKey(
       commit: origin.commit,
       buildKey: key,
       sourceImage: earlier,
+      sourceDigest: recorded.digest,
     },
     notes,
   );
