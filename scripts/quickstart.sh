@@ -27,7 +27,12 @@ server.listen(Number(process.argv[1]), "127.0.0.1", () => server.close());
 check_port
 
 bash .ci/install.sh
-npm run --silent build
+# `npm ci` (run by install.sh when node_modules is missing or stale) builds dist/ already: build
+# again only when a source is newer than the build.
+if [ ! -e dist/src/main.js ] ||
+  [ -n "$(find src workers package.json tsconfig.json tsconfig.build.json -newer dist/src/main.js -print -quit)" ]; then
+  npm run --silent build
+fi
 npm run --silent stack -- up
 eval "$(npm run --silent stack -- env | sed 's/^/export /')"
 

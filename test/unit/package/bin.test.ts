@@ -1,9 +1,10 @@
 // `npx image-build-service --help` right after `npm ci`: npm ci runs the `prepare` script, which
 // must produce every file the package's `bin` names. A copy of the sources without dist/ goes
-// through that same script; then each bin entry exists, is a node script, and answers --help.
+// through that same script; then each bin entry exists, is an executable node script (npx runs the
+// file itself: without the execute bit it answers Permission denied), and answers --help.
 import test from 'ava';
 import { execFile } from 'node:child_process';
-import { cp, mkdtemp, readFile, rm, symlink } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, rm, stat, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -28,7 +29,7 @@ interface Manifest {
   scripts: Record<string, string>;
 }
 
-test('the prepare step (run by npm ci) builds every bin entry, and each answers --help', async (t) => {
+test('the prepare step (run by npm ci) builds every bin entry executable, and each answers --help', async (t) => {
   const manifest = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as Manifest;
   t.truthy(manifest.scripts.prepare, 'package.json has a prepare script');
   const bins = Object.entries(manifest.bin);
@@ -47,8 +48,12 @@ test('the prepare step (run by npm ci) builds every bin entry, and each answers 
   for (const [name, file] of bins) {
     const script = await readFile(join(copy, file), 'utf8');
     t.true(script.startsWith('#!/usr/bin/env node\n'), `${file} starts with a node shebang`);
+    const mode = (await stat(join(copy, file))).mode & 0o777;
+    t.is(mode & 0o111, 0o111, `${file} is executable by everyone (mode ${mode.toString(8)})`);
+    const itself = await run(join(copy, file), ['--help'], { cwd: copy });
     const direct = await run(process.execPath, [join(copy, file), '--help'], { cwd: copy });
     t.true(direct.stdout.startsWith(`${manifest.name} ${manifest.version}\n`), direct.stdout);
+    t.is(itself.stdout, direct.stdout);
     const viaNpx = await run('npx', ['--no-install', name, '--help'], { cwd: copy, timeout: 60_000 });
     t.is(viaNpx.stdout, direct.stdout);
   }
