@@ -1,9 +1,11 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+// A test file's scratch directory for configuration files, removed after the file's tests.
+import test from 'ava';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 export interface ConfigScratch {
-  /** A fresh temp directory for the test file's configuration files. */
+  /** A fresh temp directory for the test file's configuration files, removed after its tests. */
   readonly dir: string;
   /** An environment whose HOME is `dir` and whose DOCKER_CONFIG has no config.json (`{auths: {}}`). */
   readonly baseEnv: { readonly DOCKER_CONFIG: string; readonly HOME: string };
@@ -13,6 +15,7 @@ export interface ConfigScratch {
 
 export function configScratch(prefix: string): ConfigScratch {
   const dir = mkdtempSync(join(tmpdir(), prefix));
+  test.after.always(() => rmSync(dir, { recursive: true, force: true }));
   let n = 0;
   return {
     dir,

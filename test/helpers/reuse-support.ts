@@ -97,7 +97,13 @@ export async function publishFeature(
         namespace,
       ],
       {
-        env: { PATH: process.env.PATH ?? '', HOME: join(dir, 'home'), DOCKER_CONFIG: join(dir, 'home') },
+        // TMPDIR too: the CLI keeps a cache in <TMPDIR>/devcontainercli-<user>, removed with `dir`.
+        env: {
+          PATH: process.env.PATH ?? '',
+          HOME: join(dir, 'home'),
+          DOCKER_CONFIG: join(dir, 'home'),
+          TMPDIR: join(dir, 'home'),
+        },
         extendEnv: false,
         timeout: 120_000,
       },

@@ -86,21 +86,25 @@ async function pushLabelledImage(registry: string, name: string, tag: string, la
 
 /** The CLI's mergedConfiguration for an image, minus `image` and `configFilePath`. */
 async function cliMergedConfiguration(image: string, dockerHost: string): Promise<Record<string, unknown>> {
-  const workspace = await mkdtemp(join(tmpdir(), 'ibs-parity-'));
+  const scratch = await mkdtemp(join(tmpdir(), 'ibs-parity-'));
+  const workspace = join(scratch, 'workspace');
+  // TMPDIR too: the CLI keeps a cache in <TMPDIR>/devcontainercli-<user>, removed with `scratch`.
+  const tmp = join(scratch, 'tmp');
   try {
-    await mkdir(join(workspace, '.devcontainer'));
+    await mkdir(join(workspace, '.devcontainer'), { recursive: true });
+    await mkdir(tmp);
     await writeFile(join(workspace, '.devcontainer', 'devcontainer.json'), JSON.stringify({ image }));
     const { stdout } = await execa(
       CLI,
       ['read-configuration', '--workspace-folder', workspace, '--include-merged-configuration'],
-      { env: { DOCKER_HOST: dockerHost }, timeout: 120_000 },
+      { env: { DOCKER_HOST: dockerHost, TMPDIR: tmp }, timeout: 120_000 },
     );
     const merged = (JSON.parse(stdout) as { mergedConfiguration: Record<string, unknown> })
       .mergedConfiguration;
     const { image: _image, configFilePath: _path, ...rest } = merged;
     return rest;
   } finally {
-    await rm(workspace, { recursive: true, force: true });
+    await rm(scratch, { recursive: true, force: true });
   }
 }
 

@@ -1,6 +1,6 @@
 import test from 'ava';
 import { generateKeyPairSync } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify as toYaml } from 'yaml';
@@ -11,6 +11,7 @@ import type { Config } from '../../../src/config/types.js';
 const dir = mkdtempSync(join(tmpdir(), 'ibs-precedence-'));
 const dockerDir = join(dir, 'docker'); // no config.json: {auths: {}}
 const baseEnv = { DOCKER_CONFIG: dockerDir, HOME: dir, TMPDIR: dir };
+test.after.always(() => rmSync(dir, { recursive: true, force: true }));
 
 function file(name: string, content: unknown): string {
   const path = join(dir, name);
