@@ -14,8 +14,17 @@
  * Build seconds: the wall time of the answers that ran the CLI, once per build.
  * Targets (reuse on): CLI runs = distinct input sets; p50 of unchanged-input answers <= 0.5 s;
  * total build seconds >= 5x lower than with reuse off.
+ * Then the reuse answer by supply-chain mode (docs/supply-chain.md), the three interleaved push by
+ * push: attestations not re-issued (provenance off), re-issued (min), re-issued and signed.
+ * Targets: re-issued within 20 ms of off, signed within 50 ms (medians). `-- --supply-chain`
+ * runs that part alone.
  */
-import { randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadSigningKey } from '../src/config/signing-key.js';
+import type { SigningKey } from '../src/config/types.js';
 import type { RunningApp } from '../test/helpers/app.js';
 import { startBuildApp } from '../test/helpers/build-support.js';
 import { publishFeature, testRepo, type TestRepo } from '../test/helpers/reuse-support.js';
@@ -212,8 +221,10 @@ const namespace = `bench/ci-day-${randomBytes(3).toString('hex')}`;
 await publishFeature(stack.REGISTRY_ANON, namespace, 'greet', '1.0.0', 'echo greet > /etc/greet');
 const feature = `${stack.REGISTRY_ANON}/${namespace}/greet:1`;
 
+/** `npm run bench:ci-day -- --supply-chain`: only the reuse answers by supply-chain mode. */
+const supplyChainOnly = process.argv.includes('--supply-chain');
 const results = [];
-for (const reuse of [false, true]) {
+for (const reuse of supplyChainOnly ? [] : [false, true]) {
   const r = await day(reuse, feature);
   results.push(r);
   console.log(
@@ -237,3 +248,81 @@ if (off && on) {
       `build time ${ratio.toFixed(1)}x lower ${ratio >= 5 ? 'OK' : 'MISSED'}`,
   );
 }
+
+const REUSE_PUSHES = 15;
+const NAMES: Record<string, string> = {
+  'not re-issued (provenance off)': 'off',
+  're-issued (min)': 'min',
+  're-issued and signed': 'signed',
+};
+
+/** A P-256 key loaded as the service loads it. */
+async function signingKey(): Promise<SigningKey> {
+  const dir = await mkdtemp(join(tmpdir(), 'ibs-bench-key-'));
+  try {
+    const path = join(dir, 'cosign.key');
+    const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    await writeFile(path, privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
+    const key = loadSigningKey(path, undefined);
+    if (typeof key === 'string') throw new Error(key);
+    return key;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** Median reuse answer (ms) of each supply-chain mode, the modes interleaved push by push. */
+async function reuseAnswers(): Promise<Record<string, number>> {
+  const signing = await signingKey();
+  const modes = {
+    'not re-issued (provenance off)': await startBuildApp({ build: { reuse: true, provenance: 'off' } }),
+    're-issued (min)': await startBuildApp({ build: { reuse: true, provenance: 'min' } }),
+    're-issued and signed': await startBuildApp({ build: { reuse: true, provenance: 'min' }, signing }),
+  };
+  const repo = await testRepo('supply-bench');
+  const run = randomBytes(3).toString('hex');
+  const times: Record<string, number[]> = {};
+  const counters = { busy: 0, failed: [] as string[] };
+  try {
+    await repo.commit({
+      '.devcontainer/devcontainer.json': json({ image: stack.BASE_IMAGE_ANON }),
+      'a.txt': '0',
+    });
+    const bodyOf = (label: string) => ({
+      repository: repo.url,
+      gitCredentials: { username: stack.GIT_HTTPS_USER, token: stack.GIT_HTTPS_PASSWORD },
+      image: { registry: stack.REGISTRY_ANON, name: `bench/supply-${run}-${NAMES[label] ?? 'x'}` },
+    });
+    // Each mode builds its own image once (with its own provenance mode): the source of its reuses.
+    for (const [label, app] of Object.entries(modes)) await post(app, bodyOf(label), counters);
+    for (let push = 1; push <= REUSE_PUSHES; push++) {
+      await repo.commit({ 'a.txt': String(push) });
+      const order = Object.entries(modes);
+      for (let i = 0; i < order.length; i++) {
+        const [label, app] = order[(push + i) % order.length] ?? order[0]!;
+        const answer = await post(app, bodyOf(label), counters);
+        if (answer !== undefined && push > 1) (times[label] ??= []).push(answer.ms);
+      }
+    }
+    if (counters.failed.length > 0) console.log(`  failed answers: ${counters.failed.join('; ')}`);
+    return Object.fromEntries(Object.entries(times).map(([label, ms]) => [label, quantile(ms, 0.5)]));
+  } finally {
+    await Promise.all(Object.values(modes).map((app) => app.close()));
+    await repo.dispose();
+  }
+}
+
+const medians = await reuseAnswers();
+const base = medians['not re-issued (provenance off)'] ?? NaN;
+const line = Object.entries(medians)
+  .map(
+    ([label, ms]) => `${label} ${ms.toFixed(1)} ms (${ms - base >= 0 ? '+' : ''}${(ms - base).toFixed(1)})`,
+  )
+  .join(', ');
+console.log(`reuse answer p50 over ${REUSE_PUSHES - 1} pushes: ${line}`);
+const reissued = (medians['re-issued (min)'] ?? NaN) - base;
+const signed = (medians['re-issued and signed'] ?? NaN) - base;
+console.log(
+  `targets: re-issued within 20 ms: +${reissued.toFixed(1)} ms ${reissued <= 20 ? 'OK' : 'MISSED'}; ` +
+    `signed within 50 ms: +${signed.toFixed(1)} ms ${signed <= 50 ? 'OK' : 'MISSED'}`,
+);

@@ -3,7 +3,7 @@
 // scratch volumes, probes, checksums), and the service's own loader accepts the configuration files
 // and environment the pod would see.
 import test from 'ava';
-import { createHash } from 'node:crypto';
+import { createHash, generateKeyPairSync } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { OPTIONS } from '../../../src/config/options.js';
 import { loadConfig } from '../../../src/config/load.js';
@@ -52,6 +52,15 @@ const at = <T = unknown>(values: Values, path: string): T =>
 const USER_GIT_CREDENTIALS = [{ host: 'git.example.org', kind: 'https', username: 'u', token: 't' }];
 const USER_DSN = 'https://key@errors.example.org/7';
 const USER_REDIS_URL = 'rediss://:user-secret@redis.example.org:6380/1';
+const USER_SIGNING_PASSWORD = 'user-signing-password';
+const USER_SIGNING_KEY = generateKeyPairSync('ec', { namedCurve: 'P-256' })
+  .privateKey.export({
+    type: 'pkcs8',
+    format: 'pem',
+    cipher: 'aes-256-cbc',
+    passphrase: USER_SIGNING_PASSWORD,
+  })
+  .toString();
 
 /** Stand-ins for the Secrets a user keeps outside the chart (`existingSecret`), under the keys the values name. */
 function userSecrets(values: Values): ExternalSecrets {
@@ -65,6 +74,10 @@ function userSecrets(values: Values): ExternalSecrets {
   add('registryAuth', JSON.stringify({ auths: {} }));
   add('errorTracking', USER_DSN);
   add('redis', USER_REDIS_URL);
+  add('signing', USER_SIGNING_KEY);
+  const signing = at(values, 'signing.existingSecret') as string;
+  if (signing !== '' && (at(values, 'signing.passwordKey') as string) !== '')
+    secrets.get(signing)?.set(at(values, 'signing.passwordKey'), USER_SIGNING_PASSWORD);
   return secrets;
 }
 
@@ -75,6 +88,7 @@ const KNOWN_ENV = new Set([
   'HOME',
   'TMPDIR',
   'OTEL_EXPORTER_OTLP_ENDPOINT',
+  'SIGNING_KEY_PASSWORD',
 ]);
 
 for (const c of cases) {
@@ -213,6 +227,9 @@ for (const c of cases) {
     t.is(config.errorTrackingDsn, (dsn as string) || undefined);
     const redisUrl = at(c.values, 'redis.existingSecret') ? USER_REDIS_URL : at(c.values, 'redis.url');
     t.is(config.redisUrl, (redisUrl as string) || undefined);
+    t.is(String(config.build.provenance), at<string>(c.values, 'build.provenance'));
+    t.is(config.build.sbom, at<boolean>(c.values, 'build.sbom'));
+    t.is(config.signing !== undefined, Boolean(at(c.values, 'signing.existingSecret')), 'signing key loaded');
   });
 
   test(`${c.name}: several replicas come with a disruption budget and a spread across nodes`, async (t) => {
