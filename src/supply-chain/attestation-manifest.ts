@@ -34,32 +34,46 @@ export interface SourceStatement {
   readonly statement: Json;
 }
 
-/** The layers of an attestation manifest: each statement with its predicate type (fetched). */
-export async function readStatements(
+export interface SourceAttestations {
+  /** The predicate type of every statement of the manifest. */
+  readonly predicateTypes: readonly string[];
+  /** The statements whose type `wanted` accepted, fetched. */
+  readonly statements: readonly SourceStatement[];
+}
+
+const predicateOf = (layer: Json): string | undefined => {
+  const annotations = isObject(layer.annotations) ? layer.annotations : {};
+  const type = annotations[PREDICATE_ANNOTATION];
+  return layer.mediaType === IN_TOTO_MEDIA_TYPE && typeof type === 'string' ? type : undefined;
+};
+
+/** An attestation manifest's statement types, and the statements `wanted` picks (fetched). */
+export async function readAttestations(
   client: RegistryClient,
   call: RegistryCall,
   manifestDigest: string,
   wanted: (predicateType: string) => boolean,
-): Promise<SourceStatement[]> {
+): Promise<SourceAttestations> {
   const manifest = await client.getManifest(call, manifestDigest);
-  if (manifest === undefined) return [];
+  if (manifest === undefined) return { predicateTypes: [], statements: [] };
   const json: unknown = JSON.parse(manifest.body.toString('utf8'));
   const layers = isObject(json) && Array.isArray(json.layers) ? json.layers.filter(isObject) : [];
-  const picked = layers.filter((layer) => {
-    const annotations = isObject(layer.annotations) ? layer.annotations : {};
-    const type = annotations[PREDICATE_ANNOTATION];
-    return layer.mediaType === IN_TOTO_MEDIA_TYPE && typeof type === 'string' && wanted(type);
+  const typed = layers.flatMap((layer) => {
+    const type = predicateOf(layer);
+    return type === undefined ? [] : [{ layer, type }];
   });
-  return Promise.all(
-    picked.map(async (layer) => {
-      const body = await client.getBlob(call, String(layer.digest), LIMITS.configBytes);
-      const statement: unknown = JSON.parse(body.toString('utf8'));
-      if (!isObject(statement))
-        throw registryUnreachable(call.ref.registry, 'a statement is not an object', call.ref.image);
-      const annotations = layer.annotations as Json;
-      return { predicateType: String(annotations[PREDICATE_ANNOTATION]), statement };
-    }),
+  const statements = await Promise.all(
+    typed
+      .filter(({ type }) => wanted(type))
+      .map(async ({ layer, type }) => {
+        const body = await client.getBlob(call, String(layer.digest), LIMITS.configBytes);
+        const statement: unknown = JSON.parse(body.toString('utf8'));
+        if (!isObject(statement))
+          throw registryUnreachable(call.ref.registry, 'a statement is not an object', call.ref.image);
+        return { predicateType: type, statement };
+      }),
   );
+  return { predicateTypes: typed.map(({ type }) => type), statements };
 }
 
 /**
@@ -73,9 +87,7 @@ export async function writeAttestationManifest(
   statements: readonly Json[],
 ): Promise<Json> {
   const blobs = statements.map((s) => Buffer.from(JSON.stringify(s)));
-  const digests = await Promise.all(
-    blobs.map((blob) => uploadBlob(client, call, blob, IN_TOTO_MEDIA_TYPE, { probe: false })),
-  );
+  const digests = blobs.map((blob) => sha256(blob));
   const config = Buffer.from(
     JSON.stringify({
       architecture: 'unknown',
@@ -84,7 +96,12 @@ export async function writeAttestationManifest(
       rootfs: { type: 'layers', diff_ids: digests },
     }),
   );
-  const configDigest = await uploadBlob(client, call, config, CONFIG_TYPE);
+  // Every blob at once, without existence probes: the statements name this request's commit.
+  const configDigest = sha256(config);
+  await Promise.all([
+    ...blobs.map((blob) => uploadBlob(client, call, blob, IN_TOTO_MEDIA_TYPE, { probe: false })),
+    uploadBlob(client, call, config, CONFIG_TYPE, { probe: false }),
+  ]);
   const layers = statements.map((statement, i) => ({
     mediaType: IN_TOTO_MEDIA_TYPE,
     digest: digests[i],

@@ -56,11 +56,14 @@ export class ImageSigner {
     const payload = simpleSigningPayload(`${call.ref.registry}/${call.ref.name}`, digest);
     const payloadDigest = sha256(payload);
     const tag = signatureTag(digest);
-    const existing = await client.getManifest(call, tag);
+    // The payload goes up while the signatures already there are read (usually none).
+    const [existing] = await Promise.all([
+      client.getManifest(call, tag),
+      uploadBlob(client, call, payload, SIMPLE_SIGNING_MEDIA_TYPE, { probe: false }),
+    ]);
     const layers = existing === undefined ? [] : layersOf(existing.body, call);
     if (layers.some((layer) => this.signedHere(layer, payloadDigest, payload))) return 'already signed';
     const signature = sign('sha256', payload, this.key.privateKey).toString('base64');
-    await uploadBlob(client, call, payload, SIMPLE_SIGNING_MEDIA_TYPE);
     const all = [
       ...layers,
       {
@@ -71,7 +74,7 @@ export class ImageSigner {
       },
     ];
     const config = signatureConfig(all);
-    const configDigest = await uploadBlob(client, call, config, CONFIG_TYPE);
+    const configDigest = await uploadBlob(client, call, config, CONFIG_TYPE, { probe: false });
     const body = Buffer.from(
       JSON.stringify({
         schemaVersion: 2,

@@ -6,7 +6,7 @@
 import type { Config, ProvenanceMode, SigningKey } from '../config/types.js';
 import type { RegistryCall, RegistryClient } from '../registry/client.js';
 import type { AttestHook, RelabelledPlatform } from '../registry/relabel.js';
-import { attestationEntryFor, readStatements, writeAttestationManifest } from './attestation-manifest.js';
+import { attestationEntryFor, readAttestations, writeAttestationManifest } from './attestation-manifest.js';
 import {
   type Json,
   reuseProvenance,
@@ -35,7 +35,7 @@ export interface ReuseContext {
   readonly sourceDigest: string;
 }
 
-const wanted = (type: string): boolean => type === SPDX_DOCUMENT || type.startsWith(SLSA_PROVENANCE_PREFIX);
+const wanted = (type: string): boolean => type === SPDX_DOCUMENT;
 
 export class SupplyChain {
   private readonly signer: ImageSigner | undefined;
@@ -68,9 +68,12 @@ export class SupplyChain {
     const { ref } = call;
     const subject = subjectOf(`${ref.registry}/${ref.name}`, ref.tag ?? '', written.platform, written.digest);
     const entry = attestationEntryFor(written.sourceEntries, written.sourceDigest);
-    const found = entry === undefined ? [] : await readStatements(client, call, String(entry.digest), wanted);
-    const hasProvenance = found.some((s) => s.predicateType.startsWith(SLSA_PROVENANCE_PREFIX));
-    const sboms = found
+    const found =
+      entry === undefined
+        ? { predicateTypes: [], statements: [] }
+        : await readAttestations(client, call, String(entry.digest), wanted);
+    const hasProvenance = found.predicateTypes.some((type) => type.startsWith(SLSA_PROVENANCE_PREFIX));
+    const sboms = found.statements
       .filter((s) => s.predicateType === SPDX_DOCUMENT)
       .map((s) => restate(s.statement, subject));
     const provenance = reuseProvenance({
