@@ -2,7 +2,8 @@
  * Masking of a command's output as it streams, on its bytes (never decoded on the way: the log
  * holds what the command printed): whole lines only, so that a secret split across two chunks is
  * still found; the last partial line is masked when the output ends. A line ends at a newline
- * byte, which never occurs inside a multi-byte UTF-8 character, so no character is cut.
+ * byte, which never occurs inside a multi-byte UTF-8 character, so no character is cut. A log is
+ * read as text: a NUL byte (the entry separator of `git ls-tree -z`) is stored as a newline.
  */
 import { byteVariants, maskBytes, secretVariants } from './masking.js';
 
@@ -19,6 +20,20 @@ export interface LineMasker {
 }
 
 const NEWLINE = 0x0a;
+const NUL = 0x00;
+
+/** The chunk's bytes, NUL bytes as newlines (a copy only when there is one: never the caller's). */
+function readableBytes(chunk: string | Uint8Array): Buffer {
+  const data =
+    typeof chunk === 'string'
+      ? Buffer.from(chunk)
+      : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+  let nul = data.indexOf(NUL);
+  if (nul < 0) return data;
+  const copy = Buffer.from(data);
+  for (; nul >= 0; nul = copy.indexOf(NUL, nul + 1)) copy[nul] = NEWLINE;
+  return copy;
+}
 
 export function createLineMasker(secrets: readonly string[]): LineMasker {
   let variants = secretVariants(secrets);
@@ -27,10 +42,7 @@ export function createLineMasker(secrets: readonly string[]): LineMasker {
   let pending: Buffer[] = [];
   return {
     push(chunk) {
-      const data =
-        typeof chunk === 'string'
-          ? Buffer.from(chunk)
-          : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+      const data = readableBytes(chunk);
       const cut = data.lastIndexOf(NEWLINE);
       if (cut < 0) {
         if (data.length > 0) pending.push(data);

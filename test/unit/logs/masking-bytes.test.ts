@@ -94,3 +94,12 @@ test('the line masker hands out views of a chunk holding no secret, and masks se
   masker.addSecrets(['late-secret-xyz']);
   t.is(joined(masker.push('now late-secret-xyz and tok-123456\n')), 'now *** and ***\n');
 });
+
+test('the line masker writes a NUL byte as a newline (git -z listings read one entry a line)', (t) => {
+  const masker = createLineMasker(['tok-123456']);
+  const chunk = Buffer.from('100644 blob a\t.devcontainer.json\u0000040000 tree b\tsrc tok-123456\u0000');
+  const original = Buffer.from(chunk);
+  const out = Buffer.concat([...masker.push(chunk), ...masker.end()]).toString();
+  t.is(out, '100644 blob a\t.devcontainer.json\n040000 tree b\tsrc ***\n');
+  t.deepEqual(chunk, original, "the caller's bytes are left as they were");
+});
