@@ -161,7 +161,7 @@ for (const target of REGISTRIES) {
       t.regex(log, /reused, no build/);
       t.is(res.body.commit, commit);
       const clone = (await fetchLog(fresh, res.body.gitCloneLogId)).text;
-      t.is(/ checkout\n/.test(clone), checkedOut, clone);
+      t.is(/ checkout --quiet\n/.test(clone), checkedOut, clone);
     }
   });
 }

@@ -65,7 +65,8 @@ export function promisorRemoteConfig(cloneUrl: string): Array<readonly [string, 
  * starts at once); `fetchingGit` carries the promisor remote (promisorRemoteConfig).
  */
 export async function checkoutReadSet(fetchingGit: GitCapture, readSet: readonly ReadPath[]): Promise<void> {
-  if (readSet.length > 0) await fetchingGit(['checkout']);
+  // --quiet: no report on the branch's upstream (`origin` is removed, so it would say "gone").
+  if (readSet.length > 0) await fetchingGit(['checkout', '--quiet']);
 }
 
 /** Widens a checked-out clone to `readSet` (a superset of what is checked out): fetches and writes the rest. */

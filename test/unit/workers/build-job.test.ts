@@ -201,6 +201,9 @@ test('a build hands the CLI the clone and the image, logs both commands, answers
   // A log is for people: `git ls-tree -z` entries each on a line of their own, no NUL byte.
   t.false(cloneLog.includes('\0'), 'no NUL in the clone log');
   t.regex(cloneLog, /^100644 blob [0-9a-f]{40}\t\.devcontainer\/devcontainer\.json$/m);
+  // git's report on the branch's upstream, which the service removes (`upstream is gone`), is noise.
+  t.regex(cloneLog, /^\$ git .* checkout/m);
+  t.false(cloneLog.includes('Your branch'), cloneLog);
   t.regex(await text(h, result.imageBuildLogId), /fake devcontainer build output/);
   // Progress as it happened: each log id as soon as its log exists, the commit once cloned. The
   // img log opens while resolving (the build key and reuse decision are written there).
