@@ -21,7 +21,7 @@
  *   repository per mode built once, then `reuses` pushes per mode that change only a file outside
  *   the build's inputs, each answered as a reuse (checked with service_build_reuses_total); target:
  *   Redis adds less than 20 ms.
- * Runs are interleaved, and each round alternates which mode goes first; medians are printed. Figures and what bounds them: README "Redis mode".
+ * Runs are interleaved, and each round alternates which mode goes first; medians are printed. Figures and what bounds them: docs/benchmarks.md.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';

@@ -1,5 +1,5 @@
 /**
- * Build leases: coalescing identical builds across replicas (see README "Redis mode"). A build
+ * Build leases: coalescing identical builds across replicas (see docs/redis.md). A build
  * whose key is known claims the key (an id: the build key in one target repository): the first
  * claimant leads and holds a lease until its build ends, then releases it with where it pushed
  * the image; a later claimant follows the leader instead of building. Embedded mode has nobody

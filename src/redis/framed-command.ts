@@ -3,7 +3,7 @@
  * kept before and after it: the command's bytes are framed around it in place, and ioredis writes
  * that one view to its connection as it is. (ioredis copies every Buffer argument into a new buffer
  * per command; for the log appends that copy, its fresh pages and the garbage collections they
- * caused cost a third of the capture throughput: bench:redis, README "Redis mode".)
+ * caused cost a third of the capture throughput: docs/benchmarks.md, bench:redis.)
  *
  * The frame is RESP's array of bulk strings, the bytes ioredis itself sends for the same command
  * (a unit test compares them). ioredis still owns the connection, its queue and the reply.

@@ -164,7 +164,7 @@ test.serial('the empty label array: 200 with the CLI merge of no entries, counte
   );
   t.is(res.status, 200);
   const served = (await res.json()) as { configuration: Record<string, unknown>; metadata: unknown };
-  // The one deliberate difference (README, Known limits): over no entries the CLI's maximum of
+  // The one deliberate difference (docs/behaviour.md, Known limits): over no entries the CLI's maximum of
   // host requirements is -Infinity, which the service leaves out rather than answer.
   const { hostRequirements: cliHostRequirements, ...cliRest } = cli;
   t.deepEqual(cliHostRequirements, { cpus: null, memory: '-Infinity', storage: '-Infinity' });

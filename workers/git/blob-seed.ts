@@ -1,6 +1,6 @@
 /**
- * The definition's own files from this instance's blob cache instead of a second fetch (see README
- * "Partial, sparse clones"): a later build of the same repository usually reads the same blobs.
+ * The definition's own files from this instance's blob cache instead of a second fetch (see
+ * docs/behaviour.md, Clones): a later build of the same repository usually reads the same blobs.
  * Before the checkout, when every blob of the definition's own place is cached (by repository and
  * object id), they are written into the clone's object store with `git hash-object -w`, which
  * computes their ids itself: a blob whose id differs is not what the tree names, and the checkout

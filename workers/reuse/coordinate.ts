@@ -1,5 +1,5 @@
 /**
- * How a planned build request is answered (see README "Build reuse"):
+ * How a planned build request is answered (see docs/reuse.md):
  * - reuse off: one job in the queue, as always;
  * - reuse on: a request identical to one in flight (request-identity.ts) joins it before taking
  *   a slot, when the branch still points at the commit being built (`git ls-remote`; unknown:

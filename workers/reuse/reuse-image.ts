@@ -1,5 +1,5 @@
 /**
- * Reuse through the registry API (see README "Build reuse"): the key of a successful build is
+ * Reuse through the registry API (see docs/reuse.md): the key of a successful build is
  * recorded as the tag `build-key-<hex>` of the target repository, pointing at the built image
  * (the same manifest or index). A later build with that key finds it with one manifest request
  * and writes its own tag: a relabelled copy (src/registry/relabel.ts) with this request's

@@ -1,5 +1,5 @@
 /**
- * The reuse step of a build job, after the clone (see README "Build reuse"): compute the build
+ * The reuse step of a build job, after the clone (see docs/reuse.md): compute the build
  * key; when a build with the same key is in flight for the same target repository, here or (Redis
  * mode) on another replica, follow it; else claim the key's lease (others follow this build until
  * the job releases it); when the key is recorded in the target repository, write this request's tag from it (no CLI,

@@ -1,6 +1,6 @@
 /**
  * The build key of an unchanged push from the commit's trees alone, before anything is checked
- * out (see README "Build reuse"): the clone's listing gives the object id of every path of the
+ * out (see docs/reuse.md): the clone's listing gives the object id of every path of the
  * read set, and the config's (and Dockerfile's) bytes come from the blob cache, read by an earlier
  * build on this instance from the same blobs. The record is the one a checkout would give
  * (key-inputs.ts, the same function), so the key is the same. Whenever the trees cannot stand for
