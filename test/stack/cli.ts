@@ -1,17 +1,20 @@
-// npm run stack -- up|down|status|env
+// npm run stack -- up|down|status|env|stop-bridge <a|b>|start-bridge <a|b>
 //   up      checks the prerequisites (prerequisites.ts: exit 1 naming what is missing and the install
 //           command), starts (or reuses) every component, prints a per-component report and the start
 //           time, writes $STACK_DIR/env and $STACK_DIR/env.json. Exit 1 if any component failed.
 //   down    stops everything the stack started (process groups, then a sweep by marker variable).
 //   status  shows each daemon's pid and whether it is alive. Exit 3 if something is not running.
 //   env     prints the endpoints as KEY=value lines (exit 1 if the stack is not up).
+//   stop-bridge / start-bridge <a|b>   stops / starts one builder's endpoints (builders.ts).
 import fs from 'node:fs';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { startBuilderBridge, stopBuilderBridge } from './builders.js';
+import { BUILDER_IDS, type BuilderId } from './components/engines.js';
 import { COMPONENTS } from './components/index.js';
 import type { Component, Ctx, Outcome } from './components/types.js';
 import { computeEnv, formatEnv, removeEnv, writeEnv } from './endpoints.js';
 import { stackEnv } from './env.js';
 import { type Layout, layout } from './layout.js';
+import { acquireLock } from './lock.js';
 import { missingMessage, missingPrerequisites } from './prerequisites.js';
 import { baseEnv, describePid, livePid, markedPids, stopComponent, sweep } from './proc.js';
 import { ensureState, loadState } from './state.js';
@@ -24,42 +27,6 @@ interface Result {
   outcome?: Outcome;
   ms: number;
   error?: string;
-}
-
-/** One stack command at a time per stack dir; a second one waits (up to 5 min) for the first. */
-async function acquireLock(l: Layout): Promise<() => void> {
-  fs.mkdirSync(l.root, { recursive: true });
-  const file = `${l.root}/stack.lock`;
-  const deadline = Date.now() + 300_000;
-  let told = false;
-  for (;;) {
-    try {
-      fs.writeFileSync(file, String(process.pid), { flag: 'wx' });
-      return () => fs.rmSync(file, { force: true });
-    } catch {
-      let holder = NaN;
-      try {
-        holder = Number(fs.readFileSync(file, 'utf8'));
-      } catch {
-        continue; // released meanwhile
-      }
-      let alive = false;
-      try {
-        process.kill(holder, 0);
-        alive = holder !== process.pid;
-      } catch {
-        /* dead holder */
-      }
-      if (!alive) {
-        fs.rmSync(file, { force: true });
-        continue;
-      }
-      if (Date.now() > deadline) throw new Error(`another stack command (pid ${holder}) holds ${file}`);
-      if (!told) console.log(`waiting for another stack command (pid ${holder}) to finish...`);
-      told = true;
-      await sleep(250);
-    }
-  }
 }
 
 async function up(l: Layout): Promise<number> {
@@ -119,6 +86,11 @@ async function up(l: Layout): Promise<number> {
     }
     const env = await computeEnv(l, s);
     writeEnv(l, env);
+    for (const id of ['A', 'B'] as const)
+      console.log(
+        `  builder ${id.toLowerCase()}: ${env[`BUILDER_${id}_ENDPOINT`]} (mutual TLS: ${env[`BUILDER_${id}_TLS_ENDPOINT`]})`,
+      );
+    console.log(`  builder TLS: CA ${env.BUILDER_TLS_CA_FILE}, client ${env.BUILDER_TLS_CLIENT_CERT_FILE}`);
     console.log(
       `stack up in ${secs(Date.now() - t0)} (state ${l.root}; env in ${l.envFile} and ${l.envJsonFile})`,
     );
@@ -139,13 +111,18 @@ async function down(l: Layout): Promise<number> {
     removeEnv(l);
     const s = loadState(l);
     const ctx: Ctx | undefined = s ? { l, s } : undefined;
-    const others = COMPONENTS.filter((c) => c.name !== 'dockerd').flatMap((c) => c.daemons);
+    // Engines last: everything else first (the bridges talk to them).
+    const others = COMPONENTS.filter((c) => !c.engine).flatMap((c) => c.daemons);
     const stopped = await Promise.all(others.map(async (d) => ((await stopComponent(l, d)) ? d : undefined)));
-    const dockerdComp = COMPONENTS.find((c) => c.name === 'dockerd')!;
-    const dockerdWasUp = livePid(l, 'dockerd') !== undefined;
-    if (dockerdComp.cleanup && ctx) await dockerdComp.cleanup(ctx);
-    else await stopComponent(l, 'dockerd', 15_000);
-    if (dockerdWasUp) stopped.push('dockerd');
+    const engines = COMPONENTS.filter((c) => c.engine);
+    const enginesUp = engines.flatMap((c) => c.daemons).filter((d) => livePid(l, d) !== undefined);
+    await Promise.all(
+      engines.map(async (c) => {
+        if (c.cleanup && ctx) await c.cleanup(ctx);
+        else for (const d of c.daemons) await stopComponent(l, d, 15_000);
+      }),
+    );
+    stopped.push(...enginesUp);
     const swept = await sweep(l);
     const left = markedPids(l);
     const names = stopped.filter((x): x is string => !!x);
@@ -197,12 +174,24 @@ async function main(): Promise<number> {
       return status(l);
     case 'env':
       return printEnv(l);
-    default:
-      console.error(
-        'usage: npm run stack -- up|down|status|env   (state dir: IBS_STACK_DIR, default /tmp/ibs-stack)',
-      );
-      return 2;
+    case 'stop-bridge':
+    case 'start-bridge': {
+      const id = process.argv[3];
+      if (!isBuilderId(id)) break;
+      await (cmd === 'stop-bridge' ? stopBuilderBridge(id, l.root) : startBuilderBridge(id, l.root));
+      console.log(`builder ${id}'s bridge ${cmd === 'stop-bridge' ? 'stopped' : 'running'}`);
+      return 0;
+    }
   }
+  console.error(
+    `usage: npm run stack -- up|down|status|env|stop-bridge <${BUILDER_IDS.join('|')}>|start-bridge <${BUILDER_IDS.join('|')}>\n` +
+      '(state dir: IBS_STACK_DIR, default /tmp/ibs-stack)',
+  );
+  return 2;
+}
+
+function isBuilderId(x: string | undefined): x is BuilderId {
+  return (BUILDER_IDS as readonly string[]).includes(x ?? '');
 }
 
 main().then(

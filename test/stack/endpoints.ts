@@ -5,6 +5,7 @@ import path from 'node:path';
 import { shellQuote } from '../../src/shell-quote.js';
 import { baseImage } from './components/base-image.js';
 import { STACK_BUILDER_NAME, builderEndpoint } from './components/builder.js';
+import { engine } from './components/engines.js';
 import { keyPaths } from './components/keys.js';
 import { sshHostKeyFingerprint, sshHostKeyLine, sshPaths } from './components/git-servers.js';
 import { TOKEN_SERVICE, registryHost, tokenRealm } from './components/registries.js';
@@ -16,6 +17,7 @@ import type { State } from './state.js';
 export async function computeEnv(l: Layout, s: State): Promise<StackEnv> {
   const c = s.credentials;
   const p = s.ports;
+  const k = keyPaths(l);
   const raw: Record<string, string> = {
     STACK_DIR: l.root,
     BUILDER_ENDPOINT: builderEndpoint(p.builder),
@@ -53,6 +55,19 @@ export async function computeEnv(l: Layout, s: State): Promise<StackEnv> {
     STACK_DOCKER_CONFIG: l.dockerConfig,
     STACK_BUILDER_NAME,
     REDIS_URL: redisUrl(p.redis, c.redisPassword),
+    BUILDER_A_ENDPOINT: builderEndpoint(p.builder),
+    BUILDER_A_TLS_ENDPOINT: builderEndpoint(p.builderTls),
+    BUILDER_B_ENDPOINT: builderEndpoint(p.builderB),
+    BUILDER_B_TLS_ENDPOINT: builderEndpoint(p.builderBTls),
+    BUILDER_TLS_CA_FILE: k.caCert,
+    BUILDER_TLS_SERVER_NAME: 'localhost',
+    BUILDER_TLS_CLIENT_CERT_FILE: k.builderClientCert,
+    BUILDER_TLS_CLIENT_KEY_FILE: k.builderClientKey,
+    BUILDER_TLS_OTHER_CA_FILE: k.otherCaCert,
+    BUILDER_TLS_OTHER_CA_CLIENT_CERT_FILE: k.otherClientCert,
+    BUILDER_TLS_OTHER_CA_CLIENT_KEY_FILE: k.otherClientKey,
+    STACK_DOCKER_HOST_B: `unix://${l.dockerSocketB}`,
+    STACK_BUILDER_B_NAME: engine(l, 'b').buildxName,
   };
   return parseStackEnv(raw, 'computed env');
 }

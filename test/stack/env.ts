@@ -43,6 +43,20 @@ export const STACK_ENV_KEYS = [
   'STACK_DOCKER_CONFIG', // DOCKER_CONFIG with the remote builder STACK_BUILDER_NAME and registry creds
   'STACK_BUILDER_NAME',
   'REDIS_URL', // redis://:<password>@127.0.0.1:<port> (a real redis-server, no persistence)
+  // Two builders, each its own dockerd and BuildKit cache; BUILDER_ENDPOINT is BUILDER_A_ENDPOINT.
+  'BUILDER_A_ENDPOINT', // tcp://127.0.0.1:P, plain
+  'BUILDER_A_TLS_ENDPOINT', // tcp://127.0.0.1:P, mutual TLS only (client certificate from the stack CA)
+  'BUILDER_B_ENDPOINT',
+  'BUILDER_B_TLS_ENDPOINT',
+  'BUILDER_TLS_CA_FILE', // the CA of the fronts' server certificate (SAN IP:127.0.0.1, DNS:localhost)
+  'BUILDER_TLS_SERVER_NAME', // localhost (a name in the server certificate)
+  'BUILDER_TLS_CLIENT_CERT_FILE', // the service's client certificate (the fronts accept it)
+  'BUILDER_TLS_CLIENT_KEY_FILE',
+  'BUILDER_TLS_OTHER_CA_FILE', // another CA (does not sign the fronts' certificate)
+  'BUILDER_TLS_OTHER_CA_CLIENT_CERT_FILE', // a client pair from that other CA (the fronts refuse it)
+  'BUILDER_TLS_OTHER_CA_CLIENT_KEY_FILE',
+  'STACK_DOCKER_HOST_B', // builder b's engine
+  'STACK_BUILDER_B_NAME', // the buildx builder on BUILDER_B_ENDPOINT in STACK_DOCKER_CONFIG
 ] as const;
 
 export type StackEnvKey = (typeof STACK_ENV_KEYS)[number];

@@ -23,6 +23,11 @@ export interface Layout {
   envJsonFile: string;
   docker: string;
   dockerSocket: string;
+  /** Builder b's engine: its own data root, exec root and socket (builder a's is `docker`). */
+  dockerB: string;
+  dockerSocketB: string;
+  /** Certificates of the builders' TLS fronts (the server's, the service's client pair, another CA's). */
+  builderTls: string;
   dockerConfig: string;
   registries: string;
   token: string;
@@ -45,6 +50,9 @@ export function layout(root = stackDir()): Layout {
     envJsonFile: path.join(root, 'env.json'),
     docker,
     dockerSocket: path.join(docker, 'docker.sock'),
+    dockerB: path.join(root, 'docker-b'),
+    dockerSocketB: path.join(root, 'docker-b', 'docker.sock'),
+    builderTls: path.join(root, 'builder-tls'),
     dockerConfig: path.join(root, 'docker-config'),
     registries: path.join(root, 'registries'),
     token: path.join(root, 'token'),

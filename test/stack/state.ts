@@ -7,6 +7,9 @@ import { freePort, portFree } from './proc.js';
 
 export const PORT_NAMES = [
   'builder',
+  'builderTls',
+  'builderB',
+  'builderBTls',
   'registryAnon',
   'registryNodelete',
   'registryBasic',

@@ -1,7 +1,7 @@
 // Every component of the stack, in a valid start order (dependencies listed first).
 import { baseImages } from './base-image.js';
-import { builder } from './builder.js';
-import { dockerd } from './dockerd.js';
+import { builders } from './builder.js';
+import { dockerds } from './dockerd.js';
 import { fixtures } from './fixtures.js';
 import { gitServers } from './git-servers.js';
 import { keys } from './keys.js';
@@ -11,11 +11,11 @@ import type { Component } from './types.js';
 
 export const COMPONENTS: readonly Component[] = [
   keys,
-  dockerd,
+  ...dockerds,
   tokenIssuer,
   ...registries,
   fixtures,
-  builder,
+  ...builders,
   baseImages,
   ...gitServers,
   redis,

@@ -1,6 +1,9 @@
 // Keys and certificates of the stack, generated once per stack dir (kept across down/up):
 // the token issuer's ES256 key + self-signed certificate (the token registry's rootcertbundle),
-// a CA and a server certificate for the HTTPS git server, and ed25519 keys for sshd and its client.
+// a CA and a server certificate for the HTTPS git server, ed25519 keys for sshd and its client, and
+// for the builders' mutual-TLS fronts: a server certificate and a client pair signed by the same CA,
+// and a client pair from another CA (which the fronts refuse). All EC P-256.
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Layout } from '../layout.js';
@@ -17,6 +20,14 @@ export function keyPaths(l: Layout) {
     serverCert: path.join(l.tls, 'server.pem'),
     sshHostKey: path.join(l.ssh, 'host_ed25519'),
     sshClientKey: path.join(l.ssh, 'client_ed25519'),
+    builderServerKey: path.join(l.builderTls, 'server.key'),
+    builderServerCert: path.join(l.builderTls, 'server.pem'),
+    builderClientKey: path.join(l.builderTls, 'client.key'),
+    builderClientCert: path.join(l.builderTls, 'client.pem'),
+    otherCaKey: path.join(l.builderTls, 'other-ca.key'),
+    otherCaCert: path.join(l.builderTls, 'other-ca.pem'),
+    otherClientKey: path.join(l.builderTls, 'other-client.key'),
+    otherClientCert: path.join(l.builderTls, 'other-client.pem'),
   };
 }
 
@@ -41,51 +52,102 @@ async function tokenKeys(l: Layout): Promise<void> {
   ]);
 }
 
-async function tlsKeys(l: Layout): Promise<void> {
+/** The stack CA and the HTTPS git server's certificate; true when the CA was (re)made. */
+async function tlsKeys(l: Layout): Promise<boolean> {
   const k = keyPaths(l);
-  if (fs.existsSync(k.caCert) && fs.existsSync(k.serverKey) && fs.existsSync(k.serverCert)) return;
+  if (fs.existsSync(k.caCert) && fs.existsSync(k.serverKey) && fs.existsSync(k.serverCert)) return false;
   fs.mkdirSync(l.tls, { recursive: true });
+  await selfSignedCa(k.caKey, k.caCert, 'ibs-stack test CA');
+  await signed(
+    { key: k.caKey, cert: k.caCert },
+    { key: k.serverKey, cert: k.serverCert },
+    '127.0.0.1',
+    'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth',
+  );
+  return true;
+}
+
+async function selfSignedCa(key: string, cert: string, cn: string): Promise<void> {
   await run('openssl', [
     'req',
     '-x509',
     ...EC,
     '-keyout',
-    k.caKey,
+    key,
     '-out',
-    k.caCert,
+    cert,
     '-days',
     '3650',
     '-subj',
-    '/CN=ibs-stack test CA',
+    `/CN=${cn}`,
     '-addext',
     'basicConstraints=critical,CA:TRUE',
     '-addext',
     'keyUsage=critical,keyCertSign,cRLSign',
   ]);
-  const csr = path.join(l.tls, 'server.csr');
-  await run('openssl', ['req', '-new', ...EC, '-keyout', k.serverKey, '-out', csr, '-subj', '/CN=127.0.0.1']);
-  const ext = path.join(l.tls, 'server.ext');
-  fs.writeFileSync(
-    ext,
-    'subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=serverAuth\n',
-  );
+}
+
+/** A key and a certificate for it signed by the CA (random serial: no serial file shared). */
+async function signed(
+  ca: { key: string; cert: string },
+  out: { key: string; cert: string },
+  cn: string,
+  ext: string,
+): Promise<void> {
+  const csr = `${out.cert}.csr`;
+  const extFile = `${out.cert}.ext`;
+  await run('openssl', ['req', '-new', ...EC, '-keyout', out.key, '-out', csr, '-subj', `/CN=${cn}`]);
+  fs.writeFileSync(extFile, `basicConstraints=CA:FALSE\nkeyUsage=digitalSignature\n${ext}\n`);
+  const serial = `0x${crypto.randomBytes(12).toString('hex')}`;
   await run('openssl', [
     'x509',
     '-req',
     '-in',
     csr,
     '-CA',
-    k.caCert,
+    ca.cert,
     '-CAkey',
-    k.caKey,
-    '-CAcreateserial',
+    ca.key,
+    '-set_serial',
+    serial,
     '-out',
-    k.serverCert,
+    out.cert,
     '-days',
     '825',
     '-extfile',
-    ext,
+    extFile,
   ]);
+  fs.rmSync(csr, { force: true });
+  fs.rmSync(extFile, { force: true });
+  fs.chmodSync(out.key, 0o600);
+}
+
+/** The builders' TLS fronts: server and client pairs from the stack CA, a client pair from another. */
+async function builderTlsKeys(l: Layout, newCa: boolean): Promise<void> {
+  const k = keyPaths(l);
+  if (!newCa && fs.existsSync(k.otherClientCert)) return;
+  fs.rmSync(l.builderTls, { recursive: true, force: true });
+  fs.mkdirSync(l.builderTls, { recursive: true, mode: 0o700 });
+  const ca = { key: k.caKey, cert: k.caCert };
+  await signed(
+    ca,
+    { key: k.builderServerKey, cert: k.builderServerCert },
+    '127.0.0.1',
+    'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth',
+  );
+  await signed(
+    ca,
+    { key: k.builderClientKey, cert: k.builderClientCert },
+    'image-build-service',
+    'extendedKeyUsage=clientAuth',
+  );
+  await selfSignedCa(k.otherCaKey, k.otherCaCert, 'ibs-stack other CA');
+  await signed(
+    { key: k.otherCaKey, cert: k.otherCaCert },
+    { key: k.otherClientKey, cert: k.otherClientCert },
+    'image-build-service',
+    'extendedKeyUsage=clientAuth',
+  );
 }
 
 async function sshKeys(l: Layout): Promise<void> {
@@ -107,8 +169,9 @@ export const keys: Component = {
   deps: [],
   daemons: [],
   ensure: async ({ l }: Ctx) => {
-    const before = fs.existsSync(keyPaths(l).sshClientKey) && fs.existsSync(keyPaths(l).serverCert);
-    await Promise.all([tokenKeys(l), tlsKeys(l), sshKeys(l)]);
+    const k = keyPaths(l);
+    const before = [k.sshClientKey, k.serverCert, k.otherClientCert].every((f) => fs.existsSync(f));
+    await Promise.all([tokenKeys(l), tlsKeys(l).then((newCa) => builderTlsKeys(l, newCa)), sshKeys(l)]);
     return before ? 'reused' : 'started';
   },
 };

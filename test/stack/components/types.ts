@@ -17,6 +17,8 @@ export interface Component {
   /** Pid-file names of the daemons this component runs (empty for one-shot setup steps). */
   daemons: readonly string[];
   ensure(ctx: Ctx): Promise<Outcome>;
-  /** Extra cleanup after its daemons were stopped (optional). */
+  /** A container engine: `down` stops it after everything else (builds may still use it). */
+  engine?: boolean;
+  /** Stops its daemons and cleans up after them (instead of a plain stop; optional). */
   cleanup?(ctx: Ctx): Promise<void>;
 }
