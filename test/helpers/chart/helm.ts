@@ -40,8 +40,13 @@ function valuesArgs(files: string[], set: Record<string, unknown>): string[] {
 export const lint = (files: string[] = [], set: Record<string, unknown> = {}): Promise<HelmResult> =>
   helm(['lint', '--strict', CHART_DIR, ...valuesArgs(files, set)]);
 
-export const template = (files: string[] = [], set: Record<string, unknown> = {}): Promise<HelmResult> =>
-  helm(['template', RELEASE, CHART_DIR, '--namespace', NAMESPACE, ...valuesArgs(files, set)]);
+/** `extra`: more helm arguments (`--kube-version 1.29.0`). */
+export const template = (
+  files: string[] = [],
+  set: Record<string, unknown> = {},
+  extra: string[] = [],
+): Promise<HelmResult> =>
+  helm(['template', RELEASE, CHART_DIR, '--namespace', NAMESPACE, ...valuesArgs(files, set), ...extra]);
 
 export interface K8sObject {
   apiVersion: string;
@@ -81,8 +86,12 @@ function documents(output: string): RenderedDocument[] {
 }
 
 /** `helm template` for the values files and overrides; the parsed objects, or a thrown error with helm's stderr. */
-export async function render(files: string[] = [], set: Record<string, unknown> = {}): Promise<Rendered> {
-  const result = await template(files, set);
+export async function render(
+  files: string[] = [],
+  set: Record<string, unknown> = {},
+  extra: string[] = [],
+): Promise<Rendered> {
+  const result = await template(files, set, extra);
   if (result.exitCode !== 0) throw new Error(`helm template failed: ${result.stderr}`);
   const docs = documents(result.stdout);
   const objects = docs.map((d) => d.object);

@@ -32,9 +32,14 @@ const templateRefusal = (stderr: string, instancePath: string): boolean =>
   stderr.includes("values don't meet the specifications of the schema") &&
   stderr.includes(`- at '${instancePath}'`);
 
-/** helm lint reports the schema failure against values.yaml: `[ERROR] values.yaml: - at '/build/mode': ...`. */
-const lintRefusal = (stdout: string, instancePath: string): boolean =>
-  stdout.includes(`[ERROR] values.yaml: - at '${instancePath}'`);
+/**
+ * helm lint reports the schema failure against values.yaml: `[ERROR] values.yaml: - at '/build/mode': ...`,
+ * or below the condition that failed (`[ERROR] values.yaml: - at '': 'allOf' failed` then `  - at '/replicas': ...`).
+ */
+const lintRefusal = (stdout: string, instancePath: string): boolean => {
+  const block = /\[ERROR\] values\.yaml: (.*(?:\n {2,}- at .*)*)/.exec(stdout)?.[1] ?? '';
+  return block.startsWith(`- at '${instancePath}'`) || block.includes(`\n  - at '${instancePath}'`);
+};
 
 for (const file of valuesFiles('invalid')) {
   const where = file.expect?.instancePath ?? '';

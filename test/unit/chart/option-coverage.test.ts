@@ -70,6 +70,7 @@ const CHART_ONLY = [
   'nodeSelector',
   'tolerations',
   'kubernetesService',
+  'buildkit', // the chart-deployed BuildKit; the service gets its endpoints and TLS files
   'tracing', // OpenTelemetry's own variables, read before configuration (contract rule 9)
   'registryAuth', // the ambient docker config.json, not an option (contract rule 11)
   'metrics',

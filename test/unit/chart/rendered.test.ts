@@ -15,7 +15,7 @@ import {
   valuesFiles,
   type Values,
 } from '../../helpers/chart/chart.js';
-import { render, valuesPath, type Rendered } from '../../helpers/chart/helm.js';
+import { render, valuesPath, type K8sObject, type Rendered } from '../../helpers/chart/helm.js';
 import { container, deploymentSpec, podView, type ExternalSecrets } from '../../helpers/chart/pod.js';
 
 interface Case {
@@ -256,7 +256,7 @@ for (const c of cases) {
   test(`${c.name}: the Service selects the pod; monitoring objects exist exactly when enabled`, async (t) => {
     const r = await rendered(c);
     const spec = deploymentSpec(r);
-    const service = r.one('Service');
+    const service = r.find('Service', '-image-build-service') as K8sObject;
     const svcSpec = service.spec as {
       selector: Record<string, string>;
       ports: { name: string; targetPort: string }[];

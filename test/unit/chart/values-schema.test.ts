@@ -55,6 +55,8 @@ for (const file of invalid) {
   });
 }
 
+const CONDITIONS = new Set(['if', 'then', 'else', 'not']);
+
 /** Every object node of the schema: closed (additionalProperties false) or a typed map. */
 function objectNodes(node: unknown, path: string, out: [string, JsonSchema][]): void {
   if (typeof node !== 'object' || node === null) return;
@@ -64,9 +66,9 @@ function objectNodes(node: unknown, path: string, out: [string, JsonSchema][]): 
   }
   const schema = node as JsonSchema;
   if (schema.type === 'object') out.push([path, schema]);
-  // An `if` is a condition on values, not a shape of them: it need not be closed.
+  // A condition (`if`, `then`, `else`, `not`) constrains values the closed shape already admits.
   for (const [key, child] of Object.entries(schema)) {
-    if (key !== 'if') objectNodes(child, `${path}/${key}`, out);
+    if (!CONDITIONS.has(key)) objectNodes(child, `${path}/${key}`, out);
   }
 }
 
@@ -93,9 +95,13 @@ test('every timeout and count the service requires >= 1 is >= 1 in the schema to
 });
 
 test('replicas above 1 only with Redis configured (by URL or by an existing Secret)', (t) => {
-  const schema = valuesSchema() as { if?: unknown; then?: { properties: Record<string, JsonSchema> } };
-  t.deepEqual(schema.then?.properties.replicas?.enum, [0, 1]);
-  t.deepEqual(schema.if, {
+  const conditions = valuesSchema().allOf as {
+    if?: JsonSchema;
+    then?: { properties: Record<string, JsonSchema> };
+  }[];
+  const redis = conditions.find((c) => c.then?.properties.replicas !== undefined);
+  t.deepEqual(redis?.then?.properties.replicas?.enum, [0, 1]);
+  t.deepEqual(redis?.if, {
     type: 'object',
     properties: {
       redis: {

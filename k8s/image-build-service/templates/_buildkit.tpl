@@ -1,0 +1,93 @@
+{{/* Names and TLS wiring of the chart-deployed BuildKit (buildkit.*); see the chart README. */}}
+
+{{/* The StatefulSet and its headless Service share this name (<= 52 characters, a StatefulSet's limit). */}}
+{{- define "ibs.buildkitName" -}}
+{{- printf "%s-buildkit" (include "ibs.fullname" . | trunc 43 | trimSuffix "-") -}}
+{{- end -}}
+
+{{/* Not the service's labels: the service's Service and Deployment must not select a builder pod. */}}
+{{- define "ibs.buildkitSelectorLabels" -}}
+app.kubernetes.io/name: buildkit
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/part-of: {{ .Chart.Name }}
+{{- end -}}
+
+{{- define "ibs.buildkitLabels" -}}
+{{ include "ibs.buildkitSelectorLabels" . }}
+app.kubernetes.io/version: {{ .Values.buildkit.image.tag | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
+{{- end -}}
+
+{{/* Each pod's host name in the namespace, <name>-N.<headless>, as a JSON list. */}}
+{{- define "ibs.buildkitHosts" -}}
+{{- $name := include "ibs.buildkitName" . -}}
+{{- $hosts := list -}}
+{{- range $i := until (int .Values.buildkit.replicas) -}}
+{{- $hosts = append $hosts (printf "%s-%d.%s" $name $i $name) -}}
+{{- end -}}
+{{- toJson $hosts -}}
+{{- end -}}
+
+{{/* The server certificate's DNS names: every pod, short and fully qualified, as a JSON list. */}}
+{{- define "ibs.buildkitServerNames" -}}
+{{- $ns := .Release.Namespace -}}
+{{- $domain := .Values.buildkit.clusterDomain -}}
+{{- $names := list -}}
+{{- range $host := include "ibs.buildkitHosts" . | fromJsonArray -}}
+{{- $names = concat $names (list $host (printf "%s.%s" $host $ns) (printf "%s.%s.svc" $host $ns) (printf "%s.%s.svc.%s" $host $ns $domain)) -}}
+{{- end -}}
+{{- toJson $names -}}
+{{- end -}}
+
+{{/* The service's BUILDER_ENDPOINT: tcp://<host>:<port> of every pod, comma-separated. */}}
+{{- define "ibs.buildkitEndpoints" -}}
+{{- $port := int .Values.buildkit.port -}}
+{{- $endpoints := list -}}
+{{- range $host := include "ibs.buildkitHosts" . | fromJsonArray -}}
+{{- $endpoints = append $endpoints (printf "tcp://%s:%d" $host $port) -}}
+{{- end -}}
+{{- join "," $endpoints -}}
+{{- end -}}
+
+{{/* generated, existingSecret or certManager. */}}
+{{- define "ibs.buildkitTlsSource" -}}
+{{- if .Values.buildkit.tls.existingSecret -}}existingSecret
+{{- else if .Values.buildkit.tls.certManager.issuerRef.name -}}certManager
+{{- else -}}generated
+{{- end -}}
+{{- end -}}
+
+{{/* The Secret the chart generates (and reuses on upgrade). */}}
+{{- define "ibs.buildkitGeneratedSecret" -}}
+{{- printf "%s-tls" (include "ibs.buildkitName" .) -}}
+{{- end -}}
+
+{{/* The Secret holding the server's ca.crt, tls.crt and tls.key. */}}
+{{- define "ibs.buildkitServerSecret" -}}
+{{- $source := include "ibs.buildkitTlsSource" . -}}
+{{- if eq $source "existingSecret" -}}{{ .Values.buildkit.tls.existingSecret }}
+{{- else if eq $source "certManager" -}}{{ printf "%s-server-tls" (include "ibs.buildkitName" .) }}
+{{- else -}}{{ include "ibs.buildkitGeneratedSecret" . }}
+{{- end -}}
+{{- end -}}
+
+{{/* The Secret holding the service's client pair (and ca.crt). */}}
+{{- define "ibs.buildkitClientSecret" -}}
+{{- if eq (include "ibs.buildkitTlsSource" .) "certManager" -}}{{ printf "%s-client-tls" (include "ibs.buildkitName" .) }}
+{{- else -}}{{ include "ibs.buildkitServerSecret" . }}
+{{- end -}}
+{{- end -}}
+
+{{/* Volume items laying the client pair out as ca.crt, tls.crt, tls.key (never the server's key). */}}
+{{- define "ibs.buildkitClientItems" -}}
+{{- if eq (include "ibs.buildkitTlsSource" .) "certManager" -}}
+- { key: ca.crt, path: ca.crt }
+- { key: tls.crt, path: tls.crt }
+- { key: tls.key, path: tls.key }
+{{- else -}}
+- { key: ca.crt, path: ca.crt }
+- { key: client.crt, path: tls.crt }
+- { key: client.key, path: tls.key }
+{{- end -}}
+{{- end -}}
