@@ -32,7 +32,7 @@ const repositoryOf = (fixture: string) => `${stack.GIT_HTTPS_URL}/${fixture}.git
 const basePath = process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin';
 
 const app = await startApp({
-  builderEndpoint: stack.BUILDER_ENDPOINT,
+  builderEndpoints: [stack.BUILDER_ENDPOINT],
   insecureRegistries: [stack.REGISTRY_ANON],
   childEnv: { PATH: basePath, GIT_SSL_CAINFO: stack.GIT_CA_FILE },
   commandLogRetention: 1000,

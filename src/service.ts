@@ -100,7 +100,7 @@ async function main(): Promise<void> {
         address,
         port,
         version,
-        builderConfigured: config.builderEndpoint !== undefined,
+        builders: config.builderEndpoints,
         settingsPath: config.settingsPath,
         gitCredentialEntries: config.gitCredentials.length,
         registryMappingRules: config.registryMappingRules.length,

@@ -19,7 +19,7 @@ import type { BuildStatus, Metrics } from '../src/observability/metrics.js';
 import type { BuildDeps } from './build-deps.js';
 import { isFollow, runBuildJob, type JobOutcome, type JobReuse } from './build-job.js';
 import { devcontainerCliBundle } from './builder/devcontainer-build.js';
-import { RemoteBuilder } from './builder/remote-builder.js';
+import { RemoteBuilder, builderSpecs } from './builder/remote-builder.js';
 import { remoteTip } from './git/ls-remote.js';
 import type { BuildPlan, BuildResult } from './plan-types.js';
 import { createBuildQueue, type BuildQueue } from './queue.js';
@@ -102,7 +102,7 @@ export class BuildWorker {
       logger: ctx.logger,
       metrics: ctx.metrics,
       groups: ctx.processGroups,
-      remoteBuilder: new RemoteBuilder(ctx.config, ctx.processGroups),
+      remoteBuilder: new RemoteBuilder(ctx.config, builderSpecs(ctx.config)[0], ctx.processGroups),
       devcontainerCli: devcontainerCliBundle(),
       reuse: createReuseDeps(ctx.config.insecureRegistries, ctx.leases, supplyChainOf(ctx.config)),
     };

@@ -8,6 +8,7 @@
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgv } from './argv.js';
+import { builderTls, builderTlsProblems } from './builder-tls.js';
 import { childEnvironment } from './child-env.js';
 import { ConfigError } from './config-error.js';
 import { duplicateCredentialProblems } from './credential-entries.js';
@@ -66,6 +67,22 @@ function settingsValue(settings: Settings | undefined, key: string): unknown {
   return node;
 }
 
+/** List options that also take one comma-separated string in the settings file: that string as a list. */
+function listsFromText(values: unknown): unknown {
+  for (const option of OPTIONS) {
+    if (option.settingsText !== true || option.settingsKey === undefined) continue;
+    const parts = option.settingsKey.split('.');
+    const parent = settingsValue(values as Settings, parts.slice(0, -1).join('.'));
+    const last = parts.at(-1) ?? '';
+    if (typeof parent !== 'object' || parent === null || Array.isArray(parent)) continue;
+    const text = (parent as Record<string, unknown>)[last];
+    if (typeof text !== 'string') continue;
+    const typed = valueFromText(option, text);
+    (parent as Record<string, unknown>)[last] = typed.ok ? typed.value : text;
+  }
+  return values;
+}
+
 /** Validates a typed value against the option's schema and check; returns problem texts. */
 function checkValue(option: OptionSpec, value: OptionValue, source: string): string[] {
   const validate = optionValidators.get(option.name);
@@ -107,7 +124,7 @@ function readSettings(path: string, problems: string[]): SettingsFile | undefine
     problems.push(...file.problems);
     return undefined;
   }
-  const values = file.value ?? {};
+  const values = listsFromText(file.value ?? {});
   if (validateSettings(values)) return { values: values as Settings, invalid: new Set() };
   const errors = validateSettings.errors ?? [];
   const secretKeys = OPTIONS.filter((o) => o.secret).map((o) => o.settingsKey ?? o.name);
@@ -284,11 +301,13 @@ export function loadConfigWithSources(input: LoadInput): LoadedConfig {
 
   const signing = signingKeyOf(options.signingKeyPath, sources.signingKeyPath, env, problems);
 
+  problems.push(...builderTlsProblems(options));
   if (problems.length > 0) throw new ConfigError(problems);
 
   const tmp = env.TMPDIR !== undefined && env.TMPDIR !== '' ? env.TMPDIR : tmpdir();
   const config: Config = {
-    builderEndpoint: options.builderEndpoint,
+    builderEndpoints: [...options.builderEndpoint],
+    builderTls: builderTls(options),
     port: options.port,
     host: options.host,
     builderName: options.builderName,
@@ -306,6 +325,7 @@ export function loadConfigWithSources(input: LoadInput): LoadedConfig {
       cloneTimeoutSeconds: options.cloneTimeoutSeconds,
       timeoutSeconds: options.buildTimeoutSeconds,
       maxConcurrent: options.maxConcurrentBuilds,
+      maxPerBuilder: options.maxBuildsPerBuilder,
       reuse: options.buildReuse,
       fallbackImage: options.fallbackImage,
       provenance: options.buildProvenance,

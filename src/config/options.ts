@@ -9,7 +9,11 @@ import { CACHE_TYPES, parseCacheSpec } from './cache-spec.js';
 
 /** The values the option table resolves (before the derived fields of Config are added). */
 export interface OptionValues {
-  builderEndpoint?: string;
+  builderEndpoint: string[];
+  builderTlsCa?: string;
+  builderTlsCert?: string;
+  builderTlsKey?: string;
+  builderTlsServerName?: string;
   port: number;
   host?: string;
   builderName: string;
@@ -26,6 +30,7 @@ export interface OptionValues {
   cloneTimeoutSeconds: number;
   buildTimeoutSeconds: number;
   maxConcurrentBuilds: number;
+  maxBuildsPerBuilder: number;
   buildReuse: boolean;
   fallbackImage?: string;
   buildProvenance: ProvenanceMode;
@@ -71,6 +76,8 @@ export interface OptionSpec {
   readonly schema: ValueSchema;
   /** A further check of a valid value: returns a problem text or undefined. */
   readonly check?: (value: OptionValue) => string | undefined;
+  /** A list option whose settings file value may also be one comma-separated string. */
+  readonly settingsText?: boolean;
   /** Never echoed in messages, logs or the config view. */
   readonly secret: boolean;
   readonly description: string;
@@ -115,22 +122,102 @@ const checkRedisUrl = (value: OptionValue): string | undefined => {
   return undefined;
 };
 
+/** One endpoint; a settings file string may list several, comma-separated. */
+const ENDPOINT_SCHEMA = {
+  type: 'string',
+  pattern: '^[a-z][a-z0-9+.-]*://\\S+$',
+  description: 'a URL such as tcp://host:port',
+} as const;
+
+/** The endpoints of a list or of one comma-separated text. */
+export function endpointList(value: OptionValue): string[] {
+  const items = typeof value === 'string' ? value.split(',') : Array.isArray(value) ? value : [];
+  return items.map((item: string) => item.trim()).filter((item: string) => item !== '');
+}
+
+const checkEndpoints = (value: OptionValue): string | undefined => {
+  const endpoints = endpointList(value);
+  for (const endpoint of endpoints) {
+    if (!/^[a-z][a-z0-9+.-]*:\/\/\S+$/.test(endpoint))
+      return `"${endpoint}" must be a URL such as tcp://host:port`;
+    if (/^[a-z][a-z0-9+.-]*:\/\/[^/]*@/.test(endpoint)) {
+      return 'an endpoint must not hold credentials (use the --builder-tls-* options)';
+    }
+  }
+  const twice = endpoints.find((endpoint, i) => endpoints.indexOf(endpoint) !== i);
+  return twice === undefined ? undefined : `"${twice}" is listed twice`;
+};
+
 const TABLE = {
   builderEndpoint: {
-    label: 'Builder endpoint',
+    label: 'Builder endpoints',
     flag: '--builder-endpoint',
     env: 'BUILDER_ENDPOINT',
     settingsKey: 'builder.endpoint',
-    type: 'string',
-    placeholder: '<url>',
+    type: 'list',
+    settingsText: true,
+    placeholder: '<url,...>',
+    default: [],
     defaultText: 'unset; readiness never passes',
+    schema: ENDPOINT_SCHEMA,
+    check: checkEndpoints,
+    secret: false,
+    description:
+      'BuildKit endpoint(s) of the remote builders (`docker buildx create --driver remote <url>`): one, ' +
+      'or a comma-separated list (a list in the settings file) placed by repository (docs/fleet.md).',
+  },
+  builderTlsCa: {
+    label: 'Builder TLS CA file',
+    flag: '--builder-tls-ca',
+    env: 'BUILDER_TLS_CA_PATH',
+    settingsKey: 'builder.tls.ca',
+    type: 'string',
+    placeholder: '<file>',
+    defaultText: 'unset',
+    schema: NON_EMPTY,
+    secret: false,
+    description: "PEM file of the CA that signed the builders' server certificates (mutual TLS).",
+  },
+  builderTlsCert: {
+    label: 'Builder TLS client certificate file',
+    flag: '--builder-tls-cert',
+    env: 'BUILDER_TLS_CERT_PATH',
+    settingsKey: 'builder.tls.cert',
+    type: 'string',
+    placeholder: '<file>',
+    defaultText: 'unset',
+    schema: NON_EMPTY,
+    secret: false,
+    description: "PEM file of the service's client certificate for the builders; given with its key.",
+  },
+  builderTlsKey: {
+    label: 'Builder TLS client key file',
+    flag: '--builder-tls-key',
+    env: 'BUILDER_TLS_KEY_PATH',
+    settingsKey: 'builder.tls.key',
+    type: 'string',
+    placeholder: '<file>',
+    defaultText: 'unset',
+    schema: NON_EMPTY,
+    secret: false,
+    description:
+      "PEM file of the client certificate's private key; only its path is ever passed on (the key is a secret).",
+  },
+  builderTlsServerName: {
+    label: 'Builder TLS server name',
+    flag: '--builder-tls-server-name',
+    env: 'BUILDER_TLS_SERVER_NAME',
+    settingsKey: 'builder.tls.serverName',
+    type: 'string',
+    placeholder: '<name>',
+    defaultText: "unset: each endpoint's host",
     schema: {
       type: 'string',
-      pattern: '^[a-z][a-z0-9+.-]*://\\S+$',
-      description: 'a URL such as tcp://host:port',
+      pattern: '^[A-Za-z0-9][A-Za-z0-9.-]*$',
+      description: 'a DNS name such as buildkitd.build.svc',
     },
     secret: false,
-    description: 'BuildKit endpoint of the remote builder (`docker buildx create --driver remote <url>`).',
+    description: "Name the builders' server certificates are checked against.",
   },
   port: {
     label: 'HTTP port',
@@ -348,6 +435,20 @@ const TABLE = {
     schema: { type: 'integer', minimum: 0 },
     secret: false,
     description: 'Builds running at once; one more answers 429 with Retry-After.',
+  },
+  maxBuildsPerBuilder: {
+    label: 'Concurrent builds per builder',
+    flag: '--max-builds-per-builder',
+    env: 'MAX_BUILDS_PER_BUILDER',
+    settingsKey: 'build.maxPerBuilder',
+    type: 'integer',
+    placeholder: '<n>',
+    default: 0,
+    defaultText: '0 (no limit)',
+    schema: { type: 'integer', minimum: 0 },
+    secret: false,
+    description:
+      'Builds one builder runs at once; a build whose first builder is full goes to the next in its order, and 429 when all are.',
   },
   buildReuse: {
     label: 'Build reuse',

@@ -51,6 +51,14 @@ export interface DockerConfigDocument {
   readonly auths: Readonly<Record<string, DockerAuthEntry>>;
 }
 
+/** Mutual TLS to every builder: file paths only (the key's text is never loaded into the config). */
+export interface BuilderTls {
+  readonly caPath?: string;
+  readonly certPath?: string;
+  readonly keyPath?: string;
+  readonly serverName?: string;
+}
+
 export interface BuildDefaults {
   readonly platforms: readonly string[];
   readonly noCache: boolean;
@@ -61,6 +69,8 @@ export interface BuildDefaults {
   readonly timeoutSeconds: number;
   /** 0 means no limit. */
   readonly maxConcurrent: number;
+  /** Builds one builder runs at once; 0 means no limit. */
+  readonly maxPerBuilder: number;
   /** Reuse an earlier image when the build key is unchanged; join identical builds in flight. */
   readonly reuse: boolean;
   readonly fallbackImage?: string;
@@ -80,7 +90,9 @@ export interface SigningKey {
 }
 
 export interface Config {
-  readonly builderEndpoint?: string;
+  /** The BuildKit endpoints, in the order given (empty: no builder; readiness never passes). */
+  readonly builderEndpoints: readonly string[];
+  readonly builderTls?: BuilderTls;
   readonly port: number;
   /** Listen address; unset: every interface. */
   readonly host?: string;

@@ -10,8 +10,15 @@ export function effectiveConfigView(config: Config): Record<string, unknown> {
   if (config.build.cacheFrom !== undefined) defaultBuildOptions.cacheFrom = config.build.cacheFrom;
   if (config.build.cacheTo !== undefined) defaultBuildOptions.cacheTo = config.build.cacheTo;
   return {
-    builderConfigured: config.builderEndpoint !== undefined && config.builderEndpoint !== '',
+    builderConfigured: config.builderEndpoints.length > 0,
     builderName: config.builderName,
+    builders: [...config.builderEndpoints],
+    // Which TLS parts are set, never a file's content (the key is a secret).
+    builderTls: {
+      ca: config.builderTls?.caPath !== undefined,
+      clientCertificate: config.builderTls?.certPath !== undefined,
+      ...(config.builderTls?.serverName === undefined ? {} : { serverName: config.builderTls.serverName }),
+    },
     sshHostKeyPolicy: config.sshHostKeyPolicy,
     defaultPlatforms: [...config.build.platforms],
     defaultBuildOptions,
@@ -22,6 +29,7 @@ export function effectiveConfigView(config: Config): Record<string, unknown> {
     cloneTimeoutSeconds: config.build.cloneTimeoutSeconds,
     buildTimeoutSeconds: config.build.timeoutSeconds,
     maxConcurrentBuilds: config.build.maxConcurrent,
+    maxBuildsPerBuilder: config.build.maxPerBuilder,
     buildReuse: config.build.reuse,
     supplyChain: {
       provenance: config.build.provenance,

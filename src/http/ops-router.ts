@@ -5,7 +5,7 @@ import type { AppContext } from '../context.js';
 /** Probes, metrics and the effective configuration view. */
 export function createOpsRouter(ctx: AppContext): Router {
   const router = new Router();
-  const builderConfigured = ctx.config.builderEndpoint !== undefined && ctx.config.builderEndpoint !== '';
+  const builderConfigured = ctx.config.builderEndpoints.length > 0;
   ctx.metrics.buildsCapacity.set(ctx.config.build.maxConcurrent);
 
   router.get('/health/startup', (koaCtx) => {

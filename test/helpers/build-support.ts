@@ -27,7 +27,7 @@ export type BuildOverrides = Omit<Partial<Config>, 'build'> & { build?: Partial<
 export async function startBuildApp(overrides: BuildOverrides = {}): Promise<RunningApp> {
   const { build, ...rest } = overrides;
   return startApp({
-    builderEndpoint: stack.BUILDER_ENDPOINT,
+    builderEndpoints: [stack.BUILDER_ENDPOINT],
     insecureRegistries: allRegistries(),
     commandLogRetention: 100,
     childEnv: { PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin', GIT_SSL_CAINFO: stack.GIT_CA_FILE },
@@ -39,6 +39,7 @@ export async function startBuildApp(overrides: BuildOverrides = {}): Promise<Run
       cloneTimeoutSeconds: 120,
       timeoutSeconds: 600,
       maxConcurrent: 0,
+      maxPerBuilder: 0,
       // The build tests exercise building (and re-run against registries that keep earlier keys);
       // the reuse tests (build-reuse.test.ts) turn it on.
       reuse: false,

@@ -84,7 +84,7 @@ test('builder unreachable: 500 from devcontainer build with its log', async (t) 
   const port = (closed.address() as { port: number }).port;
   await new Promise<void>((resolve) => closed.close(() => resolve()));
   const app = await startBuildApp({
-    builderEndpoint: `tcp://127.0.0.1:${port}`,
+    builderEndpoints: [`tcp://127.0.0.1:${port}`],
     builderName: 'it-unreachable',
   });
   t.teardown(() => app.close());

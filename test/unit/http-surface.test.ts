@@ -2,7 +2,7 @@ import test from 'ava';
 import { startApp } from '../helpers/app.js';
 
 test('probes answer with their contract bodies', async (t) => {
-  const app = await startApp({ builderEndpoint: 'tcp://127.0.0.1:1' });
+  const app = await startApp({ builderEndpoints: ['tcp://127.0.0.1:1'] });
   t.teardown(app.close);
   for (const [path, body] of [
     ['/health/startup', { status: 'started' }],
@@ -94,7 +94,7 @@ test('metrics expose the contract names with every label value at 0', async (t) 
 
 test('the config view shows the contract fields and no secret', async (t) => {
   const app = await startApp({
-    builderEndpoint: 'tcp://127.0.0.1:1234',
+    builderEndpoints: ['tcp://127.0.0.1:1234'],
     gitCredentials: [
       { host: 'git.example', kind: 'https', username: 'u', token: 'tok-SECRET-1' },
       { host: 'ssh.example', kind: 'ssh', privateKey: 'KEY-SECRET-2', pinnedHostKey: 'ssh-ed25519 AAAA' },
@@ -112,6 +112,8 @@ test('the config view shows the contract fields and no secret', async (t) => {
   t.deepEqual(JSON.parse(text), {
     builderConfigured: true,
     builderName: 'service-remote',
+    builders: ['tcp://127.0.0.1:1234'],
+    builderTls: { ca: false, clientCertificate: false },
     sshHostKeyPolicy: 'tofu',
     defaultPlatforms: [],
     defaultBuildOptions: { noCache: false, mode: 'auto' },
@@ -125,6 +127,7 @@ test('the config view shows the contract fields and no secret', async (t) => {
     cloneTimeoutSeconds: 600,
     buildTimeoutSeconds: 3600,
     maxConcurrentBuilds: 4,
+    maxBuildsPerBuilder: 0,
     buildReuse: true,
     supplyChain: {
       provenance: 'min',

@@ -214,7 +214,7 @@ test('probes, metrics and the configuration view answer as documented', async (t
   await conforms(t, 'GET /health/ready', await fetch(`${notReady.url}/health/ready`), 503);
 
   const app = await startApp({
-    builderEndpoint: 'tcp://127.0.0.1:1',
+    builderEndpoints: ['tcp://127.0.0.1:1'],
     insecureRegistries: ['localhost:5000'],
     gitCredentials: [{ host: 'git.example.com', kind: 'https', username: 'u', token: 'secret-token' }],
   });

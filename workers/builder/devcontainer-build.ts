@@ -173,7 +173,7 @@ export async function buildAndPush(options: {
         );
       }
       const env = {
-        ...(deps.remoteBuilder.configured ? { BUILDX_BUILDER: config.builderName } : {}),
+        ...(deps.remoteBuilder.name === undefined ? {} : { BUILDX_BUILDER: deps.remoteBuilder.name }),
         DOCKER_CONFIG: dir.dockerConfig,
         HOME: dir.home,
         XDG_CACHE_HOME: join(dir.home, '.cache'),

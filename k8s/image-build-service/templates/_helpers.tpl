@@ -39,8 +39,15 @@ namespace="{{ .Release.Namespace }}",job="{{ include "ibs.fullname" . }}"
   "git" .Values.git
   "build" $build
   "logs" .Values.logs -}}
+{{- $builder := dict -}}
 {{- with .Values.builder.endpoint -}}
-{{- $_ := set $settings "builder" (dict "endpoint" .) -}}
+{{- $_ := set $builder "endpoint" . -}}
+{{- end -}}
+{{- with .Values.builder.tls.serverName -}}
+{{- $_ := set $builder "tls" (dict "serverName" .) -}}
+{{- end -}}
+{{- if $builder -}}
+{{- $_ := set $settings "builder" $builder -}}
 {{- end -}}
 {{- toYaml $settings -}}
 {{- end -}}

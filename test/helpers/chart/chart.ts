@@ -31,7 +31,12 @@ export function mergeValues(base: Values, override: Values): Values {
 let compiled: ValidateFunction | undefined;
 /** Validates merged values as `helm install` does (JSON schema draft-07). */
 export function validateValues(values: Values): ErrorObject[] {
-  compiled ??= new Ajv({ allErrors: true, strict: true, strictRequired: false }).compile(valuesSchema());
+  compiled ??= new Ajv({
+    allErrors: true,
+    strict: true,
+    strictRequired: false,
+    allowUnionTypes: true,
+  }).compile(valuesSchema());
   return compiled(values) ? [] : [...(compiled.errors ?? [])];
 }
 

@@ -4,7 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CommandFailure } from '../../../src/exec/run.js';
 import type { CommandLogWriter } from '../../../src/logs/types.js';
-import { instanceEndpoints, RemoteBuilder } from '../../../workers/builder/remote-builder.js';
+import {
+  builderSpecs,
+  instanceNodes,
+  RemoteBuilder,
+  type BuilderSpec,
+} from '../../../workers/builder/remote-builder.js';
 
 /**
  * A fake `docker` recording its calls in calls.log; `buildx create --name N ... ENDPOINT` writes
@@ -14,8 +19,9 @@ const FAKE_DOCKER = `#!/bin/sh
 echo "$*" >> "$FAKE_DIR/calls.log"
 [ -e "$FAKE_DIR/fail" ] && { echo "ERROR: cannot create builder" >&2; exit 1; }
 if [ "$1 $2" = "buildx create" ]; then
+  for last in "$@"; do :; done
   mkdir -p "$DOCKER_CONFIG/buildx/instances"
-  printf '{"Name":"%s","Driver":"remote","Nodes":[{"Name":"%s0","Endpoint":"%s"}]}' "$4" "$4" "$7" > "$DOCKER_CONFIG/buildx/instances/$4"
+  printf '{"Name":"%s","Driver":"remote","Nodes":[{"Name":"%s0","Endpoint":"%s"}]}' "$4" "$4" "$last" > "$DOCKER_CONFIG/buildx/instances/$4"
   echo "$4"
 fi
 exit 0
@@ -37,19 +43,20 @@ async function setup(t: ExecutionContext) {
   t.teardown(() => rm(dir, { recursive: true, force: true }));
   await mkdir(join(dir, 'bin'));
   await writeFile(join(dir, 'bin', 'docker'), FAKE_DOCKER, { mode: 0o755 });
-  const config = (endpoint: string) => ({
+  const config = {
     childEnv: { PATH: `${join(dir, 'bin')}:/usr/bin:/bin`, FAKE_DIR: dir },
-    builderName: 'svc-remote',
-    builderEndpoint: endpoint,
     dockerConfigDir: join(dir, 'state'),
-  });
+  };
+  const spec = (endpoint: string, tls?: BuilderSpec['tls']): BuilderSpec | undefined =>
+    endpoint === '' ? undefined : { name: 'svc-remote', endpoint, ...(tls === undefined ? {} : { tls }) };
   const calls = async () =>
     (await readFile(join(dir, 'calls.log'), 'utf8').catch(() => '')).split('\n').filter(Boolean);
   // One RemoteBuilder per endpoint, as one per service start with that configuration.
   const builders = new Map<string, RemoteBuilder>();
-  const ensure = (endpoint: string, log = memoryLog()) => {
-    const builder = builders.get(endpoint) ?? new RemoteBuilder(config(endpoint));
-    builders.set(endpoint, builder);
+  const ensure = (endpoint: string, log = memoryLog(), tls?: BuilderSpec['tls']) => {
+    const key = `${endpoint} ${JSON.stringify(tls)}`;
+    const builder = builders.get(key) ?? new RemoteBuilder(config, spec(endpoint, tls));
+    builders.set(key, builder);
     return builder.ensure({ log, home: dir, signal: new AbortController().signal });
   };
   return { dir, calls, ensure };
@@ -108,11 +115,61 @@ test('no endpoint configured: nothing to set up', async (t) => {
   t.deepEqual(await calls(), []);
 });
 
-test('instanceEndpoints reads the node endpoints of a buildx instance file', (t) => {
-  t.deepEqual(instanceEndpoints('{"Nodes":[{"Endpoint":"tcp://a:1"},{"Endpoint":"tcp://b:2"}]}'), [
-    'tcp://a:1',
-    'tcp://b:2',
+test('instanceNodes reads the node endpoints and driver options of a buildx instance file', (t) => {
+  t.deepEqual(
+    instanceNodes(
+      '{"Nodes":[{"Endpoint":"tcp://a:1"},{"Endpoint":"tcp://b:2","DriverOpts":{"cacert":"/c"}}]}',
+    ),
+    [
+      { endpoint: 'tcp://a:1', driverOpts: {} },
+      { endpoint: 'tcp://b:2', driverOpts: { cacert: '/c' } },
+    ],
+  );
+  t.deepEqual(instanceNodes('{"Nodes":null}'), []);
+  t.deepEqual(instanceNodes('garbage'), []);
+});
+
+const TLS = {
+  caPath: '/tls/ca.pem',
+  certPath: '/tls/cert.pem',
+  keyPath: '/tls/key.pem',
+  serverName: 'bk.example',
+};
+
+test('TLS settings reach buildx as driver options holding paths; other TLS settings replace the builder', async (t) => {
+  const { dir, calls, ensure } = await setup(t);
+  await ensure('tcp://127.0.0.1:5', memoryLog(), TLS);
+  t.deepEqual(await calls(), [
+    'buildx create --name svc-remote --driver remote --driver-opt cacert=/tls/ca.pem --driver-opt cert=/tls/cert.pem' +
+      ' --driver-opt key=/tls/key.pem --driver-opt servername=bk.example tcp://127.0.0.1:5',
   ]);
-  t.deepEqual(instanceEndpoints('{"Nodes":null}'), []);
-  t.deepEqual(instanceEndpoints('garbage'), []);
+  // buildx records the options: the same ones reuse the builder, other ones replace it.
+  const instance = join(dir, 'state', 'buildx', 'instances', 'svc-remote');
+  const driverOpts = { cacert: TLS.caPath, cert: TLS.certPath, key: TLS.keyPath, servername: TLS.serverName };
+  await writeFile(
+    instance,
+    JSON.stringify({ Nodes: [{ Endpoint: 'tcp://127.0.0.1:6', DriverOpts: driverOpts }] }),
+  );
+  const log = memoryLog();
+  await ensure('tcp://127.0.0.1:6', log, TLS);
+  t.true(log.text().includes('reusing remote builder svc-remote'));
+  await ensure('tcp://127.0.0.1:6', memoryLog(), { ...TLS, serverName: 'other.example' });
+  t.is((await calls()).length, 3);
+  t.is((await calls())[1], 'buildx rm svc-remote');
+});
+
+test('builderSpecs: one endpoint keeps the builder name, several are numbered by position, TLS shared', (t) => {
+  const base = { builderName: 'svc', builderTls: { caPath: '/ca.pem' } };
+  t.deepEqual(
+    builderSpecs({ ...base, builderEndpoints: ['tcp://a:1'] }).map((s) => s.name),
+    ['svc'],
+  );
+  const specs = builderSpecs({ ...base, builderEndpoints: ['tcp://a:1', 'tcp://b:2'] });
+  t.deepEqual(
+    specs.map((s) => [s.name, s.endpoint, s.tls?.caPath]),
+    [
+      ['svc-0', 'tcp://a:1', '/ca.pem'],
+      ['svc-1', 'tcp://b:2', '/ca.pem'],
+    ],
+  );
 });

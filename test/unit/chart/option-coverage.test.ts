@@ -17,6 +17,11 @@ import { container } from '../../helpers/chart/pod.js';
 /** Where the chart takes each option from: a values path, or the chart itself (with why). */
 const CHART_SOURCE: Record<OptionName, { values: string[] } | { chart: string }> = {
   builderEndpoint: { values: ['builder.endpoint'] },
+  // The three files are mounted from one Secret (ca.crt, tls.crt, tls.key) and named by env vars.
+  builderTlsCa: { values: ['builder.tls.existingSecret'] },
+  builderTlsCert: { values: ['builder.tls.existingSecret'] },
+  builderTlsKey: { values: ['builder.tls.existingSecret'] },
+  builderTlsServerName: { values: ['builder.tls.serverName'] },
   port: { values: ['service.port'] },
   host: { chart: 'a pod listens on every interface: its Service reaches it through the pod IP' },
   builderName: { values: ['builderName'] },
@@ -35,6 +40,7 @@ const CHART_SOURCE: Record<OptionName, { values: string[] } | { chart: string }>
   cloneTimeoutSeconds: { values: ['build.cloneTimeoutSeconds'] },
   buildTimeoutSeconds: { values: ['build.timeoutSeconds'] },
   maxConcurrentBuilds: { values: ['build.maxConcurrent'] },
+  maxBuildsPerBuilder: { values: ['build.maxPerBuilder'] },
   buildReuse: { values: ['build.reuse'] },
   fallbackImage: { values: ['build.fallbackImage'] },
   buildProvenance: { values: ['build.provenance'] },
@@ -104,6 +110,8 @@ test('settings keys keep the service settings file names (the rendered file nest
     if (option.settingsKey === undefined || !('values' in source)) continue;
     if (option.settingsKey.startsWith('observability.') || option.settingsKey.startsWith('errorTracking.'))
       continue;
+    // Files mounted from a Secret: the settings key would name a path inside the pod.
+    if (source.values[0]?.endsWith('.existingSecret') === true) continue;
     t.is(source.values[0], option.settingsKey, option.name);
   }
 });
@@ -114,9 +122,14 @@ test('each mapped value is at least as strict as the service check', (t) => {
     const source = CHART_SOURCE[option.name];
     if (!('values' in source) || (option.settingsKey === undefined && option.name !== 'builderName'))
       continue;
+    if (source.values[0]?.endsWith('.existingSecret') === true) continue;
     const chart = schemaAt(valuesSchema(), source.values[0] ?? '') as JsonSchema;
     const service = valueSchema(option) as JsonSchema;
-    t.is(chart.type, service.type, `${option.name}: type`);
+    // A list that the settings file also takes as one comma-separated string (builder.endpoint).
+    const chartTypes = [chart.type]
+      .flat()
+      .filter((type) => !(option.settingsText === true && type === 'string'));
+    t.deepEqual(chartTypes, [service.type], `${option.name}: type`);
     if (service.enum !== undefined) t.deepEqual(chart.enum, service.enum, `${option.name}: enum`);
     if (typeof service.minimum === 'number') {
       t.true((chart.minimum as number) >= service.minimum, `${option.name}: minimum`);

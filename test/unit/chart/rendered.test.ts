@@ -17,6 +17,7 @@ import {
 } from '../../helpers/chart/chart.js';
 import { render, valuesPath, type K8sObject, type Rendered } from '../../helpers/chart/helm.js';
 import { container, deploymentSpec, podView, type ExternalSecrets } from '../../helpers/chart/pod.js';
+import { selfSignedCert } from '../../helpers/fake-registry.js';
 
 interface Case {
   name: string;
@@ -78,6 +79,18 @@ function userSecrets(values: Values): ExternalSecrets {
   const signing = at(values, 'signing.existingSecret') as string;
   if (signing !== '' && (at(values, 'signing.passwordKey') as string) !== '')
     secrets.get(signing)?.set(at(values, 'signing.passwordKey'), USER_SIGNING_PASSWORD);
+  const tlsSecret = at(values, 'builder.tls.existingSecret') as string;
+  if (tlsSecret !== '') {
+    const pem = selfSignedCert();
+    secrets.set(
+      tlsSecret,
+      new Map([
+        ['ca.crt', pem.cert],
+        ['tls.crt', pem.cert],
+        ['tls.key', pem.key],
+      ]),
+    );
+  }
   return secrets;
 }
 
@@ -207,11 +220,16 @@ for (const c of cases) {
     const view = podView(r, userSecrets(c.values));
     t.teardown(() => rmSync(view.root, { recursive: true, force: true }));
     const config = loadConfig({ argv: [], env: view.env });
-    t.is(config.builderEndpoint, (at(c.values, 'builder.endpoint') as string) || undefined);
+    const endpoint = at(c.values, 'builder.endpoint') as string | string[];
+    t.deepEqual(config.builderEndpoints, Array.isArray(endpoint) ? endpoint : endpoint ? [endpoint] : []);
     t.is(config.port, at<number>(c.values, 'service.port'));
     t.is(config.serviceName, at<string>(c.values, 'serviceName'));
     t.is(config.environment, (at(c.values, 'environment') as string) || 'development');
     t.is(config.build.maxConcurrent, at<number>(c.values, 'build.maxConcurrent'));
+    t.is(config.build.maxPerBuilder, at<number>(c.values, 'build.maxPerBuilder'));
+    const tls = at(c.values, 'builder.tls.existingSecret') !== '';
+    t.is(config.builderTls?.keyPath !== undefined, tls, 'the client key is mounted when a Secret is named');
+    t.is(config.builderTls?.serverName, (at(c.values, 'builder.tls.serverName') as string) || undefined);
     t.is(config.build.fallbackImage, (at(c.values, 'build.fallbackImage') as string) || undefined);
     t.is(config.commandLogRetention, at<number>(c.values, 'logs.retention'));
     t.is(config.shutdownGraceSeconds, at<number>(c.values, 'service.shutdownGraceSeconds'));

@@ -7,6 +7,7 @@ import { stringify as toYaml } from 'yaml';
 import { loadConfig } from '../../../src/config/load.js';
 import { OPTIONS, type OptionName, type OptionValue } from '../../../src/config/options.js';
 import type { Config } from '../../../src/config/types.js';
+import { selfSignedCert } from '../../helpers/fake-registry.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ibs-precedence-'));
 const dockerDir = join(dir, 'docker'); // no config.json: {auths: {}}
@@ -18,6 +19,16 @@ function file(name: string, content: unknown): string {
   writeFileSync(path, name.endsWith('.json') ? JSON.stringify(content) : toYaml(content));
   return path;
 }
+
+const pem = selfSignedCert();
+const copies = (name: string, text: string): [string, string, string] =>
+  ['a', 'b', 'c'].map((n) => {
+    const path = join(dir, `${name}-${n}.pem`);
+    writeFileSync(path, text);
+    return path;
+  }) as [string, string, string];
+const certFiles = copies('cert', pem.cert);
+const keyFiles = copies('key', pem.key);
 
 const credsFile = (host: string): string =>
   file(`creds-${host}.yaml`, [{ host, kind: 'https', username: 'u', token: `tok-${host}` }]);
@@ -38,12 +49,30 @@ interface Case {
   readonly expected?: readonly [unknown, unknown, unknown];
   /** What read() gives with nothing set (default: the option's default). */
   readonly unset?: unknown;
+  /** Flags the option needs beside it (a client certificate needs its key). */
+  readonly companions?: readonly string[];
 }
 
 const CASES: { readonly [K in OptionName]: Case } = {
   builderEndpoint: {
-    values: ['tcp://127.0.0.1:1', 'tcp://127.0.0.1:2', 'tcp://127.0.0.1:3'],
-    read: (c) => c.builderEndpoint,
+    values: [['tcp://127.0.0.1:1', 'tcp://127.0.0.1:4'], ['tcp://127.0.0.1:2'], ['tcp://127.0.0.1:3']],
+    read: (c) => c.builderEndpoints,
+  },
+  builderTlsCa: { values: certFiles, read: (c) => c.builderTls?.caPath },
+  builderTlsCert: {
+    values: certFiles,
+    read: (c) => c.builderTls?.certPath,
+    companions: [`--builder-tls-key=${keyFiles[0]}`],
+  },
+  builderTlsKey: {
+    values: keyFiles,
+    read: (c) => c.builderTls?.keyPath,
+    companions: [`--builder-tls-cert=${certFiles[0]}`],
+  },
+  builderTlsServerName: {
+    values: ['a.example', 'b.example', 'c.example'],
+    read: (c) => c.builderTls?.serverName,
+    companions: [`--builder-tls-ca=${certFiles[0]}`],
   },
   port: { values: [1111, 2222, 3333], read: (c) => c.port },
   host: { values: ['127.0.0.1', '::1', 'localhost'], read: (c) => c.host },
@@ -83,6 +112,7 @@ const CASES: { readonly [K in OptionName]: Case } = {
   cloneTimeoutSeconds: { values: [1, 2, 3], read: (c) => c.build.cloneTimeoutSeconds },
   buildTimeoutSeconds: { values: [10, 20, 30], read: (c) => c.build.timeoutSeconds },
   maxConcurrentBuilds: { values: [0, 1, 9], read: (c) => c.build.maxConcurrent },
+  maxBuildsPerBuilder: { values: [1, 2, 3], read: (c) => c.build.maxPerBuilder },
   buildReuse: { values: [false, true, false], read: (c) => c.build.reuse },
   fallbackImage: { values: ['r/flag:1', 'r/env:1', 'r/file:1'], read: (c) => c.build.fallbackImage },
   buildProvenance: { values: ['max', 'off', 'max'], read: (c) => c.build.provenance },
@@ -141,7 +171,7 @@ for (const option of OPTIONS) {
       ? undefined
       : file(`settings-${option.name}.yaml`, nested(option.settingsKey, fileValue));
   // The settings file option itself: the flag/env under test would replace the file that holds the value.
-  const settingsArgv = settings === undefined ? [] : ['--settings', settings];
+  const settingsArgv = [...(settings === undefined ? [] : ['--settings', settings]), ...(c.companions ?? [])];
 
   test(`${option.flag}: flag beats env beats settings file beats default`, (t) => {
     const unset = 'unset' in c ? c.unset : option.default;
@@ -168,13 +198,19 @@ for (const option of OPTIONS) {
       t.deepEqual(c.read(fileOnly), expected[2], 'settings file beats the default');
     }
 
-    const none = loadConfig({ argv: [], env: baseEnv });
-    t.deepEqual(c.read(none), unset, 'default');
+    // With a companion alone the configuration is refused (tested in errors.test.ts).
+    if (c.companions === undefined) {
+      const none = loadConfig({ argv: [], env: baseEnv });
+      t.deepEqual(c.read(none), unset, 'default');
+    }
   });
 
   if (option.type !== 'boolean') {
     test(`${option.flag}: the separate-value form equals the = form`, (t) => {
-      const config = loadConfig({ argv: [option.flag, asText(flagValue)], env: baseEnv });
+      const config = loadConfig({
+        argv: [option.flag, asText(flagValue), ...(c.companions ?? [])],
+        env: baseEnv,
+      });
       t.deepEqual(c.read(config), expected[0]);
     });
   }
@@ -209,6 +245,7 @@ test('the defaults are the contract table, and derived fields come from the envi
     { ...config, childEnv: undefined, version: undefined },
     {
       port: 8080,
+      builderEndpoints: [],
       builderName: 'service-remote',
       sshHostKeyPolicy: 'tofu',
       insecureRegistries: [],
@@ -222,6 +259,7 @@ test('the defaults are the contract table, and derived fields come from the envi
         cloneTimeoutSeconds: 600,
         timeoutSeconds: 3600,
         maxConcurrent: 4,
+        maxPerBuilder: 0,
         reuse: true,
         provenance: 'min',
         sbom: false,

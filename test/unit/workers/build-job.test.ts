@@ -131,7 +131,7 @@ async function harness(t: ExecutionContext, mode: 'ok' | 'fail' | 'hang'): Promi
     logger: createLogger({ serviceName: 't', environment: 'test', destination: { write: () => true } }),
     metrics: new Metrics(),
     groups,
-    remoteBuilder: new RemoteBuilder(config, groups),
+    remoteBuilder: new RemoteBuilder(config, undefined, groups),
     devcontainerCli: cli,
     reuse: createReuseDeps(config.insecureRegistries, createEmbeddedLeases(), supplyChainOf(config)),
   };
