@@ -54,38 +54,47 @@ export class ImageSigner {
   /** Signs `digest` of the call's repository (the call needs push scope). */
   async sign(client: RegistryClient, call: RegistryCall, digest: string): Promise<SignOutcome> {
     const payload = simpleSigningPayload(`${call.ref.registry}/${call.ref.name}`, digest);
-    const payloadDigest = sha256(payload);
-    const tag = signatureTag(digest);
-    // The payload goes up while the signatures already there are read (usually none).
+    const layer: SignatureLayer = {
+      mediaType: SIMPLE_SIGNING_MEDIA_TYPE,
+      digest: sha256(payload),
+      size: payload.length,
+      annotations: {
+        [SIGNATURE_ANNOTATION]: sign('sha256', payload, this.key.privateKey).toString('base64'),
+      },
+    };
+    // The blobs of a first signature go up while the signatures already there are read (usually none).
+    const alone = signatureConfig([layer]);
     const [existing] = await Promise.all([
-      client.getManifest(call, tag),
+      client.getManifest(call, signatureTag(digest)),
       uploadBlob(client, call, payload, SIMPLE_SIGNING_MEDIA_TYPE, { probe: false }),
+      uploadBlob(client, call, alone, CONFIG_TYPE, { probe: false }),
     ]);
     const layers = existing === undefined ? [] : layersOf(existing.body, call);
-    if (layers.some((layer) => this.signedHere(layer, payloadDigest, payload))) return 'already signed';
-    const signature = sign('sha256', payload, this.key.privateKey).toString('base64');
-    const all = [
-      ...layers,
-      {
-        mediaType: SIMPLE_SIGNING_MEDIA_TYPE,
-        digest: payloadDigest,
-        size: payload.length,
-        annotations: { [SIGNATURE_ANNOTATION]: signature },
-      },
-    ];
-    const config = signatureConfig(all);
-    const configDigest = await uploadBlob(client, call, config, CONFIG_TYPE, { probe: false });
+    if (layers.some((l) => this.signedHere(l, layer.digest, payload))) return 'already signed';
+    const all = [...layers, layer];
+    const config = layers.length === 0 ? alone : signatureConfig(all);
+    if (layers.length > 0) await uploadBlob(client, call, config, CONFIG_TYPE, { probe: false });
+    await this.writeManifest(client, call, digest, config, all);
+    return 'signed';
+  }
+
+  private async writeManifest(
+    client: RegistryClient,
+    call: RegistryCall,
+    digest: string,
+    config: Buffer,
+    layers: readonly SignatureLayer[],
+  ): Promise<void> {
     const body = Buffer.from(
       JSON.stringify({
         schemaVersion: 2,
         mediaType: MEDIA_TYPES.ociManifest,
-        config: { mediaType: CONFIG_TYPE, digest: configDigest, size: config.length },
-        layers: all,
+        config: { mediaType: CONFIG_TYPE, digest: sha256(config), size: config.length },
+        layers,
       }),
     );
     if (body.length > LIMITS.manifestBytes)
       throw registryUnreachable(call.ref.registry, 'too many signatures', call.ref.image);
-    await putManifest(client, call, tag, body, MEDIA_TYPES.ociManifest);
-    return 'signed';
+    await putManifest(client, call, signatureTag(digest), body, MEDIA_TYPES.ociManifest);
   }
 }
