@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Installs everything the real local stack (test/stack) and the tests need on Debian bookworm.
 # Idempotent: every step checks first and is skipped when already done.
-#   - bookworm packages via apt-get;
-#   - trixie's docker.io (dockerd) and docker-buildx, extracted with dpkg -x into /opt/ibs-docker
-#     through a private apt configuration (the system's sources are not touched);
+#   - bookworm packages via apt-get, without starting or enabling their services;
+#   - trixie's docker.io (dockerd), docker-buildx and cosign, extracted with dpkg -x into
+#     /opt/ibs-docker through a private apt configuration (the system's sources are not touched);
 #   - the buildx CLI plugin in /usr/local/lib/docker/cli-plugins (found for every DOCKER_CONFIG);
 #   - an i386 busybox-static .deb (for the linux/386 base image rootfs) in /opt/ibs-docker/i386;
 #   - node_modules via `npm ci` when missing or older than package-lock.json.
@@ -28,14 +28,10 @@ for p in "${PKGS[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then missing+=("$p"); fi
 done
 if [ ${#missing[@]} -gt 0 ]; then
-  log "apt-get install ${missing[*]}"
-  # The package lists may be absent (fresh image) or stale: update once, retry install after an update.
-  # Wait for another apt/dpkg run instead of failing on its lock.
-  apt_sys=(-o DPkg::Lock::Timeout=600)
-  if ! $SUDO apt-get "${apt_sys[@]}" install -y --no-install-recommends "${missing[@]}"; then
-    $SUDO apt-get "${apt_sys[@]}" update
-    $SUDO apt-get "${apt_sys[@]}" install -y --no-install-recommends "${missing[@]}"
-  fi
+  log "apt-get install ${missing[*]} (no service is started or enabled)"
+  # shellcheck source=.ci/no-services.sh
+  . "$ROOT/.ci/no-services.sh"
+  install_without_services "${missing[@]}"
 else
   log "bookworm packages present"
 fi
@@ -83,6 +79,27 @@ fi
 if [ ! -e "$OPT/bin/docker-init" ] && [ -x /usr/bin/tini-static ]; then
   $SUDO ln -sf /usr/bin/tini-static "$OPT/bin/docker-init"
 fi
+
+# --- 2b. trixie's cosign (a static binary), extracted the same way -------------------------------
+# cosign verifies the signatures of the supply-chain tests; bookworm has no cosign package.
+if [ ! -x "$OPT/bin/cosign" ]; then
+  log "fetching trixie cosign into $OPT"
+  dir="$APT_X/trixie"
+  prepare_apt_x "$dir" "deb [signed-by=$KEYRING] $MIRROR trixie main"
+  tmp=$(mktemp -d)
+  # Lists from an earlier run may name a version the mirror no longer has: update and retry once.
+  if ! ls "$dir"/lists/*_Packages* >/dev/null 2>&1 || ! (cd "$tmp" && apt_x "$dir" download cosign/trixie); then
+    apt_x "$dir" update -qq
+    (cd "$tmp" && apt_x "$dir" download cosign/trixie)
+  fi
+  $SUDO mkdir -p "$OPT/root" "$OPT/bin"
+  $SUDO dpkg -x "$tmp"/cosign_*.deb "$OPT/root"
+  $SUDO ln -sf "$OPT/root/usr/bin/cosign" "$OPT/bin/cosign"
+  # Its own `cosign version` says "devel": keep the package's version.
+  dpkg-deb -f "$tmp"/cosign_*.deb Version | $SUDO tee "$OPT/cosign.version" >/dev/null
+  rm -rf "$tmp"
+fi
+log "cosign: $OPT/bin/cosign $(cat "$OPT/cosign.version" 2>/dev/null)"
 
 # --- 3. buildx plugin where the docker CLI finds it for every DOCKER_CONFIG ------------------------
 PLUGIN_DIR=/usr/local/lib/docker/cli-plugins

@@ -10,8 +10,9 @@ import { keyPaths } from './components/keys.js';
 import { sshHostKeyFingerprint, sshHostKeyLine, sshPaths } from './components/git-servers.js';
 import { TOKEN_SERVICE, registryHost, tokenRealm } from './components/registries.js';
 import { STACK_ENV_KEYS, type StackEnv, parseStackEnv } from './env.js';
-import type { Layout } from './layout.js';
+import { COSIGN_BIN, type Layout } from './layout.js';
 import { redisUrl } from './redis-server.js';
+import { sbomGeneratorImage } from './components/sbom-generator.js';
 import type { State } from './state.js';
 
 export async function computeEnv(l: Layout, s: State): Promise<StackEnv> {
@@ -68,6 +69,8 @@ export async function computeEnv(l: Layout, s: State): Promise<StackEnv> {
     BUILDER_TLS_OTHER_CA_CLIENT_KEY_FILE: k.otherClientKey,
     STACK_DOCKER_HOST_B: `unix://${l.dockerSocketB}`,
     STACK_BUILDER_B_NAME: engine(l, 'b').buildxName,
+    COSIGN_BIN,
+    SBOM_GENERATOR_IMAGE: sbomGeneratorImage(s),
   };
   return parseStackEnv(raw, 'computed env');
 }

@@ -57,6 +57,8 @@ export const STACK_ENV_KEYS = [
   'BUILDER_TLS_OTHER_CA_CLIENT_KEY_FILE',
   'STACK_DOCKER_HOST_B', // builder b's engine
   'STACK_BUILDER_B_NAME', // the buildx builder on BUILDER_B_ENDPOINT in STACK_DOCKER_CONFIG
+  'COSIGN_BIN', // trixie's cosign (installed by .ci/install.sh)
+  'SBOM_GENERATOR_IMAGE', // localhost:P/dev/sbom-generator:<hash>, BuildKit's SBOM scanner protocol
 ] as const;
 
 export type StackEnvKey = (typeof STACK_ENV_KEYS)[number];

@@ -13,6 +13,8 @@ export const STACK_SRC = path.dirname(new URL(import.meta.url).pathname);
 /** Binaries installed by .ci/install.sh (trixie's dockerd and friends). */
 export const DOCKER_BIN_DIR = '/opt/ibs-docker/bin';
 export const I386_DEB_DIR = '/opt/ibs-docker/i386';
+/** trixie's cosign, extracted by .ci/install.sh (COSIGN_BIN in the env). */
+export const COSIGN_BIN = path.join(DOCKER_BIN_DIR, 'cosign');
 
 export interface Layout {
   root: string;

@@ -3,7 +3,7 @@
 // so that a missing one ends `up` with its name and the install command, not a spawn error.
 import fs from 'node:fs';
 import path from 'node:path';
-import { DOCKER_BIN_DIR, I386_DEB_DIR } from './layout.js';
+import { COSIGN_BIN, DOCKER_BIN_DIR, I386_DEB_DIR } from './layout.js';
 
 export const INSTALL_COMMAND = 'bash .ci/install.sh';
 
@@ -20,6 +20,7 @@ const BUILDX_PLUGIN_DIRS = ['/usr/local/lib/docker/cli-plugins', '/usr/libexec/d
 
 export const PREREQUISITES: readonly Prerequisite[] = [
   { what: path.join(DOCKER_BIN_DIR, 'dockerd'), from: "trixie's docker.io" },
+  { what: COSIGN_BIN, from: "trixie's cosign" },
   { what: 'containerd', from: 'Debian package containerd' },
   { what: 'runc', from: 'Debian package runc' },
   { what: 'docker', from: 'the docker CLI (or trixie docker-cli)' },
