@@ -4,7 +4,7 @@
  * holds the log until that line's newline; what the other stream writes meanwhile waits, and goes
  * right after it. A line left open for HOLD_MS (a prompt, a progress bar) while the other stream
  * waits, or more than WAITING_BYTES_MAX waiting, lets the waiting output go; the open line goes on
- * after it. Never cuts a character: each stream's bytes come whole-character aligned (run.ts),
+ * after it. Never cuts a character: each stream's bytes come whole-character aligned (run/output.ts),
  * and a newline byte is never inside one.
  */
 
@@ -23,69 +23,87 @@ export interface LineGate {
 }
 
 const otherOf = (stream: StreamName): StreamName => (stream === 'stdout' ? 'stderr' : 'stdout');
+const endsLine = (bytes: Uint8Array): boolean => bytes[bytes.length - 1] === NEWLINE;
 
 export function createLineGate(sink: (bytes: Uint8Array) => void, holdMs = HOLD_MS): LineGate {
-  /** The stream in the middle of a line (its last output did not end with a newline). */
-  let owner: StreamName | undefined;
-  const waiting: Record<StreamName, Uint8Array[]> = { stdout: [], stderr: [] };
-  let waitingBytes = 0;
-  let timer: NodeJS.Timeout | undefined;
+  return new Gate(sink, holdMs);
+}
 
-  const stopTimer = (): void => {
-    clearTimeout(timer);
-    timer = undefined;
-  };
-  /** The open line stops holding the log: what waits goes. */
-  const open = (): void => {
-    stopTimer();
-    owner = undefined;
-    for (const stream of ['stdout', 'stderr'] as const) drain(stream);
-  };
-  const drain = (stream: StreamName): void => {
-    const queued = waiting[stream].splice(0);
-    for (const bytes of queued) {
-      waitingBytes -= bytes.length;
-      write(stream, bytes);
-    }
-  };
+class Gate implements LineGate {
+  /** The stream in the middle of a line (its last output did not end with a newline), if any. */
+  #owner: StreamName | undefined;
+  readonly #waiting: Record<StreamName, Uint8Array[]> = { stdout: [], stderr: [] };
+  #waitingBytes = 0;
+  /** Runs while an open line holds the log and the other stream's output waits. */
+  #timer: NodeJS.Timeout | undefined;
+  readonly #sink: (bytes: Uint8Array) => void;
+  readonly #holdMs: number;
+
+  constructor(sink: (bytes: Uint8Array) => void, holdMs: number) {
+    this.#sink = sink;
+    this.#holdMs = holdMs;
+  }
+
+  write(stream: StreamName, bytes: Uint8Array): void {
+    if (bytes.length === 0) return;
+    if (this.#owner === undefined || this.#owner === stream) return this.#pass(stream, bytes);
+    this.#waiting[stream].push(bytes);
+    this.#waitingBytes += bytes.length;
+    if (this.#waitingBytes > WAITING_BYTES_MAX) this.#open();
+    else this.#holdFor();
+  }
+
+  end(): void {
+    this.#release();
+    for (const stream of ['stdout', 'stderr'] as const)
+      for (const bytes of this.#waiting[stream].splice(0)) this.#sink(bytes);
+    this.#waitingBytes = 0;
+  }
+
   /** `stream` may write now. */
-  const pass = (stream: StreamName, bytes: Uint8Array): void => {
+  #pass(stream: StreamName, bytes: Uint8Array): void {
     const other = otherOf(stream);
-    if (waiting[other].length > 0 && bytes[bytes.length - 1] !== NEWLINE) {
+    if (this.#waiting[other].length > 0 && !endsLine(bytes)) {
       const cut = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).lastIndexOf(NEWLINE);
       if (cut >= 0) {
         // The other stream waits: this one's complete lines, then the other's turn, then the rest.
-        pass(stream, bytes.subarray(0, cut + 1));
-        write(stream, bytes.subarray(cut + 1));
+        this.#pass(stream, bytes.subarray(0, cut + 1));
+        this.write(stream, bytes.subarray(cut + 1));
         return;
       }
     }
-    sink(bytes);
-    if (bytes[bytes.length - 1] === NEWLINE) {
-      stopTimer();
-      owner = undefined;
-      drain(other);
+    this.#sink(bytes);
+    if (endsLine(bytes)) {
+      this.#release();
+      this.#drain(other);
     } else {
-      owner = stream;
-      if (waiting[other].length > 0) timer ??= setTimeout(open, holdMs);
+      this.#owner = stream;
+      if (this.#waiting[other].length > 0) this.#holdFor();
     }
-  };
-  function write(stream: StreamName, bytes: Uint8Array): void {
-    if (bytes.length === 0) return;
-    if (owner === undefined || owner === stream) return pass(stream, bytes);
-    waiting[stream].push(bytes);
-    waitingBytes += bytes.length;
-    if (waitingBytes > WAITING_BYTES_MAX) open();
-    else timer ??= setTimeout(open, holdMs);
   }
-  return {
-    write,
-    end() {
-      stopTimer();
-      owner = undefined;
-      for (const stream of ['stdout', 'stderr'] as const)
-        for (const bytes of waiting[stream].splice(0)) sink(bytes);
-      waitingBytes = 0;
-    },
-  };
+
+  /** The open line holds the log for at most holdMs from the first output waiting. */
+  #holdFor(): void {
+    this.#timer ??= setTimeout(() => this.#open(), this.#holdMs);
+  }
+
+  /** No line is open any more. */
+  #release(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#owner = undefined;
+  }
+
+  /** The open line stops holding the log: what waits goes. */
+  #open(): void {
+    this.#release();
+    for (const stream of ['stdout', 'stderr'] as const) this.#drain(stream);
+  }
+
+  #drain(stream: StreamName): void {
+    for (const bytes of this.#waiting[stream].splice(0)) {
+      this.#waitingBytes -= bytes.length;
+      this.write(stream, bytes);
+    }
+  }
 }

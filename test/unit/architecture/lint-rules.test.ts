@@ -39,6 +39,18 @@ const cases: Array<[string, string, string, string]> = [
     'no-restricted-imports',
   ],
   [
+    'execa in the wrapper outside its start',
+    'src/exec/run.ts',
+    "import { execa } from 'execa';\nexport const x = execa;\n",
+    'no-restricted-imports',
+  ],
+  [
+    'a function of 61 lines',
+    'src/exec/cancellation.ts',
+    `export function long(): number {\n  let n = 0;\n${'  n += 1;\n'.repeat(58)}  return n;\n}\n`,
+    'max-lines-per-function',
+  ],
+  [
     'a floating promise',
     'src/app.ts',
     'async function f(): Promise<void> {}\nexport function g(): void {\n  f();\n}\n',
@@ -66,8 +78,8 @@ for (const [name, filePath, code, rule] of cases) {
 
 test('the subprocess wrapper itself may import execa', async (t) => {
   t.false(
-    (await ruleIds('src/exec/run.ts', "import { execa } from 'execa';\nexport const x = execa;\n")).includes(
-      'no-restricted-imports',
-    ),
+    (
+      await ruleIds('src/exec/run/start.ts', "import { execa } from 'execa';\nexport const x = execa;\n")
+    ).includes('no-restricted-imports'),
   );
 });
