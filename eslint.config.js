@@ -49,7 +49,6 @@ const LONG_FUNCTIONS = [
   'src/builds/redis-leases.ts',
   'src/config/load.ts',
   'src/http/registry-router.ts',
-  'src/logs/redis-log-writer.ts',
   'src/logs/redis-store.ts',
   'src/logs/store.ts',
   'src/observability/metrics.ts',

@@ -3,6 +3,7 @@
 // reached Redis. The real server and a real dropped connection: integration/redis-log-store.
 import test from 'ava';
 import type { Command, Redis } from 'ioredis';
+import { TRUNCATED_MARKER } from '../../../src/logs/redis-log-keys.js';
 import { createElementSpaces, openRedisLogWriter } from '../../../src/logs/redis-log-writer.js';
 
 type Failure = 'before' | 'after' | undefined;
@@ -128,4 +129,108 @@ test('a log deleted while written: its later output is dropped and it is not clo
   t.is(redis.text(), '');
   t.is(redis.appends(), 2);
   t.is(redis.closes(), 0);
+});
+
+/** A fake whose appends wait to be answered by the test: stored, or stored with the answer lost. */
+function heldRedis() {
+  const redis = fakeRedis(() => undefined);
+  const held: { command: Command; bytes: Buffer }[] = [];
+  let appends = 0;
+  const client = Object.create(redis.client as object) as Redis & { sendCommand(command: Command): void };
+  const list: Buffer[] = [Buffer.alloc(0)];
+  client.sendCommand = (command: Command): void => {
+    appends += 1;
+    held.push({ command, bytes: Buffer.from(lastArgument(command.toWritable({}) as Buffer)) });
+  };
+  Object.assign(client, {
+    llen: async () => list.length,
+    evalsha: async (_sha: string, _keys: number, ...rest: (string | number | Buffer)[]) => {
+      list.push(...rest.slice(7).map((piece) => Buffer.from(piece as Buffer)));
+      return 1;
+    },
+  });
+  return {
+    client,
+    appends: () => appends,
+    text: () => Buffer.concat(list).toString('utf8'),
+    /** Answers the nth append (1-based): stored, its answer delivered or lost. */
+    answer(n: number, answer: 'stored' | 'lost') {
+      const append = held[n - 1];
+      if (append === undefined) throw new Error(`no append ${n}`);
+      list.push(append.bytes);
+      if (answer === 'lost') append.command.reject(new Error('Connection is closed.'));
+      else append.command.resolve(list.length);
+    },
+  };
+}
+
+async function untilState(
+  writer: ReturnType<typeof openRedisLogWriter>,
+  check: (state: typeof writer.state) => boolean,
+): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!check(writer.state)) {
+    if (Date.now() > deadline) throw new Error(`state stayed ${JSON.stringify(writer.state)}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+test('the flow after a lost answer: settling while an append is in flight, reconciling, then streaming', async (t) => {
+  const redis = heldRedis();
+  const writer = openRedisLogWriter({
+    client: redis.client,
+    id: 'img-00000000-0000-4000-8000-000000000000',
+    kind: 'img',
+    secrets: [],
+    sizeCapBytes: 50 * 1024 * 1024,
+    retention: 10,
+    now: () => 0,
+    spaces: createElementSpaces(),
+    warn: () => undefined,
+  });
+  const line = `${'y'.repeat(1023)}\n`;
+  // Two full elements in one turn: both sent before either is answered.
+  writer.write(Buffer.from(line.repeat(2048)));
+  t.is(redis.appends(), 2);
+  t.deepEqual(writer.state, { phase: 'open', flow: 'streaming' });
+  redis.answer(1, 'lost');
+  await untilState(writer, (state) => state.flow === 'settling');
+  writer.write(Buffer.from('held while settling\n'));
+  redis.answer(2, 'stored');
+  await untilState(writer, (state) => state.flow === 'reconciling');
+  t.is(redis.appends(), 2);
+  // The list's length says both were stored: nothing is sent again, the held line goes next.
+  await untilState(writer, (state) => state.flow === 'streaming');
+  while (redis.appends() < 3) await turn();
+  redis.answer(3, 'stored');
+  const closing = writer.close();
+  t.is(writer.state.phase, 'closing');
+  await closing;
+  t.is(writer.state.phase, 'closed');
+  t.is(redis.text(), `${line.repeat(2048)}held while settling\n`);
+  t.is(redis.appends(), 3);
+});
+
+test('the size cap: the marker once, later output dropped; after the close nothing is stored', async (t) => {
+  const redis = fakeRedis(() => undefined);
+  const writer = openRedisLogWriter({
+    client: redis.client,
+    id: 'img-00000000-0000-4000-8000-000000000000',
+    kind: 'img',
+    secrets: [],
+    sizeCapBytes: 20,
+    retention: 10,
+    now: () => 0,
+    spaces: createElementSpaces(),
+    warn: () => undefined,
+  });
+  writer.write('within the cap\n');
+  writer.write('beyond the cap\n');
+  writer.write('also beyond\n');
+  await writer.close();
+  writer.write('after the close\n');
+  await writer.close();
+  t.is(redis.text(), `within the cap\n${TRUNCATED_MARKER}`);
+  t.is(redis.closes(), 1);
+  t.is(writer.state.phase, 'closed');
 });
