@@ -61,7 +61,7 @@ test('every transport reason has a producer', (t) => {
 
 /** Programming errors that never reach a client as text (they end as a 500 `internal error` or at startup). */
 const PLAIN_ERRORS: Readonly<Record<string, number>> = {
-  'src/exec/run.ts': 1, // a secret in argv: refused before spawning
+  'src/exec/run/command-line.ts': 1, // a secret in argv: refused before spawning
   'src/config/options.ts': 1, // an option name that the table lacks
   'src/config/version.ts': 1, // the package's own package.json missing
   'src/config/docs.ts': 1, // README markers missing (scripts only)
