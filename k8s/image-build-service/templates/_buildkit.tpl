@@ -91,3 +91,36 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 - { key: client.key, path: tls.key }
 {{- end -}}
 {{- end -}}
+
+{{/*
+The generated TLS material as JSON (base64 values): the release's Secret when it exists (lookup), its
+server certificate re-signed by its CA when the pod names changed, else new. Computed once per render
+and kept in .Values, so that every include (the Secret, the pods' checksums) sees the same material.
+*/}}
+{{- define "ibs.buildkitGeneratedData" -}}
+{{- $tls := .Values.buildkit.tls -}}
+{{- if not (hasKey $tls "_generated") -}}
+{{- $serverCn := include "ibs.buildkitName" . -}}
+{{- $names := include "ibs.buildkitServerNames" . | fromJsonArray -}}
+{{- $namesSum := include "ibs.buildkitServerNames" . | sha256sum -}}
+{{- $days := int $tls.validityDays -}}
+{{- $previous := lookup "v1" "Secret" .Release.Namespace (include "ibs.buildkitGeneratedSecret" .) -}}
+{{- $data := dict -}}
+{{- if hasKey (dig "data" dict $previous) "ca.key" -}}
+{{- $data = deepCopy $previous.data -}}
+{{- if ne (dig "metadata" "annotations" "image-build-service/server-names-sha256" "" $previous) $namesSum -}}
+{{- $ca := buildCustomCert (index $data "ca.crt") (index $data "ca.key") -}}
+{{- $server := genSignedCert $serverCn nil $names $days $ca -}}
+{{- $_ := set $data "tls.crt" ($server.Cert | b64enc) -}}
+{{- $_ := set $data "tls.key" ($server.Key | b64enc) -}}
+{{- end -}}
+{{- else -}}
+{{- $ca := genCA (printf "%s-ca" $serverCn) $days -}}
+{{- $server := genSignedCert $serverCn nil $names $days $ca -}}
+{{- $client := genSignedCert (include "ibs.fullname" .) nil nil $days $ca -}}
+{{- $data = dict "ca.crt" ($ca.Cert | b64enc) "ca.key" ($ca.Key | b64enc) "tls.crt" ($server.Cert | b64enc) "tls.key" ($server.Key | b64enc) "client.crt" ($client.Cert | b64enc) "client.key" ($client.Key | b64enc) -}}
+{{- end -}}
+{{- $_ := set $tls "_generated" $data -}}
+{{- end -}}
+{{- toJson $tls._generated -}}
+{{- end -}}

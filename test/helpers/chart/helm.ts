@@ -17,12 +17,16 @@ export interface HelmResult {
   stderr: string;
 }
 
-/** Runs helm with argv (no shell); fails clearly when helm is not installed. */
-export async function helm(args: string[]): Promise<HelmResult> {
+/** Runs helm with argv (no shell) and extra environment; fails clearly when helm is not installed. */
+export async function helm(args: string[], env: Record<string, string> = {}): Promise<HelmResult> {
   if (!existsSync(HELM)) {
     throw new Error(`helm is missing at ${HELM}: run \`bash .ci/install.sh\` (it extracts helm)`);
   }
-  const result = await execa(HELM, args, { reject: false, timeout: 60_000, env: { HELM_NO_PLUGINS: '1' } });
+  const result = await execa(HELM, args, {
+    reject: false,
+    timeout: 60_000,
+    env: { HELM_NO_PLUGINS: '1', ...env },
+  });
   return { exitCode: result.exitCode ?? -1, stdout: result.stdout, stderr: result.stderr };
 }
 
@@ -85,13 +89,40 @@ function documents(output: string): RenderedDocument[] {
   });
 }
 
+/**
+ * `helm template` against a (fake) API server, as `helm install --dry-run=server` renders: `lookup`
+ * reads the cluster's objects. OpenAPI validation is off (the fake serves no schema).
+ */
+export const templateInCluster = (
+  kubeconfig: string,
+  files: string[] = [],
+  set: Record<string, unknown> = {},
+): Promise<HelmResult> =>
+  helm(
+    [
+      'template',
+      RELEASE,
+      CHART_DIR,
+      '--namespace',
+      NAMESPACE,
+      '--dry-run=server',
+      '--disable-openapi-validation',
+      ...valuesArgs(files, set),
+    ],
+    { KUBECONFIG: kubeconfig },
+  );
+
 /** `helm template` for the values files and overrides; the parsed objects, or a thrown error with helm's stderr. */
 export async function render(
   files: string[] = [],
   set: Record<string, unknown> = {},
   extra: string[] = [],
 ): Promise<Rendered> {
-  const result = await template(files, set, extra);
+  return parseRendered(await template(files, set, extra));
+}
+
+/** The parsed objects of a `helm template` run, or a thrown error with helm's stderr. */
+export function parseRendered(result: HelmResult): Rendered {
   if (result.exitCode !== 0) throw new Error(`helm template failed: ${result.stderr}`);
   const docs = documents(result.stdout);
   const objects = docs.map((d) => d.object);
