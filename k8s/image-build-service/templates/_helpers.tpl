@@ -79,3 +79,26 @@ namespace="{{ .Release.Namespace }}",job="{{ include "ibs.fullname" . }}"
 {{- define "ibs.hasRedis" -}}
 {{- if or .Values.redis.existingSecret .Values.redis.url }}true{{ end -}}
 {{- end -}}
+
+{{/* The Secret holding the service's TLS files for the builders; empty when there is none. */}}
+{{- define "ibs.builderTlsSecret" -}}
+{{- $tls := .Values.builder.tls -}}
+{{- if .Values.buildkit.enabled -}}{{ include "ibs.buildkitClientSecret" . }}
+{{- else if $tls.existingSecret -}}{{ $tls.existingSecret }}
+{{- else if or $tls.ca $tls.cert $tls.key -}}{{ printf "%s-builder-tls" (include "ibs.fullname" .) }}
+{{- end -}}
+{{- end -}}
+
+{{/* The files of that Secret as the pod sees them (ca.crt, tls.crt, tls.key), as a JSON list. */}}
+{{- define "ibs.builderTlsFiles" -}}
+{{- $tls := .Values.builder.tls -}}
+{{- if or .Values.buildkit.enabled $tls.existingSecret -}}
+{{- toJson (list "ca.crt" "tls.crt" "tls.key") -}}
+{{- else -}}
+{{- $files := list -}}
+{{- if $tls.ca }}{{ $files = append $files "ca.crt" }}{{ end -}}
+{{- if $tls.cert }}{{ $files = append $files "tls.crt" }}{{ end -}}
+{{- if $tls.key }}{{ $files = append $files "tls.key" }}{{ end -}}
+{{- toJson $files -}}
+{{- end -}}
+{{- end -}}

@@ -19,7 +19,7 @@ export interface VolumeMount {
 export interface Volume {
   name: string;
   emptyDir?: { sizeLimit?: string };
-  secret?: { secretName: string; defaultMode?: number };
+  secret?: { secretName: string; defaultMode?: number; items?: { key: string; path: string }[] };
   configMap?: { name: string };
 }
 export interface Probe {
@@ -89,7 +89,19 @@ function objectFiles(
 /** The files a volume holds. */
 function volumeFiles(rendered: Rendered, volume: Volume, external: ExternalSecrets): Map<string, string> {
   if (volume.emptyDir !== undefined) return new Map();
-  if (volume.secret !== undefined) return objectFiles(rendered, 'Secret', volume.secret.secretName, external);
+  if (volume.secret !== undefined) {
+    const files = objectFiles(rendered, 'Secret', volume.secret.secretName, external);
+    const { items } = volume.secret;
+    if (items === undefined) return files;
+    // Only the listed keys, each under its path (a missing key keeps the pod from starting).
+    return new Map(
+      items.map(({ key, path }) => {
+        const content = files.get(key);
+        if (content === undefined) throw new Error(`Secret ${volume.secret?.secretName} has no key ${key}`);
+        return [path, content];
+      }),
+    );
+  }
   if (volume.configMap !== undefined)
     return objectFiles(rendered, 'ConfigMap', volume.configMap.name, external);
   throw new Error(`volume ${volume.name} of an unknown type`);

@@ -1,6 +1,7 @@
 // What `lookup` does at install and upgrade, against a fake API server (helm template --dry-run=server):
 // the generated BuildKit TLS Secret is reused as is, re-signed by the kept CA for a new replica count,
-// and a team's existing Secret lacking one of its five keys is refused before anything is applied.
+// and a team's existing Secret lacking one of its keys (the chart's BuildKit's five, or the service's
+// three for a BuildKit of the team's) is refused before anything is applied.
 import test from 'ava';
 import { X509Certificate } from 'node:crypto';
 import { startFakeKubeApi } from '../../helpers/chart/fake-kube-api.js';
@@ -94,4 +95,17 @@ test('a complete existing Secret is mounted, and the chart generates none', asyn
     undefined,
   );
   t.truthy(r.one('StatefulSet'));
+});
+
+test('a BuildKit of the team: an existing builder.tls Secret lacking the key is refused', async (t) => {
+  const { result } = await inCluster(
+    [{ name: 'buildkit-client', data: { 'ca.crt': key('ca'), 'tls.crt': key('cert') } }],
+    {
+      'buildkit.enabled': false,
+      'builder.endpoint': 'tcp://b:1234',
+      'builder.tls.existingSecret': 'buildkit-client',
+    },
+  );
+  t.not(result.exitCode, 0);
+  t.regex(result.stderr, /builder\.tls\.existingSecret buildkit-client lacks tls\.key/);
 });

@@ -337,3 +337,100 @@ test('buildkit.enabled=false renders no BuildKit object', async (t) => {
     [],
   );
 });
+
+/** The service container's env and its builder-tls volume. */
+function serviceSide(r: Rendered): {
+  env: Map<string, string | undefined>;
+  tls: SecretVolume | undefined;
+  mount: unknown;
+} {
+  const spec = r.one('Deployment').spec as {
+    template: {
+      spec: {
+        containers: { env: { name: string; value?: string }[]; volumeMounts: { name: string }[] }[];
+        volumes: SecretVolume[];
+      };
+    };
+  };
+  const [c] = spec.template.spec.containers;
+  return {
+    env: new Map((c?.env ?? []).map((e) => [e.name, e.value])),
+    tls: spec.template.spec.volumes.find((v) => v.name === 'builder-tls'),
+    mount: c?.volumeMounts.find((m) => m.name === 'builder-tls'),
+  };
+}
+const CLIENT_ENV = [
+  ['BUILDER_TLS_CA_PATH', '/etc/image-build-service/builder-tls/ca.crt'],
+  ['BUILDER_TLS_CERT_PATH', '/etc/image-build-service/builder-tls/tls.crt'],
+  ['BUILDER_TLS_KEY_PATH', '/etc/image-build-service/builder-tls/tls.key'],
+] as const;
+
+test('the service gets every daemon as its endpoint list, following buildkit.replicas', async (t) => {
+  const r = await render([valuesPath('valid', 'buildkit-replicas-3.yaml')]);
+  t.is(serviceSide(r).env.get('BUILDER_ENDPOINT'), [0, 1, 2].map((i) => `tcp://${pod(i)}:1234`).join(','));
+  t.is(serviceSide(defaults).env.get('BUILDER_ENDPOINT'), `tcp://${pod(0)}:1234,tcp://${pod(1)}:1234`);
+  // Each endpoint's host is a name of the server certificate: no server-name override needed.
+  t.false(serviceSide(r).env.has('BUILDER_TLS_SERVER_NAME'));
+});
+
+test('the service mounts the client pair and the CA, never the server key, and names them', (t) => {
+  const side = serviceSide(defaults);
+  for (const [name, path] of CLIENT_ENV) t.is(side.env.get(name), path, name);
+  t.deepEqual(side.mount, {
+    name: 'builder-tls',
+    mountPath: '/etc/image-build-service/builder-tls',
+    readOnly: true,
+  });
+  t.deepEqual(side.tls?.secret, {
+    secretName: `${NAME}-tls`,
+    defaultMode: 0o440,
+    items: [
+      { key: 'ca.crt', path: 'ca.crt' },
+      { key: 'client.crt', path: 'tls.crt' },
+      { key: 'client.key', path: 'tls.key' },
+    ],
+  });
+});
+
+test('with cert-manager the service mounts the client Certificate Secret', async (t) => {
+  const r = await render([valuesPath('valid', 'buildkit-cert-manager.yaml')]);
+  t.deepEqual(serviceSide(r).tls?.secret, {
+    secretName: `${NAME}-client-tls`,
+    defaultMode: 0o440,
+    items: SERVER_ITEMS,
+  });
+  for (const [name, path] of CLIENT_ENV) t.is(serviceSide(r).env.get(name), path, name);
+});
+
+test('with the team Secret the two sides take their own halves of it', async (t) => {
+  const r = await render([valuesPath('valid', 'buildkit-existing-secret.yaml')]);
+  const items = serviceSide(r).tls?.secret?.items.map((i) => i.key);
+  t.deepEqual(items, ['ca.crt', 'client.crt', 'client.key']);
+  t.deepEqual(
+    volume(r, 'tls')?.secret?.items.map((i) => i.key),
+    ['ca.crt', 'tls.crt', 'tls.key'],
+  );
+});
+
+test('a BuildKit of the team: builder.tls PEM texts become a Secret the service mounts', async (t) => {
+  const r = await render([valuesPath('valid', 'builder-tls-pem.yaml')]);
+  const side = serviceSide(r);
+  t.is(side.env.get('BUILDER_ENDPOINT'), undefined);
+  const secret = r.find('Secret', '-builder-tls') as K8sObject;
+  t.deepEqual(Object.keys(secret.data as object).sort(), ['ca.crt', 'tls.crt', 'tls.key']);
+  t.is(side.tls?.secret?.secretName, secret.metadata.name);
+  for (const [name, path] of CLIENT_ENV) t.is(side.env.get(name), path, name);
+  // Only a CA: the service trusts the builders and sends no client certificate.
+  const caOnly = serviceSide(
+    await render([valuesPath('valid', 'minimal.yaml')], {
+      'builder.tls.ca': '-----BEGIN CERTIFICATE-----\nx\n-----END CERTIFICATE-----\n',
+    }),
+  );
+  t.deepEqual(caOnly.tls?.secret?.items, [{ key: 'ca.crt', path: 'ca.crt' }]);
+  t.true(caOnly.env.has('BUILDER_TLS_CA_PATH'));
+  t.false(caOnly.env.has('BUILDER_TLS_KEY_PATH'));
+  // No TLS at all: no volume, no variable.
+  const plain = serviceSide(await render([valuesPath('valid', 'minimal.yaml')]));
+  t.is(plain.tls, undefined);
+  for (const [name] of CLIENT_ENV) t.false(plain.env.has(name), name);
+});

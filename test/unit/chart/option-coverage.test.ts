@@ -17,10 +17,11 @@ import { container } from '../../helpers/chart/pod.js';
 /** Where the chart takes each option from: a values path, or the chart itself (with why). */
 const CHART_SOURCE: Record<OptionName, { values: string[] } | { chart: string }> = {
   builderEndpoint: { values: ['builder.endpoint'] },
-  // The three files are mounted from one Secret (ca.crt, tls.crt, tls.key) and named by env vars.
-  builderTlsCa: { values: ['builder.tls.existingSecret'] },
-  builderTlsCert: { values: ['builder.tls.existingSecret'] },
-  builderTlsKey: { values: ['builder.tls.existingSecret'] },
+  // The three files are mounted from one Secret (ca.crt, tls.crt, tls.key; the team's, or the chart's
+  // from the PEM texts or from the chart's BuildKit) and named by env vars.
+  builderTlsCa: { values: ['builder.tls.existingSecret', 'builder.tls.ca'] },
+  builderTlsCert: { values: ['builder.tls.existingSecret', 'builder.tls.cert'] },
+  builderTlsKey: { values: ['builder.tls.existingSecret', 'builder.tls.key'] },
   builderTlsServerName: { values: ['builder.tls.serverName'] },
   port: { values: ['service.port'] },
   host: { chart: 'a pod listens on every interface: its Service reaches it through the pod IP' },
@@ -158,6 +159,10 @@ test('across the valid values files, the pod gets every variable that points the
     'ERROR_TRACKING_DSN',
     'DOCKER_CONFIG',
     'BUILDER_NAME',
+    'BUILDER_ENDPOINT',
+    'BUILDER_TLS_CA_PATH',
+    'BUILDER_TLS_CERT_PATH',
+    'BUILDER_TLS_KEY_PATH',
     'OTEL_EXPORTER_OTLP_ENDPOINT',
   ]) {
     t.true(names.has(required), required);

@@ -63,6 +63,44 @@ const USER_SIGNING_KEY = generateKeyPairSync('ec', { namedCurve: 'P-256' })
   })
   .toString();
 
+const BUILDKIT = 'ibs-image-build-service-buildkit';
+
+/** The chart's BuildKit TLS Secrets that are not the chart's: the team's, or cert-manager's client Secret. */
+function addBuildkitSecrets(values: Values, secrets: ExternalSecrets): void {
+  if (!at<boolean>(values, 'buildkit.enabled')) return;
+  const pem = selfSignedCert();
+  const existing = at<string>(values, 'buildkit.tls.existingSecret');
+  if (existing !== '') {
+    const pair: [string, string][] = [
+      ['ca.crt', pem.cert],
+      ['tls.crt', pem.cert],
+      ['tls.key', pem.key],
+      ['client.crt', pem.cert],
+      ['client.key', pem.key],
+    ];
+    secrets.set(existing, new Map(pair));
+  } else if (at<string>(values, 'buildkit.tls.certManager.issuerRef.name') !== '') {
+    const pair: [string, string][] = [
+      ['ca.crt', pem.cert],
+      ['tls.crt', pem.cert],
+      ['tls.key', pem.key],
+    ];
+    secrets.set(`${BUILDKIT}-client-tls`, new Map(pair));
+  }
+}
+
+/** The endpoints the service gets: the chart's daemons by pod DNS name, or builder.endpoint. */
+function expectedEndpoints(values: Values): string[] {
+  if (at<boolean>(values, 'buildkit.enabled')) {
+    const port = at<number>(values, 'buildkit.port');
+    return [...Array(at<number>(values, 'buildkit.replicas')).keys()].map(
+      (i) => `tcp://${BUILDKIT}-${i}.${BUILDKIT}:${port}`,
+    );
+  }
+  const endpoint = at(values, 'builder.endpoint') as string | string[];
+  return Array.isArray(endpoint) ? endpoint : endpoint ? [endpoint] : [];
+}
+
 /** Stand-ins for the Secrets a user keeps outside the chart (`existingSecret`), under the keys the values name. */
 function userSecrets(values: Values): ExternalSecrets {
   const secrets: ExternalSecrets = new Map();
@@ -79,8 +117,9 @@ function userSecrets(values: Values): ExternalSecrets {
   const signing = at(values, 'signing.existingSecret') as string;
   if (signing !== '' && (at(values, 'signing.passwordKey') as string) !== '')
     secrets.get(signing)?.set(at(values, 'signing.passwordKey'), USER_SIGNING_PASSWORD);
+  addBuildkitSecrets(values, secrets);
   const tlsSecret = at(values, 'builder.tls.existingSecret') as string;
-  if (tlsSecret !== '') {
+  if (tlsSecret !== '' && !at<boolean>(values, 'buildkit.enabled')) {
     const pem = selfSignedCert();
     secrets.set(
       tlsSecret,
@@ -195,7 +234,7 @@ for (const c of cases) {
     const r = await rendered(c);
     const annotations = deploymentSpec(r).template.metadata.annotations;
     const checksums = Object.entries(annotations).filter(([k]) => k.startsWith('checksum/'));
-    t.is(checksums.length, 6);
+    t.is(checksums.length, 8);
     const sha = (text: string): string => createHash('sha256').update(text).digest('hex');
     const sourceOf = (name: string): string | undefined =>
       r.documents.find((d) => d.source.endsWith(`-${name}.yaml`))?.text;
@@ -220,15 +259,19 @@ for (const c of cases) {
     const view = podView(r, userSecrets(c.values));
     t.teardown(() => rmSync(view.root, { recursive: true, force: true }));
     const config = loadConfig({ argv: [], env: view.env });
-    const endpoint = at(c.values, 'builder.endpoint') as string | string[];
-    t.deepEqual(config.builderEndpoints, Array.isArray(endpoint) ? endpoint : endpoint ? [endpoint] : []);
+    t.deepEqual(config.builderEndpoints, expectedEndpoints(c.values));
     t.is(config.port, at<number>(c.values, 'service.port'));
     t.is(config.serviceName, at<string>(c.values, 'serviceName'));
     t.is(config.environment, (at(c.values, 'environment') as string) || 'development');
     t.is(config.build.maxConcurrent, at<number>(c.values, 'build.maxConcurrent'));
     t.is(config.build.maxPerBuilder, at<number>(c.values, 'build.maxPerBuilder'));
-    const tls = at(c.values, 'builder.tls.existingSecret') !== '';
-    t.is(config.builderTls?.keyPath !== undefined, tls, 'the client key is mounted when a Secret is named');
+    // A client pair always with the chart's BuildKit; with the team's, when a Secret or a key is given.
+    const clientPair =
+      at<boolean>(c.values, 'buildkit.enabled') ||
+      at(c.values, 'builder.tls.existingSecret') !== '' ||
+      at(c.values, 'builder.tls.key') !== '';
+    t.is(config.builderTls?.keyPath !== undefined, clientPair, 'the client key is mounted');
+    t.is(config.builderTls?.certPath !== undefined, clientPair, 'the client certificate is mounted');
     t.is(config.builderTls?.serverName, (at(c.values, 'builder.tls.serverName') as string) || undefined);
     t.is(config.build.fallbackImage, (at(c.values, 'build.fallbackImage') as string) || undefined);
     t.is(config.commandLogRetention, at<number>(c.values, 'logs.retention'));
@@ -317,8 +360,11 @@ test('a shutdown grace not below the termination grace is refused when rendering
 });
 
 test('changing one setting changes only the settings checksum', async (t) => {
-  const before = deploymentSpec(await render()).template.metadata.annotations;
-  const after = deploymentSpec(await render([], { 'build.maxConcurrent': 7 })).template.metadata.annotations;
+  // A BuildKit of the team's: `helm template` (no cluster to look up) generates new chart TLS each run.
+  const minimal = [valuesPath('valid', 'minimal.yaml')];
+  const before = deploymentSpec(await render(minimal)).template.metadata.annotations;
+  const after = deploymentSpec(await render(minimal, { 'build.maxConcurrent': 7 })).template.metadata
+    .annotations;
   const changed = Object.keys(before).filter((k) => before[k] !== after[k]);
   t.deepEqual(changed, ['checksum/settings']);
 });
