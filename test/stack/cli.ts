@@ -6,6 +6,8 @@
 //   status  shows each daemon's pid and whether it is alive. Exit 3 if something is not running.
 //   env     prints the endpoints as KEY=value lines (exit 1 if the stack is not up).
 //   stop-bridge / start-bridge <a|b>   stops / starts one builder's endpoints (builders.ts).
+//   up --session FILE / down --session FILE   down stops only a stack that this up started
+//           (session.ts; test/run.sh uses it).
 import fs from 'node:fs';
 import { startBuilderBridge, stopBuilderBridge } from './builders.js';
 import { BUILDER_IDS, type BuilderId } from './components/engines.js';
@@ -17,6 +19,7 @@ import { type Layout, layout } from './layout.js';
 import { acquireLock } from './lock.js';
 import { missingMessage, missingPrerequisites } from './prerequisites.js';
 import { baseEnv, describePid, livePid, markedPids, stopComponent, sweep } from './proc.js';
+import { currentOwnership, readSession, writeSession } from './session.js';
 import { ensureState, loadState } from './state.js';
 
 const secs = (ms: number): string => `${(ms / 1000).toFixed(1)}s`;
@@ -29,7 +32,7 @@ interface Result {
   error?: string;
 }
 
-async function up(l: Layout): Promise<number> {
+async function up(l: Layout, session?: string): Promise<number> {
   const t0 = Date.now();
   const missing = missingPrerequisites(baseEnv().PATH ?? '');
   if (missing.length > 0) {
@@ -38,6 +41,7 @@ async function up(l: Layout): Promise<number> {
   }
   const release = await acquireLock(l);
   try {
+    if (session !== undefined) writeSession(session, currentOwnership(l));
     const s = await ensureState(l);
     const ctx: Ctx = { l, s };
     const results = new Map<string, Result>();
@@ -167,9 +171,19 @@ async function main(): Promise<number> {
   const l = layout();
   switch (cmd) {
     case 'up':
-      return up(l);
-    case 'down':
-      return down(l);
+      return up(l, sessionArg());
+    case 'down': {
+      const session = sessionArg();
+      if (session === undefined) return down(l);
+      const ownership = readSession(session);
+      if (ownership === 'owned') return down(l);
+      console.log(
+        ownership === 'shared'
+          ? `leaving the stack in ${l.root} up: it was running before this session started`
+          : `not stopping the stack in ${l.root}: ${session} does not say that this session started it`,
+      );
+      return 0;
+    }
     case 'status':
       return status(l);
     case 'env':
@@ -184,10 +198,19 @@ async function main(): Promise<number> {
     }
   }
   console.error(
-    `usage: npm run stack -- up|down|status|env|stop-bridge <${BUILDER_IDS.join('|')}>|start-bridge <${BUILDER_IDS.join('|')}>\n` +
+    `usage: npm run stack -- up|down [--session FILE]|status|env|stop-bridge <${BUILDER_IDS.join('|')}>|start-bridge <${BUILDER_IDS.join('|')}>\n` +
       '(state dir: IBS_STACK_DIR, default /tmp/ibs-stack)',
   );
   return 2;
+}
+
+/** `--session FILE` after the command (see session.ts). */
+function sessionArg(): string | undefined {
+  const i = process.argv.indexOf('--session');
+  if (i < 0) return undefined;
+  const file = process.argv[i + 1];
+  if (!file) throw new Error('--session needs a file');
+  return file;
 }
 
 function isBuilderId(x: string | undefined): x is BuilderId {
