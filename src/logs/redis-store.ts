@@ -8,12 +8,13 @@
  * OPEN_LOG_IDLE_TTL_MS without output.
  */
 import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
 import type { Config } from '../config/types.js';
 import { invalidLogId, logNotFound } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { RedisConnection } from '../redis/connection.js';
 import { redisScript } from '../redis/script.js';
-import { createFollowerHub, type Subscription } from '../redis/subscriptions.js';
+import { createFollowerHub, type FollowerHub, type Subscription } from '../redis/subscriptions.js';
 import { configSecrets } from './masking.js';
 import {
   channelOf,
@@ -23,7 +24,7 @@ import {
   PREFIX,
   textKey,
 } from './redis-log-keys.js';
-import { createElementSpaces, openRedisLogWriter } from './redis-log-writer.js';
+import { createElementSpaces, openRedisLogWriter, type ElementSpaces } from './redis-log-writer.js';
 import { isLogId } from './store.js';
 import type { CommandLogWriter, LogKind, LogSnapshot, LogStore } from './types.js';
 
@@ -56,90 +57,147 @@ export interface RedisLogStoreDeps {
   readonly sizeCapBytes?: number;
 }
 
-export function createRedisLogStore(deps: RedisLogStoreDeps): RedisLogStore {
-  const { connection, logger } = deps;
-  const serverSecrets = configSecrets(deps.config);
-  const followers = createFollowerHub(connection);
-  const appends = connection.duplicate('log appends');
-  const spaces = createElementSpaces();
+/** The store's parts: the connections, the followers' hub, the element pool, the closes under way. */
+interface RedisLogs {
+  readonly deps: RedisLogStoreDeps;
+  readonly serverSecrets: readonly string[];
+  readonly followers: FollowerHub;
+  /** The writers' own connection. */
+  readonly appends: Redis;
+  readonly spaces: ElementSpaces;
   /** Logs being closed (the store's close waits for them). */
-  const closing = new Set<Promise<void>>();
+  readonly closing: Set<Promise<void>>;
+}
 
-  function writer(id: string, kind: LogKind, secrets: readonly string[]): CommandLogWriter {
-    const log = openRedisLogWriter({
-      client: appends,
-      id,
-      kind,
-      secrets,
-      sizeCapBytes: deps.sizeCapBytes ?? LOG_SIZE_CAP_BYTES,
-      retention: deps.config.commandLogRetention,
-      now: Date.now,
-      spaces,
-      warn: (fields: Record<string, unknown>, message: string) => logger.warn(fields, message),
-    });
-    return {
-      id,
-      write: (chunk) => log.write(chunk),
-      addSecrets: (more) => log.addSecrets(more),
-      close() {
-        const closed = log.close().finally(() => closing.delete(closed));
-        closing.add(closed);
-        return closed;
-      },
-    };
-  }
+const checked = (id: string): string => {
+  if (!isLogId(id)) throw invalidLogId(id);
+  return id;
+};
 
-  const checked = (id: string): string => {
-    if (!isLogId(id)) throw invalidLogId(id);
-    return id;
-  };
+/** The state of log `id` and its list elements from `from` to `to` (inclusive; -1: the last). */
+async function readElements(
+  logs: RedisLogs,
+  id: string,
+  from: number,
+  to: number,
+): Promise<[string | null, Buffer[]]> {
+  return logs.deps.connection.call(async (client) => {
+    const replies = await client
+      .multi()
+      .hget(metaKey(id), 'state')
+      .lrangeBuffer(textKey(id), from, to)
+      .exec();
+    return (replies ?? []).map(([err, value]) => {
+      if (err) throw err;
+      return value;
+    }) as [string | null, Buffer[]];
+  });
+}
 
-  async function read(id: string): Promise<LogSnapshot> {
-    checked(id);
-    const [state, text] = await connection.call(async (client) => {
-      const replies = await client.multi().hget(metaKey(id), 'state').lrangeBuffer(textKey(id), 0, -1).exec();
-      return (replies ?? []).map(([err, value]) => {
-        if (err) throw err;
-        return value;
-      }) as [string | null, Buffer[]];
-    });
-    if (state === null || state === undefined) throw logNotFound(id);
-    // Decoded whole: an element may end inside a character that the next one completes.
-    return { text: Buffer.concat(text).toString('utf8'), complete: state !== 'open' };
-  }
+async function open(logs: RedisLogs, kind: LogKind, secrets: readonly string[]): Promise<CommandLogWriter> {
+  const id = `${kind}-${randomUUID()}`;
+  await logs.deps.connection.call((client) =>
+    client
+      .multi()
+      .hset(metaKey(id), { kind, state: 'open' })
+      .pexpire(metaKey(id), OPEN_LOG_IDLE_TTL_MS)
+      // The empty first piece makes the list exist (appends use RPUSHX).
+      .rpush(textKey(id), '')
+      .pexpire(textKey(id), OPEN_LOG_IDLE_TTL_MS)
+      .exec(),
+  );
+  return writer(logs, id, kind, [...logs.serverSecrets, ...secrets]);
+}
 
+function writer(logs: RedisLogs, id: string, kind: LogKind, secrets: readonly string[]): CommandLogWriter {
+  const { deps, closing } = logs;
+  const log = openRedisLogWriter({
+    client: logs.appends,
+    id,
+    kind,
+    secrets,
+    sizeCapBytes: deps.sizeCapBytes ?? LOG_SIZE_CAP_BYTES,
+    retention: deps.config.commandLogRetention,
+    now: Date.now,
+    spaces: logs.spaces,
+    warn: (fields: Record<string, unknown>, message: string) => deps.logger.warn(fields, message),
+  });
   return {
-    async open(kind, secrets = []) {
-      const id = `${kind}-${randomUUID()}`;
-      await connection.call((client) =>
-        client
-          .multi()
-          .hset(metaKey(id), { kind, state: 'open' })
-          .pexpire(metaKey(id), OPEN_LOG_IDLE_TTL_MS)
-          // The empty first piece makes the list exist (appends use RPUSHX).
-          .rpush(textKey(id), '')
-          .pexpire(textKey(id), OPEN_LOG_IDLE_TTL_MS)
-          .exec(),
-      );
-      return writer(id, kind, [...serverSecrets, ...secrets]);
+    id,
+    write: (chunk) => log.write(chunk),
+    addSecrets: (more) => log.addSecrets(more),
+    close() {
+      const closed = log.close().finally(() => closing.delete(closed));
+      closing.add(closed);
+      return closed;
     },
+  };
+}
 
-    read,
+async function read(logs: RedisLogs, id: string): Promise<LogSnapshot> {
+  checked(id);
+  const [state, text] = await readElements(logs, id, 0, -1);
+  if (state === null || state === undefined) throw logNotFound(id);
+  // Decoded whole: an element may end inside a character that the next one completes.
+  return { text: Buffer.concat(text).toString('utf8'), complete: state !== 'open' };
+}
 
-    async follow(id, signal) {
-      checked(id);
-      // Subscribe first: nothing stored after the first read can be missed.
-      const subscription = await connection.call(() => followers.subscribe(channelOf(id)));
-      try {
-        const state = await connection.call((client) => client.hget(metaKey(id), 'state'));
-        if (state === null) throw logNotFound(id);
-      } catch (err) {
-        subscription.release();
-        throw err;
+async function follow(logs: RedisLogs, id: string, signal?: AbortSignal): Promise<AsyncIterable<Uint8Array>> {
+  checked(id);
+  const { connection } = logs.deps;
+  // Subscribe first: nothing stored after the first read can be missed.
+  const subscription = await connection.call(() => logs.followers.subscribe(channelOf(id)));
+  try {
+    const state = await connection.call((client) => client.hget(metaKey(id), 'state'));
+    if (state === null) throw logNotFound(id);
+  } catch (err) {
+    subscription.release();
+    throw err;
+  }
+  return followLog(logs, id, subscription, signal);
+}
+
+async function* followLog(
+  logs: RedisLogs,
+  id: string,
+  subscription: Subscription,
+  signal?: AbortSignal,
+): AsyncGenerator<Uint8Array> {
+  let next = 0;
+  try {
+    while (!signal?.aborted) {
+      // The version before reading: a change meanwhile makes the wait below return at once.
+      const seen = subscription.version();
+      const [state, elements] = await readElements(logs, id, next, next + FOLLOW_ELEMENTS - 1);
+      if (elements.length > 0) {
+        next += elements.length;
+        const bytes = Buffer.concat(elements);
+        if (bytes.length > 0) yield bytes;
+        continue;
       }
-      return followLog(id, subscription, signal);
-    },
+      // Closed (complete) or deleted: nothing more will come.
+      if (state !== 'open') return;
+      await subscription.changeSince(seen, signal);
+    }
+  } finally {
+    subscription.release();
+  }
+}
 
+export function createRedisLogStore(deps: RedisLogStoreDeps): RedisLogStore {
+  const { connection } = deps;
+  const logs: RedisLogs = {
+    deps,
+    serverSecrets: configSecrets(deps.config),
+    followers: createFollowerHub(connection),
+    appends: connection.duplicate('log appends'),
+    spaces: createElementSpaces(),
+    closing: new Set(),
+  };
+  return {
+    open: (kind, secrets = []) => open(logs, kind, secrets),
+    read: (id) => read(logs, id),
+    follow: (id, signal) => follow(logs, id, signal),
     async remove(id) {
       checked(id);
       const removed = await connection.call((client) =>
@@ -147,46 +205,9 @@ export function createRedisLogStore(deps: RedisLogStoreDeps): RedisLogStore {
       );
       if (removed === 0) throw logNotFound(id);
     },
-
     async close() {
-      await Promise.all(closing);
-      await followers.close();
+      await Promise.all(logs.closing);
+      await logs.followers.close();
     },
   };
-
-  async function* followLog(
-    id: string,
-    subscription: Subscription,
-    signal?: AbortSignal,
-  ): AsyncGenerator<Uint8Array> {
-    let next = 0;
-    try {
-      while (!signal?.aborted) {
-        // The version before reading: a change meanwhile makes the wait below return at once.
-        const seen = subscription.version();
-        const [state, elements] = await connection.call(async (client) => {
-          const replies = await client
-            .multi()
-            .hget(metaKey(id), 'state')
-            .lrangeBuffer(textKey(id), next, next + FOLLOW_ELEMENTS - 1)
-            .exec();
-          return (replies ?? []).map(([err, value]) => {
-            if (err) throw err;
-            return value;
-          }) as [string | null, Buffer[]];
-        });
-        if (elements.length > 0) {
-          next += elements.length;
-          const bytes = Buffer.concat(elements);
-          if (bytes.length > 0) yield bytes;
-          continue;
-        }
-        // Closed (complete) or deleted: nothing more will come.
-        if (state !== 'open') return;
-        await subscription.changeSince(seen, signal);
-      }
-    } finally {
-      subscription.release();
-    }
-  }
 }

@@ -13,76 +13,72 @@ export type DevcontainerLookupResult = (typeof DEVCONTAINER_LOOKUP_RESULTS)[numb
 /** Build durations reach from a second to an hour (the default build timeout). */
 export const BUILD_DURATION_BUCKETS = [1, 2.5, 5, 10, 20, 30, 60, 120, 300, 600, 1200, 1800, 3600];
 
+/** A registry with Node's default metrics (registered first: /metrics lists them first). */
+function withDefaultMetrics(registry: Registry): Registry {
+  collectDefaultMetrics({ register: registry });
+  return registry;
+}
+
 /**
  * The service's metrics on a private registry (one per app, so tests never share counters).
  * Every label value the contract lists exists from the start at 0.
  */
 export class Metrics {
-  readonly registry = new Registry();
-  readonly buildsTotal: Counter<'status'>;
-  readonly buildDuration: Histogram<'status'>;
-  readonly imageChecksTotal: Counter<'result'>;
-  readonly imageDeletesTotal: Counter<'result'>;
-  readonly devcontainerLookupsTotal: Counter<'result'>;
-  readonly buildsInFlight: Gauge;
-  readonly buildsCapacity: Gauge;
-  readonly buildReusesTotal: Counter;
-  readonly buildsCoalescedTotal: Counter;
+  readonly registry = withDefaultMetrics(new Registry());
+  readonly #registers = [this.registry];
+  readonly buildsTotal: Counter<'status'> = new Counter({
+    name: 'service_builds_total',
+    help: 'POST /build attempts by final status.',
+    labelNames: ['status'],
+    registers: this.#registers,
+  });
+  readonly buildDuration: Histogram<'status'> = new Histogram({
+    name: 'service_build_duration_seconds',
+    help: 'Wall-clock time of builds (clone, build and push) by final status.',
+    labelNames: ['status'],
+    buckets: BUILD_DURATION_BUCKETS,
+    registers: this.#registers,
+  });
+  readonly imageChecksTotal: Counter<'result'> = new Counter({
+    name: 'service_image_checks_total',
+    help: 'GET /image calls by result.',
+    labelNames: ['result'],
+    registers: this.#registers,
+  });
+  readonly imageDeletesTotal: Counter<'result'> = new Counter({
+    name: 'service_image_deletes_total',
+    help: 'DELETE /image calls by result.',
+    labelNames: ['result'],
+    registers: this.#registers,
+  });
+  readonly devcontainerLookupsTotal: Counter<'result'> = new Counter({
+    name: 'service_devcontainer_lookups_total',
+    help: 'GET /devcontainer calls by result.',
+    labelNames: ['result'],
+    registers: this.#registers,
+  });
+  readonly buildsInFlight: Gauge = new Gauge({
+    name: 'service_builds_in_flight',
+    help: 'Builds running now.',
+    registers: this.#registers,
+  });
+  readonly buildsCapacity: Gauge = new Gauge({
+    name: 'service_builds_capacity',
+    help: 'Maximum concurrent builds of this instance (0 means no limit).',
+    registers: this.#registers,
+  });
+  readonly buildReusesTotal: Counter = new Counter({
+    name: 'service_build_reuses_total',
+    help: 'POST /build answers given without a build (inputs unchanged: the earlier image relabelled).',
+    registers: this.#registers,
+  });
+  readonly buildsCoalescedTotal: Counter = new Counter({
+    name: 'service_builds_coalesced_total',
+    help: 'POST /build requests that joined an identical build in flight instead of starting one.',
+    registers: this.#registers,
+  });
 
   constructor() {
-    const registers = [this.registry];
-    collectDefaultMetrics({ register: this.registry });
-    this.buildsTotal = new Counter({
-      name: 'service_builds_total',
-      help: 'POST /build attempts by final status.',
-      labelNames: ['status'],
-      registers,
-    });
-    this.buildDuration = new Histogram({
-      name: 'service_build_duration_seconds',
-      help: 'Wall-clock time of builds (clone, build and push) by final status.',
-      labelNames: ['status'],
-      buckets: BUILD_DURATION_BUCKETS,
-      registers,
-    });
-    this.imageChecksTotal = new Counter({
-      name: 'service_image_checks_total',
-      help: 'GET /image calls by result.',
-      labelNames: ['result'],
-      registers,
-    });
-    this.imageDeletesTotal = new Counter({
-      name: 'service_image_deletes_total',
-      help: 'DELETE /image calls by result.',
-      labelNames: ['result'],
-      registers,
-    });
-    this.devcontainerLookupsTotal = new Counter({
-      name: 'service_devcontainer_lookups_total',
-      help: 'GET /devcontainer calls by result.',
-      labelNames: ['result'],
-      registers,
-    });
-    this.buildsInFlight = new Gauge({
-      name: 'service_builds_in_flight',
-      help: 'Builds running now.',
-      registers,
-    });
-    this.buildsCapacity = new Gauge({
-      name: 'service_builds_capacity',
-      help: 'Maximum concurrent builds of this instance (0 means no limit).',
-      registers,
-    });
-    this.buildReusesTotal = new Counter({
-      name: 'service_build_reuses_total',
-      help: 'POST /build answers given without a build (inputs unchanged: the earlier image relabelled).',
-      registers,
-    });
-    this.buildsCoalescedTotal = new Counter({
-      name: 'service_builds_coalesced_total',
-      help: 'POST /build requests that joined an identical build in flight instead of starting one.',
-      registers,
-    });
     for (const status of BUILD_STATUSES) {
       this.buildsTotal.inc({ status }, 0);
       this.buildDuration.zero({ status });

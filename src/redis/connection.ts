@@ -34,73 +34,92 @@ export interface RedisConnection {
   close(): Promise<void>;
 }
 
+/** Who a connection's log lines name, and the secrets masked in them. */
+interface Watcher {
+  readonly logger: Pick<Logger, 'info' | 'warn'>;
+  readonly where: { readonly redis: { host: string; port: number; tls: boolean } };
+  readonly variants: ReturnType<typeof secretVariants>;
+  /** Closed on purpose: the connections' ends are not problems. */
+  readonly closing: () => boolean;
+}
+
+/** Logs `client`'s state changes by endpoint and `role`: one line per distinct problem. */
+function watch(client: Redis, role: string, watcher: Watcher): Redis {
+  const { logger, where, variants } = watcher;
+  let up = false;
+  let lastProblem = '';
+  client.on('ready', () => {
+    up = true;
+    lastProblem = '';
+    logger.info({ ...where, role }, 'redis connected');
+  });
+  client.on('error', (err: unknown) => {
+    // One line per distinct problem, not one per reconnect attempt.
+    const problem = maskSecrets(err instanceof Error ? err.message : String(err), variants);
+    if (problem === lastProblem) return;
+    lastProblem = problem;
+    logger.warn({ ...where, role, problem }, 'redis unavailable');
+  });
+  client.on('close', () => {
+    if (!up || watcher.closing()) return;
+    up = false;
+    logger.warn({ ...where, role }, 'redis connection lost; reconnecting');
+  });
+  return client;
+}
+
+/** Whether `client` answers a PING within PROBE_TIMEOUT_MS. Never throws. */
+async function probe(client: Redis): Promise<boolean> {
+  if (client.status !== 'ready') return false;
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), PROBE_TIMEOUT_MS);
+  });
+  const ping = client.ping().then(
+    (answer) => answer === 'PONG',
+    () => false,
+  );
+  try {
+    return await Promise.race([ping, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+const OPTIONS: RedisOptions = {
+  enableOfflineQueue: false,
+  maxRetriesPerRequest: 1,
+  commandTimeout: COMMAND_TIMEOUT_MS,
+  connectTimeout: CONNECT_TIMEOUT_MS,
+  retryStrategy: (times) => Math.min(times * 100, MAX_RECONNECT_DELAY_MS),
+  // ioredis would print unhandled 'error' events itself; each client below has a listener.
+  showFriendlyErrorStack: false,
+};
+
 export function createRedisConnection(
   redisUrl: string,
   logger: Pick<Logger, 'info' | 'warn'>,
 ): RedisConnection {
   const endpoint = redisEndpoint(redisUrl);
-  const variants = secretVariants(redisSecrets(redisUrl));
-  const where = { redis: { host: endpoint.host, port: endpoint.port, tls: endpoint.tls } };
-  const options: RedisOptions = {
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 1,
-    commandTimeout: COMMAND_TIMEOUT_MS,
-    connectTimeout: CONNECT_TIMEOUT_MS,
-    retryStrategy: (times) => Math.min(times * 100, MAX_RECONNECT_DELAY_MS),
-    // ioredis would print unhandled 'error' events itself; each client below has a listener.
-    showFriendlyErrorStack: false,
-  };
-  /** Closed on purpose: the connections' ends are not problems. */
   let closing = false;
-  const watch = (client: Redis, role: string): Redis => {
-    let up = false;
-    let lastProblem = '';
-    client.on('ready', () => {
-      up = true;
-      lastProblem = '';
-      logger.info({ ...where, role }, 'redis connected');
-    });
-    client.on('error', (err: unknown) => {
-      // One line per distinct problem, not one per reconnect attempt.
-      const problem = maskSecrets(err instanceof Error ? err.message : String(err), variants);
-      if (problem === lastProblem) return;
-      lastProblem = problem;
-      logger.warn({ ...where, role, problem }, 'redis unavailable');
-    });
-    client.on('close', () => {
-      if (!up || closing) return;
-      up = false;
-      logger.warn({ ...where, role }, 'redis connection lost; reconnecting');
-    });
-    return client;
+  const watcher: Watcher = {
+    logger,
+    where: { redis: { host: endpoint.host, port: endpoint.port, tls: endpoint.tls } },
+    variants: secretVariants(redisSecrets(redisUrl)),
+    closing: () => closing,
   };
-  const client = watch(new Redis(redisUrl, options), 'commands');
+  const client = watch(new Redis(redisUrl, { ...OPTIONS }), 'commands', watcher);
   const extra = new Set<Redis>();
 
   return {
     client,
     duplicate(role, overrides = {}) {
-      const other = watch(client.duplicate(overrides), role);
+      const other = watch(client.duplicate(overrides), role, watcher);
       extra.add(other);
       other.once('end', () => extra.delete(other));
       return other;
     },
-    async probe() {
-      if (client.status !== 'ready') return false;
-      let timer: NodeJS.Timeout | undefined;
-      const timeout = new Promise<boolean>((resolve) => {
-        timer = setTimeout(() => resolve(false), PROBE_TIMEOUT_MS);
-      });
-      const ping = client.ping().then(
-        (answer) => answer === 'PONG',
-        () => false,
-      );
-      try {
-        return await Promise.race([ping, timeout]);
-      } finally {
-        clearTimeout(timer);
-      }
-    },
+    probe: () => probe(client),
     async call(fn) {
       try {
         return await fn(client);

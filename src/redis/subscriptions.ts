@@ -20,73 +20,92 @@ export interface Subscription {
   release(): void;
 }
 
+interface Channel {
+  readonly changes: ChangeCounter;
+  users: number;
+}
+
+/** Resolves once `channel` is subscribed on `sub`; rejects with STORE_UNAVAILABLE after SUBSCRIBE_TIMEOUT_MS. */
+async function subscribed(sub: Redis, channel: string): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      sub.subscribe(channel),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(storeUnavailable()), SUBSCRIBE_TIMEOUT_MS);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** One subscriber connection per store, shared by every follower; one channel per followed log. */
-export function createFollowerHub(connection: Pick<RedisConnection, 'duplicate'>) {
-  let subscriber: Redis | undefined;
-  const channels = new Map<string, { changes: ChangeCounter; users: number }>();
-  const connect = (): Redis => {
-    if (subscriber) return subscriber;
+export class FollowerHub {
+  readonly #connection: Pick<RedisConnection, 'duplicate'>;
+  /** Made on first use. */
+  #subscriber: Redis | undefined;
+  readonly #channels = new Map<string, Channel>();
+
+  constructor(connection: Pick<RedisConnection, 'duplicate'>) {
+    this.#connection = connection;
+  }
+
+  async subscribe(channel: string): Promise<Subscription> {
+    const sub = this.#connect();
+    let own = this.#channels.get(channel);
+    if (!own) {
+      own = { changes: new ChangeCounter(), users: 0 };
+      this.#channels.set(channel, own);
+    }
+    own.users += 1;
+    const entry = own;
+    let released = false;
+    const release = (): void => {
+      if (released) return;
+      released = true;
+      entry.users -= 1;
+      if (entry.users === 0 && this.#channels.get(channel) === entry) {
+        this.#channels.delete(channel);
+        void sub.unsubscribe(channel).catch(() => undefined);
+      }
+    };
+    try {
+      await subscribed(sub, channel);
+    } catch (err) {
+      release();
+      throw err;
+    }
+    return {
+      version: () => entry.changes.version,
+      changeSince: (seen, signal) => entry.changes.changeSince(seen, signal),
+      release,
+    };
+  }
+
+  async close(): Promise<void> {
+    this.#subscriber?.disconnect();
+    this.#subscriber = undefined;
+  }
+
+  #connect(): Redis {
+    if (this.#subscriber) return this.#subscriber;
     // Subscriptions wait for the connection (bounded by SUBSCRIBE_TIMEOUT_MS) and are renewed on reconnection.
-    const sub = connection.duplicate('subscriptions', {
+    const sub = this.#connection.duplicate('subscriptions', {
       enableOfflineQueue: true,
       autoResubscribe: true,
       commandTimeout: undefined,
     });
-    sub.on('message', (channel: string) => {
-      const entry = channels.get(channel);
-      entry?.changes.changed();
-    });
+    sub.on('message', (channel: string) => this.#channels.get(channel)?.changes.changed());
     // After a reconnection (messages may have been missed), every follower re-reads.
     sub.on('ready', () => {
-      for (const entry of channels.values()) entry.changes.changed();
+      for (const entry of this.#channels.values()) entry.changes.changed();
     });
-    subscriber = sub;
+    this.#subscriber = sub;
     return sub;
-  };
+  }
+}
 
-  return {
-    async subscribe(channel: string): Promise<Subscription> {
-      const sub = connect();
-      let entry = channels.get(channel);
-      if (!entry) {
-        entry = { changes: new ChangeCounter(), users: 0 };
-        channels.set(channel, entry);
-      }
-      entry.users += 1;
-      const own = entry;
-      let released = false;
-      const release = (): void => {
-        if (released) return;
-        released = true;
-        own.users -= 1;
-        if (own.users === 0 && channels.get(channel) === own) {
-          channels.delete(channel);
-          void sub.unsubscribe(channel).catch(() => undefined);
-        }
-      };
-      let timer: NodeJS.Timeout | undefined;
-      try {
-        await Promise.race([
-          sub.subscribe(channel),
-          new Promise((_, reject) => {
-            timer = setTimeout(() => reject(storeUnavailable()), SUBSCRIBE_TIMEOUT_MS);
-          }),
-        ]);
-      } catch (err) {
-        release();
-        throw err;
-      } finally {
-        clearTimeout(timer);
-      }
-      return {
-        version: () => own.changes.version,
-        changeSince: (seen, signal) => own.changes.changeSince(seen, signal),
-        release,
-      };
-    },
-    async close(): Promise<void> {
-      subscriber?.disconnect();
-      subscriber = undefined;
-    },
-  };
+export function createFollowerHub(connection: Pick<RedisConnection, 'duplicate'>): FollowerHub {
+  return new FollowerHub(connection);
 }
