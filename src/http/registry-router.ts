@@ -43,66 +43,76 @@ function credentialsFor(
   );
 }
 
+/** What each route uses: the app's context and the one registry client. */
+interface Registry {
+  readonly ctx: AppContext;
+  readonly client: RegistryClient;
+}
+
+const callFor = (
+  { ctx }: Registry,
+  koaCtx: Context,
+  ref: ImageReference,
+  actions: readonly string[],
+): RegistryCall => ({ ref, credentials: credentialsFor(koaCtx, ctx, ref), actions });
+
+async function checkImage(registry: Registry, koaCtx: Context): Promise<void> {
+  const { ctx, client } = registry;
+  let result: ImageCheckResult = 'error';
+  try {
+    const ref = parseReference(parseImageQuery(koaCtx.query), ctx.config.insecureRegistries);
+    const exists = await imageExists(client, callFor(registry, koaCtx, ref, PULL));
+    result = exists ? 'exists' : 'absent';
+    koaCtx.body = { image: ref.image, exists };
+  } finally {
+    ctx.metrics.imageChecksTotal.inc({ result });
+  }
+}
+
+async function removeImage(registry: Registry, koaCtx: Context): Promise<void> {
+  const { ctx, client } = registry;
+  let result: ImageDeleteResult = 'error';
+  try {
+    const ref = parseReference(parseImageQuery(koaCtx.query), ctx.config.insecureRegistries);
+    const outcome = await deleteImage(client, callFor(registry, koaCtx, ref, DELETE_ACTIONS));
+    result = outcome.result;
+    koaCtx.body = { image: ref.image, deleted: outcome.deleted, reason: outcome.reason };
+  } finally {
+    ctx.metrics.imageDeletesTotal.inc({ result });
+  }
+}
+
+async function lookupDevcontainer(registry: Registry, koaCtx: Context): Promise<void> {
+  const { ctx, client } = registry;
+  let result: DevcontainerLookupResult = 'error';
+  try {
+    const query = parseDevcontainerQuery(koaCtx.query);
+    const ref = parseReference(query, ctx.config.insecureRegistries);
+    const call = callFor(registry, koaCtx, ref, PULL);
+    const explicitPlatform = typeof koaCtx.query.platform === 'string';
+    const read = await readImageConfig(client, call, parsePlatform(query.platform), explicitPlatform);
+    const view = describeDevcontainer(parseMetadataLabel(read.labels[METADATA_LABEL]));
+    result = 'found';
+    koaCtx.body = { image: ref.image, digest: read.digest, ...view };
+  } catch (err) {
+    if (isServiceError(err)) {
+      if (err.code === 'IMAGE_NOT_FOUND') result = 'absent';
+      else if (err.status === 422) result = 'no_metadata';
+    }
+    throw err;
+  } finally {
+    ctx.metrics.devcontainerLookupsTotal.inc({ result });
+  }
+}
+
 /** GET/DELETE /image and GET /devcontainer, straight against the registry's HTTP API v2. */
 export function createRegistryRouter(ctx: AppContext): Router {
   const router = new Router();
   const client = new RegistryClient({ insecureRegistries: ctx.config.insecureRegistries });
   ctx.shutdownSignal.addEventListener('abort', () => client.close(), { once: true });
-  const { metrics } = ctx;
-
-  const callFor = (koaCtx: Context, ref: ImageReference, actions: readonly string[]): RegistryCall => ({
-    ref,
-    credentials: credentialsFor(koaCtx, ctx, ref),
-    actions,
-  });
-
-  router.get('/image', async (koaCtx) => {
-    let result: ImageCheckResult = 'error';
-    try {
-      const ref = parseReference(parseImageQuery(koaCtx.query), ctx.config.insecureRegistries);
-      const call = callFor(koaCtx, ref, PULL);
-      const exists = await imageExists(client, call);
-      result = exists ? 'exists' : 'absent';
-      koaCtx.body = { image: ref.image, exists };
-    } finally {
-      metrics.imageChecksTotal.inc({ result });
-    }
-  });
-
-  router.delete('/image', async (koaCtx) => {
-    let result: ImageDeleteResult = 'error';
-    try {
-      const ref = parseReference(parseImageQuery(koaCtx.query), ctx.config.insecureRegistries);
-      const call = callFor(koaCtx, ref, DELETE_ACTIONS);
-      const outcome = await deleteImage(client, call);
-      result = outcome.result;
-      koaCtx.body = { image: ref.image, deleted: outcome.deleted, reason: outcome.reason };
-    } finally {
-      metrics.imageDeletesTotal.inc({ result });
-    }
-  });
-
-  router.get('/devcontainer', async (koaCtx) => {
-    let result: DevcontainerLookupResult = 'error';
-    try {
-      const query = parseDevcontainerQuery(koaCtx.query);
-      const ref = parseReference(query, ctx.config.insecureRegistries);
-      const call = callFor(koaCtx, ref, PULL);
-      const explicitPlatform = typeof koaCtx.query.platform === 'string';
-      const read = await readImageConfig(client, call, parsePlatform(query.platform), explicitPlatform);
-      const view = describeDevcontainer(parseMetadataLabel(read.labels[METADATA_LABEL]));
-      result = 'found';
-      koaCtx.body = { image: ref.image, digest: read.digest, ...view };
-    } catch (err) {
-      if (isServiceError(err)) {
-        if (err.code === 'IMAGE_NOT_FOUND') result = 'absent';
-        else if (err.status === 422) result = 'no_metadata';
-      }
-      throw err;
-    } finally {
-      metrics.devcontainerLookupsTotal.inc({ result });
-    }
-  });
-
+  const registry: Registry = { ctx, client };
+  router.get('/image', (koaCtx) => checkImage(registry, koaCtx));
+  router.delete('/image', (koaCtx) => removeImage(registry, koaCtx));
+  router.get('/devcontainer', (koaCtx) => lookupDevcontainer(registry, koaCtx));
   return router;
 }

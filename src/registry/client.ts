@@ -135,24 +135,41 @@ export class RegistryClient {
       throw registryUnreachable(ref.registry, `upload location on another origin refused`, ref.image);
     }
     const scope = repositoryScope(ref.name, call.actions);
-    const identity = credentialIdentity(call.credentials);
     const mode = this.authModes.get(ref.origin);
-    let authorization: string | undefined;
-    let freshToken = false;
+    const upfront = await this.upfront(call, mode, scope);
+    const first = await this.send(call, method, url, upfront.authorization, options);
+    if (first.status !== 401) return first;
+    const retry = await this.answerChallenge(call, first, { mode, scope, ...upfront });
+    return retry === undefined ? first : this.send(call, method, url, retry, options);
+  }
+
+  /** What goes up front: a cached token (or one fetched, the realm being known), or Basic credentials. */
+  private async upfront(
+    call: RegistryCall,
+    mode: AuthMode | undefined,
+    scope: string,
+  ): Promise<{ authorization?: string; freshToken: boolean }> {
     if (mode?.kind === 'bearer') {
       // The realm is known from an earlier challenge: a missing or expired token is fetched
       // up front instead of learning the challenge again.
-      const key = this.tokenKey(ref, mode, scope, identity);
+      const key = this.tokenKey(call.ref, mode, scope, credentialIdentity(call.credentials));
       const cached = this.tokens.get(key);
-      freshToken = cached === undefined;
-      authorization = `Bearer ${cached ?? (await this.token(call, key, [scope]))}`;
-    } else if (mode?.kind === 'basic' && call.credentials) {
-      authorization = basicAuthorization(call.credentials);
+      const token = cached ?? (await this.token(call, key, [scope]));
+      return { authorization: `Bearer ${token}`, freshToken: cached === undefined };
     }
+    if (mode?.kind === 'basic' && call.credentials)
+      return { authorization: basicAuthorization(call.credentials), freshToken: false };
+    return { freshToken: false };
+  }
 
-    const first = await this.send(call, method, url, authorization, options);
-    if (first.status !== 401) return first;
-
+  /** The authorization answering a 401's challenge, or undefined when a retry would be refused again. */
+  private async answerChallenge(
+    call: RegistryCall,
+    first: RegistryResponse,
+    sent: { mode: AuthMode | undefined; scope: string; authorization?: string; freshToken: boolean },
+  ): Promise<string | undefined> {
+    const { ref } = call;
+    const { mode, scope } = sent;
     const challenges = parseWwwAuthenticate(header(first.headers, 'www-authenticate') ?? '');
     const bearer = challenges.find((c) => c.scheme === 'bearer' && c.params.realm);
     const basic = challenges.find((c) => c.scheme === 'basic');
@@ -170,18 +187,17 @@ export class RegistryClient {
         scopes.length === 1 &&
         scopes[0] === scope;
       // A token fetched just now for exactly what the challenge asks would be refused again.
-      if (freshToken && sameAsk) return first;
+      if (sent.freshToken && sameAsk) return undefined;
       this.rememberMode(ref.origin, next);
-      const key = this.tokenKey(ref, next, scope, identity);
+      const key = this.tokenKey(ref, next, scope, credentialIdentity(call.credentials));
       this.tokens.delete(key);
-      const token = await this.token(call, key, scopes);
-      return this.send(call, method, url, `Bearer ${token}`, options);
+      return `Bearer ${await this.token(call, key, scopes)}`;
     }
-    if (basic && call.credentials && !authorization?.startsWith('Basic ')) {
+    if (basic && call.credentials && !sent.authorization?.startsWith('Basic ')) {
       this.rememberMode(ref.origin, { kind: 'basic' });
-      return this.send(call, method, url, basicAuthorization(call.credentials), options);
+      return basicAuthorization(call.credentials);
     }
-    return first;
+    return undefined;
   }
 
   /** Bounded: origins come from requests. */

@@ -153,19 +153,13 @@ export class Transport {
   }
 
   private attempt(request: TransportRequest & { url: URL }, deadline: number): Promise<TransportResponse> {
-    const { url } = request;
+    const { url, body } = request;
     const remaining = deadline - Date.now();
     if (remaining <= 0) return Promise.reject(timeoutError(request.timeoutMs));
     const lib = url.protocol === 'https:' ? https : http;
     return new Promise<TransportResponse>((resolve, reject) => {
-      let settled = false;
-      const finish = (fn: () => void): void => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        fn();
-      };
-      const body = request.body;
+      // The timer is made below, before anything can settle.
+      const settle = settleOnce(resolve, reject, () => clearTimeout(timer));
       const req = lib.request(url, {
         method: request.method,
         headers:
@@ -176,56 +170,74 @@ export class Transport {
       });
       const timer = setTimeout(() => {
         const err = timeoutError(request.timeoutMs);
-        finish(() => reject(err));
+        settle.reject(err);
         req.destroy(err);
       }, remaining);
       req.on('error', (err: NodeJS.ErrnoException) => {
-        finish(() => {
-          const failure = new TransportError('network', networkReason(err), { cause: err });
-          reject(
-            req.reusedSocket && (err.code === 'ECONNRESET' || err.code === 'EPIPE')
-              ? new StaleSocketError(failure)
-              : failure,
-          );
-        });
+        const failure = new TransportError('network', networkReason(err), { cause: err });
+        const stale = req.reusedSocket && (err.code === 'ECONNRESET' || err.code === 'EPIPE');
+        settle.reject(stale ? new StaleSocketError(failure) : failure);
       });
-      req.on('response', (res) => {
-        const declared = Number(res.headers['content-length']);
-        if (Number.isFinite(declared) && declared > request.maxBytes && request.method !== 'HEAD') {
-          const err = tooLarge(request.maxBytes);
-          finish(() => reject(err));
-          res.destroy();
-          req.destroy();
-          return;
-        }
-        const chunks: Buffer[] = [];
-        let size = 0;
-        res.on('data', (chunk: Buffer) => {
-          size += chunk.length;
-          if (size > request.maxBytes) {
-            const err = tooLarge(request.maxBytes);
-            finish(() => reject(err));
-            res.destroy();
-            req.destroy();
-            return;
-          }
-          chunks.push(chunk);
-        });
-        res.on('end', () =>
-          finish(() =>
-            resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks), url }),
-          ),
-        );
-        res.on('error', (err) =>
-          finish(() => reject(new TransportError('network', networkReason(err), { cause: err }))),
-        );
-        res.on('aborted', () =>
-          finish(() => reject(new TransportError('network', transportReason('CLOSED_EARLY', {})))),
-        );
-      });
+      req.on('response', (res) => receive(res, req, request, settle));
       req.end(body);
     });
   }
+}
+
+/** A call's promise, settled once (by its answer, an error, the size cap or the deadline). */
+interface Settle {
+  resolve(response: TransportResponse): void;
+  reject(err: Error): void;
+}
+
+function settleOnce(
+  resolve: (response: TransportResponse) => void,
+  reject: (err: Error) => void,
+  onSettle: () => void,
+): Settle {
+  let settled = false;
+  const once =
+    <T>(fn: (value: T) => void) =>
+    (value: T): void => {
+      if (settled) return;
+      settled = true;
+      onSettle();
+      fn(value);
+    };
+  return { resolve: once(resolve), reject: once(reject) };
+}
+
+/** Reads the answer's body up to the request's size cap. */
+function receive(
+  res: http.IncomingMessage,
+  req: http.ClientRequest,
+  request: TransportRequest & { url: URL },
+  settle: Settle,
+): void {
+  const tooBig = (): void => {
+    settle.reject(tooLarge(request.maxBytes));
+    res.destroy();
+    req.destroy();
+  };
+  const declared = Number(res.headers['content-length']);
+  if (Number.isFinite(declared) && declared > request.maxBytes && request.method !== 'HEAD') return tooBig();
+  const chunks: Buffer[] = [];
+  let size = 0;
+  res.on('data', (chunk: Buffer) => {
+    size += chunk.length;
+    if (size > request.maxBytes) return tooBig();
+    chunks.push(chunk);
+  });
+  res.on('end', () =>
+    settle.resolve({
+      status: res.statusCode ?? 0,
+      headers: res.headers,
+      body: Buffer.concat(chunks),
+      url: request.url,
+    }),
+  );
+  res.on('error', (err) => settle.reject(new TransportError('network', networkReason(err), { cause: err })));
+  res.on('aborted', () => settle.reject(new TransportError('network', transportReason('CLOSED_EARLY', {}))));
 }
 
 class StaleSocketError extends Error {
