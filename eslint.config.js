@@ -51,7 +51,6 @@ const LONG_FUNCTIONS = [
   'src/service.ts',
   'workers/build-job.ts',
   'workers/builder/devcontainer-build.ts',
-  'workers/git/clone.ts',
   'workers/reuse/in-flight.ts',
   'workers/reuse/reuse-step.ts',
 ];

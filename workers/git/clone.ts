@@ -104,14 +104,144 @@ export interface OpenClone {
   end(note?: string): Promise<void>;
 }
 
+type CloneDeps = Pick<BuildDeps, 'config' | 'logStore' | 'groups'> & { readonly blobs?: BlobStore };
+
+/** What the steps of one clone share: its request, its log and its git commands. */
+interface Clone {
+  readonly plan: BuildPlan;
+  readonly deps: CloneDeps;
+  readonly dir: RequestDir;
+  readonly log: CommandLogWriter;
+  /** The options of every git command of the clone. */
+  readonly options: RunOptions;
+  /** `git -C <clone> <args>` capturing stdout, its output in `to`; `env`: instead of the request's. */
+  capture(to: CommandLogWriter, env?: Record<string, string>): GitCapture;
+  /**
+   * As capture, the promisor remote in its environment: only the checkout and the widening can
+   * fetch (the clone's config loses it in the seal).
+   */
+  fetchingGit(to: CommandLogWriter): GitCapture;
+}
+
+/** The git commands of one clone, sharing one budget (the clone timeout). */
+async function cloneGit(
+  plan: BuildPlan,
+  deps: CloneDeps,
+  dir: RequestDir,
+  log: CommandLogWriter,
+  signal: AbortSignal,
+): Promise<Clone> {
+  const { config } = deps;
+  const options: RunOptions = {
+    baseEnv: await requestGitEnv(plan, config, dir),
+    log,
+    signal,
+    groups: deps.groups,
+    secrets: gitSecrets(plan),
+    timeoutSeconds: config.build.cloneTimeoutSeconds,
+  };
+  const deadline = performance.now() + config.build.cloneTimeoutSeconds * 1000;
+  const remaining = (): number =>
+    config.build.cloneTimeoutSeconds > 0 ? Math.max(1, Math.ceil((deadline - performance.now()) / 1000)) : 0;
+  const capture =
+    (to: CommandLogWriter, env?: Record<string, string>): GitCapture =>
+    async (args) =>
+      (
+        await run('git', ['-C', dir.clone, ...args], {
+          ...options,
+          ...(env === undefined ? {} : { baseEnv: env }),
+          timeoutSeconds: remaining(),
+          log: readableLog(to),
+          captureStdout: true,
+        })
+      ).stdout;
+  const fetchingGit = (to: CommandLogWriter): GitCapture =>
+    capture(to, withGitConfig(options.baseEnv, promisorRemoteConfig(plan.url.cloneUrl)));
+  return { plan, deps, dir, log, options, capture, fetchingGit };
+}
+
+/**
+ * Before anything is fetched: the commit and branch (one process for both: the full commit, then
+ * the checked-out branch's short name; first, so a clone without HEAD fails here), where the
+ * definition is, and what the clone stores.
+ */
+async function readHead(clone: Clone) {
+  const { capture } = clone;
+  const [head, located, stored] = await sideBySide(clone.log, [
+    (to) => capture(to)(['rev-parse', 'HEAD', '--abbrev-ref', 'HEAD']),
+    (to) => locateDefinition(capture(to), 'HEAD'),
+    (to) => storedObjects(capture(to)),
+  ] as const);
+  const [commit = '', headName = ''] = head.trim().split('\n');
+  if (!COMMIT.test(commit)) throw commandOutputUnexpected('git rev-parse HEAD --abbrev-ref HEAD');
+  return { commit, branch: clone.plan.branch ?? headName.trim(), located, stored };
+}
+
+/** The definition's own place from this instance's blob cache when it holds them; whether it did. */
+async function seedOwnPlace(
+  clone: Clone,
+  located: LocatedDefinition | undefined,
+): Promise<{ entries: ReturnType<typeof placeBlobs> | undefined; seeded: boolean }> {
+  const { blobs } = clone.deps;
+  const entries =
+    blobs === undefined || located === undefined ? undefined : placeBlobs(located.listing, located.ownPlace);
+  const seeded =
+    blobs !== undefined &&
+    entries !== undefined &&
+    (await seedBlobs(clone.capture(clone.log), blobs, clone.plan.repository, entries, clone.dir.generated));
+  if (seeded)
+    clone.log.write(
+      "# the definition's files from this instance's blob cache (same object ids): not fetched\n",
+    );
+  return { entries, seeded };
+}
+
+/**
+ * The definition's own place (one fetch, which also brings the config's blob), alongside the read
+ * the fetch does not change (non-blob objects) and the seal; then, only if the definition names
+ * more, the rest of its read set.
+ */
+async function checkoutAndSeal(
+  clone: Clone,
+  located: LocatedDefinition | undefined,
+  stored: number,
+): Promise<Pick<ClonedRepository, 'definition' | 'readSet' | 'partial'>> {
+  const { capture, fetchingGit, log, dir } = clone;
+  const ownPlace = located?.ownPlace ?? [];
+  const { entries, seeded } = await seedOwnPlace(clone, located);
+  await setSparsePaths(dir.clone, ownPlace);
+  // The checkout first: its process starts before the others'.
+  const [, nonBlobs] = await sideBySide(log, [
+    (to) => checkoutReadSet(fetchingGit(to), ownPlace),
+    (to) => nonBlobObjects(capture(to)),
+    (to) => sealClone(capture(to)),
+  ] as const);
+  const partial = stored <= nonBlobs;
+  const { blobs } = clone.deps;
+  if (blobs !== undefined && entries !== undefined && !seeded)
+    await rememberBlobs(blobs, clone.plan.repository, entries, dir.clone);
+  const found = await readDefinition(capture(log), dir.clone, located);
+  if (describeReadSet(found.readSet) !== describeReadSet(ownPlace))
+    await widenReadSet(fetchingGit(log), dir.clone, found.readSet);
+  log.write(
+    partial
+      ? `# partial clone (blob:none), sparse paths: ${describeReadSet(found.readSet)}\n`
+      : `# server does not support filters: full clone, sparse paths: ${describeReadSet(found.readSet)}\n`,
+  );
+  return {
+    readSet: found.readSet,
+    partial,
+    ...(found.definition === undefined ? {} : { definition: found.definition }),
+  };
+}
+
 /** Clone, read the commit, locate the definition from the trees; the clone stays open (see OpenClone). */
 export async function openClone(
   plan: BuildPlan,
-  deps: Pick<BuildDeps, 'config' | 'logStore' | 'groups'> & { readonly blobs?: BlobStore },
+  deps: CloneDeps,
   dir: RequestDir,
   signal: AbortSignal,
 ): Promise<OpenClone> {
-  const { config } = deps;
   const log = await deps.logStore.open('git', gitSecrets(plan));
   let ended = false;
   const end = async (note?: string): Promise<void> => {
@@ -121,112 +251,35 @@ export async function openClone(
     await rm(dir.gitSecrets, { recursive: true, force: true }).catch(() => undefined);
     await log.close();
   };
+  const span = { 'git.scheme': plan.url.scheme, 'git.host': plan.url.host, 'log.id': log.id };
   try {
-    return await withSpan(
-      'git.clone',
-      { 'git.scheme': plan.url.scheme, 'git.host': plan.url.host, 'log.id': log.id },
-      async () => {
-        const options: RunOptions = {
-          baseEnv: await requestGitEnv(plan, config, dir),
-          log,
-          signal,
-          groups: deps.groups,
-          secrets: gitSecrets(plan),
-          timeoutSeconds: config.build.cloneTimeoutSeconds,
-        };
-        // One budget for every git command of the clone.
-        const deadline = performance.now() + config.build.cloneTimeoutSeconds * 1000;
-        const remaining = (): number =>
-          config.build.cloneTimeoutSeconds > 0
-            ? Math.max(1, Math.ceil((deadline - performance.now()) / 1000))
-            : 0;
-        await run('git', cloneArgs(plan.url.cloneUrl, dir.clone, plan.branch), options);
-        /** `git -C <clone> <args>` capturing stdout, its output in `to`; `env`: instead of the request's. */
-        const capture =
-          (to: CommandLogWriter, env?: Record<string, string>): GitCapture =>
-          async (args) =>
-            (
-              await run('git', ['-C', dir.clone, ...args], {
-                ...options,
-                ...(env === undefined ? {} : { baseEnv: env }),
-                timeoutSeconds: remaining(),
-                log: readableLog(to),
-                captureStdout: true,
-              })
-            ).stdout;
-        // Only the checkout and the widening can fetch: the promisor remote is in their environment
-        // alone, the clone's config loses it in the seal.
-        const fetchingGit = (to: CommandLogWriter): GitCapture =>
-          capture(to, withGitConfig(options.baseEnv, promisorRemoteConfig(plan.url.cloneUrl)));
-        // Before anything is fetched: the commit and branch (one process for both: the full commit,
-        // then the checked-out branch's short name; first, so a clone without HEAD fails here), where
-        // the definition is, and what the clone stores.
-        const [head, located, stored] = await sideBySide(log, [
-          (to) => capture(to)(['rev-parse', 'HEAD', '--abbrev-ref', 'HEAD']),
-          (to) => locateDefinition(capture(to), 'HEAD'),
-          (to) => storedObjects(capture(to)),
-        ] as const);
-        const [commit = '', headName = ''] = head.trim().split('\n');
-        if (!COMMIT.test(commit)) throw commandOutputUnexpected('git rev-parse HEAD --abbrev-ref HEAD');
-        const branch = plan.branch ?? headName.trim();
-
-        /**
-         * The definition's own place (one fetch, which also brings the config's blob), alongside the
-         * read the fetch does not change (non-blob objects) and the seal; then, only if the
-         * definition names more, the rest of its read set.
-         */
-        const checkoutAndSeal = async (): Promise<
-          Pick<ClonedRepository, 'definition' | 'readSet' | 'partial'>
-        > => {
-          const ownPlace = located?.ownPlace ?? [];
-          const { blobs } = deps;
-          const placeEntries =
-            blobs === undefined || located === undefined ? undefined : placeBlobs(located.listing, ownPlace);
-          const seeded =
-            blobs !== undefined &&
-            placeEntries !== undefined &&
-            (await seedBlobs(capture(log), blobs, plan.repository, placeEntries, dir.generated));
-          if (seeded)
-            log.write(
-              "# the definition's files from this instance's blob cache (same object ids): not fetched\n",
-            );
-          await setSparsePaths(dir.clone, ownPlace);
-          // The checkout first: its process starts before the others'.
-          const [, nonBlobs] = await sideBySide(log, [
-            (to) => checkoutReadSet(fetchingGit(to), ownPlace),
-            (to) => nonBlobObjects(capture(to)),
-            (to) => sealClone(capture(to)),
-          ] as const);
-          const partial = stored <= nonBlobs;
-          if (blobs !== undefined && placeEntries !== undefined && !seeded)
-            await rememberBlobs(blobs, plan.repository, placeEntries, dir.clone);
-          const found = await readDefinition(capture(log), dir.clone, located);
-          if (describeReadSet(found.readSet) !== describeReadSet(ownPlace))
-            await widenReadSet(fetchingGit(log), dir.clone, found.readSet);
-          log.write(
-            partial
-              ? `# partial clone (blob:none), sparse paths: ${describeReadSet(found.readSet)}\n`
-              : `# server does not support filters: full clone, sparse paths: ${describeReadSet(found.readSet)}\n`,
+    return await withSpan('git.clone', span, async () => {
+      const clone = await cloneGit(plan, deps, dir, log, signal);
+      await run('git', cloneArgs(plan.url.cloneUrl, dir.clone, plan.branch), clone.options);
+      const { commit, branch, located, stored } = await readHead(clone);
+      const checkout = async (): Promise<ClonedRepository> => {
+        try {
+          const found = await withSpan('git.checkout', { 'log.id': log.id }, () =>
+            checkoutAndSeal(clone, located, stored),
           );
-          return {
-            readSet: found.readSet,
-            partial,
-            ...(found.definition === undefined ? {} : { definition: found.definition }),
-          };
-        };
-        const checkout = async (): Promise<ClonedRepository> => {
-          try {
-            const found = await withSpan('git.checkout', { 'log.id': log.id }, checkoutAndSeal);
-            return { dir: dir.clone, branch, commit, logId: log.id, ...found };
-          } catch (err) {
-            throw stepFailure(err, 'git clone', log);
-          } finally {
-            await end();
-          }
-        };
-        return { dir: dir.clone, branch, commit, logId: log.id, located, git: capture(log), checkout, end };
-      },
-    );
+          return { dir: dir.clone, branch, commit, logId: log.id, ...found };
+        } catch (err) {
+          throw stepFailure(err, 'git clone', log);
+        } finally {
+          await end();
+        }
+      };
+      return {
+        dir: dir.clone,
+        branch,
+        commit,
+        logId: log.id,
+        located,
+        git: clone.capture(log),
+        checkout,
+        end,
+      };
+    });
   } catch (err) {
     const failure = stepFailure(err, 'git clone', log);
     await end();
