@@ -133,6 +133,11 @@ export const ERRORS = {
     text: 'already running {running} builds, the maximum; retry later',
     when: 'The instance already runs its maximum of concurrent builds; `Retry-After` gives seconds to wait.',
   },
+  BUILDERS_FULL: {
+    status: 429,
+    text: 'every builder that answers already runs {perBuilder} builds, the maximum per builder; retry later',
+    when: 'Every healthy builder runs `--max-builds-per-builder` builds (docs/fleet.md); `Retry-After` gives seconds to wait.',
+  },
 
   // --- POST /build: the commands ---
   COMMAND_FAILED: {
@@ -475,6 +480,9 @@ export const definitionOutsideReadSet = (path: string): ServiceError =>
 
 export const busy = (running: number, retryAfterSeconds: number): ServiceError =>
   make('BUSY', { running }, { headers: { 'Retry-After': String(retryAfterSeconds) } });
+
+export const buildersFull = (perBuilder: number, retryAfterSeconds: number): ServiceError =>
+  make('BUILDERS_FULL', { perBuilder }, { headers: { 'Retry-After': String(retryAfterSeconds) } });
 
 /** A real external command ran and failed: the body names the command and its outcome, never its output. */
 export const commandFailed = (commandLine: string, outcome: string, logId: string): ServiceError =>

@@ -7,7 +7,7 @@ import type { ProcessGroups } from '../src/exec/process-groups.js';
 import type { LogStore } from '../src/logs/types.js';
 import type { Logger } from '../src/observability/logger.js';
 import type { Metrics } from '../src/observability/metrics.js';
-import type { RemoteBuilder } from './builder/remote-builder.js';
+import type { BuilderHandle } from './builder/remote-builder.js';
 import type { ReuseDeps } from './reuse/reuse-step.js';
 
 /** The configuration a build reads. */
@@ -33,7 +33,8 @@ export interface BuildDeps {
   readonly metrics: Metrics;
   /** Every command of a build runs in a process group tracked here. */
   readonly groups: ProcessGroups;
-  readonly remoteBuilder: RemoteBuilder;
+  /** The builder of this build (its place in the fleet), or a RemoteBuilder without endpoint. */
+  readonly remoteBuilder: BuilderHandle;
   /** The build key, reuse and coalescing (used when config.build.reuse is on). */
   readonly reuse: ReuseDeps;
   /** The Dev Containers CLI, a CommonJS script run by this node (devcontainerCliBundle(); a fake in tests). */

@@ -10,7 +10,7 @@ import type { BuildLeases } from '../src/builds/leases.js';
 import { recordBuild } from '../src/builds/reporter.js';
 import type { BuildRegistry, BuildReporter, NewBuild } from '../src/builds/types.js';
 import type { Config } from '../src/config/types.js';
-import { busy, internal, isServiceError } from '../src/errors.js';
+import { busy, buildersFull, internal, isServiceError } from '../src/errors.js';
 import { cancellationOf } from '../src/exec/cancellation.js';
 import type { ProcessGroups } from '../src/exec/process-groups.js';
 import type { LogStore } from '../src/logs/types.js';
@@ -19,7 +19,10 @@ import type { BuildStatus, Metrics } from '../src/observability/metrics.js';
 import type { BuildDeps } from './build-deps.js';
 import { isFollow, runBuildJob, type JobOutcome, type JobReuse } from './build-job.js';
 import { devcontainerCliBundle } from './builder/devcontainer-build.js';
-import { RemoteBuilder, builderSpecs } from './builder/remote-builder.js';
+import { BuilderFleet, type Placement } from './builder/fleet/fleet.js';
+import type { BuilderState } from './builder/fleet/health.js';
+import type { Probe } from './builder/fleet/probe.js';
+import { RemoteBuilder } from './builder/remote-builder.js';
 import { remoteTip } from './git/ls-remote.js';
 import type { BuildPlan, BuildResult } from './plan-types.js';
 import { createBuildQueue, type BuildQueue } from './queue.js';
@@ -52,6 +55,8 @@ export interface BuildWorkerOptions {
   readonly runJob?: BuildJobRunner;
   /** The queue (default: one per worker, sized by config.build.maxConcurrent). */
   readonly queue?: BuildQueue;
+  /** The builders' health probe (default: HTTP/2 PING, fleet/probe.ts). */
+  readonly probe?: Probe;
 }
 
 /** One submitted plan: the request it came with. */
@@ -92,6 +97,7 @@ export class BuildWorker {
   readonly #deps: BuildDeps;
   readonly #queue: BuildQueue;
   readonly #runJob: BuildJobRunner;
+  readonly #fleet: BuilderFleet;
 
   constructor(ctx: BuildWorkerContext, options: BuildWorkerOptions = {}) {
     this.#ctx = ctx;
@@ -102,11 +108,20 @@ export class BuildWorker {
       logger: ctx.logger,
       metrics: ctx.metrics,
       groups: ctx.processGroups,
-      remoteBuilder: new RemoteBuilder(ctx.config, builderSpecs(ctx.config)[0], ctx.processGroups),
+      // Without builders: a build's builder is this (nothing to set up, no BUILDX_BUILDER).
+      remoteBuilder: new RemoteBuilder(ctx.config, undefined, ctx.processGroups),
       devcontainerCli: devcontainerCliBundle(),
       reuse: createReuseDeps(ctx.config.insecureRegistries, ctx.leases, supplyChainOf(ctx.config)),
     };
     ctx.shutdownSignal.addEventListener('abort', () => this.#deps.reuse.registry.close(), { once: true });
+    this.#fleet = new BuilderFleet({
+      config: ctx.config,
+      logger: ctx.logger,
+      metrics: ctx.metrics.builders,
+      groups: ctx.processGroups,
+      ...(options.probe === undefined ? {} : { probe: options.probe }),
+    });
+    this.#fleet.health.start(ctx.shutdownSignal);
     this.#queue =
       options.queue ??
       createBuildQueue({
@@ -114,6 +129,11 @@ export class BuildWorker {
         shutdownSignal: ctx.shutdownSignal,
         metrics: ctx.metrics,
       });
+  }
+
+  /** Each builder's state as this instance sees it (readiness, docs/fleet.md). */
+  builders(): (BuilderState & { inFlight: number })[] {
+    return this.#fleet.states();
   }
 
   /** Builds (or reuses) `plan`; throws a ServiceError (BUSY: 429 with its Retry-After). */
@@ -128,7 +148,8 @@ export class BuildWorker {
       this.#succeeded(plan, submission.logger, result, seconds());
       return result;
     } catch (err) {
-      if (isServiceError(err) && err.code === 'BUSY') throw await this.#busy(plan, submission.logger);
+      if (isServiceError(err) && (err.code === 'BUSY' || err.code === 'BUILDERS_FULL'))
+        throw await this.#busy(plan, submission.logger, err.code);
       this.#failed(plan, submission, err, seconds());
       throw err;
     }
@@ -142,10 +163,15 @@ export class BuildWorker {
       deps,
       deadlineSeconds: this.#ctx.config.build.cloneTimeoutSeconds + this.#ctx.config.build.timeoutSeconds,
       remoteTip: (p, signal) => remoteTip(p, deps, signal),
-      job: (signal, reuse) =>
-        this.#runRecorded(build, submission.logger, seconds, (reporter) =>
-          this.#runJob(plan, deps, signal, reporter, reuse),
-        ),
+      job: (signal, reuse) => {
+        // Synchronously placed (or busy: every healthy builder full) before anything is recorded.
+        const placement = this.#fleet.place(plan.repository, plan.branch);
+        const placed = placement === undefined ? deps : { ...deps, remoteBuilder: placement };
+        const record = placement === undefined ? build : { ...build, builder: placement.endpoint };
+        return this.#runRecorded(record, submission.logger, seconds, placement, (reporter) =>
+          this.#runJob(plan, placed, signal, reporter, reuse),
+        );
+      },
     };
   }
 
@@ -154,16 +180,23 @@ export class BuildWorker {
     build: NewBuild,
     logger: Logger,
     seconds: () => number,
+    placement: Placement | undefined,
     job: (reporter: BuildReporter) => Promise<JobOutcome>,
   ): Promise<JobOutcome> {
-    const recording = await recordBuild(this.#ctx.builds, build, logger);
+    const recording = await recordBuild(this.#ctx.builds, build, logger).catch((err: unknown) => {
+      placement?.finish('failure');
+      throw err;
+    });
+    if (placement !== undefined) placement.onMove = (endpoint) => void recording.reporter.builder(endpoint);
     try {
       const result = await job(recording.reporter);
+      placement?.finish('success');
       // A job that follows a build with the same key ends here; the answer is that build's reuse.
       const image = isFollow(result) ? result.partial.image : result.image;
       await recording.finish({ status: 'success', durationSeconds: seconds(), image });
       return result;
     } catch (err) {
+      placement?.finish(failureStatus(err));
       await recording.finish({
         status: failureStatus(err),
         durationSeconds: seconds(),
@@ -187,14 +220,16 @@ export class BuildWorker {
   }
 
   /** The 429 for a full queue, with a Retry-After estimated from the builds in flight. */
-  async #busy(plan: BuildPlan, logger: Logger): Promise<Error> {
+  async #busy(plan: BuildPlan, logger: Logger, code: 'BUSY' | 'BUILDERS_FULL'): Promise<Error> {
     this.#ctx.metrics.countBuild('busy');
     const retryAfter = await busyRetryAfter(this.#ctx.builds, logger);
     logger.warn(
       { repository: plan.repository, inFlight: this.#queue.inFlight, retryAfterSeconds: retryAfter },
       'build refused: busy',
     );
-    return busy(this.#queue.capacity, retryAfter);
+    return code === 'BUSY'
+      ? busy(this.#queue.capacity, retryAfter)
+      : buildersFull(this.#ctx.config.build.maxPerBuilder, retryAfter);
   }
 
   #failed(plan: BuildPlan, submission: Submission, err: unknown, seconds: number): void {

@@ -35,6 +35,7 @@ export function createMemoryBuildRegistry(options: MemoryRegistryOptions): Build
       if (update.image !== undefined) entry.image = update.image;
       if (update.gitCloneLogId !== undefined) entry.gitCloneLogId = update.gitCloneLogId;
       if (update.imageBuildLogId !== undefined) entry.imageBuildLogId = update.imageBuildLogId;
+      if (update.builder !== undefined) entry.builder = update.builder;
     },
 
     async addWaiters(id: string, delta: number) {

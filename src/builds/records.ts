@@ -17,6 +17,7 @@ export interface BuildEntry {
   phase: RunningPhase | 'finished';
   gitCloneLogId?: string;
   imageBuildLogId?: string;
+  builder?: string;
   waiters: number;
   outcome?: BuildOutcome;
 }
@@ -46,6 +47,7 @@ export function toRecord(entry: BuildEntry, at: number): BuildRecord {
       outcome === undefined ? seconds(Math.max(0, at - entry.startedAtMs)) : outcome.durationSeconds,
     ...(entry.gitCloneLogId === undefined ? {} : { gitCloneLogId: entry.gitCloneLogId }),
     ...(entry.imageBuildLogId === undefined ? {} : { imageBuildLogId: entry.imageBuildLogId }),
+    ...(entry.builder === undefined ? {} : { builder: entry.builder }),
     waiters: entry.waiters,
     ...(outcome === undefined
       ? {}
@@ -66,6 +68,7 @@ export function newBuildEntry(build: NewBuild, startedAtMs: number): BuildEntry 
     startedAtMs,
     ...(build.branch === undefined ? {} : { branch: build.branch }),
     image: build.image,
+    ...(build.builder === undefined ? {} : { builder: build.builder }),
     phase: 'cloning',
     waiters: 1,
   };

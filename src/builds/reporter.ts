@@ -28,6 +28,7 @@ export function buildReporter(
     logOpened: (kind, logId) =>
       report(kind === 'git' ? { gitCloneLogId: logId } : { imageBuildLogId: logId }),
     resolved: ({ branch, commit, image }) => report({ branch, commit, image }),
+    builder: (endpoint) => report({ builder: endpoint }),
     sent: () => queue,
   };
 }
@@ -70,5 +71,6 @@ export async function recordBuild(
 const unrecorded: BuildReporter = {
   phase: async () => undefined,
   logOpened: async () => undefined,
+  builder: async () => undefined,
   resolved: async () => undefined,
 };

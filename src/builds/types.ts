@@ -19,6 +19,8 @@ export interface NewBuild {
   readonly branch?: string;
   /** The target `<registry>/<name>[:<tag>]`; the full reference is reported once the commit is known. */
   readonly image: string;
+  /** The builder endpoint it was placed on (docs/fleet.md); never credentials. */
+  readonly builder?: string;
 }
 
 /** Fields a running build learns as it goes (each set once known; absent fields are left as they are). */
@@ -29,6 +31,8 @@ export interface BuildUpdate {
   readonly image?: string;
   readonly gitCloneLogId?: string;
   readonly imageBuildLogId?: string;
+  /** The build moved to another builder (the one it was placed on did not answer). */
+  readonly builder?: string;
 }
 
 /** How a build ended. */
@@ -58,6 +62,8 @@ export interface BuildRecord {
   readonly elapsedSeconds: number;
   readonly gitCloneLogId?: string;
   readonly imageBuildLogId?: string;
+  /** The builder endpoint the build ran on (docs/fleet.md). */
+  readonly builder?: string;
   /** Requests waiting on this build (1 unless others were coalesced onto it). */
   readonly waiters: number;
   readonly status?: BuildOutcome['status'];
@@ -96,6 +102,8 @@ export interface BuildReporter {
   phase(phase: RunningPhase): Promise<void>;
   /** A command log of the build was opened (its id is listed from now on). */
   logOpened(kind: 'git' | 'img', logId: string): Promise<void>;
+  /** The build moved to the builder `endpoint`. */
+  builder(endpoint: string): Promise<void>;
   /** The clone told what is being built. */
   resolved(found: {
     readonly branch: string;

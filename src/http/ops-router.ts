@@ -2,6 +2,17 @@ import Router from '@koa/router';
 import { effectiveConfigView } from '../config/view.js';
 import type { AppContext } from '../context.js';
 
+/** Each builder's state for the readiness body (docs/fleet.md): endpoints only, never credentials. */
+function builderStates(ctx: AppContext): { builder: string; state: 'up' | 'down'; reason?: string }[] {
+  const states =
+    ctx.buildWorker.builders?.() ?? ctx.config.builderEndpoints.map((endpoint) => ({ endpoint, up: true }));
+  return states.map((s) => ({
+    builder: s.endpoint,
+    state: s.up ? 'up' : 'down',
+    ...('reason' in s && s.reason !== undefined ? { reason: s.reason } : {}),
+  }));
+}
+
 /** Probes, metrics and the effective configuration view. */
 export function createOpsRouter(ctx: AppContext): Router {
   const router = new Router();
@@ -15,14 +26,18 @@ export function createOpsRouter(ctx: AppContext): Router {
     koaCtx.body = { status: 'ok' };
   });
   router.get('/health/ready', async (koaCtx) => {
+    const builders = builderStates(ctx);
     if (!builderConfigured) {
       koaCtx.status = 503;
       koaCtx.body = { status: 'not ready', reason: 'no builder endpoint configured' };
+    } else if (!builders.some((b) => b.state === 'up')) {
+      koaCtx.status = 503;
+      koaCtx.body = { status: 'not ready', reason: 'no builder answers', builders };
     } else if (ctx.sharedStoreProbe !== undefined && !(await ctx.sharedStoreProbe())) {
       koaCtx.status = 503;
-      koaCtx.body = { status: 'not ready', reason: 'the shared store (Redis) is unavailable' };
+      koaCtx.body = { status: 'not ready', reason: 'the shared store (Redis) is unavailable', builders };
     } else {
-      koaCtx.body = { status: 'ready' };
+      koaCtx.body = { status: 'ready', builders };
     }
   });
   router.get('/metrics', async (koaCtx) => {

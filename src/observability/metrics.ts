@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { BuilderMetrics } from './builder-metrics.js';
 
 export const BUILD_STATUSES = ['success', 'failure', 'invalid_request', 'busy'] as const;
 export const IMAGE_CHECK_RESULTS = ['exists', 'absent', 'error'] as const;
@@ -25,6 +26,8 @@ function withDefaultMetrics(registry: Registry): Registry {
  */
 export class Metrics {
   readonly registry = withDefaultMetrics(new Registry());
+  /** The builder fleet's series (labelled `builder`). */
+  readonly builders = new BuilderMetrics(this.registry);
   readonly #registers = [this.registry];
   readonly buildsTotal: Counter<'status'> = new Counter({
     name: 'service_builds_total',

@@ -87,7 +87,22 @@ export function builderSpecs(
   }));
 }
 
-export class RemoteBuilder {
+export interface EnsureOptions {
+  readonly log: CommandLogWriter;
+  readonly home: string;
+  readonly signal: AbortSignal;
+}
+
+/** What a build uses of its builder: a RemoteBuilder, or its place in the fleet (fleet/fleet.ts). */
+export interface BuilderHandle {
+  readonly configured: boolean;
+  /** The buildx builder name (BUILDX_BUILDER), undefined without an endpoint. */
+  readonly name: string | undefined;
+  /** Makes sure the builder can be used; throws (a 500 with the img log) when it cannot. */
+  ensure(options: EnsureOptions): Promise<void>;
+}
+
+export class RemoteBuilder implements BuilderHandle {
   readonly #config: RemoteBuilderConfig;
   readonly #spec: BuilderSpec | undefined;
   readonly #groups: ProcessGroups | undefined;
@@ -111,7 +126,7 @@ export class RemoteBuilder {
   }
 
   /** Makes sure the builder exists (once; retried after a failure); no-op without an endpoint. */
-  async ensure(options: { log: CommandLogWriter; home: string; signal: AbortSignal }): Promise<void> {
+  async ensure(options: EnsureOptions): Promise<void> {
     const spec = this.#spec;
     if (spec === undefined || this.#ready) return;
     const setup = this.#queue.then(async () => {
@@ -123,10 +138,7 @@ export class RemoteBuilder {
     await setup;
   }
 
-  async #setUp(
-    spec: BuilderSpec,
-    options: { log: CommandLogWriter; home: string; signal: AbortSignal },
-  ): Promise<void> {
+  async #setUp(spec: BuilderSpec, options: EnsureOptions): Promise<void> {
     const config = this.#config;
     const { log } = options;
     await mkdir(config.dockerConfigDir, { recursive: true, mode: 0o700 });

@@ -153,6 +153,7 @@ function recordingReporter(): BuildReporter & { calls: string[] } {
     calls,
     phase: async (phase) => void calls.push(`phase ${phase}`),
     logOpened: async (kind, logId) => void calls.push(`${kind} log ${logId}`),
+    builder: async (endpoint) => void calls.push(`builder ${endpoint}`),
     resolved: async ({ branch, commit, image }) => void calls.push(`resolved ${branch} ${commit} ${image}`),
   };
 }
