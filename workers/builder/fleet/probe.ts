@@ -72,35 +72,40 @@ function session(endpoint: string, tls: TlsMaterial | undefined): ProbeSession {
   return { client, tlsFailure };
 }
 
+function probeOnce(
+  endpoint: string,
+  material: TlsMaterial | undefined,
+  timeoutMs: number,
+): Promise<ProbeResult> {
+  const tls = material !== undefined;
+  let probe: ProbeSession;
+  try {
+    probe = session(endpoint, material);
+  } catch (err) {
+    return Promise.resolve({ ok: false, reason: failureReason(err, tls) });
+  }
+  const { client } = probe;
+  return new Promise<ProbeResult>((resolve) => {
+    const done = (result: ProbeResult): void => {
+      clearTimeout(timer);
+      client.destroy();
+      resolve(result);
+    };
+    const fail = (err: unknown): void =>
+      done({ ok: false, reason: probe.tlsFailure() ?? failureReason(err, tls) });
+    const timer = setTimeout(
+      () => done({ ok: false, reason: `no answer within ${timeoutMs / 1000} s` }),
+      timeoutMs,
+    );
+    client.on('error', fail);
+    client.on('close', () => fail(new Error('connection closed')));
+    // A PING sent before the connection is up is cancelled: send it once connected.
+    client.on('connect', () => client.ping((err) => (err === null ? done({ ok: true }) : fail(err))));
+  });
+}
+
 /** A probe of any endpoint with the fleet's TLS settings; each call answers within `timeoutMs`. */
 export function createProbe(tls: BuilderTls | undefined, timeoutMs: number): Probe {
   const material = tlsMaterial(tls);
-  return (endpoint) =>
-    new Promise<ProbeResult>((resolve) => {
-      let client: ClientHttp2Session | undefined;
-      const tls = material !== undefined;
-      const done = (result: ProbeResult): void => {
-        clearTimeout(timer);
-        client?.destroy();
-        resolve(result);
-      };
-      const timer = setTimeout(
-        () => done({ ok: false, reason: `no answer within ${timeoutMs / 1000} s` }),
-        timeoutMs,
-      );
-      let probe: ProbeSession;
-      try {
-        probe = session(endpoint, material);
-      } catch (err) {
-        done({ ok: false, reason: failureReason(err, tls) });
-        return;
-      }
-      client = probe.client;
-      const fail = (err: unknown): void =>
-        done({ ok: false, reason: probe.tlsFailure() ?? failureReason(err, tls) });
-      client.on('error', fail);
-      client.on('close', () => fail(new Error('connection closed')));
-      // A PING sent before the connection is up is cancelled: send it once connected.
-      client.on('connect', () => client?.ping((err) => (err === null ? done({ ok: true }) : fail(err))));
-    });
+  return (endpoint) => probeOnce(endpoint, material, timeoutMs);
 }

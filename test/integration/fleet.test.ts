@@ -1,0 +1,296 @@
+/**
+ * The builder fleet against the stack's two real BuildKits (docs/fleet.md): mutual TLS, placement
+ * by repository (each builder's cache is its own), failover when a builder's bridge stops, a
+ * builder lost mid-build, and bounded load. Bridges a test stops are its own (privateBuilderBridge).
+ */
+import { readFileSync, readdirSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import test, { type ExecutionContext } from 'ava';
+import type { BuildRecord } from '../../src/builds/types.js';
+import { placementKey, placementOrder } from '../../workers/builder/fleet/placement.js';
+import { privateBuilderBridge, type PrivateBridge } from '../stack/builders.js';
+import { SLOW_STEP_STARTED } from '../stack/fixtures.js';
+import type { RunningApp } from '../helpers/app.js';
+import {
+  fetchLog,
+  httpsCreds,
+  httpsRepo,
+  postBuild,
+  servedRepo,
+  stack,
+  startBuildApp,
+  uniqueName,
+  type BuildOverrides,
+} from '../helpers/build-support.js';
+
+const TLS = {
+  caPath: stack.BUILDER_TLS_CA_FILE,
+  certPath: stack.BUILDER_TLS_CLIENT_CERT_FILE,
+  keyPath: stack.BUILDER_TLS_CLIENT_KEY_FILE,
+  serverName: stack.BUILDER_TLS_SERVER_NAME,
+};
+
+async function eventually<T>(what: string, probe: () => Promise<T | undefined>, ms: number): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms / 1000} s`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+async function app(t: ExecutionContext, overrides: BuildOverrides): Promise<RunningApp> {
+  const started = await startBuildApp(overrides);
+  t.teardown(() => started.close());
+  return started;
+}
+
+async function bridges(t: ExecutionContext): Promise<[PrivateBridge, PrivateBridge]> {
+  const a = await privateBuilderBridge('a');
+  t.teardown(() => a.stop());
+  const b = await privateBuilderBridge('b');
+  t.teardown(() => b.stop());
+  return [a, b];
+}
+
+async function recordsOf(app: RunningApp, query: string): Promise<BuildRecord[]> {
+  return ((await (await fetch(`${app.url}/builds?${query}`)).json()) as { builds: BuildRecord[] }).builds;
+}
+
+const requestBody = (repository: string, extra: Record<string, unknown> = {}) => ({
+  repository,
+  gitCredentials: httpsCreds(),
+  image: { registry: stack.REGISTRY_ANON, name: uniqueName('fleet') },
+  ...extra,
+});
+
+async function builderUp(app: RunningApp, endpoint: string): Promise<number | undefined> {
+  const text = await (await fetch(`${app.url}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith(`service_builder_up{builder="${endpoint}"}`));
+  return line === undefined ? undefined : Number(line.split(' ').at(-1));
+}
+
+/** The builder GET /builds names for the build answered with `body` (found by its image log). */
+async function builderOf(app: RunningApp, repository: string, logId: unknown): Promise<string | undefined> {
+  const records = await recordsOf(app, `repository=${encodeURIComponent(repository)}`);
+  return records.find((r) => r.imageBuildLogId === logId)?.builder;
+}
+
+test('mutual TLS: a build through a TLS-only endpoint answers 200; the key appears nowhere', async (t) => {
+  const service = await app(t, { builderEndpoints: [stack.BUILDER_A_TLS_ENDPOINT], builderTls: TLS });
+  const key = readFileSync(TLS.keyPath, 'utf8');
+  const canary = key.split('\n').filter((l) => l.length > 20 && !l.startsWith('-----'))[0] ?? 'none';
+  const argv: string[] = [];
+  let sampling = true;
+  const sampler = (async () => {
+    while (sampling) {
+      for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+        try {
+          argv.push(readFileSync(`/proc/${pid}/cmdline`, 'utf8'));
+        } catch {
+          // gone
+        }
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  })();
+  const res = await postBuild(service, requestBody(httpsRepo('image')));
+  sampling = false;
+  await sampler;
+  t.is(res.status, 200, JSON.stringify(res.body));
+  const img = await fetchLog(service, res.body.imageBuildLogId);
+  t.true(img.text.includes(`--driver-opt key=${TLS.keyPath}`), 'the key goes to buildx as a path');
+  t.true(
+    argv.some((a) => a.includes('buildx')),
+    'argv was sampled during the build',
+  );
+  const config = await (await fetch(`${service.url}/config`)).text();
+  t.like(JSON.parse(config), { builderTls: { ca: true, clientCertificate: true, serverName: 'localhost' } });
+  const metrics = await (await fetch(`${service.url}/metrics`)).text();
+  const git = await fetchLog(service, res.body.gitCloneLogId);
+  for (const [where, text] of Object.entries({
+    argv: argv.join('\n'),
+    img: img.text,
+    git: git.text,
+    config,
+    metrics,
+  })) {
+    t.false(text.includes(canary), `key material in ${where}`);
+  }
+});
+
+for (const [label, tls] of [
+  ['without a client certificate', { caPath: TLS.caPath, serverName: TLS.serverName }],
+  [
+    "with another CA's client certificate",
+    {
+      ...TLS,
+      certPath: stack.BUILDER_TLS_OTHER_CA_CLIENT_CERT_FILE,
+      keyPath: stack.BUILDER_TLS_OTHER_CA_CLIENT_KEY_FILE,
+    },
+  ],
+] as const) {
+  test(`mutual TLS ${label}: 500 with the img log naming the handshake failure`, async (t) => {
+    const service = await app(t, { builderEndpoints: [stack.BUILDER_A_TLS_ENDPOINT], builderTls: tls });
+    const res = await postBuild(service, requestBody(httpsRepo('image')));
+    t.is(res.status, 500, JSON.stringify(res.body));
+    t.regex(String(res.body.logId), /^img-/);
+    const log = await fetchLog(service, res.body.logId);
+    t.regex(log.text, /builder tcp:\/\/\S+ unreachable: TLS handshake failed/);
+  });
+}
+
+/** Repositories of their own (a Dockerfile with a RUN step of their own), two placed on each builder. */
+function placedRepos(t: ExecutionContext, endpoints: readonly string[]): { name: string; home: string }[] {
+  const repos: { name: string; home: string }[] = [];
+  const per = new Map<string, number>();
+  for (let i = 0; repos.length < 4 && i < 100; i += 1) {
+    const repo = servedRepo((dir) => {
+      mkdirSync(join(dir, '.devcontainer'));
+      writeFileSync(
+        join(dir, '.devcontainer', 'devcontainer.json'),
+        JSON.stringify({ build: { dockerfile: 'Dockerfile' } }),
+      );
+      writeFileSync(
+        join(dir, '.devcontainer', 'Dockerfile'),
+        `FROM ${stack.BASE_IMAGE_ANON}\nRUN echo ${i}-${Date.now()} > /fleet\n`,
+      );
+    });
+    const home = placementOrder(placementKey(httpsRepo(repo.name), undefined), endpoints)[0] ?? '';
+    if ((per.get(home) ?? 0) >= 2) {
+      repo.remove();
+      continue;
+    }
+    t.teardown(repo.remove);
+    per.set(home, (per.get(home) ?? 0) + 1);
+    repos.push({ name: repo.name, home });
+  }
+  return repos;
+}
+
+test('placement: each repository built twice lands on one builder, the second from its cache; both builders build', async (t) => {
+  const endpoints = [stack.BUILDER_A_ENDPOINT, stack.BUILDER_B_ENDPOINT];
+  const service = await app(t, { builderEndpoints: endpoints });
+  const used = new Set<string>();
+  for (const repo of placedRepos(t, endpoints)) {
+    const repository = httpsRepo(repo.name);
+    const first = await postBuild(service, requestBody(repository));
+    const second = await postBuild(service, requestBody(repository));
+    t.is(first.status, 200, JSON.stringify(first.body));
+    t.is(second.status, 200, JSON.stringify(second.body));
+    const builders = [
+      await builderOf(service, repository, first.body.imageBuildLogId),
+      await builderOf(service, repository, second.body.imageBuildLogId),
+    ];
+    t.deepEqual(builders, [repo.home, repo.home], repository);
+    used.add(repo.home);
+    const log = await fetchLog(service, second.body.imageBuildLogId);
+    t.regex(log.text, /RUN echo .* > \/fleet[\s\S]*?CACHED|CACHED[\s\S]*RUN echo/, 'the RUN step is CACHED');
+  }
+  t.deepEqual([...used].sort(), [...endpoints].sort());
+});
+
+test('failover: a builder stopped while idle is down within 15 s, its repositories build elsewhere; back within 30 s', async (t) => {
+  const [a, b] = await bridges(t);
+  const endpoints = [a.endpoint, b.endpoint];
+  const service = await app(t, { builderEndpoints: endpoints });
+  const repository = httpsRepo('image');
+  const [home, other] = placementOrder(placementKey(repository, undefined), endpoints) as [string, string];
+  const bridge = home === a.endpoint ? a : b;
+  await bridge.stop();
+  await eventually(
+    'builder down',
+    async () => ((await builderUp(service, home)) === 0 ? true : undefined),
+    15_000,
+  );
+  const ready = await fetch(`${service.url}/health/ready`);
+  t.is(ready.status, 200);
+  t.like(await ready.json(), { builders: [{ builder: a.endpoint }, { builder: b.endpoint }] });
+  const res = await postBuild(service, requestBody(repository));
+  t.is(res.status, 200, JSON.stringify(res.body));
+  t.is(await builderOf(service, repository, res.body.imageBuildLogId), other);
+  await bridge.start();
+  await eventually(
+    'builder up',
+    async () => ((await builderUp(service, home)) === 1 ? true : undefined),
+    30_000,
+  );
+  const back = await postBuild(service, requestBody(repository));
+  t.is(back.status, 200, JSON.stringify(back.body));
+  t.is(await builderOf(service, repository, back.body.imageBuildLogId), home);
+});
+
+/** Starts a slow build; resolves its answer later. */
+function slowBuild(service: RunningApp, signal?: AbortSignal) {
+  return fetch(`${service.url}/build`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(requestBody(httpsRepo('slow'), { buildOptions: { noCache: true } })),
+    ...(signal === undefined ? {} : { signal }),
+  }).then(async (res) => ({
+    status: res.status,
+    headers: res.headers,
+    body: (await res.json()) as Record<string, unknown>,
+  }));
+}
+
+test('a builder lost mid-build: that build is a 500 with its img log; the next build of the repository goes to the other', async (t) => {
+  const [a, b] = await bridges(t);
+  const endpoints = [a.endpoint, b.endpoint];
+  const service = await app(t, { builderEndpoints: endpoints });
+  const repository = httpsRepo('slow');
+  const [home, other] = placementOrder(placementKey(repository, undefined), endpoints) as [string, string];
+  const answer = slowBuild(service);
+  const running = await eventually(
+    'the slow step runs',
+    async () => {
+      const [record] = await recordsOf(service, 'status=running');
+      if (record?.imageBuildLogId === undefined) return undefined;
+      return (await fetchLog(service, record.imageBuildLogId)).text.includes(SLOW_STEP_STARTED)
+        ? record
+        : undefined;
+    },
+    180_000,
+  );
+  t.is(running.builder, home);
+  await (home === a.endpoint ? a : b).stop();
+  const lost = await answer;
+  t.is(lost.status, 500, JSON.stringify(lost.body));
+  t.is(lost.body.logId, running.imageBuildLogId);
+  const client = new AbortController();
+  const next = slowBuild(service, client.signal).catch(() => undefined);
+  const moved = await eventually(
+    'the next build is placed',
+    async () => (await recordsOf(service, 'status=running')).find((r) => r.imageBuildLogId !== undefined),
+    120_000,
+  );
+  t.is(moved.builder, other);
+  client.abort();
+  await next;
+});
+
+test('bounded load: one build per builder, three slow builds at once: two on different builders, the third 429', async (t) => {
+  const [a, b] = await bridges(t);
+  const service = await app(t, { builderEndpoints: [a.endpoint, b.endpoint], build: { maxPerBuilder: 1 } });
+  const client = new AbortController();
+  t.teardown(() => client.abort());
+  const first = slowBuild(service, client.signal).catch(() => undefined);
+  const second = slowBuild(service, client.signal).catch(() => undefined);
+  const placed = await eventually(
+    'two builds placed',
+    async () => {
+      const records = await recordsOf(service, 'status=running');
+      return records.length === 2 ? records : undefined;
+    },
+    60_000,
+  );
+  t.deepEqual(placed.map((r) => r.builder).sort(), [a.endpoint, b.endpoint].sort());
+  const third = await postBuild(service, requestBody(httpsRepo('slow'), { buildOptions: { noCache: true } }));
+  t.is(third.status, 429, JSON.stringify(third.body));
+  t.regex(third.headers.get('retry-after') ?? '', /^\d+$/);
+  t.regex(String(third.body.error), /every builder that answers already runs 1 builds/);
+  client.abort();
+  await Promise.all([first, second]);
+});
