@@ -1,0 +1,99 @@
+/**
+ * The HTTP calls of ibs, on node:http/https (no fetch: it loads undici, which costs start-up
+ * time on every CI step). One keep-alive agent per scheme for the small calls; the build request
+ * and log streams have no timeout (a build can take an hour; docs/openapi.yaml).
+ */
+import http, { type IncomingMessage } from 'node:http';
+import https from 'node:https';
+
+/** The server could not be reached, or the connection broke before the answer (exit 4). */
+export class Unreachable extends Error {
+  constructor(
+    message: string,
+    /** Whether a connection had been made (a lost one) rather than refused or unresolved. */
+    readonly connected: boolean,
+  ) {
+    super(message);
+  }
+}
+
+export interface Answer {
+  readonly status: number;
+  readonly headers: IncomingMessage['headers'];
+  readonly text: string;
+}
+
+export interface Call {
+  readonly method?: string;
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly body?: string;
+  readonly signal?: AbortSignal;
+}
+
+const agents = {
+  'http:': new http.Agent({ keepAlive: true }),
+  'https:': new https.Agent({ keepAlive: true }),
+};
+
+/** Ends every idle connection (so the process can end by itself). */
+export function closeConnections(): void {
+  for (const agent of Object.values(agents)) agent.destroy();
+}
+
+/** Opens a request and resolves with the response head; the body is the caller's to read. */
+export function open(url: URL, call: Call = {}): Promise<IncomingMessage> {
+  const lib = url.protocol === 'https:' ? https : http;
+  const agent = url.protocol === 'https:' ? agents['https:'] : agents['http:'];
+  return new Promise((resolve, reject) => {
+    let connected = false;
+    const headers: Record<string, string> = { ...call.headers };
+    if (call.body !== undefined) {
+      headers['content-type'] ??= 'application/json';
+      headers['content-length'] = String(Buffer.byteLength(call.body));
+    }
+    const req = lib.request(
+      url,
+      { method: call.method ?? 'GET', headers, agent, signal: call.signal },
+      resolve,
+    );
+    req.once('socket', (socket) => {
+      if (!socket.connecting) connected = true;
+      else socket.once('connect', () => (connected = true));
+    });
+    req.once('error', (err: NodeJS.ErrnoException) => {
+      if (err.name === 'AbortError') return reject(err);
+      const what = connected ? 'the connection to the server was lost' : 'the server could not be reached';
+      reject(new Unreachable(`${what}: ${err.code ?? err.message} (${url.origin})`, connected));
+    });
+    req.end(call.body);
+  });
+}
+
+/** Reads a whole body as text; a broken body is an Unreachable. */
+export async function readText(res: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  try {
+    for await (const chunk of res) chunks.push(chunk as Buffer);
+  } catch (err) {
+    if ((err as Error).name === 'AbortError') throw err;
+    throw new Unreachable(`the connection to the server was lost: ${(err as Error).message}`, true);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+export async function call(url: URL, options: Call = {}): Promise<Answer> {
+  const res = await open(url, options);
+  return { status: res.statusCode ?? 0, headers: res.headers, text: await readText(res) };
+}
+
+/** The JSON object of an answer, or undefined when it is not one. */
+export function jsonOf(answer: Answer): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(answer.text);
+    return typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,65 @@
+#!/usr/bin/env node
+/**
+ * `ibs`, the CI client of the image build service (docs/ci.md): parses the command line with the
+ * argument table, runs the command, flushes its output and exits with the code of exit-codes.ts.
+ * It imports nothing of the service: it stands alone.
+ */
+import { parseCommandLine, UsageError } from './args.js';
+import { runBuild, fail, type RunContext } from './build.js';
+import { runDevcontainer, runImage, runLogs } from './commands.js';
+import { credentialsOf, processEnv, secretsOf } from './env.js';
+import { EXIT, type ExitCode } from './exit-codes.js';
+import { closeConnections } from './http.js';
+import { masker } from './mask.js';
+import { terminal } from './output.js';
+import { interruptSignal } from './signals.js';
+
+function secretsOfEnv(env: ReturnType<typeof processEnv>): ReturnType<typeof secretsOf> {
+  try {
+    return secretsOf(credentialsOf(env, env.IBS_REGISTRY || 'registry'));
+  } catch {
+    // Half-given credentials are refused later; mask whatever was given.
+    const values = [env.IBS_GIT_TOKEN, env.IBS_REGISTRY_PASSWORD].filter((v): v is string => Boolean(v));
+    return values.map((value) => ({ value }));
+  }
+}
+
+async function run(argv: string[], ctx: RunContext): Promise<ExitCode> {
+  const parsed = parseCommandLine(argv, ctx.env);
+  if (parsed.kind === 'help') {
+    ctx.term.out.write(parsed.text);
+    return EXIT.ok;
+  }
+  const run = { ...ctx, json: parsed.values.json === true };
+  switch (parsed.command) {
+    case 'build':
+      return runBuild(parsed.values, run);
+    case 'image exists':
+      return runImage(parsed.values, run, 'exists');
+    case 'image delete':
+      return runImage(parsed.values, run, 'delete');
+    case 'devcontainer':
+      return runDevcontainer(parsed.values, run);
+    case 'logs':
+      return runLogs(parsed.values, parsed.positionals, run);
+  }
+}
+
+async function main(): Promise<void> {
+  const env = processEnv();
+  const term = terminal(masker(secretsOfEnv(env)));
+  const ctx: RunContext = { term, env, interrupt: interruptSignal(), json: process.argv.includes('--json') };
+  let code: ExitCode;
+  try {
+    code = await run(process.argv.slice(2), ctx);
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    code = fail(ctx, EXIT.refused, err.message);
+  }
+  closeConnections();
+  await term.out.flush();
+  await term.err.flush();
+  process.exit(code);
+}
+
+await main();
