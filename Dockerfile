@@ -2,6 +2,8 @@
 #
 #   docker buildx build -t image-build-service .
 #
+# `ibs`, the CI client (docs/ci.md), is on the PATH: `docker run --entrypoint ibs IMAGE build ...`.
+#
 # Runs as uid/gid 2000 with a read-only root filesystem: only /tmp (scratch: per-request dirs,
 # captured logs, the Dev Containers CLI cache; HOME and every cache point there) and the builder
 # state directory $DOCKER_CONFIG (buildx state, the mounted registry auth config.json) are written.
@@ -26,6 +28,7 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY workers ./workers
 RUN npm run build \
+  && chmod 755 dist/src/main.js dist/src/client/main.js \
   && npm prune --omit=dev --no-audit --no-fund --ignore-scripts \
   && find dist -name '*.map' -delete && rm -rf node_modules/.cache
 
@@ -48,7 +51,8 @@ RUN set -eu; \
   groupadd --gid 2000 builder; \
   useradd --uid 2000 --gid 2000 --home-dir /tmp --no-create-home --shell /usr/sbin/nologin builder; \
   mkdir -p /var/lib/builder-state; \
-  chown 2000:2000 /var/lib/builder-state
+  chown 2000:2000 /var/lib/builder-state; \
+  ln -s /app/dist/src/client/main.js /usr/local/bin/ibs
 
 COPY --from=docker-cli /usr/local/bin/docker /usr/local/bin/docker
 COPY --from=docker-cli /usr/local/libexec/docker/cli-plugins/docker-buildx /usr/local/libexec/docker/cli-plugins/docker-buildx

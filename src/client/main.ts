@@ -13,6 +13,7 @@ import { closeConnections } from './http.js';
 import { masker } from './mask.js';
 import { terminal } from './output.js';
 import { interruptSignal } from './signals.js';
+import { PACKAGE_NAME, packageVersion } from './version.js';
 
 function secretsOfEnv(env: ReturnType<typeof processEnv>): ReturnType<typeof secretsOf> {
   try {
@@ -27,7 +28,7 @@ function secretsOfEnv(env: ReturnType<typeof processEnv>): ReturnType<typeof sec
 async function run(argv: string[], ctx: RunContext): Promise<ExitCode> {
   const parsed = parseCommandLine(argv, ctx.env);
   if (parsed.kind === 'help') {
-    ctx.term.out.write(parsed.text);
+    ctx.term.out.write(`${PACKAGE_NAME} ${packageVersion()}\n${parsed.text}`);
     return EXIT.ok;
   }
   const run = { ...ctx, json: parsed.values.json === true };
