@@ -8,6 +8,9 @@
  *   npm run stack -- up
  *   npm run bench:client [-- runs=15 fixture=feature]
  *
+ * Also timed, interleaved the same way: `node -e 0`, the runtime's own start, which ibs pays and
+ * curl does not (on a loaded machine it dominates the difference).
+ *
  * Target: ibs's median within 5 % of curl's.
  */
 import { spawn } from 'node:child_process';
@@ -25,7 +28,7 @@ const scratch = await mkdtemp(join(tmpdir(), 'ibs-bench-client-'));
 
 const app = await startApp({
   scratchDir: scratch,
-  builderEndpoint: stack.BUILDER_ENDPOINT,
+  builderEndpoints: [stack.BUILDER_ENDPOINT],
   insecureRegistries: [stack.REGISTRY_ANON],
   childEnv: { PATH: basePath, GIT_SSL_CAINFO: stack.GIT_CA_FILE },
   commandLogRetention: 1000,
@@ -106,16 +109,20 @@ try {
   const firstTag = (JSON.parse(first.out) as { tag: string }).tag;
   await ibs();
   await curl();
-  const times = { ibs: [] as number[], curl: [] as number[] };
+  const times = { ibs: [] as number[], curl: [] as number[], node: [] as number[] };
   for (let i = 0; i < runs; i++) {
-    const order = i % 2 === 0 ? (['ibs', 'curl'] as const) : (['curl', 'ibs'] as const);
+    const order = i % 2 === 0 ? (['ibs', 'curl', 'node'] as const) : (['node', 'curl', 'ibs'] as const);
     for (const side of order) {
+      if (side === 'node') {
+        times.node.push((await timed(process.execPath, ['-e', '0'], {})).ms);
+        continue;
+      }
       const { ms, out } = await (side === 'ibs' ? ibs() : curl());
       if ((JSON.parse(out) as { tag: string }).tag !== firstTag) throw new Error(`${side}: another tag`);
       times[side].push(ms);
     }
   }
-  const [mi, mc] = [median(times.ibs), median(times.curl)];
+  const [mi, mc, mn] = [median(times.ibs), median(times.curl), median(times.node)];
   const fmt = (xs: number[]) => xs.map((x) => x.toFixed(0)).join(' ');
   console.log(`fixture ${fixture}, warm build (reuse), ${runs} runs each, interleaved`);
   console.log(`curl      median ${mc.toFixed(0)} ms   (${fmt(times.curl)})`);

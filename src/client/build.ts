@@ -4,7 +4,6 @@
  * A lost connection: the service cancels a build whose client went away, so a new attempt is
  * made only while --timeout allows. Exit codes: exit-codes.ts.
  */
-import { randomUUID } from 'node:crypto';
 import type { Values } from './args.js';
 import { buildBody, requestIdOf, serverUrl, timeoutSeconds } from './build-request.js';
 import { credentialsOf, githubOutputPath, type Env } from './env.js';
@@ -95,7 +94,7 @@ async function failed(ctx: RunContext, { answer, watch }: Attempt): Promise<Exit
 export async function runBuild(values: Values, ctx: RunContext): Promise<ExitCode> {
   const server = serverUrl(values.server);
   const timeout = timeoutSeconds(values.timeout);
-  const requestId = requestIdOf(values['request-id'], randomUUID);
+  const requestId = requestIdOf(values['request-id'], () => crypto.randomUUID());
   const body = JSON.stringify(
     buildBody(values, credentialsOf(ctx.env, values.registry as string | undefined)),
   );

@@ -4,7 +4,6 @@
  * other steps' outputs share the file.
  */
 import { appendFile } from 'node:fs/promises';
-import { randomUUID } from 'node:crypto';
 
 /** The build answer's fields a workflow uses. */
 export const OUTPUT_KEYS = ['image', 'registry', 'name', 'tag', 'commit', 'digest'] as const;
@@ -32,5 +31,5 @@ export async function writeGithubOutput(
   path: string,
   outputs: Readonly<Record<string, string>>,
 ): Promise<void> {
-  await appendFile(path, formatOutputs(outputs, `ibs_${randomUUID()}`), 'utf8');
+  await appendFile(path, formatOutputs(outputs, `ibs_${crypto.randomUUID()}`), 'utf8');
 }

@@ -1,10 +1,10 @@
 /**
  * The HTTP calls of ibs, on node:http/https (no fetch: it loads undici, which costs start-up
- * time on every CI step). One keep-alive agent per scheme for the small calls; the build request
- * and log streams have no timeout (a build can take an hour; docs/openapi.yaml).
+ * time on every CI step; node:https is loaded only for an https server). One keep-alive agent per
+ * scheme for the small calls; the build request and log streams have no timeout (a build can take
+ * an hour; docs/openapi.yaml).
  */
 import http, { type IncomingMessage } from 'node:http';
-import https from 'node:https';
 
 /** The server could not be reached, or the connection broke before the answer (exit 4). */
 export class Unreachable extends Error {
@@ -30,20 +30,27 @@ export interface Call {
   readonly signal?: AbortSignal;
 }
 
-const agents = {
-  'http:': new http.Agent({ keepAlive: true }),
-  'https:': new https.Agent({ keepAlive: true }),
-};
+type Lib = Pick<typeof http, 'request' | 'Agent'>;
+const agents = new Map<string, { lib: Lib; agent: http.Agent }>();
+
+async function clientFor(protocol: string): Promise<{ lib: Lib; agent: http.Agent }> {
+  let client = agents.get(protocol);
+  if (client === undefined) {
+    const lib: Lib = protocol === 'https:' ? await import('node:https') : http;
+    client = { lib, agent: new lib.Agent({ keepAlive: true }) };
+    agents.set(protocol, client);
+  }
+  return client;
+}
 
 /** Ends every idle connection (so the process can end by itself). */
 export function closeConnections(): void {
-  for (const agent of Object.values(agents)) agent.destroy();
+  for (const { agent } of agents.values()) agent.destroy();
 }
 
 /** Opens a request and resolves with the response head; the body is the caller's to read. */
-export function open(url: URL, call: Call = {}): Promise<IncomingMessage> {
-  const lib = url.protocol === 'https:' ? https : http;
-  const agent = url.protocol === 'https:' ? agents['https:'] : agents['http:'];
+export async function open(url: URL, call: Call = {}): Promise<IncomingMessage> {
+  const { lib, agent } = await clientFor(url.protocol);
   return new Promise((resolve, reject) => {
     let connected = false;
     const headers: Record<string, string> = { ...call.headers };

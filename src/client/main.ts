@@ -6,7 +6,6 @@
  */
 import { parseCommandLine, UsageError } from './args.js';
 import { runBuild, fail, type RunContext } from './build.js';
-import { runDevcontainer, runImage, runLogs } from './commands.js';
 import { credentialsOf, processEnv, secretsOf } from './env.js';
 import { EXIT, type ExitCode } from './exit-codes.js';
 import { closeConnections } from './http.js';
@@ -32,9 +31,10 @@ async function run(argv: string[], ctx: RunContext): Promise<ExitCode> {
     return EXIT.ok;
   }
   const run = { ...ctx, json: parsed.values.json === true };
+  if (parsed.command === 'build') return runBuild(parsed.values, run);
+  // The thin commands are loaded only when asked for (start-up time of every build step).
+  const { runDevcontainer, runImage, runLogs } = await import('./commands.js');
   switch (parsed.command) {
-    case 'build':
-      return runBuild(parsed.values, run);
     case 'image exists':
       return runImage(parsed.values, run, 'exists');
     case 'image delete':

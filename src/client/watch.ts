@@ -7,6 +7,7 @@
 import { call, jsonOf } from './http.js';
 import { LogStream } from './log-stream.js';
 import type { Sink } from './output.js';
+import { sleep } from './signals.js';
 
 const POLL_MS = 250;
 /** How long a log may still stream once the answer is in (it has ended on the server by then). */
@@ -74,7 +75,7 @@ export class BuildWatch {
   async #poll(): Promise<void> {
     const url = new URL(`builds?requestId=${encodeURIComponent(this.#requestId)}`, this.#server);
     while (!this.#stop.signal.aborted) {
-      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+      await sleep(POLL_MS, this.#stop.signal);
       if (this.#stop.signal.aborted) return;
       const answer = await call(url, { signal: this.#stop.signal }).catch(() => undefined);
       const builds = answer && answer.status === 200 ? jsonOf(answer)?.builds : undefined;

@@ -5,7 +5,8 @@
  * (debootstrap bookworm + this machine's node, git, ssh, docker CLI, buildx, tini; see
  * test/helpers/container-base.sh), imported into the stack's engine, and the image is built by the
  * stack's builder. Then /health/startup, /config and one real POST /build of a fixture repository
- * pushed to the stack's Basic-auth registry through the stack's builder.
+ * pushed to the stack's Basic-auth registry through the stack's builder; `ibs` (the CI client) on
+ * the image's PATH checks it.
  */
 import test from 'ava';
 import { execa } from 'execa';
@@ -266,6 +267,26 @@ test('the image builds, runs read-only as uid 2000 and performs a real build', a
     progress('checks: GET /image, root filesystem unchanged, builder state');
     const check = await fetch(`${url}/image?${query}`);
     t.deepEqual(await check.json(), { image: body.image, exists: true });
+
+    // ibs, the CI client, is on the image's PATH and talks to the service (docs/ci.md).
+    const help = await docker(['exec', name, 'ibs', '--help']);
+    t.regex(help.stdout, /^image-build-service \S+\nibs: /);
+    const exists = await docker([
+      'exec',
+      '--env',
+      `IBS_SERVER=${url}`,
+      name,
+      'ibs',
+      'image',
+      'exists',
+      '--registry',
+      stack.REGISTRY_BASIC,
+      '--name',
+      repoName,
+      '--tag',
+      String(body.tag),
+    ]);
+    t.is(exists.stdout.trim(), 'exists');
 
     // Nothing was written outside /tmp and the builder state volume: the root filesystem is
     // unchanged (the only entries are the mount point the engine made for the CA file).
