@@ -127,9 +127,11 @@ try {
   console.log(`fixture ${fixture}, warm build (reuse), ${runs} runs each, interleaved`);
   console.log(`curl      median ${mc.toFixed(0)} ms   (${fmt(times.curl)})`);
   console.log(`ibs build median ${mi.toFixed(0)} ms   (${fmt(times.ibs)})`);
+  console.log(`node -e 0 median ${mn.toFixed(0)} ms   (${fmt(times.node)})`);
   console.log(
     `ibs / curl: ${(mi / mc).toFixed(3)} (${(((mi - mc) / mc) * 100).toFixed(1)} %; target within 5 %)`,
   );
+  console.log(`(ibs less node's own start) / curl: ${((mi - mn) / mc).toFixed(3)}`);
 } finally {
   await app.close();
   await rm(scratch, { recursive: true, force: true });
