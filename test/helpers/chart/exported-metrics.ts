@@ -37,7 +37,8 @@ const PROMQL_WORDS = new Set([
 
 /** Scrapes a freshly started service's /metrics into series names, labels and label values. */
 export async function scrapeExported(): Promise<Exported> {
-  const app = await startApp();
+  // Two builders, so that the per-builder series exist (they are set for each endpoint at start).
+  const app = await startApp({ builderEndpoints: ['tcp://127.0.0.1:1', 'tcp://127.0.0.1:2'] });
   let text: string;
   try {
     text = await (await fetch(`${app.url}/metrics`)).text();

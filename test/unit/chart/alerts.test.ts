@@ -25,9 +25,10 @@ test.before(async () => {
   rules = spec.groups.flatMap((g) => g.rules);
 });
 
-test('the rule has the four alerts of the design card', (t) => {
+test('the rule has the alerts of the design card and the builder alert', (t) => {
   t.deepEqual(rules.map((r) => r.alert).sort(), [
     'ImageBuildServiceAtCapacity',
+    'ImageBuildServiceBuilderDown',
     'ImageBuildServiceBusy',
     'ImageBuildServiceFailureRatioHigh',
     'ImageBuildServiceNotReady',
@@ -70,6 +71,13 @@ test('the build alerts read the series they are about, with the values from valu
   ]);
   t.is(byName.ImageBuildServiceAtCapacity?.for, '30m');
   t.deepEqual(metrics('ImageBuildServiceNotReady'), ['kube_pod_status_ready']);
+  // Down for every replica (max over them is 0) for builderDownFor, per builder.
+  t.deepEqual(metrics('ImageBuildServiceBuilderDown'), ['service_builder_up']);
+  t.regex(
+    byName.ImageBuildServiceBuilderDown?.expr ?? '',
+    /^max by \(builder\) \(service_builder_up\{[^}]*\}\) == 0$/,
+  );
+  t.is(byName.ImageBuildServiceBuilderDown?.for, '5m');
   t.is(byName.ImageBuildServiceNotReady?.labels.severity, 'critical');
 });
 

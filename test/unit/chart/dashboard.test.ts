@@ -68,6 +68,7 @@ test('the dashboard has the panels of the design card, each with queries', (t) =
       'Busy answers',
       'In-flight builds against capacity',
       'Registry endpoint results',
+      'Builders',
     ],
   );
   for (const panel of dashboard.panels) t.true(panel.targets.length > 0, panel.title);
@@ -130,6 +131,12 @@ test('each panel reads the series it is about', (t) => {
     'service_builds_in_flight',
     'service_builds_capacity',
   ]);
+  t.deepEqual(read('Builders'), [
+    'service_builder_up',
+    'service_builder_builds_in_flight',
+    'service_builder_builds_total',
+  ]);
+  t.regex(exprs('Builders'), /sum by \(builder, status\)/);
   t.deepEqual(read('Registry endpoint results'), [
     'service_image_checks_total',
     'service_image_deletes_total',
