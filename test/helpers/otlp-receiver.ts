@@ -1,5 +1,6 @@
 // A local OTLP/HTTP (JSON) traces receiver: `POST /v1/traces`, keeps every span it gets.
-import { listen, waitFor } from './http-listener.js';
+import { eventually } from './eventually.js';
+import { listen } from './http-listener.js';
 
 type OtlpValue = {
   stringValue?: string;
@@ -93,7 +94,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
     spans: () => [...spans],
     rawText: () => raw,
     waitForSpan: (match, timeoutMs = 10_000) =>
-      waitFor(() => spans.find(match), timeoutMs, 'a matching span'),
+      eventually(() => spans.find(match), { timeout: timeoutMs, interval: 50, what: 'a matching span' }),
     close: listener.close,
   };
 }

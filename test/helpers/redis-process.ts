@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { redisAnswers, redisUrl, writeRedisConfig } from '../stack/redis-server.js';
 import { freePort } from './service-process.js';
+import { eventually } from './eventually.js';
 
 export interface RedisProcess {
   readonly url: string;
@@ -41,13 +42,14 @@ export async function startRedis(): Promise<RedisProcess> {
         resolve();
       });
     });
-    const deadline = Date.now() + 10_000;
-    while (!(await redisAnswers(port, password, 500))) {
-      if (problem !== undefined) throw new Error(`redis-server could not be started: ${problem.message}`);
-      if (proc.exitCode !== null) throw new Error(`redis-server exited with ${proc.exitCode}`);
-      if (Date.now() > deadline) throw new Error('redis-server did not answer within 10 s');
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await eventually(
+      async () => {
+        if (problem !== undefined) throw new Error(`redis-server could not be started: ${problem.message}`);
+        if (proc.exitCode !== null) throw new Error(`redis-server exited with ${proc.exitCode}`);
+        return redisAnswers(port, password, 500);
+      },
+      { interval: 50, what: 'redis-server to answer' },
+    );
   };
   const stop = async (): Promise<void> => {
     child?.kill('SIGKILL');

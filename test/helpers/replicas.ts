@@ -6,6 +6,7 @@
 import type { BuildRecord } from '../../src/builds/types.js';
 import type { StackEnv } from '../stack/env.js';
 import { spawnService, type ServiceProcess } from './service-process.js';
+import { eventually } from './eventually.js';
 
 export interface Replica {
   readonly name: string;
@@ -49,11 +50,11 @@ export async function startReplicas(
       const service = spawnService(['--port', '0'], env);
       const listening = await service.waitForLog('listening');
       const url = `http://127.0.0.1:${String(listening.port)}`;
-      const deadline = Date.now() + 15_000;
-      while ((await fetch(`${url}/health/ready`)).status !== 200) {
-        if (Date.now() > deadline) throw new Error(`replica ${name} did not become ready within 15 s`);
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
+      await eventually(async () => (await fetch(`${url}/health/ready`)).status === 200, {
+        timeout: 15_000,
+        interval: 50,
+        what: `replica ${name} to be ready`,
+      });
       return { name, url, service };
     }),
   );
@@ -100,9 +101,6 @@ export async function within(
   everyMs = 200,
 ): Promise<number> {
   const started = Date.now();
-  for (;;) {
-    if (await check().catch(() => false)) return Date.now() - started;
-    if (Date.now() - started > timeoutMs) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, everyMs));
-  }
+  await eventually(() => check().catch(() => false), { timeout: timeoutMs, interval: everyMs, what });
+  return Date.now() - started;
 }

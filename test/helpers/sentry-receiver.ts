@@ -1,5 +1,6 @@
 // A local Sentry-compatible envelope receiver: `POST /api/<project>/envelope/`, keeps every event.
-import { listen, waitFor } from './http-listener.js';
+import { eventually } from './eventually.js';
+import { listen } from './http-listener.js';
 
 export interface SentryEvent {
   event_id?: string;
@@ -50,7 +51,11 @@ export async function startSentryReceiver(): Promise<SentryReceiver> {
     events: () => [...events],
     rawText: () => raw,
     waitForEvent: (match, timeoutMs = 10_000) =>
-      waitFor(() => events.find(match), timeoutMs, 'a matching error-tracking event'),
+      eventually(() => events.find(match), {
+        timeout: timeoutMs,
+        interval: 50,
+        what: 'a matching error-tracking event',
+      }),
     close: listener.close,
   };
 }

@@ -19,6 +19,7 @@ import {
   startBuildApp,
   uniqueName,
 } from '../helpers/build-support.js';
+import { eventually } from '../helpers/eventually.js';
 
 async function buildsOf(app: RunningApp, requestId: string): Promise<BuildRecord[]> {
   const res = await fetch(`${app.url}/builds?requestId=${requestId}`);
@@ -99,21 +100,24 @@ test('a slow real build: listed with its request id and phases, its log followed
   // Watch the build from outside, as a CI job would, until its build log exists.
   const phases: string[] = [];
   let gitLogWhileRunning: string | undefined;
-  let running: BuildRecord | undefined;
-  const deadline = Date.now() + 120_000;
-  while (running?.imageBuildLogId === undefined) {
-    if (Date.now() > deadline || answeredAt !== undefined) throw new Error('the build log never showed');
-    [running] = await buildsOf(app, requestId);
-    if (running === undefined) continue;
-    if (phases.at(-1) !== running.phase) phases.push(running.phase);
-    gitLogWhileRunning ??= running.gitCloneLogId;
-  }
+  // Asked back to back (no pause): each phase the build passes through is seen.
+  const { record: running, imgLog } = await eventually(
+    async () => {
+      if (answeredAt !== undefined) throw new Error('the build answered before its build log showed');
+      const [record] = await buildsOf(app, requestId);
+      if (record === undefined) return undefined;
+      if (phases.at(-1) !== record.phase) phases.push(record.phase);
+      gitLogWhileRunning ??= record.gitCloneLogId;
+      const id = record.imageBuildLogId;
+      return id !== undefined && { record, imgLog: id };
+    },
+    { timeout: 120_000, interval: 0, what: 'the build log in GET /builds' },
+  );
   t.is(running.requestId, requestId);
   t.is(running.repository, httpsRepo('slow'));
   t.regex(gitLogWhileRunning ?? '', /^git-/);
   t.is(running.waiters, 1);
 
-  const imgLog = running.imageBuildLogId;
   const follower = await follow(app, imgLog);
   const leaving = await follow(app, imgLog);
   await leaving.arrival('$ devcontainer');

@@ -16,6 +16,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stackEnv } from '../stack/env.js';
+import { eventually } from '../helpers/eventually.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const BASE_SCRIPT = join(ROOT, 'test', 'helpers', 'container-base.sh');
@@ -132,16 +133,13 @@ async function buildImage(base: string): Promise<void> {
   );
 }
 
+/** The first answer of `url` (refused while the container starts). */
 async function waitForHttp(url: string, timeoutMs: number): Promise<Response> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await fetch(url);
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
-  }
+  return eventually(() => fetch(url).catch(() => undefined), {
+    timeout: timeoutMs,
+    interval: 200,
+    what: `an answer from ${url}`,
+  });
 }
 
 test('the image builds, runs read-only as uid 2000 and performs a real build', async (t) => {

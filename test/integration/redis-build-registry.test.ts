@@ -6,6 +6,7 @@ import type { RedisConnection } from '../../src/redis/connection.js';
 import { startRedis, type RedisProcess } from '../helpers/redis-process.js';
 import { readyConnection, useRedisServer } from '../helpers/redis-test-server.js';
 import { silentLogger } from '../helpers/silent-logger.js';
+import { eventually } from '../helpers/eventually.js';
 
 const redis = useRedisServer();
 
@@ -85,10 +86,11 @@ test('the builds of a replica that stops renewing (died) leave the list once the
   dying.registry.close();
   dying.connection.client.disconnect();
   const started = Date.now();
-  while ((await runningIds()).includes(lost)) {
-    if (Date.now() - started > leaseMs * 4) break;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  await eventually(async () => !(await runningIds()).includes(lost), {
+    timeout: leaseMs * 4,
+    interval: 100,
+    what: `build ${lost} to leave the running list`,
+  });
   t.deepEqual(await runningIds(), [kept]);
   t.true(Date.now() - started <= leaseMs * 2, `gone after ${Date.now() - started} ms`);
 });

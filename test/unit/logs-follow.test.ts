@@ -6,6 +6,7 @@ import { readdirSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'ava';
 import { startApp, type RunningApp } from '../helpers/app.js';
+import { eventually } from '../helpers/eventually.js';
 
 interface Follower {
   status: number;
@@ -63,14 +64,14 @@ async function untilStored(
   id: string,
   expected: string,
 ): Promise<{ complete: string | null }> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const got = await getLog(app, id);
-    if (got.text === expected) return got;
-    if (Date.now() > deadline)
-      throw new Error(`log text ${JSON.stringify(got.text)}, not ${JSON.stringify(expected)}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+  let got = { text: '', complete: null as string | null };
+  return eventually(
+    async () => {
+      got = await getLog(app, id);
+      return got.text === expected && got;
+    },
+    { what: () => `log text ${JSON.stringify(expected)}, last ${JSON.stringify(got.text)}` },
+  );
 }
 
 /** How many descriptors of this process are open on `file` (Linux /proc). */
@@ -85,11 +86,7 @@ function openHandles(file: string): number {
 }
 
 async function untilHandles(file: string, count: number): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (openHandles(file) !== count) {
-    if (Date.now() > deadline) throw new Error(`${openHandles(file)} handles on ${file}, not ${count}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+  await eventually(() => openHandles(file) === count, { what: `${count} handles on ${file}` });
 }
 
 test('GET of a log still written answers what is stored so far with X-Log-Complete: false, then true', async (t) => {

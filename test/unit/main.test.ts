@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { request, type IncomingMessage } from 'node:http';
 import { join } from 'node:path';
 import { OPTIONS } from '../../src/config/options.js';
+import { eventually } from '../helpers/eventually.js';
 import { freePort, isListening, spawnService } from '../helpers/service-process.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
@@ -50,10 +51,14 @@ test.serial(
     let bound = false;
     let done = false;
     void service.exited.then(() => (done = true));
-    while (!done) {
-      if (await isListening(port)) bound = true;
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    // Watched until the process exits: the port must never be bound meanwhile.
+    await eventually(
+      async () => {
+        if (await isListening(port)) bound = true;
+        return done;
+      },
+      { timeout: 60_000, interval: 20, what: 'the service to exit' },
+    );
     t.is(await service.exited, 2);
     t.false(bound, 'the port was never bound');
     const stderr = service.stderr();
@@ -157,6 +162,33 @@ test.serial(
   },
 );
 
+/** Each row of /proc/net/tcp and tcp6 (loopback IPv4 and the dual-stack listener's side). */
+function tcpRows(): string[][] {
+  return ['/proc/net/tcp', '/proc/net/tcp6'].flatMap((file) =>
+    readFileSync(file, 'utf8')
+      .split('\n')
+      .slice(1)
+      .map((line) => line.trim().split(/\s+/))
+      .filter((row) => row.length > 4),
+  );
+}
+
+/**
+ * The service has read all the client sent on the connection from `clientPort`: the client's send
+ * queue is empty (acknowledged) and so is the service side's receive queue (node read it, and its
+ * HTTP parser with it). The kernel's own view: no timing guess.
+ */
+function readByService(servicePort: number, clientPort: number): boolean {
+  const ESTABLISHED = '01';
+  const portOf = (address: string | undefined) => Number.parseInt(address?.split(':')[1] ?? '', 16);
+  const queues = (row: string[]) => (row[4] ?? '').split(':').map((hex) => Number.parseInt(hex, 16));
+  const rows = tcpRows().filter((row) => row[3] === ESTABLISHED);
+  const side = (from: number, to: number) => rows.find((r) => portOf(r[1]) === from && portOf(r[2]) === to);
+  const client = side(clientPort, servicePort);
+  const service = side(servicePort, clientPort);
+  return client !== undefined && service !== undefined && queues(client)[0] === 0 && queues(service)[1] === 0;
+}
+
 /** A POST whose body is still streaming: the request is in flight until `finish()`. */
 function slowPost(port: number, path: string) {
   const req = request({
@@ -175,13 +207,20 @@ function slowPost(port: number, path: string) {
     });
     req.once('error', reject);
   });
+  const clientPort = new Promise<number>((resolve) =>
+    req.once('socket', (socket) => socket.once('connect', () => resolve(socket.localPort ?? 0))),
+  );
   req.write('{"repository": ');
   req.flushHeaders();
-  return { response, finish: () => req.end('""}'), abort: () => req.destroy() };
+  /** Resolves once the service has read the headers and the body's first chunk. */
+  const arrived = async (): Promise<void> => {
+    const from = await clientPort;
+    await eventually(() => readByService(port, from), {
+      what: `the service to read the request from port ${from}`,
+    });
+  };
+  return { response, arrived, finish: () => req.end('""}'), abort: () => req.destroy() };
 }
-
-/** Time for a slow request's headers to reach the spawned service (generous: CI machines are busy). */
-const SLOW_REQUEST_ARRIVAL_MS = 1000;
 
 test.serial('SIGTERM: no new connections, the in-flight request completes, then exit 0', async (t) => {
   const { service, port, url } = await started([]);
@@ -189,11 +228,11 @@ test.serial('SIGTERM: no new connections, the in-flight request completes, then 
   // A keep-alive connection with no request in flight must not hold the shutdown.
   t.is((await fetch(`${url}/health/live`)).status, 200);
   const slow = slowPost(port, '/build');
-  await new Promise((resolve) => setTimeout(resolve, SLOW_REQUEST_ARRIVAL_MS));
+  await slow.arrived();
 
   service.child.kill('SIGTERM');
   await service.waitForLog('shutting down: not accepting connections, letting in-flight requests finish');
-  await new Promise((resolve) => setTimeout(resolve, 200));
+  await eventually(async () => !(await isListening(port)), { what: 'the listener to close' });
   t.false(await isListening(port), 'new connections are refused');
   t.is(service.child.exitCode, null, 'still running while a request is in flight');
 
@@ -219,7 +258,7 @@ test.serial('a second signal forces the exit (non-zero) while a request is still
   t.teardown(() => service.child.kill('SIGKILL'));
   const slow = slowPost(port, '/build');
   slow.response.catch(() => undefined);
-  await new Promise((resolve) => setTimeout(resolve, SLOW_REQUEST_ARRIVAL_MS));
+  await slow.arrived();
   service.child.kill('SIGTERM');
   await service.waitForLog('shutting down: not accepting connections, letting in-flight requests finish');
   service.child.kill('SIGTERM');
@@ -240,7 +279,7 @@ test.serial('the end of the grace period forces the exit (non-zero)', async (t) 
   t.teardown(() => service.child.kill('SIGKILL'));
   const slow = slowPost(port, '/build');
   slow.response.catch(() => undefined);
-  await new Promise((resolve) => setTimeout(resolve, SLOW_REQUEST_ARRIVAL_MS));
+  await slow.arrived();
   const before = Date.now();
   service.child.kill('SIGTERM');
   const code = await service.exited;

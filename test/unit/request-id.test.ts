@@ -9,6 +9,7 @@ import type { BuildJobRunner } from '../../workers/build-worker.js';
 import { REQUEST_ID_PATTERN } from '../../src/http/request-id.js';
 import { startApp, testConfig, type RunningApp } from '../helpers/app.js';
 import { REPO, RESULT } from '../helpers/fake-build.js';
+import { eventually } from '../helpers/eventually.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
@@ -28,14 +29,6 @@ function gatedRunner(): { runJob: BuildJobRunner; release: () => void; started: 
       return RESULT;
     },
   };
-}
-
-async function until(condition: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 /** One raw HTTP/1.1 request (header bytes exactly as given); resolves with the status and headers. */
@@ -109,7 +102,7 @@ test('every endpoint echoes a valid X-Request-Id, and generates one when none is
     headers: { ...json, 'X-Request-Id': 'build-200' },
     body: build,
   });
-  await until(() => runner.started() === 1, 'the build to start');
+  await eventually(() => runner.started() === 1, { what: 'the build to start' });
   const refused = await fetch(`${app.url}/build`, {
     method: 'POST',
     headers: { ...json, 'X-Request-Id': 'build-429' },

@@ -12,6 +12,7 @@ import { ProcessGroups } from '../../../src/exec/process-groups.js';
 import { CommandFailure } from '../../../src/exec/run.js';
 import type { CommandLogWriter } from '../../../src/logs/types.js';
 import { startPendingCli } from '../../../workers/builder/pending-cli.js';
+import { eventually } from '../../helpers/eventually.js';
 
 const FAKE_CLI = `
 console.log(JSON.stringify({
@@ -127,8 +128,11 @@ test('the job cancelled before the CLI runs: the launcher is killed at once, a l
   const controller = new AbortController();
   const pending = startPendingCli(deps, { signal: controller.signal, secrets: [] });
   controller.abort(new Cancellation('client_gone'));
-  for (let i = 0; i < 100 && processesRunning(cli).length > 0; i++)
-    await new Promise((resolve) => setTimeout(resolve, 20));
+  await eventually(() => processesRunning(cli).length === 0, {
+    timeout: 2000,
+    interval: 20,
+    what: () => `the launcher to end (running: ${processesRunning(cli).join(', ')})`,
+  });
   t.deepEqual(processesRunning(cli), []);
   const log = memoryLog();
   const err = await t.throwsAsync(

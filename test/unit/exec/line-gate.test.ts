@@ -2,6 +2,7 @@
 // the other stream's output waiting for an open line, and an open line that stops holding the log.
 import test from 'ava';
 import { createLineGate } from '../../../src/exec/line-gate.js';
+import { eventually } from '../../helpers/eventually.js';
 
 function gateWith(holdMs = 60_000) {
   const written: Buffer[] = [];
@@ -49,7 +50,7 @@ test('an open line lets waiting output go after the hold time; end lets everythi
   gate.write('stdout', b('Password: '));
   gate.write('stderr', b('warning\n'));
   t.is(text(), 'Password: ');
-  await new Promise((resolve) => setTimeout(resolve, 200));
+  await eventually(() => text() !== 'Password: ', { timeout: 2000, what: 'the held line to go' });
   t.is(text(), 'Password: warning\n');
   gate.write('stderr', b('open'));
   gate.write('stdout', b('x'));

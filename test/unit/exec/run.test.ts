@@ -13,6 +13,7 @@ import {
 import { Cancellation } from '../../../src/exec/cancellation.js';
 import { ProcessGroups } from '../../../src/exec/process-groups.js';
 import type { CommandLogWriter } from '../../../src/logs/types.js';
+import { eventually } from '../../helpers/eventually.js';
 
 const baseEnv = { PATH: '/usr/local/bin:/usr/bin:/bin' };
 
@@ -43,19 +44,23 @@ function memoryLog(): CommandLogWriter & { text: () => string; holds: (needle: s
   };
 }
 
-/** Running (not gone, not a zombie waiting for its reaper), after a short settling time. */
-async function alive(pid: number): Promise<boolean> {
-  for (let i = 0; i < 20; i++) {
-    let state: string | undefined;
-    try {
-      state = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.[0];
-    } catch {
-      return false;
-    }
-    if (state === 'Z' || state === 'X') return false;
-    await new Promise((resolve) => setTimeout(resolve, 50));
+/** Gone, or a zombie waiting for its reaper. */
+function ended(pid: number): boolean {
+  try {
+    const state = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.[0];
+    return state === 'Z' || state === 'X';
+  } catch {
+    return true;
   }
-  return true;
+}
+
+/** Still running a second on (it had that long to end). */
+async function alive(pid: number): Promise<boolean> {
+  const end = eventually(() => ended(pid), { timeout: 1000, interval: 50, what: `process ${pid} to end` });
+  return end.then(
+    () => false,
+    () => true,
+  );
 }
 
 async function failure(promise: Promise<unknown>): Promise<CommandFailure> {

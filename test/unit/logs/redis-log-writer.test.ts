@@ -5,6 +5,7 @@ import test from 'ava';
 import type { Command, Redis } from 'ioredis';
 import { TRUNCATED_MARKER } from '../../../src/logs/redis-log-keys.js';
 import { createElementSpaces, openRedisLogWriter } from '../../../src/logs/redis-log-writer.js';
+import { eventually } from '../../helpers/eventually.js';
 
 type Failure = 'before' | 'after' | undefined;
 
@@ -64,10 +65,9 @@ function fakeRedis(failAppend: (n: number) => Failure) {
   };
 }
 
-const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 /** Until the writer has sent `n` appends (each partial batch goes once the one before is answered). */
 async function untilAppends(redis: ReturnType<typeof fakeRedis>, n: number): Promise<void> {
-  while (redis.appends() < n) await turn();
+  await eventually(() => redis.appends() >= n, { what: `${n} appends`, interval: 0 });
 }
 
 function writerOn(redis: ReturnType<typeof fakeRedis>, warnings: string[] = []) {

@@ -13,22 +13,29 @@ function memoryLog(): CommandLogWriter & { text: () => string } {
   };
 }
 
-const later = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** A point in one step that another step waits for: steps end in the order the test chooses. */
+function milestone(): { reach: () => void; reached: Promise<void> } {
+  let reach = (): void => undefined;
+  const reached = new Promise<void>((resolve) => (reach = resolve));
+  return { reach, reached };
+}
 
 test('steps run side by side; their output reaches the log in the order given, whatever order they end in', async (t) => {
   const log = memoryLog();
   const started: string[] = [];
+  const fastEnded = milestone();
   const results = await sideBySide(log, [
     async (to) => {
       started.push('slow');
       to.write('$ slow\n');
-      await later(30);
+      await fastEnded.reached;
       to.write('slow done\n');
       return 1;
     },
     async (to) => {
       started.push('fast');
       to.write('$ fast\nfast done\n');
+      fastEnded.reach();
       return 'two';
     },
   ] as const);
@@ -40,6 +47,8 @@ test('steps run side by side; their output reaches the log in the order given, w
 test('the first failure in the order given, once every step has ended and written', async (t) => {
   const log = memoryLog();
   let lastEnded = false;
+  const threeFailed = milestone();
+  const twoFailed = milestone();
   const error = await t.throwsAsync(
     sideBySide(log, [
       async (to) => {
@@ -47,16 +56,18 @@ test('the first failure in the order given, once every step has ended and writte
         return 1;
       },
       async (to) => {
-        await later(20);
+        await threeFailed.reached;
         to.write('two failed\n');
+        twoFailed.reach();
         throw new Error('two');
       },
       async (to) => {
         to.write('three failed\n');
+        threeFailed.reach();
         throw new Error('three');
       },
       async (to) => {
-        await later(40);
+        await twoFailed.reached;
         to.write('four\n');
         lastEnded = true;
       },

@@ -13,6 +13,7 @@ import type { JobOutcome } from '../../../workers/build-job.js';
 import { coordinateBuild, type Coordinator } from '../../../workers/reuse/coordinate.js';
 import { createInProcessInFlight } from '../../../workers/reuse/in-flight.js';
 import { RecentInputs } from '../../../workers/reuse/recent-inputs.js';
+import { eventually } from '../../helpers/eventually.js';
 
 const COMMIT = 'a'.repeat(40);
 const plan = {
@@ -74,13 +75,16 @@ function harness(options: { tips: () => Promise<string[]>; maxConcurrent?: numbe
     remoteTip: options.tips,
   };
   const coalesced = async () => (await metrics.buildsCoalescedTotal.get()).values[0]?.value ?? 0;
-  return { c, release, runs: () => runs, signals, coalesced };
+  /** Until `n` requests have each started a job or joined one in flight. */
+  const decided = (n: number) =>
+    eventually(async () => runs + (await coalesced()) >= n, { what: `${n} requests to run or join` });
+  return { c, release, runs: () => runs, signals, coalesced, decided };
 }
 
 test('5 identical requests with a limit of 4: one job, five answers, 4 coalesced', async (t) => {
   const h = harness({ tips: async () => [COMMIT] });
   const answers = Array.from({ length: 5 }, () => coordinateBuild(plan, h.c, new AbortController().signal));
-  await new Promise((r) => setTimeout(r, 50));
+  await h.decided(5);
   h.release();
   const results = await Promise.all(answers);
   t.is(h.runs(), 1);
@@ -96,7 +100,7 @@ test('a branch that moved on, or a tip that cannot be checked, means no early jo
     const h = harness({ tips });
     const first = coordinateBuild(plan, h.c, new AbortController().signal);
     const second = coordinateBuild(plan, h.c, new AbortController().signal);
-    await new Promise((r) => setTimeout(r, 50));
+    await h.decided(2);
     h.release();
     await Promise.all([first, second]);
     t.is(h.runs(), 2);
@@ -107,7 +111,7 @@ test('a branch that moved on, or a tip that cannot be checked, means no early jo
 test('reuse off: identical requests each run their job', async (t) => {
   const h = harness({ tips: async () => [COMMIT], reuse: false });
   const answers = [1, 2].map(() => coordinateBuild(plan, h.c, new AbortController().signal));
-  await new Promise((r) => setTimeout(r, 50));
+  await h.decided(2);
   h.release();
   await Promise.all(answers);
   t.is(h.runs(), 2);
@@ -121,13 +125,21 @@ test('a coalesced build is cancelled only when its last waiter has gone', async 
   const b = coordinateBuild(plan, h.c, joiner.signal);
   a.catch(() => undefined);
   b.catch(() => undefined);
-  while ((await h.coalesced()) < 1) await new Promise((r) => setTimeout(r, 5));
+  await h.decided(2);
+  // How many waiters had left when the build was aborted: it must be both.
+  let left = 0;
+  const leftWhenAborted: number[] = [];
+  h.signals[0]?.addEventListener('abort', () => leftWhenAborted.push(left));
+  left = 1;
   leader.abort();
-  await new Promise((r) => setTimeout(r, 20));
+  // One turn of the event loop: every reaction to the leader leaving has run (no timer involved).
+  await new Promise((r) => setImmediate(r));
   t.false(h.signals[0]?.aborted, 'the joiner still waits: the build goes on');
+  left = 2;
   joiner.abort();
   await t.throwsAsync(b);
   t.true(h.signals[0]?.aborted);
+  t.deepEqual(leftWhenAborted, [2]);
   t.is(h.runs(), 1);
 });
 

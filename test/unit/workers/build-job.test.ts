@@ -29,6 +29,7 @@ import { planBuild } from '../../../workers/plan.js';
 import { createBuildQueue } from '../../../workers/queue.js';
 import { testConfig } from '../../helpers/app.js';
 import { freePort, tcpOpen } from '../../stack/proc.js';
+import { eventually } from '../../helpers/eventually.js';
 
 const FAKE_CLI = `
 const fs = require('node:fs');
@@ -37,10 +38,6 @@ console.log('fake devcontainer build output');
 if (process.env.FAKE_MODE === 'fail') { console.error('fake failure'); process.exit(3); }
 if (process.env.FAKE_MODE === 'hang') { console.log('hanging'); setInterval(() => {}, 1000); }
 `;
-
-async function waitForPort(port: number): Promise<void> {
-  for (let i = 0; i < 400 && !(await tcpOpen(port)); i += 1) await new Promise((r) => setTimeout(r, 25));
-}
 
 /** The manifest the small registry below serves for every tag (the job reads its digest). */
 const MANIFEST = JSON.stringify({
@@ -111,7 +108,7 @@ async function harness(t: ExecutionContext, mode: 'ok' | 'fail' | 'hang'): Promi
     daemon.kill();
     await rm(root, { recursive: true, force: true });
   });
-  await waitForPort(port);
+  await eventually(() => tcpOpen(port), { what: `git daemon on port ${port}`, interval: 25 });
 
   const cli = join(root, 'fake-devcontainer.cjs');
   await writeFile(cli, FAKE_CLI);
