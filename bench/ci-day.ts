@@ -29,6 +29,7 @@ import type { RunningApp } from '../test/helpers/app.js';
 import { startBuildApp } from '../test/helpers/build-support.js';
 import { publishFeature, testRepo, type TestRepo } from '../test/helpers/reuse-support.js';
 import { stackEnv } from '../test/stack/env.js';
+import { sampleValue, scrapeMetrics } from '../test/helpers/metrics.js';
 
 const stack = stackEnv();
 const PUSHES = 40;
@@ -122,9 +123,8 @@ const quantile = (values: number[], q: number): number => {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
 };
 
-async function metric(url: string, name: string): Promise<number> {
-  const text = await (await fetch(`${url}/metrics`)).text();
-  return Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
+async function metric(url: string, name: string, labels: Record<string, string> = {}): Promise<number> {
+  return sampleValue(await scrapeMetrics(url), name, labels) ?? 0;
 }
 
 async function day(reuse: boolean, feature: string) {
@@ -201,7 +201,7 @@ async function day(reuse: boolean, feature: string) {
       distinctInputSets: inputSets.size,
       cliRuns,
       buildSeconds: [...builds.values()].reduce((sum, b) => sum + b.seconds, 0),
-      answerSeconds: await metric(app.url, 'service_build_duration_seconds_sum{status="success"}'),
+      answerSeconds: await metric(app.url, 'service_build_duration_seconds_sum', { status: 'success' }),
       unbuilt,
       busy429: counters.busy,
       failed: counters.failed,

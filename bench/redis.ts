@@ -37,6 +37,7 @@ import { startRedis } from '../test/helpers/redis-process.js';
 import { silentLogger } from '../test/helpers/silent-logger.js';
 import { StackNotRunningError } from '../test/stack/env.js';
 import { bareFloor } from './redis-floor.js';
+import { sampleValue, scrapeMetrics } from '../test/helpers/metrics.js';
 
 const runs = Number(process.argv[2] ?? 15);
 /** Reuse answers per mode (interleaved). */
@@ -264,8 +265,7 @@ try {
       return { bytes: Buffer.byteLength(text), ms };
     };
     const reuses = async (f: Fixture): Promise<number> => {
-      const text = await (await fetch(`${f.app.url}/metrics`)).text();
-      return Number(/^service_build_reuses_total (\S+)$/m.exec(text)?.[1] ?? 0);
+      return sampleValue(await scrapeMetrics(f.app.url), 'service_build_reuses_total') ?? 0;
     };
     // Each mode goes first every other round.
     const rounds = (i: number): Fixture[] => (i % 2 === 0 ? fixtures : [...fixtures].reverse());

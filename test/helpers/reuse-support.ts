@@ -158,10 +158,3 @@ export async function readImage(
     labels: config.config?.Labels ?? {},
   };
 }
-
-/** A metric's value from GET /metrics (0 when absent). */
-export async function metricValue(url: string, name: string): Promise<number> {
-  const text = await (await fetch(`${url}/metrics`)).text();
-  const m = new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text);
-  return Number(m?.[1] ?? 0);
-}

@@ -11,6 +11,7 @@ import {
   startBuildApp,
   uniqueName,
 } from '../helpers/build-support.js';
+import { sampleValue, scrapeMetrics } from '../helpers/metrics.js';
 
 test('maxConcurrent 2 under a burst of 5: two build, three get 429, then slots are free again', async (t) => {
   const app = await startBuildApp({ build: { maxConcurrent: 2 } });
@@ -38,7 +39,7 @@ test('maxConcurrent 2 under a burst of 5: two build, three get 429, then slots a
     [200, 200],
   );
 
-  const metrics = await (await fetch(`${app.url}/metrics`)).text();
-  t.regex(metrics, /service_builds_total\{status="busy"\} 3\b/);
-  t.regex(metrics, /service_builds_total\{status="success"\} 4\b/);
+  const metrics = await scrapeMetrics(app.url);
+  t.is(sampleValue(metrics, 'service_builds_total', { status: 'busy' }), 3);
+  t.is(sampleValue(metrics, 'service_builds_total', { status: 'success' }), 4);
 });

@@ -17,25 +17,23 @@ import {
   uniqueName,
 } from '../helpers/build-support.js';
 import { cmdlineOf, descendantPids } from '../helpers/processes.js';
-
-async function metric(url: string, line: RegExp): Promise<number> {
-  const text = await (await fetch(`${url}/metrics`)).text();
-  return Number(line.exec(text)?.[1]);
-}
+import { eventually } from '../helpers/eventually.js';
+import { metricValue } from '../helpers/metrics.js';
 
 /** The text of the first `img-*` log under `logs` that contains `needle`, polled until it appears. */
 async function waitForLogLine(logs: string, needle: string, ms = 120_000): Promise<string> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    for (const name of (await readdir(logs).catch(() => [] as string[])).filter((n) =>
-      n.startsWith('img-'),
-    )) {
-      const text = await readFile(join(logs, name), 'utf8').catch(() => '');
-      if (text.includes(needle)) return name;
-    }
-    if (Date.now() > deadline) throw new Error(`no img log with ${JSON.stringify(needle)}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  return eventually(
+    async () => {
+      for (const name of (await readdir(logs).catch(() => [] as string[])).filter((n) =>
+        n.startsWith('img-'),
+      )) {
+        const text = await readFile(join(logs, name), 'utf8').catch(() => '');
+        if (text.includes(needle)) return name;
+      }
+      return undefined;
+    },
+    { timeout: ms, interval: 50, what: `an img log with ${JSON.stringify(needle)}` },
+  );
 }
 
 test('a client that disconnects cancels its slow build: slot free within 5 s, no process left, counted failure', async (t) => {
@@ -63,15 +61,16 @@ test('a client that disconnects cancels its slow build: slot free within 5 s, no
   const logName = await waitForLogLine(join(scratchDir, 'logs'), SLOW_STEP_STARTED);
   const during = descendantPids().filter((pid) => cmdlineOf(pid).includes(scratchDir));
   t.true(during.length > 0, 'the build runs commands under the scratch dir');
-  t.is(await metric(app.url, /^service_builds_in_flight (\d+)$/m), 1);
+  t.is(await metricValue(app.url, 'service_builds_in_flight'), 1);
 
   client.abort();
   const abortedAt = Date.now();
   t.true((await abandoned) instanceof Error);
-  while ((await metric(app.url, /^service_builds_in_flight (\d+)$/m)) !== 0) {
-    if (Date.now() - abortedAt > 10_000) break;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  await eventually(async () => (await metricValue(app.url, 'service_builds_in_flight')) === 0, {
+    timeout: 10_000,
+    interval: 50,
+    what: 'service_builds_in_flight 0',
+  });
   const freedMs = Date.now() - abortedAt;
   t.true(freedMs < 5000, `slot freed after ${freedMs} ms`);
   t.log(`slot freed ${freedMs} ms after the client went away`);
@@ -83,7 +82,7 @@ test('a client that disconnects cancels its slow build: slot free within 5 s, no
   );
   t.is(app.ctx.processGroups.size, 0);
   t.deepEqual(await readdir(join(scratchDir, 'requests')), [], 'the request directory is removed');
-  t.is(await metric(app.url, /^service_builds_total\{status="failure"\} (\d+)$/m), 1);
+  t.is(await metricValue(app.url, 'service_builds_total', { status: 'failure' }), 1);
   t.regex(await readFile(join(scratchDir, 'logs', logName), 'utf8'), /cancelled: the client went away/);
   t.true(
     app.logLines().some((l) => typeof l.msg === 'string' && l.msg.includes('the client went away')),

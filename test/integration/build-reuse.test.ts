@@ -19,7 +19,8 @@ import {
 } from '../helpers/build-support.js';
 import { listBuilds, within } from '../helpers/replicas.js';
 import { fixtureBuilder } from '../helpers/registry-images.js';
-import { metricValue, publishFeature, readImage, testRepo, type TestRepo } from '../helpers/reuse-support.js';
+import { publishFeature, readImage, testRepo, type TestRepo } from '../helpers/reuse-support.js';
+import { metricValue } from '../helpers/metrics.js';
 
 const json = (v: unknown): string => `${JSON.stringify(v, null, 2)}\n`;
 const FEATURE_JSON = json({ id: 'hello', version: '1.0.0', name: 'hello' });
@@ -141,7 +142,7 @@ for (const target of REGISTRIES) {
     };
     t.deepEqual(await describe(second), await describe(first));
     t.is(await metricValue(app.url, 'service_build_reuses_total'), 1);
-    t.is(await metricValue(app.url, 'service_builds_total{status="success"}'), 2);
+    t.is(await metricValue(app.url, 'service_builds_total', { status: 'success' }), 2);
 
     // The unchanged push read the commit's trees only: nothing was checked out or fetched.
     const reusedClone = (await fetchLog(app, reused.body.gitCloneLogId)).text;
@@ -329,8 +330,8 @@ test('5 identical requests at once (limit 4): one CLI run, five 200s, one digest
     'every answer names the digest the registry serves',
   );
   t.is(await metricValue(app.url, 'service_builds_coalesced_total'), 4);
-  t.is(await metricValue(app.url, 'service_builds_total{status="success"}'), 5);
-  t.is(await metricValue(app.url, 'service_build_duration_seconds_count{status="success"}'), 5);
+  t.is(await metricValue(app.url, 'service_builds_total', { status: 'success' }), 5);
+  t.is(await metricValue(app.url, 'service_build_duration_seconds_count', { status: 'success' }), 5);
 });
 
 test('two commits with the same inputs at once: the second waits for the first build and answers as a reuse', async (t) => {

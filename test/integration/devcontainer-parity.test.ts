@@ -22,6 +22,7 @@ import { gzipSync } from 'node:zlib';
 import { describeDevcontainer, parseMetadataLabel } from '../../src/devcontainer/index.js';
 import { startApp, type RunningApp } from '../helpers/app.js';
 import { stackEnv } from '../stack/env.js';
+import { metricValue } from '../helpers/metrics.js';
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'devcontainer-labels');
 const CLI = join(import.meta.dirname, '..', '..', 'node_modules', '.bin', 'devcontainer');
@@ -182,10 +183,5 @@ test.serial('the empty label array: 200 with the CLI merge of no entries, counte
 });
 
 /** service_devcontainer_lookups_total{result} as /metrics shows it. */
-async function lookupCount(result: string): Promise<number> {
-  const text = await (await fetch(`${app.url}/metrics`)).text();
-  const line = text
-    .split('\n')
-    .find((l) => l.startsWith(`service_devcontainer_lookups_total{`) && l.includes(`result="${result}"`));
-  return line === undefined ? 0 : Number(line.slice(line.lastIndexOf(' ') + 1));
-}
+const lookupCount = (result: string): Promise<number> =>
+  metricValue(app.url, 'service_devcontainer_lookups_total', { result });

@@ -7,6 +7,7 @@ import { stackEnv } from '../stack/env.js';
 import { MANIFEST_ACCEPT, registryFetch } from '../stack/registry-client.js';
 import { countingProxy } from '../helpers/registry-counting-proxy.js';
 import { fixtureBuilder, runId, type FixtureBuilder } from '../helpers/registry-images.js';
+import { metricValue } from '../helpers/metrics.js';
 
 const env = stackEnv();
 const REGISTRIES = [env.REGISTRY_ANON, env.REGISTRY_TOKEN];
@@ -75,13 +76,8 @@ async function lookup(
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }
 
-async function metric(a: RunningApp, result: string): Promise<number> {
-  const text = await (await fetch(`${a.url}/metrics`)).text();
-  const line = text
-    .split('\n')
-    .find((l) => l.startsWith(`service_devcontainer_lookups_total{result="${result}"}`));
-  return Number(line?.split(' ')[1] ?? NaN);
-}
+const metric = (a: RunningApp, result: string): Promise<number> =>
+  metricValue(a.url, 'service_devcontainer_lookups_total', { result });
 
 interface IndexEntry {
   digest: string;

@@ -6,6 +6,7 @@ import { type RunningApp, startApp } from '../helpers/app.js';
 import { stackEnv } from '../stack/env.js';
 import { countingProxy } from '../helpers/registry-counting-proxy.js';
 import { fixtureBuilder, runId, type FixtureBuilder } from '../helpers/registry-images.js';
+import { metricValue } from '../helpers/metrics.js';
 
 const env = stackEnv();
 const REGISTRIES = [env.REGISTRY_ANON, env.REGISTRY_NODELETE, env.REGISTRY_BASIC, env.REGISTRY_TOKEN];
@@ -70,11 +71,8 @@ async function check(
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }
 
-async function metric(a: RunningApp, name: string, result: string): Promise<number> {
-  const text = await (await fetch(`${a.url}/metrics`)).text();
-  const line = text.split('\n').find((l) => l.startsWith(`${name}{result="${result}"}`));
-  return Number(line?.split(' ')[1] ?? NaN);
-}
+const metric = (a: RunningApp, name: string, result: string): Promise<number> =>
+  metricValue(a.url, name, { result });
 
 test('exists and absent on every registry (header credentials where needed)', async (t) => {
   const a = await app();

@@ -20,7 +20,8 @@ import {
   type Replica,
 } from '../helpers/replicas.js';
 import { httpsCreds, stack, uniqueName } from '../helpers/build-support.js';
-import { metricValue, readImage, testRepo } from '../helpers/reuse-support.js';
+import { readImage, testRepo } from '../helpers/reuse-support.js';
+import { metricValue } from '../helpers/metrics.js';
 
 const json = (v: unknown): string => `${JSON.stringify(v, null, 2)}\n`;
 const ranCli = (log: string): boolean => log.includes('devcontainer build');

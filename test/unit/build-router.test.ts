@@ -14,6 +14,8 @@ import type { BuildJobRunner } from '../../workers/build-worker.js';
 import type { BuildPlan } from '../../workers/plan-types.js';
 import { startApp, testConfig } from '../helpers/app.js';
 import { REPO, RESULT } from '../helpers/fake-build.js';
+import { eventually } from '../helpers/eventually.js';
+import { metricValue, scrapeMetrics } from '../helpers/metrics.js';
 
 interface Harness {
   url: string;
@@ -54,30 +56,15 @@ const post = (url: string, body: unknown) =>
 async function buildMetrics(
   url: string,
 ): Promise<{ total: Record<string, number>; timed: Record<string, number> }> {
-  const text = await (await fetch(`${url}/metrics`)).text();
-  const total: Record<string, number> = {};
-  const timed: Record<string, number> = {};
-  for (const m of text.matchAll(/^service_builds_total\{status="(\w+)"\} (\d+)$/gm))
-    total[m[1]!] = Number(m[2]);
-  for (const m of text.matchAll(/^service_build_duration_seconds_count\{status="(\w+)"\} (\d+)$/gm))
-    timed[m[1]!] = Number(m[2]);
-  return { total, timed };
+  const { samples } = await scrapeMetrics(url);
+  const byStatus = (name: string): Record<string, number> =>
+    Object.fromEntries(
+      samples.filter((s) => s.name === name).map((s) => [s.labels.status ?? '', s.value] as const),
+    );
+  return { total: byStatus('service_builds_total'), timed: byStatus('service_build_duration_seconds_count') };
 }
 
-async function gauge(url: string, name: string): Promise<number> {
-  const text = await (await fetch(`${url}/metrics`)).text();
-  const m = new RegExp(`^${name} (\\S+)$`, 'm').exec(text);
-  return Number(m?.[1]);
-}
-
-/** Polls `condition` every 10 ms; fails after `ms`. */
-async function waitFor(condition: () => boolean, what: string, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
+const gauge = (url: string, name: string): Promise<number> => metricValue(url, name);
 
 test('a 400 never reaches the job: hostile inputs and every contract 400 row, canary never created', async (t) => {
   const canaryDir = await mkdtemp(join(tmpdir(), 'ibs-canary-'));
@@ -272,7 +259,7 @@ test('reuse off, burst of 10 with limit 3: exactly 3 run, 7 get 429 (Retry-After
     // The refused ones answer while the admitted ones still run.
     const busy: Response[] = [];
     for (const p of pending) void p.then((res) => res.status === 429 && busy.push(res));
-    await waitFor(() => busy.length >= 7, '7 refusals');
+    await eventually(() => busy.length >= 7, { what: '7 refusals' });
     t.is(running, 3);
     t.is(await gauge(app.url, 'service_builds_in_flight'), 3);
     for (const res of busy) {
@@ -310,7 +297,7 @@ test('reuse off, maxConcurrent 0: no limit', async (t) => {
   );
   const body = { repository: REPO, image: { registry: 'registry.example.com' } };
   const pending = Array.from({ length: 12 }, () => post(app.url, body));
-  await waitFor(() => app.calls.length >= 12, '12 running jobs');
+  await eventually(() => app.calls.length >= 12, { what: '12 running jobs' });
   release();
   t.deepEqual(
     (await Promise.all(pending)).map((r) => r.status),

@@ -10,6 +10,8 @@ import type { BuildJobRunner } from '../../workers/build-worker.js';
 import type { BuildResult } from '../../workers/plan-types.js';
 import { startApp, testConfig, type RunningApp } from '../helpers/app.js';
 import { REPO } from '../helpers/fake-build.js';
+import { eventually } from '../helpers/eventually.js';
+import { metricValue } from '../helpers/metrics.js';
 
 const COMMIT = '0123456789abcdef0123456789abcdef01234567';
 const GIT_LOG = 'git-00000000-0000-4000-8000-000000000000';
@@ -49,18 +51,10 @@ function steppedRunner() {
     return result;
   };
   const next = async (name: string): Promise<void> => {
-    await until(() => reached.length > 0 && reached.at(-1) === name && gates.length > 0, name);
+    await eventually(() => reached.length > 0 && reached.at(-1) === name && gates.length > 0, { what: name });
     gates.shift()?.();
   };
   return { runJob, reached, next };
-}
-
-async function until(condition: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
 }
 
 async function listBuilds(app: RunningApp, query = ''): Promise<BuildRecord[]> {
@@ -82,7 +76,7 @@ test('a build is listed while it runs, phase by phase with its log ids, then fin
   t.teardown(app.close);
   const answer = post(app, 'ci-1', { image: { registry: 'registry.example.com', name: 'team/app' } });
 
-  await until(() => runner.reached.includes('cloning'), 'the clone');
+  await eventually(() => runner.reached.includes('cloning'), { what: 'the clone' });
   const [cloning] = await listBuilds(app);
   t.like(cloning, {
     requestId: 'ci-1',
@@ -100,7 +94,7 @@ test('a build is listed while it runs, phase by phase with its log ids, then fin
   t.true((cloning?.elapsedSeconds ?? -1) >= 0);
 
   await runner.next('cloning');
-  await until(() => runner.reached.includes('building'), 'the build');
+  await eventually(() => runner.reached.includes('building'), { what: 'the build' });
   const [building] = await listBuilds(app, '?status=running');
   t.like(building, {
     id: cloning?.id,
@@ -143,7 +137,7 @@ test('failed builds are listed with their metric status and the answer error tex
   await runner.next('cloning');
   t.is((await noDef).status, 400);
   const running = post(app, 'ci-running', {});
-  await until(() => runner.reached.length === 4, 'the third build');
+  await eventually(() => runner.reached.length === 4, { what: 'the third build' });
 
   const all = await listBuilds(app);
   t.deepEqual(
@@ -230,7 +224,7 @@ test('a 429 carries a Retry-After estimated from the durations of recent success
 
   // REPO runs: the median of its successful builds (80 s) less what it ran so far.
   const first = post(app, 'running-1', {});
-  await until(() => runner.reached.length === 1, 'the first build');
+  await eventually(() => runner.reached.length === 1, { what: 'the first build' });
   const seconds = await retryAfter();
   t.true(seconds >= 78 && seconds <= 80, `Retry-After ${seconds}`);
   await runner.next('cloning');
@@ -240,12 +234,11 @@ test('a 429 carries a Retry-After estimated from the durations of recent success
   // A repository without history of its own: the median of every repository's (60 80 100 200 and
   // the fake build just done, well under a second) is 80.
   const third = post(app, 'running-2', { repository: 'https://git.example.com/org/new.git' });
-  await until(() => runner.reached.length === 3, 'the second build');
+  await eventually(() => runner.reached.length === 3, { what: 'the second build' });
   const overall = await retryAfter();
   t.true(overall >= 78 && overall <= 80, `Retry-After ${overall}`);
   await runner.next('cloning');
   await runner.next('building');
   t.is((await third).status, 200);
-  const metrics = await (await fetch(`${app.url}/metrics`)).text();
-  t.regex(metrics, /^service_builds_total\{status="busy"\} 2$/m);
+  t.is(await metricValue(app.url, 'service_builds_total', { status: 'busy' }), 2);
 });

@@ -1,5 +1,6 @@
 import test from 'ava';
 import { startApp } from '../helpers/app.js';
+import { metricValue, parseMetrics, sampleValue } from '../helpers/metrics.js';
 
 test('probes answer with their contract bodies', async (t) => {
   const app = await startApp({ builderEndpoints: ['tcp://127.0.0.1:1'] });
@@ -62,8 +63,7 @@ test('invalid JSON gets 400 invalid JSON body; oversized bodies get 413 JSON', a
   t.regex(body.error, /too large/);
 
   // Both are build attempts: counted as invalid requests.
-  const metrics = await (await fetch(`${app.url}/metrics`)).text();
-  t.true(metrics.includes('service_builds_total{status="invalid_request"} 2'));
+  t.is(await metricValue(app.url, 'service_builds_total', { status: 'invalid_request' }), 2);
 });
 
 test('metrics expose the contract names with every label value at 0', async (t) => {
@@ -72,24 +72,25 @@ test('metrics expose the contract names with every label value at 0', async (t) 
   const res = await fetch(`${app.url}/metrics`);
   t.is(res.status, 200);
   t.regex(res.headers.get('content-type') ?? '', /^text\/plain; version=0\.0\.4/);
-  const text = await res.text();
+  const metrics = parseMetrics(await res.text());
+  const value = (name: string, labels: Record<string, string> = {}) => sampleValue(metrics, name, labels);
   for (const status of ['success', 'failure', 'invalid_request', 'busy']) {
-    t.true(text.includes(`service_builds_total{status="${status}"} 0`), status);
-    t.true(text.includes(`service_build_duration_seconds_bucket{le="3600",status="${status}"} 0`), status);
+    t.is(value('service_builds_total', { status }), 0, status);
+    t.is(value('service_build_duration_seconds_bucket', { le: '3600', status }), 0, status);
   }
   for (const result of ['exists', 'absent', 'error']) {
-    t.true(text.includes(`service_image_checks_total{result="${result}"} 0`), result);
+    t.is(value('service_image_checks_total', { result }), 0, result);
   }
   for (const result of ['deleted', 'unsupported', 'error']) {
-    t.true(text.includes(`service_image_deletes_total{result="${result}"} 0`), result);
+    t.is(value('service_image_deletes_total', { result }), 0, result);
   }
   for (const result of ['found', 'absent', 'no_metadata', 'error']) {
-    t.true(text.includes(`service_devcontainer_lookups_total{result="${result}"} 0`), result);
+    t.is(value('service_devcontainer_lookups_total', { result }), 0, result);
   }
-  t.regex(text, /# TYPE service_builds_total counter/);
-  t.regex(text, /# TYPE service_build_duration_seconds histogram/);
-  t.regex(text, /process_cpu_user_seconds_total/);
-  t.regex(text, /service_builds_capacity 4/);
+  t.is(metrics.types.get('service_builds_total'), 'counter');
+  t.is(metrics.types.get('service_build_duration_seconds'), 'histogram');
+  t.is(typeof value('process_cpu_user_seconds_total'), 'number');
+  t.is(value('service_builds_capacity'), 4);
 });
 
 test('the config view shows the contract fields and no secret', async (t) => {

@@ -19,6 +19,8 @@ import {
   type Response,
 } from '../helpers/openapi.js';
 import { fakeServer, json, type FakeServer } from '../helpers/fake-registry.js';
+import { eventually } from '../helpers/eventually.js';
+import { parseMetrics } from '../helpers/metrics.js';
 
 const doc = loadOpenApi();
 const compile = schemaValidator(doc);
@@ -190,7 +192,7 @@ test('POST /build and /logs/{id} answer as documented', async (t) => {
   await conforms(t, 'DELETE /logs/{id}', await fetch(`${app.url}/logs/..%2Fx`, { method: 'DELETE' }), 400);
 
   const slow = post(app.url, repo('slow'));
-  while (holds.length === 0) await new Promise((r) => setImmediate(r));
+  await eventually(() => holds.length > 0, { what: 'the slow build to hold its slot' });
   const busy = await post(app.url, repo('app'));
   await conforms(t, 'POST /build', busy, 429);
   const listed = (await conforms(t, 'GET /builds', await fetch(`${app.url}/builds`), 200)) as {
@@ -223,7 +225,7 @@ test('probes, metrics and the configuration view answer as documented', async (t
   await conforms(t, 'GET /health/live', await fetch(`${app.url}/health/live`), 200);
   await conforms(t, 'GET /health/ready', await fetch(`${app.url}/health/ready`), 200);
   const metrics = await conforms(t, 'GET /metrics', await fetch(`${app.url}/metrics`), 200);
-  t.true(String(metrics).includes('service_builds_total'));
+  t.is(parseMetrics(String(metrics)).types.get('service_builds_total'), 'counter');
   const view = await conforms(t, 'GET /config', await fetch(`${app.url}/config`), 200);
   t.false(JSON.stringify(view).includes('secret-token'));
 });

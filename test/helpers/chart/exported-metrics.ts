@@ -2,6 +2,7 @@
 // service exports: every series a query selects exists in its /metrics, with the labels and label
 // values the query matches on.
 import { startApp } from '../app.js';
+import { scrapeMetrics, type Exposition } from '../metrics.js';
 
 /** metric name -> label name -> label values seen in /metrics. */
 export type Exported = Map<string, Map<string, Set<string>>>;
@@ -39,20 +40,20 @@ const PROMQL_WORDS = new Set([
 export async function scrapeExported(): Promise<Exported> {
   // Two builders, so that the per-builder series exist (they are set for each endpoint at start).
   const app = await startApp({ builderEndpoints: ['tcp://127.0.0.1:1', 'tcp://127.0.0.1:2'] });
-  let text: string;
+  let samples: Exposition['samples'];
   try {
-    text = await (await fetch(`${app.url}/metrics`)).text();
+    ({ samples } = await scrapeMetrics(app.url));
   } finally {
     await app.close();
   }
   const exported: Exported = new Map();
-  for (const m of text.matchAll(/^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? \S+$/gm)) {
-    const labels = exported.get(m[1] ?? '') ?? new Map<string, Set<string>>();
-    exported.set(m[1] ?? '', labels);
-    for (const l of (m[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) {
-      const values = labels.get(l[1] ?? '') ?? new Set<string>();
-      labels.set(l[1] ?? '', values);
-      values.add(l[2] ?? '');
+  for (const sample of samples) {
+    const labels = exported.get(sample.name) ?? new Map<string, Set<string>>();
+    exported.set(sample.name, labels);
+    for (const [name, value] of Object.entries(sample.labels)) {
+      const values = labels.get(name) ?? new Set<string>();
+      labels.set(name, values);
+      values.add(value);
     }
   }
   return exported;

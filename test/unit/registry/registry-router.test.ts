@@ -4,14 +4,12 @@ import test from 'ava';
 import { createHash } from 'node:crypto';
 import { startApp } from '../../helpers/app.js';
 import { fakeServer, json, selfSignedCert } from '../../helpers/fake-registry.js';
+import { metricValue } from '../../helpers/metrics.js';
 
 const digestOf = (s: string): string => `sha256:${createHash('sha256').update(s).digest('hex')}`;
 
-async function metric(url: string, name: string, result: string): Promise<number> {
-  const text = await (await fetch(`${url}/metrics`)).text();
-  const line = text.split('\n').find((l) => l.startsWith(`${name}{result="${result}"}`));
-  return Number(line?.split(' ')[1] ?? NaN);
-}
+const metric = (url: string, name: string, result: string): Promise<number> =>
+  metricValue(url, name, { result });
 
 test('invalid queries and lone credential headers answer 400 before any registry call, counted as error', async (t) => {
   const registry = await fakeServer((_req, res) => res.writeHead(200).end());
