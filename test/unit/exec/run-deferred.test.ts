@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { CommandFailure, runDeferred, type DeferredStart } from '../../../src/exec/run.js';
 import { ProcessGroups } from '../../../src/exec/process-groups.js';
 import type { CommandLogWriter } from '../../../src/logs/types.js';
+import { eventually } from '../../helpers/eventually.js';
 
 const baseEnv = { PATH: '/usr/local/bin:/usr/bin:/bin' };
 
@@ -31,13 +32,7 @@ async function scratch(t: { teardown: (fn: () => Promise<void>) => void }): Prom
   return dir;
 }
 
-async function until(check: () => boolean): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('condition not met in 10 s');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
+const until = (check: () => boolean): Promise<true> => eventually(check);
 
 const gone = (pid: number | undefined): boolean => pid !== undefined && !existsSync(`/proc/${pid}`);
 

@@ -66,7 +66,7 @@ function fakeRedis(failAppend: (n: number) => Failure) {
 }
 
 /** Until the writer has sent `n` appends (each partial batch goes once the one before is answered). */
-async function untilAppends(redis: ReturnType<typeof fakeRedis>, n: number): Promise<void> {
+async function untilAppends(redis: { appends: () => number }, n: number): Promise<void> {
   await eventually(() => redis.appends() >= n, { what: `${n} appends`, interval: 0 });
 }
 
@@ -168,11 +168,10 @@ async function untilState(
   writer: ReturnType<typeof openRedisLogWriter>,
   check: (state: typeof writer.state) => boolean,
 ): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!check(writer.state)) {
-    if (Date.now() > deadline) throw new Error(`state stayed ${JSON.stringify(writer.state)}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
+  await eventually(() => check(writer.state), {
+    interval: 5,
+    what: () => `another state than ${JSON.stringify(writer.state)}`,
+  });
 }
 
 test('the flow after a lost answer: settling while an append is in flight, reconciling, then streaming', async (t) => {
@@ -201,7 +200,7 @@ test('the flow after a lost answer: settling while an append is in flight, recon
   t.is(redis.appends(), 2);
   // The list's length says both were stored: nothing is sent again, the held line goes next.
   await untilState(writer, (state) => state.flow === 'streaming');
-  while (redis.appends() < 3) await turn();
+  await untilAppends(redis, 3);
   redis.answer(3, 'stored');
   const closing = writer.close();
   t.is(writer.state.phase, 'closing');
