@@ -14,7 +14,21 @@ trap cleanup EXIT
 npm run --silent stack -- up --session "$session"
 out=$(mktemp)
 status=0
-npx ava "$@" 2>&1 | tee "$out" || status=$?
+# The tests' temporary files go to a directory of this run, which must be empty again at the end.
+# tsx's compile cache (<tmp>/tsx-<uid>) is shared with other runs through a link: not a leftover.
+tmp_root=${TMPDIR:-/tmp}
+tests_tmp=$(mktemp -d "$tmp_root/ibs-tests-XXXXXX")
+tsx_cache="tsx-$(id -u)"
+mkdir -p "$tmp_root/$tsx_cache"
+ln -s "$tmp_root/$tsx_cache" "$tests_tmp/$tsx_cache"
+TMPDIR=$tests_tmp npx ava "$@" 2>&1 | tee "$out" || status=$?
+leftovers=$(find "$tests_tmp" -mindepth 1 -maxdepth 1 ! -name "$tsx_cache" -printf '  %f\n' | sort)
+rm -rf "$tests_tmp"
+if [ -n "$leftovers" ]; then
+  echo "---- the tests left these in their temporary directory (each test removes what it makes) ----"
+  echo "$leftovers"
+  status=1
+fi
 # What went wrong, again at the end (ava prints it where it happened, often far above the end):
 # each failure, uncaught exception, unhandled rejection or timeout, up to the next passing test.
 problems='^ +(✘|Uncaught exception|Unhandled rejection|Timed out)'
