@@ -153,6 +153,7 @@ test('no builder answers: the build fails naming the failure', async (t) => {
     fleet.place(REPO, undefined)?.ensure({ log, home: '/x', signal: new AbortController().signal }) ??
       Promise.resolve(),
   );
-  t.regex(err?.message ?? '', /unreachable: TLS handshake failed \(X\)/);
+  t.like(err, { code: 'STEP_FAILED', status: 500 });
+  t.regex(log.text(), /unreachable: TLS handshake failed \(X\)/);
   t.regex(log.text(), /no other builder can take the build/);
 });

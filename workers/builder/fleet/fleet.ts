@@ -6,7 +6,7 @@
  * answer is marked down and the build moves on to the next healthy one, once, before any step runs.
  */
 import type { Config } from '../../../src/config/types.js';
-import { buildersFull } from '../../../src/errors.js';
+import { buildersFull, stepFailed } from '../../../src/errors.js';
 import type { ProcessGroups } from '../../../src/exec/process-groups.js';
 import type { BuilderMetrics } from '../../../src/observability/builder-metrics.js';
 import type { Logger } from '../../../src/observability/logger.js';
@@ -161,7 +161,7 @@ export class Placement {
       const next = this.#fleet.next(this.#order, this.#member);
       if (next === undefined) {
         options.log.write(`# builder ${from} unreachable: ${reason}; no other builder can take the build\n`);
-        throw new Error(`builder ${from} unreachable: ${reason}`);
+        throw stepFailed('image build', options.log.id, reason);
       }
       options.log.write(
         `# builder ${from} unreachable (${reason}): building on ${next.spec.endpoint} instead\n`,

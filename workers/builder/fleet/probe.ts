@@ -98,7 +98,7 @@ function probeOnce(
       timeoutMs,
     );
     client.on('error', fail);
-    client.on('close', () => fail(new Error('connection closed')));
+    client.on('close', () => fail('connection closed'));
     // A PING sent before the connection is up is cancelled: send it once connected.
     client.on('connect', () => client.ping((err) => (err === null ? done({ ok: true }) : fail(err))));
   });
