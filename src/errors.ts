@@ -6,6 +6,7 @@
  * HTTP layer; the error middleware in src/app.ts turns it into the response.
  * Never identify an error by its message text: compare `code`.
  */
+import { BUILD_SECRET_ID_RULE, MAX_BUILD_SECRET_BYTES, MAX_BUILD_SECRETS } from './build-secret-rules.js';
 
 interface ErrorEntry {
   readonly status: number;
@@ -22,6 +23,7 @@ const BUILD_REQUEST_FIELDS =
   'gitCredentials (optional object: username and token, together); ' +
   'registryCredentials (optional object: registry, username and password, together); ' +
   'platforms (optional array of "os/arch[/variant]" strings); ' +
+  'buildSecrets (optional object: secret id -> value string); ' +
   'buildOptions (optional object: noCache boolean, cacheFrom and cacheTo cache specs of type registry, gha or inline, ' +
   'mode "auto" or "never")';
 
@@ -88,6 +90,26 @@ export const ERRORS = {
     status: 400,
     text: 'invalid branch {branch}: must be a valid git branch or tag name (git check-ref-format) not starting with "-"',
     when: '`branch` is not a valid git ref name.',
+  },
+  INVALID_BUILD_SECRET_ID: {
+    status: 400,
+    text: `buildSecrets: invalid secret id {id}: an id is ${BUILD_SECRET_ID_RULE}`,
+    when: 'A key of `buildSecrets` is not a valid secret id.',
+  },
+  BUILD_SECRET_NOT_STRING: {
+    status: 400,
+    text: 'buildSecrets: the value of secret "{id}" must be a string',
+    when: 'A value of `buildSecrets` is not a string.',
+  },
+  BUILD_SECRET_TOO_LARGE: {
+    status: 400,
+    text: `buildSecrets: the value of secret "{id}" is larger than ${MAX_BUILD_SECRET_BYTES} bytes`,
+    when: `A value of \`buildSecrets\` is longer than ${MAX_BUILD_SECRET_BYTES} bytes (UTF-8).`,
+  },
+  TOO_MANY_BUILD_SECRETS: {
+    status: 400,
+    text: `buildSecrets: {count} secrets given, at most ${MAX_BUILD_SECRETS} are allowed`,
+    when: `\`buildSecrets\` has more than ${MAX_BUILD_SECRETS} entries.`,
   },
   CACHE_TYPE_NOT_ALLOWED: {
     status: 400,
@@ -459,6 +481,17 @@ export const credentialsInUrl = (): ServiceError => make('CREDENTIALS_IN_URL', {
 
 export const invalidBranch = (branch: string): ServiceError =>
   make('INVALID_BRANCH', { branch: JSON.stringify(branch) });
+
+/** `id` is the request's key, shown quoted and cut to 80 characters (it failed the id grammar). */
+export const invalidBuildSecretId = (id: string): ServiceError =>
+  make('INVALID_BUILD_SECRET_ID', { id: JSON.stringify(id.slice(0, 80)) });
+
+/** `id` has passed the id grammar; the value is never shown. */
+export const buildSecretNotString = (id: string): ServiceError => make('BUILD_SECRET_NOT_STRING', { id });
+
+export const buildSecretTooLarge = (id: string): ServiceError => make('BUILD_SECRET_TOO_LARGE', { id });
+
+export const tooManyBuildSecrets = (count: number): ServiceError => make('TOO_MANY_BUILD_SECRETS', { count });
 
 export const cacheTypeNotAllowed = (field: 'cacheFrom' | 'cacheTo', type: string): ServiceError =>
   make('CACHE_TYPE_NOT_ALLOWED', { field, type });

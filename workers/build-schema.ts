@@ -19,6 +19,8 @@ export interface BuildRequest {
   gitCredentials?: { username: string; token: string } | null;
   registryCredentials?: { registry: string; username: string; password: string } | null;
   platforms?: string[] | null;
+  /** Checked by workers/build-secrets/request-secrets.ts (its own 400s). */
+  buildSecrets?: Record<string, unknown> | null;
   buildOptions?: {
     noCache?: boolean | null;
     cacheFrom?: string | null;
@@ -75,6 +77,7 @@ export const buildRequestSchema: JSONSchemaType<BuildRequest> = {
       nullable: true,
       items: { type: 'string', minLength: 1, pattern: BUILD_PLATFORM_PATTERN },
     },
+    buildSecrets: { type: 'object', nullable: true, required: [] },
     buildOptions: {
       type: 'object',
       nullable: true,

@@ -3,6 +3,7 @@
  * before any command runs (workers/plan.ts builds it, workers/build-job.ts executes it).
  * Types only.
  */
+import type { BuildSecret } from '../src/build-secret-rules.js';
 
 export type RepoScheme = 'https' | 'ssh' | 'git' | 'http';
 
@@ -53,6 +54,11 @@ export interface BuildPlan {
   /** Normalised: `type=...` always present. */
   cacheTo?: string;
   mode: 'auto' | 'never';
+  /**
+   * The build secrets offered (docs/secrets.md), sorted by id: the server entries in scope, then
+   * the request's. Never written anywhere but the request directory's 0600 files.
+   */
+  buildSecrets: readonly BuildSecret[];
   /** Every secret string of this request (tokens, passwords, keys) to mask in logs. */
   secrets: string[];
 }

@@ -2,7 +2,7 @@
  * Request -> build plan (pure, no I/O). Every 400 of POST /build is decided here, before
  * the queue admits the job and before any command runs: the shape check, the repository
  * URL and its scheme policy, the branch, the image name, the registry, the git credential
- * and the pinned host key, the cache specs. Request values override configuration defaults.
+ * and the pinned host key, the cache specs, the build secrets. Request values override configuration defaults.
  */
 import type { Config } from '../src/config/types.js';
 import { imageNameUnderivable, invalidBranch, noRegistry } from '../src/errors.js';
@@ -13,6 +13,8 @@ import { isValidRefName } from './git/ref-name.js';
 import { parseRepoUrl } from './git/repo-url.js';
 import { deriveImageName } from './image-name.js';
 import type { BuildPlan } from './plan-types.js';
+import { requestSecrets } from './build-secrets/request-secrets.js';
+import { offeredSecrets } from '../src/build-secret-rules.js';
 import { matchRegistryRule } from '../src/config/registry-mapping.js';
 
 export function planBuild(body: unknown, config: Config): BuildPlan {
@@ -20,6 +22,7 @@ export function planBuild(body: unknown, config: Config): BuildPlan {
   const { repository } = request;
 
   const url = parseRepoUrl(repository, { allowInsecureGitProtocols: config.allowInsecureGitProtocols });
+  const buildSecrets = offeredSecrets(config.buildSecrets ?? [], url, requestSecrets(request.buildSecrets));
 
   const branch = request.branch ?? undefined;
   if (branch !== undefined && !isValidRefName(branch)) throw invalidBranch(branch);
@@ -47,6 +50,7 @@ export function planBuild(body: unknown, config: Config): BuildPlan {
   if (request.registryCredentials) secrets.add(request.registryCredentials.password);
   if (gitCredential?.kind === 'https') secrets.add(gitCredential.token);
   if (gitCredential?.kind === 'ssh') secrets.add(gitCredential.privateKey);
+  for (const secret of buildSecrets) secrets.add(secret.value);
 
   const tag = request.image?.tag ?? undefined;
   return {
@@ -61,6 +65,7 @@ export function planBuild(body: unknown, config: Config): BuildPlan {
     ...(cacheFrom === undefined ? {} : { cacheFrom }),
     ...(cacheTo === undefined ? {} : { cacheTo }),
     mode: request.buildOptions?.mode ?? config.build.mode,
+    buildSecrets,
     secrets: [...secrets],
   };
 }

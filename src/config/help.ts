@@ -29,7 +29,8 @@ export function renderHelp(version: string): string {
   lines.push('');
   lines.push('Settings file keys also include gitCredentials.entries (list of {host, kind: https|ssh,');
   lines.push('port?, username+token | privateKey [+ pinnedHostKey]}) and registryMapping.rules (list of');
-  lines.push('{registry, hostMatch?, pathPrefix?}). Ambient registry auth: $DOCKER_CONFIG/config.json');
+  lines.push('{registry, hostMatch?, pathPrefix?}) and buildSecrets.entries (list of {id, value | file,');
+  lines.push('repositories: [{host, pathPrefix?}]}). Ambient registry auth: $DOCKER_CONFIG/config.json');
   lines.push('(default ~/.docker/config.json).');
   return `${lines.join('\n')}\n`;
 }

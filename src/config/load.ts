@@ -1,13 +1,15 @@
 /**
  * Loads the configuration once at startup: every option of the table resolves
  * flag > environment variable > settings file > default; the git credentials and registry
- * mapping files replace the settings file's entries; the ambient registry auth is read from
+ * mapping files (and the build secrets file) replace the settings file's entries; the ambient registry auth is read from
  * the docker config. Every problem is collected and thrown at once as a ConfigError.
  * The result is deep-frozen.
  */
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { ServerBuildSecret } from '../build-secret-rules.js';
 import { parseArgv } from './argv.js';
+import { buildSecretEntries } from './build-secrets.js';
 import { builderTls, builderTlsProblems } from './builder-tls.js';
 import { childEnvironment } from './child-env.js';
 import { ConfigError } from './config-error.js';
@@ -131,7 +133,10 @@ function readSettings(path: string, problems: string[]): SettingsFile | undefine
   problems.push(
     ...formatAjvErrors(errors, {
       source: `${what} ${path}`,
-      showValue: (p) => !p.startsWith('gitCredentials') && !secretKeys.some((key) => p.startsWith(key)),
+      showValue: (p) =>
+        !p.startsWith('gitCredentials') &&
+        !p.startsWith('buildSecrets') &&
+        !secretKeys.some((key) => p.startsWith(key)),
     }),
   );
   if (typeof values !== 'object' || values === null || Array.isArray(values)) return undefined;
@@ -187,6 +192,25 @@ function entriesFromFileOrSettings<T>(source: {
   }
   if (source.settings === undefined || isInvalid(source.settings, source.section)) return [];
   return (settingsValue(source.settings.values, source.key) as T[] | undefined) ?? [];
+}
+
+/** The build secrets file (flag > env), which replaces the settings file's `buildSecrets.entries`. */
+function serverBuildSecrets(
+  path: string | undefined,
+  settings: SettingsFile | undefined,
+  settingsPath: string | undefined,
+  problems: string[],
+): ServerBuildSecret[] {
+  if (path !== undefined) {
+    const what = 'build secrets file';
+    const file = readStructuredFile(path, what);
+    if (file.ok) return buildSecretEntries(file.value ?? [], `${what} ${path}`, problems);
+    problems.push(...file.problems);
+    return [];
+  }
+  if (settings === undefined || isInvalid(settings, 'buildSecrets')) return [];
+  const raw = settingsValue(settings.values, 'buildSecrets.entries');
+  return buildSecretEntries(raw, `settings file ${settingsPath}: buildSecrets.entries`, problems);
 }
 
 export function deepFreeze<T>(value: T): T {
@@ -291,6 +315,8 @@ export function loadConfigWithSources(input: LoadInput): LoadedConfig {
     problems,
   });
 
+  const buildSecrets = serverBuildSecrets(options.buildSecretsConfigPath, settings, settingsPath, problems);
+
   const home = env.HOME !== undefined && env.HOME !== '' ? env.HOME : homedir();
   const dockerConfigDir =
     env.DOCKER_CONFIG !== undefined && env.DOCKER_CONFIG !== '' ? env.DOCKER_CONFIG : join(home, '.docker');
@@ -316,6 +342,7 @@ export function loadConfigWithSources(input: LoadInput): LoadedConfig {
     allowInsecureGitProtocols: options.allowInsecureGitProtocols,
     gitCredentials: gitCredentials.map((entry) => ({ ...entry })),
     registryMappingRules: registryMappingRules.map((rule) => ({ ...rule })),
+    ...(buildSecrets.length > 0 ? { buildSecrets } : {}),
     build: {
       platforms: [...options.buildPlatforms],
       noCache: options.buildNoCache,

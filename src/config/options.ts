@@ -22,6 +22,7 @@ export interface OptionValues {
   allowInsecureGitProtocols: boolean;
   gitCredentialsConfigPath?: string;
   registryMappingConfigPath?: string;
+  buildSecretsConfigPath?: string;
   buildPlatforms: string[];
   buildNoCache: boolean;
   buildCacheFrom?: string;
@@ -327,6 +328,19 @@ const TABLE = {
     secret: false,
     description:
       "JSON/YAML array of registry mapping rules; replaces the settings file's `registryMapping.rules`.",
+  },
+  buildSecretsConfigPath: {
+    label: 'Build secrets file path',
+    flag: '--build-secrets-config-path',
+    env: 'BUILD_SECRETS_CONFIG_PATH',
+    type: 'string',
+    placeholder: '<file>',
+    defaultText: 'unset (no server build secrets)',
+    schema: NON_EMPTY,
+    secret: false,
+    description:
+      'JSON/YAML array of build secret entries `{id, value | file, repositories: [{host, pathPrefix?}]}`' +
+      " (docs/secrets.md); replaces the settings file's `buildSecrets.entries`.",
   },
   buildPlatforms: {
     label: 'Default platforms',

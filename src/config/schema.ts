@@ -84,6 +84,12 @@ export function settingsSchema(): Record<string, unknown> {
         properties: { rules: { type: 'array', items: REGISTRY_MAPPING_RULE_SCHEMA } },
         additionalProperties: false,
       },
+      // Each entry is checked by config/build-secrets.ts (problems name it by id, never by value).
+      buildSecrets: {
+        type: 'object',
+        properties: { entries: { type: 'array' } },
+        additionalProperties: false,
+      },
     },
     additionalProperties: false,
   };

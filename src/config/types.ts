@@ -5,6 +5,8 @@
  */
 import type { KeyObject } from 'node:crypto';
 
+import type { ServerBuildSecret } from '../build-secret-rules.js';
+
 export type SshHostKeyPolicy = 'tofu' | 'pinned';
 export type BuilderMode = 'auto' | 'never';
 export const PROVENANCE_MODES = ['min', 'max', 'off'] as const;
@@ -102,6 +104,8 @@ export interface Config {
   readonly allowInsecureGitProtocols: boolean;
   readonly gitCredentials: readonly GitCredential[];
   readonly registryMappingRules: readonly RegistryMappingRule[];
+  /** The server's build secrets (docs/secrets.md), values read at startup; absent: none. */
+  readonly buildSecrets?: readonly ServerBuildSecret[];
   readonly build: BuildDefaults;
   readonly errorTrackingDsn?: string;
   readonly serviceName: string;

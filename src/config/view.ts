@@ -24,6 +24,11 @@ export function effectiveConfigView(config: Config): Record<string, unknown> {
     defaultBuildOptions,
     gitCredentials: config.gitCredentials.map(({ host, kind }) => ({ host, kind })),
     registryMappingRules: config.registryMappingRules.map(({ registry }) => ({ registry })),
+    // By id and scope only: never a value.
+    buildSecrets: (config.buildSecrets ?? []).map(({ id, repositories }) => ({
+      id,
+      repositories: repositories.map((scope) => ({ ...scope })),
+    })),
     insecureRegistries: [...config.insecureRegistries],
     allowInsecureGitProtocols: config.allowInsecureGitProtocols,
     cloneTimeoutSeconds: config.build.cloneTimeoutSeconds,

@@ -78,10 +78,14 @@ export function maskBytes(bytes: Buffer, variants: ByteVariants): Buffer {
   return masked;
 }
 
-/** Secrets of the server's own configuration: git tokens, private keys, ambient registry passwords, the Redis URL. */
+/**
+ * Secrets of the server's own configuration: git tokens, private keys, ambient registry passwords,
+ * the Redis URL, build secret values.
+ */
 export function configSecrets(config: {
   redisUrl?: string;
   gitCredentials: readonly ({ token: string } | { privateKey: string })[];
+  buildSecrets?: readonly { value: string }[];
   registryAuth: {
     auths: Readonly<Record<string, { auth?: string; password?: string; identitytoken?: string }>>;
   };
@@ -99,5 +103,6 @@ export function configSecrets(config: {
     if (entry.password) secrets.push(entry.password);
     if (entry.identitytoken) secrets.push(entry.identitytoken);
   }
+  for (const entry of config.buildSecrets ?? []) secrets.push(entry.value);
   return secrets;
 }

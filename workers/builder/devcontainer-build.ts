@@ -3,7 +3,7 @@
  * setup) captured in an `img-*` log. The argv is pure (devcontainerBuildArgs); the CLI is the
  * pinned @devcontainers/cli package's own script, resolved from the package, run by this node.
  * Environment: config.childEnv plus BUILDX_BUILDER, the request's DOCKER_CONFIG, and HOME,
- * XDG dirs and TMPDIR inside the request's scratch directory.
+ * XDG dirs and TMPDIR inside the request's scratch directory, and the build secrets folder's path.
  */
 import { mkdir } from 'node:fs/promises';
 import { createRequire } from 'node:module';
@@ -25,8 +25,10 @@ import {
   PLATFORMS_VAR,
   PROVENANCE_VAR,
   SBOM_VAR,
+  SECRETS_DIR_VAR,
   writeDockerWrapper,
 } from './docker-wrapper.js';
+import { writeSecretFiles } from '../build-secrets/secret-files.js';
 
 export interface DevcontainerBuildInput {
   readonly workspaceFolder: string;
@@ -117,7 +119,7 @@ export function attestationEnv(
   return { [PROVENANCE_VAR]: provenance, [SBOM_VAR]: `type=sbom${generator}` };
 }
 
-export async function buildAndPush(options: {
+export interface BuildAndPushOptions {
   plan: BuildPlan;
   deps: Pick<BuildDeps, 'config' | 'logStore' | 'groups' | 'remoteBuilder' | 'devcontainerCli'>;
   dir: RequestDir;
@@ -132,58 +134,91 @@ export async function buildAndPush(options: {
   log?: CommandLogWriter;
   /** The CLI already started (pending-cli.ts); else it is started here. */
   cli?: PendingCli;
-}): Promise<{ logId: string }> {
+}
+
+/** The request's docker config, scratch TMPDIR, wrapper and build secret files, ready for the CLI. */
+async function prepare(
+  options: BuildAndPushOptions,
+  log: CommandLogWriter,
+): Promise<{ tmp: string; dockerPath: string; secretsDir?: string }> {
   const { plan, deps, dir } = options;
+  const { config } = deps;
+  await deps.remoteBuilder.ensure({ log, home: dir.home, signal: options.signal });
+  await writeRequestDockerConfig({
+    dir: dir.dockerConfig,
+    stateDir: config.dockerConfigDir,
+    ambient: config.registryAuth,
+    ...(plan.registryCredentials === undefined ? {} : { credentials: plan.registryCredentials }),
+  });
+  const tmp = join(dir.root, 'tmp');
+  await mkdir(tmp, { mode: 0o700 });
+  // Always: it adds the attestations the CLI cannot ask for (and works around its faults), and the
+  // build secrets (only a Dockerfile can mount them: docs/secrets.md).
+  const dockerPath = await writeDockerWrapper(dir.generated);
+  const secretsDir = await writeSecretFiles(dir.root, plan.buildSecrets);
+  if (secretsDir !== undefined) {
+    log.write(`# build secrets offered: ${plan.buildSecrets.map((secret) => secret.id).join(', ')}\n`);
+  }
+  await seedCliCache(tmp, config.scratchDir);
+  return { tmp, dockerPath, ...(secretsDir === undefined ? {} : { secretsDir }) };
+}
+
+function cliArgs(options: BuildAndPushOptions, dockerPath: string | undefined): string[] {
+  const { plan } = options;
+  return devcontainerBuildArgs({
+    workspaceFolder: options.workspaceFolder,
+    ...(options.configFile === undefined ? {} : { configFile: options.configFile }),
+    imageRef: options.imageRef,
+    platforms: plan.platforms,
+    noCache: plan.noCache,
+    ...(plan.cacheFrom === undefined ? {} : { cacheFrom: plan.cacheFrom }),
+    ...(plan.cacheTo === undefined ? {} : { cacheTo: plan.cacheTo }),
+    mode: plan.mode,
+    omitSyntaxDirective: OMIT_SYNTAX_DIRECTIVE,
+    labels: [
+      ['org.opencontainers.image.source', plan.repository],
+      ['org.opencontainers.image.revision', options.commit],
+    ],
+    ...(dockerPath === undefined ? {} : { dockerPath }),
+  });
+}
+
+/** The CLI's environment: paths of this request only (the secrets folder's path, never a value). */
+function cliEnv(
+  options: BuildAndPushOptions,
+  prepared: { tmp: string; secretsDir?: string },
+): Record<string, string> {
+  const { plan, deps, dir } = options;
+  return {
+    ...(deps.remoteBuilder.name === undefined ? {} : { BUILDX_BUILDER: deps.remoteBuilder.name }),
+    DOCKER_CONFIG: dir.dockerConfig,
+    HOME: dir.home,
+    XDG_CACHE_HOME: join(dir.home, '.cache'),
+    XDG_CONFIG_HOME: join(dir.home, '.config'),
+    TMPDIR: prepared.tmp,
+    [LABEL_SOURCE_VAR]: plan.repository,
+    [LABEL_REVISION_VAR]: options.commit,
+    ...(plan.platforms.length > 1 ? { [PLATFORMS_VAR]: plan.platforms.join(',') } : {}),
+    ...attestationEnv(deps.config.build),
+    ...(prepared.secretsDir === undefined ? {} : { [SECRETS_DIR_VAR]: prepared.secretsDir }),
+  };
+}
+
+export async function buildAndPush(options: BuildAndPushOptions): Promise<{ logId: string }> {
+  const { plan, deps } = options;
   const { config } = deps;
   const log = options.log ?? (await deps.logStore.open('img', plan.secrets));
   try {
     return await withSpan('image.build', { 'image.ref': options.imageRef, 'log.id': log.id }, async () => {
-      await deps.remoteBuilder.ensure({ log, home: dir.home, signal: options.signal });
-      await writeRequestDockerConfig({
-        dir: dir.dockerConfig,
-        stateDir: config.dockerConfigDir,
-        ambient: config.registryAuth,
-        ...(plan.registryCredentials === undefined ? {} : { credentials: plan.registryCredentials }),
-      });
-      const tmp = join(dir.root, 'tmp');
-      await mkdir(tmp, { mode: 0o700 });
-      // Always: it adds the attestations the CLI cannot ask for (and works around its faults).
-      const dockerPath = await writeDockerWrapper(dir.generated);
-      await seedCliCache(tmp, config.scratchDir);
-      const args = devcontainerBuildArgs({
-        workspaceFolder: options.workspaceFolder,
-        ...(options.configFile === undefined ? {} : { configFile: options.configFile }),
-        imageRef: options.imageRef,
-        platforms: plan.platforms,
-        noCache: plan.noCache,
-        ...(plan.cacheFrom === undefined ? {} : { cacheFrom: plan.cacheFrom }),
-        ...(plan.cacheTo === undefined ? {} : { cacheTo: plan.cacheTo }),
-        mode: plan.mode,
-        omitSyntaxDirective: OMIT_SYNTAX_DIRECTIVE,
-        labels: [
-          ['org.opencontainers.image.source', plan.repository],
-          ['org.opencontainers.image.revision', options.commit],
-        ],
-        ...(dockerPath === undefined ? {} : { dockerPath }),
-      });
+      const prepared = await prepare(options, log);
+      const args = cliArgs(options, prepared.dockerPath);
       if (plan.platforms.length > 1) {
         log.write(
           `# platforms ${plan.platforms.join(',')}: the CLI reads the base image for ${plan.platforms[0]}` +
             ' (it mis-parses a list), buildx builds them all\n',
         );
       }
-      const env = {
-        ...(deps.remoteBuilder.name === undefined ? {} : { BUILDX_BUILDER: deps.remoteBuilder.name }),
-        DOCKER_CONFIG: dir.dockerConfig,
-        HOME: dir.home,
-        XDG_CACHE_HOME: join(dir.home, '.cache'),
-        XDG_CONFIG_HOME: join(dir.home, '.config'),
-        TMPDIR: tmp,
-        [LABEL_SOURCE_VAR]: plan.repository,
-        [LABEL_REVISION_VAR]: options.commit,
-        ...(plan.platforms.length > 1 ? { [PLATFORMS_VAR]: plan.platforms.join(',') } : {}),
-        ...attestationEnv(config.build),
-      };
+      const env = cliEnv(options, prepared);
       const display = { command: 'devcontainer', args };
       if (options.cli !== undefined) await options.cli.run(args, env, { log, display });
       else
@@ -197,7 +232,7 @@ export async function buildAndPush(options: {
           secrets: plan.secrets,
           timeoutSeconds: config.build.timeoutSeconds,
         });
-      await saveCliCache(tmp, config.scratchDir);
+      await saveCliCache(prepared.tmp, config.scratchDir);
       return { logId: log.id };
     });
   } catch (err) {

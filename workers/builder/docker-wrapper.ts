@@ -10,6 +10,8 @@
  *   `buildx build --platform`.
  * - It has no `--provenance` or `--attest`: the wrapper adds the configured attestations
  *   (docs/supply-chain.md) to every `docker buildx build`.
+ * - It adds `--secret id=<id>,src=<file>` for each file of the build secrets folder whose path
+ *   SECRETS_DIR_VAR holds (workers/build-secrets/secret-files.ts): paths only, never values.
  * Values come from environment variables expanded inside double quotes ("$VAR"): the shell
  * never interprets them (no word splitting, globbing or substitution); argv is rebuilt with
  * the POSIX `for arg do shift; set -- "$@" ...` rotation, never re-parsed.
@@ -25,6 +27,8 @@ export const PLATFORMS_VAR = 'IBS_BUILD_PLATFORMS';
 export const PROVENANCE_VAR = 'IBS_PROVENANCE';
 /** When set: `buildx build --attest` of the SBOM (`type=sbom[,generator=<image>]`). */
 export const SBOM_VAR = 'IBS_ATTEST_SBOM';
+/** When set: the folder of the build secret files (one file per secret, named by its id). */
+export const SECRETS_DIR_VAR = 'IBS_BUILD_SECRETS_DIR';
 
 export const DOCKER_WRAPPER_SCRIPT = [
   '#!/bin/sh',
@@ -43,6 +47,12 @@ export const DOCKER_WRAPPER_SCRIPT = [
   '  done',
   `  if [ -n "$${SBOM_VAR}" ]; then set -- --attest "$${SBOM_VAR}" "$@"; fi`,
   `  if [ -n "$${PROVENANCE_VAR}" ]; then set -- --provenance "$${PROVENANCE_VAR}" "$@"; fi`,
+  `  if [ -n "$${SECRETS_DIR_VAR}" ]; then`,
+  `    for file in "$${SECRETS_DIR_VAR}"/*; do`,
+  '      [ -f "$file" ] || continue',
+  '      set -- --secret "id=${file##*/},src=$file" "$@"',
+  '    done',
+  '  fi',
   '  exec docker buildx build \\',
   `    --label "org.opencontainers.image.source=$${LABEL_SOURCE_VAR}" \\`,
   `    --label "org.opencontainers.image.revision=$${LABEL_REVISION_VAR}" \\`,

@@ -6,7 +6,9 @@
  * - the git object id (tree or blob, from the clone) of every path of the read set
  *   (workers/builder/read-set.ts), `''` being the root tree;
  * - the digest of every base image (`image`, plain `FROM` references) and every OCI feature;
- * - the platforms, the Dev Containers CLI version and BUILD_PROCESS_VERSION.
+ * - the platforms, the Dev Containers CLI version and BUILD_PROCESS_VERSION;
+ * - the ids of the build secrets offered, never their values (BuildKit's own cache rule,
+ *   docs/secrets.md); a build without secrets keeps the key it had before they existed.
  * Registry credentials and cache options are not inputs. The key is the sha256 of the record's
  * canonical JSON, prefixed by KEY_FORMAT: changing the record's shape changes every key.
  */
@@ -40,6 +42,8 @@ export interface BuildKeyInput {
   readonly platforms: readonly string[];
   readonly cliVersion: string;
   readonly buildProcessVersion: number;
+  /** The ids of the build secrets offered (absent or empty: none). */
+  readonly secretIds?: readonly string[];
 }
 
 const byRef = (a: KeyedReference, b: KeyedReference): number => (a.ref < b.ref ? -1 : a.ref > b.ref ? 1 : 0);
@@ -57,6 +61,7 @@ function canonical(input: BuildKeyInput): string {
     [...input.platforms].sort(),
     input.cliVersion,
     input.buildProcessVersion,
+    ...(input.secretIds !== undefined && input.secretIds.length > 0 ? [[...input.secretIds].sort()] : []),
   ]);
 }
 
@@ -101,6 +106,9 @@ export function changedInputs(before: BuildKeyInput, after: BuildKeyInput): stri
   if (before.cliVersion !== after.cliVersion) {
     out.push(`Dev Containers CLI: ${before.cliVersion} -> ${after.cliVersion}`);
   }
+  const ids = (input: BuildKeyInput): string => [...(input.secretIds ?? [])].sort().join(',');
+  if (ids(before) !== ids(after))
+    out.push(`build secret ids: ${ids(before) || 'none'} -> ${ids(after) || 'none'}`);
   if (before.buildProcessVersion !== after.buildProcessVersion) {
     out.push(`build process version: ${before.buildProcessVersion} -> ${after.buildProcessVersion}`);
   }

@@ -49,6 +49,8 @@ export interface KeyDeps {
   readonly credentialsFor: CredentialsFor;
   readonly platforms: readonly string[];
   readonly cliVersion: string;
+  /** The ids of the build secrets offered (their values are never key inputs). */
+  readonly secretIds: readonly string[];
 }
 
 export type KeyOutcome =
@@ -134,6 +136,7 @@ export async function computeKeyInput(source: KeySource, deps: KeyDeps): Promise
       platforms: [...deps.platforms],
       cliVersion: deps.cliVersion,
       buildProcessVersion: BUILD_PROCESS_VERSION,
+      ...(deps.secretIds.length > 0 ? { secretIds: [...deps.secretIds] } : {}),
     };
     return { kind: 'keyed', key: buildKey(input), input };
   } catch (err) {

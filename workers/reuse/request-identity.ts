@@ -1,7 +1,8 @@
 /**
  * The identity of a build request for coalescing (pure): two requests with the same repository,
- * branch, target, platforms, build options and credentials are the same request. Credentials
- * enter only as a digest, and the identity itself is a digest: nothing secret is kept.
+ * branch, target, platforms, build options, credentials and build secret ids are the same request.
+ * Credentials enter only as a digest, build secrets by id only (their values, like the build
+ * key's, do not count: docs/secrets.md), and the identity itself is a digest: nothing secret is kept.
  */
 import { createHash } from 'node:crypto';
 import type { BuildPlan } from '../plan-types.js';
@@ -23,6 +24,7 @@ export function requestIdentity(plan: BuildPlan): string {
       plan.cacheTo ?? null,
       plan.mode,
       credentials,
+      plan.buildSecrets.map((secret) => secret.id),
     ]),
   );
 }

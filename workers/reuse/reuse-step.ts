@@ -169,6 +169,7 @@ export function keyDeps(plan: BuildPlan, deps: Pick<BuildDeps, 'config' | 'reuse
     credentialsFor: buildCredentials(plan, deps.config.registryAuth),
     platforms: plan.platforms,
     cliVersion: devcontainerCliVersion(),
+    secretIds: plan.buildSecrets.map((secret) => secret.id),
   };
 }
 

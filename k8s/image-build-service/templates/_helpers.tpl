@@ -56,6 +56,10 @@ namespace="{{ .Release.Namespace }}",job="{{ include "ibs.fullname" . }}"
 {{- .Values.gitCredentials.existingSecret | default (printf "%s-git-credentials" (include "ibs.fullname" .)) -}}
 {{- end -}}
 
+{{- define "ibs.buildSecretsSecret" -}}
+{{- .Values.buildSecrets.existingSecret | default (printf "%s-build-secrets" (include "ibs.fullname" .)) -}}
+{{- end -}}
+
 {{- define "ibs.registryAuthSecret" -}}
 {{- .Values.registryAuth.existingSecret | default (printf "%s-registry-auth" (include "ibs.fullname" .)) -}}
 {{- end -}}
@@ -66,6 +70,10 @@ namespace="{{ .Release.Namespace }}",job="{{ include "ibs.fullname" . }}"
 
 {{- define "ibs.hasGitCredentials" -}}
 {{- if or .Values.gitCredentials.existingSecret .Values.gitCredentials.entries }}true{{ end -}}
+{{- end -}}
+
+{{- define "ibs.hasBuildSecrets" -}}
+{{- if or .Values.buildSecrets.existingSecret .Values.buildSecrets.entries }}true{{ end -}}
 {{- end -}}
 
 {{- define "ibs.hasErrorTracking" -}}

@@ -1,6 +1,6 @@
 import test, { type ExecutionContext } from 'ava';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { run } from '../../../src/exec/run.js';
@@ -8,6 +8,7 @@ import {
   LABEL_REVISION_VAR,
   LABEL_SOURCE_VAR,
   PLATFORMS_VAR,
+  SECRETS_DIR_VAR,
   writeDockerWrapper,
 } from '../../../workers/builder/docker-wrapper.js';
 
@@ -73,4 +74,26 @@ test('hostile values are never interpreted by the wrapper shell', async (t) => {
   t.is(out[3], `org.opencontainers.image.source=${hostile}`);
   t.deepEqual(out.slice(6), [`$(touch ${canary})`, '*', '']);
   t.false(existsSync(canary));
+});
+
+test('with IBS_BUILD_SECRETS_DIR, buildx build gets one --secret per file of the folder: id and path, no value', async (t) => {
+  const { dir, call } = await setup(t);
+  const secrets = join(dir, 'build secrets');
+  await mkdir(secrets);
+  await writeFile(join(secrets, 'npmrc'), 'VALUE-CANARY-1');
+  await writeFile(join(secrets, 'pip.conf'), 'VALUE-CANARY-2');
+  const out = await call(['buildx', 'build', '--push', '.'], { [SECRETS_DIR_VAR]: secrets });
+  t.deepEqual(out.slice(6), [
+    '--secret',
+    `id=pip.conf,src=${secrets}/pip.conf`,
+    '--secret',
+    `id=npmrc,src=${secrets}/npmrc`,
+    '--push',
+    '.',
+  ]);
+  t.false(out.join('\n').includes('VALUE-CANARY'));
+  t.deepEqual(await call(['inspect', 'x'], { [SECRETS_DIR_VAR]: secrets }), ['inspect', 'x']);
+  const empty = join(dir, 'empty');
+  await mkdir(empty);
+  t.deepEqual((await call(['buildx', 'build', '.'], { [SECRETS_DIR_VAR]: empty })).slice(6), ['.']);
 });

@@ -33,6 +33,9 @@ const CHART_SOURCE: Record<OptionName, { values: string[] } | { chart: string }>
     values: ['gitCredentials.entries', 'gitCredentials.existingSecret', 'gitCredentials.existingSecretKey'],
   },
   registryMappingConfigPath: { values: ['registryMapping.rules'] },
+  buildSecretsConfigPath: {
+    values: ['buildSecrets.entries', 'buildSecrets.existingSecret', 'buildSecrets.existingSecretKey'],
+  },
   buildPlatforms: { values: ['build.platforms'] },
   buildNoCache: { values: ['build.noCache'] },
   buildCacheFrom: { values: ['build.cacheFrom'] },
@@ -155,6 +158,7 @@ test('across the valid values files, the pod gets every variable that points the
     'DEPLOYMENT_ENVIRONMENT',
     'SERVICE_CONFIG_PATH',
     'GIT_CREDENTIALS_CONFIG_PATH',
+    'BUILD_SECRETS_CONFIG_PATH',
     'REGISTRY_MAPPING_CONFIG_PATH',
     'ERROR_TRACKING_DSN',
     'DOCKER_CONFIG',

@@ -51,6 +51,7 @@ const at = <T = unknown>(values: Values, path: string): T =>
   path.split('.').reduce<unknown>((v, key) => (v as Values | undefined)?.[key], values) as T;
 
 const USER_GIT_CREDENTIALS = [{ host: 'git.example.org', kind: 'https', username: 'u', token: 't' }];
+const USER_BUILD_SECRETS = [{ id: 'npmrc', value: 'v', repositories: [{ host: 'git.example.org' }] }];
 const USER_DSN = 'https://key@errors.example.org/7';
 const USER_REDIS_URL = 'rediss://:user-secret@redis.example.org:6380/1';
 const USER_SIGNING_PASSWORD = 'user-signing-password';
@@ -110,6 +111,7 @@ function userSecrets(values: Values): ExternalSecrets {
       secrets.set(name, new Map([[at(values, `${section}.existingSecretKey`) as string, content]]));
   };
   add('gitCredentials', JSON.stringify(USER_GIT_CREDENTIALS));
+  add('buildSecrets', JSON.stringify(USER_BUILD_SECRETS));
   add('registryAuth', JSON.stringify({ auths: {} }));
   add('errorTracking', USER_DSN);
   add('redis', USER_REDIS_URL);
@@ -234,7 +236,7 @@ for (const c of cases) {
     const r = await rendered(c);
     const annotations = deploymentSpec(r).template.metadata.annotations;
     const checksums = Object.entries(annotations).filter(([k]) => k.startsWith('checksum/'));
-    t.is(checksums.length, 8);
+    t.is(checksums.length, 9);
     const sha = (text: string): string => createHash('sha256').update(text).digest('hex');
     const sourceOf = (name: string): string | undefined =>
       r.documents.find((d) => d.source.endsWith(`-${name}.yaml`))?.text;
@@ -284,6 +286,13 @@ for (const c of cases) {
       gitEntries.map((g) => (g as { host: string }).host),
     );
     t.deepEqual(config.registryMappingRules, at(c.values, 'registryMapping.rules'));
+    const secretEntries = at(c.values, 'buildSecrets.existingSecret')
+      ? USER_BUILD_SECRETS
+      : (at(c.values, 'buildSecrets.entries') as { id: string }[]);
+    t.deepEqual(
+      (config.buildSecrets ?? []).map((s) => s.id),
+      secretEntries.map((s) => s.id),
+    );
     const dsn = at(c.values, 'errorTracking.existingSecret') ? USER_DSN : at(c.values, 'errorTracking.dsn');
     t.is(config.errorTrackingDsn, (dsn as string) || undefined);
     const redisUrl = at(c.values, 'redis.existingSecret') ? USER_REDIS_URL : at(c.values, 'redis.url');

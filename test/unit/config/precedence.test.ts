@@ -39,6 +39,8 @@ const keyFile = (name: string): string => {
   return path;
 };
 const rulesFile = (registry: string): string => file(`rules-${registry}.json`, [{ registry }]);
+const secretsFile = (id: string): string =>
+  file(`secrets-${id}.yaml`, [{ id, value: `v-${id}`, repositories: [{ host: 'git.example' }] }]);
 
 interface Case {
   /** Three distinct values: given as flag, env and settings file (the settings one only with a key). */
@@ -93,6 +95,12 @@ const CASES: { readonly [K in OptionName]: Case } = {
     values: [rulesFile('r-flag'), rulesFile('r-env'), rulesFile('r-file')],
     read: (c) => c.registryMappingRules.map((r) => r.registry),
     expected: [['r-flag'], ['r-env'], ['r-file']],
+    unset: [],
+  },
+  buildSecretsConfigPath: {
+    values: [secretsFile('s-flag'), secretsFile('s-env'), secretsFile('s-file')],
+    read: (c) => (c.buildSecrets ?? []).map((e) => e.id),
+    expected: [['s-flag'], ['s-env'], ['s-file']],
     unset: [],
   },
   buildPlatforms: {

@@ -29,6 +29,7 @@ const plan = {
   platforms: [],
   noCache: false,
   mode: 'auto',
+  buildSecrets: [],
   secrets: [],
 } as BuildPlan;
 

@@ -60,6 +60,7 @@ const keyDeps = (): KeyDeps => ({
   client: new RegistryClient({ insecureRegistries: [] }),
   insecureRegistries: [],
   credentialsFor: () => undefined,
+  secretIds: [],
   platforms: ['linux/amd64'],
   cliVersion: '0.0.0-test',
 });
