@@ -47,6 +47,7 @@ export const FIXTURE_NAMES = [
   'empty',
   'slow',
   'large',
+  'secrets',
 ] as const;
 export type FixtureName = (typeof FIXTURE_NAMES)[number];
 
@@ -281,6 +282,7 @@ export function fixtureDefinitions(base: string): Fixture[] {
       ],
     },
     largeFixture(base),
+    secretsFixture(base),
   ];
 }
 
@@ -330,6 +332,39 @@ function largeFixture(base: string): Fixture {
             '',
           ].join('\n'),
           'docker/app/greeting.txt': 'hello from the docker/app context\n',
+        },
+      },
+    ],
+  };
+}
+
+/** The build secret the `secrets` fixture's Dockerfile mounts (required). */
+export const SECRETS_FIXTURE_ID = 'npmrc';
+/** The `secrets` fixture's Dockerfile: one step hashes the mounted secret into /npmrc.sha256. */
+export const SECRETS_FIXTURE_DOCKERFILE = (base: string): string =>
+  [
+    `FROM ${base}`,
+    `RUN --mount=type=secret,id=${SECRETS_FIXTURE_ID},required=true sh -c 'sha256sum /run/secrets/${SECRETS_FIXTURE_ID} > /npmrc.sha256'`,
+    'LABEL ibs.fixture="secrets"',
+    '',
+  ].join('\n');
+
+/** A Dockerfile-based definition whose step needs the build secret `npmrc` (docs/secrets.md). */
+function secretsFixture(base: string): Fixture {
+  return {
+    name: 'secrets',
+    description: `a Dockerfile whose RUN step mounts the build secret ${SECRETS_FIXTURE_ID} (required) and records its sha256`,
+    commits: [
+      {
+        branch: 'main',
+        message: 'Add a dev container whose build mounts a secret',
+        files: {
+          'README.md': readme('secrets', 'A dev container whose build needs a build secret.'),
+          '.devcontainer/devcontainer.json': json({
+            name: 'fixture-secrets',
+            build: { dockerfile: 'Dockerfile' },
+          }),
+          '.devcontainer/Dockerfile': SECRETS_FIXTURE_DOCKERFILE(base),
         },
       },
     ],

@@ -102,6 +102,9 @@ test('the config view shows the contract fields and no secret', async (t) => {
     ],
     registryMappingRules: [{ registry: 'r.example', hostMatch: 'git.example' }],
     registryAuth: { auths: { 'r.example': { auth: Buffer.from('u:PASS-SECRET-3').toString('base64') } } },
+    buildSecrets: [
+      { id: 'npmrc', value: 'NPM-SECRET-4', repositories: [{ host: 'git.example', pathPrefix: 't/' }] },
+    ],
   });
   t.teardown(app.close);
   const res = await fetch(`${app.url}/config`);
@@ -123,6 +126,7 @@ test('the config view shows the contract fields and no secret', async (t) => {
       { host: 'ssh.example', kind: 'ssh' },
     ],
     registryMappingRules: [{ registry: 'r.example' }],
+    buildSecrets: [{ id: 'npmrc', repositories: [{ host: 'git.example', pathPrefix: 't/' }] }],
     insecureRegistries: [],
     allowInsecureGitProtocols: false,
     cloneTimeoutSeconds: 600,
