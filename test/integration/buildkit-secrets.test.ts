@@ -24,8 +24,8 @@ import {
   uniqueName,
   type BuildOverrides,
   type BuildResponse,
-} from './build-support.js';
-import { imageBytes, imageLeaks, sampleProcesses, sha256Hex } from './buildkit-secrets-support.js';
+} from '../helpers/build-support.js';
+import { imageBytes, imageLeaks, sampleProcesses, sha256Hex } from '../helpers/image-bytes.js';
 
 const canary = (): string => `CANARY-${randomBytes(12).toString('hex')}`;
 const npmrc = (token: string): string => `//npm.example.com/:_authToken=${token}\nalways-auth=true\n`;

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
-import { cmdlineOf, descendantPids } from '../helpers/processes.js';
+import { cmdlineOf, descendantPids } from './processes.js';
 import { MANIFEST_ACCEPT, registryFetch } from '../stack/registry-client.js';
 
 export const sha256Hex = (text: string): string => createHash('sha256').update(text).digest('hex');
