@@ -310,6 +310,7 @@ test('a minimal request: derived name, no tag, config defaults, unknown top-leve
     platforms: [],
     noCache: false,
     mode: 'auto',
+    buildSecrets: [],
     secrets: [],
   });
 });

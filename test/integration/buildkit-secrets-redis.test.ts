@@ -1,0 +1,166 @@
+/**
+ * Build secrets in the real service process (docs/secrets.md), in Redis mode with error tracking:
+ * a request secret and a scoped server entry (BUILD_SECRETS_CONFIG_PATH) reach the step; a build
+ * that fails with a secret offered reaches error tracking; no canary value is in Redis (every key
+ * and value), the process's output, error tracking, /builds, /metrics, /config, the logs or any
+ * sampled argv or environment. A server file with an unscoped entry stops startup.
+ */
+import test from 'ava';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { servedRepo, stack } from '../helpers/build-support.js';
+import { imageBytes, imageLeaks, sampleProcesses, sha256Hex } from '../helpers/image-bytes.js';
+import { startRedis, type RedisProcess } from '../helpers/redis-process.js';
+import {
+  getText,
+  postJson,
+  replicaEnv,
+  startReplicas,
+  stopReplicas,
+  type Replica,
+} from '../helpers/replicas.js';
+import { startSentryReceiver, type SentryReceiver } from '../helpers/sentry-receiver.js';
+import { spawnService } from '../helpers/service-process.js';
+import { SECRETS_FIXTURE_DOCKERFILE } from '../stack/fixtures.js';
+
+const canary = (): string => `CANARY-${randomBytes(12).toString('hex')}`;
+const SERVER_VALUE = canary();
+const dir = mkdtempSync(join(tmpdir(), 'ibs-secrets-redis-'));
+let redis: RedisProcess;
+let sentry: SentryReceiver;
+let replicas: Replica[] = [];
+
+test.before(async () => {
+  redis = await startRedis();
+  sentry = await startSentryReceiver();
+  const file = join(dir, 'build-secrets.json');
+  const scope = { host: new URL(stack.GIT_HTTPS_URL).hostname, pathPrefix: 'secrets.git' };
+  writeFileSync(file, JSON.stringify([{ id: 'npmrc', value: SERVER_VALUE, repositories: [scope] }]));
+  replicas = await startReplicas(
+    ['A'],
+    replicaEnv(stack, redis.url, { ERROR_TRACKING_DSN: sentry.dsn, BUILD_SECRETS_CONFIG_PATH: file }),
+  );
+});
+test.after.always(async () => {
+  await stopReplicas(replicas);
+  await redis?.dispose();
+  await sentry?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** Every key and value of the Redis database, as text (strings, lists, hashes, sets, sorted sets, streams). */
+async function redisDump(url: string): Promise<string> {
+  const client = new Redis(url, { lazyConnect: true });
+  await client.connect();
+  const parts: string[] = [];
+  try {
+    for (const key of await client.keys('*')) {
+      const type = await client.type(key);
+      parts.push(key);
+      if (type === 'string') parts.push((await client.getBuffer(key))?.toString() ?? '');
+      else if (type === 'list') parts.push(...(await client.lrange(key, 0, -1)));
+      else if (type === 'hash') parts.push(JSON.stringify(await client.hgetall(key)));
+      else if (type === 'set') parts.push(...(await client.smembers(key)));
+      else if (type === 'zset') parts.push(...(await client.zrange(key, '0', '-1')));
+      else if (type === 'stream') parts.push(JSON.stringify(await client.xrange(key, '-', '+')));
+    }
+  } finally {
+    client.disconnect();
+  }
+  return parts.join('\n');
+}
+
+const body = (repository: string, label: string, buildSecrets?: Record<string, string>) => ({
+  repository,
+  gitCredentials: { username: stack.GIT_HTTPS_USER, token: stack.GIT_HTTPS_PASSWORD },
+  image: {
+    registry: stack.REGISTRY_ANON,
+    name: `it/secrets-redis-${label}-${randomBytes(4).toString('hex')}`,
+  },
+  buildOptions: { noCache: true },
+  ...(buildSecrets === undefined ? {} : { buildSecrets }),
+});
+
+test('request and server secrets in Redis mode: in the step, nowhere else (Redis, output, error tracking)', async (t) => {
+  const replica = replicas[0] as Replica;
+  const [requestValue, otherValue, failedValue] = [canary(), canary(), canary()];
+  const canaries = [SERVER_VALUE, requestValue, otherValue, failedValue];
+  const sampler = sampleProcesses(canaries);
+  const fromRequest = await postJson(
+    replica,
+    '/build',
+    body(`${stack.GIT_HTTPS_URL}/secrets.git`, 'request', { npmrc: requestValue, other: otherValue }),
+  );
+  const fromServer = await postJson(replica, '/build', body(`${stack.GIT_HTTPS_URL}/secrets.git`, 'server'));
+  const other = servedRepo((work) => {
+    mkdirSync(join(work, '.devcontainer'));
+    writeFileSync(
+      join(work, '.devcontainer', 'devcontainer.json'),
+      '{"build": {"dockerfile": "Dockerfile"}}\n',
+    );
+    writeFileSync(
+      join(work, '.devcontainer', 'Dockerfile'),
+      SECRETS_FIXTURE_DOCKERFILE(stack.BASE_IMAGE_ANON),
+    );
+  });
+  t.teardown(other.remove);
+  const failed = await postJson(
+    replica,
+    '/build',
+    body(`${stack.GIT_HTTPS_URL}/${other.name}.git`, 'outside', { unrelated: failedValue }),
+  );
+  const sampled = sampler.stop();
+
+  t.is(fromRequest.status, 200, JSON.stringify(fromRequest.body));
+  t.is(fromServer.status, 200, JSON.stringify(fromServer.body));
+  t.is(failed.status, 500, JSON.stringify(failed.body));
+  const logs: string[] = [];
+  for (const [res, value] of [
+    [fromRequest, requestValue],
+    [fromServer, SERVER_VALUE],
+  ] as const) {
+    const image = await imageBytes(stack.REGISTRY_ANON, String(res.body.name), String(res.body.tag));
+    t.is(image.files.get('npmrc.sha256')?.toString().split(/\s+/)[0], sha256Hex(value));
+    for (const secret of canaries) t.deepEqual(imageLeaks(image, secret), [], 'image bytes');
+    for (const id of [res.body.gitCloneLogId, res.body.imageBuildLogId])
+      logs.push((await getText(replica, `/logs/${String(id)}`)).text);
+  }
+  logs.push((await getText(replica, `/logs/${String(failed.body.logId)}`)).text);
+  t.regex(logs.at(-1) ?? '', /secret npmrc/i);
+  await sentry.waitForEvent(() => true);
+
+  t.true(
+    [...sampled.commands].some((c) => c.includes('buildx build')),
+    [...sampled.commands].join(', '),
+  );
+  t.deepEqual(sampled.leaks, [], 'argv and environments');
+  const places: Record<string, string> = {
+    redis: await redisDump(redis.url),
+    'service output': replica.service.stdout() + replica.service.stderr(),
+    'error tracking': sentry.rawText(),
+    logs: logs.join('\n'),
+    answers: JSON.stringify([fromRequest.body, fromServer.body, failed.body]),
+  };
+  for (const path of ['/builds', '/metrics', '/config']) places[path] = (await getText(replica, path)).text;
+  t.true(
+    (places.redis ?? '').includes(String(fromRequest.body.imageBuildLogId)),
+    'the Redis dump holds the builds',
+  );
+  for (const [where, text] of Object.entries(places))
+    for (const secret of canaries) t.false(text.includes(secret), `${where} holds a canary`);
+});
+
+test('a server file with an unscoped entry stops startup, naming the entry and not its value', async (t) => {
+  const value = canary();
+  const file = join(dir, 'unscoped.yaml');
+  writeFileSync(file, `- id: npmrc\n  value: ${value}\n`);
+  const service = spawnService(['--port', '0'], { BUILD_SECRETS_CONFIG_PATH: file });
+  const code = await service.exited;
+  t.not(code, 0);
+  const output = service.stdout() + service.stderr();
+  t.regex(output, /build secrets file .*unscoped\.yaml: entry "npmrc": no repositories/);
+  t.false(output.includes(value));
+});
