@@ -20,7 +20,7 @@ import {
 } from '../helpers/build-support.js';
 import { runIbs } from '../helpers/ibs-process.js';
 import { freePort } from '../helpers/service-process.js';
-import { SLOW_STEP_SECONDS, SLOW_STEP_STARTED } from '../stack/fixtures.js';
+import { SLOW_STEP_STARTED } from '../stack/fixtures.js';
 
 const gitEnv = { IBS_GIT_USERNAME: stack.GIT_HTTPS_USER, IBS_GIT_TOKEN: stack.GIT_HTTPS_PASSWORD };
 
@@ -116,12 +116,8 @@ test.serial(
     t.regex(ibs.stderr(), /^\[clone\] /m);
     t.is(ibs.stdout(), '', 'no answer yet');
     t.is(await ibs.exited, 0, ibs.stderr());
-    // The step sleeps SLOW_STEP_SECONDS after printing; the line reached stderr at most 2 s late.
     const answeredAfter = Date.now() - printed;
-    t.true(
-      answeredAfter > (SLOW_STEP_SECONDS - 2) * 1000,
-      `the answer came ${answeredAfter} ms after the RUN line`,
-    );
+    t.true(answeredAfter > 20_000, `the answer came ${answeredAfter} ms after the RUN line`);
     const seenInArgv = argv.stop();
 
     const lines = ibs.stdout().split('\n').filter(Boolean);
