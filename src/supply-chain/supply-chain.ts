@@ -16,6 +16,7 @@ import {
   subjectOf,
 } from './in-toto.js';
 import { ImageSigner } from './signer.js';
+import { signatureTag } from './simple-signing.js';
 
 export interface SupplyChainOptions {
   readonly provenance: ProvenanceMode;
@@ -111,7 +112,7 @@ export class SupplyChain {
   async sign(client: RegistryClient, call: RegistryCall, digest: string): Promise<string | undefined> {
     if (this.signer === undefined) return undefined;
     const outcome = await this.signer.sign(client, call, digest);
-    return `# ${outcome === 'signed' ? 'signed' : 'already signed'} ${digest} (cosign signature ${call.ref.registry}/${call.ref.name}:${digest.replace(':', '-')}.sig)\n`;
+    return `# ${outcome === 'signed' ? 'signed' : 'already signed'} ${digest} (cosign signature ${call.ref.registry}/${call.ref.name}:${signatureTag(digest)})\n`;
   }
 }
 
