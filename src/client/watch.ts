@@ -81,6 +81,8 @@ export class BuildWatch {
       const builds = answer && answer.status === 200 ? jsonOf(answer)?.builds : undefined;
       const record = Array.isArray(builds) ? (builds[0] as Record<string, unknown> | undefined) : undefined;
       if (record === undefined) continue;
+      // A clone done within one poll is never seen as a phase: its log still gets its heading.
+      if (typeof record.gitCloneLogId === 'string' && this.#phase === undefined) this.#heading('cloning');
       if (typeof record.phase === 'string') this.#heading(record.phase);
       if (typeof record.gitCloneLogId === 'string') this.log(record.gitCloneLogId);
       if (typeof record.imageBuildLogId === 'string') this.log(record.imageBuildLogId);

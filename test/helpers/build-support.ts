@@ -4,7 +4,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, rmSync, type Dirent } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync, type Dirent } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Config } from '../../src/config/types.js';
@@ -190,4 +190,24 @@ export function servedRepo(files: (dir: string) => void): { name: string; remove
   execFileSync('git', ['-C', bare, 'config', 'uploadpack.allowFilter', 'true']);
   rmSync(work, { recursive: true, force: true });
   return { name, remove: () => rmSync(bare, { recursive: true, force: true }) };
+}
+
+/**
+ * A served repository of its own holding a Dockerfile-based definition, for a test whose build
+ * step must run by itself (SLOW_FIXTURE_DOCKERFILE / SECRETS_FIXTURE_DOCKERFILE with a nonce).
+ */
+export function ownDockerfileRepo(dockerfile: string): {
+  name: string;
+  repository: string;
+  remove: () => void;
+} {
+  const repo = servedRepo((dir) => {
+    mkdirSync(join(dir, '.devcontainer'));
+    writeFileSync(
+      join(dir, '.devcontainer', 'devcontainer.json'),
+      JSON.stringify({ build: { dockerfile: 'Dockerfile' } }),
+    );
+    writeFileSync(join(dir, '.devcontainer', 'Dockerfile'), dockerfile);
+  });
+  return { name: repo.name, repository: httpsRepo(repo.name), remove: repo.remove };
 }

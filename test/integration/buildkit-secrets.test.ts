@@ -11,12 +11,18 @@ import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'nod
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SECRETS_FIXTURE_DOCKERFILE, SECRETS_FIXTURE_ID, SLOW_STEP_STARTED } from '../stack/fixtures.js';
+import {
+  SECRETS_FIXTURE_DOCKERFILE,
+  SECRETS_FIXTURE_ID,
+  SLOW_FIXTURE_DOCKERFILE,
+  SLOW_STEP_STARTED,
+} from '../stack/fixtures.js';
 import type { RunningApp } from '../helpers/app.js';
 import {
   fetchLog,
   httpsCreds,
   httpsRepo,
+  ownDockerfileRepo,
   postBuild,
   servedRepo,
   stack,
@@ -42,8 +48,23 @@ async function app(t: ExecutionContext, overrides: BuildOverrides = {}): Promise
   return started;
 }
 
-const request = (name: string, extra: Record<string, unknown> = {}) => ({
-  repository: SECRETS_REPO,
+/**
+ * A copy of the `secrets` (or `slow`) fixture for one test: BuildKit merges identical steps that
+ * run at once, whatever their secrets, so each test's step must be its own (docs/secrets.md).
+ */
+function ownRepo(t: ExecutionContext, fixture: 'secrets' | 'slow'): { name: string; repository: string } {
+  const nonce = randomBytes(8).toString('hex');
+  const dockerfile =
+    fixture === 'secrets'
+      ? SECRETS_FIXTURE_DOCKERFILE(stack.BASE_IMAGE_ANON, nonce)
+      : SLOW_FIXTURE_DOCKERFILE(stack.BASE_IMAGE_ANON, nonce);
+  const repo = ownDockerfileRepo(dockerfile);
+  t.teardown(repo.remove);
+  return repo;
+}
+
+const request = (name: string, extra: Record<string, unknown> = {}, repository = SECRETS_REPO) => ({
+  repository,
   gitCredentials: httpsCreds(),
   image: { registry: stack.REGISTRY_ANON, name },
   ...extra,
@@ -86,10 +107,11 @@ test('a request secret reaches the step and nothing else; its files go with the 
   // noCache: BuildKit's cache ignores secret values, so a cached step would hold an earlier value.
   const res = await postBuild(
     running,
-    request(uniqueName('secret-request'), {
-      buildSecrets: { npmrc: npmrc(secret) },
-      buildOptions: { noCache: true },
-    }),
+    request(
+      uniqueName('secret-request'),
+      { buildSecrets: { npmrc: npmrc(secret) }, buildOptions: { noCache: true } },
+      ownRepo(t, 'secrets').repository,
+    ),
   );
   const sampled = sampler.stop();
   ok(t, res);
@@ -111,18 +133,19 @@ test('a request secret reaches the step and nothing else; its files go with the 
 
 test('a scoped server entry is offered to its repository only; elsewhere the required step fails', async (t) => {
   const serverValue = canary();
+  const own = ownRepo(t, 'secrets');
   const running = await app(t, {
     buildSecrets: [
       {
         id: SECRETS_FIXTURE_ID,
         value: npmrc(serverValue),
-        repositories: [{ host: HTTPS_HOST, pathPrefix: 'secrets.git' }],
+        repositories: [{ host: HTTPS_HOST, pathPrefix: `${own.name}.git` }],
       },
     ],
   });
   const res = await postBuild(
     running,
-    request(uniqueName('secret-server'), { buildOptions: { noCache: true } }),
+    request(uniqueName('secret-server'), { buildOptions: { noCache: true } }, own.repository),
   );
   ok(t, res);
   t.is(await recordedHash(String(res.body.name), String(res.body.tag)), sha256Hex(npmrc(serverValue)));
@@ -136,7 +159,10 @@ test('a scoped server entry is offered to its repository only; elsewhere the req
       join(dir, '.devcontainer', 'devcontainer.json'),
       '{"build": {"dockerfile": "Dockerfile"}}\n',
     );
-    writeFileSync(join(dir, '.devcontainer', 'Dockerfile'), SECRETS_FIXTURE_DOCKERFILE(base));
+    writeFileSync(
+      join(dir, '.devcontainer', 'Dockerfile'),
+      SECRETS_FIXTURE_DOCKERFILE(base, randomBytes(8).toString('hex')),
+    );
   });
   t.teardown(other.remove);
   const requestValue = canary();
@@ -206,8 +232,8 @@ async function waitUntil(what: string, condition: () => Promise<boolean>, ms = 3
   }
 }
 
-const slowRequest = (label: string, secret: string) => ({
-  repository: httpsRepo('slow'),
+const slowRequest = (repository: string, label: string, secret: string) => ({
+  repository,
   gitCredentials: httpsCreds(),
   image: { registry: stack.REGISTRY_ANON, name: uniqueName(label) },
   buildOptions: { noCache: true },
@@ -221,7 +247,7 @@ test('after a client disconnect, the request directory and its secret files are 
   const abandoned = fetch(`${running.url}/build`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(slowRequest('secret-cancel', canary())),
+    body: JSON.stringify(slowRequest(ownRepo(t, 'slow').repository, 'secret-cancel', canary())),
     signal: client.signal,
   }).catch((err: unknown) => err);
   const file = await secretFileOf(scratch);
@@ -249,7 +275,7 @@ test('after a client disconnect, the request directory and its secret files are 
 test('after the deadline kills the build, the request directory and its secret files are gone', async (t) => {
   const running = await app(t, { build: { timeoutSeconds: 20 } });
   const scratch = running.ctx.config.scratchDir;
-  const answer = postBuild(running, slowRequest('secret-deadline', canary()));
+  const answer = postBuild(running, slowRequest(ownRepo(t, 'slow').repository, 'secret-deadline', canary()));
   const file = await secretFileOf(scratch);
   const res = await answer;
   t.is(res.status, 500, JSON.stringify(res.body));
@@ -261,13 +287,14 @@ test('after the deadline kills the build, the request directory and its secret f
 test('another value of the same id is a reuse of the same commit; noCache builds with it', async (t) => {
   const running = await app(t, { build: { reuse: true } });
   const name = uniqueName('secret-reuse');
+  const own = ownRepo(t, 'secrets').repository;
   const [first, second] = [canary(), canary()];
-  const built = await postBuild(running, request(name, { buildSecrets: { npmrc: npmrc(first) } }));
+  const built = await postBuild(running, request(name, { buildSecrets: { npmrc: npmrc(first) } }, own));
   ok(t, built);
   t.regex((await fetchLog(running, built.body.imageBuildLogId)).text, /devcontainer build/);
   // BuildKit's cache may answer the step with an earlier value: the reuse gives that image back.
   const builtHash = await recordedHash(name, String(built.body.tag));
-  const reused = await postBuild(running, request(name, { buildSecrets: { npmrc: npmrc(second) } }));
+  const reused = await postBuild(running, request(name, { buildSecrets: { npmrc: npmrc(second) } }, own));
   ok(t, reused);
   const reusedLog = (await fetchLog(running, reused.body.imageBuildLogId)).text;
   t.regex(reusedLog, /reused, no build/, reusedLog);
@@ -275,7 +302,7 @@ test('another value of the same id is a reuse of the same commit; noCache builds
   t.is(await recordedHash(name, String(reused.body.tag)), builtHash, 'the earlier image, as documented');
   const rebuilt = await postBuild(
     running,
-    request(name, { buildSecrets: { npmrc: npmrc(second) }, buildOptions: { noCache: true } }),
+    request(name, { buildSecrets: { npmrc: npmrc(second) }, buildOptions: { noCache: true } }, own),
   );
   ok(t, rebuilt);
   t.regex((await fetchLog(running, rebuilt.body.imageBuildLogId)).text, /devcontainer build/);

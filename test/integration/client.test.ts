@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { readdir, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import type { RunningApp } from '../helpers/app.js';
 import {
   httpsRepo,
@@ -17,10 +17,18 @@ import {
   startBuildApp,
   uniqueName,
   type BuildOverrides,
+  ownDockerfileRepo,
 } from '../helpers/build-support.js';
 import { runIbs } from '../helpers/ibs-process.js';
 import { freePort } from '../helpers/service-process.js';
-import { SLOW_STEP_STARTED } from '../stack/fixtures.js';
+import { SLOW_FIXTURE_DOCKERFILE, SLOW_STEP_STARTED } from '../stack/fixtures.js';
+
+/** A copy of the slow fixture whose step no concurrent build shares (BuildKit merges those). */
+function ownSlowRepo(t: ExecutionContext): string {
+  const repo = ownDockerfileRepo(SLOW_FIXTURE_DOCKERFILE(stack.BASE_IMAGE_ANON, uniqueName('slow')));
+  t.teardown(repo.remove);
+  return repo.repository;
+}
 
 const gitEnv = { IBS_GIT_USERNAME: stack.GIT_HTTPS_USER, IBS_GIT_TOKEN: stack.GIT_HTTPS_PASSWORD };
 
@@ -100,7 +108,7 @@ test.serial(
     t.true(stack.GIT_HTTPS_PASSWORD.length >= 16, 'the canary is a generated token');
     const argv = argvWatch(stack.GIT_HTTPS_PASSWORD);
     const name = uniqueName('client-slow');
-    const ibs = runIbs(buildArgs(a, httpsRepo('slow'), name, '--no-cache'), {
+    const ibs = runIbs(buildArgs(a, ownSlowRepo(t), name, '--no-cache'), {
       ...gitEnv,
       GITHUB_OUTPUT: githubOutput,
     });
@@ -219,7 +227,7 @@ test.serial(
   'exit 3 while the slot is taken past --timeout; Ctrl-C then exits 130 and frees the slot within 5 s',
   async (t) => {
     const { app: a } = await app(t, { build: { maxConcurrent: 1 } });
-    const slow = runIbs(buildArgs(a, httpsRepo('slow'), uniqueName('client-int'), '--no-cache'), gitEnv);
+    const slow = runIbs(buildArgs(a, ownSlowRepo(t), uniqueName('client-int'), '--no-cache'), gitEnv);
     await slow.stderrAt(SLOW_STEP_STARTED);
     t.is(await inFlight(a.url), 1);
 

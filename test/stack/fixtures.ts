@@ -103,6 +103,23 @@ echo "hello feature installed" > /etc/hello-feature
 export const SLOW_STEP_STARTED = 'slow step started';
 export const SLOW_STEP_SECONDS = 40;
 
+/**
+ * A nonce line for a test's own copy of a fixture: BuildKit merges identical steps that run at
+ * the same time (noCache or not, build secrets ignored), so a copy whose step must run by itself
+ * gets an ENV line no other build has. No nonce: the fixture's own bytes.
+ */
+const nonceLine = (nonce?: string): string[] =>
+  nonce === undefined ? [] : [`ENV IBS_FIXTURE_NONCE=${nonce}`];
+
+/** The `slow` fixture's Dockerfile (with a nonce: a copy whose step no other build shares). */
+export const SLOW_FIXTURE_DOCKERFILE = (base: string, nonce?: string): string =>
+  [
+    `FROM ${base}`,
+    ...nonceLine(nonce),
+    `RUN echo "${SLOW_STEP_STARTED}" && sleep ${SLOW_STEP_SECONDS} && echo "slow step done"`,
+    '',
+  ].join('\n');
+
 export function fixtureDefinitions(base: string): Fixture[] {
   return [
     {
@@ -276,7 +293,7 @@ export function fixtureDefinitions(base: string): Fixture[] {
               name: 'fixture-slow',
               build: { dockerfile: 'Dockerfile' },
             }),
-            '.devcontainer/Dockerfile': `FROM ${base}\nRUN echo "${SLOW_STEP_STARTED}" && sleep ${SLOW_STEP_SECONDS} && echo "slow step done"\n`,
+            '.devcontainer/Dockerfile': SLOW_FIXTURE_DOCKERFILE(base),
           },
         },
       ],
@@ -341,9 +358,10 @@ function largeFixture(base: string): Fixture {
 /** The build secret the `secrets` fixture's Dockerfile mounts (required). */
 export const SECRETS_FIXTURE_ID = 'npmrc';
 /** The `secrets` fixture's Dockerfile: one step hashes the mounted secret into /npmrc.sha256. */
-export const SECRETS_FIXTURE_DOCKERFILE = (base: string): string =>
+export const SECRETS_FIXTURE_DOCKERFILE = (base: string, nonce?: string): string =>
   [
     `FROM ${base}`,
+    ...nonceLine(nonce),
     `RUN --mount=type=secret,id=${SECRETS_FIXTURE_ID},required=true sh -c 'sha256sum /run/secrets/${SECRETS_FIXTURE_ID} > /npmrc.sha256'`,
     'LABEL ibs.fixture="secrets"',
     '',

@@ -1,0 +1,117 @@
+/**
+ * Benchmark (not a test): what placement by repository buys over random placement with two
+ * BuildKits (docs/fleet.md). N repositories of their own, each built twice with reuse off, so the
+ * second build runs again and its RUN step is CACHED only when it lands on the builder that ran the
+ * first. Placement: one service with both builders. Random: each build goes to one of two services
+ * holding one builder each (a load balancer without affinity). Both modes run in one run.
+ *
+ *   npm run stack -- up
+ *   npm run bench:fleet [-- repos=8]
+ *
+ * Target (issue 22): the second pass at least 95 % cached with placement, about 1/2 with random.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { RunningApp } from '../test/helpers/app.js';
+import {
+  fetchLog,
+  httpsCreds,
+  httpsRepo,
+  postBuild,
+  servedRepo,
+  stack,
+  startBuildApp,
+  uniqueName,
+} from '../test/helpers/build-support.js';
+
+const repoCount = Number(/^repos=(\d+)$/.exec(process.argv[2] ?? '')?.[1] ?? 8);
+const runId = `${Date.now()}`;
+
+interface Outcome {
+  cached: boolean;
+  ms: number;
+}
+
+/** A repository whose Dockerfile has a RUN step no other repository (or earlier run) shares. */
+function uniqueRepo(label: string): { repository: string; remove: () => void } {
+  const repo = servedRepo((dir) => {
+    mkdirSync(join(dir, '.devcontainer'));
+    writeFileSync(
+      join(dir, '.devcontainer', 'devcontainer.json'),
+      JSON.stringify({ build: { dockerfile: 'Dockerfile' } }),
+    );
+    writeFileSync(
+      join(dir, '.devcontainer', 'Dockerfile'),
+      `FROM ${stack.BASE_IMAGE_ANON}\nRUN echo ${label}-${runId} > /fleet && sleep 1\n`,
+    );
+  });
+  return { repository: httpsRepo(repo.name), remove: repo.remove };
+}
+
+/** BuildKit's progress prints `#<n> [k/m] RUN echo ...` and, on a hit, `#<n> CACHED`. */
+function runStepCached(log: string): boolean {
+  const step = /^#(\d+) \[[^\]]*\] RUN echo /m.exec(log)?.[1];
+  return step !== undefined && new RegExp(`^#${step} CACHED$`, 'm').test(log);
+}
+
+async function build(app: RunningApp, repository: string): Promise<Outcome> {
+  const started = performance.now();
+  const res = await postBuild(app, {
+    repository,
+    gitCredentials: httpsCreds(),
+    image: { registry: stack.REGISTRY_ANON, name: uniqueName('bench-fleet') },
+  });
+  const ms = performance.now() - started;
+  if (res.status !== 200)
+    throw new Error(`build of ${repository}: ${res.status} ${JSON.stringify(res.body)}`);
+  const log = await fetchLog(app, res.body.imageBuildLogId);
+  return { cached: runStepCached(log.text), ms };
+}
+
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 === 1 ? (s[mid] ?? 0) : ((s[mid - 1] ?? 0) + (s[mid] ?? 0)) / 2;
+};
+
+function report(mode: string, first: Outcome[], second: Outcome[]): void {
+  const hits = second.filter((o) => o.cached).length;
+  const share = ((100 * hits) / second.length).toFixed(1);
+  const firstMs = median(first.map((o) => o.ms)).toFixed(0);
+  const secondMs = median(second.map((o) => o.ms)).toFixed(0);
+  console.log(
+    `${mode.padEnd(9)} second pass cached ${hits}/${second.length} (${share} %); ` +
+      `median answer: first ${firstMs} ms, second ${secondMs} ms`,
+  );
+}
+
+const endpoints = [stack.BUILDER_A_ENDPOINT, stack.BUILDER_B_ENDPOINT];
+const placed = await startBuildApp({ builderEndpoints: endpoints });
+const singles = [
+  await startBuildApp({ builderEndpoints: [endpoints[0] ?? ''] }),
+  await startBuildApp({ builderEndpoints: [endpoints[1] ?? ''] }),
+];
+const randomApp = (): RunningApp => singles[Math.random() < 0.5 ? 0 : 1] as RunningApp;
+const repos = Array.from({ length: repoCount }, (_, i) => ({
+  placed: uniqueRepo(`placed-${i}`),
+  random: uniqueRepo(`random-${i}`),
+}));
+const runs = { placed: [[], []] as Outcome[][], random: [[], []] as Outcome[][] };
+try {
+  console.log(`bench:fleet: ${repoCount} repositories per mode, each built twice, reuse off`);
+  // The two modes alternate build by build, so drift on the machine hits both alike.
+  for (const pass of [0, 1] as const) {
+    for (const repo of repos) {
+      runs.placed[pass]?.push(await build(placed, repo.placed.repository));
+      runs.random[pass]?.push(await build(randomApp(), repo.random.repository));
+    }
+  }
+  report('placement', runs.placed[0] ?? [], runs.placed[1] ?? []);
+  report('random', runs.random[0] ?? [], runs.random[1] ?? []);
+} finally {
+  for (const repo of repos) {
+    repo.placed.remove();
+    repo.random.remove();
+  }
+  await Promise.all([placed, ...singles].map((app) => app.close()));
+}
