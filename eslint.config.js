@@ -55,7 +55,6 @@ const LONG_FUNCTIONS = [
   'src/config/load.ts',
   'src/service.ts',
   'workers/build-job.ts',
-  'workers/reuse/in-flight.ts',
   'workers/reuse/reuse-step.ts',
 ];
 
