@@ -54,7 +54,6 @@ const LONG_FUNCTIONS = [
   'src/config/load.ts',
   'src/service.ts',
   'workers/build-job.ts',
-  'workers/reuse/reuse-step.ts',
 ];
 
 export default tseslint.config(
