@@ -49,16 +49,7 @@ const PURE = [
  */
 const MAX_FUNCTION_LINES = ['error', { max: 60, skipBlankLines: false, skipComments: false, IIFEs: true }];
 const TABLES = [];
-const LONG_FUNCTIONS = [
-  'src/app.ts',
-  'src/builds/redis-leases.ts',
-  'src/config/load.ts',
-  'src/service.ts',
-  'workers/build-job.ts',
-  'workers/builder/devcontainer-build.ts',
-  'workers/reuse/in-flight.ts',
-  'workers/reuse/reuse-step.ts',
-];
+const LONG_FUNCTIONS = [];
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'test/fixtures/**', 'k8s/**'] },

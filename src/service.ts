@@ -5,6 +5,7 @@
  * createErrorTracker): idle memory stays low.
  */
 import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
 import { createApp } from './app.js';
 import { parseArgv } from './config/argv.js';
 import { ConfigError } from './config/config-error.js';
@@ -16,7 +17,7 @@ import type { AppContext } from './context.js';
 import { ProcessGroups } from './exec/process-groups.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import { Metrics } from './observability/metrics.js';
-import { createErrorTracker } from './observability/error-tracking.js';
+import { createErrorTracker, type ErrorTracker } from './observability/error-tracking.js';
 import { startTracing } from './observability/tracing.js';
 import { redisEndpoint } from './config/redis-url.js';
 import { createStores } from './stores.js';
@@ -35,8 +36,8 @@ async function exitNow(code: number): Promise<never> {
   process.exit(code);
 }
 
-async function main(): Promise<void> {
-  const args = process.argv.slice(2);
+/** --help and --version answer and exit; else the configuration, or its error and exit 2. */
+async function configOrExit(args: string[]): Promise<Config> {
   const parsed = parseArgv(args);
   if (parsed.help) {
     process.stdout.write(renderHelp(version));
@@ -46,16 +47,24 @@ async function main(): Promise<void> {
     process.stdout.write(`${version}\n`);
     return exitNow(0);
   }
-
-  let config: Config;
   try {
-    config = loadConfig({ argv: args, env: process.env });
+    return loadConfig({ argv: args, env: process.env });
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     process.stderr.write(`${err.message}\n`);
     return exitNow(EXIT_CONFIG);
   }
+}
 
+interface Reporting {
+  readonly logger: Logger;
+  readonly errorTracker: ErrorTracker;
+  /** Sends what the error tracker and the tracing hold (before the process exits). */
+  readonly flush: () => Promise<void>;
+}
+
+/** The logger and the error tracker; from now on a crash is logged, reported and flushed. */
+async function startReporting(config: Config): Promise<Reporting> {
   const logger = createLogger({ serviceName: config.serviceName, environment: config.environment });
   const errorTracker = await createErrorTracker(config);
   const flush = async (): Promise<void> => {
@@ -66,11 +75,18 @@ async function main(): Promise<void> {
     errorTracker.captureException(err, { crash: true });
     await flush();
   });
+  return { logger, errorTracker, flush };
+}
 
+/** The stores of the mode, the build worker, and the context every router reads. */
+async function createContext(
+  config: Config,
+  reporting: Reporting,
+  shutdownSignal: AbortSignal,
+): Promise<AppContext> {
+  const { logger, errorTracker } = reporting;
   // Redis mode (redisUrl set): stores shared by every replica; else embedded (this instance only).
   const stores = await createStores(config, logger);
-
-  const abort = new AbortController();
   const shared = {
     config,
     logger,
@@ -79,53 +95,68 @@ async function main(): Promise<void> {
     builds: stores.builds,
     leases: stores.leases,
     processGroups: new ProcessGroups().killOnExit(process),
-    shutdownSignal: abort.signal,
+    shutdownSignal,
   };
-  const ctx: AppContext = {
+  return {
     ...shared,
     ...(stores.sharedStoreProbe === undefined ? {} : { sharedStoreProbe: stores.sharedStoreProbe }),
     errorTracker,
     buildWorker: new BuildWorker(shared),
   };
+}
 
+/** What the service says once it listens; a warning when pinned host keys are missing. */
+function logListening(server: Server, config: Config, logger: Logger): void {
+  const { address, port } = server.address() as AddressInfo;
+  logger.info(
+    {
+      address,
+      port,
+      version,
+      builders: config.builderEndpoints,
+      settingsPath: config.settingsPath,
+      gitCredentialEntries: config.gitCredentials.length,
+      registryMappingRules: config.registryMappingRules.length,
+      // By endpoint only: the URL holds a password.
+      redis: config.redisUrl === undefined ? false : redisEndpoint(config.redisUrl),
+    },
+    'listening',
+  );
+  if (config.sshHostKeyPolicy === 'pinned') {
+    const unpinned = config.gitCredentials.filter((e) => e.kind === 'ssh' && e.pinnedHostKey === undefined);
+    if (unpinned.length > 0) {
+      logger.warn(
+        { hosts: unpinned.map((e) => e.host) },
+        'ssh host key policy is pinned but these ssh credential entries have no pinnedHostKey: their builds answer 400',
+      );
+    }
+  }
+}
+
+/** The app on its port: logged once bound; a port it cannot bind ends the process (exit 1). */
+function listen(ctx: AppContext, flush: () => Promise<void>): Server {
+  const { config, logger } = ctx;
   const server = createApp(ctx).listen(config.port, config.host);
   server.once('error', (err) => {
     logger.fatal({ err, host: config.host, port: config.port }, 'cannot listen');
     void flush().then(() => process.exit(1));
   });
-  server.once('listening', () => {
-    const { address, port } = server.address() as AddressInfo;
-    logger.info(
-      {
-        address,
-        port,
-        version,
-        builders: config.builderEndpoints,
-        settingsPath: config.settingsPath,
-        gitCredentialEntries: config.gitCredentials.length,
-        registryMappingRules: config.registryMappingRules.length,
-        // By endpoint only: the URL holds a password.
-        redis: config.redisUrl === undefined ? false : redisEndpoint(config.redisUrl),
-      },
-      'listening',
-    );
-    if (config.sshHostKeyPolicy === 'pinned') {
-      const unpinned = config.gitCredentials.filter((e) => e.kind === 'ssh' && e.pinnedHostKey === undefined);
-      if (unpinned.length > 0) {
-        logger.warn(
-          { hosts: unpinned.map((e) => e.host) },
-          'ssh host key policy is pinned but these ssh credential entries have no pinnedHostKey: their builds answer 400',
-        );
-      }
-    }
-  });
+  server.once('listening', () => logListening(server, config, logger));
+  return server;
+}
 
+async function main(): Promise<void> {
+  const config = await configOrExit(process.argv.slice(2));
+  const reporting = await startReporting(config);
+  const abort = new AbortController();
+  const ctx = await createContext(config, reporting, abort.signal);
+  const server = listen(ctx, reporting.flush);
   const shutdown = createShutdown({
     server,
-    logger,
+    logger: reporting.logger,
     abort,
     graceMs: (config.shutdownGraceSeconds ?? DEFAULT_SHUTDOWN_GRACE_SECONDS) * 1000,
-    flush,
+    flush: reporting.flush,
     exit: (code) => process.exit(code),
   });
   for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => shutdown.onSignal(signal));

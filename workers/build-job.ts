@@ -13,11 +13,11 @@ import type { BuildReporter } from '../src/builds/types.js';
 import { stepFailed } from '../src/errors.js';
 import { cancellationOf } from '../src/exec/cancellation.js';
 import type { CommandLogWriter, LogStore } from '../src/logs/types.js';
-import { resolveDefinition } from './builder/definition.js';
+import { resolveDefinition, type DevcontainerDefinition } from './builder/definition.js';
 import { buildAndPush } from './builder/devcontainer-build.js';
 import { startPendingCli, type PendingCli } from './builder/pending-cli.js';
 import type { BuildDeps } from './build-deps.js';
-import { openClone, type OpenClone } from './git/clone.js';
+import { openClone, type ClonedRepository, type OpenClone } from './git/clone.js';
 import type { BuildPlan, BuildResult } from './plan-types.js';
 import { createRequestDir, removeRequestDir, type RequestDir } from './request-dir.js';
 import type { LeadBuild } from './reuse/in-flight.js';
@@ -168,6 +168,12 @@ type Decided = ({ readonly outcome: JobOutcome } | { readonly build: Keyed | und
   readonly lease?: HeldLease;
 };
 
+/** The read set checked out, and the definition found in it. */
+interface CheckedOut {
+  readonly cloned: ClonedRepository;
+  readonly definition: DevcontainerDefinition;
+}
+
 /** The reuse step for `key`, its log handed over when the job follows another build. */
 async function decide(
   job: JobState,
@@ -244,96 +250,159 @@ async function treeKey(job: JobState): Promise<Keyed | undefined> {
 }
 
 /**
+ * What a job settles when it ends, whatever its path: the img log (opened on first use, the
+ * reuse note first; closed, unless handed over with a follow) and the key's lease (released with
+ * the image the job answered; with none when it failed or follows another build).
+ */
+class JobEnding {
+  readonly #job: JobState;
+  #log: CommandLogWriter | undefined;
+  #lease: HeldLease | undefined;
+  #outcome: JobOutcome | undefined;
+
+  constructor(job: JobState) {
+    this.#job = job;
+  }
+
+  /** The img log, opened now if it is not yet. */
+  async log(): Promise<CommandLogWriter> {
+    if (this.#log !== undefined) return this.#log;
+    const { plan, deps, reuse } = this.#job;
+    const opened = await deps.logStore.open('img', plan.secrets);
+    if (reuse?.note !== undefined) opened.write(reuse.note);
+    this.#log = opened;
+    return opened;
+  }
+
+  /** A decision of the reuse step: its lease (if any) is now the job's to release. */
+  decided(decided: Decided): Decided {
+    this.#lease = decided.lease;
+    return decided;
+  }
+
+  /** The job's outcome: a result is what the lease is released with; a follow keeps the log open. */
+  ended(outcome: JobOutcome): JobOutcome {
+    this.#outcome = outcome;
+    return outcome;
+  }
+
+  async close(): Promise<void> {
+    const outcome = this.#outcome;
+    const built: BuiltImage | undefined = outcome === undefined || isFollow(outcome) ? undefined : outcome;
+    // The builds that follow this one on other replicas learn where its image is (or that it failed).
+    await this.#lease?.release(built);
+    if (outcome === undefined || !isFollow(outcome)) await this.#log?.close();
+  }
+}
+
+/** With reuse on: the key from the commit's trees and its decision; undefined when there is no such key. */
+async function decideFromTrees(job: JobState, ending: JobEnding): Promise<Decided | undefined> {
+  const { reuse } = job;
+  if (reuse === undefined || !job.keying) return undefined;
+  const started = performance.now();
+  const fromTrees = await treeKey(job);
+  if (fromTrees === undefined) return undefined;
+  const treeLog = await ending.log();
+  treeLog.write("# build inputs read from the commit's trees and blobs an earlier build read\n");
+  return ending.decided(await decide(job, reuse, treeLog, fromTrees, started));
+}
+
+/** The read set checked out, and the definition found in it. */
+async function checkOut(job: JobState): Promise<CheckedOut> {
+  const { deps, dir } = job;
+  const cloned = await job.open.checkout();
+  const definition = await resolveDefinition({
+    cloneDir: cloned.dir,
+    generatedDir: dir.generated,
+    ...(cloned.definition === undefined ? {} : { configPath: cloned.definition.configPath }),
+    ...(deps.config.build.fallbackImage === undefined
+      ? {}
+      : { fallbackImage: deps.config.build.fallbackImage }),
+  });
+  return { cloned, definition };
+}
+
+/** With reuse on and no key from the trees: the key from the checked-out files and its decision. */
+async function decideFromCheckout(
+  job: JobState,
+  checkedOut: CheckedOut,
+  imgLog: CommandLogWriter,
+  ending: JobEnding,
+): Promise<Decided | undefined> {
+  const { plan, deps, signal, reuse, open } = job;
+  if (reuse === undefined) return undefined;
+  if (!job.keying) {
+    imgLog.write('# buildOptions.noCache: building without looking for an earlier image\n');
+    return undefined;
+  }
+  const { cloned, definition } = checkedOut;
+  const started = performance.now();
+  const key = await guardedKey(signal, () =>
+    keyFromCheckout({
+      plan,
+      deps,
+      cloneDir: cloned.dir,
+      definition,
+      configBlobId: cloned.definition?.blobId,
+      listing: open.located?.listing,
+      log: imgLog,
+      signal,
+    }),
+  );
+  return ending.decided(await decide(job, reuse, imgLog, key, started));
+}
+
+/** The build and push, the pushed digest, and the key recorded (when there is one). */
+async function build(
+  job: JobState,
+  checkedOut: CheckedOut,
+  imgLog: CommandLogWriter,
+  keyed: Keyed | undefined,
+): Promise<BuildResult> {
+  const { plan, deps, dir, signal, open, partial } = job;
+  await job.reporter.phase('building');
+  const pushed = await buildAndPush({
+    plan,
+    deps,
+    dir,
+    workspaceFolder: checkedOut.cloned.dir,
+    configFile: checkedOut.definition.configFile,
+    dockerfileBased: checkedOut.definition.dockerfileBased,
+    imageRef: partial.image,
+    commit: open.commit,
+    signal,
+    log: imgLog,
+    cli: job.cli(),
+  });
+  const digest = await readPushedDigest(job, imgLog);
+  if (keyed !== undefined) {
+    await afterBuild({ plan, deps, branch: open.branch, target: job.target, log: imgLog }, keyed);
+  }
+  return { ...partial, imageBuildLogId: pushed.logId, digest };
+}
+
+/**
  * With reuse on, the key is first computed from the commit's trees (tree-key.ts): an unchanged
  * push is then answered, or handed to the build in flight with its key, without any checkout.
  * Otherwise the clone's read set is checked out, the definition checked, and (reuse on, no key
  * yet) the key computed from the files; then the build.
  */
 async function buildOrReuse(job: JobState): Promise<JobOutcome> {
-  const { plan, deps, dir, signal, reporter, reuse, keying, open, partial, cli } = job;
-  let log: CommandLogWriter | undefined;
-  const openLog = async (): Promise<CommandLogWriter> => {
-    const opened = await deps.logStore.open('img', plan.secrets);
-    if (reuse?.note !== undefined) opened.write(reuse.note);
-    log = opened;
-    return opened;
-  };
-  let handedOver = false;
-  let decided: Decided | undefined;
-  let built: BuiltImage | undefined;
-  /** The outcome of a decision that ends the job (a result is remembered for the lease). */
-  const ended = (outcome: JobOutcome): JobOutcome => {
-    if (isFollow(outcome)) handedOver = true;
-    else built = outcome;
-    return outcome;
-  };
+  const ending = new JobEnding(job);
   try {
-    if (reuse !== undefined && keying) {
-      const started = performance.now();
-      const fromTrees = await treeKey(job);
-      if (fromTrees !== undefined) {
-        const treeLog = await openLog();
-        treeLog.write("# build inputs read from the commit's trees and blobs an earlier build read\n");
-        decided = await decide(job, reuse, treeLog, fromTrees, started);
-      }
+    const fromTrees = await decideFromTrees(job, ending);
+    if (fromTrees !== undefined && 'outcome' in fromTrees) {
+      await job.open.end('build inputs known from the trees and unchanged: nothing checked out');
+      return ending.ended(fromTrees.outcome);
     }
-    if (decided !== undefined && 'outcome' in decided) {
-      await open.end('build inputs known from the trees and unchanged: nothing checked out');
-      return ended(decided.outcome);
-    }
-    cli();
-    const cloned = await open.checkout();
-    const definition = await resolveDefinition({
-      cloneDir: cloned.dir,
-      generatedDir: dir.generated,
-      ...(cloned.definition === undefined ? {} : { configPath: cloned.definition.configPath }),
-      ...(deps.config.build.fallbackImage === undefined
-        ? {}
-        : { fallbackImage: deps.config.build.fallbackImage }),
-    });
-    const imgLog = log ?? (await openLog());
-    if (reuse !== undefined && !keying) {
-      imgLog.write('# buildOptions.noCache: building without looking for an earlier image\n');
-    } else if (reuse !== undefined && decided === undefined) {
-      const started = performance.now();
-      const key = await guardedKey(signal, () =>
-        keyFromCheckout({
-          plan,
-          deps,
-          cloneDir: cloned.dir,
-          definition,
-          configBlobId: cloned.definition?.blobId,
-          listing: open.located?.listing,
-          log: imgLog,
-          signal,
-        }),
-      );
-      decided = await decide(job, reuse, imgLog, key, started);
-      if ('outcome' in decided) return ended(decided.outcome);
-    }
+    job.cli();
+    const checkedOut = await checkOut(job);
+    const imgLog = await ending.log();
+    const decided = fromTrees ?? (await decideFromCheckout(job, checkedOut, imgLog, ending));
+    if (decided !== undefined && 'outcome' in decided) return ending.ended(decided.outcome);
     const keyed = decided !== undefined && 'build' in decided ? decided.build : undefined;
-    await reporter.phase('building');
-    const pushed = await buildAndPush({
-      plan,
-      deps,
-      dir,
-      workspaceFolder: cloned.dir,
-      configFile: definition.configFile,
-      dockerfileBased: definition.dockerfileBased,
-      imageRef: partial.image,
-      commit: open.commit,
-      signal,
-      log: imgLog,
-      cli: cli(),
-    });
-    const digest = await readPushedDigest(job, imgLog);
-    if (keyed !== undefined) {
-      await afterBuild({ plan, deps, branch: open.branch, target: job.target, log: imgLog }, keyed);
-    }
-    return ended({ ...partial, imageBuildLogId: pushed.logId, digest });
+    return ending.ended(await build(job, checkedOut, imgLog, keyed));
   } finally {
-    // The builds that follow this one on other replicas learn where its image is (or that it failed).
-    await decided?.lease?.release(built);
-    if (!handedOver) await log?.close();
+    await ending.close();
   }
 }

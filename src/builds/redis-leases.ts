@@ -16,7 +16,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from '../observability/logger.js';
 import type { RedisConnection } from '../redis/connection.js';
 import { redisScript } from '../redis/script.js';
-import { createFollowerHub, type Subscription } from '../redis/subscriptions.js';
+import { createFollowerHub, type FollowerHub, type Subscription } from '../redis/subscriptions.js';
 import {
   STOPPED_WAITING,
   type BuildLeases,
@@ -128,68 +128,168 @@ export interface RedisLeasesDeps {
   readonly leaseMs?: number;
 }
 
-export function createRedisBuildLeases(deps: RedisLeasesDeps): BuildLeases {
-  const { connection, logger } = deps;
-  const leaseMs = deps.leaseMs ?? LEASE_MS;
-  const hub = createFollowerHub(connection);
-  /** The leases this replica holds (id -> token): renewed while it lives. */
-  const own = new Map<string, string>();
-  const timer = setInterval(() => {
-    if (own.size === 0) return;
-    const held = [...own];
+/**
+ * The leases this replica holds (id -> token), renewed every third of the lease period while it
+ * lives; a lease found held by another token is dropped (its followers build themselves).
+ */
+class HeldLeases {
+  readonly #own = new Map<string, string>();
+  readonly #deps: Required<RedisLeasesDeps>;
+  readonly #timer: NodeJS.Timeout;
+
+  constructor(deps: Required<RedisLeasesDeps>) {
+    this.#deps = deps;
+    this.#timer = setInterval(() => this.#renew(), deps.leaseMs / 3);
+    this.#timer.unref();
+  }
+
+  hold(id: string, token: string): void {
+    this.#own.set(id, token);
+  }
+
+  /** Stops renewing `id`; false when `token` no longer holds it here. */
+  drop(id: string, token: string): boolean {
+    if (this.#own.get(id) !== token) return false;
+    this.#own.delete(id);
+    return true;
+  }
+
+  stop(): void {
+    clearInterval(this.#timer);
+  }
+
+  #renew(): void {
+    if (this.#own.size === 0) return;
+    const { connection, logger, leaseMs } = this.#deps;
+    const held = [...this.#own];
     RENEW.run(
       connection.client,
       held.map(([id]) => leaseKey(id)),
       [leaseMs, ...held.map(([, token]) => token)],
     ).then(
-      (lost) => {
-        const keys = new Set(lost as string[]);
-        for (const [id, token] of held) {
-          if (!keys.has(leaseKey(id)) || own.get(id) !== token) continue;
-          own.delete(id);
-          logger.warn({ lease: id }, 'build lease lost: its followers on other replicas build themselves');
-        }
-      },
+      (lost) => this.#lost(held, new Set(lost as string[])),
       (err: unknown) => logger.warn({ problem: (err as Error).message }, 'could not renew build leases'),
     );
-  }, leaseMs / 3);
-  timer.unref();
+  }
 
-  const readState = async (id: string, holder: string) => {
-    const [pttl, text] = (await connection.call((client) =>
+  /** The leases of `held` that RENEW found no longer held (`lost`, by key) and still held here. */
+  #lost(held: ReadonlyArray<readonly [string, string]>, lost: ReadonlySet<string>): void {
+    for (const [id, token] of held) {
+      if (!lost.has(leaseKey(id)) || !this.drop(id, token)) continue;
+      this.#deps.logger.warn(
+        { lease: id },
+        'build lease lost: its followers on other replicas build themselves',
+      );
+    }
+  }
+}
+
+/** A build with the same key on another replica: joined at most once (the watch owns the subscription). */
+class RemoteBuild implements FollowedBuild {
+  readonly where = 'another replica';
+  readonly #watch: (signal: AbortSignal) => Promise<FollowedOutcome>;
+  #joined = false;
+
+  constructor(watch: (signal: AbortSignal) => Promise<FollowedOutcome>) {
+    this.#watch = watch;
+  }
+
+  join(signal: AbortSignal): Promise<FollowedOutcome> | undefined {
+    if (this.#joined) return undefined;
+    this.#joined = true;
+    return this.#watch(signal);
+  }
+}
+
+/** A lease as its follower reads it: its PTTL while `holder` holds it (else -2), and its outcome. */
+interface LeaseState {
+  readonly pttl: number;
+  readonly outcome: FollowedOutcome | undefined;
+}
+
+class RedisBuildLeases implements BuildLeases {
+  readonly #deps: Required<RedisLeasesDeps>;
+  readonly #hub: FollowerHub;
+  readonly #held: HeldLeases;
+
+  constructor(deps: Required<RedisLeasesDeps>) {
+    this.#deps = deps;
+    this.#hub = createFollowerHub(deps.connection);
+    this.#held = new HeldLeases(deps);
+  }
+
+  async claim(id: string, options: { readonly follow: boolean }): Promise<LeaseClaim> {
+    const { connection, leaseMs } = this.#deps;
+    for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt += 1) {
+      const token = randomUUID();
+      const answer = await connection.call((client) => CLAIM.run(client, [leaseKey(id)], [token, leaseMs]));
+      if (answer === 1) return this.#lead(id, token);
+      if (typeof answer !== 'string') continue;
+      if (!options.follow) break;
+      const build = await this.#follow(id, answer);
+      if (build !== undefined) return { kind: 'follow', build };
+    }
+    return { kind: 'unshared' };
+  }
+
+  async close(): Promise<void> {
+    this.#held.stop();
+    await this.#hub.close();
+  }
+
+  #lead(id: string, token: string): LeaseClaim {
+    this.#held.hold(id, token);
+    return { kind: 'leader', lease: { release: (built) => this.#release(id, token, built) } };
+  }
+
+  async #release(id: string, token: string, built: BuiltImage | undefined): Promise<void> {
+    if (!this.#held.drop(id, token)) return;
+    const stored: StoredOutcome = {
+      token,
+      ...(built === undefined
+        ? {}
+        : { built: { image: built.image, registry: built.registry, name: built.name, tag: built.tag } }),
+    };
+    try {
+      await RELEASE.run(
+        this.#deps.connection.client,
+        [leaseKey(id), outcomeKey(id)],
+        [token, JSON.stringify(stored), OUTCOME_TTL_MS, channelOf(id)],
+      );
+    } catch (err) {
+      this.#deps.logger.warn(
+        { lease: id, problem: (err as Error).message },
+        'could not release a build lease: its followers build themselves once it expires',
+      );
+    }
+  }
+
+  async #readState(id: string, holder: string): Promise<LeaseState> {
+    const [pttl, text] = (await this.#deps.connection.call((client) =>
       STATE.run(client, [leaseKey(id), outcomeKey(id)], [holder]),
     )) as [number, string];
     return { pttl, outcome: outcomeOf(text, holder) };
-  };
-
-  function lead(id: string, token: string): LeaseClaim {
-    own.set(id, token);
-    const release = async (built: BuiltImage | undefined): Promise<void> => {
-      if (own.get(id) !== token) return;
-      own.delete(id);
-      const stored: StoredOutcome = {
-        token,
-        ...(built === undefined
-          ? {}
-          : { built: { image: built.image, registry: built.registry, name: built.name, tag: built.tag } }),
-      };
-      try {
-        await RELEASE.run(
-          connection.client,
-          [leaseKey(id), outcomeKey(id)],
-          [token, JSON.stringify(stored), OUTCOME_TTL_MS, channelOf(id)],
-        );
-      } catch (err) {
-        logger.warn(
-          { lease: id, problem: (err as Error).message },
-          'could not release a build lease: its followers build themselves once it expires',
-        );
-      }
-    };
-    return { kind: 'leader', lease: { release } };
   }
 
-  async function watch(
+  /** Subscribes to the holder's outcome; undefined when its lease is gone without one (then: claim again). */
+  async #follow(id: string, holder: string): Promise<FollowedBuild | undefined> {
+    const subscription = await this.#deps.connection.call(() => this.#hub.subscribe(channelOf(id)));
+    let state: LeaseState;
+    try {
+      state = await this.#readState(id, holder);
+    } catch (err) {
+      subscription.release();
+      throw err;
+    }
+    if (state.outcome === undefined && state.pttl <= 0) {
+      subscription.release();
+      return undefined;
+    }
+    return new RemoteBuild((signal) => this.#watch(id, holder, subscription, signal));
+  }
+
+  /** Reads the state on each message and once the lease's PTTL has passed, until an outcome. */
+  async #watch(
     id: string,
     holder: string,
     subscription: Subscription,
@@ -198,7 +298,7 @@ export function createRedisBuildLeases(deps: RedisLeasesDeps): BuildLeases {
     try {
       while (!signal.aborted) {
         const seen = subscription.version();
-        const state = await readState(id, holder);
+        const state = await this.#readState(id, holder);
         if (state.outcome !== undefined) return state.outcome;
         if (state.pttl <= 0) return { ok: false, why: LEASE_LOST, lost: true };
         await changeOrTimeout(subscription, seen, state.pttl + EXPIRY_GRACE_MS, signal);
@@ -210,48 +310,8 @@ export function createRedisBuildLeases(deps: RedisLeasesDeps): BuildLeases {
       subscription.release();
     }
   }
+}
 
-  /** Subscribes to the holder's outcome; undefined when its lease is gone without one (then: claim again). */
-  async function follow(id: string, holder: string): Promise<FollowedBuild | undefined> {
-    const subscription = await connection.call(() => hub.subscribe(channelOf(id)));
-    let state: Awaited<ReturnType<typeof readState>>;
-    try {
-      state = await readState(id, holder);
-    } catch (err) {
-      subscription.release();
-      throw err;
-    }
-    if (state.outcome === undefined && state.pttl <= 0) {
-      subscription.release();
-      return undefined;
-    }
-    let joined = false;
-    return {
-      where: 'another replica',
-      join(signal) {
-        if (joined) return undefined;
-        joined = true;
-        return watch(id, holder, subscription, signal);
-      },
-    };
-  }
-
-  return {
-    async claim(id, options) {
-      for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt += 1) {
-        const token = randomUUID();
-        const answer = await connection.call((client) => CLAIM.run(client, [leaseKey(id)], [token, leaseMs]));
-        if (answer === 1) return lead(id, token);
-        if (typeof answer !== 'string') continue;
-        if (!options.follow) break;
-        const build = await follow(id, answer);
-        if (build !== undefined) return { kind: 'follow', build };
-      }
-      return { kind: 'unshared' };
-    },
-    async close() {
-      clearInterval(timer);
-      await hub.close();
-    },
-  };
+export function createRedisBuildLeases(deps: RedisLeasesDeps): BuildLeases {
+  return new RedisBuildLeases({ ...deps, leaseMs: deps.leaseMs ?? LEASE_MS });
 }

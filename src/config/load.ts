@@ -8,7 +8,7 @@
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ServerBuildSecret } from '../build-secret-rules.js';
-import { parseArgv } from './argv.js';
+import { parseArgv, type ParsedArgv } from './argv.js';
 import { buildSecretEntries } from './build-secrets.js';
 import { builderTls, builderTlsProblems } from './builder-tls.js';
 import { childEnvironment } from './child-env.js';
@@ -34,6 +34,7 @@ import {
 import { valueFromText } from './text-values.js';
 import { loadSigningKey } from './signing-key.js';
 import type {
+  BuildDefaults,
   Config,
   DockerConfigDocument,
   GitCredential,
@@ -221,102 +222,128 @@ export function deepFreeze<T>(value: T): T {
   return value;
 }
 
-/** Resolves everything; throws ConfigError listing every problem. */
-export function loadConfigWithSources(input: LoadInput): LoadedConfig {
-  const { env } = input;
-  const problems: string[] = [];
-  const argv = parseArgv(input.argv);
-  problems.push(...argv.problems);
+/** What the options resolve from (besides their defaults), and where their problems go. */
+interface Inputs {
+  readonly argv: ParsedArgv;
+  readonly env: Environment;
+  readonly settings: SettingsFile | undefined;
+  readonly settingsPath: string | undefined;
+  readonly problems: string[];
+}
 
-  const envText = (option: OptionSpec): string | undefined => {
-    const text = env[option.env];
-    // An empty environment value means unset.
-    return text === undefined || text === '' ? undefined : text;
-  };
+/** An option's environment variable; an empty value means unset. */
+function envText(env: Environment, option: OptionSpec): string | undefined {
+  const text = env[option.env];
+  // An empty environment value means unset.
+  return text === undefined || text === '' ? undefined : text;
+}
 
-  // The settings file path itself: flag > env.
+/** The settings file path itself: flag > env. */
+function settingsPathOf(argv: ParsedArgv, env: Environment): string | undefined {
   const settingsOption = OPTIONS.find((o) => o.name === 'settingsPath') as OptionSpec;
-  const settingsPathText = argv.values.get('settingsPath') ?? envText(settingsOption);
-  const settingsPath =
-    settingsPathText === undefined || settingsPathText === '' ? undefined : settingsPathText;
-  const settings = settingsPath === undefined ? undefined : readSettings(settingsPath, problems);
+  const text = argv.values.get('settingsPath') ?? envText(env, settingsOption);
+  return text === undefined || text === '' ? undefined : text;
+}
 
-  // Further checks of every valid settings value, used or overridden: the file is checked whole.
-  const failedChecks = new Set<OptionName>();
+/**
+ * Further checks of every valid settings value, used or overridden (the file is checked whole):
+ * the options whose value failed them.
+ */
+function failedSettingsChecks(inputs: Inputs): Set<OptionName> {
+  const { settings } = inputs;
+  const failed = new Set<OptionName>();
   for (const option of OPTIONS) {
     if (settings === undefined || option.settingsKey === undefined || option.check === undefined) continue;
     const raw = settingsValue(settings.values, option.settingsKey);
     if (raw === undefined || isInvalid(settings, option.settingsKey)) continue;
     const problem = option.check(raw as OptionValue);
     if (problem === undefined) continue;
-    failedChecks.add(option.name);
+    failed.add(option.name);
     const got = option.secret ? '' : ` (got ${JSON.stringify(raw)})`;
-    problems.push(`settings file ${settingsPath}: ${option.settingsKey}: ${problem}${got}`);
+    inputs.problems.push(`settings file ${inputs.settingsPath}: ${option.settingsKey}: ${problem}${got}`);
   }
+  return failed;
+}
 
+interface Resolved {
+  readonly value: OptionValue | undefined;
+  readonly source: ValueSource;
+}
+
+/** One option: flag > environment variable > settings file > default. */
+function resolveOption(option: OptionSpec, inputs: Inputs, failedChecks: ReadonlySet<OptionName>): Resolved {
+  const { settings, problems } = inputs;
+  const flagText = inputs.argv.values.get(option.name);
+  if (flagText !== undefined)
+    return { value: fromText(option, flagText, option.flag, problems), source: 'flag' };
+  const fromEnv = envText(inputs.env, option);
+  if (fromEnv !== undefined) return { value: fromText(option, fromEnv, option.env, problems), source: 'env' };
+  if (
+    settings !== undefined &&
+    option.settingsKey !== undefined &&
+    settingsValue(settings.values, option.settingsKey) !== undefined
+  ) {
+    const usable = !isInvalid(settings, option.settingsKey) && !failedChecks.has(option.name);
+    const value = usable ? (settingsValue(settings.values, option.settingsKey) as OptionValue) : undefined;
+    return { value, source: 'settings' };
+  }
+  return { value: option.default, source: option.default === undefined ? 'unset' : 'default' };
+}
+
+/** Every option of the table, and where each came from. */
+function resolveOptions(inputs: Inputs): { options: OptionValues; sources: Record<OptionName, ValueSource> } {
+  const failedChecks = failedSettingsChecks(inputs);
   const values: Partial<Record<OptionName, OptionValue>> = {};
   const sources = {} as Record<OptionName, ValueSource>;
   for (const option of OPTIONS) {
-    const flagText = argv.values.get(option.name);
-    const fromEnv = envText(option);
-    let value: OptionValue | undefined;
-    let source: ValueSource;
-    if (flagText !== undefined) {
-      value = fromText(option, flagText, option.flag, problems);
-      source = 'flag';
-    } else if (fromEnv !== undefined) {
-      value = fromText(option, fromEnv, option.env, problems);
-      source = 'env';
-    } else if (
-      settings !== undefined &&
-      option.settingsKey !== undefined &&
-      settingsValue(settings.values, option.settingsKey) !== undefined
-    ) {
-      source = 'settings';
-      if (!isInvalid(settings, option.settingsKey) && !failedChecks.has(option.name)) {
-        value = settingsValue(settings.values, option.settingsKey) as OptionValue;
-      }
-    } else {
-      value = option.default;
-      source = option.default === undefined ? 'unset' : 'default';
-    }
+    const { value, source } = resolveOption(option, inputs, failedChecks);
     if (value !== undefined) values[option.name] = value;
     sources[option.name] = source;
   }
-  const options = values as OptionValues;
+  return { options: values as OptionValues, sources };
+}
 
-  // Git credentials: the file (flag > env) replaces the settings file's entries.
+/** Git credentials: the file (flag > env) replaces the settings file's entries; duplicates are problems. */
+function gitCredentialsOf(options: OptionValues, inputs: Inputs): GitCredential[] {
+  const { problems } = inputs;
   const gitCredentials = entriesFromFileOrSettings<GitCredential>({
     path: options.gitCredentialsConfigPath,
     what: 'git credentials file',
     validate: validateGitCredentialsFile,
     showValues: false,
-    settings,
+    settings: inputs.settings,
     section: 'gitCredentials',
     key: 'gitCredentials.entries',
     problems,
   });
-
   const credentialsSource =
     options.gitCredentialsConfigPath !== undefined
       ? `git credentials file ${options.gitCredentialsConfigPath}: `
-      : `settings file ${settingsPath}: gitCredentials.entries`;
+      : `settings file ${inputs.settingsPath}: gitCredentials.entries`;
   for (const problem of duplicateCredentialProblems(gitCredentials))
     problems.push(`${credentialsSource}${problem}`);
+  return gitCredentials;
+}
 
-  const registryMappingRules = entriesFromFileOrSettings<RegistryMappingRule>({
+/** Registry mapping rules: the file (flag > env) replaces the settings file's rules. */
+function registryMappingOf(options: OptionValues, inputs: Inputs): RegistryMappingRule[] {
+  return entriesFromFileOrSettings<RegistryMappingRule>({
     path: options.registryMappingConfigPath,
     what: 'registry mapping file',
     validate: validateRegistryMappingFile,
     showValues: true,
-    settings,
+    settings: inputs.settings,
     section: 'registryMapping',
     key: 'registryMapping.rules',
-    problems,
+    problems: inputs.problems,
   });
+}
 
-  const buildSecrets = serverBuildSecrets(options.buildSecretsConfigPath, settings, settingsPath, problems);
-
+/** The ambient registry auth: the docker config in DOCKER_CONFIG, else in ~/.docker. */
+function ambientDockerConfig(
+  env: Environment,
+  problems: string[],
+): { dockerConfigDir: string; registryAuth: DockerConfigDocument } {
   const home = env.HOME !== undefined && env.HOME !== '' ? env.HOME : homedir();
   const dockerConfigDir =
     env.DOCKER_CONFIG !== undefined && env.DOCKER_CONFIG !== '' ? env.DOCKER_CONFIG : join(home, '.docker');
@@ -324,14 +351,44 @@ export function loadConfigWithSources(input: LoadInput): LoadedConfig {
   const dockerConfig = readDockerConfig(dockerConfigDir);
   if (dockerConfig.ok) registryAuth = dockerConfig.value;
   else problems.push(...dockerConfig.problems);
+  return { dockerConfigDir, registryAuth };
+}
 
-  const signing = signingKeyOf(options.signingKeyPath, sources.signingKeyPath, env, problems);
+/** What the files (and the environment) gave, beside the options. */
+interface FromFiles {
+  readonly gitCredentials: readonly GitCredential[];
+  readonly registryMappingRules: readonly RegistryMappingRule[];
+  readonly buildSecrets: ServerBuildSecret[];
+  readonly signing: SigningKey | undefined;
+  readonly settingsPath: string | undefined;
+  readonly dockerConfigDir: string;
+  readonly registryAuth: DockerConfigDocument;
+}
 
-  problems.push(...builderTlsProblems(options));
-  if (problems.length > 0) throw new ConfigError(problems);
+/** The build defaults of the options. */
+function buildDefaults(options: OptionValues): BuildDefaults {
+  return {
+    platforms: [...options.buildPlatforms],
+    noCache: options.buildNoCache,
+    cacheFrom: options.buildCacheFrom,
+    cacheTo: options.buildCacheTo,
+    mode: options.builderMode,
+    cloneTimeoutSeconds: options.cloneTimeoutSeconds,
+    timeoutSeconds: options.buildTimeoutSeconds,
+    maxConcurrent: options.maxConcurrentBuilds,
+    maxPerBuilder: options.maxBuildsPerBuilder,
+    reuse: options.buildReuse,
+    fallbackImage: options.fallbackImage,
+    provenance: options.buildProvenance,
+    sbom: options.buildSbom,
+    sbomGenerator: options.buildSbomGenerator,
+  };
+}
 
+/** The configuration of the resolved options and files (before dropUndefined). */
+function assembleConfig(options: OptionValues, files: FromFiles, env: Environment): Config {
   const tmp = env.TMPDIR !== undefined && env.TMPDIR !== '' ? env.TMPDIR : tmpdir();
-  const config: Config = {
+  return {
     builderEndpoints: [...options.builderEndpoint],
     builderTls: builderTls(options),
     port: options.port,
@@ -340,27 +397,12 @@ export function loadConfigWithSources(input: LoadInput): LoadedConfig {
     sshHostKeyPolicy: options.sshHostKeyPolicy,
     insecureRegistries: [...options.insecureRegistries],
     allowInsecureGitProtocols: options.allowInsecureGitProtocols,
-    gitCredentials: gitCredentials.map((entry) => ({ ...entry })),
-    registryMappingRules: registryMappingRules.map((rule) => ({ ...rule })),
-    ...(buildSecrets.length > 0 ? { buildSecrets } : {}),
-    build: {
-      platforms: [...options.buildPlatforms],
-      noCache: options.buildNoCache,
-      cacheFrom: options.buildCacheFrom,
-      cacheTo: options.buildCacheTo,
-      mode: options.builderMode,
-      cloneTimeoutSeconds: options.cloneTimeoutSeconds,
-      timeoutSeconds: options.buildTimeoutSeconds,
-      maxConcurrent: options.maxConcurrentBuilds,
-      maxPerBuilder: options.maxBuildsPerBuilder,
-      reuse: options.buildReuse,
-      fallbackImage: options.fallbackImage,
-      provenance: options.buildProvenance,
-      sbom: options.buildSbom,
-      sbomGenerator: options.buildSbomGenerator,
-    },
+    gitCredentials: files.gitCredentials.map((entry) => ({ ...entry })),
+    registryMappingRules: files.registryMappingRules.map((rule) => ({ ...rule })),
+    ...(files.buildSecrets.length > 0 ? { buildSecrets: files.buildSecrets } : {}),
+    build: buildDefaults(options),
     provenanceBuilderId: options.provenanceBuilderId,
-    signing,
+    signing: files.signing,
     errorTrackingDsn: options.errorTrackingDsn,
     serviceName: options.serviceName,
     environment: options.environment,
@@ -368,14 +410,35 @@ export function loadConfigWithSources(input: LoadInput): LoadedConfig {
     buildHistory: options.buildHistory,
     redisUrl: options.redisUrl,
     shutdownGraceSeconds: options.shutdownGraceSeconds,
-    settingsPath,
+    settingsPath: files.settingsPath,
     scratchDir: join(tmp, 'image-build-service'),
-    dockerConfigDir,
-    registryAuth: { auths: { ...registryAuth.auths } },
+    dockerConfigDir: files.dockerConfigDir,
+    registryAuth: { auths: { ...files.registryAuth.auths } },
     childEnv: childEnvironment(env),
     version: packageVersion(),
   };
-  return deepFreeze({ config: dropUndefined(config), sources });
+}
+
+/** Resolves everything; throws ConfigError listing every problem. */
+export function loadConfigWithSources(input: LoadInput): LoadedConfig {
+  const { env } = input;
+  const problems: string[] = [];
+  const argv = parseArgv(input.argv);
+  problems.push(...argv.problems);
+  const settingsPath = settingsPathOf(argv, env);
+  const settings = settingsPath === undefined ? undefined : readSettings(settingsPath, problems);
+  const inputs: Inputs = { argv, env, settings, settingsPath, problems };
+  const { options, sources } = resolveOptions(inputs);
+  // The problems are listed in this order: the files', the docker config's, the signing key's, TLS.
+  const gitCredentials = gitCredentialsOf(options, inputs);
+  const registryMappingRules = registryMappingOf(options, inputs);
+  const buildSecrets = serverBuildSecrets(options.buildSecretsConfigPath, settings, settingsPath, problems);
+  const docker = ambientDockerConfig(env, problems);
+  const signing = signingKeyOf(options.signingKeyPath, sources.signingKeyPath, env, problems);
+  problems.push(...builderTlsProblems(options));
+  if (problems.length > 0) throw new ConfigError(problems);
+  const files = { gitCredentials, registryMappingRules, buildSecrets, signing, settingsPath, ...docker };
+  return deepFreeze({ config: dropUndefined(assembleConfig(options, files, env)), sources });
 }
 
 /** The signing key of `path` (problems name the option that gave it), or undefined. */

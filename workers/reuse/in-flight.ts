@@ -46,83 +46,121 @@ export interface InFlightBuilds<T> {
   readonly size: number;
 }
 
-export function createInProcessInFlight<T>(): InFlightBuilds<T> {
-  const byKey = new Map<string, LeadBuild<T>>();
-  const builds = new Set<LeadBuild<T>>();
+/** The in-process map: each build under all its keys, and each build once (for `size`). */
+class InProcessMap<T> implements InFlightBuilds<T> {
+  readonly #byKey = new Map<string, InProcessBuild<T>>();
+  readonly #builds = new Set<InProcessBuild<T>>();
 
-  const start = (key: string): LeadBuild<T> | undefined => {
-    if (byKey.has(key)) return undefined;
-    const keys = new Set<string>([key]);
-    const controller = new AbortController();
-    let waiters = 0;
-    let settled = false;
-    let resolveCommit: (c: string | undefined) => void = () => undefined;
-    const commit = new Promise<string | undefined>((r) => (resolveCommit = r));
-    let resolveResult: (v: T) => void = () => undefined;
-    let rejectResult: (e: unknown) => void = () => undefined;
-    const result = new Promise<T>((res, rej) => {
-      resolveResult = res;
-      rejectResult = rej;
+  find(key: string): InFlightBuild<T> | undefined {
+    return this.#byKey.get(key);
+  }
+
+  start(key: string): LeadBuild<T> | undefined {
+    if (this.#byKey.has(key)) return undefined;
+    const build = new InProcessBuild<T>(key, this);
+    this.#byKey.set(key, build);
+    this.#builds.add(build);
+    return build;
+  }
+
+  get size(): number {
+    return this.#builds.size;
+  }
+
+  /** Files `build` under one more key; false when that key is taken. */
+  add(key: string, build: InProcessBuild<T>): boolean {
+    if (this.#byKey.has(key)) return false;
+    this.#byKey.set(key, build);
+    return true;
+  }
+
+  /** Removes `build` from the map under `keys` (those still its own). */
+  forget(build: InProcessBuild<T>, keys: Iterable<string>): void {
+    for (const k of keys) if (this.#byKey.get(k) === build) this.#byKey.delete(k);
+    this.#builds.delete(build);
+  }
+}
+
+/**
+ * One build of the map. Its states: `running` (takes waiters and keys); `abandoned` (its last
+ * waiter left: out of the map, its signal aborted, no new waiter); `settled` (out of the map, its
+ * result there to read: every later waiter is answered at once).
+ */
+type BuildState = 'running' | 'abandoned' | 'settled';
+
+class InProcessBuild<T> implements LeadBuild<T> {
+  readonly commit: Promise<string | undefined>;
+  readonly result: Promise<T>;
+  readonly waiter: Waiter;
+  #state: BuildState = 'running';
+  #waiters = 0;
+  readonly #keys: Set<string>;
+  readonly #map: InProcessMap<T>;
+  readonly #controller = new AbortController();
+  #resolveCommit: (c: string | undefined) => void = () => undefined;
+  #resolveResult: (v: T) => void = () => undefined;
+  #rejectResult: (e: unknown) => void = () => undefined;
+
+  constructor(key: string, map: InProcessMap<T>) {
+    this.#keys = new Set([key]);
+    this.#map = map;
+    this.commit = new Promise<string | undefined>((r) => (this.#resolveCommit = r));
+    this.result = new Promise<T>((res, rej) => {
+      this.#resolveResult = res;
+      this.#rejectResult = rej;
     });
     // A build nobody else awaits must not surface as an unhandled rejection.
-    result.catch(() => undefined);
+    this.result.catch(() => undefined);
+    this.waiter = this.join() ?? { leave: () => undefined };
+  }
 
-    const forget = (): void => {
-      for (const k of keys) if (byKey.get(k) === build) byKey.delete(k);
-      builds.delete(build);
-    };
-    const join = (): Waiter | undefined => {
-      if (settled) return { leave: () => undefined };
-      if (controller.signal.aborted) return undefined;
-      waiters += 1;
-      let left = false;
-      return {
-        leave: (reason?: unknown) => {
-          if (left) return;
-          left = true;
-          waiters -= 1;
-          if (waiters === 0 && !settled) {
-            forget();
-            controller.abort(reason ?? new Cancellation('client_gone'));
-          }
-        },
-      };
-    };
-    const build: LeadBuild<T> = {
-      commit,
-      result,
-      signal: controller.signal,
-      get waiter() {
-        return own;
-      },
-      join,
-      setCommit: (c) => resolveCommit(c),
-      alias: (k) => {
-        if (settled || byKey.has(k)) return false;
-        keys.add(k);
-        byKey.set(k, build);
-        return true;
-      },
-      settle: (outcome) => {
-        if (settled) return;
-        settled = true;
-        forget();
-        resolveCommit(undefined);
-        if (outcome.ok) resolveResult(outcome.value);
-        else rejectResult(outcome.error);
-      },
-    };
-    const own: Waiter = join() ?? { leave: () => undefined };
-    byKey.set(key, build);
-    builds.add(build);
-    return build;
-  };
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
 
-  return {
-    find: (key) => byKey.get(key),
-    start,
-    get size() {
-      return builds.size;
-    },
-  };
+  join(): Waiter | undefined {
+    if (this.#state === 'settled') return { leave: () => undefined };
+    if (this.#state === 'abandoned') return undefined;
+    this.#waiters += 1;
+    let left = false;
+    return {
+      leave: (reason?: unknown) => {
+        if (left) return;
+        left = true;
+        this.#leave(reason);
+      },
+    };
+  }
+
+  setCommit(commit: string): void {
+    this.#resolveCommit(commit);
+  }
+
+  alias(key: string): boolean {
+    if (this.#state === 'settled' || !this.#map.add(key, this)) return false;
+    this.#keys.add(key);
+    return true;
+  }
+
+  settle(outcome: { ok: true; value: T } | { ok: false; error: unknown }): void {
+    if (this.#state === 'settled') return;
+    this.#state = 'settled';
+    this.#map.forget(this, this.#keys);
+    this.#resolveCommit(undefined);
+    if (outcome.ok) this.#resolveResult(outcome.value);
+    else this.#rejectResult(outcome.error);
+  }
+
+  /** One waiter left: the last one abandons a running build. */
+  #leave(reason: unknown): void {
+    this.#waiters -= 1;
+    if (this.#waiters > 0 || this.#state !== 'running') return;
+    this.#state = 'abandoned';
+    this.#map.forget(this, this.#keys);
+    this.#controller.abort(reason ?? new Cancellation('client_gone'));
+  }
+}
+
+export function createInProcessInFlight<T>(): InFlightBuilds<T> {
+  return new InProcessMap<T>();
 }

@@ -235,20 +235,16 @@ export async function guardedKey(
 }
 
 /**
- * The decision for a key (or the reason there is none): follow a build in flight with the same
- * key, write the tag from the recorded key, or build. `started`: when the key computation began.
+ * A build with the same key to follow (in this process first, then on another replica), else this
+ * build leads the key: in the in-flight map, and across replicas while `lease` is held.
  */
-export async function reuseStep(
+async function followOrLead(
   input: ReuseStepInput,
-  keyed: Keyed | string,
-  started: number,
-): Promise<ReuseDecision> {
-  const { plan, deps, log, target } = input;
-  if (typeof keyed === 'string') {
-    log.write(`# build key: none (${keyed}): no reuse for this build\n`);
-    return { kind: 'build' };
-  }
-  log.write(`# build key ${keyed.key}\n`);
+  keyed: Keyed,
+): Promise<
+  Extract<ReuseDecision, { kind: 'follow' }> | { readonly kind: 'lead'; readonly lease?: HeldLease }
+> {
+  const { deps, log, target } = input;
   const inFlightId = keyInFlightId(target, keyed.key);
   const other = deps.reuse.inFlight.find(inFlightId);
   if (other !== undefined && other !== input.lead && input.followAllowed) {
@@ -258,7 +254,6 @@ export async function reuseStep(
     return { kind: 'follow', keyed, build: followInProcess(other) };
   }
   input.lead.alias(inFlightId);
-  let lease: HeldLease | undefined;
   try {
     const claim = await deps.reuse.leases.claim(inFlightId, { follow: input.followAllowed });
     if (claim.kind === 'follow') {
@@ -267,11 +262,23 @@ export async function reuseStep(
       );
       return { kind: 'follow', keyed, build: claim.build };
     }
-    if (claim.kind === 'leader') lease = claim.lease;
+    if (claim.kind === 'leader') return { kind: 'lead', lease: claim.lease };
   } catch (err) {
     log.write(`# not coalesced with other replicas (${reasonOf(err)})\n`);
   }
-  const leased = lease === undefined ? {} : { lease };
+  return { kind: 'lead' };
+}
+
+/**
+ * The tag written from the image recorded under the key: its digest, or undefined when there is
+ * none or the reuse failed (then the job builds). `started`: when the key computation began.
+ */
+async function reuseRecorded(
+  input: ReuseStepInput,
+  keyed: Keyed,
+  started: number,
+): Promise<string | undefined> {
+  const { plan, deps, log, target } = input;
   try {
     const outcome = await reuseByKey(
       keyed.key,
@@ -287,7 +294,7 @@ export async function reuseStep(
       );
       deps.reuse.recent.set(recentId(plan, input.branch), keyed.input);
       deps.metrics.buildReusesTotal.inc();
-      return { kind: 'reused', keyed, digest: outcome.digest, ...leased };
+      return outcome.digest;
     }
     log.write(
       `no earlier image with this key (${buildKeyTag(keyed.key)} is not in ${target.registry}/${target.name})\n`,
@@ -295,15 +302,41 @@ export async function reuseStep(
   } catch (err) {
     log.write(`# reuse of key ${keyed.key} failed (${reasonOf(err)}): building\n`);
   }
-  const before = deps.reuse.recent.get(recentId(plan, input.branch));
-  if (before !== undefined) {
-    const changed = changedInputs(before, keyed.input);
-    log.write(
-      `inputs changed since the last build of this repository and branch on this instance: ${
-        changed.length > 0 ? changed.join('; ') : 'none (its image is gone)'
-      }\n`,
-    );
+  return undefined;
+}
+
+/** Before a build: what changed since the last build of this repository and branch here. */
+function logChangedInputs(input: ReuseStepInput, keyed: Keyed): void {
+  const before = input.deps.reuse.recent.get(recentId(input.plan, input.branch));
+  if (before === undefined) return;
+  const changed = changedInputs(before, keyed.input);
+  input.log.write(
+    `inputs changed since the last build of this repository and branch on this instance: ${
+      changed.length > 0 ? changed.join('; ') : 'none (its image is gone)'
+    }\n`,
+  );
+}
+
+/**
+ * The decision for a key (or the reason there is none): follow a build in flight with the same
+ * key, write the tag from the recorded key, or build. `started`: when the key computation began.
+ */
+export async function reuseStep(
+  input: ReuseStepInput,
+  keyed: Keyed | string,
+  started: number,
+): Promise<ReuseDecision> {
+  if (typeof keyed === 'string') {
+    input.log.write(`# build key: none (${keyed}): no reuse for this build\n`);
+    return { kind: 'build' };
   }
+  input.log.write(`# build key ${keyed.key}\n`);
+  const claimed = await followOrLead(input, keyed);
+  if (claimed.kind === 'follow') return claimed;
+  const leased = claimed.lease === undefined ? {} : { lease: claimed.lease };
+  const digest = await reuseRecorded(input, keyed, started);
+  if (digest !== undefined) return { kind: 'reused', keyed, digest, ...leased };
+  logChangedInputs(input, keyed);
   return { kind: 'build', keyed, ...leased };
 }
 
