@@ -5,14 +5,14 @@
  * createErrorTracker): idle memory stays low.
  */
 import type { AddressInfo } from 'node:net';
-import { createApp } from './app.js';
+import { createApp } from './http/app.js';
 import { parseArgv } from './config/argv.js';
 import { ConfigError } from './config/config-error.js';
 import { renderHelp } from './config/help.js';
 import { loadConfig } from './config/load.js';
 import type { Config } from './config/types.js';
 import { packageVersion } from './config/version.js';
-import type { AppContext } from './context.js';
+import type { AppContext } from './http/context.js';
 import { ProcessGroups } from './exec/process-groups.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import { Metrics } from './observability/metrics.js';

@@ -5,12 +5,12 @@
  * the build metrics and the outcome's service-log line.
  */
 import { supplyChainOf } from '../src/supply-chain/supply-chain.js';
-import { busyRetryAfter } from '../src/builds/busy-estimate.js';
-import type { BuildLeases } from '../src/builds/leases.js';
+import { busyRetryAfter } from './retry-after.js';
+import type { BuildLeases } from './leases/leases.js';
 import { recordBuild } from '../src/builds/reporter.js';
 import type { BuildRegistry, BuildReporter, NewBuild } from '../src/builds/types.js';
 import type { Config } from '../src/config/types.js';
-import { busy, buildersFull, internal, isServiceError } from '../src/errors.js';
+import { busy, buildersFull, internal, isServiceError } from '../src/errors/errors.js';
 import { cancellationOf } from '../src/exec/cancellation.js';
 import type { ProcessGroups } from '../src/exec/process-groups.js';
 import type { LogStore } from '../src/logs/types.js';
@@ -24,7 +24,7 @@ import type { BuilderState } from './builder/fleet/health.js';
 import type { Probe } from './builder/fleet/probe.js';
 import { RemoteBuilder } from './builder/remote-builder.js';
 import { remoteTip } from './git/ls-remote.js';
-import type { BuildPlan, BuildResult } from './plan-types.js';
+import type { BuildPlan, BuildResult } from './plan/plan-types.js';
 import { createBuildQueue, type BuildQueue } from './queue.js';
 import { coordinateBuild, type Coordinator } from './reuse/coordinate.js';
 import { createReuseDeps } from './reuse/reuse-step.js';

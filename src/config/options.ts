@@ -4,8 +4,8 @@
  * `--help` and the README configuration table. Pure: no I/O.
  */
 import { PROVENANCE_MODES, type BuilderMode, type ProvenanceMode, type SshHostKeyPolicy } from './types.js';
-import { BUILD_PLATFORM_PATTERN } from '../registry/platform.js';
-import { CACHE_TYPES, parseCacheSpec } from './cache-spec.js';
+import { BUILD_PLATFORM_PATTERN } from '../rules/image-reference.js';
+import { CACHE_TYPES, parseCacheSpec } from '../rules/cache-spec.js';
 
 /** The values the option table resolves (before the derived fields of Config are added). */
 export interface OptionValues {

@@ -4,7 +4,7 @@
  * problem texts that never echo a secret.
  */
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import { REGISTRY_PATTERN } from '../registry/reference.js';
+import { REGISTRY_PATTERN } from '../rules/image-reference.js';
 import { isPinnedHostKey } from './known-hosts.js';
 import { OPTIONS, type OptionSpec, type ValueSchema } from './options.js';
 

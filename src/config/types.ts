@@ -5,7 +5,7 @@
  */
 import type { KeyObject } from 'node:crypto';
 
-import type { ServerBuildSecret } from '../build-secret-rules.js';
+import type { ServerBuildSecret } from '../rules/build-secret-rules.js';
 
 export type SshHostKeyPolicy = 'tofu' | 'pinned';
 export type BuilderMode = 'auto' | 'never';

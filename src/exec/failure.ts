@@ -4,7 +4,7 @@
  * (`<command> <args...> exited with code <n>`), anything else as a 500 naming the step, its
  * reason written as the log's last line.
  */
-import { commandFailed, isServiceError, stepFailed, withLogId, type ServiceError } from '../errors.js';
+import { commandFailed, isServiceError, stepFailed, withLogId, type ServiceError } from '../errors/errors.js';
 import type { CommandLogWriter } from '../logs/types.js';
 import { CommandFailure, describeOutcome } from './run.js';
 

@@ -1,7 +1,7 @@
 /** The filters of GET /builds (pure): an ajv schema compiled once; anything else is a 400. */
 import { Ajv, type ErrorObject, type JSONSchemaType } from 'ajv';
 import type { BuildFilter, BuildStatusFilter } from '../builds/types.js';
-import { invalidBuildFilters } from '../errors.js';
+import { invalidBuildFilters } from '../errors/errors.js';
 import { BUILD_STATUSES } from '../observability/metrics.js';
 import { REQUEST_ID_PATTERN } from './request-id.js';
 

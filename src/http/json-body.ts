@@ -1,6 +1,6 @@
 import type { Context } from 'koa';
 import bodyParser from 'koa-bodyparser';
-import { bodyTooLarge, invalidJson, isServiceError, type ServiceError } from '../errors.js';
+import { bodyTooLarge, invalidJson, isServiceError, type ServiceError } from '../errors/errors.js';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 

@@ -1,9 +1,9 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
-import { findRegistryAuth, type RegistryCredentials } from '../config/docker-auth.js';
-import type { AppContext } from '../context.js';
+import { findRegistryAuth, type RegistryCredentials } from '../registry/docker-auth.js';
+import type { AppContext } from './context.js';
 import { describeDevcontainer, METADATA_LABEL, parseMetadataLabel } from '../devcontainer/index.js';
-import { isServiceError, registryHeadersUnpaired } from '../errors.js';
+import { isServiceError, registryHeadersUnpaired } from '../errors/errors.js';
 import type {
   DevcontainerLookupResult,
   ImageCheckResult,

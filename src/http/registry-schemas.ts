@@ -3,9 +3,9 @@
  * The grammar of registry/name/tag is checked afterwards by src/registry/reference.ts. Pure.
  */
 import { Ajv, type ErrorObject, type JSONSchemaType } from 'ajv';
-import { invalidQuery } from '../errors.js';
-import { PLATFORM_PARAM_PATTERN } from '../registry/platform.js';
-import { NO_CONTROL_PATTERN } from '../text-patterns.js';
+import { invalidQuery } from '../errors/errors.js';
+import { PLATFORM_PARAM_PATTERN } from '../rules/image-reference.js';
+import { NO_CONTROL_PATTERN } from '../rules/text-patterns.js';
 
 export const DEFAULT_PLATFORM = 'linux/amd64';
 

@@ -7,7 +7,7 @@ import type { Redis } from 'ioredis';
 import { framedCommand } from '../redis/framed-command.js';
 import { redisScript } from '../redis/script.js';
 import type { Element } from './redis-log-elements.js';
-import { channelOf, closedKey, metaKey, OPEN_LOG_IDLE_TTL_MS, PREFIX, textKey } from './redis-log-keys.js';
+import { channelOf, closedKey, metaKey, OPEN_LOG_IDLE_TTL_MS, PREFIX, textKey } from '../redis/keys.js';
 import type { LogKind } from './types.js';
 
 /**

@@ -5,9 +5,9 @@
  * The URL (and its password) is never logged: state changes are logged by endpoint only.
  */
 import { Redis, type RedisOptions } from 'ioredis';
-import { redisEndpoint, redisSecrets } from '../config/redis-url.js';
-import { isServiceError, storeUnavailable } from '../errors.js';
-import { maskSecrets, secretVariants } from '../logs/masking.js';
+import { redisEndpoint } from '../config/redis-url.js';
+import { isServiceError, storeUnavailable } from '../errors/errors.js';
+import { maskSecrets, redisSecrets, secretVariants } from '../secrets/masking.js';
 import type { Logger } from '../observability/logger.js';
 
 /** A command unanswered this long fails (the request answers 503). */

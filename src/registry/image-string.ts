@@ -4,7 +4,7 @@
  * `library/`) and checked by the one reference grammar (reference.ts). Pure. Throws
  * undefined for what the grammar refuses (the caller decides what that means).
  */
-import { isServiceError } from '../errors.js';
+import { isServiceError } from '../errors/errors.js';
 import { type ImageReference, isValidDigest, parseReference } from './reference.js';
 
 export interface ParsedImageString {

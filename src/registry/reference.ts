@@ -1,8 +1,8 @@
 /**
  * THE OCI reference grammar of the service (https://github.com/distribution/reference):
  * registry (`host[:port]`, optionally followed by a namespace path, as `ghcr.io/org`), repository
- * name, tag, digest, and the Docker Hub aliases. Every caller imports its patterns and parsers
- * from here: the POST /build schema, the registry mapping rules, ambient and per-request
+ * name, tag, digest, and the Docker Hub aliases (the patterns: rules/image-reference.ts). Every
+ * caller imports its parsers from here: the POST /build schema, the registry mapping rules, ambient and per-request
  * registry auth (matched by host), and GET/DELETE /image and GET /devcontainer.
  *
  * One rule for a registry with a namespace path: the registry API call goes to the host, with
@@ -15,24 +15,14 @@ import {
   invalidTag,
   registryHttpNotAllowed,
   registrySchemeNotAllowed,
-} from '../errors.js';
-
-const HOST_LABEL = '[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?';
-/** DNS name, IPv4 or bracketed IPv6, optional port. */
-const HOST_PORT = `(?:${HOST_LABEL}(?:\\.${HOST_LABEL})*|\\[[0-9A-Fa-f:.]+\\])(?::[0-9]{1,5})?`;
-/** One path component of a repository name. */
-const NAME_COMPONENT = '[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*';
-
-/** A repository name (path components joined by `/`), without registry. */
-export const NAME_PATTERN = `^${NAME_COMPONENT}(?:/${NAME_COMPONENT})*$`;
-/** A tag. */
-export const TAG_PATTERN = '^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$';
-/** A registry: `host[:port]` and an optional namespace path in the name grammar (`ghcr.io/org`). */
-export const REGISTRY_PATTERN = `^${HOST_PORT}(?:/${NAME_COMPONENT})*$`;
-/** A content digest (`sha256:<hex>`). */
-export const DIGEST_PATTERN = '^[a-z0-9]+(?:[+._-][a-z0-9]+)*:[a-zA-Z0-9=_-]+$';
-/** The longest repository name, namespace included. */
-export const MAX_NAME_LENGTH = 255;
+} from '../errors/errors.js';
+import {
+  DIGEST_PATTERN,
+  MAX_NAME_LENGTH,
+  NAME_PATTERN,
+  REGISTRY_PATTERN,
+  TAG_PATTERN,
+} from '../rules/image-reference.js';
 
 const NAME_RE = new RegExp(NAME_PATTERN);
 const TAG_RE = new RegExp(TAG_PATTERN);

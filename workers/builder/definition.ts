@@ -1,6 +1,6 @@
 /**
  * Finds the dev container definition of a clone (the path found in the commit's trees, or by
- * the same rule, definition-lookup.ts, on disk): `.devcontainer/devcontainer.json`, else
+ * the same rule, src/rules/definition.ts, on disk): `.devcontainer/devcontainer.json`, else
  * `.devcontainer.json`, else the lexically first `.devcontainer/<folder>/devcontainer.json`.
  * None: a generated `{"image": <fallback>}` outside the clone, or 400 NO_DEFINITION without a
  * fallback image. A definition, or a Dockerfile, build context, compose file or local feature
@@ -12,13 +12,13 @@
 import type { Dirent } from 'node:fs';
 import { lstat, readdir, readFile, readlink, realpath, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
-import { definitionOutsideClone, definitionOutsideReadSet, noDefinition } from '../../src/errors.js';
+import { definitionOutsideClone, definitionOutsideReadSet, noDefinition } from '../../src/errors/errors.js';
 import {
   DEVCONTAINER_DIR,
   findDefinitionIn,
   type ListingKind,
   subfolderCandidate,
-} from './definition-lookup.js';
+} from '../../src/rules/definition.js';
 import { parseJsonc } from './jsonc.js';
 import { buildReadSet, type ReadPath, referencedPaths, usesDockerfile } from './read-set.js';
 

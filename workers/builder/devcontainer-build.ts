@@ -14,8 +14,8 @@ import { run } from '../../src/exec/run.js';
 import type { CommandLogWriter } from '../../src/logs/types.js';
 import { withSpan } from '../../src/observability/tracing.js';
 import type { BuildDeps } from '../build-deps.js';
-import type { BuildPlan } from '../plan-types.js';
-import type { RequestDir } from '../request-dir.js';
+import type { BuildPlan } from '../plan/plan-types.js';
+import type { RequestDir } from '../scratch/request-dir.js';
 import { saveCliCache, seedCliCache } from './cli-cache.js';
 import { writeRequestDockerConfig } from './docker-config.js';
 import type { PendingCli } from './pending-cli.js';
@@ -28,7 +28,7 @@ import {
   SECRETS_DIR_VAR,
   writeDockerWrapper,
 } from './docker-wrapper.js';
-import { writeSecretFiles } from '../build-secrets/secret-files.js';
+import { writeSecretFiles } from './secret-files.js';
 
 export interface DevcontainerBuildInput {
   readonly workspaceFolder: string;

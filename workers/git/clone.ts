@@ -25,14 +25,14 @@
  * output kept in order, as if one after the other); the definition is read from its checked-out file.
  */
 import { rm } from 'node:fs/promises';
-import { commandOutputUnexpected } from '../../src/errors.js';
+import { commandOutputUnexpected } from '../../src/errors/errors.js';
 import { stepFailure } from '../../src/exec/failure.js';
 import type { CommandLogWriter } from '../../src/logs/types.js';
 import { run, type RunOptions } from '../../src/exec/run.js';
 import { withSpan } from '../../src/observability/tracing.js';
 import type { BuildDeps } from '../build-deps.js';
-import type { BuildPlan } from '../plan-types.js';
-import type { RequestDir } from '../request-dir.js';
+import type { BuildPlan } from '../plan/plan-types.js';
+import type { RequestDir } from '../scratch/request-dir.js';
 import type { ReadPath } from '../builder/read-set.js';
 import {
   type CommitDefinition,

@@ -7,8 +7,8 @@
  */
 import { run } from '../../src/exec/run.js';
 import type { BuildDeps } from '../build-deps.js';
-import type { BuildPlan } from '../plan-types.js';
-import { createRequestDir, removeRequestDir } from '../request-dir.js';
+import type { BuildPlan } from '../plan/plan-types.js';
+import { createRequestDir, removeRequestDir } from '../scratch/request-dir.js';
 import { gitSecrets, requestGitEnv } from './request-git-env.js';
 
 const LS_REMOTE_TIMEOUT_SECONDS = 30;

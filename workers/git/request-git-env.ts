@@ -6,10 +6,10 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { encodeBasicAuth } from '../../src/config/basic-auth.js';
+import { encodeBasicAuth } from '../../src/secrets/basic-auth.js';
 import type { BuildDeps } from '../build-deps.js';
-import type { BuildPlan } from '../plan-types.js';
-import type { RequestDir } from '../request-dir.js';
+import type { BuildPlan } from '../plan/plan-types.js';
+import type { RequestDir } from '../scratch/request-dir.js';
 import { credentialConfig, gitEnv, repoOrigin } from './git-env.js';
 import { prepareKnownHosts } from './host-keys.js';
 

@@ -14,10 +14,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Cancellation } from '../../src/exec/cancellation.js';
-import { internal } from '../../src/errors.js';
+import { internal } from '../../src/errors/errors.js';
 import type { BuildDeps } from '../build-deps.js';
 import { isFollow, type FollowBuild, type JobOutcome, type JobReuse } from '../build-job.js';
-import type { BuildPlan, BuildResult } from '../plan-types.js';
+import type { BuildPlan, BuildResult } from '../plan/plan-types.js';
 import type { BuildQueue } from '../queue.js';
 import type { InFlightBuild, LeadBuild } from './in-flight.js';
 import { requestIdentity } from './request-identity.js';

@@ -16,8 +16,8 @@ import {
   type FollowedBuild,
   type FollowedOutcome,
   type HeldLease,
-} from '../../src/builds/leases.js';
-import { isServiceError } from '../../src/errors.js';
+} from '../leases/leases.js';
+import { isServiceError } from '../../src/errors/errors.js';
 import type { CommandLogWriter } from '../../src/logs/types.js';
 import { RegistryClient } from '../../src/registry/client.js';
 import type { BuildDeps } from '../build-deps.js';
@@ -25,7 +25,7 @@ import type { DevcontainerDefinition } from '../builder/definition.js';
 import { devcontainerCliVersion } from '../builder/devcontainer-build.js';
 import { parseJsonc } from '../builder/jsonc.js';
 import { isRegularFile, type TreeEntry } from '../git/tree-listing.js';
-import type { BuildPlan, BuildResult } from '../plan-types.js';
+import type { BuildPlan, BuildResult } from '../plan/plan-types.js';
 import { buildKeyTag, changedInputs, type BuildKeyInput } from './build-key.js';
 import {
   createInProcessInFlight,

@@ -34,8 +34,8 @@ const cases: Array<[string, string, string, string]> = [
   ],
   [
     'the exec wrapper in the build plan',
-    'workers/plan.ts',
-    "import { run } from '../src/exec/run.js';\nexport const x = run;\n",
+    'workers/plan/plan.ts',
+    "import { run } from '../../src/exec/run.js';\nexport const x = run;\n",
     'no-restricted-imports',
   ],
   [
@@ -52,19 +52,19 @@ const cases: Array<[string, string, string, string]> = [
   ],
   [
     'a floating promise',
-    'src/app.ts',
+    'src/http/app.ts',
     'async function f(): Promise<void> {}\nexport function g(): void {\n  f();\n}\n',
     '@typescript-eslint/no-floating-promises',
   ],
   [
     'a promise where a void callback is expected',
-    'src/app.ts',
+    'src/http/app.ts',
     "export function g(e: { on(n: string, cb: () => void): void }): void {\n  e.on('x', async () => {});\n}\n",
     '@typescript-eslint/no-misused-promises',
   ],
   [
     'throwing a string',
-    'src/app.ts',
+    'src/http/app.ts',
     "export function g(): void {\n  throw 'boom';\n}\n",
     '@typescript-eslint/only-throw-error',
   ],

@@ -7,7 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { ServiceError } from '../../../src/errors.js';
+import { ServiceError } from '../../../src/errors/errors.js';
 import { createErrorTracker } from '../../../src/observability/error-tracking.js';
 import { startTracing, withSpan } from '../../../src/observability/tracing.js';
 import { startApp, testConfig, type RunningApp } from '../../helpers/app.js';

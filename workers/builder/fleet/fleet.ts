@@ -6,7 +6,7 @@
  * answer is marked down and the build moves on to the next healthy one, once, before any step runs.
  */
 import type { Config } from '../../../src/config/types.js';
-import { buildersFull, stepFailed } from '../../../src/errors.js';
+import { buildersFull, stepFailed } from '../../../src/errors/errors.js';
 import type { ProcessGroups } from '../../../src/exec/process-groups.js';
 import type { BuilderMetrics } from '../../../src/observability/builder-metrics.js';
 import type { Logger } from '../../../src/observability/logger.js';

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { findDefinitionIn, type ListingKind } from '../../../workers/builder/definition-lookup.js';
+import { findDefinitionIn, type ListingKind } from '../../../src/rules/definition.js';
 
 const listing = (entries: Record<string, ListingKind>) => new Map(Object.entries(entries));
 

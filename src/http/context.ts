@@ -1,12 +1,12 @@
-import type { BuildLeases } from './builds/leases.js';
-import type { BuildRegistry } from './builds/types.js';
-import type { Config } from './config/types.js';
-import type { ProcessGroups } from './exec/process-groups.js';
-import type { LogStore } from './logs/types.js';
-import type { ErrorTracker } from './observability/error-tracking.js';
-import type { Logger } from './observability/logger.js';
-import type { Metrics } from './observability/metrics.js';
-import type { BuildWorker } from '../workers/build-worker.js';
+import type { BuildLeases } from '../../workers/leases/leases.js';
+import type { BuildRegistry } from '../builds/types.js';
+import type { Config } from '../config/types.js';
+import type { ProcessGroups } from '../exec/process-groups.js';
+import type { LogStore } from '../logs/types.js';
+import type { ErrorTracker } from '../observability/error-tracker.js';
+import type { Logger } from '../observability/logger.js';
+import type { Metrics } from '../observability/metrics.js';
+import type { BuildWorker } from '../../workers/build-worker.js';
 
 /** What the HTTP layer uses: built once by src/service.ts (or a test) and passed down. */
 export interface AppContext {

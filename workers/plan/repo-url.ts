@@ -9,8 +9,8 @@
  * user on https/http/git). An ssh user without password (`git@host:x`) is fine.
  * Ports are kept. `cloneUrl` is rebuilt from the parsed parts, never the raw input.
  */
-import { credentialsInUrl, invalidRepositoryUrl, schemeNotAllowed } from '../../src/errors.js';
-import type { RepoScheme, RepoUrl } from '../plan-types.js';
+import { credentialsInUrl, invalidRepositoryUrl, schemeNotAllowed } from '../../src/errors/errors.js';
+import type { RepoScheme, RepoUrl } from './plan-types.js';
 
 export const MAX_REPOSITORY_LENGTH = 2048;
 

@@ -3,10 +3,10 @@
  * HTTP status, its text (a template whose `{placeholders}` the constructors below fill with
  * values, never with prose) and when it happens. docs/errors.md is generated from the table
  * (`npm run docs:errors`). Throw a ServiceError (from a constructor here) anywhere below the
- * HTTP layer; the error middleware in src/app.ts turns it into the response.
+ * HTTP layer; the error middleware in src/http/app.ts turns it into the response.
  * Never identify an error by its message text: compare `code`.
  */
-import { BUILD_SECRET_ID_RULE, MAX_BUILD_SECRET_BYTES, MAX_BUILD_SECRETS } from './build-secret-rules.js';
+import { BUILD_SECRET_ID_RULE, MAX_BUILD_SECRET_BYTES, MAX_BUILD_SECRETS } from '../rules/build-secret-rules.js';
 
 interface ErrorEntry {
   readonly status: number;

@@ -6,7 +6,7 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { BuildSecret } from '../../src/build-secret-rules.js';
+import type { BuildSecret } from '../../src/rules/build-secret-rules.js';
 
 /** Writes the secrets into `<requestRoot>/build-secrets/`; undefined (nothing written) when there are none. */
 export async function writeSecretFiles(

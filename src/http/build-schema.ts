@@ -1,33 +1,17 @@
 /**
- * The POST /build body: its JSON schema (the contract's Build request table), compiled
- * once, and the typed request it yields. Pure. Unknown top-level fields are tolerated;
+ * The POST /build body: its JSON schema (docs/openapi.yaml, BuildRequest), compiled
+ * once, and the typed request it yields (workers/plan/plan-types.ts). Pure. Unknown top-level fields are tolerated;
  * sub-objects are closed so a misspelt option (`buildOptions.nocache`) is a 400, not a
  * silently ignored setting. Every string that can reach a command, a file or a header
  * is refused when it carries control characters (CR, LF, NUL...); `repository` and
  * `branch` are checked by their own parsers, which answer more precise 400s.
  */
 import { Ajv, type JSONSchemaType } from 'ajv';
-import { invalidFields } from '../src/errors.js';
-import { BUILD_PLATFORM_PATTERN } from '../src/registry/platform.js';
-import { NAME_PATTERN, REGISTRY_PATTERN, TAG_PATTERN } from '../src/registry/reference.js';
-import { BASIC_AUTH_USER_PATTERN, NO_CONTROL_PATTERN } from '../src/text-patterns.js';
-
-export interface BuildRequest {
-  repository: string;
-  branch?: string | null;
-  image?: { registry?: string | null; name?: string | null; tag?: string | null } | null;
-  gitCredentials?: { username: string; token: string } | null;
-  registryCredentials?: { registry: string; username: string; password: string } | null;
-  platforms?: string[] | null;
-  /** Checked by workers/build-secrets/request-secrets.ts (its own 400s). */
-  buildSecrets?: Record<string, unknown> | null;
-  buildOptions?: {
-    noCache?: boolean | null;
-    cacheFrom?: string | null;
-    cacheTo?: string | null;
-    mode?: 'auto' | 'never' | null;
-  } | null;
-}
+import { invalidFields } from '../errors/errors.js';
+import { BUILD_PLATFORM_PATTERN } from '../rules/image-reference.js';
+import { NAME_PATTERN, REGISTRY_PATTERN, TAG_PATTERN } from '../rules/image-reference.js';
+import { BASIC_AUTH_USER_PATTERN, NO_CONTROL_PATTERN } from '../rules/text-patterns.js';
+import type { BuildRequest } from '../../workers/plan/plan-types.js';
 
 const nullableString = (pattern: string) =>
   ({ type: 'string', nullable: true, minLength: 1, pattern }) as const;
@@ -85,7 +69,7 @@ export const buildRequestSchema: JSONSchemaType<BuildRequest> = {
       required: [],
       properties: {
         noCache: { type: 'boolean', nullable: true },
-        // Checked by the one cache spec parser (config/cache-spec.ts) in the plan.
+        // Checked by the one cache spec parser (src/rules/cache-spec.ts) in the plan.
         cacheFrom: { type: 'string', nullable: true, minLength: 1 },
         cacheTo: { type: 'string', nullable: true, minLength: 1 },
         mode: { type: 'string', nullable: true, enum: ['auto', 'never'] },

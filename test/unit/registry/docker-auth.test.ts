@@ -1,5 +1,5 @@
 import test from 'ava';
-import { findRegistryAuth } from '../../../src/config/docker-auth.js';
+import { findRegistryAuth } from '../../../src/registry/docker-auth.js';
 import type { DockerConfigDocument } from '../../../src/config/types.js';
 
 const b64 = (s: string): string => Buffer.from(s, 'utf8').toString('base64');

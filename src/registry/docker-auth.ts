@@ -5,9 +5,9 @@
  * `registry-1.docker.io` and the classic `https://index.docker.io/v1/` all mean Docker Hub.
  * Pure: no I/O.
  */
-import { canonicalRegistryHost, DOCKER_HUB_AUTH_KEY, registryHost as hostOf } from '../registry/reference.js';
-import { decodeBasicAuth } from './basic-auth.js';
-import type { DockerAuthEntry, DockerConfigDocument } from './types.js';
+import { canonicalRegistryHost, DOCKER_HUB_AUTH_KEY, registryHost as hostOf } from './reference.js';
+import { decodeBasicAuth } from '../secrets/basic-auth.js';
+import type { DockerAuthEntry, DockerConfigDocument } from '../config/types.js';
 
 export interface RegistryCredentials {
   readonly username: string;

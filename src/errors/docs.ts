@@ -1,4 +1,4 @@
-/** docs/errors.md, generated from the error table (src/errors.ts). Pure. */
+/** docs/errors.md, generated from the error table (src/errors/errors.ts). Pure. */
 import { ERRORS, TRANSPORT_REASONS } from './errors.js';
 
 const cell = (text: string): string => text.replace(/\|/g, '\\|');
@@ -13,7 +13,7 @@ export function renderErrorsDoc(): string {
   return [
     '# Errors',
     '',
-    '<!-- Generated from src/errors.ts by `npm run docs:errors`; do not edit by hand. -->',
+    '<!-- Generated from src/errors/errors.ts by `npm run docs:errors`; do not edit by hand. -->',
     '',
     'Every error answer is JSON: `{"error": "<text>"}`, plus `logId` where noted (fetch that log with',
     '`GET /logs/{logId}`), plus `availablePlatforms` for `PLATFORM_NOT_FOUND`. `<name>` stands for a',

@@ -1,8 +1,8 @@
 // Masking on bytes (captured output is never decoded on its way to a log) against the one rule
 // stated on text (maskSecrets), and the line masker that applies it to a stream of chunks.
 import test from 'ava';
-import { createLineMasker } from '../../../src/logs/line-masker.js';
-import { byteVariants, maskBytes, maskSecrets, secretVariants } from '../../../src/logs/masking.js';
+import { createLineMasker } from '../../../src/secrets/line-masker.js';
+import { byteVariants, maskBytes, maskSecrets, secretVariants } from '../../../src/secrets/masking.js';
 
 const KEY = [
   '-----BEGIN OPENSSH PRIVATE KEY-----',

@@ -13,10 +13,10 @@
  * its replica stopped renewing it (SIGKILL, node loss): the follower builds itself.
  */
 import { randomUUID } from 'node:crypto';
-import type { Logger } from '../observability/logger.js';
-import type { RedisConnection } from '../redis/connection.js';
-import { redisScript } from '../redis/script.js';
-import { createFollowerHub, type Subscription } from '../redis/subscriptions.js';
+import type { Logger } from '../../src/observability/logger.js';
+import type { RedisConnection } from '../../src/redis/connection.js';
+import { redisScript } from '../../src/redis/script.js';
+import { createFollowerHub, type Subscription } from '../../src/redis/subscriptions.js';
 import {
   STOPPED_WAITING,
   type BuildLeases,
@@ -25,7 +25,7 @@ import {
   type FollowedOutcome,
   type LeaseClaim,
 } from './leases.js';
-import { LEASE_MS } from './redis-registry.js';
+import { LEASE_MS } from '../../src/builds/redis-registry.js';
 
 /** A released lease's outcome stays readable this long (for followers that subscribed just then). */
 const OUTCOME_TTL_MS = 60_000;

@@ -1,24 +1,37 @@
 /**
- * Request -> build plan (pure, no I/O). Every 400 of POST /build is decided here, before
- * the queue admits the job and before any command runs: the shape check, the repository
+ * Request -> build plan (pure, no I/O). Every 400 of POST /build after the shape check
+ * (src/http/build-schema.ts) is decided here, before the queue admits the job and before
+ * any command runs: the repository
  * URL and its scheme policy, the branch, the image name, the registry, the git credential
  * and the pinned host key, the cache specs, the build secrets. Request values override configuration defaults.
  */
-import type { Config } from '../src/config/types.js';
-import { imageNameUnderivable, invalidBranch, noRegistry } from '../src/errors.js';
-import { parseBuildRequest } from './build-schema.js';
-import { normaliseCacheSpec } from './cache-spec.js';
-import { resolveGitCredential } from './git/credentials.js';
-import { isValidRefName } from './git/ref-name.js';
-import { parseRepoUrl } from './git/repo-url.js';
+import type { Config } from '../../src/config/types.js';
+import {
+  cacheTypeNotAllowed,
+  imageNameUnderivable,
+  invalidBranch,
+  invalidFields,
+  noRegistry,
+} from '../../src/errors/errors.js';
+import { parseCacheSpec } from '../../src/rules/cache-spec.js';
+import { resolveGitCredential } from './credentials.js';
+import { isValidRefName } from './ref-name.js';
+import { parseRepoUrl } from './repo-url.js';
 import { deriveImageName } from './image-name.js';
-import type { BuildPlan } from './plan-types.js';
-import { requestSecrets } from './build-secrets/request-secrets.js';
-import { offeredSecrets } from '../src/build-secret-rules.js';
-import { matchRegistryRule } from '../src/config/registry-mapping.js';
+import type { BuildPlan, BuildRequest } from './plan-types.js';
+import { requestSecrets } from './request-secrets.js';
+import { offeredSecrets } from '../../src/rules/build-secret-rules.js';
+import { matchRegistryRule } from '../../src/config/registry-mapping.js';
 
-export function planBuild(body: unknown, config: Config): BuildPlan {
-  const request = parseBuildRequest(body);
+/** A request's (or the configuration's default) cache spec, normalised (`type=` always present), or a 400. */
+export function normaliseCacheSpec(field: 'cacheFrom' | 'cacheTo', spec: string): string {
+  const parsed = parseCacheSpec(spec);
+  if (parsed.ok) return parsed.spec;
+  throw parsed.problem === 'type' ? cacheTypeNotAllowed(field, parsed.type) : invalidFields();
+}
+
+/** The plan of a request that passed the shape check (src/http/build-schema.ts). */
+export function planBuild(request: BuildRequest, config: Config): BuildPlan {
   const { repository } = request;
 
   const url = parseRepoUrl(repository, { allowInsecureGitProtocols: config.allowInsecureGitProtocols });

@@ -1,7 +1,7 @@
-import { BUILD_PLATFORM_PATTERN } from '../../../src/registry/platform.js';
+import { BUILD_PLATFORM_PATTERN } from '../../../src/rules/image-reference.js';
 import test from 'ava';
-import { isServiceError } from '../../../src/errors.js';
-import { parseBuildRequest } from '../../../workers/build-schema.js';
+import { isServiceError } from '../../../src/errors/errors.js';
+import { parseBuildRequest } from '../../../src/http/build-schema.js';
 
 const accepted: [string, unknown][] = [
   ['repository only', { repository: 'x' }],

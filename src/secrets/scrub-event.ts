@@ -4,7 +4,7 @@
  * strings (URL userinfo, `Bearer`/`Basic` values), and the literal secrets of the server's own
  * configuration (git tokens, private keys, ambient registry passwords).
  */
-import { maskSecrets } from '../logs/masking.js';
+import { maskSecrets } from './masking.js';
 
 export const REDACTED = '[redacted]';
 

@@ -1,9 +1,11 @@
 /**
- * The Retry-After of a 429 (pure): the soonest expected end among the running builds. A running
+ * The Retry-After of a 429: the soonest expected end among the running builds. A running
  * build is expected to take the median of the latest successful builds of its repository, or of
  * any repository when its own has none; the answer is clamped to the bounds, and is the default
- * when no running build has any history to go by.
+ * when no running build has any history to go by. busyRetryAfter reads them from the build registry.
  */
+import type { BuildRegistry } from '../src/builds/types.js';
+import type { Logger } from '../src/observability/logger.js';
 
 export const RETRY_AFTER = { min: 5, max: 300, default: 30 } as const;
 /** How many of the latest successful durations count (per repository, or overall). */
@@ -47,4 +49,27 @@ export function estimateRetryAfter(
   }
   if (soonest === undefined) return RETRY_AFTER.default;
   return Math.min(RETRY_AFTER.max, Math.max(RETRY_AFTER.min, Math.ceil(soonest)));
+}
+
+/** The Retry-After of a 429 from what the build registry knows (the default when it cannot say). */
+export async function busyRetryAfter(
+  registry: Pick<BuildRegistry, 'list'>,
+  logger: Pick<Logger, 'warn'>,
+): Promise<number> {
+  try {
+    const [running, succeeded] = await Promise.all([
+      registry.list({ status: 'running' }),
+      registry.list({ status: 'success' }),
+    ]);
+    return estimateRetryAfter(
+      running,
+      succeeded.map((b) => ({
+        repository: b.repository,
+        durationSeconds: b.durationSeconds ?? b.elapsedSeconds,
+      })),
+    );
+  } catch (err) {
+    logger.warn({ err }, 'could not estimate Retry-After');
+    return RETRY_AFTER.default;
+  }
 }

@@ -1,6 +1,5 @@
 /** Secret masking for captured command output and command lines (pure). */
-import { decodeBasicAuth } from '../config/basic-auth.js';
-import { redisSecrets } from '../config/redis-url.js';
+import { decodeBasicAuth } from './basic-auth.js';
 
 export const MASK = '***';
 const MIN_SECRET_LENGTH = 4;
@@ -104,5 +103,21 @@ export function configSecrets(config: {
     if (entry.identitytoken) secrets.push(entry.identitytoken);
   }
   for (const entry of config.buildSecrets ?? []) secrets.push(entry.value);
+  return secrets;
+}
+
+/** The secrets a Redis URL holds (its password, decoded and as written; the whole URL), for masking. */
+export function redisSecrets(redisUrl: string | undefined): string[] {
+  if (redisUrl === undefined) return [];
+  const url = new URL(redisUrl);
+  const secrets = [redisUrl];
+  if (url.password !== '') {
+    secrets.push(url.password);
+    try {
+      secrets.push(decodeURIComponent(url.password));
+    } catch {
+      // an undecodable password is masked as written
+    }
+  }
   return secrets;
 }

@@ -1,14 +1,20 @@
 import Koa from 'koa';
 import type { AppContext } from './context.js';
-import { internal, isServiceError, notFound, type ServiceError, unreadableRequest } from './errors.js';
-import { createBuildRouter } from './http/build-router.js';
-import { createBuildsRouter } from './http/builds-router.js';
-import { bodyError } from './http/json-body.js';
-import { createLogsRouter } from './http/logs-router.js';
-import { createOpsRouter } from './http/ops-router.js';
-import { createRegistryRouter } from './http/registry-router.js';
-import { assignRequestIds, requestIdOf, requestScope } from './http/request-id.js';
-import { traceRequests } from './observability/tracing.js';
+import {
+  internal,
+  isServiceError,
+  notFound,
+  type ServiceError,
+  unreadableRequest,
+} from '../errors/errors.js';
+import { createBuildRouter } from './build-router.js';
+import { createBuildsRouter } from './builds-router.js';
+import { bodyError } from './json-body.js';
+import { createLogsRouter } from './logs-router.js';
+import { createOpsRouter } from './ops-router.js';
+import { createRegistryRouter } from './registry-router.js';
+import { assignRequestIds, requestIdOf, requestScope } from './request-id.js';
+import { traceRequests } from '../observability/tracing.js';
 
 /** Maps anything thrown below the routers to a ServiceError (framework client errors stay 4xx). */
 function toServiceError(err: unknown): ServiceError {

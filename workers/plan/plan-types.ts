@@ -1,9 +1,28 @@
 /**
  * The build plan: everything decided from the request and the configuration
- * before any command runs (workers/plan.ts builds it, workers/build-job.ts executes it).
+ * before any command runs (plan.ts builds it, workers/build-job.ts executes it).
  * Types only.
  */
-import type { BuildSecret } from '../src/build-secret-rules.js';
+import type { BuilderMode } from '../../src/config/types.js';
+import type { BuildSecret } from '../../src/rules/build-secret-rules.js';
+
+/** A POST /build body that passed the shape check (src/http/build-schema.ts). */
+export interface BuildRequest {
+  repository: string;
+  branch?: string | null;
+  image?: { registry?: string | null; name?: string | null; tag?: string | null } | null;
+  gitCredentials?: { username: string; token: string } | null;
+  registryCredentials?: { registry: string; username: string; password: string } | null;
+  platforms?: string[] | null;
+  /** Checked by request-secrets.ts (its own 400s). */
+  buildSecrets?: Record<string, unknown> | null;
+  buildOptions?: {
+    noCache?: boolean | null;
+    cacheFrom?: string | null;
+    cacheTo?: string | null;
+    mode?: BuilderMode | null;
+  } | null;
+}
 
 export type RepoScheme = 'https' | 'ssh' | 'git' | 'http';
 

@@ -1,6 +1,6 @@
 /**
  * The request's `buildSecrets` (`{"<id>": "<value>"}`) checked against the rules of
- * src/build-secret-rules.ts, each failure its own 400 (src/errors.ts) naming the id, never the
+ * src/rules/build-secret-rules.ts, each failure its own 400 (src/errors/errors.ts) naming the id, never the
  * value. Pure: runs in the plan, before anything is cloned.
  */
 import {
@@ -8,13 +8,13 @@ import {
   buildSecretTooLarge as isTooLarge,
   isBuildSecretId,
   MAX_BUILD_SECRETS,
-} from '../../src/build-secret-rules.js';
+} from '../../src/rules/build-secret-rules.js';
 import {
   buildSecretNotString,
   buildSecretTooLarge,
   invalidBuildSecretId,
   tooManyBuildSecrets,
-} from '../../src/errors.js';
+} from '../../src/errors/errors.js';
 
 export function requestSecrets(given: Readonly<Record<string, unknown>> | null | undefined): BuildSecret[] {
   if (given === undefined || given === null) return [];

@@ -11,8 +11,8 @@
  */
 import type { Config, GitCredential } from '../../src/config/types.js';
 import { formatKnownHostsLine, keyLines, parseKnownHostsLine } from '../../src/config/known-hosts.js';
-import { hostKeyNotPinned } from '../../src/errors.js';
-import type { PlannedGitCredential, RepoUrl } from '../plan-types.js';
+import { hostKeyNotPinned } from '../../src/errors/errors.js';
+import type { PlannedGitCredential, RepoUrl } from './plan-types.js';
 import { knownHostsName } from './repo-url.js';
 
 const DEFAULT_PORTS: Record<RepoUrl['scheme'], number> = { https: 443, http: 80, ssh: 22, git: 9418 };
