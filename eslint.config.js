@@ -42,8 +42,8 @@ const PURE = [
 const MAX_FUNCTION_LINES = ['error', { max: 60, skipBlankLines: false, skipComments: false, IIFEs: true }];
 const TABLES = [];
 const LONG_FUNCTIONS = [
-  'src/app.ts',
-  'src/builds/redis-leases.ts',
+  'src/http/app.ts',
+  'workers/leases/redis-leases.ts',
   'src/config/load.ts',
   'src/service.ts',
   'workers/build-job.ts',
