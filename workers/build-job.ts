@@ -19,7 +19,7 @@ import { startPendingCli, type PendingCli } from './builder/pending-cli.js';
 import type { BuildDeps } from './build-deps.js';
 import { openClone, type OpenClone } from './git/clone.js';
 import type { BuildPlan, BuildResult } from './plan/plan-types.js';
-import { createRequestDir, removeRequestDir, type RequestDir } from './scratch/request-dir.js';
+import { createRequestDir, removeRequestDir, type RequestDir } from './common/request-dir.js';
 import type { LeadBuild } from './reuse/in-flight.js';
 import { pushedDigest, signAnswered, type ReuseTarget } from './reuse/reuse-image.js';
 import {

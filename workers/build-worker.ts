@@ -26,7 +26,7 @@ import { RemoteBuilder } from './builder/remote-builder.js';
 import { remoteTip } from './git/ls-remote.js';
 import type { BuildPlan, BuildResult } from './plan/plan-types.js';
 import { createBuildQueue, type BuildQueue } from './queue.js';
-import { coordinateBuild, type Coordinator } from './reuse/coordinate.js';
+import { coordinateBuild, type Coordinator } from './coordinate.js';
 import { createReuseDeps } from './reuse/reuse-step.js';
 
 export type BuildJobRunner = (

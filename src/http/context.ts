@@ -1,4 +1,3 @@
-import type { BuildLeases } from '../../workers/leases/leases.js';
 import type { BuildRegistry } from '../builds/types.js';
 import type { Config } from '../config/types.js';
 import type { ProcessGroups } from '../exec/process-groups.js';
@@ -16,8 +15,6 @@ export interface AppContext {
   readonly logStore: LogStore;
   /** The builds this instance runs and the newest finished ones (GET /builds). */
   readonly builds: BuildRegistry;
-  /** Coalescing identical builds across replicas (Redis mode; embedded: nothing shared). */
-  readonly leases: BuildLeases;
   readonly errorTracker: ErrorTracker;
   /** The process groups of running commands (killed if the service exits). */
   readonly processGroups: ProcessGroups;

@@ -13,9 +13,10 @@ import { stepFailure } from '../../src/exec/failure.js';
 import { run } from '../../src/exec/run.js';
 import type { CommandLogWriter } from '../../src/logs/types.js';
 import { withSpan } from '../../src/observability/tracing.js';
-import type { BuildDeps } from '../build-deps.js';
+import type { StepDeps } from '../common/step-deps.js';
+import type { BuilderHandle } from './remote-builder.js';
 import type { BuildPlan } from '../plan/plan-types.js';
-import type { RequestDir } from '../scratch/request-dir.js';
+import type { RequestDir } from '../common/request-dir.js';
 import { saveCliCache, seedCliCache } from './cli-cache.js';
 import { writeRequestDockerConfig } from './docker-config.js';
 import type { PendingCli } from './pending-cli.js';
@@ -121,7 +122,9 @@ export function attestationEnv(
 
 export interface BuildAndPushOptions {
   plan: BuildPlan;
-  deps: Pick<BuildDeps, 'config' | 'logStore' | 'groups' | 'remoteBuilder' | 'devcontainerCli'>;
+  deps: Pick<StepDeps, 'config' | 'logStore' | 'groups' | 'devcontainerCli'> & {
+    readonly remoteBuilder: BuilderHandle;
+  };
   dir: RequestDir;
   workspaceFolder: string;
   configFile?: string;

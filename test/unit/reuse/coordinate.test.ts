@@ -10,7 +10,7 @@ import type { BuildPlan, BuildResult } from '../../../workers/plan/plan-types.js
 import { createBuildQueue } from '../../../workers/queue.js';
 import type { FollowedOutcome } from '../../../workers/leases/leases.js';
 import type { JobOutcome } from '../../../workers/build-job.js';
-import { coordinateBuild, type Coordinator } from '../../../workers/reuse/coordinate.js';
+import { coordinateBuild, type Coordinator } from '../../../workers/coordinate.js';
 import { createInProcessInFlight } from '../../../workers/reuse/in-flight.js';
 import { RecentInputs } from '../../../workers/reuse/recent-inputs.js';
 import { eventually } from '../../helpers/eventually.js';

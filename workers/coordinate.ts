@@ -13,16 +13,16 @@
  * last waiter's client has gone.
  */
 import { randomUUID } from 'node:crypto';
-import { Cancellation } from '../../src/exec/cancellation.js';
-import { internal } from '../../src/errors/errors.js';
-import type { BuildDeps } from '../build-deps.js';
-import { isFollow, type FollowBuild, type JobOutcome, type JobReuse } from '../build-job.js';
-import type { BuildPlan, BuildResult } from '../plan/plan-types.js';
-import type { BuildQueue } from '../queue.js';
-import type { InFlightBuild, LeadBuild } from './in-flight.js';
-import { requestIdentity } from './request-identity.js';
-import { reasonOf, registryAccess } from './reuse-step.js';
-import { pushedDigest, reuseByKey } from './reuse-image.js';
+import { Cancellation } from '../src/exec/cancellation.js';
+import { internal } from '../src/errors/errors.js';
+import type { BuildDeps } from './build-deps.js';
+import { isFollow, type FollowBuild, type JobOutcome, type JobReuse } from './build-job.js';
+import type { BuildPlan, BuildResult } from './plan/plan-types.js';
+import type { BuildQueue } from './queue.js';
+import type { InFlightBuild, LeadBuild } from './reuse/in-flight.js';
+import { requestIdentity } from './reuse/request-identity.js';
+import { reasonOf, registryAccess } from './reuse/reuse-step.js';
+import { pushedDigest, reuseByKey } from './reuse/reuse-image.js';
 
 export interface Coordinator {
   readonly queue: BuildQueue;
