@@ -1,7 +1,7 @@
 /**
  * The architecture's promises are enforced by lint (eslint.config.js): only the subprocess
- * wrapper starts processes, the pure modules do no I/O, promises are never left floating and only
- * errors are thrown. Each rule is shown to fire on a violating text linted as a real file of the tree.
+ * wrapper starts processes, promises are never left floating and only errors are thrown (the pure
+ * modules' no-I/O rule: dependency-rules.test.ts). Each rule is shown to fire on a violating text linted as a real file of the tree.
  */
 import test from 'ava';
 import { ESLint } from 'eslint';
@@ -24,18 +24,6 @@ const cases: Array<[string, string, string, string]> = [
     'node:child_process outside the wrapper',
     'src/registry/client.ts',
     "import { spawn } from 'node:child_process';\nexport const x = spawn;\n",
-    'no-restricted-imports',
-  ],
-  [
-    'file I/O in the metadata merge',
-    'src/devcontainer/merge.ts',
-    "import { readFile } from 'node:fs/promises';\nexport const x = readFile;\n",
-    'no-restricted-imports',
-  ],
-  [
-    'the exec wrapper in the build plan',
-    'workers/plan/plan.ts',
-    "import { run } from '../../src/exec/run.js';\nexport const x = run;\n",
     'no-restricted-imports',
   ],
   [
