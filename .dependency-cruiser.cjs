@@ -48,9 +48,9 @@ const IO_CORE = '^(node:)?(child_process|fs|fs/promises|net|http|https|http2|dns
 /** Project modules that do I/O: a pure module imports none of them. */
 const IO_MODULES = ['^src/exec/(?!line-gate)', '^src/logs/store', '^src/registry/(client|transport)'];
 
-const escape = (folder) => folder.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
+const escapeRegExp = (folder) => folder.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
 /** The files of a folder entry: `src`/`workers` only their own files, others their whole tree. */
-const filesOf = (folder) => (folder.includes('/') ? `^${escape(folder)}/` : `^${folder}/[^/]+$`);
+const filesOf = (folder) => (folder.includes('/') ? `^${escapeRegExp(folder)}/` : `^${folder}/[^/]+$`);
 const listed = LAYERS.flat();
 /** A nested folder listed on its own is not part of its parent's entry. */
 const nestedOf = (folder) => listed.filter((f) => f !== folder && f.startsWith(`${folder}/`)).map(filesOf);

@@ -69,6 +69,11 @@ export default tseslint.config(
     },
   },
   {
+    // dependency-cruiser reads its configuration as CommonJS.
+    files: ['.dependency-cruiser.cjs'],
+    languageOptions: { sourceType: 'commonjs', globals: { module: 'writable' } },
+  },
+  {
     // The CLI launcher (a CommonJS script run by node, before the CLI it loads): it sets the CLI's
     // argv and environment from the message it is sent, never the service's.
     files: ['workers/builder/devcontainer-launcher.cjs'],
