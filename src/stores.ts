@@ -1,5 +1,5 @@
 /**
- * The stores of the chosen mode, made once at start-up (main.ts, or a test): embedded (this
+ * The stores of the chosen mode, made once at start-up (src/service.ts, or a test): embedded (this
  * instance's scratch space, no Redis) when `redisUrl` is unset, else Redis (shared by every
  * replica, one connection). Modules receive only the store they use.
  */

@@ -6,7 +6,17 @@
  * HTTP layer; the error middleware in src/http/app.ts turns it into the response.
  * Never identify an error by its message text: compare `code`.
  */
-import { BUILD_SECRET_ID_RULE, MAX_BUILD_SECRET_BYTES, MAX_BUILD_SECRETS } from '../rules/build-secret-rules.js';
+import {
+  BUILD_SECRET_ID_RULE,
+  MAX_BUILD_SECRET_BYTES,
+  MAX_BUILD_SECRETS,
+} from '../rules/build-secret-rules.js';
+import { CACHE_TYPES } from '../rules/cache-spec.js';
+import { BODY_LIMIT_BYTES, BUILDER_MODES, REQUEST_ID_MAX_LENGTH } from '../rules/limits.js';
+
+/** `a, b or c`. */
+const orList = (items: readonly string[]): string =>
+  items.length < 2 ? items.join('') : `${items.slice(0, -1).join(', ')} or ${items.at(-1)}`;
 
 interface ErrorEntry {
   readonly status: number;
@@ -24,12 +34,12 @@ const BUILD_REQUEST_FIELDS =
   'registryCredentials (optional object: registry, username and password, together); ' +
   'platforms (optional array of "os/arch[/variant]" strings); ' +
   'buildSecrets (optional object: secret id -> value string); ' +
-  'buildOptions (optional object: noCache boolean, cacheFrom and cacheTo cache specs of type registry, gha or inline, ' +
-  'mode "auto" or "never")';
+  `buildOptions (optional object: noCache boolean, cacheFrom and cacheTo cache specs of type ${orList(CACHE_TYPES)}, ` +
+  `mode ${orList(BUILDER_MODES.map((m) => `"${m}"`))})`;
 
 /** What each filter of GET /builds must be (`other`: a filter that does not exist). */
 const BUILD_FILTER_RULES: Readonly<Record<string, string>> = {
-  requestId: 'requestId (1 to 128 characters of A-Z a-z 0-9 . _ : -)',
+  requestId: `requestId (1 to ${REQUEST_ID_MAX_LENGTH} characters of A-Z a-z 0-9 . _ : -)`,
   repository: 'repository (the repository as given to POST /build, at most 2048 characters)',
   status: 'status (running, or a metric status: success, failure, invalid_request, busy)',
   other: 'no other filter (filters: requestId, repository, status)',
@@ -50,7 +60,7 @@ export const ERRORS = {
   BODY_TOO_LARGE: {
     status: 413,
     text: 'request body too large (limit {limit} bytes)',
-    when: 'The request body is larger than 1 MiB.',
+    when: `The request body is larger than ${BODY_LIMIT_BYTES / 1024 / 1024} MiB.`,
   },
   UNREADABLE_REQUEST: {
     status: 400,
@@ -113,8 +123,8 @@ export const ERRORS = {
   },
   CACHE_TYPE_NOT_ALLOWED: {
     status: 400,
-    text: 'buildOptions.{field}: cache type "{type}" is not allowed (allowed: registry, gha, inline)',
-    when: '`buildOptions.cacheFrom` or `cacheTo` names a cache type other than registry, gha, inline.',
+    text: `buildOptions.{field}: cache type "{type}" is not allowed (allowed: ${CACHE_TYPES.join(', ')})`,
+    when: `\`buildOptions.cacheFrom\` or \`cacheTo\` names a cache type other than ${CACHE_TYPES.join(', ')}.`,
   },
   IMAGE_NAME_UNDERIVABLE: {
     status: 400,

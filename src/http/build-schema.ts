@@ -10,6 +10,7 @@ import { Ajv, type JSONSchemaType } from 'ajv';
 import { invalidFields } from '../errors/errors.js';
 import { BUILD_PLATFORM_PATTERN } from '../rules/image-reference.js';
 import { NAME_PATTERN, REGISTRY_PATTERN, TAG_PATTERN } from '../rules/image-reference.js';
+import { BUILDER_MODES } from '../rules/limits.js';
 import { BASIC_AUTH_USER_PATTERN, NO_CONTROL_PATTERN } from '../rules/text-patterns.js';
 import type { BuildRequest } from '../../workers/plan/plan-types.js';
 
@@ -72,7 +73,7 @@ export const buildRequestSchema: JSONSchemaType<BuildRequest> = {
         // Checked by the one cache spec parser (src/rules/cache-spec.ts) in the plan.
         cacheFrom: { type: 'string', nullable: true, minLength: 1 },
         cacheTo: { type: 'string', nullable: true, minLength: 1 },
-        mode: { type: 'string', nullable: true, enum: ['auto', 'never'] },
+        mode: { type: 'string', nullable: true, enum: [...BUILDER_MODES] },
       },
     },
   },
@@ -81,7 +82,7 @@ export const buildRequestSchema: JSONSchemaType<BuildRequest> = {
 const ajv = new Ajv({ allErrors: false, strict: true, allowUnionTypes: false });
 const validate = ajv.compile(buildRequestSchema);
 
-/** Returns the typed request, or throws the contract's shape-check 400 (`missing or invalid fields: ...`). */
+/** Returns the typed request, or throws the shape-check 400 (docs/errors.md) (`missing or invalid fields: ...`). */
 export function parseBuildRequest(body: unknown): BuildRequest {
   if (validate(body)) return body;
   const err = invalidFields();

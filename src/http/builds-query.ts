@@ -3,7 +3,7 @@ import { Ajv, type ErrorObject, type JSONSchemaType } from 'ajv';
 import type { BuildFilter, BuildStatusFilter } from '../builds/types.js';
 import { invalidBuildFilters } from '../errors/errors.js';
 import { BUILD_STATUSES } from '../observability/metrics.js';
-import { REQUEST_ID_PATTERN } from './request-id.js';
+import { REQUEST_ID_PATTERN } from '../rules/limits.js';
 
 const STATUS_VALUES: readonly BuildStatusFilter[] = ['running', ...BUILD_STATUSES];
 const MAX_REPOSITORY_LENGTH = 2048;

@@ -1,6 +1,6 @@
 /**
  * OpenTelemetry tracing, bootstrapped from the standard OTLP exporter variables before
- * configuration loads (contract, server configuration rule 9). Off unless
+ * configuration loads (docs/operations.md). Off unless
  * OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set.
  *
  * Spans: one SERVER span per HTTP request (`traceRequests()`), and `withSpan()` around the

@@ -1,5 +1,5 @@
 /**
- * The Redis connection of Redis mode: one object made at start-up by main.ts. Commands fail fast
+ * The Redis connection of Redis mode: one object made at start-up by src/stores.ts. Commands fail fast
  * while Redis is unreachable (no offline queue: the caller answers 503 instead of hanging), the
  * client reconnects on its own, and `probe()` tells readiness whether Redis answers right now.
  * The URL (and its password) is never logged: state changes are logged by endpoint only.

@@ -26,7 +26,7 @@ export function normalizePlatform(p: Platform): Platform {
   return variant ? { os, architecture, variant } : { os, architecture };
 }
 
-/** `os/arch[/variant]` (the contract's regex already checked) -> Platform. */
+/** `os/arch[/variant]` (the docs/openapi.yaml pattern already checked) -> Platform. */
 export function parsePlatform(text: string): Platform {
   const [os = '', architecture = '', variant] = text.split('/');
   return normalizePlatform(variant ? { os, architecture, variant } : { os, architecture });

@@ -5,11 +5,11 @@
  *
  * A spec is a bare reference (buildx reads it as `type=registry,ref=<ref>`) or comma-separated
  * `key=value` fields; a spec without `type=` gets `type=registry` first. The type must be one
- * of registry, gha, inline (contract: Limits). Whitespace, quotes and control characters are
+ * of registry, gha, inline (docs/openapi.yaml, BuildOptions). Whitespace, quotes and control characters are
  * refused: buildx reads specs as CSV, and a quoted field could hide a second `type=`. Pure.
  */
 
-/** The cache types the service accepts (contract: Limits). */
+/** The cache types the service accepts (docs/openapi.yaml, BuildOptions). */
 export const CACHE_TYPES = ['registry', 'gha', 'inline'] as const;
 export type CacheType = (typeof CACHE_TYPES)[number];
 

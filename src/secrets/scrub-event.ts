@@ -4,9 +4,9 @@
  * strings (URL userinfo, `Bearer`/`Basic` values), and the literal secrets of the server's own
  * configuration (git tokens, private keys, ambient registry passwords).
  */
-import { maskSecrets } from './masking.js';
+import { MASK, maskSecrets } from './masking.js';
 
-export const REDACTED = '[redacted]';
+const REDACTED = MASK;
 
 /** Keys whose value is a credential whatever it looks like (`X-Registry-Password`, `authorization`...). */
 const SECRET_KEY =

@@ -8,6 +8,7 @@
 import { mkdir } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import type { BuilderMode } from '../../src/rules/limits.js';
 import type { BuildDefaults } from '../../src/config/types.js';
 import { stepFailure } from '../../src/exec/failure.js';
 import { run } from '../../src/exec/run.js';
@@ -41,7 +42,7 @@ export interface DevcontainerBuildInput {
   readonly noCache: boolean;
   readonly cacheFrom?: string;
   readonly cacheTo?: string;
-  readonly mode: 'auto' | 'never';
+  readonly mode: BuilderMode;
   readonly omitSyntaxDirective: boolean;
   /** OCI labels, in order. */
   readonly labels: ReadonlyArray<readonly [string, string]>;

@@ -6,8 +6,8 @@
  * with a port wins over one without.
  *
  * Pinned policy: an ssh URL needs a resolved ssh credential carrying `pinnedHostKey`; no
- * credential at all is refused the same way (the contract: "the resolved SSH credential
- * must carry pinnedHostKey"), so a pinned instance never connects to an unpinned host.
+ * credential at all is refused the same way (HOST_KEY_NOT_PINNED in docs/errors.md), so a
+ * pinned instance never connects to an unpinned host.
  */
 import type { Config, GitCredential } from '../../src/config/types.js';
 import { formatKnownHostsLine, keyLines, parseKnownHostsLine } from '../../src/config/known-hosts.js';

@@ -3,8 +3,8 @@
  * before any command runs (plan.ts builds it, workers/build-job.ts executes it).
  * Types only.
  */
-import type { BuilderMode } from '../../src/config/types.js';
 import type { BuildSecret } from '../../src/rules/build-secret-rules.js';
+import type { BuilderMode } from '../../src/rules/limits.js';
 
 /** A POST /build body that passed the shape check (src/http/build-schema.ts). */
 export interface BuildRequest {
@@ -72,7 +72,7 @@ export interface BuildPlan {
   cacheFrom?: string;
   /** Normalised: `type=...` always present. */
   cacheTo?: string;
-  mode: 'auto' | 'never';
+  mode: BuilderMode;
   /**
    * The build secrets offered (docs/secrets.md), sorted by id: the server entries in scope, then
    * the request's. Never written anywhere but the request directory's 0600 files.

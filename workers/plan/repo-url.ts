@@ -32,7 +32,7 @@ const PORT = /^[0-9]{1,5}$/;
 /** Path characters: RFC 3986 pchar plus `/` (percent escapes allowed), no `?` or `#`. */
 const PATH_CHARS = /^[A-Za-z0-9\-._~!$&'()*+,;=:@%/]+$/;
 
-/** Parses `repository` under `policy`; throws the contract's 400s. */
+/** Parses `repository` under `policy`; throws the 400s of docs/errors.md. */
 export function parseRepoUrl(repository: string, policy: RepoUrlPolicy): RepoUrl {
   const unparseable = () => invalidRepositoryUrl(repository);
   if (repository.length === 0 || repository.length > MAX_REPOSITORY_LENGTH) throw unparseable();

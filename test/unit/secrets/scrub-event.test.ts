@@ -1,7 +1,7 @@
 // scrubEvent (pure): what is removed from an error-tracking event before it is sent.
 import test from 'ava';
-import { secretVariants } from '../../../src/secrets/masking.js';
-import { REDACTED, scrubEvent, scrubString } from '../../../src/secrets/scrub-event.js';
+import { MASK as REDACTED, secretVariants } from '../../../src/secrets/masking.js';
+import { scrubEvent, scrubString } from '../../../src/secrets/scrub-event.js';
 
 const variants = secretVariants(['configured-git-token-1234', 'c2VjcmV0LWF1dGg=']);
 
