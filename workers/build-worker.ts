@@ -5,7 +5,7 @@
  * the build metrics and the outcome's service-log line.
  */
 import { supplyChainOf } from '../src/supply-chain/supply-chain.js';
-import { busyRetryAfter } from './retry-after.js';
+import { busyRetryAfter } from './common/retry-after.js';
 import type { BuildLeases } from './leases/leases.js';
 import { recordBuild } from '../src/builds/reporter.js';
 import type { BuildRegistry, BuildReporter, NewBuild } from '../src/builds/types.js';

@@ -11,7 +11,7 @@
  */
 import { setMaxListeners } from 'node:events';
 import PQueue from 'p-queue';
-import { RETRY_AFTER } from './retry-after.js';
+import { RETRY_AFTER } from './common/retry-after.js';
 import { busy } from '../src/errors/errors.js';
 import { Cancellation } from '../src/exec/cancellation.js';
 import type { Metrics } from '../src/observability/metrics.js';

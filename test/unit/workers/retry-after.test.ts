@@ -4,7 +4,7 @@ import {
   RETRY_AFTER,
   type FinishedBuild,
   type RunningBuild,
-} from '../../../workers/retry-after.js';
+} from '../../../workers/common/retry-after.js';
 
 const run = (repository: string, elapsedSeconds: number): RunningBuild => ({ repository, elapsedSeconds });
 const done = (repository: string, durationSeconds: number): FinishedBuild => ({

@@ -4,8 +4,8 @@
  * any repository when its own has none; the answer is clamped to the bounds, and is the default
  * when no running build has any history to go by. busyRetryAfter reads them from the build registry.
  */
-import type { BuildRegistry } from '../src/builds/types.js';
-import type { Logger } from '../src/observability/logger.js';
+import type { BuildRegistry } from '../../src/builds/types.js';
+import type { Logger } from '../../src/observability/logger.js';
 
 export const RETRY_AFTER = { min: 5, max: 300, default: 30 } as const;
 /** How many of the latest successful durations count (per repository, or overall). */
