@@ -19,7 +19,7 @@ const LAYERS = [
   ['workers/git'],
   ['workers/reuse'],
   ['workers'],
-  ['src/http'],
+  ['src/http', 'src/client'],
   ['src'],
 ];
 
