@@ -5,7 +5,12 @@
  * `registry-1.docker.io` and the classic `https://index.docker.io/v1/` all mean Docker Hub.
  * Pure: no I/O.
  */
-import { canonicalRegistryHost, DOCKER_HUB_AUTH_KEY, registryHost as hostOf } from './reference.js';
+import {
+  canonicalRegistryHost,
+  DOCKER_HUB,
+  DOCKER_HUB_AUTH_KEY,
+  registryHost as hostOf,
+} from './reference.js';
 import { decodeBasicAuth } from '../secrets/basic-auth.js';
 import type { DockerAuthEntry, DockerConfigDocument } from '../config/types.js';
 
@@ -39,7 +44,7 @@ export function findRegistryAuth(
   if (!auths || typeof auths !== 'object') return undefined;
   const host = hostOf(registry);
   const wanted = canonicalRegistryHost(host);
-  const exactKeys = wanted === 'docker.io' ? [DOCKER_HUB_AUTH_KEY, host] : [host];
+  const exactKeys = wanted === DOCKER_HUB ? [DOCKER_HUB_AUTH_KEY, host] : [host];
   for (const key of exactKeys) {
     const entry = Object.hasOwn(auths, key) ? auths[key] : undefined;
     const creds = entry ? decodeAuthEntry(entry) : undefined;

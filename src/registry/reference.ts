@@ -34,11 +34,13 @@ export const isValidName = (name: string): boolean => name.length <= MAX_NAME_LE
 export const isValidTag = (tag: string): boolean => TAG_RE.test(tag);
 export const isValidDigest = (digest: string): boolean => DIGEST_RE.test(digest);
 
-const DOCKER_HUB_ALIASES = new Set(['docker.io', 'index.docker.io', 'registry-1.docker.io']);
+/** Docker Hub's name: a reference without a registry part, and every alias below, mean it. */
+export const DOCKER_HUB = 'docker.io';
 /** Where Docker Hub's registry API answers. */
-export const DOCKER_HUB_HOST = 'registry-1.docker.io';
+export const DOCKER_HUB_HOST = `registry-1.${DOCKER_HUB}`;
 /** The key `docker login` writes for Docker Hub in a docker config. */
-export const DOCKER_HUB_AUTH_KEY = 'https://index.docker.io/v1/';
+export const DOCKER_HUB_AUTH_KEY = `https://index.${DOCKER_HUB}/v1/`;
+const DOCKER_HUB_ALIASES = new Set([DOCKER_HUB, `index.${DOCKER_HUB}`, DOCKER_HUB_HOST]);
 export const isDockerHub = (host: string): boolean => DOCKER_HUB_ALIASES.has(host.toLowerCase());
 
 /**
@@ -58,12 +60,12 @@ export function registryHost(text: string): string {
 /** The same registry host whatever alias names it (all Docker Hub aliases are `docker.io`). */
 export const canonicalRegistryHost = (text: string): string => {
   const host = registryHost(text);
-  return isDockerHub(host) ? 'docker.io' : host;
+  return isDockerHub(host) ? DOCKER_HUB : host;
 };
 
 /** The docker config key a credential for `registry` is written under (by host). */
 export const authKeyFor = (registry: string): string =>
-  canonicalRegistryHost(registry) === 'docker.io' ? DOCKER_HUB_AUTH_KEY : registryHost(registry);
+  canonicalRegistryHost(registry) === DOCKER_HUB ? DOCKER_HUB_AUTH_KEY : registryHost(registry);
 
 /** Whether `host` (host[:port]) is listed in insecureRegistries (entries may carry a scheme or path). */
 export function isInsecureRegistry(host: string, insecureRegistries: readonly string[]): boolean {
