@@ -15,6 +15,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../../src/observability/logger.js';
 import type { RedisConnection } from '../../src/redis/connection.js';
+import { leaseChannel, leaseKey, leaseOutcomeKey } from '../../src/redis/keys.js';
 import { redisScript } from '../../src/redis/script.js';
 import { createFollowerHub, type Subscription } from '../../src/redis/subscriptions.js';
 import {
@@ -34,10 +35,8 @@ const EXPIRY_GRACE_MS = 250;
 /** Claims in a row that found a lease gone before they could follow it (then: lead without a lease). */
 const CLAIM_ATTEMPTS = 3;
 
-const PREFIX = 'ibs:';
-const leaseKey = (id: string): string => `${PREFIX}lease:${id}`;
-const outcomeKey = (id: string): string => `${leaseKey(id)}:outcome`;
-const channelOf = leaseKey;
+const outcomeKey = leaseOutcomeKey;
+const channelOf = leaseChannel;
 
 export const LEASE_LOST =
   'the build with the same key left no outcome: its replica stopped renewing the lease';
