@@ -12,6 +12,7 @@ import {
   MAX_BUILD_SECRETS,
 } from '../rules/build-secret-rules.js';
 import { CACHE_TYPES } from '../rules/cache-spec.js';
+import { DEFINITION_PLACES } from '../rules/definition.js';
 import { BODY_LIMIT_BYTES, BUILDER_MODES, REQUEST_ID_MAX_LENGTH } from '../rules/limits.js';
 
 /** `a, b or c`. */
@@ -143,9 +144,7 @@ export const ERRORS = {
   },
   NO_DEFINITION: {
     status: 400,
-    text:
-      'the repository has no dev container definition (.devcontainer/devcontainer.json, .devcontainer.json' +
-      ' or .devcontainer/<folder>/devcontainer.json) and no fallback image is configured',
+    text: `the repository has no dev container definition (${DEFINITION_PLACES}) and no fallback image is configured`,
     when: 'The cloned repository has no devcontainer.json and no fallback image is configured.',
   },
   DEFINITION_OUTSIDE_CLONE: {

@@ -1,23 +1,27 @@
 /**
- * THE lookup rule of a repository's dev container definition, over a listing of paths (pure):
- * `.devcontainer/devcontainer.json`, else `.devcontainer.json`, else the lexically first
- * `.devcontainer/<folder>/devcontainer.json`. Used on a commit's trees before anything is checked
- * out (git/clone.ts) and on a directory (definition.ts).
- *
- * The listing maps a repository path to `file` (a file, or a symbolic link to one on disk) or
- * `link` (a symbolic link in a commit's tree, not followed there). A candidate behind a `link`
- * folder (`.devcontainer` or `.devcontainer/<folder>` as a symbolic link) is reported, not
- * guessed at: a tree cannot say what a link points at.
+ * Where a dev container definition lives, and the one lookup rule over a listing of paths (pure),
+ * as the Dev Containers CLI looks (docs/behaviour.md): on a commit's trees (workers/git) and on disk
+ * (workers/builder/definition.ts). A listing maps a path to `file` or `link` (a symbolic link in a
+ * tree, not followed): a candidate behind a linked folder is reported, not guessed at.
  */
 export type ListingKind = 'file' | 'link';
 
 export type DefinitionLookup = { readonly path: string } | { readonly linkedFolder: string } | undefined;
 
 export const DEVCONTAINER_DIR = '.devcontainer';
-const FIXED = [`${DEVCONTAINER_DIR}/devcontainer.json`, '.devcontainer.json'] as const;
+const FILE_NAME = 'devcontainer.json';
+/** The definition at the repository's root: `.devcontainer.json`. */
+export const ROOT_DEFINITION = `.${FILE_NAME}`;
+/** The candidates tried first, in order: `.devcontainer/devcontainer.json`, `.devcontainer.json`. */
+export const FIXED_CANDIDATES: readonly string[] = [`${DEVCONTAINER_DIR}/${FILE_NAME}`, ROOT_DEFINITION];
+/** The paths that hold every candidate (a listing of them, recursively, finds the definition). */
+export const DEFINITION_ROOTS: readonly string[] = [DEVCONTAINER_DIR, ROOT_DEFINITION];
 
 /** `.devcontainer/<name>/devcontainer.json`. */
-export const subfolderCandidate = (name: string): string => `${DEVCONTAINER_DIR}/${name}/devcontainer.json`;
+export const subfolderCandidate = (name: string): string => `${DEVCONTAINER_DIR}/${name}/${FILE_NAME}`;
+
+/** The places in words, for error texts. */
+export const DEFINITION_PLACES = `${FIXED_CANDIDATES.join(', ')} or ${subfolderCandidate('<folder>')}`;
 
 /** Names of `.devcontainer/`'s sub-folders the listing knows of (holding a candidate, or a link). */
 function subfolders(listing: ReadonlyMap<string, ListingKind>): string[] {
@@ -26,14 +30,14 @@ function subfolders(listing: ReadonlyMap<string, ListingKind>): string[] {
     const parts = path.split('/');
     if (parts[0] !== DEVCONTAINER_DIR || parts[1] === undefined) continue;
     if (parts.length === 2 && kind === 'link') names.add(parts[1]);
-    if (parts.length === 3 && parts[2] === 'devcontainer.json') names.add(parts[1]);
+    if (parts.length === 3 && parts[2] === FILE_NAME) names.add(parts[1]);
   }
   // Plain code-unit order, as `Array.prototype.sort` of the folder names.
   return [...names].sort();
 }
 
 export function findDefinitionIn(listing: ReadonlyMap<string, ListingKind>): DefinitionLookup {
-  const candidates = [...FIXED, ...subfolders(listing).map(subfolderCandidate)];
+  const candidates = [...FIXED_CANDIDATES, ...subfolders(listing).map(subfolderCandidate)];
   for (const candidate of candidates) {
     const parts = candidate.split('/');
     for (let i = 1; i < parts.length; i++) {

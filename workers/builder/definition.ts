@@ -16,6 +16,7 @@ import { definitionOutsideClone, definitionOutsideReadSet, noDefinition } from '
 import {
   DEVCONTAINER_DIR,
   findDefinitionIn,
+  FIXED_CANDIDATES,
   type ListingKind,
   subfolderCandidate,
 } from '../../src/rules/definition.js';
@@ -66,11 +67,7 @@ async function assertInside(root: string, path: string, shown: string): Promise<
 async function findDefinition(root: string): Promise<string | undefined> {
   const entries = await readdir(join(root, DEVCONTAINER_DIR)).catch(() => [] as string[]);
   const listing = new Map<string, ListingKind>();
-  for (const candidate of [
-    '.devcontainer/devcontainer.json',
-    '.devcontainer.json',
-    ...entries.map(subfolderCandidate),
-  ])
+  for (const candidate of [...FIXED_CANDIDATES, ...entries.map(subfolderCandidate)])
     if (await exists(join(root, candidate))) listing.set(candidate, 'file');
   const found = findDefinitionIn(listing);
   return found !== undefined && 'path' in found ? found.path : undefined;

@@ -15,7 +15,7 @@ import {
   definitionOutsideClone,
   definitionOutsideReadSet,
 } from '../../src/errors/errors.js';
-import { DEVCONTAINER_DIR, findDefinitionIn, type ListingKind } from '../../src/rules/definition.js';
+import { DEFINITION_ROOTS, findDefinitionIn, type ListingKind } from '../../src/rules/definition.js';
 import { parseJsonc } from '../builder/jsonc.js';
 import { buildReadSet, type ReadPath, repositoryFolder, repositoryPath } from '../builder/read-set.js';
 import { LINK_MODE, parseLsTree, type TreeEntry } from './tree-listing.js';
@@ -78,17 +78,7 @@ export async function locateDefinition(
   git: GitCapture,
   treeish: string,
 ): Promise<LocatedDefinition | undefined> {
-  const output = await git([
-    'ls-tree',
-    '-r',
-    '-t',
-    '-z',
-    '--full-tree',
-    treeish,
-    '--',
-    DEVCONTAINER_DIR,
-    '.devcontainer.json',
-  ]);
+  const output = await git(['ls-tree', '-r', '-t', '-z', '--full-tree', treeish, '--', ...DEFINITION_ROOTS]);
   const tree = new Map(parseLsTree(output).map((e) => [e.path, e] as const));
   const entries = new Map([...tree].filter(([, e]) => e.type === 'blob'));
   const listing = new Map<string, ListingKind>(
