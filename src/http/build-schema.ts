@@ -6,7 +6,8 @@
  * is refused when it carries control characters (CR, LF, NUL...); `repository` and
  * `branch` are checked by their own parsers, which answer more precise 400s.
  */
-import { Ajv, type JSONSchemaType } from 'ajv';
+import type { JSONSchemaType } from 'ajv';
+import { ajv } from '../rules/ajv.js';
 import { invalidFields } from '../errors/errors.js';
 import { BUILD_PLATFORM_PATTERN } from '../rules/image-reference.js';
 import { NAME_PATTERN, REGISTRY_PATTERN, TAG_PATTERN } from '../rules/image-reference.js';
@@ -79,7 +80,6 @@ export const buildRequestSchema: JSONSchemaType<BuildRequest> = {
   },
 };
 
-const ajv = new Ajv({ allErrors: false, strict: true, allowUnionTypes: false });
 const validate = ajv.compile(buildRequestSchema);
 
 /** Returns the typed request, or throws the shape-check 400 (docs/errors.md) (`missing or invalid fields: ...`). */

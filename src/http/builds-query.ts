@@ -1,5 +1,6 @@
 /** The filters of GET /builds (pure): an ajv schema compiled once; anything else is a 400. */
-import { Ajv, type ErrorObject, type JSONSchemaType } from 'ajv';
+import type { ErrorObject, JSONSchemaType } from 'ajv';
+import { ajv } from '../rules/ajv.js';
 import type { BuildFilter, BuildStatusFilter } from '../builds/types.js';
 import { invalidBuildFilters } from '../errors/errors.js';
 import { BUILD_STATUSES } from '../observability/metrics.js';
@@ -30,7 +31,7 @@ const schema: JSONSchemaType<BuildsQuery> = {
   },
 };
 
-const validate = new Ajv({ allErrors: true }).compile(schema);
+const validate = ajv.compile(schema);
 
 const FILTERS: readonly string[] = Object.keys(schema.properties as object);
 
