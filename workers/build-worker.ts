@@ -10,7 +10,14 @@ import type { BuildLeases } from './leases/leases.js';
 import { recordBuild } from '../src/builds/reporter.js';
 import type { BuildRegistry, BuildReporter, NewBuild } from '../src/builds/types.js';
 import type { Config } from '../src/config/types.js';
-import { busy, buildersFull, internal, isServiceError } from '../src/errors/errors.js';
+import {
+  busy,
+  buildersFull,
+  BuildersFullError,
+  BusyError,
+  internal,
+  isServiceError,
+} from '../src/errors/errors.js';
 import { cancellationOf } from '../src/exec/cancellation.js';
 import type { ProcessGroups } from '../src/exec/process-groups.js';
 import type { LogStore } from '../src/logs/types.js';
@@ -148,8 +155,8 @@ export class BuildWorker {
       this.#succeeded(plan, submission.logger, result, seconds());
       return result;
     } catch (err) {
-      if (isServiceError(err) && (err.code === 'BUSY' || err.code === 'BUILDERS_FULL'))
-        throw await this.#busy(plan, submission.logger, err.code);
+      if (err instanceof BusyError || err instanceof BuildersFullError)
+        throw await this.#busy(plan, submission.logger, err instanceof BusyError);
       this.#failed(plan, submission, err, seconds());
       throw err;
     }
@@ -220,14 +227,14 @@ export class BuildWorker {
   }
 
   /** The 429 for a full queue, with a Retry-After estimated from the builds in flight. */
-  async #busy(plan: BuildPlan, logger: Logger, code: 'BUSY' | 'BUILDERS_FULL'): Promise<Error> {
+  async #busy(plan: BuildPlan, logger: Logger, queueFull: boolean): Promise<Error> {
     this.#ctx.metrics.countBuild('busy');
     const retryAfter = await busyRetryAfter(this.#ctx.builds, logger);
     logger.warn(
       { repository: plan.repository, inFlight: this.#queue.inFlight, retryAfterSeconds: retryAfter },
       'build refused: busy',
     );
-    return code === 'BUSY'
+    return queueFull
       ? busy(this.#queue.capacity, retryAfter)
       : buildersFull(this.#ctx.config.build.maxPerBuilder, retryAfter);
   }

@@ -432,6 +432,11 @@ export interface ErrorDetails {
   cause?: unknown;
 }
 
+/**
+ * The base of every error the service answers. Each code has its own subclass (ERROR_CLASSES, as
+ * undici's lib/core/errors.js gives each class one stable code): tell errors apart with
+ * `instanceof`, never by comparing `code` or the message at a call site.
+ */
 export class ServiceError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
@@ -456,12 +461,39 @@ export class ServiceError extends Error {
 
 export const isServiceError = (err: unknown): err is ServiceError => err instanceof ServiceError;
 
+/** An error of one code. */
+export type CodedError<C extends ErrorCode> = ServiceError & { readonly code: C };
+type ErrorClass<C extends ErrorCode> = new (message: string, details?: ErrorDetails) => CodedError<C>;
+
+/** The subclass of `code`: its instances carry that code, and only they do. */
+const classOf = <C extends ErrorCode>(code: C): ErrorClass<C> =>
+  class extends ServiceError {
+    declare readonly code: C;
+    constructor(message: string, details?: ErrorDetails) {
+      super(code, message, details);
+    }
+  };
+
+/** One subclass of ServiceError per code of the table. */
+export const ERROR_CLASSES = Object.fromEntries(
+  Object.keys(ERRORS).map((code) => [code, classOf(code as ErrorCode)]),
+) as { readonly [C in ErrorCode]: ErrorClass<C> };
+
+// The classes callers tell apart.
+export const InternalError = ERROR_CLASSES.INTERNAL;
+export const InvalidFieldsError = ERROR_CLASSES.INVALID_FIELDS;
+export const BusyError = ERROR_CLASSES.BUSY;
+export const BuildersFullError = ERROR_CLASSES.BUILDERS_FULL;
+export const CommandFailedError = ERROR_CLASSES.COMMAND_FAILED;
+export const StepFailedError = ERROR_CLASSES.STEP_FAILED;
+export const ImageNotFoundError = ERROR_CLASSES.IMAGE_NOT_FOUND;
+
 const make = <C extends ErrorCode>(code: C, values: Values<C>, details?: ErrorDetails): ServiceError =>
-  new ServiceError(code, errorText(code, values), details);
+  new ERROR_CLASSES[code](errorText(code, values), details);
 
 /** The same error answered with the id of the log of the step it happened in. */
 export const withLogId = (err: ServiceError, logId: string): ServiceError =>
-  new ServiceError(err.code, err.message, { ...err.details, logId });
+  new ERROR_CLASSES[err.code](err.message, { ...err.details, logId });
 
 // --- any route ---
 

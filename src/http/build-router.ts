@@ -6,7 +6,7 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import type { AppContext } from './context.js';
-import { isServiceError } from '../errors/errors.js';
+import { InvalidFieldsError, isServiceError } from '../errors/errors.js';
 import { Cancellation } from '../exec/cancellation.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
@@ -33,7 +33,7 @@ async function planOf(
     if (isServiceError(err)) {
       // Never the body: it may hold credentials. The code, and for a shape check where it failed.
       logger.info(
-        { code: err.code, ...(err.code === 'INVALID_FIELDS' ? { invalid: err.details.cause } : {}) },
+        { code: err.code, ...(err instanceof InvalidFieldsError ? { invalid: err.details.cause } : {}) },
         'build request refused',
       );
     }
