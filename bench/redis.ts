@@ -28,7 +28,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { run } from '../src/exec/run.js';
-import { TRUNCATED_MARKER } from '../src/logs/redis-log-keys.js';
+import { TRUNCATED_MARKER } from '../src/redis/keys.js';
 import { createLogStore } from '../src/logs/store.js';
 import type { LogStore } from '../src/logs/types.js';
 import { createStores, type Stores } from '../src/stores.js';

@@ -1,11 +1,11 @@
 /**
- * Writes docs/errors.md from the error table (src/errors.ts). `--check` only reports drift
+ * Writes docs/errors.md from the error table (src/errors/errors.ts). `--check` only reports drift
  * (exit 1). Run: `npm run docs:errors [-- --check]`.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { renderErrorsDoc } from '../src/errors-docs.js';
+import { renderErrorsDoc } from '../src/errors/docs.js';
 
 const docPath = join(dirname(fileURLToPath(import.meta.url)), '..', 'docs', 'errors.md');
 const current = ((): string | undefined => {

@@ -6,18 +6,19 @@
  */
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
-import { createApp } from './app.js';
+import { createApp } from './http/app.js';
 import { parseArgv } from './config/argv.js';
 import { ConfigError } from './config/config-error.js';
 import { renderHelp } from './config/help.js';
 import { loadConfig } from './config/load.js';
 import type { Config } from './config/types.js';
 import { packageVersion } from './config/version.js';
-import type { AppContext } from './context.js';
+import type { AppContext } from './http/context.js';
 import { ProcessGroups } from './exec/process-groups.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import { Metrics } from './observability/metrics.js';
-import { createErrorTracker, type ErrorTracker } from './observability/error-tracking.js';
+import { createErrorTracker } from './observability/error-tracking.js';
+import type { ErrorTracker } from './observability/error-tracker.js';
 import { startTracing } from './observability/tracing.js';
 import { redisEndpoint } from './config/redis-url.js';
 import { createStores } from './stores.js';

@@ -22,7 +22,7 @@ export interface ShutdownOptions {
   readonly graceMs: number;
   /** Flushes what must not be lost (error tracker, traces); errors are ignored. */
   readonly flush: () => Promise<void>;
-  /** Ends the process (main.ts passes process.exit). */
+  /** Ends the process (src/service.ts passes process.exit). */
   readonly exit: (code: number) => void;
 }
 

@@ -1,9 +1,9 @@
 /**
- * The stores of the chosen mode, made once at start-up (main.ts, or a test): embedded (this
+ * The stores of the chosen mode, made once at start-up (src/service.ts, or a test): embedded (this
  * instance's scratch space, no Redis) when `redisUrl` is unset, else Redis (shared by every
  * replica, one connection). Modules receive only the store they use.
  */
-import { createEmbeddedLeases, type BuildLeases } from './builds/leases.js';
+import { createEmbeddedLeases, type BuildLeases } from '../workers/leases/leases.js';
 import { createMemoryBuildRegistry } from './builds/memory-registry.js';
 import type { BuildRegistry } from './builds/types.js';
 import type { Config } from './config/types.js';
@@ -48,7 +48,7 @@ export async function createStores(
     import('./redis/connection.js'),
     import('./logs/redis-store.js'),
     import('./builds/redis-registry.js'),
-    import('./builds/redis-leases.js'),
+    import('../workers/leases/redis-leases.js'),
   ]);
   const redis = createRedisConnection(config.redisUrl, logger);
   const logStore = createRedisLogStore({ config, connection: redis, logger });

@@ -8,9 +8,9 @@
  * job ends. The directory is removed whatever the outcome. Progress (phase, log ids as soon as each
  * log is opened, the commit) goes to the reporter.
  */
-import type { BuiltImage, FollowedBuild, HeldLease } from '../src/builds/leases.js';
+import type { BuiltImage, FollowedBuild, HeldLease } from './leases/leases.js';
 import type { BuildReporter } from '../src/builds/types.js';
-import { stepFailed } from '../src/errors.js';
+import { stepFailed } from '../src/errors/errors.js';
 import { cancellationOf } from '../src/exec/cancellation.js';
 import type { CommandLogWriter, LogStore } from '../src/logs/types.js';
 import { resolveDefinition, type DevcontainerDefinition } from './builder/definition.js';
@@ -18,8 +18,8 @@ import { buildAndPush } from './builder/devcontainer-build.js';
 import { startPendingCli, type PendingCli } from './builder/pending-cli.js';
 import type { BuildDeps } from './build-deps.js';
 import { openClone, type ClonedRepository, type OpenClone } from './git/clone.js';
-import type { BuildPlan, BuildResult } from './plan-types.js';
-import { createRequestDir, removeRequestDir, type RequestDir } from './request-dir.js';
+import type { BuildPlan, BuildResult } from './plan/plan-types.js';
+import { createRequestDir, removeRequestDir, type RequestDir } from './common/request-dir.js';
 import type { LeadBuild } from './reuse/in-flight.js';
 import { pushedDigest, signAnswered, type ReuseTarget } from './reuse/reuse-image.js';
 import {

@@ -5,12 +5,19 @@
  * the build metrics and the outcome's service-log line.
  */
 import { supplyChainOf } from '../src/supply-chain/supply-chain.js';
-import { busyRetryAfter } from '../src/builds/busy-estimate.js';
-import type { BuildLeases } from '../src/builds/leases.js';
+import { busyRetryAfter } from './common/retry-after.js';
+import type { BuildLeases } from './leases/leases.js';
 import { recordBuild } from '../src/builds/reporter.js';
 import type { BuildRegistry, BuildReporter, NewBuild } from '../src/builds/types.js';
 import type { Config } from '../src/config/types.js';
-import { busy, buildersFull, internal, isServiceError } from '../src/errors.js';
+import {
+  busy,
+  buildersFull,
+  BuildersFullError,
+  BusyError,
+  internal,
+  isServiceError,
+} from '../src/errors/errors.js';
 import { cancellationOf } from '../src/exec/cancellation.js';
 import type { ProcessGroups } from '../src/exec/process-groups.js';
 import type { LogStore } from '../src/logs/types.js';
@@ -24,9 +31,9 @@ import type { BuilderState } from './builder/fleet/health.js';
 import type { Probe } from './builder/fleet/probe.js';
 import { RemoteBuilder } from './builder/remote-builder.js';
 import { remoteTip } from './git/ls-remote.js';
-import type { BuildPlan, BuildResult } from './plan-types.js';
+import type { BuildPlan, BuildResult } from './plan/plan-types.js';
 import { createBuildQueue, type BuildQueue } from './queue.js';
-import { coordinateBuild, type Coordinator } from './reuse/coordinate.js';
+import { coordinateBuild, type Coordinator } from './coordinate.js';
 import { createReuseDeps } from './reuse/reuse-step.js';
 
 export type BuildJobRunner = (
@@ -148,8 +155,8 @@ export class BuildWorker {
       this.#succeeded(plan, submission.logger, result, seconds());
       return result;
     } catch (err) {
-      if (isServiceError(err) && (err.code === 'BUSY' || err.code === 'BUILDERS_FULL'))
-        throw await this.#busy(plan, submission.logger, err.code);
+      if (err instanceof BusyError || err instanceof BuildersFullError)
+        throw await this.#busy(plan, submission.logger, err instanceof BusyError);
       this.#failed(plan, submission, err, seconds());
       throw err;
     }
@@ -220,14 +227,14 @@ export class BuildWorker {
   }
 
   /** The 429 for a full queue, with a Retry-After estimated from the builds in flight. */
-  async #busy(plan: BuildPlan, logger: Logger, code: 'BUSY' | 'BUILDERS_FULL'): Promise<Error> {
+  async #busy(plan: BuildPlan, logger: Logger, queueFull: boolean): Promise<Error> {
     this.#ctx.metrics.countBuild('busy');
     const retryAfter = await busyRetryAfter(this.#ctx.builds, logger);
     logger.warn(
       { repository: plan.repository, inFlight: this.#queue.inFlight, retryAfterSeconds: retryAfter },
       'build refused: busy',
     );
-    return code === 'BUSY'
+    return queueFull
       ? busy(this.#queue.capacity, retryAfter)
       : buildersFull(this.#ctx.config.build.maxPerBuilder, retryAfter);
   }

@@ -11,12 +11,12 @@
  */
 import { setMaxListeners } from 'node:events';
 import PQueue from 'p-queue';
-import { RETRY_AFTER } from '../src/builds/retry-after.js';
-import { busy } from '../src/errors.js';
+import { RETRY_AFTER } from './common/retry-after.js';
+import { busy } from '../src/errors/errors.js';
 import { Cancellation } from '../src/exec/cancellation.js';
 import type { Metrics } from '../src/observability/metrics.js';
 
-/** The queue's own Retry-After; the build router answers an estimate from data instead (src/builds/retry-after.ts). */
+/** The queue's own Retry-After; the build router answers an estimate from data instead (retry-after.ts). */
 export const BUSY_RETRY_AFTER_SECONDS = RETRY_AFTER.default;
 
 export interface BuildQueueOptions {

@@ -9,6 +9,7 @@
  */
 import type { Logger } from '../observability/logger.js';
 import type { RedisConnection } from '../redis/connection.js';
+import { buildKey, FINISHED_BUILDS, RUNNING_BUILDS } from '../redis/keys.js';
 import { redisScript } from '../redis/script.js';
 import { matchesFilter, newBuildEntry, toRecord, type BuildEntry } from './records.js';
 import type { BuildRegistry } from './types.js';
@@ -16,10 +17,8 @@ import type { BuildRegistry } from './types.js';
 /** A running build's record expires this long after its replica's last renewal (renewed every third of it). */
 export const LEASE_MS = 15_000;
 
-const PREFIX = 'ibs:';
-const buildKey = (id: string): string => `${PREFIX}build:${id}`;
-const RUNNING = `${PREFIX}builds:running`;
-const FINISHED = `${PREFIX}builds:finished`;
+const RUNNING = RUNNING_BUILDS;
+const FINISHED = FINISHED_BUILDS;
 
 /** KEYS: build, running. ARGV: id, record json, started ms, lease ms. */
 const START = redisScript(`
@@ -64,11 +63,11 @@ for _, key in ipairs(KEYS) do redis.call('PEXPIRE', key, ARGV[1]) end
 return 1
 `);
 
-/** KEYS: running, finished. ARGV: key prefix. Returns {running records, finished records}; drops expired ids. */
+/** KEYS: running, finished. ARGV: a build key without its id. Returns {running records, finished records}; drops expired ids. */
 const LIST = redisScript(`
 local running = {}
 for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
-  local text = redis.call('GET', ARGV[1] .. 'build:' .. id)
+  local text = redis.call('GET', ARGV[1] .. id)
   if text then table.insert(running, text) else redis.call('ZREM', KEYS[1], id) end
 end
 return {running, redis.call('ZRANGE', KEYS[2], 0, -1)}
@@ -129,7 +128,7 @@ export function createRedisBuildRegistry(deps: RedisRegistryDeps): RedisBuildReg
     },
     async list(filter = {}) {
       const [running, finished] = (await connection.call((client) =>
-        LIST.run(client, [RUNNING, FINISHED], [PREFIX]),
+        LIST.run(client, [RUNNING, FINISHED], [buildKey('')]),
       )) as [string[], string[]];
       const at = now();
       return [...running, ...finished]

@@ -13,7 +13,7 @@ import {
   isBuildSecretId,
   MAX_BUILD_SECRET_BYTES,
   type ServerBuildSecret,
-} from '../build-secret-rules.js';
+} from '../rules/build-secret-rules.js';
 
 const ENTRY_KEYS = new Set(['id', 'value', 'file', 'repositories']);
 const SCOPE_KEYS = new Set(['host', 'pathPrefix']);

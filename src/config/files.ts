@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { extname, join } from 'node:path';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
-import { decodeBasicAuth } from './basic-auth.js';
+import { decodeBasicAuth } from '../secrets/basic-auth.js';
 import type { DockerAuthEntry, DockerConfigDocument } from './types.js';
 
 export type FileResult<T> = { ok: true; value: T } | { ok: false; problems: string[] };

@@ -7,7 +7,7 @@
  */
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ServerBuildSecret } from '../build-secret-rules.js';
+import type { ServerBuildSecret } from '../rules/build-secret-rules.js';
 import { parseArgv, type ParsedArgv } from './argv.js';
 import { buildSecretEntries } from './build-secrets.js';
 import { builderTls, builderTlsProblems } from './builder-tls.js';

@@ -1,11 +1,12 @@
 /**
- * THE option table: one entry per field of the contract's "Server configuration" table
+ * THE option table: one entry per server option (the README's Configuration table is generated from it)
  * (plus the shutdown grace period). It drives argv and env parsing, the settings file schema,
  * `--help` and the README configuration table. Pure: no I/O.
  */
 import { PROVENANCE_MODES, type BuilderMode, type ProvenanceMode, type SshHostKeyPolicy } from './types.js';
-import { BUILD_PLATFORM_PATTERN } from '../registry/platform.js';
-import { CACHE_TYPES, parseCacheSpec } from './cache-spec.js';
+import { BUILD_PLATFORM_PATTERN } from '../rules/image-reference.js';
+import { CACHE_TYPES, parseCacheSpec } from '../rules/cache-spec.js';
+import { BUILDER_MODES } from '../rules/limits.js';
 
 /** The values the option table resolves (before the derived fields of Config are added). */
 export interface OptionValues {
@@ -58,7 +59,7 @@ export type ValueSchema = Readonly<Record<string, unknown>>;
 
 export interface OptionSpec {
   readonly name: OptionName;
-  /** Human label, as in the contract's table. */
+  /** Human label, as in the README's Configuration table. */
   readonly label: string;
   readonly flag: `--${string}`;
   readonly env: string;
@@ -406,8 +407,8 @@ const TABLE = {
     placeholder: '<mode>',
     default: 'auto',
     defaultText: '`auto`',
-    values: ['auto', 'never'],
-    schema: { type: 'string', enum: ['auto', 'never'] },
+    values: BUILDER_MODES,
+    schema: { type: 'string', enum: [...BUILDER_MODES] },
     secret: false,
     description: 'Whether builds use the remote builder (`auto`) or not at all (`never`).',
   },
@@ -670,7 +671,7 @@ const TABLE = {
   },
 } as const satisfies { [K in OptionName]-?: Spec<K> };
 
-/** Every option, in the contract's order. */
+/** Every option, in the README table's order. */
 export const OPTIONS: readonly OptionSpec[] = Object.freeze(
   Object.entries(TABLE).map(
     ([name, spec]) => Object.freeze({ ...spec, name: name as OptionName }) as OptionSpec,

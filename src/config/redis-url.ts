@@ -1,4 +1,4 @@
-/** What may be shown of the Redis URL (its endpoint), and what must be masked (its password). Pure. */
+/** What may be shown of the Redis URL: its endpoint (what must be masked: secrets/masking.ts). Pure. */
 
 export interface RedisEndpoint {
   readonly host: string;
@@ -19,20 +19,4 @@ export function redisEndpoint(redisUrl: string): RedisEndpoint {
     tls: url.protocol === 'rediss:',
     db: db === '' ? 0 : Number(db),
   };
-}
-
-/** The secrets a Redis URL holds (its password, decoded and as written; the whole URL), for masking. */
-export function redisSecrets(redisUrl: string | undefined): string[] {
-  if (redisUrl === undefined) return [];
-  const url = new URL(redisUrl);
-  const secrets = [redisUrl];
-  if (url.password !== '') {
-    secrets.push(url.password);
-    try {
-      secrets.push(decodeURIComponent(url.password));
-    } catch {
-      // an undecodable password is masked as written
-    }
-  }
-  return secrets;
 }

@@ -3,8 +3,9 @@
  * registry mapping rule shapes, compiled once, and a formatter that turns ajv errors into
  * problem texts that never echo a secret.
  */
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import { REGISTRY_PATTERN } from '../registry/reference.js';
+import type { ErrorObject, ValidateFunction } from 'ajv';
+import { ajv } from '../rules/ajv.js';
+import { REGISTRY_PATTERN } from '../rules/image-reference.js';
 import { isPinnedHostKey } from './known-hosts.js';
 import { OPTIONS, type OptionSpec, type ValueSchema } from './options.js';
 
@@ -110,7 +111,6 @@ export function settingsSchema(): Record<string, unknown> {
   return root;
 }
 
-const ajv = new Ajv({ allErrors: true, verbose: true, strict: true, strictRequired: false });
 ajv.addFormat('known-hosts', isPinnedHostKey);
 
 export const validateSettings: ValidateFunction = ajv.compile(settingsSchema());

@@ -5,10 +5,11 @@
  */
 import type { KeyObject } from 'node:crypto';
 
-import type { ServerBuildSecret } from '../build-secret-rules.js';
+import type { ServerBuildSecret } from '../rules/build-secret-rules.js';
 
 export type SshHostKeyPolicy = 'tofu' | 'pinned';
-export type BuilderMode = 'auto' | 'never';
+export type { BuilderMode } from '../rules/limits.js';
+import type { BuilderMode } from '../rules/limits.js';
 export const PROVENANCE_MODES = ['min', 'max', 'off'] as const;
 /** `buildx build --provenance`: min and max as BuildKit's modes, off for none. */
 export type ProvenanceMode = (typeof PROVENANCE_MODES)[number];
@@ -117,7 +118,7 @@ export interface Config {
   readonly redisUrl?: string;
   /**
    * Seconds in-flight requests get after SIGTERM/SIGINT before running commands are killed
-   * (loadConfig always sets it, default 290; main.ts falls back to that default).
+   * (loadConfig always sets it, default 290; src/service.ts falls back to that default).
    */
   readonly shutdownGraceSeconds?: number;
   /** `builder.id` of the provenance a reuse re-issues. */
@@ -127,7 +128,7 @@ export interface Config {
   /** Settings file path, when one was given. */
   readonly settingsPath?: string;
 
-  // Derived from the process environment (not options of the contract's table).
+  // Derived from the process environment (not options of the table in options.ts).
   /** Scratch space: per-request dirs, captured logs, tool caches. `<os tmpdir>/image-build-service`. */
   readonly scratchDir: string;
   /** Builder state directory: `$DOCKER_CONFIG` (default `~/.docker`): buildx state and the ambient `config.json`. */

@@ -3,7 +3,7 @@
  * the label parsed into entries, merged the way the Dev Containers CLI merges it, plus
  * lifecycle scripts, VS Code customizations and warnings. Pure: no I/O.
  */
-import { metadataLabelMissing, metadataLabelNotEntries, metadataLabelNotJson } from '../errors.js';
+import { metadataLabelMissing, metadataLabelNotEntries, metadataLabelNotJson } from '../errors/errors.js';
 import { type Entry, isPlainObject } from './entries.js';
 import { fieldTypeWarnings } from './field-types.js';
 import { type LifecycleScripts, lifecycleScripts } from './lifecycle-scripts.js';

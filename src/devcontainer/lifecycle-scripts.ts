@@ -9,7 +9,7 @@
  * single-quoted, so no label text is ever interpreted by the script's shell.
  */
 import { type Entry, originLabel, originOf, own } from './entries.js';
-import { shellQuote } from '../shell-quote.js';
+import { shellQuote } from '../rules/shell-quote.js';
 import { type DevcontainerWarning, warning } from './warnings.js';
 
 export const LIFECYCLE_HOOKS = [

@@ -1,10 +1,10 @@
 /**
  * Every failure of a step (clone, build) that happens once the step's command log is open is
- * answered with that log's id: a failed command as the contract's 500
+ * answered with that log's id: a failed command as the 500 of docs/errors.md
  * (`<command> <args...> exited with code <n>`), anything else as a 500 naming the step, its
  * reason written as the log's last line.
  */
-import { commandFailed, isServiceError, stepFailed, withLogId, type ServiceError } from '../errors.js';
+import { commandFailed, isServiceError, stepFailed, withLogId, type ServiceError } from '../errors/errors.js';
 import type { CommandLogWriter } from '../logs/types.js';
 import { CommandFailure, describeOutcome } from './run.js';
 

@@ -1,6 +1,6 @@
 /**
  * The process groups of the commands running now, owned by one object created at start-up
- * (main.ts) and handed to the exec wrapper: whatever still runs when the service exits is
+ * (src/service.ts) and handed to the exec wrapper: whatever still runs when the service exits is
  * killed, and a caller can see how many groups are alive (tests assert "no process left").
  */
 export class ProcessGroups {

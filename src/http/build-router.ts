@@ -5,13 +5,14 @@
  */
 import Router from '@koa/router';
 import type { Context } from 'koa';
-import type { AppContext } from '../context.js';
-import { isServiceError } from '../errors.js';
+import type { AppContext } from './context.js';
+import { InvalidFieldsError, isServiceError } from '../errors/errors.js';
 import { Cancellation } from '../exec/cancellation.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
-import { planBuild } from '../../workers/plan.js';
-import type { BuildPlan } from '../../workers/plan-types.js';
+import { planBuild } from '../../workers/plan/plan.js';
+import type { BuildPlan } from '../../workers/plan/plan-types.js';
+import { parseBuildRequest } from './build-schema.js';
 import { readJsonBody } from './json-body.js';
 import { requestScope } from './request-id.js';
 
@@ -26,13 +27,13 @@ async function planOf(
   metrics: Metrics,
 ): Promise<BuildPlan> {
   try {
-    return planBuild(await readJsonBody(koaCtx), ctx.config);
+    return planBuild(parseBuildRequest(await readJsonBody(koaCtx)), ctx.config);
   } catch (err) {
     metrics.countBuild(isServiceError(err) && err.status < 500 ? 'invalid_request' : 'failure');
     if (isServiceError(err)) {
       // Never the body: it may hold credentials. The code, and for a shape check where it failed.
       logger.info(
-        { code: err.code, ...(err.code === 'INVALID_FIELDS' ? { invalid: err.details.cause } : {}) },
+        { code: err.code, ...(err instanceof InvalidFieldsError ? { invalid: err.details.cause } : {}) },
         'build request refused',
       );
     }

@@ -1,9 +1,10 @@
 /** The filters of GET /builds (pure): an ajv schema compiled once; anything else is a 400. */
-import { Ajv, type ErrorObject, type JSONSchemaType } from 'ajv';
+import type { ErrorObject, JSONSchemaType } from 'ajv';
+import { ajv } from '../rules/ajv.js';
 import type { BuildFilter, BuildStatusFilter } from '../builds/types.js';
-import { invalidBuildFilters } from '../errors.js';
+import { invalidBuildFilters } from '../errors/errors.js';
 import { BUILD_STATUSES } from '../observability/metrics.js';
-import { REQUEST_ID_PATTERN } from './request-id.js';
+import { REQUEST_ID_PATTERN } from '../rules/limits.js';
 
 const STATUS_VALUES: readonly BuildStatusFilter[] = ['running', ...BUILD_STATUSES];
 const MAX_REPOSITORY_LENGTH = 2048;
@@ -30,7 +31,7 @@ const schema: JSONSchemaType<BuildsQuery> = {
   },
 };
 
-const validate = new Ajv({ allErrors: true }).compile(schema);
+const validate = ajv.compile(schema);
 
 const FILTERS: readonly string[] = Object.keys(schema.properties as object);
 

@@ -1,6 +1,6 @@
 /** GET /builds: the running builds and the newest finished ones, newest first, filtered by query. */
 import Router from '@koa/router';
-import type { AppContext } from '../context.js';
+import type { AppContext } from './context.js';
 import { parseBuildsQuery } from './builds-query.js';
 
 export function createBuildsRouter(ctx: Pick<AppContext, 'builds'>): Router {

@@ -1,8 +1,7 @@
 import type { Context } from 'koa';
 import bodyParser from 'koa-bodyparser';
-import { bodyTooLarge, invalidJson, isServiceError, type ServiceError } from '../errors.js';
-
-export const BODY_LIMIT_BYTES = 1024 * 1024;
+import { bodyTooLarge, invalidJson, isServiceError, type ServiceError } from '../errors/errors.js';
+import { BODY_LIMIT_BYTES } from '../rules/limits.js';
 
 const parser = bodyParser({
   enableTypes: ['json'],
@@ -13,7 +12,7 @@ const parser = bodyParser({
   detectJSON: () => true,
 });
 
-/** Maps the parser's failures to the contract's errors (400 invalid JSON body, 413 too large). */
+/** Maps the parser's failures to the errors of docs/errors.md (400 invalid JSON body, 413 too large). */
 export function bodyError(err: unknown): ServiceError | undefined {
   if (isServiceError(err)) return err;
   const e = err as { status?: unknown; type?: unknown };

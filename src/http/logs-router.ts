@@ -6,8 +6,8 @@
  */
 import { Readable } from 'node:stream';
 import Router from '@koa/router';
-import type { AppContext } from '../context.js';
-import { invalidFollow } from '../errors.js';
+import type { AppContext } from './context.js';
+import { invalidFollow } from '../errors/errors.js';
 
 export const LOG_COMPLETE_HEADER = 'X-Log-Complete';
 

@@ -1,6 +1,6 @@
 import Router from '@koa/router';
 import { effectiveConfigView } from '../config/view.js';
-import type { AppContext } from '../context.js';
+import type { AppContext } from './context.js';
 
 /** Each builder's state for the readiness body (docs/fleet.md): endpoints only, never credentials. */
 function builderStates(ctx: AppContext): { builder: string; state: 'up' | 'down'; reason?: string }[] {

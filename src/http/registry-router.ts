@@ -1,9 +1,9 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
-import { findRegistryAuth, type RegistryCredentials } from '../config/docker-auth.js';
-import type { AppContext } from '../context.js';
+import { findRegistryAuth, type RegistryCredentials } from '../registry/docker-auth.js';
+import type { AppContext } from './context.js';
 import { describeDevcontainer, METADATA_LABEL, parseMetadataLabel } from '../devcontainer/index.js';
-import { isServiceError, registryHeadersUnpaired } from '../errors.js';
+import { ImageNotFoundError, isServiceError, registryHeadersUnpaired } from '../errors/errors.js';
 import type {
   DevcontainerLookupResult,
   ImageCheckResult,
@@ -96,7 +96,7 @@ async function lookupDevcontainer(registry: Registry, koaCtx: Context): Promise<
     koaCtx.body = { image: ref.image, digest: read.digest, ...view };
   } catch (err) {
     if (isServiceError(err)) {
-      if (err.code === 'IMAGE_NOT_FOUND') result = 'absent';
+      if (err instanceof ImageNotFoundError) result = 'absent';
       else if (err.status === 422) result = 'no_metadata';
     }
     throw err;

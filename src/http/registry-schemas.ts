@@ -2,10 +2,11 @@
  * Query parameters of GET/DELETE /image and GET /devcontainer: ajv schemas compiled once.
  * The grammar of registry/name/tag is checked afterwards by src/registry/reference.ts. Pure.
  */
-import { Ajv, type ErrorObject, type JSONSchemaType } from 'ajv';
-import { invalidQuery } from '../errors.js';
-import { PLATFORM_PARAM_PATTERN } from '../registry/platform.js';
-import { NO_CONTROL_PATTERN } from '../text-patterns.js';
+import type { ErrorObject, JSONSchemaType } from 'ajv';
+import { ajv } from '../rules/ajv.js';
+import { invalidQuery } from '../errors/errors.js';
+import { PLATFORM_PARAM_PATTERN } from '../rules/image-reference.js';
+import { NO_CONTROL_PATTERN } from '../rules/text-patterns.js';
 
 export const DEFAULT_PLATFORM = 'linux/amd64';
 
@@ -38,7 +39,6 @@ const devcontainerQuerySchema: JSONSchemaType<DevcontainerQuery> = {
   },
 };
 
-const ajv = new Ajv({ allErrors: true });
 const validateImage = ajv.compile(imageQuerySchema);
 const validateDevcontainer = ajv.compile(devcontainerQuerySchema);
 

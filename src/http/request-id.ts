@@ -1,17 +1,15 @@
 /**
  * Request ids: every request carries one, from its `X-Request-Id` header when that is valid
- * (REQUEST_ID_PATTERN), otherwise generated. An invalid header is replaced, never refused. The
+ * (REQUEST_ID_PATTERN, src/rules/limits.ts), otherwise generated. An invalid header is replaced, never refused. The
  * id is echoed on every response, set on the request's trace span, carried by the request's
  * child logger and recorded with the build it starts.
  */
 import { randomUUID } from 'node:crypto';
 import type { Context, Middleware } from 'koa';
 import type { Logger } from '../observability/logger.js';
+import { REQUEST_ID_PATTERN } from '../rules/limits.js';
 
 export const REQUEST_ID_HEADER = 'X-Request-Id';
-
-/** 1 to 128 characters of `[A-Za-z0-9._:-]`: the one statement of what a request id may be. */
-export const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export const isRequestId = (value: unknown): value is string =>
   typeof value === 'string' && REQUEST_ID_PATTERN.test(value);

@@ -5,7 +5,7 @@
  * bytes in order.
  */
 import { open } from 'node:fs/promises';
-import { ChangeCounter } from '../change-counter.js';
+import { ChangeCounter } from '../redis/change-counter.js';
 
 /**
  * A log being written: its counter is bumped each time text reached the file, and once more when

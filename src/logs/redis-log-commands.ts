@@ -7,7 +7,7 @@ import type { Redis } from 'ioredis';
 import { framedCommand } from '../redis/framed-command.js';
 import { redisScript } from '../redis/script.js';
 import type { Element } from './redis-log-elements.js';
-import { channelOf, closedKey, metaKey, OPEN_LOG_IDLE_TTL_MS, PREFIX, textKey } from './redis-log-keys.js';
+import { channelOf, closedKey, metaKey, OPEN_LOG_IDLE_TTL_MS, textKey } from '../redis/keys.js';
 import type { LogKind } from './types.js';
 
 /**
@@ -42,8 +42,8 @@ export async function appendElement(
 }
 
 /**
- * KEYS: text, meta, closed set of its kind. ARGV: id, now ms, retention, key prefix, then the last
- * pieces of output (often none). Appends them, marks the log closed (kept without expiry), records
+ * KEYS: text, meta, closed set of its kind. ARGV: id, now ms, retention, a text key without its id,
+ * then the last pieces of output (often none). A meta key is its text key and the same suffix. Appends them, marks the log closed (kept without expiry), records
  * it, and deletes the oldest closed logs of its kind beyond retention, announcing each deletion.
  * Returns 0 when the log was deleted (or closed) meanwhile.
  */
@@ -59,8 +59,8 @@ local excess = redis.call('ZCARD', KEYS[3]) - tonumber(ARGV[3])
 if excess > 0 then
   local oldest = redis.call('ZPOPMIN', KEYS[3], excess)
   for i = 1, #oldest, 2 do
-    local key = ARGV[4] .. 'log:' .. oldest[i]
-    redis.call('DEL', key, key .. ':meta')
+    local key = ARGV[4] .. oldest[i]
+    redis.call('DEL', key, key .. string.sub(KEYS[2], #KEYS[1] + 1))
     redis.call('PUBLISH', key, 'd')
   end
 end
@@ -76,6 +76,6 @@ export async function closeLog(
   await CLOSE.run(
     client,
     [textKey(log.id), metaKey(log.id), closedKey(log.kind)],
-    [log.id, log.now, log.retention, PREFIX, ...tail],
+    [log.id, log.now, log.retention, textKey(''), ...tail],
   );
 }

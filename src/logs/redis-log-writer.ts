@@ -20,7 +20,7 @@
  * | reconciling | the list's length tells which were stored; the others are queued again |
  */
 import type { Redis } from 'ioredis';
-import { createLineMasker, type LineMasker } from './line-masker.js';
+import { createLineMasker, type LineMasker } from '../secrets/line-masker.js';
 import { appendElement, closeLog } from './redis-log-commands.js';
 import {
   bytesOf,
@@ -29,7 +29,7 @@ import {
   type Element,
   type ElementSpaces,
 } from './redis-log-elements.js';
-import { textKey, TRUNCATED_MARKER } from './redis-log-keys.js';
+import { textKey, TRUNCATED_MARKER } from '../redis/keys.js';
 import type { LogKind } from './types.js';
 
 export { createElementSpaces, type ElementSpaces } from './redis-log-elements.js';

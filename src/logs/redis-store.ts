@@ -7,38 +7,37 @@
  * masked output is sent). Delete is a Lua script. An open log whose writer died expires after
  * OPEN_LOG_IDLE_TTL_MS without output.
  */
-import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Config } from '../config/types.js';
-import { invalidLogId, logNotFound } from '../errors.js';
+import { invalidLogId, logNotFound } from '../errors/errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { RedisConnection } from '../redis/connection.js';
 import { redisScript } from '../redis/script.js';
 import { createFollowerHub, type FollowerHub, type Subscription } from '../redis/subscriptions.js';
-import { configSecrets } from './masking.js';
+import { configSecrets } from '../secrets/masking.js';
 import {
   channelOf,
+  closedKey,
   LOG_SIZE_CAP_BYTES,
   metaKey,
   OPEN_LOG_IDLE_TTL_MS,
-  PREFIX,
   textKey,
-} from './redis-log-keys.js';
+} from '../redis/keys.js';
 import { createElementSpaces, openRedisLogWriter, type ElementSpaces } from './redis-log-writer.js';
-import { isLogId } from './store.js';
+import { isLogId, newLogId } from './log-id.js';
 import type { CommandLogWriter, LogKind, LogSnapshot, LogStore } from './types.js';
 
-export { LOG_SIZE_CAP_BYTES, TRUNCATED_MARKER } from './redis-log-keys.js';
+export { LOG_SIZE_CAP_BYTES, TRUNCATED_MARKER } from '../redis/keys.js';
 
 /** List elements (up to 1 MiB each: redis-log-writer.ts) a follower reads per round trip. */
 const FOLLOW_ELEMENTS = 16;
 
-/** KEYS: text, meta. ARGV: id, key prefix. Returns 0 for an unknown log. */
+/** KEYS: text, meta. ARGV: id, a closed-set key without its kind. Returns 0 for an unknown log. */
 const REMOVE = redisScript(`
 local kind = redis.call('HGET', KEYS[2], 'kind')
 if not kind then return 0 end
 redis.call('DEL', KEYS[1], KEYS[2])
-redis.call('ZREM', ARGV[2] .. 'logs:' .. kind, ARGV[1])
+redis.call('ZREM', ARGV[2] .. kind, ARGV[1])
 redis.call('PUBLISH', KEYS[1], 'd')
 return 1
 `);
@@ -95,7 +94,7 @@ async function readElements(
 }
 
 async function open(logs: RedisLogs, kind: LogKind, secrets: readonly string[]): Promise<CommandLogWriter> {
-  const id = `${kind}-${randomUUID()}`;
+  const id = newLogId(kind);
   await logs.deps.connection.call((client) =>
     client
       .multi()
@@ -201,7 +200,7 @@ export function createRedisLogStore(deps: RedisLogStoreDeps): RedisLogStore {
     async remove(id) {
       checked(id);
       const removed = await connection.call((client) =>
-        REMOVE.run(client, [textKey(id), metaKey(id)], [id, PREFIX]),
+        REMOVE.run(client, [textKey(id), metaKey(id)], [id, closedKey('')]),
       );
       if (removed === 0) throw logNotFound(id);
     },

@@ -1,20 +1,13 @@
-import { randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { access, mkdir, readFile, rm, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Config } from '../config/types.js';
-import { invalidLogId, logNotFound } from '../errors.js';
+import { invalidLogId, logNotFound } from '../errors/errors.js';
 import { followFile, LiveLog } from './live.js';
-import { createLineMasker } from './line-masker.js';
-import { configSecrets } from './masking.js';
+import { isLogId, newLogId } from './log-id.js';
+import { createLineMasker } from '../secrets/line-masker.js';
+import { configSecrets } from '../secrets/masking.js';
 import { LOG_KINDS, type CommandLogWriter, type LogKind, type LogStore } from './types.js';
-
-/** `git-` or `img-` followed by a lower-case UUID. */
-export const LOG_ID_PATTERN = /^(git|img)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
-export function isLogId(id: string): boolean {
-  return LOG_ID_PATTERN.test(id);
-}
 
 type StoreConfig = Pick<
   Config,
@@ -55,7 +48,7 @@ async function prune(logs: FileLogs, kind: LogKind): Promise<void> {
 }
 
 async function open(logs: FileLogs, kind: LogKind, secrets: readonly string[]): Promise<CommandLogWriter> {
-  const id = `${kind}-${randomUUID()}`;
+  const id = newLogId(kind);
   const stream = createWriteStream(pathOf(logs, id), { flags: 'wx', mode: 0o600 });
   await new Promise<void>((resolve, reject) => {
     stream.once('open', () => resolve());

@@ -1,6 +1,6 @@
 /**
  * The builder fleet's metrics (docs/fleet.md), labelled `builder` with the endpoint as configured
- * (never credentials: an endpoint holding any is refused at startup). The contract's metrics keep
+ * (never credentials: an endpoint holding any is refused at startup). docs/openapi.yaml's metrics keep
  * their labels; these are beside them.
  */
 import { Counter, Gauge, type Registry } from 'prom-client';

@@ -1,15 +1,6 @@
 /** Error tracking (5xx and crashes only). The no-op tracker is used when no DSN is configured. */
 import type { Config } from '../config/types.js';
-
-export interface ErrorTracker {
-  captureException(error: unknown, context?: Record<string, unknown>): void;
-  flush(timeoutMs: number): Promise<void>;
-}
-
-export const noopErrorTracker: ErrorTracker = {
-  captureException: () => undefined,
-  flush: async () => undefined,
-};
+import { noopErrorTracker, type ErrorTracker } from './error-tracker.js';
 
 /**
  * The Sentry tracker when `errorTracking.dsn` is set, the no-op tracker otherwise. The SDK (about

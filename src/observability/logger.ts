@@ -1,5 +1,6 @@
 import { pino, type Logger, type DestinationStream } from 'pino';
 import { currentTraceIds } from './tracing.js';
+import { MASK } from '../secrets/masking.js';
 
 export type { Logger };
 
@@ -35,7 +36,7 @@ export function createLogger(options: LoggerOptions): Logger {
     {
       level: options.level ?? 'info',
       base: { 'service.name': options.serviceName, 'deployment.environment.name': options.environment },
-      redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+      redact: { paths: REDACT_PATHS, censor: MASK },
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
       // trace_id / span_id of the active span (nothing when tracing is off).

@@ -22,7 +22,7 @@ function withDefaultMetrics(registry: Registry): Registry {
 
 /**
  * The service's metrics on a private registry (one per app, so tests never share counters).
- * Every label value the contract lists exists from the start at 0.
+ * Every label value docs/operations.md lists exists from the start at 0.
  */
 export class Metrics {
   readonly registry = withDefaultMetrics(new Registry());

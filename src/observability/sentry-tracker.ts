@@ -16,9 +16,9 @@ import {
   withScope,
 } from '@sentry/node';
 import type { Config } from '../config/types.js';
-import { configSecrets, secretVariants } from '../logs/masking.js';
-import type { ErrorTracker } from './error-tracking.js';
-import { scrubEvent } from './scrub-event.js';
+import { configSecrets, secretVariants } from '../secrets/masking.js';
+import type { ErrorTracker } from './error-tracker.js';
+import { scrubEvent } from '../secrets/scrub-event.js';
 
 /** Starts the Sentry SDK for `dsn` and returns the tracker that reports through it. */
 export function createSentryTracker(config: Config, dsn: string): ErrorTracker {

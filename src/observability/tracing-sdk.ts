@@ -6,7 +6,15 @@ import { context, propagation, trace } from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
-import type { TracingSettings } from './tracing.js';
+
+/** What tracing exports to (tracing.ts reads it from the environment). */
+export interface TracingSettings {
+  /** Full OTLP/HTTP traces URL (`.../v1/traces`). */
+  readonly url: string;
+  readonly resource: Readonly<Record<string, string>>;
+  /** OTEL_BSP_SCHEDULE_DELAY (ms between batch exports) when set to a positive integer. */
+  readonly scheduledDelayMillis?: number;
+}
 
 /** Registers a global tracer provider for `settings`; `shutdown` flushes it and unregisters it. */
 export function startTracerProvider(settings: TracingSettings): { shutdown(): Promise<void> } {

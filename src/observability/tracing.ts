@@ -1,6 +1,6 @@
 /**
  * OpenTelemetry tracing, bootstrapped from the standard OTLP exporter variables before
- * configuration loads (contract, server configuration rule 9). Off unless
+ * configuration loads (docs/operations.md). Off unless
  * OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set.
  *
  * Spans: one SERVER span per HTTP request (`traceRequests()`), and `withSpan()` around the
@@ -26,19 +26,12 @@ import {
   ATTR_SERVICE_VERSION,
   ATTR_URL_PATH,
 } from './semconv.js';
+import type { TracingSettings } from './tracing-sdk.js';
 
 export const DEFAULT_SERVICE_NAME = 'service-builder';
 const TRACER_NAME = 'image-build-service';
 /** The request's id (X-Request-Id, given or generated) on its SERVER span (the service's own name). */
 export const ATTR_REQUEST_ID = 'request.id';
-
-export interface TracingSettings {
-  /** Full OTLP/HTTP traces URL (`.../v1/traces`). */
-  readonly url: string;
-  readonly resource: Readonly<Record<string, string>>;
-  /** OTEL_BSP_SCHEDULE_DELAY (ms between batch exports) when set to a positive integer. */
-  readonly scheduledDelayMillis?: number;
-}
 
 function nonEmpty(value: string | undefined): string | undefined {
   const trimmed = value?.trim();

@@ -1,13 +1,13 @@
 /**
- * The Redis connection of Redis mode: one object made at start-up by main.ts. Commands fail fast
+ * The Redis connection of Redis mode: one object made at start-up by src/stores.ts. Commands fail fast
  * while Redis is unreachable (no offline queue: the caller answers 503 instead of hanging), the
  * client reconnects on its own, and `probe()` tells readiness whether Redis answers right now.
  * The URL (and its password) is never logged: state changes are logged by endpoint only.
  */
 import { Redis, type RedisOptions } from 'ioredis';
-import { redisEndpoint, redisSecrets } from '../config/redis-url.js';
-import { isServiceError, storeUnavailable } from '../errors.js';
-import { maskSecrets, secretVariants } from '../logs/masking.js';
+import { redisEndpoint } from '../config/redis-url.js';
+import { isServiceError, storeUnavailable } from '../errors/errors.js';
+import { maskSecrets, redisSecrets, secretVariants } from '../secrets/masking.js';
 import type { Logger } from '../observability/logger.js';
 
 /** A command unanswered this long fails (the request answers 503). */

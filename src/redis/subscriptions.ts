@@ -5,8 +5,8 @@
  * missed message (a reconnection) only means an extra read.
  */
 import type { Redis } from 'ioredis';
-import { ChangeCounter } from '../change-counter.js';
-import { storeUnavailable } from '../errors.js';
+import { ChangeCounter } from './change-counter.js';
+import { storeUnavailable } from '../errors/errors.js';
 import type { RedisConnection } from './connection.js';
 
 /** A subscription not confirmed this long: the store is unavailable (503). */

@@ -3,8 +3,8 @@
  * commas inside quotes), token scopes, the credential identity and the bearer token cache.
  */
 import { createHash } from 'node:crypto';
-import { basicAuthHeader } from '../config/basic-auth.js';
-import type { RegistryCredentials } from '../config/docker-auth.js';
+import { basicAuthHeader } from '../secrets/basic-auth.js';
+import type { RegistryCredentials } from './docker-auth.js';
 
 export interface Challenge {
   /** Lower-cased auth scheme (`bearer`, `basic`, ...). */

@@ -1,5 +1,5 @@
 /** GET /image: does the tag's manifest exist? (HEAD, one round trip when warm) */
-import { registryAnswered } from '../errors.js';
+import { registryAnswered } from '../errors/errors.js';
 import type { RegistryCall, RegistryClient } from './client.js';
 
 /** true on 200, false when the registry says the manifest is unknown (404); anything else throws. */

@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
-import type { RegistryCredentials } from '../config/docker-auth.js';
+import type { RegistryCredentials } from './docker-auth.js';
 import {
   digestAlgorithmUnsupported,
   digestMismatch,
@@ -16,7 +16,7 @@ import {
   tokenRealmInvalid,
   tokenRealmSchemeRefused,
   tokenRealmUnreachable,
-} from '../errors.js';
+} from '../errors/errors.js';
 import { withSpan } from '../observability/tracing.js';
 import {
   TokenCache,

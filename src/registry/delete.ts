@@ -2,7 +2,7 @@
  * DELETE /image: resolve the tag's digest (HEAD), delete the manifest by digest. Best effort:
  * a registry without deletion support is a normal outcome (`unsupported`), not an error.
  */
-import { registryAnswered } from '../errors.js';
+import { registryAnswered } from '../errors/errors.js';
 import { LIMITS, type RegistryCall, type RegistryClient, errorCodes } from './client.js';
 import { isValidTag } from './reference.js';
 

@@ -9,7 +9,7 @@ import {
   platformManifestMissing,
   platformManifestUnsupported,
   platformNotFound,
-} from '../errors.js';
+} from '../errors/errors.js';
 import { LIMITS, type RegistryCall, type RegistryClient } from './client.js';
 import { type Platform, parseImageConfig, parseManifest } from './manifest.js';
 import { formatPlatform, normalizePlatform, platformMatches, selectPlatform } from './platform.js';

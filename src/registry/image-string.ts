@@ -4,8 +4,8 @@
  * `library/`) and checked by the one reference grammar (reference.ts). Pure. Throws
  * undefined for what the grammar refuses (the caller decides what that means).
  */
-import { isServiceError } from '../errors.js';
-import { type ImageReference, isValidDigest, parseReference } from './reference.js';
+import { isServiceError } from '../errors/errors.js';
+import { DOCKER_HUB, type ImageReference, isValidDigest, parseReference } from './reference.js';
 
 export interface ParsedImageString {
   readonly ref: ImageReference;
@@ -29,7 +29,7 @@ export function parseImageString(
   const slash = named.indexOf('/');
   const first = slash < 0 ? '' : named.slice(0, slash);
   const [registry, path] =
-    slash >= 0 && looksLikeRegistry(first) ? [first, named.slice(slash + 1)] : ['docker.io', named];
+    slash >= 0 && looksLikeRegistry(first) ? [first, named.slice(slash + 1)] : [DOCKER_HUB, named];
   const lastSlash = path.lastIndexOf('/');
   const colon = path.indexOf(':', lastSlash + 1);
   const name = colon < 0 ? path : path.slice(0, colon);

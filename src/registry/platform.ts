@@ -5,14 +5,6 @@
  */
 import type { Descriptor, Platform } from './manifest.js';
 
-/**
- * The contract's two platform regexes, named. A `platforms` item of POST /build (and the
- * `--build-platforms` default): lower-case os/arch[/variant] as buildx takes it.
- */
-export const BUILD_PLATFORM_PATTERN = '^[a-z0-9]+/[a-z0-9_]+(?:/[a-z0-9]+)?$';
-/** The `platform` parameter of GET /devcontainer: any os/arch[/variant], normalised before matching. */
-export const PLATFORM_PARAM_PATTERN = '^[^/]+/[^/]+(/[^/]+)?$';
-
 const ARCH_ALIASES: Record<string, string> = {
   x86_64: 'amd64',
   'x86-64': 'amd64',
@@ -34,7 +26,7 @@ export function normalizePlatform(p: Platform): Platform {
   return variant ? { os, architecture, variant } : { os, architecture };
 }
 
-/** `os/arch[/variant]` (the contract's regex already checked) -> Platform. */
+/** `os/arch[/variant]` (the docs/openapi.yaml pattern already checked) -> Platform. */
 export function parsePlatform(text: string): Platform {
   const [os = '', architecture = '', variant] = text.split('/');
   return normalizePlatform(variant ? { os, architecture, variant } : { os, architecture });

@@ -3,7 +3,7 @@
  * (skipped when the repository already has the blob) and a manifest PUT. Failures throw
  * REGISTRY_FAILED, without any credential in them.
  */
-import { registryAnswered, registryUnreachable } from '../errors.js';
+import { registryAnswered, registryUnreachable } from '../errors/errors.js';
 import { LIMITS, type RegistryCall, type RegistryClient, sha256 } from './client.js';
 
 export async function blobExists(

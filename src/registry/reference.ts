@@ -1,8 +1,8 @@
 /**
  * THE OCI reference grammar of the service (https://github.com/distribution/reference):
  * registry (`host[:port]`, optionally followed by a namespace path, as `ghcr.io/org`), repository
- * name, tag, digest, and the Docker Hub aliases. Every caller imports its patterns and parsers
- * from here: the POST /build schema, the registry mapping rules, ambient and per-request
+ * name, tag, digest, and the Docker Hub aliases (the patterns: rules/image-reference.ts). Every
+ * caller imports its parsers from here: the POST /build schema, the registry mapping rules, ambient and per-request
  * registry auth (matched by host), and GET/DELETE /image and GET /devcontainer.
  *
  * One rule for a registry with a namespace path: the registry API call goes to the host, with
@@ -15,24 +15,14 @@ import {
   invalidTag,
   registryHttpNotAllowed,
   registrySchemeNotAllowed,
-} from '../errors.js';
-
-const HOST_LABEL = '[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?';
-/** DNS name, IPv4 or bracketed IPv6, optional port. */
-const HOST_PORT = `(?:${HOST_LABEL}(?:\\.${HOST_LABEL})*|\\[[0-9A-Fa-f:.]+\\])(?::[0-9]{1,5})?`;
-/** One path component of a repository name. */
-const NAME_COMPONENT = '[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*';
-
-/** A repository name (path components joined by `/`), without registry. */
-export const NAME_PATTERN = `^${NAME_COMPONENT}(?:/${NAME_COMPONENT})*$`;
-/** A tag. */
-export const TAG_PATTERN = '^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$';
-/** A registry: `host[:port]` and an optional namespace path in the name grammar (`ghcr.io/org`). */
-export const REGISTRY_PATTERN = `^${HOST_PORT}(?:/${NAME_COMPONENT})*$`;
-/** A content digest (`sha256:<hex>`). */
-export const DIGEST_PATTERN = '^[a-z0-9]+(?:[+._-][a-z0-9]+)*:[a-zA-Z0-9=_-]+$';
-/** The longest repository name, namespace included. */
-export const MAX_NAME_LENGTH = 255;
+} from '../errors/errors.js';
+import {
+  DIGEST_PATTERN,
+  MAX_NAME_LENGTH,
+  NAME_PATTERN,
+  REGISTRY_PATTERN,
+  TAG_PATTERN,
+} from '../rules/image-reference.js';
 
 const NAME_RE = new RegExp(NAME_PATTERN);
 const TAG_RE = new RegExp(TAG_PATTERN);
@@ -44,11 +34,13 @@ export const isValidName = (name: string): boolean => name.length <= MAX_NAME_LE
 export const isValidTag = (tag: string): boolean => TAG_RE.test(tag);
 export const isValidDigest = (digest: string): boolean => DIGEST_RE.test(digest);
 
-const DOCKER_HUB_ALIASES = new Set(['docker.io', 'index.docker.io', 'registry-1.docker.io']);
+/** Docker Hub's name: a reference without a registry part, and every alias below, mean it. */
+export const DOCKER_HUB = 'docker.io';
 /** Where Docker Hub's registry API answers. */
-export const DOCKER_HUB_HOST = 'registry-1.docker.io';
+export const DOCKER_HUB_HOST = `registry-1.${DOCKER_HUB}`;
 /** The key `docker login` writes for Docker Hub in a docker config. */
-export const DOCKER_HUB_AUTH_KEY = 'https://index.docker.io/v1/';
+export const DOCKER_HUB_AUTH_KEY = `https://index.${DOCKER_HUB}/v1/`;
+const DOCKER_HUB_ALIASES = new Set([DOCKER_HUB, `index.${DOCKER_HUB}`, DOCKER_HUB_HOST]);
 export const isDockerHub = (host: string): boolean => DOCKER_HUB_ALIASES.has(host.toLowerCase());
 
 /**
@@ -68,12 +60,12 @@ export function registryHost(text: string): string {
 /** The same registry host whatever alias names it (all Docker Hub aliases are `docker.io`). */
 export const canonicalRegistryHost = (text: string): string => {
   const host = registryHost(text);
-  return isDockerHub(host) ? 'docker.io' : host;
+  return isDockerHub(host) ? DOCKER_HUB : host;
 };
 
 /** The docker config key a credential for `registry` is written under (by host). */
 export const authKeyFor = (registry: string): string =>
-  canonicalRegistryHost(registry) === 'docker.io' ? DOCKER_HUB_AUTH_KEY : registryHost(registry);
+  canonicalRegistryHost(registry) === DOCKER_HUB ? DOCKER_HUB_AUTH_KEY : registryHost(registry);
 
 /** Whether `host` (host[:port]) is listed in insecureRegistries (entries may carry a scheme or path). */
 export function isInsecureRegistry(host: string, insecureRegistries: readonly string[]): boolean {

@@ -5,7 +5,7 @@
  * are left out; an `attest` hook may add new ones for the new manifests (src/supply-chain/).
  * Layers are not copied: a gone layer makes the registry refuse the manifest (REGISTRY_FAILED).
  */
-import { registryUnreachable } from '../errors.js';
+import { registryUnreachable } from '../errors/errors.js';
 import { LIMITS, type FetchedManifest, type RegistryCall, type RegistryClient, sha256 } from './client.js';
 import { MEDIA_TYPES } from './manifest.js';
 import { putManifest, uploadBlob } from './push.js';

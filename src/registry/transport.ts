@@ -5,7 +5,7 @@
  */
 import http from 'node:http';
 import https from 'node:https';
-import { transportReason } from '../errors.js';
+import { transportReason } from '../errors/errors.js';
 
 export type TransportFailure = 'timeout' | 'too_large' | 'network' | 'redirect';
 

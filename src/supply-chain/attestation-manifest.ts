@@ -4,7 +4,7 @@
  * `unknown/unknown` with the `vnd.docker.reference.*` annotations naming the manifest they attest.
  * buildx imagetools and policy engines find them there.
  */
-import { registryUnreachable } from '../errors.js';
+import { registryUnreachable } from '../errors/errors.js';
 import { LIMITS, type RegistryCall, type RegistryClient, sha256 } from '../registry/client.js';
 import { MEDIA_TYPES } from '../registry/manifest.js';
 import { putManifest, uploadBlob } from '../registry/push.js';

@@ -5,7 +5,7 @@
  */
 import { sign, verify } from 'node:crypto';
 import type { SigningKey } from '../config/types.js';
-import { registryUnreachable } from '../errors.js';
+import { registryUnreachable } from '../errors/errors.js';
 import { LIMITS, type RegistryCall, type RegistryClient, sha256 } from '../registry/client.js';
 import { MEDIA_TYPES } from '../registry/manifest.js';
 import { putManifest, uploadBlob } from '../registry/push.js';

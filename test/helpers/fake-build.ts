@@ -1,5 +1,5 @@
 /** The repository and the BuildResult that unit tests' fake job runners answer with. */
-import type { BuildResult } from '../../workers/plan-types.js';
+import type { BuildResult } from '../../workers/plan/plan-types.js';
 
 export const REPO = 'https://git.example.com/org/app.git';
 

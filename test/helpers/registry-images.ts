@@ -6,7 +6,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
-import { encodeBasicAuth } from '../../src/config/basic-auth.js';
+import { encodeBasicAuth } from '../../src/secrets/basic-auth.js';
 import type { StackEnv } from '../stack/env.js';
 
 export interface ImageSpec {

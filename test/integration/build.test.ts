@@ -35,7 +35,7 @@ interface Expected {
   creds?: RegistryCreds;
 }
 
-/** Asserts a 200 with exactly the contract's fields, fetchable logs, and the image in its registry. */
+/** Asserts a 200 with exactly the fields of docs/openapi.yaml, fetchable logs, and the image in its registry. */
 async function assertBuilt(
   t: ExecutionContext,
   app: RunningApp,

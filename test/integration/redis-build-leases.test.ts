@@ -8,8 +8,8 @@ import {
   type BuildLeases,
   type FollowedBuild,
   type LeaseClaim,
-} from '../../src/builds/leases.js';
-import { createRedisBuildLeases, LEASE_LOST } from '../../src/builds/redis-leases.js';
+} from '../../workers/leases/leases.js';
+import { createRedisBuildLeases, LEASE_LOST } from '../../workers/leases/redis-leases.js';
 import type { RedisConnection } from '../../src/redis/connection.js';
 import { readyConnection, useRedisServer } from '../helpers/redis-test-server.js';
 import { silentLogger } from '../helpers/silent-logger.js';

@@ -2,7 +2,7 @@
 // on two connections stand for two replicas.
 import test from 'ava';
 import { Redis } from 'ioredis';
-import { isServiceError } from '../../src/errors.js';
+import { isServiceError } from '../../src/errors/errors.js';
 import { createRedisLogStore, TRUNCATED_MARKER, type RedisLogStore } from '../../src/logs/redis-store.js';
 import type { RedisConnection } from '../../src/redis/connection.js';
 import { startRedis, type RedisProcess } from '../helpers/redis-process.js';

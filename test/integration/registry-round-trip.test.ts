@@ -4,7 +4,7 @@
 // from the request or from a registry mapping rule, with ambient or per-request credentials
 // (both matched by the registry's host).
 import test, { type ExecutionContext } from 'ava';
-import { encodeBasicAuth } from '../../src/config/basic-auth.js';
+import { encodeBasicAuth } from '../../src/secrets/basic-auth.js';
 import type { RunningApp } from '../helpers/app.js';
 import {
   type BuildOverrides,

@@ -2,7 +2,7 @@
 // as $STACK_DIR/env (KEY=value lines) and $STACK_DIR/env.json.
 import fs from 'node:fs';
 import path from 'node:path';
-import { shellQuote } from '../../src/shell-quote.js';
+import { shellQuote } from '../../src/rules/shell-quote.js';
 import { baseImage } from './components/base-image.js';
 import { STACK_BUILDER_NAME, builderEndpoint } from './components/builder.js';
 import { engine } from './components/engines.js';

@@ -1,6 +1,6 @@
 // A minimal registry v2 client for the stack and its tests: one request with the registry's own
 // auth dance (no auth, Basic, or Bearer through the realm with Basic credentials).
-import { basicAuthHeader } from '../../src/config/basic-auth.js';
+import { basicAuthHeader } from '../../src/secrets/basic-auth.js';
 
 export interface RegistryCreds {
   user: string;

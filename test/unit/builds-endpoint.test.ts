@@ -5,9 +5,9 @@
 import test from 'ava';
 import { createMemoryBuildRegistry } from '../../src/builds/memory-registry.js';
 import type { BuildRecord } from '../../src/builds/types.js';
-import { commandFailed, noDefinition } from '../../src/errors.js';
+import { commandFailed, noDefinition } from '../../src/errors/errors.js';
 import type { BuildJobRunner } from '../../workers/build-worker.js';
-import type { BuildResult } from '../../workers/plan-types.js';
+import type { BuildResult } from '../../workers/plan/plan-types.js';
 import { startApp, testConfig, type RunningApp } from '../helpers/app.js';
 import { REPO } from '../helpers/fake-build.js';
 import { eventually } from '../helpers/eventually.js';

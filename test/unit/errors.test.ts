@@ -2,8 +2,8 @@ import test from 'ava';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { renderErrorsDoc } from '../../src/errors-docs.js';
-import { ERRORS, errorText, TRANSPORT_REASONS } from '../../src/errors.js';
+import { renderErrorsDoc } from '../../src/errors/docs.js';
+import { ERRORS, errorText, TRANSPORT_REASONS } from '../../src/errors/errors.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const read = (path: string): string => readFileSync(join(root, path), 'utf8');
@@ -13,7 +13,9 @@ function sourceFiles(dir: string): string[] {
     .filter((e) => e.isFile() && e.name.endsWith('.ts'))
     .map((e) => join(e.parentPath, e.name).slice(root.length));
 }
-const SOURCES = [...sourceFiles('src'), ...sourceFiles('workers')].filter((f) => f !== 'src/errors.ts');
+const SOURCES = [...sourceFiles('src'), ...sourceFiles('workers')].filter(
+  (f) => f !== 'src/errors/errors.ts',
+);
 
 test('docs/errors.md is generated from the error table (run `npm run docs:errors`)', (t) => {
   t.is(read('docs/errors.md'), renderErrorsDoc());
@@ -37,7 +39,7 @@ test('a text template is filled with values only', (t) => {
 });
 
 test('every code has a constructor, and every constructor a producer in src/ or workers/', (t) => {
-  const errorsSource = read('src/errors.ts');
+  const errorsSource = read('src/errors/errors.ts');
   const constructorOf = new Map<string, string>();
   for (const chunk of errorsSource.split(/^export const /m).slice(1)) {
     const name = /^\w+/.exec(chunk)?.[0] ?? '';
@@ -46,7 +48,7 @@ test('every code has a constructor, and every constructor a producer in src/ or 
   const code = SOURCES.map(read).join('\n');
   for (const errorCode of Object.keys(ERRORS)) {
     const name = constructorOf.get(errorCode);
-    t.truthy(name, `${errorCode} has no constructor in src/errors.ts`);
+    t.truthy(name, `${errorCode} has no constructor in src/errors/errors.ts`);
     if (name === undefined) continue;
     t.regex(code, new RegExp(`\\b${name}\\(`), `${errorCode} (${name}) is never produced: remove it`);
   }
@@ -71,7 +73,7 @@ const PLAIN_ERRORS: Readonly<Record<string, number>> = {
   'workers/builder/pending-cli.ts': 1, // the pre-started CLI run after it was discarded
 };
 
-test('no error text is built at a throw site: ServiceErrors come from the constructors of src/errors.ts', (t) => {
+test('no error text is built at a throw site: ServiceErrors come from the constructors of src/errors/errors.ts', (t) => {
   for (const file of SOURCES) {
     const text = read(file);
     t.false(text.includes('new ServiceError('), `${file} builds a ServiceError itself`);

@@ -4,10 +4,10 @@
 import test, { type ExecutionContext } from 'ava';
 import { createHash } from 'node:crypto';
 import type Router from '@koa/router';
-import { createApp } from '../../src/app.js';
-import { commandFailed, ERRORS } from '../../src/errors.js';
+import { createApp } from '../../src/http/app.js';
+import { commandFailed, ERRORS } from '../../src/errors/errors.js';
 import type { BuildDeps } from '../../workers/build-deps.js';
-import type { BuildPlan, BuildResult } from '../../workers/plan-types.js';
+import type { BuildPlan, BuildResult } from '../../workers/plan/plan-types.js';
 import { startApp, testConfig } from '../helpers/app.js';
 import {
   documentErrors,

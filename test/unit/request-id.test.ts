@@ -4,9 +4,9 @@
  */
 import { connect } from 'node:net';
 import test from 'ava';
-import { commandFailed } from '../../src/errors.js';
+import { commandFailed } from '../../src/errors/errors.js';
 import type { BuildJobRunner } from '../../workers/build-worker.js';
-import { REQUEST_ID_PATTERN } from '../../src/http/request-id.js';
+import { REQUEST_ID_PATTERN } from '../../src/rules/limits.js';
 import { startApp, testConfig, type RunningApp } from '../helpers/app.js';
 import { REPO, RESULT } from '../helpers/fake-build.js';
 import { eventually } from '../helpers/eventually.js';

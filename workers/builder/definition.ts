@@ -1,6 +1,6 @@
 /**
  * Finds the dev container definition of a clone (the path found in the commit's trees, or by
- * the same rule, definition-lookup.ts, on disk): `.devcontainer/devcontainer.json`, else
+ * the same rule, src/rules/definition.ts, on disk): `.devcontainer/devcontainer.json`, else
  * `.devcontainer.json`, else the lexically first `.devcontainer/<folder>/devcontainer.json`.
  * None: a generated `{"image": <fallback>}` outside the clone, or 400 NO_DEFINITION without a
  * fallback image. A definition, or a Dockerfile, build context, compose file or local feature
@@ -12,13 +12,14 @@
 import type { Dirent } from 'node:fs';
 import { lstat, readdir, readFile, readlink, realpath, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
-import { definitionOutsideClone, definitionOutsideReadSet, noDefinition } from '../../src/errors.js';
+import { definitionOutsideClone, definitionOutsideReadSet, noDefinition } from '../../src/errors/errors.js';
 import {
   DEVCONTAINER_DIR,
   findDefinitionIn,
+  FIXED_CANDIDATES,
   type ListingKind,
   subfolderCandidate,
-} from './definition-lookup.js';
+} from '../../src/rules/definition.js';
 import { parseJsonc } from './jsonc.js';
 import { buildReadSet, type ReadPath, referencedPaths, usesDockerfile } from './read-set.js';
 
@@ -66,11 +67,7 @@ async function assertInside(root: string, path: string, shown: string): Promise<
 async function findDefinition(root: string): Promise<string | undefined> {
   const entries = await readdir(join(root, DEVCONTAINER_DIR)).catch(() => [] as string[]);
   const listing = new Map<string, ListingKind>();
-  for (const candidate of [
-    '.devcontainer/devcontainer.json',
-    '.devcontainer.json',
-    ...entries.map(subfolderCandidate),
-  ])
+  for (const candidate of [...FIXED_CANDIDATES, ...entries.map(subfolderCandidate)])
     if (await exists(join(root, candidate))) listing.set(candidate, 'file');
   const found = findDefinitionIn(listing);
   return found !== undefined && 'path' in found ? found.path : undefined;

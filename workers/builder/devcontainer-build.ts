@@ -8,14 +8,16 @@
 import { mkdir } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import type { BuilderMode } from '../../src/rules/limits.js';
 import type { BuildDefaults } from '../../src/config/types.js';
 import { stepFailure } from '../../src/exec/failure.js';
 import { run } from '../../src/exec/run.js';
 import type { CommandLogWriter } from '../../src/logs/types.js';
 import { withSpan } from '../../src/observability/tracing.js';
-import type { BuildDeps } from '../build-deps.js';
-import type { BuildPlan } from '../plan-types.js';
-import type { RequestDir } from '../request-dir.js';
+import type { StepDeps } from '../common/step-deps.js';
+import type { BuilderHandle } from './remote-builder.js';
+import type { BuildPlan } from '../plan/plan-types.js';
+import type { RequestDir } from '../common/request-dir.js';
 import { saveCliCache, seedCliCache } from './cli-cache.js';
 import { writeRequestDockerConfig } from './docker-config.js';
 import type { PendingCli } from './pending-cli.js';
@@ -28,7 +30,7 @@ import {
   SECRETS_DIR_VAR,
   writeDockerWrapper,
 } from './docker-wrapper.js';
-import { writeSecretFiles } from '../build-secrets/secret-files.js';
+import { writeSecretFiles } from './secret-files.js';
 
 export interface DevcontainerBuildInput {
   readonly workspaceFolder: string;
@@ -40,7 +42,7 @@ export interface DevcontainerBuildInput {
   readonly noCache: boolean;
   readonly cacheFrom?: string;
   readonly cacheTo?: string;
-  readonly mode: 'auto' | 'never';
+  readonly mode: BuilderMode;
   readonly omitSyntaxDirective: boolean;
   /** OCI labels, in order. */
   readonly labels: ReadonlyArray<readonly [string, string]>;
@@ -121,7 +123,9 @@ export function attestationEnv(
 
 export interface BuildAndPushOptions {
   plan: BuildPlan;
-  deps: Pick<BuildDeps, 'config' | 'logStore' | 'groups' | 'remoteBuilder' | 'devcontainerCli'>;
+  deps: Pick<StepDeps, 'config' | 'logStore' | 'groups' | 'devcontainerCli'> & {
+    readonly remoteBuilder: BuilderHandle;
+  };
   dir: RequestDir;
   workspaceFolder: string;
   configFile?: string;

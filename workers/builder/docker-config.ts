@@ -7,7 +7,7 @@
  */
 import { access, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { encodeBasicAuth } from '../../src/config/basic-auth.js';
+import { encodeBasicAuth } from '../../src/secrets/basic-auth.js';
 import type { DockerAuthEntry, DockerConfigDocument } from '../../src/config/types.js';
 import { authKeyFor, canonicalRegistryHost } from '../../src/registry/reference.js';
 

@@ -11,7 +11,7 @@
  * - It has no `--provenance` or `--attest`: the wrapper adds the configured attestations
  *   (docs/supply-chain.md) to every `docker buildx build`.
  * - It adds `--secret id=<id>,src=<file>` for each file of the build secrets folder whose path
- *   SECRETS_DIR_VAR holds (workers/build-secrets/secret-files.ts): paths only, never values.
+ *   SECRETS_DIR_VAR holds (workers/builder/secret-files.ts): paths only, never values.
  * Values come from environment variables expanded inside double quotes ("$VAR"): the shell
  * never interprets them (no word splitting, globbing or substitution); argv is rebuilt with
  * the POSIX `for arg do shift; set -- "$@" ...` rotation, never re-parsed.

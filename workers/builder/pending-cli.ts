@@ -9,7 +9,7 @@
 import { fileURLToPath } from 'node:url';
 import { runDeferred, type CommandResult, type DeferredStart } from '../../src/exec/run.js';
 import type { CommandLogWriter } from '../../src/logs/types.js';
-import type { BuildConfig, BuildDeps } from '../build-deps.js';
+import type { BuildConfig, StepDeps } from '../common/step-deps.js';
 
 /** The launcher script, beside this module (copied to dist/ by the build). */
 const LAUNCHER = fileURLToPath(new URL('./devcontainer-launcher.cjs', import.meta.url));
@@ -26,7 +26,7 @@ export interface PendingCli {
 }
 
 export function startPendingCli(
-  deps: Pick<BuildDeps, 'groups' | 'devcontainerCli'> & {
+  deps: Pick<StepDeps, 'groups' | 'devcontainerCli'> & {
     readonly config: Pick<BuildConfig, 'childEnv'> & {
       readonly build: Pick<BuildConfig['build'], 'timeoutSeconds'>;
     };

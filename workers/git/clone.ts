@@ -25,14 +25,14 @@
  * output kept in order, as if one after the other); the definition is read from its checked-out file.
  */
 import { rm } from 'node:fs/promises';
-import { commandOutputUnexpected } from '../../src/errors.js';
+import { commandOutputUnexpected } from '../../src/errors/errors.js';
 import { stepFailure } from '../../src/exec/failure.js';
 import type { CommandLogWriter } from '../../src/logs/types.js';
 import { run, type RunOptions } from '../../src/exec/run.js';
 import { withSpan } from '../../src/observability/tracing.js';
-import type { BuildDeps } from '../build-deps.js';
-import type { BuildPlan } from '../plan-types.js';
-import type { RequestDir } from '../request-dir.js';
+import type { StepDeps } from '../common/step-deps.js';
+import type { BuildPlan } from '../plan/plan-types.js';
+import type { RequestDir } from '../common/request-dir.js';
 import type { ReadPath } from '../builder/read-set.js';
 import {
   type CommitDefinition,
@@ -104,7 +104,7 @@ export interface OpenClone {
   end(note?: string): Promise<void>;
 }
 
-type CloneDeps = Pick<BuildDeps, 'config' | 'logStore' | 'groups'> & { readonly blobs?: BlobStore };
+type CloneDeps = Pick<StepDeps, 'config' | 'logStore' | 'groups'> & { readonly blobs?: BlobStore };
 
 /** What the steps of one clone share: its request, its log and its git commands. */
 interface Clone {
@@ -290,7 +290,7 @@ export async function openClone(
 /** The whole clone at once: open, check out, seal. */
 export async function cloneRepository(
   plan: BuildPlan,
-  deps: Pick<BuildDeps, 'config' | 'logStore' | 'groups'>,
+  deps: Pick<StepDeps, 'config' | 'logStore' | 'groups'>,
   dir: RequestDir,
   signal: AbortSignal,
 ): Promise<ClonedRepository> {

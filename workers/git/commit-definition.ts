@@ -1,7 +1,7 @@
 /**
  * The dev container definition of a cloned commit: found from its trees before any file content
  * is fetched (`ls-tree -r -t` of `.devcontainer/` and `.devcontainer.json`, kept for the build key
- * -> the lookup rule, builder/definition-lookup.ts), then read once its own place is checked out
+ * -> the lookup rule, src/rules/definition.ts), then read once its own place is checked out
  * (the config's file -> JSONC -> the read set).
  * A config that is a symbolic link is followed inside the tree only to a file of its own folder
  * (what the sparse checkout holds); a link leaving the repository is DEFINITION_OUTSIDE_CLONE,
@@ -14,8 +14,8 @@ import {
   commandOutputUnexpected,
   definitionOutsideClone,
   definitionOutsideReadSet,
-} from '../../src/errors.js';
-import { DEVCONTAINER_DIR, findDefinitionIn, type ListingKind } from '../builder/definition-lookup.js';
+} from '../../src/errors/errors.js';
+import { DEFINITION_ROOTS, findDefinitionIn, type ListingKind } from '../../src/rules/definition.js';
 import { parseJsonc } from '../builder/jsonc.js';
 import { buildReadSet, type ReadPath, repositoryFolder, repositoryPath } from '../builder/read-set.js';
 import { LINK_MODE, parseLsTree, type TreeEntry } from './tree-listing.js';
@@ -78,17 +78,7 @@ export async function locateDefinition(
   git: GitCapture,
   treeish: string,
 ): Promise<LocatedDefinition | undefined> {
-  const output = await git([
-    'ls-tree',
-    '-r',
-    '-t',
-    '-z',
-    '--full-tree',
-    treeish,
-    '--',
-    DEVCONTAINER_DIR,
-    '.devcontainer.json',
-  ]);
+  const output = await git(['ls-tree', '-r', '-t', '-z', '--full-tree', treeish, '--', ...DEFINITION_ROOTS]);
   const tree = new Map(parseLsTree(output).map((e) => [e.path, e] as const));
   const entries = new Map([...tree].filter(([, e]) => e.type === 'blob'));
   const listing = new Map<string, ListingKind>(

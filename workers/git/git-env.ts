@@ -8,9 +8,9 @@
  * - an https credential only in a per-request 0600 global config file (credentialConfig);
  * - ssh with no config file, batch mode, only our identity, an explicit known_hosts.
  */
-import { basicAuthHeader } from '../../src/config/basic-auth.js';
+import { basicAuthHeader } from '../../src/secrets/basic-auth.js';
 // Paths in GIT_SSH_COMMAND are single-quoted: git runs it with `sh -c`.
-import { shellQuote } from '../../src/shell-quote.js';
+import { shellQuote } from '../../src/rules/shell-quote.js';
 import type { KnownHosts } from './host-keys.js';
 
 /** Configuration forced on every git process (`git -c key=value`, via GIT_CONFIG_COUNT). */

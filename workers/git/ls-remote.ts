@@ -6,9 +6,9 @@
  * ref does not exist.
  */
 import { run } from '../../src/exec/run.js';
-import type { BuildDeps } from '../build-deps.js';
-import type { BuildPlan } from '../plan-types.js';
-import { createRequestDir, removeRequestDir } from '../request-dir.js';
+import type { StepDeps } from '../common/step-deps.js';
+import type { BuildPlan } from '../plan/plan-types.js';
+import { createRequestDir, removeRequestDir } from '../common/request-dir.js';
 import { gitSecrets, requestGitEnv } from './request-git-env.js';
 
 const LS_REMOTE_TIMEOUT_SECONDS = 30;
@@ -23,7 +23,7 @@ export function parseLsRemote(output: string): string[] {
 
 export async function remoteTip(
   plan: BuildPlan,
-  deps: Pick<BuildDeps, 'config' | 'groups'>,
+  deps: Pick<StepDeps, 'config' | 'groups'>,
   signal: AbortSignal,
 ): Promise<string[]> {
   const dir = await createRequestDir(deps.config.scratchDir);

@@ -6,10 +6,10 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { encodeBasicAuth } from '../../src/config/basic-auth.js';
-import type { BuildDeps } from '../build-deps.js';
-import type { BuildPlan } from '../plan-types.js';
-import type { RequestDir } from '../request-dir.js';
+import { encodeBasicAuth } from '../../src/secrets/basic-auth.js';
+import type { StepDeps } from '../common/step-deps.js';
+import type { BuildPlan } from '../plan/plan-types.js';
+import type { RequestDir } from '../common/request-dir.js';
 import { credentialConfig, gitEnv, repoOrigin } from './git-env.js';
 import { prepareKnownHosts } from './host-keys.js';
 
@@ -44,7 +44,7 @@ export function gitSecrets(plan: BuildPlan): string[] {
 /** The environment of the request's git commands (credential files written into `dir.gitSecrets`). */
 export async function requestGitEnv(
   plan: BuildPlan,
-  config: BuildDeps['config'],
+  config: StepDeps['config'],
   dir: Pick<RequestDir, 'gitSecrets' | 'home'>,
 ): Promise<Record<string, string>> {
   const knownHosts = await prepareKnownHosts({

@@ -1,4 +1,4 @@
-import { commandOutputUnexpected } from '../../src/errors.js';
+import { commandOutputUnexpected } from '../../src/errors/errors.js';
 
 /**
  * `git ls-tree -z` output as entries (pure): `<mode> SP <type> SP <oid> TAB <path> NUL`.

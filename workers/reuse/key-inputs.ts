@@ -9,7 +9,7 @@
  */
 import { createHash } from 'node:crypto';
 import { posix } from 'node:path';
-import { isServiceError } from '../../src/errors.js';
+import { isServiceError } from '../../src/errors/errors.js';
 import { PULL, type RegistryClient } from '../../src/registry/client.js';
 import { parseImageString } from '../../src/registry/image-string.js';
 import {

@@ -4,10 +4,10 @@
  * `registryCredentials` when they name that registry, else the ambient entry, else none.
  * Pure.
  */
-import { findRegistryAuth, type RegistryCredentials } from '../../src/config/docker-auth.js';
+import { findRegistryAuth, type RegistryCredentials } from '../../src/registry/docker-auth.js';
 import type { DockerConfigDocument } from '../../src/config/types.js';
 import { canonicalRegistryHost, type ImageReference } from '../../src/registry/reference.js';
-import type { BuildPlan } from '../plan-types.js';
+import type { BuildPlan } from '../plan/plan-types.js';
 
 export type CredentialsFor = (ref: ImageReference) => RegistryCredentials | undefined;
 

@@ -5,7 +5,7 @@
  * key's, do not count: docs/secrets.md), and the identity itself is a digest: nothing secret is kept.
  */
 import { createHash } from 'node:crypto';
-import type { BuildPlan } from '../plan-types.js';
+import type { BuildPlan } from '../plan/plan-types.js';
 
 const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
 

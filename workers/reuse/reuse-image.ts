@@ -5,7 +5,7 @@
  * and writes its own tag: a relabelled copy (src/registry/relabel.ts) with this request's
  * revision and source labels. Every call uses the push credentials of the build.
  */
-import { imageNotFound, internal } from '../../src/errors.js';
+import { imageNotFound, internal } from '../../src/errors/errors.js';
 import { PUSH_ACTIONS, type RegistryCall, type RegistryClient } from '../../src/registry/client.js';
 import { parseImageString } from '../../src/registry/image-string.js';
 import type { ImageReference } from '../../src/registry/reference.js';

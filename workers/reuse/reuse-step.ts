@@ -16,16 +16,16 @@ import {
   type FollowedBuild,
   type FollowedOutcome,
   type HeldLease,
-} from '../../src/builds/leases.js';
-import { isServiceError } from '../../src/errors.js';
+} from '../leases/leases.js';
+import { isServiceError } from '../../src/errors/errors.js';
 import type { CommandLogWriter } from '../../src/logs/types.js';
 import { RegistryClient } from '../../src/registry/client.js';
-import type { BuildDeps } from '../build-deps.js';
+import type { StepDeps } from '../common/step-deps.js';
 import type { DevcontainerDefinition } from '../builder/definition.js';
 import { devcontainerCliVersion } from '../builder/devcontainer-build.js';
 import { parseJsonc } from '../builder/jsonc.js';
 import { isRegularFile, type TreeEntry } from '../git/tree-listing.js';
-import type { BuildPlan, BuildResult } from '../plan-types.js';
+import type { BuildPlan, BuildResult } from '../plan/plan-types.js';
 import { buildKeyTag, changedInputs, type BuildKeyInput } from './build-key.js';
 import {
   createInProcessInFlight,
@@ -74,7 +74,7 @@ export function createReuseDeps(
 /** What the job knows when the reuse step runs. */
 export interface ReuseStepInput {
   readonly plan: BuildPlan;
-  readonly deps: Pick<BuildDeps, 'config' | 'reuse' | 'metrics'>;
+  readonly deps: Pick<StepDeps, 'config' | 'metrics'> & { readonly reuse: ReuseDeps };
   readonly branch: string;
   readonly commit: string;
   readonly target: ReuseTarget;
@@ -101,7 +101,10 @@ const seconds = (startedMs: number): string => `${((performance.now() - startedM
 export const reasonOf = (err: unknown): string =>
   isServiceError(err) ? err.message : err instanceof Error ? err.message : 'unknown failure';
 
-export function registryAccess(plan: BuildPlan, deps: Pick<BuildDeps, 'config' | 'reuse'>): RegistryAccess {
+export function registryAccess(
+  plan: BuildPlan,
+  deps: Pick<StepDeps, 'config'> & { readonly reuse: ReuseDeps },
+): RegistryAccess {
   return {
     client: deps.reuse.registry,
     insecureRegistries: deps.config.insecureRegistries,
@@ -151,7 +154,7 @@ const recentId = (plan: BuildPlan, branch: string): string =>
 /** What a checked-out clone gives the key (see keyFromCheckout). */
 export interface CheckoutKeySource {
   readonly plan: BuildPlan;
-  readonly deps: Pick<BuildDeps, 'config' | 'reuse'>;
+  readonly deps: Pick<StepDeps, 'config'> & { readonly reuse: ReuseDeps };
   readonly cloneDir: string;
   readonly definition: DevcontainerDefinition;
   /** The object id of the config's blob, as the clone read it (undefined for the fallback). */
@@ -162,7 +165,10 @@ export interface CheckoutKeySource {
   readonly signal: AbortSignal;
 }
 
-export function keyDeps(plan: BuildPlan, deps: Pick<BuildDeps, 'config' | 'reuse'>): KeyDeps {
+export function keyDeps(
+  plan: BuildPlan,
+  deps: Pick<StepDeps, 'config'> & { readonly reuse: ReuseDeps },
+): KeyDeps {
   return {
     client: deps.reuse.registry,
     insecureRegistries: deps.config.insecureRegistries,

@@ -8,6 +8,7 @@
  * definition names outside the repository, a root build context, a definition that is not keyed),
  * the answer is undefined: the job checks out and computes the key from the files as before.
  */
+import { DEFINITION_ROOTS } from '../../src/rules/definition.js';
 import { parseJsonc } from '../builder/jsonc.js';
 import { fallbackDefinitionText } from '../builder/definition.js';
 import {
@@ -38,7 +39,7 @@ export interface TreeKeyInput {
 }
 
 /** The paths the locating listing already covers (recursively). */
-const LISTED_ROOTS = ['.devcontainer', '.devcontainer.json'];
+const LISTED_ROOTS = DEFINITION_ROOTS;
 
 /** The entries of the read set's paths and everything under them; undefined when one cannot stand. */
 async function readSetEntries(

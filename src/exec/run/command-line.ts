@@ -2,8 +2,8 @@
  * How a command is shown (secrets masked) and how its outcome is told; the argv rule: a known
  * secret never reaches argv (checked before anything starts).
  */
-import { maskSecrets, secretVariants } from '../../logs/masking.js';
-import { shellWord } from '../../shell-quote.js';
+import { maskSecrets, secretVariants } from '../../secrets/masking.js';
+import { shellWord } from '../../rules/shell-quote.js';
 import type { CommandResult, Display } from './types.js';
 
 /** A command ran (or tried to) and did not succeed. */

@@ -1,7 +1,7 @@
 // The base image `<registry>/dev/base:1` on every registry: busybox-static rootfs for linux/amd64
 // and linux/386 (applet symlinks, /etc/passwd, /etc/group), built FROM scratch through the stack's
 // own builder and pushed as one multi-platform index to all four registries in a single build.
-import { encodeBasicAuth } from '../../../src/config/basic-auth.js';
+import { encodeBasicAuth } from '../../../src/secrets/basic-auth.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import { I386_DEB_DIR, type Layout } from '../layout.js';

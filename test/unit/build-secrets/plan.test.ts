@@ -3,11 +3,16 @@
 // values are masked, ids (not values) enter the build key and the coalescing identity.
 import test from 'ava';
 import type { Config } from '../../../src/config/types.js';
-import type { ErrorCode, ServiceError } from '../../../src/errors.js';
-import { planBuild } from '../../../workers/plan.js';
+import type { ErrorCode, ServiceError } from '../../../src/errors/errors.js';
+import { parseBuildRequest } from '../../../src/http/build-schema.js';
+import type { BuildPlan } from '../../../workers/plan/plan-types.js';
+import { planBuild as planRequest } from '../../../workers/plan/plan.js';
 import { buildKey, changedInputs, type BuildKeyInput } from '../../../workers/reuse/build-key.js';
 import { requestIdentity } from '../../../workers/reuse/request-identity.js';
 import { testConfig } from '../../helpers/app.js';
+
+/** What POST /build does with a body: the shape check, then the plan. */
+const planBuild = (body: unknown, cfg: Config): BuildPlan => planRequest(parseBuildRequest(body), cfg);
 
 const CANARY = 'CANARY-request-secret-9c2e';
 const REPO = 'https://git.example.com:8443/team/app.git';

@@ -2,7 +2,7 @@ import test, { type ExecutionContext } from 'ava';
 import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { isServiceError } from '../../../src/errors.js';
+import { isServiceError } from '../../../src/errors/errors.js';
 import { resolveDefinition } from '../../../workers/builder/definition.js';
 import { referencedPaths } from '../../../workers/builder/read-set.js';
 

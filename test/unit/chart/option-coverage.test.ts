@@ -81,8 +81,8 @@ const CHART_ONLY = [
   'tolerations',
   'kubernetesService',
   'buildkit', // the chart-deployed BuildKit; the service gets its endpoints and TLS files
-  'tracing', // OpenTelemetry's own variables, read before configuration (contract rule 9)
-  'registryAuth', // the ambient docker config.json, not an option (contract rule 11)
+  'tracing', // OpenTelemetry's own variables, read before configuration (docs/operations.md)
+  'registryAuth', // the ambient docker config.json, not an option (README, Configuration)
   'metrics',
   'signing', // the signing key's Secret, mounted as the file SIGNING_KEY_PATH names
 ];

@@ -1,5 +1,5 @@
 // The chart as the real Helm renders it, for the default values and every valid values file: the
-// parsed objects carry what the contract fixes (uid/gid 2000, read-only root, no API token, sized
+// parsed objects carry what docs/operations.md fixes (uid/gid 2000, read-only root, no API token, sized
 // scratch volumes, probes, checksums), and the service's own loader accepts the configuration files
 // and environment the pod would see.
 import test from 'ava';
@@ -213,7 +213,7 @@ for (const c of cases) {
     t.is(value('BUILDER_NAME'), at<string>(c.values, 'builderName'));
     t.is(value('DOCKER_CONFIG'), '/var/lib/builder-state');
     t.is(value('HOME'), '/tmp');
-    // DEPLOYMENT_ENVIRONMENT only for a non-empty `environment` (contract rule 10).
+    // DEPLOYMENT_ENVIRONMENT only for a non-empty `environment` (docs/operations.md).
     const environment = at(c.values, 'environment') as string;
     t.is(value('DEPLOYMENT_ENVIRONMENT'), environment === '' ? undefined : environment);
     t.is(

@@ -8,10 +8,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'ava';
 import { Ajv } from 'ajv';
-import { parseCacheSpec } from '../../../src/config/cache-spec.js';
+import { parseCacheSpec } from '../../../src/rules/cache-spec.js';
 import { isPinnedHostKey } from '../../../src/config/known-hosts.js';
-import { BUILD_PLATFORM_PATTERN } from '../../../src/registry/platform.js';
-import { REGISTRY_PATTERN } from '../../../src/registry/reference.js';
+import { BUILD_PLATFORM_PATTERN } from '../../../src/rules/image-reference.js';
+import { REGISTRY_PATTERN } from '../../../src/rules/image-reference.js';
 
 const schema = JSON.parse(
   readFileSync(join(import.meta.dirname, '../../../k8s/image-build-service/values.schema.json'), 'utf8'),

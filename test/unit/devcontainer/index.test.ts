@@ -1,5 +1,5 @@
 import test from 'ava';
-import { isServiceError } from '../../../src/errors.js';
+import { isServiceError } from '../../../src/errors/errors.js';
 import { describeDevcontainer, parseMetadataLabel } from '../../../src/devcontainer/index.js';
 
 const PARSED: { title: string; label: string; expected: unknown[] }[] = [

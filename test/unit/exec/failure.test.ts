@@ -1,5 +1,5 @@
 import test from 'ava';
-import { commandOutputUnexpected, invalidFields, isServiceError } from '../../../src/errors.js';
+import { commandOutputUnexpected, invalidFields, isServiceError } from '../../../src/errors/errors.js';
 import { stepFailure } from '../../../src/exec/failure.js';
 import { CommandFailure } from '../../../src/exec/run.js';
 

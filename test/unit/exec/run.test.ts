@@ -287,7 +287,7 @@ for (const [args, secrets, line] of [
   [['-c', 'a b'], [], "git -c 'a b'"],
   [['', "it's"], [], `git '' 'it'\\''s'`],
   [['--x=tok3n'], ['tok3n'], 'git --x=***'],
-  // The one masking rule (logs/masking.ts): each line of a multi-line secret, longest first.
+  // The one masking rule (secrets/masking.ts): each line of a multi-line secret, longest first.
   [
     ['--key=line-one-of-a-key', '--both=tok3n-and-more'],
     ['-----BEGIN K-----\nline-one-of-a-key\n', 'tok3n', 'tok3n-and-more'],

@@ -3,7 +3,7 @@
 // reached Redis. The real server and a real dropped connection: integration/redis-log-store.
 import test from 'ava';
 import type { Command, Redis } from 'ioredis';
-import { TRUNCATED_MARKER } from '../../../src/logs/redis-log-keys.js';
+import { TRUNCATED_MARKER } from '../../../src/redis/keys.js';
 import { createElementSpaces, openRedisLogWriter } from '../../../src/logs/redis-log-writer.js';
 import { eventually } from '../../helpers/eventually.js';
 

@@ -1,6 +1,6 @@
 // The real service process (src/main.ts), configured only through its environment, sends the
 // spans of a real request (with the clone as a child span) to a local OTLP receiver and the 5xx
-// to a local envelope receiver: tracing starts before configuration loads, as main.ts wires it.
+// to a local envelope receiver: tracing starts before configuration loads, as src/service.ts wires it.
 import test from 'ava';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';

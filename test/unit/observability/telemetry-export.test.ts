@@ -7,9 +7,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { ServiceError } from '../../../src/errors.js';
+import { ServiceError } from '../../../src/errors/errors.js';
 import { createErrorTracker } from '../../../src/observability/error-tracking.js';
 import { startTracing, withSpan } from '../../../src/observability/tracing.js';
+import { MASK } from '../../../src/secrets/masking.js';
 import { startApp, testConfig, type RunningApp } from '../../helpers/app.js';
 import { startOtlpReceiver, type OtlpReceiver } from '../../helpers/otlp-receiver.js';
 import { startSentryReceiver, type SentryReceiver } from '../../helpers/sentry-receiver.js';
@@ -152,9 +153,9 @@ test.serial(
     await flushAll();
     const event = await sentry.waitForEvent((e) => e.tags?.route === '/scrub');
     const message = event.exception?.values?.[0]?.value ?? '';
-    t.true(message.includes('https://[redacted]@git.example/x.git'), message);
-    t.true(message.includes('Bearer [redacted]'), message);
-    t.is(event.tags?.password, '[redacted]');
+    t.true(message.includes(`https://${MASK}@git.example/x.git`), message);
+    t.true(message.includes(`Bearer ${MASK}`), message);
+    t.is(event.tags?.password, MASK);
     t.is(event.breadcrumbs, undefined);
     for (const secret of SECRETS) t.false(sentry.rawText().includes(secret), `event leaks ${secret}`);
   },

@@ -1,6 +1,6 @@
 import test from 'ava';
 import { createHash } from 'node:crypto';
-import { isServiceError } from '../../../src/errors.js';
+import { isServiceError } from '../../../src/errors/errors.js';
 import { DELETE_ACTIONS, PULL, RegistryClient, type RegistryCall } from '../../../src/registry/client.js';
 import { TokenCache } from '../../../src/registry/auth.js';
 import { imageExists } from '../../../src/registry/check.js';

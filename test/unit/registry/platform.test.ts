@@ -1,8 +1,7 @@
 import test from 'ava';
 import type { Descriptor } from '../../../src/registry/manifest.js';
+import { BUILD_PLATFORM_PATTERN, PLATFORM_PARAM_PATTERN } from '../../../src/rules/image-reference.js';
 import {
-  BUILD_PLATFORM_PATTERN,
-  PLATFORM_PARAM_PATTERN,
   isAttestation,
   normalizePlatform,
   parsePlatform,

@@ -1,15 +1,13 @@
 import test from 'ava';
-import { isServiceError } from '../../../src/errors.js';
+import { isServiceError } from '../../../src/errors/errors.js';
 import {
   authKeyFor,
   isInsecureRegistry,
-  NAME_PATTERN,
   parseReference,
-  REGISTRY_PATTERN,
   registryHost,
   splitRegistry,
-  TAG_PATTERN,
 } from '../../../src/registry/reference.js';
+import { NAME_PATTERN, REGISTRY_PATTERN, TAG_PATTERN } from '../../../src/rules/image-reference.js';
 
 const insecure = ['localhost:5000', 'http://127.0.0.1:6000/'];
 

@@ -1,10 +1,10 @@
 // The seam between configuration and plan for cache specs: a default the configuration accepts
 // always plans a request that names no cache option, and a spec is accepted by configuration
-// exactly when a request may carry it (both sides use config/cache-spec.ts).
+// exactly when a request may carry it (both sides use src/rules/cache-spec.ts).
 import test from 'ava';
 import { loadConfig } from '../../../src/config/load.js';
-import { isServiceError } from '../../../src/errors.js';
-import { planBuild } from '../../../workers/plan.js';
+import { isServiceError } from '../../../src/errors/errors.js';
+import { planBuild } from '../../../workers/plan/plan.js';
 import { configScratch } from '../../helpers/config-scratch.js';
 
 const { baseEnv } = configScratch('ibs-cache-default-');

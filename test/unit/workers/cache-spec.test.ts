@@ -1,5 +1,5 @@
 import test from 'ava';
-import { normaliseCacheSpec } from '../../../workers/cache-spec.js';
+import { normaliseCacheSpec } from '../../../workers/plan/plan.js';
 
 const normalised: [string, string][] = [
   ['127.0.0.1:5000/cache/x:buildcache', 'type=registry,ref=127.0.0.1:5000/cache/x:buildcache'],

@@ -1,6 +1,6 @@
 import test from 'ava';
-import { NAME_PATTERN } from '../../../src/registry/reference.js';
-import { deriveImageName } from '../../../workers/image-name.js';
+import { NAME_PATTERN } from '../../../src/rules/image-reference.js';
+import { deriveImageName } from '../../../workers/plan/image-name.js';
 
 const derived: [string, string | undefined][] = [
   ['org/repo.git', 'repo'],

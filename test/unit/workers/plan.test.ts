@@ -1,8 +1,13 @@
 import test, { type ExecutionContext } from 'ava';
 import type { Config } from '../../../src/config/types.js';
-import { ERRORS, type ErrorCode, type ServiceError } from '../../../src/errors.js';
-import { planBuild } from '../../../workers/plan.js';
+import { ERRORS, type ErrorCode, type ServiceError } from '../../../src/errors/errors.js';
+import { parseBuildRequest } from '../../../src/http/build-schema.js';
+import type { BuildPlan } from '../../../workers/plan/plan-types.js';
+import { planBuild as planRequest } from '../../../workers/plan/plan.js';
 import { testConfig } from '../../helpers/app.js';
+
+/** What POST /build does with a body: the shape check, then the plan. */
+const planBuild = (body: unknown, cfg: Config): BuildPlan => planRequest(parseBuildRequest(body), cfg);
 
 const SHAPE = ERRORS.INVALID_FIELDS.text;
 const REPO = 'https://git.example.com/org/app.git';

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { ServiceError } from '../../../src/errors.js';
+import { ServiceError } from '../../../src/errors/errors.js';
 import { Cancellation } from '../../../src/exec/cancellation.js';
 import { Metrics } from '../../../src/observability/metrics.js';
 import { createBuildQueue } from '../../../workers/queue.js';

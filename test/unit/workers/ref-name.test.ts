@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import test from 'ava';
-import { isValidRefName } from '../../../workers/git/ref-name.js';
+import { isValidRefName } from '../../../workers/plan/ref-name.js';
 
 const valid = [
   'main',

@@ -1,6 +1,6 @@
 import test from 'ava';
-import { isServiceError } from '../../../src/errors.js';
-import { knownHostsName, parseRepoUrl } from '../../../workers/git/repo-url.js';
+import { isServiceError } from '../../../src/errors/errors.js';
+import { knownHostsName, parseRepoUrl } from '../../../workers/plan/repo-url.js';
 
 const strict = { allowInsecureGitProtocols: false };
 const insecure = { allowInsecureGitProtocols: true };

@@ -3,7 +3,7 @@
 // the registry endpoints' reference parser, which names the same image.
 import test from 'ava';
 import { parseReference } from '../../../src/registry/reference.js';
-import { planBuild } from '../../../workers/plan.js';
+import { planBuild } from '../../../workers/plan/plan.js';
 import { testConfig } from '../../helpers/app.js';
 
 const REGISTRIES = [

@@ -6,12 +6,12 @@
  * answer is marked down and the build moves on to the next healthy one, once, before any step runs.
  */
 import type { Config } from '../../../src/config/types.js';
-import { buildersFull, stepFailed } from '../../../src/errors.js';
+import { buildersFull, stepFailed } from '../../../src/errors/errors.js';
 import type { ProcessGroups } from '../../../src/exec/process-groups.js';
 import type { BuilderMetrics } from '../../../src/observability/builder-metrics.js';
 import type { Logger } from '../../../src/observability/logger.js';
 import { BUILD_STATUSES, type BuildStatus } from '../../../src/observability/metrics.js';
-import { BUSY_RETRY_AFTER_SECONDS } from '../../queue.js';
+import { RETRY_AFTER } from '../../common/retry-after.js';
 import { RemoteBuilder, builderSpecs, type BuilderSpec, type EnsureOptions } from '../remote-builder.js';
 import { BuilderHealth, type BuilderState } from './health.js';
 import { placementKey, placementOrder } from './placement.js';
@@ -83,7 +83,7 @@ export class BuilderFleet {
     const order = this.#order(repository, branch);
     const member = this.#firstWithRoom(order);
     if (member === undefined) {
-      throw buildersFull(this.#limit, BUSY_RETRY_AFTER_SECONDS);
+      throw buildersFull(this.#limit, RETRY_AFTER.default);
     }
     return new Placement(this, order, member);
   }

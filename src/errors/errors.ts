@@ -1,0 +1,677 @@
+/**
+ * Every error the service answers, in one place: the ERRORS table gives each stable code its
+ * HTTP status, its text (a template whose `{placeholders}` the constructors below fill with
+ * values, never with prose) and when it happens. docs/errors.md is generated from the table
+ * (`npm run docs:errors`). Throw a ServiceError (from a constructor here) anywhere below the
+ * HTTP layer; the error middleware in src/http/app.ts turns it into the response.
+ * Never identify an error by its message text: compare `code`.
+ */
+import {
+  BUILD_SECRET_ID_RULE,
+  MAX_BUILD_SECRET_BYTES,
+  MAX_BUILD_SECRETS,
+} from '../rules/build-secret-rules.js';
+import { CACHE_TYPES } from '../rules/cache-spec.js';
+import { DEFINITION_PLACES } from '../rules/definition.js';
+import { BODY_LIMIT_BYTES, BUILDER_MODES, REQUEST_ID_MAX_LENGTH } from '../rules/limits.js';
+
+/** `a, b or c`. */
+const orList = (items: readonly string[]): string =>
+  items.length < 2 ? items.join('') : `${items.slice(0, -1).join(', ')} or ${items.at(-1)}`;
+
+interface ErrorEntry {
+  readonly status: number;
+  /** The `error` text of the body; `{name}` is replaced by the constructor's value `name`. */
+  readonly text: string;
+  /** One line: when the service answers this. */
+  readonly when: string;
+}
+
+/** The accepted shape of a POST /build body, for the shape-check 400. */
+const BUILD_REQUEST_FIELDS =
+  'repository (required); branch (optional non-empty string or null: branch or tag, default branch when unset); ' +
+  'image (optional object or null: registry, name, tag, each an optional non-empty string, derived when unset); ' +
+  'gitCredentials (optional object: username and token, together); ' +
+  'registryCredentials (optional object: registry, username and password, together); ' +
+  'platforms (optional array of "os/arch[/variant]" strings); ' +
+  'buildSecrets (optional object: secret id -> value string); ' +
+  `buildOptions (optional object: noCache boolean, cacheFrom and cacheTo cache specs of type ${orList(CACHE_TYPES)}, ` +
+  `mode ${orList(BUILDER_MODES.map((m) => `"${m}"`))})`;
+
+/** What each filter of GET /builds must be (`other`: a filter that does not exist). */
+const BUILD_FILTER_RULES: Readonly<Record<string, string>> = {
+  requestId: `requestId (1 to ${REQUEST_ID_MAX_LENGTH} characters of A-Z a-z 0-9 . _ : -)`,
+  repository: 'repository (the repository as given to POST /build, at most 2048 characters)',
+  status: 'status (running, or a metric status: success, failure, invalid_request, busy)',
+  other: 'no other filter (filters: requestId, repository, status)',
+};
+
+/** What each query parameter of GET/DELETE /image and GET /devcontainer must be. */
+const QUERY_PARAMETER_RULES: Readonly<Record<string, string>> = {
+  registry: 'registry (required, non-empty string, host[:port] optionally followed by a namespace path)',
+  name: 'name (required, non-empty string)',
+  tag: 'tag (required, non-empty string)',
+  platform: 'platform (optional, os/arch[/variant])',
+};
+
+export const ERRORS = {
+  // --- any route ---
+  NOT_FOUND: { status: 404, text: 'not found', when: 'No route matches the method and path.' },
+  INVALID_JSON: { status: 400, text: 'invalid JSON body', when: 'The request body is not valid JSON.' },
+  BODY_TOO_LARGE: {
+    status: 413,
+    text: 'request body too large (limit {limit} bytes)',
+    when: `The request body is larger than ${BODY_LIMIT_BYTES / 1024 / 1024} MiB.`,
+  },
+  UNREADABLE_REQUEST: {
+    status: 400,
+    text: 'the request could not be read: {reason}',
+    when: 'The HTTP layer refused the request (unsupported body charset or encoding, request aborted).',
+  },
+  INTERNAL: {
+    status: 500,
+    text: 'internal error',
+    when: 'A programming error outside any command step; reported to error tracking.',
+  },
+
+  // --- POST /build: the request ---
+  INVALID_FIELDS: {
+    status: 400,
+    text: `missing or invalid fields: ${BUILD_REQUEST_FIELDS}`,
+    when: 'The body is not a JSON object or fails the build request shape check (or a cache spec is malformed).',
+  },
+  INVALID_REPOSITORY_URL: {
+    status: 400,
+    text: 'unable to parse git repository URL: {repository}',
+    when: '`repository` matches no accepted URL form (https://, ssh://, SCP-style).',
+  },
+  SCHEME_NOT_ALLOWED: {
+    status: 400,
+    text:
+      'repository URL scheme "{scheme}://" is not allowed: use https://, ssh:// or SCP-style (user@host:path)' +
+      ' (git:// and http:// need insecure git protocols allowed)',
+    when: '`repository` uses a scheme other than https:// or ssh:// (git:// and http:// unless allowed).',
+  },
+  CREDENTIALS_IN_URL: {
+    status: 400,
+    text: 'repository URL must not contain credentials: pass them in gitCredentials (username and token)',
+    when: '`repository` embeds credentials (user:token@).',
+  },
+  INVALID_BRANCH: {
+    status: 400,
+    text: 'invalid branch {branch}: must be a valid git branch or tag name (git check-ref-format) not starting with "-"',
+    when: '`branch` is not a valid git ref name.',
+  },
+  INVALID_BUILD_SECRET_ID: {
+    status: 400,
+    text: `buildSecrets: invalid secret id {id}: an id is ${BUILD_SECRET_ID_RULE}`,
+    when: 'A key of `buildSecrets` is not a valid secret id.',
+  },
+  BUILD_SECRET_NOT_STRING: {
+    status: 400,
+    text: 'buildSecrets: the value of secret "{id}" must be a string',
+    when: 'A value of `buildSecrets` is not a string.',
+  },
+  BUILD_SECRET_TOO_LARGE: {
+    status: 400,
+    text: `buildSecrets: the value of secret "{id}" is larger than ${MAX_BUILD_SECRET_BYTES} bytes`,
+    when: `A value of \`buildSecrets\` is longer than ${MAX_BUILD_SECRET_BYTES} bytes (UTF-8).`,
+  },
+  TOO_MANY_BUILD_SECRETS: {
+    status: 400,
+    text: `buildSecrets: {count} secrets given, at most ${MAX_BUILD_SECRETS} are allowed`,
+    when: `\`buildSecrets\` has more than ${MAX_BUILD_SECRETS} entries.`,
+  },
+  CACHE_TYPE_NOT_ALLOWED: {
+    status: 400,
+    text: `buildOptions.{field}: cache type "{type}" is not allowed (allowed: ${CACHE_TYPES.join(', ')})`,
+    when: `\`buildOptions.cacheFrom\` or \`cacheTo\` names a cache type other than ${CACHE_TYPES.join(', ')}.`,
+  },
+  IMAGE_NAME_UNDERIVABLE: {
+    status: 400,
+    text: 'unable to derive an image name from repository path {path}: provide image.name',
+    when: 'No `image.name` is given and none can be derived from the repository path.',
+  },
+  NO_REGISTRY: {
+    status: 400,
+    text: 'no registry resolved for repository {repository}: provide image.registry or configure a matching registry mapping rule',
+    when: 'No `image.registry` is given and no registry mapping rule matches the repository.',
+  },
+  HOST_KEY_NOT_PINNED: {
+    status: 400,
+    text: 'SSH host key policy is "pinned" but no pinned key configured for host {host}',
+    when: 'The SSH host key policy is `pinned` and the resolved SSH credential has no `pinnedHostKey`.',
+  },
+  NO_DEFINITION: {
+    status: 400,
+    text: `the repository has no dev container definition (${DEFINITION_PLACES}) and no fallback image is configured`,
+    when: 'The cloned repository has no devcontainer.json and no fallback image is configured.',
+  },
+  DEFINITION_OUTSIDE_CLONE: {
+    status: 400,
+    text: '{path} resolves outside the repository (through .. or a symbolic link); refusing to build it',
+    when: 'The definition, or a file it names, resolves outside the clone.',
+  },
+  DEFINITION_OUTSIDE_READ_SET: {
+    status: 400,
+    text:
+      "{path} is a symbolic link to a part of the repository the build does not read (only the definition's folder," +
+      ' its Dockerfile and build context, local features and compose files are checked out); refusing to build it',
+    when: 'A symbolic link among the paths a build reads (or a `.devcontainer` folder that is a link) leads elsewhere in the repository.',
+  },
+  BUSY: {
+    status: 429,
+    text: 'already running {running} builds, the maximum; retry later',
+    when: 'The instance already runs its maximum of concurrent builds; `Retry-After` gives seconds to wait.',
+  },
+  BUILDERS_FULL: {
+    status: 429,
+    text: 'every builder that answers already runs {perBuilder} builds, the maximum per builder; retry later',
+    when: 'Every healthy builder runs `--max-builds-per-builder` builds (docs/fleet.md); `Retry-After` gives seconds to wait.',
+  },
+
+  // --- POST /build: the commands ---
+  COMMAND_FAILED: {
+    status: 500,
+    text: '{command} {outcome}',
+    when: 'A real external command (git, devcontainer) exited non-zero, timed out, was aborted or could not start; with `logId`.',
+  },
+  COMMAND_OUTPUT_UNEXPECTED: {
+    status: 500,
+    text: '{command} printed unexpected output',
+    when: 'A command succeeded but printed something the service cannot use (e.g. no commit id); with `logId`.',
+  },
+  STEP_FAILED: {
+    status: 500,
+    text: '{step} failed',
+    when: 'Something other than the command failed once the step had opened its log (e.g. a scratch file); with `logId`, whose last line says what.',
+  },
+
+  // --- logs ---
+  INVALID_LOG_ID: {
+    status: 400,
+    text: 'invalid log id: {id}',
+    when: 'The `{id}` of /logs/{id} does not have the form of a log id.',
+  },
+  LOG_NOT_FOUND: {
+    status: 404,
+    text: 'log not found',
+    when: 'The log id is unknown, rotated away or already deleted; with `logId`.',
+  },
+  INVALID_FOLLOW: {
+    status: 400,
+    text: 'invalid query parameter follow: true or false',
+    when: '`GET /logs/{id}` was given `follow` with a value other than `true` or `false`.',
+  },
+
+  // --- GET /builds ---
+  INVALID_BUILD_FILTERS: {
+    status: 400,
+    text: 'invalid filters for GET /builds: {filters}',
+    when: 'A filter of `GET /builds` is unknown, repeated, empty or malformed.',
+  },
+
+  // --- Redis mode ---
+  STORE_UNAVAILABLE: {
+    status: 503,
+    text: 'the shared store (Redis) is unavailable: builds and command logs need it; retry later',
+    when: 'Redis mode: Redis does not answer (POST /build, GET /builds, GET/DELETE /logs); with Retry-After: 10.',
+  },
+
+  // --- GET/DELETE /image, GET /devcontainer: the request ---
+  INVALID_QUERY: {
+    status: 400,
+    text: 'missing or invalid query parameters: {parameters}',
+    when: 'A query parameter is missing, empty, holds a control character, or `platform` is not os/arch[/variant].',
+  },
+  REGISTRY_HEADERS_UNPAIRED: {
+    status: 400,
+    text: 'X-Registry-Username and X-Registry-Password must be given together',
+    when: 'Only one of the two registry credential headers is given.',
+  },
+  REGISTRY_SCHEME_NOT_ALLOWED: {
+    status: 400,
+    text: 'registry: scheme "{scheme}://" is not allowed (use host[:port][/namespace] or https://host[:port][/namespace])',
+    when: '`registry` starts with a scheme other than https:// or http://.',
+  },
+  INVALID_REGISTRY: {
+    status: 400,
+    text: 'registry: {registry} is not a host[:port], optionally followed by a namespace path',
+    when: '`registry` is not a host name or address with an optional port and an optional namespace path (`ghcr.io/org`).',
+  },
+  REGISTRY_HTTP_NOT_ALLOWED: {
+    status: 400,
+    text: 'registry: http:// is only allowed for a registry listed in insecureRegistries',
+    when: '`registry` starts with http:// but is not listed in insecureRegistries.',
+  },
+  INVALID_IMAGE_NAME: {
+    status: 400,
+    text: 'name: {name} is not a valid repository name (lowercase path components [a-z0-9] separated by ".", "_", "__", "-" and "/"; at most 255 characters with the registry\'s namespace)',
+    when: "`name` is not a valid registry repository name, or is too long with the registry's namespace path.",
+  },
+  INVALID_TAG: {
+    status: 400,
+    text: 'tag: {tag} is not a valid tag ([A-Za-z0-9_][A-Za-z0-9._-], at most 128 characters)',
+    when: '`tag` is not a valid registry tag.',
+  },
+
+  // --- GET /devcontainer: the image ---
+  IMAGE_NOT_FOUND: {
+    status: 404,
+    text: 'image {image} not found',
+    when: 'GET /devcontainer: the registry has no manifest for the tag.',
+  },
+  PLATFORM_NOT_FOUND: {
+    status: 422,
+    text: 'platform {platform} not found in {image}; available: {available}',
+    when: 'The image has no entry for the asked platform; `availablePlatforms` lists those it has.',
+  },
+  METADATA_LABEL_MISSING: {
+    status: 422,
+    text: 'the image has no devcontainer.metadata label',
+    when: 'The image config has no `devcontainer.metadata` label.',
+  },
+  METADATA_LABEL_NOT_JSON: {
+    status: 422,
+    text: 'the devcontainer.metadata label is not valid JSON',
+    when: 'The `devcontainer.metadata` label is not JSON.',
+  },
+  METADATA_LABEL_NOT_ENTRIES: {
+    status: 422,
+    text: 'the devcontainer.metadata label is neither a JSON array nor a JSON object',
+    when: 'The `devcontainer.metadata` label is JSON but neither an array nor an object.',
+  },
+
+  // --- GET/DELETE /image, GET /devcontainer: the registry ---
+  REGISTRY_ANSWERED: {
+    status: 502,
+    text: '{registry} answered {status} for {image}',
+    when: 'The registry or its token realm answered an unexpected HTTP status (after authentication).',
+  },
+  PLATFORM_MANIFEST_MISSING: {
+    status: 502,
+    text: '{registry} answered 404 for {image} ({digest})',
+    when: 'The manifest a multi-platform index points to for the platform is missing.',
+  },
+  REGISTRY_UNREACHABLE: {
+    status: 502,
+    text: '{registry}: {reason} for {image}',
+    when: 'The registry could not be talked to: DNS, connection, TLS, timeout, refused redirect, oversized answer.',
+  },
+  TOKEN_REALM_UNREACHABLE: {
+    status: 502,
+    text: '{registry}: token realm {realm}: {reason} for {image}',
+    when: "The registry's token realm could not be talked to (same reasons as above).",
+  },
+  TOKEN_REALM_INVALID: {
+    status: 502,
+    text: '{registry}: invalid token realm in its challenge for {image}',
+    when: "The registry's bearer challenge names no valid realm URL.",
+  },
+  TOKEN_REALM_SCHEME_REFUSED: {
+    status: 502,
+    text: '{registry}: token realm scheme {scheme} refused for {image}',
+    when: "The registry's bearer challenge names a realm that is neither https nor http.",
+  },
+  TOKEN_NOT_JSON: {
+    status: 502,
+    text: '{registry}: token realm answered invalid JSON for {image}',
+    when: 'The token realm answered 200 with a body that is not JSON.',
+  },
+  TOKEN_MISSING: {
+    status: 502,
+    text: '{registry}: token realm answered without a token for {image}',
+    when: 'The token realm answered 200 without `token` or `access_token`.',
+  },
+  DIGEST_ALGORITHM_UNSUPPORTED: {
+    status: 502,
+    text: '{registry}: unsupported digest algorithm in {digest} for {image}',
+    when: 'A manifest points to content by a digest that is neither sha256 nor sha512.',
+  },
+  DIGEST_MISMATCH: {
+    status: 502,
+    text: '{registry}: content does not match digest {digest} for {image}',
+    when: 'Content fetched by digest does not hash to that digest.',
+  },
+  MANIFEST_INVALID: {
+    status: 502,
+    text: '{registry}: unsupported or invalid manifest for {image}',
+    when: "The tag's manifest is neither an image manifest nor an index the service reads.",
+  },
+  PLATFORM_MANIFEST_UNSUPPORTED: {
+    status: 502,
+    text: '{registry}: unsupported manifest {digest} for {image}',
+    when: "The platform's manifest in an index is not an image manifest.",
+  },
+  IMAGE_CONFIG_INVALID: {
+    status: 502,
+    text: '{registry}: invalid image config for {image}',
+    when: "The image's config blob is not a valid image config.",
+  },
+} as const satisfies Record<string, ErrorEntry>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+/** The `{reason}` of REGISTRY_UNREACHABLE and TOKEN_REALM_UNREACHABLE: why no usable HTTP answer came. */
+export const TRANSPORT_REASONS = {
+  TIMEOUT: {
+    text: 'no answer within {seconds} s',
+    when: 'The call (redirects and body included) outlasted its deadline.',
+  },
+  TOO_LARGE: {
+    text: 'response larger than {max} bytes',
+    when: 'The answer is larger than the service reads for that kind of content.',
+  },
+  REDIRECT_INVALID: { text: 'invalid redirect location', when: 'A redirect names no valid URL.' },
+  REDIRECT_SCHEME_REFUSED: {
+    text: 'redirect to a {protocol} URL refused',
+    when: 'A redirect points to a scheme other than https or http.',
+  },
+  REDIRECT_DOWNGRADE_REFUSED: {
+    text: 'redirect from https to plain http refused',
+    when: 'A redirect would leave https for plain http.',
+  },
+  CONNECTION_REFUSED: { text: 'connection refused', when: 'Nothing listens at the address.' },
+  NOT_RESOLVED: { text: 'host name not resolved', when: 'DNS does not know the host.' },
+  CONNECTION_RESET: { text: 'connection reset', when: 'The peer reset the connection.' },
+  CONNECTION_TIMED_OUT: {
+    text: 'connection timed out',
+    when: 'The connection could not be established in time.',
+  },
+  HOST_UNREACHABLE: { text: 'host unreachable', when: 'No route to the host or its network.' },
+  TLS_FAILED: {
+    text: 'TLS error ({code})',
+    when: 'The TLS handshake failed (untrusted or invalid certificate...); `code` is the TLS error code.',
+  },
+  INVALID_HTTP: { text: 'invalid HTTP answer', when: 'The peer does not speak HTTP.' },
+  CLOSED_EARLY: {
+    text: 'connection closed before the response ended',
+    when: 'The answer was cut before its end.',
+  },
+  NETWORK_CODE: {
+    text: 'network error ({code})',
+    when: 'Any other network failure, with its system error code.',
+  },
+  NETWORK: { text: 'network error', when: 'Any other network failure, without a code.' },
+} as const satisfies Record<string, Omit<ErrorEntry, 'status'>>;
+
+export type TransportReason = keyof typeof TRANSPORT_REASONS;
+
+/** The `{names}` of a text template. */
+type Placeholders<T extends string> = T extends `${string}{${infer Name}}${infer Rest}`
+  ? Name | Placeholders<Rest>
+  : never;
+type Values<C extends ErrorCode> = Readonly<
+  Record<Placeholders<(typeof ERRORS)[C]['text']>, string | number>
+>;
+
+type ReasonValues<R extends TransportReason> = Readonly<
+  Record<Placeholders<(typeof TRANSPORT_REASONS)[R]['text']>, string | number>
+>;
+
+const fill = (template: string, values: Readonly<Record<string, string | number>>): string =>
+  template.replace(/\{([A-Za-z]+)\}/g, (_, name: string) => String(values[name]));
+
+/** The table's text of `code` with its placeholders filled (pure). */
+export function errorText<C extends ErrorCode>(code: C, values: Values<C>): string {
+  return fill(ERRORS[code].text, values);
+}
+
+/** The text of a transport failure's reason, placeholders filled (pure). */
+export function transportReason<R extends TransportReason>(reason: R, values: ReasonValues<R>): string {
+  return fill(TRANSPORT_REASONS[reason].text, values);
+}
+
+export interface ErrorDetails {
+  /** Id of the captured command log (500 from a command step, 404 for logs). */
+  logId?: string;
+  /** Extra response headers, e.g. Retry-After on 429. */
+  headers?: Record<string, string>;
+  /** Extra JSON fields merged into the body (never secrets). */
+  body?: Record<string, unknown>;
+  cause?: unknown;
+}
+
+/**
+ * The base of every error the service answers. Each code has its own subclass (ERROR_CLASSES, as
+ * undici's lib/core/errors.js gives each class one stable code): tell errors apart with
+ * `instanceof`, never by comparing `code` or the message at a call site.
+ */
+export class ServiceError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly details: ErrorDetails;
+
+  /** Only the constructors of this file call this: the message is always the table's text. */
+  constructor(code: ErrorCode, message: string, details: ErrorDetails = {}) {
+    super(message, details.cause === undefined ? undefined : { cause: details.cause });
+    this.name = 'ServiceError';
+    this.code = code;
+    this.status = ERRORS[code].status;
+    this.details = details;
+  }
+
+  /** The JSON body of the response: `{error, logId?, ...}`. */
+  toBody(): Record<string, unknown> {
+    const body: Record<string, unknown> = { error: this.message, ...this.details.body };
+    if (this.details.logId !== undefined) body.logId = this.details.logId;
+    return body;
+  }
+}
+
+export const isServiceError = (err: unknown): err is ServiceError => err instanceof ServiceError;
+
+/** An error of one code. */
+export type CodedError<C extends ErrorCode> = ServiceError & { readonly code: C };
+type ErrorClass<C extends ErrorCode> = new (message: string, details?: ErrorDetails) => CodedError<C>;
+
+/** The subclass of `code`: its instances carry that code, and only they do. */
+const classOf = <C extends ErrorCode>(code: C): ErrorClass<C> =>
+  class extends ServiceError {
+    declare readonly code: C;
+    constructor(message: string, details?: ErrorDetails) {
+      super(code, message, details);
+    }
+  };
+
+/** One subclass of ServiceError per code of the table. */
+export const ERROR_CLASSES = Object.fromEntries(
+  Object.keys(ERRORS).map((code) => [code, classOf(code as ErrorCode)]),
+) as { readonly [C in ErrorCode]: ErrorClass<C> };
+
+// The classes callers tell apart.
+export const InternalError = ERROR_CLASSES.INTERNAL;
+export const InvalidFieldsError = ERROR_CLASSES.INVALID_FIELDS;
+export const BusyError = ERROR_CLASSES.BUSY;
+export const BuildersFullError = ERROR_CLASSES.BUILDERS_FULL;
+export const CommandFailedError = ERROR_CLASSES.COMMAND_FAILED;
+export const StepFailedError = ERROR_CLASSES.STEP_FAILED;
+export const ImageNotFoundError = ERROR_CLASSES.IMAGE_NOT_FOUND;
+
+const make = <C extends ErrorCode>(code: C, values: Values<C>, details?: ErrorDetails): ServiceError =>
+  new ERROR_CLASSES[code](errorText(code, values), details);
+
+/** The same error answered with the id of the log of the step it happened in. */
+export const withLogId = (err: ServiceError, logId: string): ServiceError =>
+  new ERROR_CLASSES[err.code](err.message, { ...err.details, logId });
+
+// --- any route ---
+
+export const notFound = (): ServiceError => make('NOT_FOUND', {});
+
+export const invalidJson = (): ServiceError => make('INVALID_JSON', {});
+
+export const bodyTooLarge = (limitBytes: number): ServiceError =>
+  make('BODY_TOO_LARGE', { limit: limitBytes });
+
+/** `reason` is the HTTP layer's own short message (e.g. `request aborted`). */
+export const unreadableRequest = (reason: string): ServiceError => make('UNREADABLE_REQUEST', { reason });
+
+export const internal = (cause: unknown): ServiceError => make('INTERNAL', {}, { cause });
+
+// --- POST /build ---
+
+export const invalidFields = (): ServiceError => make('INVALID_FIELDS', {});
+
+export const invalidRepositoryUrl = (repository: string): ServiceError =>
+  make('INVALID_REPOSITORY_URL', { repository });
+
+export const schemeNotAllowed = (scheme: string): ServiceError => make('SCHEME_NOT_ALLOWED', { scheme });
+
+export const credentialsInUrl = (): ServiceError => make('CREDENTIALS_IN_URL', {});
+
+export const invalidBranch = (branch: string): ServiceError =>
+  make('INVALID_BRANCH', { branch: JSON.stringify(branch) });
+
+/** `id` is the request's key, shown quoted and cut to 80 characters (it failed the id grammar). */
+export const invalidBuildSecretId = (id: string): ServiceError =>
+  make('INVALID_BUILD_SECRET_ID', { id: JSON.stringify(id.slice(0, 80)) });
+
+/** `id` has passed the id grammar; the value is never shown. */
+export const buildSecretNotString = (id: string): ServiceError => make('BUILD_SECRET_NOT_STRING', { id });
+
+export const buildSecretTooLarge = (id: string): ServiceError => make('BUILD_SECRET_TOO_LARGE', { id });
+
+export const tooManyBuildSecrets = (count: number): ServiceError => make('TOO_MANY_BUILD_SECRETS', { count });
+
+export const cacheTypeNotAllowed = (field: 'cacheFrom' | 'cacheTo', type: string): ServiceError =>
+  make('CACHE_TYPE_NOT_ALLOWED', { field, type });
+
+export const imageNameUnderivable = (path: string): ServiceError => make('IMAGE_NAME_UNDERIVABLE', { path });
+
+export const noRegistry = (repository: string): ServiceError => make('NO_REGISTRY', { repository });
+
+export const hostKeyNotPinned = (host: string): ServiceError => make('HOST_KEY_NOT_PINNED', { host });
+
+export const noDefinition = (): ServiceError => make('NO_DEFINITION', {});
+
+/** `path` names the offending path as written in the repository (never a server path). */
+export const definitionOutsideClone = (path: string): ServiceError =>
+  make('DEFINITION_OUTSIDE_CLONE', { path });
+
+export const definitionOutsideReadSet = (path: string): ServiceError =>
+  make('DEFINITION_OUTSIDE_READ_SET', { path });
+
+export const busy = (running: number, retryAfterSeconds: number): ServiceError =>
+  make('BUSY', { running }, { headers: { 'Retry-After': String(retryAfterSeconds) } });
+
+export const buildersFull = (perBuilder: number, retryAfterSeconds: number): ServiceError =>
+  make('BUILDERS_FULL', { perBuilder }, { headers: { 'Retry-After': String(retryAfterSeconds) } });
+
+/** A real external command ran and failed: the body names the command and its outcome, never its output. */
+export const commandFailed = (commandLine: string, outcome: string, logId: string): ServiceError =>
+  make('COMMAND_FAILED', { command: commandLine, outcome }, { logId });
+
+/** Thrown inside a step; src/exec/failure.ts adds the step's logId. */
+export const commandOutputUnexpected = (commandLine: string): ServiceError =>
+  make('COMMAND_OUTPUT_UNEXPECTED', { command: commandLine });
+
+/** `step` names the step (`git clone`, `image build`); its log says what failed. */
+export const stepFailed = (step: string, logId: string, cause: unknown): ServiceError =>
+  make('STEP_FAILED', { step }, { logId, cause });
+
+// --- logs ---
+
+export const invalidLogId = (id: string): ServiceError => make('INVALID_LOG_ID', { id: JSON.stringify(id) });
+
+export const logNotFound = (logId: string): ServiceError => make('LOG_NOT_FOUND', {}, { logId });
+
+export const invalidFollow = (): ServiceError => make('INVALID_FOLLOW', {});
+
+// --- GET /builds ---
+
+/** `filters`: the names of the offending filters (`other` for one that does not exist). */
+export const invalidBuildFilters = (filters: readonly string[]): ServiceError =>
+  make('INVALID_BUILD_FILTERS', { filters: filters.map((f) => BUILD_FILTER_RULES[f] ?? f).join('; ') });
+// --- Redis mode ---
+
+/** Never carries the Redis URL or the client's error (they can name the server's password). */
+export const storeUnavailable = (): ServiceError =>
+  make('STORE_UNAVAILABLE', {}, { headers: { 'Retry-After': '10' } });
+
+// --- registry endpoints: the request ---
+
+/** `parameters` are the names of the failing query parameters. */
+export const invalidQuery = (parameters: readonly string[]): ServiceError =>
+  make('INVALID_QUERY', { parameters: parameters.map((p) => QUERY_PARAMETER_RULES[p] ?? p).join('; ') });
+
+export const registryHeadersUnpaired = (): ServiceError => make('REGISTRY_HEADERS_UNPAIRED', {});
+
+export const registrySchemeNotAllowed = (scheme: string): ServiceError =>
+  make('REGISTRY_SCHEME_NOT_ALLOWED', { scheme });
+
+export const invalidRegistry = (registry: string): ServiceError =>
+  make('INVALID_REGISTRY', { registry: JSON.stringify(registry) });
+
+export const registryHttpNotAllowed = (): ServiceError => make('REGISTRY_HTTP_NOT_ALLOWED', {});
+
+export const invalidImageName = (name: string): ServiceError =>
+  make('INVALID_IMAGE_NAME', { name: JSON.stringify(name) });
+
+export const invalidTag = (tag: string): ServiceError => make('INVALID_TAG', { tag: JSON.stringify(tag) });
+
+// --- GET /devcontainer: the image ---
+
+export const imageNotFound = (image: string): ServiceError => make('IMAGE_NOT_FOUND', { image });
+
+export const platformNotFound = (image: string, platform: string, available: string[]): ServiceError =>
+  make(
+    'PLATFORM_NOT_FOUND',
+    { platform, image, available: available.length > 0 ? available.join(', ') : 'none' },
+    { body: { availablePlatforms: available } },
+  );
+
+export const metadataLabelMissing = (): ServiceError => make('METADATA_LABEL_MISSING', {});
+export const metadataLabelNotJson = (): ServiceError => make('METADATA_LABEL_NOT_JSON', {});
+export const metadataLabelNotEntries = (): ServiceError => make('METADATA_LABEL_NOT_ENTRIES', {});
+
+// --- registry endpoints: the registry (never carries a credential) ---
+
+export const registryAnswered = (registry: string, status: number, image: string): ServiceError =>
+  make('REGISTRY_ANSWERED', { registry, status, image });
+
+export const platformManifestMissing = (registry: string, image: string, digest: string): ServiceError =>
+  make('PLATFORM_MANIFEST_MISSING', { registry, image, digest });
+
+/** `reason` is a transport failure's reason (transportReason). */
+export const registryUnreachable = (
+  registry: string,
+  reason: string,
+  image: string,
+  cause?: unknown,
+): ServiceError => make('REGISTRY_UNREACHABLE', { registry, reason, image }, { cause });
+
+export const tokenRealmUnreachable = (
+  registry: string,
+  realm: string,
+  reason: string,
+  image: string,
+  cause?: unknown,
+): ServiceError => make('TOKEN_REALM_UNREACHABLE', { registry, realm, reason, image }, { cause });
+
+export const tokenRealmInvalid = (registry: string, image: string): ServiceError =>
+  make('TOKEN_REALM_INVALID', { registry, image });
+
+export const tokenRealmSchemeRefused = (registry: string, scheme: string, image: string): ServiceError =>
+  make('TOKEN_REALM_SCHEME_REFUSED', { registry, scheme, image });
+
+export const tokenNotJson = (registry: string, image: string): ServiceError =>
+  make('TOKEN_NOT_JSON', { registry, image });
+
+export const tokenMissing = (registry: string, image: string): ServiceError =>
+  make('TOKEN_MISSING', { registry, image });
+
+export const digestAlgorithmUnsupported = (registry: string, digest: string, image: string): ServiceError =>
+  make('DIGEST_ALGORITHM_UNSUPPORTED', { registry, digest, image });
+
+export const digestMismatch = (registry: string, digest: string, image: string): ServiceError =>
+  make('DIGEST_MISMATCH', { registry, digest, image });
+
+export const manifestInvalid = (registry: string, image: string): ServiceError =>
+  make('MANIFEST_INVALID', { registry, image });
+
+export const platformManifestUnsupported = (registry: string, digest: string, image: string): ServiceError =>
+  make('PLATFORM_MANIFEST_UNSUPPORTED', { registry, digest, image });
+
+export const imageConfigInvalid = (registry: string, image: string): ServiceError =>
+  make('IMAGE_CONFIG_INVALID', { registry, image });

@@ -1,0 +1,27 @@
+import type { BuildRegistry } from '../builds/types.js';
+import type { Config } from '../config/types.js';
+import type { ProcessGroups } from '../exec/process-groups.js';
+import type { LogStore } from '../logs/types.js';
+import type { ErrorTracker } from '../observability/error-tracker.js';
+import type { Logger } from '../observability/logger.js';
+import type { Metrics } from '../observability/metrics.js';
+import type { BuildWorker } from '../../workers/build-worker.js';
+
+/** What the HTTP layer uses: built once by src/service.ts (or a test) and passed down. */
+export interface AppContext {
+  readonly config: Config;
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+  readonly logStore: LogStore;
+  /** The builds this instance runs and the newest finished ones (GET /builds). */
+  readonly builds: BuildRegistry;
+  readonly errorTracker: ErrorTracker;
+  /** The process groups of running commands (killed if the service exits). */
+  readonly processGroups: ProcessGroups;
+  /** Aborted when the process must stop now (second signal, end of grace): running commands are killed. */
+  readonly shutdownSignal: AbortSignal;
+  /** The build worker: POST /build hands it plans; readiness asks it for its builders' states. */
+  readonly buildWorker: Pick<BuildWorker, 'submit'> & Partial<Pick<BuildWorker, 'builders'>>;
+  /** Redis mode: whether the shared store answers now (readiness fails when it does not). */
+  readonly sharedStoreProbe?: () => Promise<boolean>;
+}

@@ -1,0 +1,33 @@
+/**
+ * Every Redis key and channel of the service, and the one prefix (docs/redis.md). Lua scripts are
+ * given these keys (or a key's leading part, to which they append an id), never spelling them.
+ * Also the limits the log store and writer share. Pure.
+ */
+const PREFIX = 'ibs:';
+
+/** A log's text: a list of elements of up to 1 MiB (an empty one, then one per append). */
+export const textKey = (id: string): string => `${PREFIX}log:${id}`;
+/** What follows a log's text key in its meta key (a hash {kind, state: open|closed}). */
+export const META_SUFFIX = ':meta';
+export const metaKey = (id: string): string => `${textKey(id)}${META_SUFFIX}`;
+/** The closed logs of a kind: a sorted set scored by close time. */
+export const closedKey = (kind: string): string => `${PREFIX}logs:${kind}`;
+/** A log's channel: appends (`a`), the close (`c`) and the deletion (`d`). */
+export const channelOf = textKey;
+
+/** A running build's record (JSON, with a lease), GET /builds. */
+export const buildKey = (id: string): string => `${PREFIX}build:${id}`;
+/** Running build ids by start time; the newest finished records by finish time. */
+export const RUNNING_BUILDS = `${PREFIX}builds:running`;
+export const FINISHED_BUILDS = `${PREFIX}builds:finished`;
+
+/** A build key's lease (its holder's token), its released outcome, and its channel. */
+export const leaseKey = (id: string): string => `${PREFIX}lease:${id}`;
+export const leaseOutcomeKey = (id: string): string => `${leaseKey(id)}:outcome`;
+export const leaseChannel = leaseKey;
+
+/** Per-log size cap: output beyond it is dropped, and one marker line says so. */
+export const LOG_SIZE_CAP_BYTES = 50 * 1024 * 1024;
+export const TRUNCATED_MARKER = '\n[image-build-service: log truncated at 50 MiB; further output dropped]\n';
+/** An open log (its writer died with its replica) expires after this long without output. */
+export const OPEN_LOG_IDLE_TTL_MS = 24 * 3600 * 1000;

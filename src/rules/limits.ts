@@ -1,0 +1,16 @@
+/**
+ * The request limits and enumerations that the checks and the error texts (src/errors/errors.ts)
+ * both state: each is written once, here. Pure, no imports.
+ */
+
+/** The builder modes of `buildOptions.mode` and `--builder-mode`. */
+export const BUILDER_MODES = ['auto', 'never'] as const;
+export type BuilderMode = (typeof BUILDER_MODES)[number];
+
+/** The largest request body read, in bytes (1 MiB). */
+export const BODY_LIMIT_BYTES = 1024 * 1024;
+
+/** The longest request id (X-Request-Id). */
+export const REQUEST_ID_MAX_LENGTH = 128;
+/** 1 to REQUEST_ID_MAX_LENGTH characters of `[A-Za-z0-9._:-]`: what a request id may be. */
+export const REQUEST_ID_PATTERN = new RegExp(`^[A-Za-z0-9._:-]{1,${REQUEST_ID_MAX_LENGTH}}$`);

@@ -1,0 +1,199 @@
+/**
+ * How a planned build request is answered (see docs/reuse.md):
+ * - reuse off: one job in the queue, as always;
+ * - reuse on: a request identical to one in flight (request-identity.ts) joins it before taking
+ *   a slot, when the branch still points at the commit being built (`git ls-remote`; unknown:
+ *   no join); otherwise it leads its own job. A job that finds a build with the same key in
+ *   flight (here, or on another replica through the leases of Redis mode) returns (its slot
+ *   freed); the request then waits for that build and answers as a reuse (its own tag and
+ *   commit); when that build gave nothing it builds after all, except that when it left no
+ *   outcome (its replica died: its lease expired) and another of its waiters started it first,
+ *   the request waits for that one.
+ * Every request answered by a build is a waiter of it: the build is cancelled only when its
+ * last waiter's client has gone.
+ */
+import { randomUUID } from 'node:crypto';
+import { Cancellation } from '../src/exec/cancellation.js';
+import { internal } from '../src/errors/errors.js';
+import type { BuildDeps } from './build-deps.js';
+import { isFollow, type FollowBuild, type JobOutcome, type JobReuse } from './build-job.js';
+import type { BuildPlan, BuildResult } from './plan/plan-types.js';
+import type { BuildQueue } from './queue.js';
+import type { InFlightBuild, LeadBuild } from './reuse/in-flight.js';
+import { requestIdentity } from './reuse/request-identity.js';
+import { reasonOf, registryAccess } from './reuse/reuse-step.js';
+import { pushedDigest, reuseByKey } from './reuse/reuse-image.js';
+
+export interface Coordinator {
+  readonly queue: BuildQueue;
+  /** This request's job (with the signal it must stop on, and its reuse when on). */
+  readonly job: (signal: AbortSignal, reuse?: JobReuse) => Promise<JobOutcome>;
+  readonly deps: BuildDeps;
+  readonly deadlineSeconds: number;
+  /** The commits the request's branch points at now (git ls-remote). */
+  readonly remoteTip: (plan: BuildPlan, signal: AbortSignal) => Promise<string[]>;
+}
+
+/** A job outcome that must be a result (reuse off: the job never follows). */
+function resultOf(outcome: JobOutcome): BuildResult {
+  if (isFollow(outcome)) throw internal('a job without reuse cannot follow another build');
+  return outcome;
+}
+
+/** Calls `leave` when `signal` aborts; returns the detach function. */
+function onAbort(signal: AbortSignal, leave: () => void): () => void {
+  if (signal.aborted) {
+    leave();
+    return () => undefined;
+  }
+  signal.addEventListener('abort', leave, { once: true });
+  return () => signal.removeEventListener('abort', leave);
+}
+
+/** Joins the identical request in flight, when its commit is still the branch's tip. */
+async function tryJoin(
+  plan: BuildPlan,
+  c: Coordinator,
+  existing: InFlightBuild<BuildResult>,
+  clientSignal: AbortSignal,
+): Promise<BuildResult | undefined> {
+  // The branch's tip is asked for at once, while the build in flight may still be cloning: a
+  // joiner then answers with that build, not a `git ls-remote` after it.
+  const [commit, tips] = await Promise.all([
+    existing.commit,
+    c.remoteTip(plan, clientSignal).catch(() => undefined),
+  ]);
+  if (commit === undefined) return undefined;
+  if (tips === undefined) {
+    c.deps.logger.info({ repository: plan.repository }, 'branch tip not checked: no early join');
+    return undefined;
+  }
+  if (!tips.includes(commit)) return undefined;
+  const waiter = existing.join();
+  if (waiter === undefined) return undefined;
+  c.deps.metrics.buildsCoalescedTotal.inc();
+  const detach = onAbort(clientSignal, () => waiter.leave(new Cancellation('client_gone')));
+  try {
+    return await existing.result;
+  } finally {
+    detach();
+    waiter.leave();
+  }
+}
+
+/**
+ * Waits for the followed build (here or on another replica), then writes this request's tag from
+ * the recorded key. When that build gave no image to reuse, the caller builds: `rebuild` is the
+ * first line of that build's log (why it runs, and where the wait is logged); `lost`: that build
+ * left no outcome (its replica died), so another of its waiters may be building it already.
+ */
+async function follow(
+  plan: BuildPlan,
+  c: Coordinator,
+  f: FollowBuild,
+  lead: LeadBuild<BuildResult>,
+): Promise<BuildResult | { rebuild: string; lost: boolean }> {
+  const started = performance.now();
+  const building = (why: string, lost = false) => {
+    f.log.write(`# ${why}: building\n`);
+    return { rebuild: `# waited in log ${f.log.id}: ${why}: building\n`, lost };
+  };
+  try {
+    const waiting = f.build.join(lead.signal);
+    if (waiting === undefined) return building('the build with the same key was abandoned');
+    c.deps.metrics.buildsCoalescedTotal.inc();
+    const outcome = await waiting;
+    if (!outcome.ok) return building(outcome.why, outcome.lost === true);
+    const other = outcome.built;
+    const { partial } = f;
+    if (other.registry === partial.registry && other.name === partial.name && other.tag === partial.tag) {
+      f.log.write(`the build with the same key pushed ${other.image} itself: reused, nothing to write\n`);
+      c.deps.metrics.buildReusesTotal.inc();
+      const digest = other.digest ?? (await pushedDigest(partial, registryAccess(plan, c.deps)));
+      return { ...partial, imageBuildLogId: f.log.id, digest };
+    }
+    const reused = await reuseByKey(
+      f.keyed.key,
+      { registry: partial.registry, name: partial.name, tag: partial.tag },
+      { repository: plan.repository, branch: partial.branch, commit: partial.commit },
+      registryAccess(plan, c.deps),
+    );
+    if (reused.kind === 'absent') return building('the build followed recorded no key');
+    for (const note of reused.notes) f.log.write(note);
+    const took = ((performance.now() - started) / 1000).toFixed(2);
+    f.log.write(
+      `inputs unchanged since ${reused.earlier}, key ${f.keyed.key}: reused, no build (${took} s after that build); ` +
+        `${partial.image} is ${reused.digest}\n`,
+    );
+    c.deps.metrics.buildReusesTotal.inc();
+    return { ...partial, imageBuildLogId: f.log.id, digest: reused.digest };
+  } catch (err) {
+    return building(`reusing the image of the build with the same key failed (${reasonOf(err)})`);
+  } finally {
+    await f.log.close();
+  }
+}
+
+/**
+ * Builds a request waits for in turn. The second: when the build it waited for left no outcome
+ * (its replica died), every request that waited for it builds, and the first of them to claim the
+ * key leads while the others wait for that one, instead of all building. After a build that
+ * failed, each waiter builds at once (a failure is not handed from waiter to waiter).
+ */
+const MAX_FOLLOWS = 2;
+
+async function leadBuild(
+  plan: BuildPlan,
+  c: Coordinator,
+  id: string,
+  clientSignal: AbortSignal,
+): Promise<BuildResult> {
+  const { inFlight } = c.deps.reuse;
+  const lead = inFlight.start(id) ?? inFlight.start(`${id}#${randomUUID()}`);
+  if (lead === undefined) throw internal('no in-flight entry could be started');
+  const detach = onAbort(clientSignal, () => lead.waiter.leave(new Cancellation('client_gone')));
+  const job = (reuse: Omit<JobReuse, 'lead'>) =>
+    c.queue.run((signal) => c.job(signal, { lead, ...reuse }), {
+      signal: lead.signal,
+      deadlineSeconds: c.deadlineSeconds,
+    });
+  try {
+    let outcome = await job({ followAllowed: true });
+    for (let follows = 1; isFollow(outcome); follows += 1) {
+      const answer = await follow(plan, c, outcome, lead);
+      if (!('rebuild' in answer)) {
+        outcome = answer;
+        break;
+      }
+      outcome = await job({ followAllowed: answer.lost && follows < MAX_FOLLOWS, note: answer.rebuild });
+    }
+    const result = resultOf(outcome);
+    lead.settle({ ok: true, value: result });
+    return result;
+  } catch (err) {
+    lead.settle({ ok: false, error: err });
+    throw err;
+  } finally {
+    detach();
+  }
+}
+
+export async function coordinateBuild(
+  plan: BuildPlan,
+  c: Coordinator,
+  clientSignal: AbortSignal,
+): Promise<BuildResult> {
+  if (!c.deps.config.build.reuse) {
+    return resultOf(
+      await c.queue.run((signal) => c.job(signal), {
+        signal: clientSignal,
+        deadlineSeconds: c.deadlineSeconds,
+      }),
+    );
+  }
+  const id = `req:${requestIdentity(plan)}`;
+  // Looked up and, when absent, registered in the same synchronous step: a burst has one leader.
+  const existing = c.deps.reuse.inFlight.find(id);
+  if (existing === undefined) return leadBuild(plan, c, id, clientSignal);
+  return (await tryJoin(plan, c, existing, clientSignal)) ?? leadBuild(plan, c, id, clientSignal);
+}

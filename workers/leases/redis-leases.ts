@@ -1,0 +1,316 @@
+/**
+ * Build leases of Redis mode (leases.ts): identical builds coalesce across replicas. Every step
+ * is one Lua script (atomic), no read-modify-write from the service:
+ * - claim: `ibs:lease:<id>` SET to a fresh token NX PX LEASE_MS, else the holder's token is read;
+ * - the leader renews its leases every third of LEASE_MS (PEXPIRE only while the value is its token);
+ * - release (only while the value is its token): DEL the lease, store the outcome (the token and
+ *   where the image is, nothing else) under `ibs:lease:<id>:outcome` for OUTCOME_TTL_MS, PUBLISH
+ *   on channel `ibs:lease:<id>`.
+ * A follower subscribes to the channel, then reads the state (the lease's PTTL while its holder
+ * still holds it, and the outcome): again on each message, and when that PTTL has passed (no
+ * polling while the lease is renewed: one read per lease period). The outcome read after
+ * subscribing closes the race with a release in between. A lease gone without an outcome means
+ * its replica stopped renewing it (SIGKILL, node loss): the follower builds itself.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Logger } from '../../src/observability/logger.js';
+import type { RedisConnection } from '../../src/redis/connection.js';
+import { leaseChannel, leaseKey, leaseOutcomeKey } from '../../src/redis/keys.js';
+import { redisScript } from '../../src/redis/script.js';
+import { createFollowerHub, type FollowerHub, type Subscription } from '../../src/redis/subscriptions.js';
+import {
+  STOPPED_WAITING,
+  type BuildLeases,
+  type BuiltImage,
+  type FollowedBuild,
+  type FollowedOutcome,
+  type LeaseClaim,
+} from './leases.js';
+import { LEASE_MS } from '../../src/builds/redis-registry.js';
+
+/** A released lease's outcome stays readable this long (for followers that subscribed just then). */
+const OUTCOME_TTL_MS = 60_000;
+/** A follower reads the state again this long after the lease's PTTL has passed. */
+const EXPIRY_GRACE_MS = 250;
+/** Claims in a row that found a lease gone before they could follow it (then: lead without a lease). */
+const CLAIM_ATTEMPTS = 3;
+
+const outcomeKey = leaseOutcomeKey;
+const channelOf = leaseChannel;
+
+export const LEASE_LOST =
+  'the build with the same key left no outcome: its replica stopped renewing the lease';
+const REMOTE_FAILED = 'the build with the same key failed on its replica';
+const UNREACHABLE =
+  'the shared store (Redis) became unreachable while waiting for the build with the same key';
+
+/** KEYS: lease. ARGV: token, lease ms. Returns 1 (claimed) or the holder's token. */
+const CLAIM = redisScript(`
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
+return redis.call('GET', KEYS[1])
+`);
+
+/** KEYS: leases. ARGV: lease ms, then each lease's token. Returns the leases no longer held. */
+const RENEW = redisScript(`
+local lost = {}
+for i, key in ipairs(KEYS) do
+  if redis.call('GET', key) == ARGV[i + 1] then redis.call('PEXPIRE', key, ARGV[1])
+  else table.insert(lost, key) end
+end
+return lost
+`);
+
+/** KEYS: lease, outcome. ARGV: token, outcome json, outcome ttl ms, channel. */
+const RELEASE = redisScript(`
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('DEL', KEYS[1])
+redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[3])
+redis.call('PUBLISH', ARGV[4], 'e')
+return 1
+`);
+
+/** KEYS: lease, outcome. ARGV: holder token. Returns {PTTL while the holder holds the lease, else -2; outcome json or ''}. */
+const STATE = redisScript(`
+local pttl = -2
+if redis.call('GET', KEYS[1]) == ARGV[1] then pttl = redis.call('PTTL', KEYS[1]) end
+return {pttl, redis.call('GET', KEYS[2]) or ''}
+`);
+
+interface StoredOutcome {
+  readonly token: string;
+  readonly built?: BuiltImage;
+}
+
+const isBuiltImage = (v: unknown): v is BuiltImage =>
+  typeof v === 'object' &&
+  v !== null &&
+  ['image', 'registry', 'name', 'tag'].every((k) => typeof (v as Record<string, unknown>)[k] === 'string');
+
+/** The holder's outcome in `text`, or undefined when there is none (yet) for this holder. */
+function outcomeOf(text: string, holder: string): FollowedOutcome | undefined {
+  if (text === '') return undefined;
+  const stored = JSON.parse(text) as StoredOutcome;
+  if (stored.token !== holder) return undefined;
+  return isBuiltImage(stored.built) ? { ok: true, built: stored.built } : { ok: false, why: REMOTE_FAILED };
+}
+
+/** Resolves on a message of the subscription since `seen`, after `ms`, or when `signal` aborts. */
+async function changeOrTimeout(
+  subscription: Subscription,
+  seen: number,
+  ms: number,
+  signal: AbortSignal,
+): Promise<void> {
+  if (signal.aborted) return;
+  const stop = new AbortController();
+  const onAbort = (): void => stop.abort();
+  signal.addEventListener('abort', onAbort, { once: true });
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      subscription.changeSince(seen, stop.signal),
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+    stop.abort();
+    signal.removeEventListener('abort', onAbort);
+  }
+}
+
+export interface RedisLeasesDeps {
+  readonly connection: Pick<RedisConnection, 'client' | 'call' | 'duplicate'>;
+  readonly logger: Pick<Logger, 'warn'>;
+  /** Default LEASE_MS (tests pass a short one). */
+  readonly leaseMs?: number;
+}
+
+/**
+ * The leases this replica holds (id -> token), renewed every third of the lease period while it
+ * lives; a lease found held by another token is dropped (its followers build themselves).
+ */
+class HeldLeases {
+  readonly #own = new Map<string, string>();
+  readonly #deps: Required<RedisLeasesDeps>;
+  readonly #timer: NodeJS.Timeout;
+
+  constructor(deps: Required<RedisLeasesDeps>) {
+    this.#deps = deps;
+    this.#timer = setInterval(() => this.#renew(), deps.leaseMs / 3);
+    this.#timer.unref();
+  }
+
+  hold(id: string, token: string): void {
+    this.#own.set(id, token);
+  }
+
+  /** Stops renewing `id`; false when `token` no longer holds it here. */
+  drop(id: string, token: string): boolean {
+    if (this.#own.get(id) !== token) return false;
+    this.#own.delete(id);
+    return true;
+  }
+
+  stop(): void {
+    clearInterval(this.#timer);
+  }
+
+  #renew(): void {
+    if (this.#own.size === 0) return;
+    const { connection, logger, leaseMs } = this.#deps;
+    const held = [...this.#own];
+    RENEW.run(
+      connection.client,
+      held.map(([id]) => leaseKey(id)),
+      [leaseMs, ...held.map(([, token]) => token)],
+    ).then(
+      (lost) => this.#lost(held, new Set(lost as string[])),
+      (err: unknown) => logger.warn({ problem: (err as Error).message }, 'could not renew build leases'),
+    );
+  }
+
+  /** The leases of `held` that RENEW found no longer held (`lost`, by key) and still held here. */
+  #lost(held: ReadonlyArray<readonly [string, string]>, lost: ReadonlySet<string>): void {
+    for (const [id, token] of held) {
+      if (!lost.has(leaseKey(id)) || !this.drop(id, token)) continue;
+      this.#deps.logger.warn(
+        { lease: id },
+        'build lease lost: its followers on other replicas build themselves',
+      );
+    }
+  }
+}
+
+/** A build with the same key on another replica: joined at most once (the watch owns the subscription). */
+class RemoteBuild implements FollowedBuild {
+  readonly where = 'another replica';
+  readonly #watch: (signal: AbortSignal) => Promise<FollowedOutcome>;
+  #joined = false;
+
+  constructor(watch: (signal: AbortSignal) => Promise<FollowedOutcome>) {
+    this.#watch = watch;
+  }
+
+  join(signal: AbortSignal): Promise<FollowedOutcome> | undefined {
+    if (this.#joined) return undefined;
+    this.#joined = true;
+    return this.#watch(signal);
+  }
+}
+
+/** A lease as its follower reads it: its PTTL while `holder` holds it (else -2), and its outcome. */
+interface LeaseState {
+  readonly pttl: number;
+  readonly outcome: FollowedOutcome | undefined;
+}
+
+class RedisBuildLeases implements BuildLeases {
+  readonly #deps: Required<RedisLeasesDeps>;
+  readonly #hub: FollowerHub;
+  readonly #held: HeldLeases;
+
+  constructor(deps: Required<RedisLeasesDeps>) {
+    this.#deps = deps;
+    this.#hub = createFollowerHub(deps.connection);
+    this.#held = new HeldLeases(deps);
+  }
+
+  async claim(id: string, options: { readonly follow: boolean }): Promise<LeaseClaim> {
+    const { connection, leaseMs } = this.#deps;
+    for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt += 1) {
+      const token = randomUUID();
+      const answer = await connection.call((client) => CLAIM.run(client, [leaseKey(id)], [token, leaseMs]));
+      if (answer === 1) return this.#lead(id, token);
+      if (typeof answer !== 'string') continue;
+      if (!options.follow) break;
+      const build = await this.#follow(id, answer);
+      if (build !== undefined) return { kind: 'follow', build };
+    }
+    return { kind: 'unshared' };
+  }
+
+  async close(): Promise<void> {
+    this.#held.stop();
+    await this.#hub.close();
+  }
+
+  #lead(id: string, token: string): LeaseClaim {
+    this.#held.hold(id, token);
+    return { kind: 'leader', lease: { release: (built) => this.#release(id, token, built) } };
+  }
+
+  async #release(id: string, token: string, built: BuiltImage | undefined): Promise<void> {
+    if (!this.#held.drop(id, token)) return;
+    const stored: StoredOutcome = {
+      token,
+      ...(built === undefined
+        ? {}
+        : { built: { image: built.image, registry: built.registry, name: built.name, tag: built.tag } }),
+    };
+    try {
+      await RELEASE.run(
+        this.#deps.connection.client,
+        [leaseKey(id), outcomeKey(id)],
+        [token, JSON.stringify(stored), OUTCOME_TTL_MS, channelOf(id)],
+      );
+    } catch (err) {
+      this.#deps.logger.warn(
+        { lease: id, problem: (err as Error).message },
+        'could not release a build lease: its followers build themselves once it expires',
+      );
+    }
+  }
+
+  async #readState(id: string, holder: string): Promise<LeaseState> {
+    const [pttl, text] = (await this.#deps.connection.call((client) =>
+      STATE.run(client, [leaseKey(id), outcomeKey(id)], [holder]),
+    )) as [number, string];
+    return { pttl, outcome: outcomeOf(text, holder) };
+  }
+
+  /** Subscribes to the holder's outcome; undefined when its lease is gone without one (then: claim again). */
+  async #follow(id: string, holder: string): Promise<FollowedBuild | undefined> {
+    const subscription = await this.#deps.connection.call(() => this.#hub.subscribe(channelOf(id)));
+    let state: LeaseState;
+    try {
+      state = await this.#readState(id, holder);
+    } catch (err) {
+      subscription.release();
+      throw err;
+    }
+    if (state.outcome === undefined && state.pttl <= 0) {
+      subscription.release();
+      return undefined;
+    }
+    return new RemoteBuild((signal) => this.#watch(id, holder, subscription, signal));
+  }
+
+  /** Reads the state on each message and once the lease's PTTL has passed, until an outcome. */
+  async #watch(
+    id: string,
+    holder: string,
+    subscription: Subscription,
+    signal: AbortSignal,
+  ): Promise<FollowedOutcome> {
+    try {
+      while (!signal.aborted) {
+        const seen = subscription.version();
+        const state = await this.#readState(id, holder);
+        if (state.outcome !== undefined) return state.outcome;
+        if (state.pttl <= 0) return { ok: false, why: LEASE_LOST, lost: true };
+        await changeOrTimeout(subscription, seen, state.pttl + EXPIRY_GRACE_MS, signal);
+      }
+      return { ok: false, why: STOPPED_WAITING };
+    } catch {
+      return { ok: false, why: UNREACHABLE };
+    } finally {
+      subscription.release();
+    }
+  }
+}
+
+export function createRedisBuildLeases(deps: RedisLeasesDeps): BuildLeases {
+  return new RedisBuildLeases({ ...deps, leaseMs: deps.leaseMs ?? LEASE_MS });
+}

@@ -1,0 +1,29 @@
+/**
+ * The request's `buildSecrets` (`{"<id>": "<value>"}`) checked against the rules of
+ * src/rules/build-secret-rules.ts, each failure its own 400 (src/errors/errors.ts) naming the id, never the
+ * value. Pure: runs in the plan, before anything is cloned.
+ */
+import {
+  type BuildSecret,
+  buildSecretTooLarge as isTooLarge,
+  isBuildSecretId,
+  MAX_BUILD_SECRETS,
+} from '../../src/rules/build-secret-rules.js';
+import {
+  buildSecretNotString,
+  buildSecretTooLarge,
+  invalidBuildSecretId,
+  tooManyBuildSecrets,
+} from '../../src/errors/errors.js';
+
+export function requestSecrets(given: Readonly<Record<string, unknown>> | null | undefined): BuildSecret[] {
+  if (given === undefined || given === null) return [];
+  const entries = Object.entries(given);
+  if (entries.length > MAX_BUILD_SECRETS) throw tooManyBuildSecrets(entries.length);
+  return entries.map(([id, value]) => {
+    if (!isBuildSecretId(id)) throw invalidBuildSecretId(id);
+    if (typeof value !== 'string') throw buildSecretNotString(id);
+    if (isTooLarge(value)) throw buildSecretTooLarge(id);
+    return { id, value };
+  });
+}
