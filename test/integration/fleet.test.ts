@@ -10,6 +10,7 @@ import test, { type ExecutionContext } from 'ava';
 import type { BuildRecord } from '../../src/builds/types.js';
 import { placementKey, placementOrder } from '../../workers/builder/fleet/placement.js';
 import { privateBuilderBridge, type PrivateBridge } from '../stack/builders.js';
+import { dumpRedis } from '../helpers/redis-dump.js';
 import { SLOW_STEP_STARTED } from '../stack/fixtures.js';
 import type { RunningApp } from '../helpers/app.js';
 import {
@@ -79,7 +80,12 @@ async function builderOf(app: RunningApp, repository: string, logId: unknown): P
 }
 
 test('mutual TLS: a build through a TLS-only endpoint answers 200; the key appears nowhere', async (t) => {
-  const service = await app(t, { builderEndpoints: [stack.BUILDER_A_TLS_ENDPOINT], builderTls: TLS });
+  // Redis mode, so the build record and its logs in Redis are searched too.
+  const service = await app(t, {
+    builderEndpoints: [stack.BUILDER_A_TLS_ENDPOINT],
+    builderTls: TLS,
+    redisUrl: stack.REDIS_URL,
+  });
   const key = readFileSync(TLS.keyPath, 'utf8');
   const canary = key.split('\n').filter((l) => l.length > 20 && !l.startsWith('-----'))[0] ?? 'none';
   const argv: string[] = [];
@@ -116,6 +122,9 @@ test('mutual TLS: a build through a TLS-only endpoint answers 200; the key appea
     git: git.text,
     config,
     metrics,
+    builds: await (await fetch(`${service.url}/builds`)).text(),
+    'service log': service.logText(),
+    redis: await dumpRedis(stack.REDIS_URL),
   })) {
     t.false(text.includes(canary), `key material in ${where}`);
   }
