@@ -1,12 +1,9 @@
 /**
- * One build: per-request directory -> clone opened (git-* log: the commit and its trees) -> with
- * reuse on and the definition's blobs known, the key from the trees and the reuse step (reused,
- * or following a build in flight: done, nothing checked out) -> otherwise the read set checked
- * out and sealed -> definition -> with reuse on, the key from the files and the reuse step ->
- * build and push (img-* log) -> record the key -> result. A build with the same key is followed
- * here or on another replica; a lease on the key (Redis mode) is released with the outcome when the
- * job ends. The directory is removed whatever the outcome. Progress (phase, log ids as soon as each
- * log is opened, the commit) goes to the reporter.
+ * One build: directory -> clone (git log) -> with reuse on, the key from the trees when the blobs are
+ * known and the reuse step (reused or followed: done, nothing checked out) -> else the read set
+ * checked out and sealed -> definition -> key from the files, reuse step -> build and push (img log)
+ * -> record the key (docs/reuse.md). A key's lease (Redis mode) is released with the outcome when
+ * the job ends; the directory is removed whatever it is. Progress goes to the reporter.
  */
 import type { BuiltImage, FollowedBuild, HeldLease } from './leases/leases.js';
 import type { BuildReporter } from '../src/builds/types.js';

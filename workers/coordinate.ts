@@ -1,16 +1,9 @@
 /**
- * How a planned build request is answered (see docs/reuse.md):
- * - reuse off: one job in the queue, as always;
- * - reuse on: a request identical to one in flight (request-identity.ts) joins it before taking
- *   a slot, when the branch still points at the commit being built (`git ls-remote`; unknown:
- *   no join); otherwise it leads its own job. A job that finds a build with the same key in
- *   flight (here, or on another replica through the leases of Redis mode) returns (its slot
- *   freed); the request then waits for that build and answers as a reuse (its own tag and
- *   commit); when that build gave nothing it builds after all, except that when it left no
- *   outcome (its replica died: its lease expired) and another of its waiters started it first,
- *   the request waits for that one.
- * Every request answered by a build is a waiter of it: the build is cancelled only when its
- * last waiter's client has gone.
+ * How a planned build request is answered (docs/reuse.md, Coalescing). Reuse off: one job in the
+ * queue. Reuse on: a request identical to one in flight joins it before taking a slot when the
+ * branch still points at its commit; otherwise it leads its own job. A job that finds its key in
+ * flight frees its slot; its request waits for that build and answers as a reuse, or builds after
+ * all when it gave nothing. A build is cancelled only when its last waiter's client has gone.
  */
 import { randomUUID } from 'node:crypto';
 import { Cancellation } from '../src/exec/cancellation.js';

@@ -1,13 +1,9 @@
 /**
- * The build queue (the user's design): an in-process bounded p-queue whose concurrency is
- * `maxConcurrent` (0 = unlimited). p-queue's own state decides admission: a job is admitted when
- * fewer than `maxConcurrent` jobs run (`pending`), otherwise `run` throws `busy` (429 with
- * Retry-After) synchronously; nothing ever waits in the queue. No count is kept beside it.
- *
- * Each job gets one AbortSignal that fires on the first of: the job's deadline (clone timeout +
- * build timeout), the caller's signal (the client went away), the process stopping now. The exec
- * wrapper kills the job's process groups on it; the slot is free when the job has settled (its
- * processes ended, its directory removed), never before.
+ * The build queue (the user's design): a bounded in-process p-queue, concurrency `maxConcurrent` (0 =
+ * unlimited), whose own state decides admission: `run` throws `busy` (429) at once when every slot
+ * runs; nothing ever waits and no count is kept beside it (docs/behaviour.md, Builds). Each job gets
+ * one AbortSignal: its deadline, its caller's signal or the process stopping now. Its slot is free
+ * once the job has settled (processes ended, directory removed), never before.
  */
 import { setMaxListeners } from 'node:events';
 import PQueue from 'p-queue';

@@ -1,11 +1,8 @@
 /**
- * The build registry of Redis mode: GET /builds on any replica lists the builds of all. A running
- * build is one key (`ibs:build:<id>`, its record as JSON) with a lease: PEXPIRE'd for LEASE_MS and
- * renewed every third of that while its replica lives, so a replica that dies (SIGKILL, node loss) leaves
- * nothing stuck: its builds vanish from the list within LEASE_MS. `ibs:builds:running` indexes the
- * running ids by start time (dangling ids are dropped when listed); `ibs:builds:finished` keeps the
- * newest `history` finished records (scored by finish time, trimmed in the script that records the
- * finish). Every change is one Lua script (atomic): no read-modify-write from the service.
+ * The build registry of Redis mode: GET /builds on any replica lists the builds of all (docs/redis.md,
+ * What is shared; Keys). A running build is one leased key, renewed while its replica lives, so a dead
+ * replica's builds leave the list within LEASE_MS; the running index drops dangling ids when listed.
+ * Every change is one Lua script (atomic): no read-modify-write from the service.
  */
 import type { Logger } from '../observability/logger.js';
 import type { RedisConnection } from '../redis/connection.js';

@@ -1,12 +1,8 @@
 /**
- * Ready-to-run POSIX sh scripts for the lifecycle hooks of the label entries. Pure.
- *
- * Per hook, entries run in label order, as the Dev Containers CLI runs them: a line names the
- * entry's origin (its `id`, else `devcontainer.json`); a string runs with `/bin/sh -c`; an exec
- * array runs as its words; an object runs its named commands in parallel and waits for all.
- * On failure the script prints the hook, origin and exit code to stderr and exits with that
- * command's own code, skipping later entries. Every piece of label text enters the script only
- * single-quoted, so no label text is ever interpreted by the script's shell.
+ * Ready-to-run POSIX sh scripts for the lifecycle hooks of the label entries (pure), run as the Dev
+ * Containers CLI runs them (docs/behaviour.md, Registry endpoints): per hook, entries in label order,
+ * each named by its origin; on failure the hook, origin and exit code go to stderr and the script
+ * exits with that code. Label text enters a script only single-quoted: its shell never interprets it.
  */
 import { type Entry, originLabel, originOf, own } from './entries.js';
 import { shellQuote } from '../rules/shell-quote.js';

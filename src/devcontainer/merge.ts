@@ -1,12 +1,8 @@
 /**
- * The Dev Containers CLI's merge of image metadata (`mergeConfiguration` in
- * @devcontainers/cli 0.89.0, src/spec-node/imageMetadata.ts), as a pure table:
- * one row per output field, each row the CLI's own rule, including its JavaScript
- * coercions (truthiness, Object.assign, Set de-duplication, Math.max over numbers-or-strings),
- * so that `configuration` equals the CLI's `mergedConfiguration` minus `image` and
- * `configFilePath` for the same label. Deliberate differences, only where the CLI would throw
- * (e.g. a `null` mount) or would let a label key rewrite an object's prototype:
- * such values are ignored instead.
+ * The Dev Containers CLI's merge of image metadata (`mergeConfiguration` in @devcontainers/cli 0.89.0,
+ * src/spec-node/imageMetadata.ts) as a pure table: one row per output field, each the CLI's own rule
+ * with its JavaScript coercions, so `configuration` equals the CLI's `mergedConfiguration` for the
+ * same label. Deliberate differences: docs/behaviour.md, Registry endpoints.
  */
 import { type Entry, own } from './entries.js';
 

@@ -1,11 +1,9 @@
 /**
- * Where a command's stdout and stderr meet in its log: in whole lines. While one stream writes,
- * its output passes as it comes (no copy, no delay). A stream whose output ended inside a line
- * holds the log until that line's newline; what the other stream writes meanwhile waits, and goes
- * right after it. A line left open for HOLD_MS (a prompt, a progress bar) while the other stream
- * waits, or more than WAITING_BYTES_MAX waiting, lets the waiting output go; the open line goes on
- * after it. Never cuts a character: each stream's bytes come whole-character aligned (run/output.ts),
- * and a newline byte is never inside one.
+ * Where a command's stdout and stderr meet in its log: in whole lines (docs/behaviour.md, Command
+ * logs). While one stream writes, its output passes as it comes (no copy, no delay). A stream that
+ * ended inside a line holds the log until that newline; the other's output waits, then goes right
+ * after it. An open line (a prompt) lets waiting output go after HOLD_MS or WAITING_BYTES_MAX, and
+ * goes on after it. Never cuts a character: streams come whole-character aligned (run/output.ts).
  */
 
 export type StreamName = 'stdout' | 'stderr';

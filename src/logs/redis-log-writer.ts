@@ -1,23 +1,8 @@
 /**
- * The writing side of a Redis command log, on the store's connection for appends. Output is masked
- * as bytes (whole lines: line-masker.ts) into list elements (redis-log-elements.ts), each stored
- * by one append; full ones stream, a part-filled one goes once nothing is in flight, so a follower
- * sees output within a round trip. After a failed append the list's length tells what was stored
- * (one writer per log): output is stored once and in order. The size cap is counted here.
- *
- * | phase   | what is sent                                           | left when             |
- * |---------|--------------------------------------------------------|-----------------------|
- * | open    | full elements, MAX_IN_FLIGHT unanswered; a part-filled | close(): closing; an  |
- * |         | one when nothing is in flight                          | append finds no log   |
- * | closing | every element but the last: it goes with the close     | closed; as open       |
- * | closed  | nothing: the close ran (or gave up), output is dropped | (final)               |
- * | gone    | nothing: the log was deleted meanwhile, output dropped | (final)               |
- *
- * | flow        | appends                                                                |
- * |-------------|------------------------------------------------------------------------|
- * | streaming   | go as the phase allows                                                 |
- * | settling    | one failed: none is sent until every append in flight is answered      |
- * | reconciling | the list's length tells which were stored; the others are queued again |
+ * The writing side of a Redis command log (docs/redis.md, How a log is written): masked bytes in list
+ * elements, full ones streamed, a part-filled one sent once nothing is in flight, the last with the
+ * close. After a failed append the list's length tells what was stored (one writer per log), so
+ * output is stored once and in order. The size cap is counted here. States: WriterPhase, WriterFlow.
  */
 import type { Redis } from 'ioredis';
 import { createLineMasker, type LineMasker } from '../secrets/line-masker.js';
@@ -64,7 +49,23 @@ export interface RedisLogWriterOptions {
   readonly warn: (fields: Record<string, unknown>, message: string) => void;
 }
 
+/**
+ * | phase   | what is sent                                           | left when             |
+ * |---------|--------------------------------------------------------|-----------------------|
+ * | open    | full elements, MAX_IN_FLIGHT unanswered; a part-filled | close(): closing; an  |
+ * |         | one when nothing is in flight                          | append finds no log   |
+ * | closing | every element but the last: it goes with the close     | closed; as open       |
+ * | closed  | nothing: the close ran (or gave up), output is dropped | (final)               |
+ * | gone    | nothing: the log was deleted meanwhile, output dropped | (final)               |
+ */
 export type WriterPhase = 'open' | 'closing' | 'closed' | 'gone';
+/**
+ * | flow        | appends                                                                |
+ * |-------------|------------------------------------------------------------------------|
+ * | streaming   | go as the phase allows                                                 |
+ * | settling    | one failed: none is sent until every append in flight is answered      |
+ * | reconciling | the list's length tells which were stored; the others are queued again |
+ */
 export type WriterFlow = 'streaming' | 'settling' | 'reconciling';
 
 /** An append sent: its element (kept until it is known to be stored) and what became of it. */

@@ -1,11 +1,8 @@
 /**
- * The command-log store of Redis mode: any replica reads, follows and deletes any log, logs
- * survive a replica restart, and retention holds across replicas. Keys and limits:
- * redis-log-keys.ts. Reading, following (pub/sub on the log's channel: no polling) and deleting
- * run here; writing is redis-log-writer.ts (masked bytes in batched appends, on a connection of
- * the writers' own: their large commands never queue the requests' commands behind them; only
- * masked output is sent). Delete is a Lua script. An open log whose writer died expires after
- * OPEN_LOG_IDLE_TTL_MS without output.
+ * The command-log store of Redis mode: any replica reads, follows (pub/sub, no polling) and deletes
+ * any log; logs survive a restart and retention holds across replicas (docs/redis.md). Keys and
+ * limits: src/redis/keys.ts. Writing is redis-log-writer.ts, on a connection of the writers' own, so
+ * their large commands never queue the requests' commands behind them. Delete is a Lua script.
  */
 import type { Redis } from 'ioredis';
 import type { Config } from '../config/types.js';

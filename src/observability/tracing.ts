@@ -1,11 +1,9 @@
 /**
- * OpenTelemetry tracing, bootstrapped from the standard OTLP exporter variables before
- * configuration loads (docs/operations.md). Off unless
- * OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set.
- *
- * Spans: one SERVER span per HTTP request (`traceRequests()`), and `withSpan()` around the
- * clone, the build and each registry call. Log lines carry the active ids (`currentTraceIds()`).
- * Without a started provider every call here goes to the no-op API: nothing is recorded.
+ * OpenTelemetry tracing, bootstrapped from the standard OTLP exporter variables before configuration
+ * loads: off unless OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set
+ * (docs/operations.md). Spans: one SERVER span per HTTP request (`traceRequests()`), `withSpan()`
+ * around the clone, the build and each registry call; log lines carry the active ids
+ * (`currentTraceIds()`). Without a started provider every call here goes to the no-op API.
  */
 import {
   context,

@@ -1,12 +1,9 @@
 /**
- * A command whose last argument is large and already lies in a buffer of the caller's, with room
- * kept before and after it: the command's bytes are framed around it in place, and ioredis writes
- * that one view to its connection as it is. (ioredis copies every Buffer argument into a new buffer
- * per command; for the log appends that copy, its fresh pages and the garbage collections they
- * caused cost a third of the capture throughput: docs/benchmarks.md, bench:redis.)
- *
- * The frame is RESP's array of bulk strings, the bytes ioredis itself sends for the same command
- * (a unit test compares them). ioredis still owns the connection, its queue and the reply.
+ * A command whose large last argument already lies in the caller's buffer, with room kept before and
+ * after it: its RESP frame (the bytes ioredis itself sends; a unit test compares them) is written
+ * around it in place, and ioredis writes that one view as it is. Why: ioredis copies every Buffer
+ * argument, which cost a third of log-capture throughput (docs/benchmarks.md, bench:redis). ioredis
+ * still owns the connection, its queue and the reply.
  */
 import { Command } from 'ioredis';
 

@@ -1,13 +1,9 @@
 /**
- * THE OCI reference grammar of the service (https://github.com/distribution/reference):
- * registry (`host[:port]`, optionally followed by a namespace path, as `ghcr.io/org`), repository
- * name, tag, digest, and the Docker Hub aliases (the patterns: rules/image-reference.ts). Every
- * caller imports its parsers from here: the POST /build schema, the registry mapping rules, ambient and per-request
- * registry auth (matched by host), and GET/DELETE /image and GET /devcontainer.
- *
- * One rule for a registry with a namespace path: the registry API call goes to the host, with
- * the path prefixed to the name (`localhost:5000/team` + `app` -> `localhost:5000`, `team/app`).
- * Pure: no I/O. parseReference throws a 400 ServiceError before any network call.
+ * THE OCI reference grammar of the service (https://github.com/distribution/reference; the patterns:
+ * rules/image-reference.ts): registry with an optional namespace path, name, tag, digest, Docker Hub
+ * aliases. Every caller imports its parsers from here (POST /build, mapping rules, registry auth,
+ * /image, /devcontainer). A namespace path goes to the name and the API call to the host
+ * (docs/behaviour.md). Pure; parseReference throws a 400 ServiceError before any network call.
  */
 import {
   invalidImageName,

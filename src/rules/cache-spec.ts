@@ -1,12 +1,10 @@
 /**
- * Cache import/export specs in buildx syntax (`--cache-from` / `--cache-to`): THE parse and
- * normalise function, used by the configuration check (`--build-cache-*`) and by the build
- * plan (`buildOptions.cache*`), so a default the configuration accepts is always plannable.
- *
- * A spec is a bare reference (buildx reads it as `type=registry,ref=<ref>`) or comma-separated
- * `key=value` fields; a spec without `type=` gets `type=registry` first. The type must be one
- * of registry, gha, inline (docs/openapi.yaml, BuildOptions). Whitespace, quotes and control characters are
- * refused: buildx reads specs as CSV, and a quoted field could hide a second `type=`. Pure.
+ * Cache import/export specs in buildx syntax (`--cache-from` / `--cache-to`): THE parse and normalise
+ * function, used by the configuration check (`--build-cache-*`) and the build plan
+ * (`buildOptions.cache*`), so a default the configuration accepts is always plannable. Rules:
+ * docs/behaviour.md (Image names, registries, credentials), docs/openapi.yaml (BuildOptions). Pure.
+ * Whitespace, quotes and control characters are refused: buildx reads specs as CSV, and a quoted
+ * field could hide a second `type=`.
  */
 
 /** The cache types the service accepts (docs/openapi.yaml, BuildOptions). */

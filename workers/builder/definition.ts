@@ -1,13 +1,9 @@
 /**
- * Finds the dev container definition of a clone (the path found in the commit's trees, or by
- * the same rule, src/rules/definition.ts, on disk): `.devcontainer/devcontainer.json`, else
- * `.devcontainer.json`, else the lexically first `.devcontainer/<folder>/devcontainer.json`.
- * None: a generated `{"image": <fallback>}` outside the clone, or 400 NO_DEFINITION without a
- * fallback image. A definition, or a Dockerfile, build context, compose file or local feature
- * it names, that resolves outside the clone (through `..` or a symbolic link) is refused (400
- * DEFINITION_OUTSIDE_CLONE). So is any symbolic link in the paths the build reads (its read set,
- * all a sparse clone checks out) that leads outside the clone, or to a part of the repository
- * outside the read set (400 DEFINITION_OUTSIDE_READ_SET).
+ * Finds the dev container definition of a clone: the path the commit's trees gave, or the same rule
+ * (src/rules/definition.ts) on disk; none gives a generated `{"image": <fallback>}` outside the clone,
+ * else NO_DEFINITION. Refuses a definition, or a Dockerfile, context, compose file or local feature it
+ * names, that resolves outside the clone, and a link in the read set that leads outside the clone or
+ * the read set (DEFINITION_OUTSIDE_*: docs/errors.md; docs/behaviour.md, Clones).
  */
 import type { Dirent } from 'node:fs';
 import { lstat, readdir, readFile, readlink, realpath, stat, writeFile } from 'node:fs/promises';

@@ -1,20 +1,10 @@
 /**
- * The docker CLI as the Dev Containers CLI sees it (`--docker-path`) when one of two faults of
- * @devcontainers/cli 0.89.0 applies (Dockerfile-based definition, several platforms): a small sh
- * wrapper that works around them and passes everything else to docker unchanged.
- * - It drops `--label` when it builds a Dockerfile-based definition: the wrapper adds the OCI
- *   labels to every `docker buildx build`.
- * - It parses `--platform a,b` as one platform (`os/arch,os/arch`) when it reads the base
- *   image from the registry, finds nothing and falls back to `docker pull` (no engine here).
- *   So the CLI gets the first platform only, and the wrapper puts the full list back on
- *   `buildx build --platform`.
- * - It has no `--provenance` or `--attest`: the wrapper adds the configured attestations
- *   (docs/supply-chain.md) to every `docker buildx build`.
- * - It adds `--secret id=<id>,src=<file>` for each file of the build secrets folder whose path
- *   SECRETS_DIR_VAR holds (workers/builder/secret-files.ts): paths only, never values.
- * Values come from environment variables expanded inside double quotes ("$VAR"): the shell
- * never interprets them (no word splitting, globbing or substitution); argv is rebuilt with
- * the POSIX `for arg do shift; set -- "$@" ...` rotation, never re-parsed.
+ * The docker CLI as the Dev Containers CLI sees it (`--docker-path`): a small sh wrapper that passes
+ * everything to docker unchanged except `docker buildx build`, to which it adds what
+ * @devcontainers/cli 0.89.0 drops or cannot say (docs/behaviour.md, Known limits): the OCI labels,
+ * the full `--platform` list (the CLI is given the first only), the attestations
+ * (docs/supply-chain.md), a `--secret` per build secret file, by path (docs/secrets.md). Values come
+ * from environment variables in double quotes; argv is rebuilt with `set --`, never re-parsed.
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';

@@ -1,18 +1,10 @@
 /**
- * What a build reads from the repository (pure): the one list behind the sparse checkout (what
- * is fetched) and the build key (what is hashed). Paths are repository-relative, POSIX, without
- * a leading or trailing `/`; `''` is the repository root (everything).
- *
- * - A definition under `.devcontainer/`: its whole folder (local features, a Dockerfile beside it,
- *   anything the CLI reads next to the config).
- * - A root `.devcontainer.json`: the file itself, plus each folder or file it names.
- * - A Dockerfile-based definition: the Dockerfile and its whole build context directory
- *   (`build.context`, default the config's folder). A context at the root is everything.
- * - Local features (`./x`) and compose files named by the definition.
- * - The generated fallback definition (no config in the repository): nothing.
- *
- * Paths that would leave the repository (`..` past the root) are not listed here: the definition
- * check refuses them before anything is built.
+ * What a build reads from the repository (pure): the one list behind the sparse checkout and the
+ * build key (docs/behaviour.md, Clones). Paths are repository-relative POSIX, no leading or trailing
+ * `/`; `''` is the root (everything). A definition under `.devcontainer/`: its folder; a root
+ * `.devcontainer.json`: itself and what it names; then a Dockerfile and its build context (default
+ * the config's folder), local features, compose files; the fallback definition: nothing. Paths past
+ * the root are not listed: the definition check refuses them.
  */
 import { posix } from 'node:path';
 

@@ -1,11 +1,9 @@
 /**
- * The definition's own files from this instance's blob cache instead of a second fetch (see
- * docs/behaviour.md, Clones): a later build of the same repository usually reads the same blobs.
- * Before the checkout, when every blob of the definition's own place is cached (by repository and
- * object id), they are written into the clone's object store with `git hash-object -w`, which
- * computes their ids itself: a blob whose id differs is not what the tree names, and the checkout
- * then fetches it as usual. After the checkout, the place's small regular files are remembered.
- * Links and large files are never cached (the place is then fetched every time).
+ * The definition's own files from this instance's blob cache instead of a second fetch
+ * (docs/behaviour.md, Clones). Before the checkout, when every blob of the definition's place is
+ * cached, they are written into the clone with `git hash-object -w`, which computes their ids: a blob
+ * whose id differs is not what the tree names, and the checkout fetches it as usual. After the
+ * checkout the place's small regular files are remembered; links and large files never are.
  */
 import { constants } from 'node:fs';
 import { mkdir, open, rm, writeFile } from 'node:fs/promises';

@@ -1,28 +1,9 @@
 /**
- * Clones the planned repository into the request's directory with a hardened git
- * environment (see git-env.ts), its output captured in a `git-*` log. Credentials live in
- * 0600 files of the request's `git/` directory (a global git config with a header scoped to the
- * repository's origin for https, a key file for ssh), never in argv, env values or the clone's .git/config; that directory is removed as
- * soon as the clone ends. Then the commit (`rev-parse HEAD`) and, when none was asked for,
- * the default branch's name (`--abbrev-ref HEAD`) are read from the clone.
- *
- * Partial and sparse: the clone carries the commit and its trees only (`--filter=blob:none
- * --no-checkout`); the definition is found from the trees (commit-definition.ts), its own place
- * (folder, or root file) checked out, the definition read, and the checkout widened to its whole
- * read set if it names more (sparse-checkout.ts): only those files are ever fetched. A server
- * without filters sends everything; the same steps give the same working tree. Every fetch
- * happens here, under the hardened environment and the request's credentials, by the commands
- * given the promisor remote in their environment; the clone's own config loses it (sealed) beside
- * the checkout, so nothing later can fetch lazily.
- *
- * Two steps (`openClone`, then `checkout` or `end`): between them the caller may read the trees
- * (reuse/tree-key.ts, with the hardened `git` of the open clone). A clone ended without checkout
- * is not sealed: nothing runs in it any more, and the caller removes its directory.
- *
- * Process count: after `git clone`, `rev-parse`, `ls-tree` (where the definition is) and
- * `count-objects` run side by side; the checkout then fetches and writes the definition's own place
- * while the read it does not change (the non-blob count) and the seal run beside it (every group's log
- * output kept in order, as if one after the other); the definition is read from its checked-out file.
+ * Clones the planned repository, partial and sparse, into the request's directory under the hardened
+ * git environment (git-env.ts), its output in a `git-*` log (docs/behaviour.md, Clones). Every fetch
+ * happens here; the credentials' 0600 files are removed when the clone ends. Two steps: `openClone`
+ * gives the commit, branch and trees (what the definition and the build key need first); then
+ * `checkout` fetches the read set and seals the clone, or `end` closes it with nothing checked out.
  */
 import { rm } from 'node:fs/promises';
 import { commandOutputUnexpected } from '../../src/errors/errors.js';

@@ -1,11 +1,9 @@
 /**
- * The dev container definition of a cloned commit: found from its trees before any file content
- * is fetched (`ls-tree -r -t` of `.devcontainer/` and `.devcontainer.json`, kept for the build key
- * -> the lookup rule, src/rules/definition.ts), then read once its own place is checked out
- * (the config's file -> JSONC -> the read set).
- * A config that is a symbolic link is followed inside the tree only to a file of its own folder
- * (what the sparse checkout holds); a link leaving the repository is DEFINITION_OUTSIDE_CLONE,
- * one to elsewhere in it DEFINITION_OUTSIDE_READ_SET, both 400.
+ * The dev container definition of a cloned commit: found from its trees before any file content is
+ * fetched (`ls-tree -r -t` of `.devcontainer/` and `.devcontainer.json`, kept for the build key; the
+ * lookup rule: src/rules/definition.ts), then read once its own place is checked out (file -> JSONC
+ * -> read set). A config that is a link is followed inside the tree only to a file of its own
+ * folder; other links: DEFINITION_OUTSIDE_* (docs/errors.md; docs/behaviour.md, Clones).
  */
 import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';

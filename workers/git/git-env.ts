@@ -1,10 +1,8 @@
 /**
- * The hardened environment and argv of every git (and, through git, ssh) process (pure).
- * - only allowlisted variables reach git: the caller's base env plus what is set here;
- * - no system or global config, a per-request HOME, no terminal prompt;
- * - transports limited by GIT_ALLOW_PROTOCOL; `file` never allowed;
- * - hooks disabled, submodules never fetched, no credential helper (given as GIT_CONFIG_*
- *   variables, the environment form of `git -c`, so argv stays the plain command);
+ * The hardened environment and argv of every git (and, through git, ssh) process (pure):
+ * - only allowlisted variables; no system or global config, a per-request HOME, no terminal prompt;
+ * - transports by GIT_ALLOW_PROTOCOL, never `file`; no hooks, submodules or credential helper
+ *   (GIT_CONFIG_* variables, the environment form of `git -c`, so argv stays the plain command);
  * - an https credential only in a per-request 0600 global config file (credentialConfig);
  * - ssh with no config file, batch mode, only our identity, an explicit known_hosts.
  */

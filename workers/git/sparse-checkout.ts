@@ -1,21 +1,10 @@
 /**
- * The steps of a partial clone after `git clone --filter=blob:none --no-checkout` (clone.ts), which
- * creates the clone sparse (non-cone):
- * - storedObjects <= nonBlobObjects tells whether the server honoured the filter (a server without
- *   filter support sends every blob too): objects stored against commits + trees + tags reached,
- *   counted without fetching anything;
- * - sealClone: `git remote remove origin` drops the promisor remote (`remote.origin.promisor`,
- *   its filter and URL) from the clone's config before any file content is fetched: from then on
- *   git treats a missing object as missing and never fetches, whatever environment a later
- *   command runs with;
- * - setSparsePaths, checkoutReadSet: non-cone sparse patterns of the read set (sparse-patterns.ts)
- *   written to `.git/info/sparse-checkout`, then `git checkout`, which fetches the missing blobs of exactly
- *   those paths in one request. It runs with the promisor remote given in its own environment
- *   (promisorRemoteConfig, with the hardened environment and the request's credentials): the only
- *   commands that can fetch. An empty read set (the fallback definition) checks out nothing;
- *   widenReadSet: the same for a larger read set once the definition is read
- *   (`git sparse-checkout reapply`: one more request, only when the definition names paths
- *   outside its own folder).
+ * The steps of a partial, sparse (non-cone) clone after `git clone --filter=blob:none --no-checkout`
+ * (clone.ts; docs/behaviour.md, Clones): whether the server honoured the filter (storedObjects <=
+ * nonBlobObjects, fetching nothing); sealClone (`git remote remove origin`: git never fetches again);
+ * checkoutReadSet, the read set's patterns (sparse-patterns.ts) in one fetch, by the only commands
+ * given the promisor remote in their environment; widenReadSet (`git sparse-checkout reapply`) when
+ * the definition names paths outside its own folder.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';

@@ -1,16 +1,10 @@
 /**
- * Build leases of Redis mode (leases.ts): identical builds coalesce across replicas. Every step
- * is one Lua script (atomic), no read-modify-write from the service:
- * - claim: `ibs:lease:<id>` SET to a fresh token NX PX LEASE_MS, else the holder's token is read;
- * - the leader renews its leases every third of LEASE_MS (PEXPIRE only while the value is its token);
- * - release (only while the value is its token): DEL the lease, store the outcome (the token and
- *   where the image is, nothing else) under `ibs:lease:<id>:outcome` for OUTCOME_TTL_MS, PUBLISH
- *   on channel `ibs:lease:<id>`.
- * A follower subscribes to the channel, then reads the state (the lease's PTTL while its holder
- * still holds it, and the outcome): again on each message, and when that PTTL has passed (no
- * polling while the lease is renewed: one read per lease period). The outcome read after
- * subscribing closes the race with a release in between. A lease gone without an outcome means
- * its replica stopped renewing it (SIGKILL, node loss): the follower builds itself.
+ * Build leases of Redis mode (leases.ts): identical builds coalesce across replicas (docs/redis.md,
+ * Coalescing across replicas; Keys). Claim (SET NX PX), renew and release are one Lua script each;
+ * renew and release act only while the lease holds this build's token. A follower subscribes, then
+ * reads the lease's PTTL and the outcome: again on each message and once that PTTL has passed (no
+ * polling). Reading after subscribing closes the race with a release in between; a lease gone
+ * without an outcome means its replica died: the follower builds.
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../../src/observability/logger.js';

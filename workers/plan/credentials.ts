@@ -1,13 +1,9 @@
 /**
- * Git credential resolution (pure). https/http: the request's `gitCredentials`, else a
- * server entry of kind `https`; ssh and SCP-style: a server entry of kind `ssh` (the request
- * carries no ssh keys); git://: none. Entries match the host case-insensitively and, when
- * they name a port, the URL's port (the scheme's default when the URL has none). An entry
- * with a port wins over one without.
- *
- * Pinned policy: an ssh URL needs a resolved ssh credential carrying `pinnedHostKey`; no
- * credential at all is refused the same way (HOST_KEY_NOT_PINNED in docs/errors.md), so a
- * pinned instance never connects to an unpinned host.
+ * Git credential resolution (pure; docs/behaviour.md, Image names, registries, credentials).
+ * https/http: the request's `gitCredentials`, else a server entry of kind `https`; ssh and SCP-style:
+ * a server entry of kind `ssh`; git://: none. Entries match the host case-insensitively and, when they
+ * name a port, the URL's (or its scheme's default); one with a port wins. Pinned policy: an ssh URL
+ * without a credential carrying `pinnedHostKey` is refused (HOST_KEY_NOT_PINNED, docs/errors.md).
  */
 import type { Config, GitCredential } from '../../src/config/types.js';
 import { formatKnownHostsLine, keyLines, parseKnownHostsLine } from '../../src/config/known-hosts.js';

@@ -1,13 +1,9 @@
 /**
- * Repository URL parsing and scheme policy (pure).
- *
- * Accepted: `https://`, `ssh://` and SCP-style `[user@]host:path`; `git://` and
- * `http://` only when insecure git protocols are allowed. Always refused, before
- * anything runs: `file://` and every other scheme, local paths, `<transport>::`
- * forms (`ext::`, `fd::`...), whitespace or control characters anywhere, a host or
- * user starting with `-`, an empty host, credentials in the URL (a password, or any
- * user on https/http/git). An ssh user without password (`git@host:x`) is fine.
- * Ports are kept. `cloneUrl` is rebuilt from the parsed parts, never the raw input.
+ * Repository URL parsing and scheme policy (pure; refusals: docs/errors.md). Accepted: `https://`,
+ * `ssh://`, SCP-style `[user@]host:path`; `git://` and `http://` only when insecure git protocols are
+ * allowed. Refused before anything runs: `file://` and other schemes, local paths, `<transport>::`
+ * forms, whitespace or control characters, a host or user starting with `-`, an empty host,
+ * credentials (a password, or any user on https/http/git). `cloneUrl` is rebuilt from the parts.
  */
 import { credentialsInUrl, invalidRepositoryUrl, schemeNotAllowed } from '../../src/errors/errors.js';
 import type { RepoScheme, RepoUrl } from './plan-types.js';

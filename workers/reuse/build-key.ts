@@ -1,16 +1,9 @@
 /**
- * The build key (pure): a digest of everything that determines a build's image and nothing else.
- * Inputs, recorded as one explicit record so that two builds can be compared input by input:
- * - the dev container definition as used: the sha256 of the config file's bytes (the generated
- *   fallback definition's bytes when the repository has none);
- * - the git object id (tree or blob, from the clone) of every path of the read set
- *   (workers/builder/read-set.ts), `''` being the root tree;
- * - the digest of every base image (`image`, plain `FROM` references) and every OCI feature;
- * - the platforms, the Dev Containers CLI version and BUILD_PROCESS_VERSION;
- * - the ids of the build secrets offered, never their values (BuildKit's own cache rule,
- *   docs/secrets.md); a build without secrets keeps the key it had before they existed.
- * Registry credentials and cache options are not inputs. The key is the sha256 of the record's
- * canonical JSON, prefixed by KEY_FORMAT: changing the record's shape changes every key.
+ * The build key (pure): a digest of everything that determines a build's image and nothing else,
+ * its inputs one explicit record so that two builds compare input by input (the inputs:
+ * docs/reuse.md, The build key; secret ids, never values: docs/secrets.md). The key is the sha256
+ * of the record's canonical JSON, prefixed by KEY_FORMAT: changing the record's shape changes every
+ * key.
  */
 import { createHash } from 'node:crypto';
 

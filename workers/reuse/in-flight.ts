@@ -1,12 +1,9 @@
 /**
- * Builds in flight, findable by key (a request identity, a build key), so that identical
- * requests join one build instead of starting another. The interface is what the router and
- * the job use; `createInProcessInFlight` keeps the map in this process (a shared store can
- * implement the same interface for several instances).
- *
- * Waiters: every request answered by a build is one waiter of it (its leader included); when
- * the last waiter leaves (its client went away) before the build settles, the build's signal
- * is aborted. A settled build leaves the map under all its keys.
+ * Builds in flight, findable by key (a request identity, a build key), so that identical requests
+ * join one build instead of starting another (docs/reuse.md, Coalescing); `createInProcessInFlight`
+ * keeps the map in this process. Every request answered by a build is one waiter of it (its leader
+ * too); when the last leaves before the build settles, the build's signal is aborted. A settled build
+ * leaves the map under all its keys.
  */
 import { Cancellation } from '../../src/exec/cancellation.js';
 

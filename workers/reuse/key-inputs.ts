@@ -1,11 +1,9 @@
 /**
- * Gathers the build key's input record (see build-key.ts): the config bytes' digest, the read
- * set's git object ids, and the digests of the base images and OCI features,
- * resolved through the service's registry client with the credentials the build would use.
- * Anything that cannot be pinned (compose definitions, a build argument in `FROM`, a URL
- * feature, a registry that refuses or cannot be reached) makes the build unkeyable: it is
- * built, and the reason goes to the build log. Where the ids and the Dockerfile's text come from
- * is the caller's: a checked-out clone (reuse-step.ts) or the commit's trees (tree-key.ts).
+ * Gathers the build key's input record (build-key.ts): the config's digest, the read set's object
+ * ids, the digests of base images and OCI features through the service's registry client with the
+ * build's credentials. What cannot be pinned (docs/reuse.md lists it) makes the build unkeyable: it
+ * builds, and the reason goes to the img log. The ids and the Dockerfile's text come from the
+ * caller: a checked-out clone (reuse-step.ts) or the commit's trees (tree-key.ts).
  */
 import { createHash } from 'node:crypto';
 import { posix } from 'node:path';

@@ -1,11 +1,9 @@
 /**
- * The reuse step of a build job, after the clone (see docs/reuse.md): compute the build
- * key; when a build with the same key is in flight for the same target repository, here or (Redis
- * mode) on another replica, follow it; else claim the key's lease (others follow this build until
- * the job releases it); when the key is recorded in the target repository, write this request's tag from it (no CLI,
- * no BuildKit); otherwise build, and say why in the img log. After a build, `afterBuild`
- * records the key. Failures of the reuse path never fail the request: they are logged and the
- * build runs.
+ * The reuse step of a build job, after the clone (docs/reuse.md): compute the build key; follow a
+ * build with the same key in flight for the same target repository (here or, in Redis mode, on
+ * another replica); else claim the key's lease, then write this request's tag from the key's recorded
+ * image (no CLI, no BuildKit) or build, saying why in the img log. `afterBuild` records the key. A
+ * failure of the reuse path never fails the request: it is logged and the build runs.
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';

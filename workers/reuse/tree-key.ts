@@ -1,12 +1,9 @@
 /**
- * The build key of an unchanged push from the commit's trees alone, before anything is checked
- * out (see docs/reuse.md): the clone's listing gives the object id of every path of the
- * read set, and the config's (and Dockerfile's) bytes come from the blob cache, read by an earlier
- * build on this instance from the same blobs. The record is the one a checkout would give
- * (key-inputs.ts, the same function), so the key is the same. Whenever the trees cannot stand for
- * the checkout (blobs not cached, a symbolic link in or on the way to the read set, a path the
- * definition names outside the repository, a root build context, a definition that is not keyed),
- * the answer is undefined: the job checks out and computes the key from the files as before.
+ * The build key of an unchanged push from the commit's trees alone, before any checkout
+ * (docs/reuse.md, Unchanged pushes read no file): object ids from the clone's listing, the config's
+ * and Dockerfile's bytes from the blob cache. The record is the one a checkout gives (key-inputs.ts),
+ * so the key is the same. When the trees cannot stand for the checkout (docs/reuse.md lists when),
+ * the answer is undefined and the job checks out and keys the files as before.
  */
 import { DEFINITION_ROOTS } from '../../src/rules/definition.js';
 import { parseJsonc } from '../builder/jsonc.js';

@@ -1,12 +1,10 @@
 /**
- * The start of a deferred command (runDeferred), once its caller settles it. Its states:
- *
- * | state     | reached when the start...                   | then                              |
- * |-----------|---------------------------------------------|-----------------------------------|
- * | waiting   | (not settled yet)                           | output held back, no timeout      |
- * | started   | gave a DeferredStart                        | log attached, timeout, stdin sent |
- * | cancelled | gave undefined (or rejected)                | stdin closed, group ended; no result |
- * | refused   | gave display args holding a secret          | as cancelled, then runDeferred throws |
+ * The start of a deferred command (runDeferred), by how its caller settles it:
+ * | state     | the start gave...             | then                                  |
+ * | waiting   | (not settled yet)             | output held back, no timeout          |
+ * | started   | a DeferredStart               | log attached, timeout, stdin sent     |
+ * | cancelled | undefined (or rejected)       | stdin closed, group ended; no result  |
+ * | refused   | display args holding a secret | as cancelled, then runDeferred throws |
  */
 import { commandLine, secretInArgv } from './command-line.js';
 import type { OutputSink } from './log-sink.js';
