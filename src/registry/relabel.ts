@@ -58,31 +58,50 @@ export function manifestMediaType(manifest: FetchedManifest): string {
   return type || MEDIA_TYPES.ociManifest;
 }
 
-/** A platform manifest written for a source one. */
-export interface RelabelledPlatform {
-  /** The source manifest's digest, and the source index's entries (none for a single manifest). */
+/** A platform of the source: its manifest's digest, and the source index's entries (none for a single manifest). */
+export interface SourcePlatform {
   readonly sourceDigest: string;
   readonly sourceEntries: readonly Json[];
+}
+
+/** A platform manifest written for a source one. */
+export interface RelabelledPlatform extends SourcePlatform {
   readonly digest: string;
   /** `os/arch[/variant]`, from the image config. */
   readonly platform: string;
 }
 
-/** Index entries to add for a platform written (attestations of the new manifest). */
-export type AttestHook = (written: RelabelledPlatform) => Promise<Json[]>;
+/**
+ * Index entries to add for a platform written (attestations of the new manifest). Called as soon
+ * as the source platform is known, so it can read the source's attestations while the new
+ * manifest is prepared; `written` resolves once the new digest is known, before its PUT ends.
+ */
+export type AttestHook = (source: SourcePlatform, written: Promise<RelabelledPlatform>) => Promise<Json[]>;
+
+/** Run beside the PUT of the top-level manifest, with its digest (computed before the PUT). */
+export type BesideTop = (digest: string) => Promise<void>;
 
 const platformOf = (config: Json): string =>
   [config.os, config.architecture, config.variant].filter((p) => typeof p === 'string' && p).join('/');
 
-/** One platform manifest relabelled: config blob uploaded, manifest PUT by digest when `tag` is undefined. */
-async function relabelImage(
+/** A relabelled platform manifest, computed but not yet written. */
+interface PreparedImage {
+  readonly config: Buffer;
+  readonly configType: string;
+  readonly body: Buffer;
+  readonly digest: string;
+  readonly mediaType: string;
+  readonly platform: string;
+}
+
+/** Reads the source config and computes the relabelled config and manifest (nothing written). */
+async function prepareImage(
   client: RegistryClient,
   call: RegistryCall,
   manifest: Json,
   mediaType: string,
   labels: Readonly<Record<string, string>>,
-  tag: string | undefined,
-): Promise<{ digest: string; size: number; mediaType: string; platform: string }> {
+): Promise<PreparedImage> {
   const config = isObject(manifest.config) ? manifest.config : undefined;
   if (config === undefined || typeof config.digest !== 'string') {
     throw registryUnreachable(call.ref.registry, 'manifest without a config', call.ref.image);
@@ -92,13 +111,73 @@ async function relabelImage(
   const relabelled = Buffer.from(JSON.stringify(relabelConfig(sourceConfig, labels)));
   const configType =
     typeof config.mediaType === 'string' ? config.mediaType : 'application/vnd.oci.image.config.v1+json';
-  // The config carries this request's revision: new unless the same commit is written again.
-  const configDigest = await uploadBlob(client, call, relabelled, configType, { probe: false });
   const body = Buffer.from(
-    JSON.stringify({ ...manifest, config: { ...config, digest: configDigest, size: relabelled.length } }),
+    JSON.stringify({
+      ...manifest,
+      config: { ...config, digest: sha256(relabelled), size: relabelled.length },
+    }),
   );
-  const digest = await putManifest(client, call, tag ?? sha256(body), body, mediaType);
-  return { digest, size: body.length, mediaType, platform: platformOf(sourceConfig) };
+  return {
+    config: relabelled,
+    configType,
+    body,
+    digest: sha256(body),
+    mediaType,
+    platform: platformOf(sourceConfig),
+  };
+}
+
+/** Writes a prepared image: its config blob, then the manifest under `reference`. */
+async function writeImage(
+  client: RegistryClient,
+  call: RegistryCall,
+  image: PreparedImage,
+  reference: string,
+): Promise<void> {
+  // The config carries this request's revision: new unless the same commit is written again.
+  await uploadBlob(client, call, image.config, image.configType, { probe: false });
+  await putManifest(client, call, reference, image.body, image.mediaType);
+}
+
+/** One platform written by digest, its attestations (if any) prepared and written beside it. */
+async function writeAttested(
+  client: RegistryClient,
+  call: RegistryCall,
+  manifest: Json,
+  mediaType: string,
+  labels: Readonly<Record<string, string>>,
+  source: SourcePlatform,
+  attest: AttestHook | undefined,
+): Promise<{ image: PreparedImage; extra: Json[] }> {
+  const preparing = prepareImage(client, call, manifest, mediaType, labels);
+  const [image, extra] = await Promise.all([
+    preparing.then(async (image) => {
+      await writeImage(client, call, image, image.digest);
+      return image;
+    }),
+    attest === undefined
+      ? []
+      : attest(
+          source,
+          preparing.then((image) => ({ ...source, digest: image.digest, platform: image.platform })),
+        ),
+  ]);
+  return { image, extra };
+}
+
+/** PUTs the top-level manifest under the tag, with `beside` run at the same time. */
+async function writeTop(
+  client: RegistryClient,
+  call: RegistryCall,
+  body: Buffer,
+  mediaType: string,
+  beside: BesideTop | undefined,
+): Promise<string> {
+  const [digest] = await Promise.all([
+    putManifest(client, call, call.ref.tag, body, mediaType),
+    beside?.(sha256(body)),
+  ]);
+  return digest;
 }
 
 /**
@@ -112,24 +191,27 @@ async function writeSingle(
   top: Json,
   type: string,
   labels: Readonly<Record<string, string>>,
-  attest: AttestHook | undefined,
+  hooks: RelabelHooks,
 ): Promise<string> {
   const mediaType = type || MEDIA_TYPES.ociManifest;
-  if (attest === undefined)
-    return (await relabelImage(client, call, top, mediaType, labels, call.ref.tag)).digest;
-  const written = await relabelImage(client, call, top, mediaType, labels, undefined);
-  const [os = '', architecture = '', variant] = written.platform.split('/');
+  if (hooks.attest === undefined) {
+    const image = await prepareImage(client, call, top, mediaType, labels);
+    await uploadBlob(client, call, image.config, image.configType, { probe: false });
+    return writeTop(client, call, image.body, mediaType, hooks.beside);
+  }
+  const platform = { sourceDigest: source.digest, sourceEntries: [] };
+  const { image, extra } = await writeAttested(client, call, top, mediaType, labels, platform, hooks.attest);
+  const [os = '', architecture = '', variant] = image.platform.split('/');
   const entry = {
     mediaType,
-    digest: written.digest,
-    size: written.size,
+    digest: image.digest,
+    size: image.body.length,
     platform: { os, architecture, ...(variant === undefined ? {} : { variant }) },
   };
-  const extra = await attest({ ...written, sourceDigest: source.digest, sourceEntries: [] });
   const body = Buffer.from(
     JSON.stringify({ schemaVersion: 2, mediaType: MEDIA_TYPES.ociIndex, manifests: [entry, ...extra] }),
   );
-  return putManifest(client, call, call.ref.tag, body, MEDIA_TYPES.ociIndex);
+  return writeTop(client, call, body, MEDIA_TYPES.ociIndex, hooks.beside);
 }
 
 /** One platform entry of a source index relabelled: its new entry, then any attestation entries. */
@@ -150,26 +232,32 @@ async function writePlatform(
   const childType =
     mediaTypeOf(childJson, child.contentType) ||
     (typeof entry.mediaType === 'string' ? entry.mediaType : MEDIA_TYPES.ociManifest);
-  const written = await relabelImage(client, call, childJson, childType, labels, undefined);
-  const extra =
-    attest === undefined ? [] : await attest({ ...written, sourceDigest: digest, sourceEntries: entries });
-  return [{ ...entry, digest: written.digest, size: written.size }, ...extra];
+  const source = { sourceDigest: digest, sourceEntries: entries };
+  const { image, extra } = await writeAttested(client, call, childJson, childType, labels, source, attest);
+  return [{ ...entry, digest: image.digest, size: image.body.length }, ...extra];
+}
+
+/** What a relabel adds: attestations per platform, and work beside the final PUT (a signature). */
+export interface RelabelHooks {
+  readonly attest?: AttestHook;
+  readonly beside?: BesideTop;
 }
 
 /**
  * Writes `source` (an image or index of the call's repository) relabelled under `call.ref.tag`,
- * with the attestations `attest` gives for each platform written; returns the new top-level digest.
+ * with the attestations `hooks.attest` gives for each platform written, and `hooks.beside` run
+ * with the final digest during the last PUT; returns the new top-level digest.
  */
 export async function writeRelabelled(
   client: RegistryClient,
   call: RegistryCall,
   source: FetchedManifest,
   labels: Readonly<Record<string, string>>,
-  attest?: AttestHook,
+  hooks: RelabelHooks = {},
 ): Promise<string> {
   const top = parseObject(source.body, 'manifest', call);
   const type = mediaTypeOf(top, source.contentType);
-  if (!isIndexType(type, top)) return writeSingle(client, call, source, top, type, labels, attest);
+  if (!isIndexType(type, top)) return writeSingle(client, call, source, top, type, labels, hooks);
   const entries = Array.isArray(top.manifests) ? top.manifests.filter(isObject) : [];
   const platforms = entries.filter((entry) => !isAttestation(entry) && typeof entry.digest === 'string');
   if (platforms.length === 0) {
@@ -177,9 +265,9 @@ export async function writeRelabelled(
   }
   // Every platform at once; the new entries in the source's order, each followed by its attestations.
   const written = await Promise.all(
-    platforms.map((entry) => writePlatform(client, call, entry, entries, labels, attest)),
+    platforms.map((entry) => writePlatform(client, call, entry, entries, labels, hooks.attest)),
   );
   const manifests = [...written.flatMap((group) => group.slice(0, 1)), ...written.flatMap((g) => g.slice(1))];
   const body = Buffer.from(JSON.stringify({ ...top, manifests }));
-  return putManifest(client, call, call.ref.tag, body, type || MEDIA_TYPES.ociIndex);
+  return writeTop(client, call, body, type || MEDIA_TYPES.ociIndex, hooks.beside);
 }

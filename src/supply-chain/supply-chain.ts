@@ -6,7 +6,12 @@
 import type { Config, ProvenanceMode, SigningKey } from '../config/types.js';
 import type { RegistryCall, RegistryClient } from '../registry/client.js';
 import type { AttestHook, RelabelledPlatform } from '../registry/relabel.js';
-import { attestationEntryFor, readAttestations, writeAttestationManifest } from './attestation-manifest.js';
+import {
+  attestationEntryFor,
+  readAttestations,
+  type SourceAttestations,
+  writeAttestationManifest,
+} from './attestation-manifest.js';
 import {
   type Json,
   reuseProvenance,
@@ -53,26 +58,30 @@ export class SupplyChain {
     notes: string[],
   ): AttestHook | undefined {
     if (this.options.provenance === 'off') return undefined;
-    return async (written) => {
-      const statements = await this.statementsFor(client, call, context, written, notes);
-      return [await writeAttestationManifest(client, call, written.digest, statements)];
+    return async (source, written) => {
+      // The source's attestations are read while the new manifest is prepared.
+      const entry = attestationEntryFor(source.sourceEntries, source.sourceDigest);
+      const [found, platform] = await Promise.all([
+        entry === undefined
+          ? { predicateTypes: [], statements: [] }
+          : readAttestations(client, call, String(entry.digest), wanted),
+        written,
+      ]);
+      const statements = this.statementsFor(call, context, platform, { entry, found }, notes);
+      return [await writeAttestationManifest(client, call, platform.digest, statements)];
     };
   }
 
-  private async statementsFor(
-    client: RegistryClient,
+  private statementsFor(
     call: RegistryCall,
     context: ReuseContext,
     written: RelabelledPlatform,
+    source: { entry: Json | undefined; found: SourceAttestations },
     notes: string[],
-  ): Promise<Json[]> {
+  ): Json[] {
     const { ref } = call;
+    const { entry, found } = source;
     const subject = subjectOf(`${ref.registry}/${ref.name}`, ref.tag ?? '', written.platform, written.digest);
-    const entry = attestationEntryFor(written.sourceEntries, written.sourceDigest);
-    const found =
-      entry === undefined
-        ? { predicateTypes: [], statements: [] }
-        : await readAttestations(client, call, String(entry.digest), wanted);
     const hasProvenance = found.predicateTypes.some((type) => type.startsWith(SLSA_PROVENANCE_PREFIX));
     const sboms = found.statements
       .filter((s) => s.predicateType === SPDX_DOCUMENT)

@@ -88,9 +88,16 @@ export async function reuseByKey(
     notes,
   );
   const labels = { [LABEL_SOURCE]: origin.repository, [LABEL_REVISION]: origin.commit };
-  const digest = await writeRelabelled(access.client, call, recorded, labels, attest);
-  const signed = await access.supply.sign(access.client, call, digest);
-  return { kind: 'reused', earlier, digest, notes: signed === undefined ? notes : [...notes, signed] };
+  // The signature is written beside the final PUT: its digest is known before the registry has it.
+  const beside = async (digest: string): Promise<void> => {
+    const signed = await access.supply.sign(access.client, call, digest);
+    if (signed !== undefined) notes.push(signed);
+  };
+  const digest = await writeRelabelled(access.client, call, recorded, labels, {
+    ...(attest === undefined ? {} : { attest }),
+    beside,
+  });
+  return { kind: 'reused', earlier, digest, notes };
 }
 
 /** Signs `digest` of `target` when a key is configured: the log line, or undefined. */
