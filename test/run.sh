@@ -21,7 +21,20 @@ tests_tmp=$(mktemp -d "$tmp_root/ibs-tests-XXXXXX")
 tsx_cache="tsx-$(id -u)"
 mkdir -p "$tmp_root/$tsx_cache"
 ln -s "$tmp_root/$tsx_cache" "$tests_tmp/$tsx_cache"
-TMPDIR=$tests_tmp npx ava "$@" 2>&1 | tee "$out" || status=$?
+# AVA runs in a session of its own with its output in a file, shown as it grows: a process a test
+# left behind cannot hold the run open through a pipe. Past the time limit, what is still running
+# is listed and the run is stopped (so a hang ends with a clue, inside CI's budget).
+limit=${IBS_TEST_TIME_LIMIT:-70m}
+TMPDIR=$tests_tmp setsid npx ava "$@" >"$out" 2>&1 &
+ava_pid=$!
+watch=0
+timeout "$limit" tail -n +1 -f --pid="$ava_pid" "$out" || watch=$?
+if [ "$watch" = 124 ]; then
+  echo "---- the tests ran past $limit and are stopped; what was still running: ----"
+  ps -eo pid,ppid,etimes,args --forest | tail -n 80
+  kill -TERM -- "-$ava_pid" 2>/dev/null || true
+fi
+wait "$ava_pid" || status=$?
 leftovers=$(find "$tests_tmp" -mindepth 1 -maxdepth 1 ! -name "$tsx_cache" -printf '  %f\n' | sort)
 rm -rf "$tests_tmp"
 if [ -n "$leftovers" ]; then
