@@ -10,15 +10,12 @@
  *
  * Target (issue 22): the second pass at least 95 % cached with placement, about 1/2 with random.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { RunningApp } from '../test/helpers/app.js';
 import {
   fetchLog,
   httpsCreds,
-  httpsRepo,
+  ownDockerfileRepo,
   postBuild,
-  servedRepo,
   stack,
   startBuildApp,
   uniqueName,
@@ -33,20 +30,8 @@ interface Outcome {
 }
 
 /** A repository whose Dockerfile has a RUN step no other repository (or earlier run) shares. */
-function uniqueRepo(label: string): { repository: string; remove: () => void } {
-  const repo = servedRepo((dir) => {
-    mkdirSync(join(dir, '.devcontainer'));
-    writeFileSync(
-      join(dir, '.devcontainer', 'devcontainer.json'),
-      JSON.stringify({ build: { dockerfile: 'Dockerfile' } }),
-    );
-    writeFileSync(
-      join(dir, '.devcontainer', 'Dockerfile'),
-      `FROM ${stack.BASE_IMAGE_ANON}\nRUN echo ${label}-${runId} > /fleet && sleep 1\n`,
-    );
-  });
-  return { repository: httpsRepo(repo.name), remove: repo.remove };
-}
+const uniqueRepo = (label: string): { repository: string; remove: () => void } =>
+  ownDockerfileRepo(`FROM ${stack.BASE_IMAGE_ANON}\nRUN echo ${label}-${runId} > /fleet && sleep 1\n`);
 
 /** BuildKit's progress prints `#<n> [k/m] RUN echo ...` and, on a hit, `#<n> CACHED`. */
 function runStepCached(log: string): boolean {

@@ -4,8 +4,6 @@
  * builder lost mid-build, and bounded load. Bridges a test stops are its own (privateBuilderBridge).
  */
 import { readFileSync, readdirSync } from 'node:fs';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import test, { type ExecutionContext } from 'ava';
 import type { BuildRecord } from '../../src/builds/types.js';
 import { placementKey, placementOrder } from '../../workers/builder/fleet/placement.js';
@@ -18,7 +16,7 @@ import {
   httpsCreds,
   httpsRepo,
   postBuild,
-  servedRepo,
+  ownDockerfileRepo,
   stack,
   startBuildApp,
   uniqueName,
@@ -156,18 +154,8 @@ function placedRepos(t: ExecutionContext, endpoints: readonly string[]): { name:
   const repos: { name: string; home: string }[] = [];
   const per = new Map<string, number>();
   for (let i = 0; repos.length < 4 && i < 100; i += 1) {
-    const repo = servedRepo((dir) => {
-      mkdirSync(join(dir, '.devcontainer'));
-      writeFileSync(
-        join(dir, '.devcontainer', 'devcontainer.json'),
-        JSON.stringify({ build: { dockerfile: 'Dockerfile' } }),
-      );
-      writeFileSync(
-        join(dir, '.devcontainer', 'Dockerfile'),
-        `FROM ${stack.BASE_IMAGE_ANON}\nRUN echo ${i}-${Date.now()} > /fleet\n`,
-      );
-    });
-    const home = placementOrder(placementKey(httpsRepo(repo.name), undefined), endpoints)[0] ?? '';
+    const repo = ownDockerfileRepo(`FROM ${stack.BASE_IMAGE_ANON}\nRUN echo ${i}-${Date.now()} > /fleet\n`);
+    const home = placementOrder(placementKey(repo.repository, undefined), endpoints)[0] ?? '';
     if ((per.get(home) ?? 0) >= 2) {
       repo.remove();
       continue;
