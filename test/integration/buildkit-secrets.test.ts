@@ -31,6 +31,7 @@ import {
   type BuildOverrides,
   type BuildResponse,
 } from '../helpers/build-support.js';
+import { eventually } from '../helpers/eventually.js';
 import { imageBytes, imageLeaks, sampleProcesses, sha256Hex } from '../helpers/image-bytes.js';
 
 const canary = (): string => `CANARY-${randomBytes(12).toString('hex')}`;
@@ -213,23 +214,20 @@ test('each bad buildSecrets input answers 400 and clones nothing', async (t) => 
 
 /** The secret file of the one request in flight, polled until the build has written it. */
 async function secretFileOf(scratchDir: string): Promise<string> {
-  const deadline = Date.now() + 120_000;
-  for (;;) {
-    for (const id of await readdir(join(scratchDir, 'requests')).catch(() => [] as string[])) {
-      const file = join(scratchDir, 'requests', id, 'build-secrets', 'npmrc');
-      if (existsSync(file)) return file;
-    }
-    if (Date.now() > deadline) throw new Error('no build secret file appeared');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  return eventually(
+    async () => {
+      const ids = await readdir(join(scratchDir, 'requests')).catch(() => [] as string[]);
+      return ids
+        .map((id) => join(scratchDir, 'requests', id, 'build-secrets', 'npmrc'))
+        .find((file) => existsSync(file));
+    },
+    { timeout: 120_000, interval: 50, what: 'a build secret file' },
+  );
 }
 
+/** Polls `condition` until it holds. */
 async function waitUntil(what: string, condition: () => Promise<boolean>, ms = 30_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`not within ${ms} ms: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  await eventually(condition, { timeout: ms, interval: 50, what });
 }
 
 const slowRequest = (repository: string, label: string, secret: string) => ({

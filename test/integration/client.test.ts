@@ -20,6 +20,7 @@ import {
   ownDockerfileRepo,
 } from '../helpers/build-support.js';
 import { runIbs } from '../helpers/ibs-process.js';
+import { metricValue } from '../helpers/metrics.js';
 import { freePort } from '../helpers/service-process.js';
 import { SLOW_FIXTURE_DOCKERFILE, SLOW_STEP_STARTED } from '../stack/fixtures.js';
 
@@ -69,10 +70,7 @@ async function storedAt(logs: string, needle: string, ms = 240_000): Promise<num
   }
 }
 
-async function inFlight(url: string): Promise<number> {
-  const text = await (await fetch(`${url}/metrics`)).text();
-  return Number(/^service_builds_in_flight (\d+)$/m.exec(text)?.[1]);
-}
+const inFlight = (url: string): Promise<number> => metricValue(url, 'service_builds_in_flight');
 
 /** Every process's command line on the machine, sampled until stopped: what held `needle`. */
 function argvWatch(needle: string): { stop: () => string[] } {

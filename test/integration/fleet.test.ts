@@ -9,6 +9,8 @@ import type { BuildRecord } from '../../src/builds/types.js';
 import { placementKey, placementOrder } from '../../workers/builder/fleet/placement.js';
 import { privateBuilderBridge, type PrivateBridge } from '../stack/builders.js';
 import { dumpRedis } from '../helpers/redis-dump.js';
+import { eventually } from '../helpers/eventually.js';
+import { sampleValue, scrapeMetrics } from '../helpers/metrics.js';
 import { SLOW_STEP_STARTED } from '../stack/fixtures.js';
 import type { RunningApp } from '../helpers/app.js';
 import {
@@ -29,16 +31,6 @@ const TLS = {
   keyPath: stack.BUILDER_TLS_CLIENT_KEY_FILE,
   serverName: stack.BUILDER_TLS_SERVER_NAME,
 };
-
-async function eventually<T>(what: string, probe: () => Promise<T | undefined>, ms: number): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms / 1000} s`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
 
 async function app(t: ExecutionContext, overrides: BuildOverrides): Promise<RunningApp> {
   const started = await startBuildApp(overrides);
@@ -66,9 +58,7 @@ const requestBody = (repository: string, extra: Record<string, unknown> = {}) =>
 });
 
 async function builderUp(app: RunningApp, endpoint: string): Promise<number | undefined> {
-  const text = await (await fetch(`${app.url}/metrics`)).text();
-  const line = text.split('\n').find((l) => l.startsWith(`service_builder_up{builder="${endpoint}"}`));
-  return line === undefined ? undefined : Number(line.split(' ').at(-1));
+  return sampleValue(await scrapeMetrics(app.url), 'service_builder_up', { builder: endpoint });
 }
 
 /** The builder GET /builds names for the build answered with `body` (found by its image log). */
@@ -197,11 +187,11 @@ test('failover: a builder stopped while idle is down within 15 s, its repositori
   const [home, other] = placementOrder(placementKey(repository, undefined), endpoints) as [string, string];
   const bridge = home === a.endpoint ? a : b;
   await bridge.stop();
-  await eventually(
-    'builder down',
-    async () => ((await builderUp(service, home)) === 0 ? true : undefined),
-    15_000,
-  );
+  await eventually(async () => ((await builderUp(service, home)) === 0 ? true : undefined), {
+    timeout: 15_000,
+    interval: 200,
+    what: 'builder down',
+  });
   const ready = await fetch(`${service.url}/health/ready`);
   t.is(ready.status, 200);
   t.like(await ready.json(), { builders: [{ builder: a.endpoint }, { builder: b.endpoint }] });
@@ -209,11 +199,11 @@ test('failover: a builder stopped while idle is down within 15 s, its repositori
   t.is(res.status, 200, JSON.stringify(res.body));
   t.is(await builderOf(service, repository, res.body.imageBuildLogId), other);
   await bridge.start();
-  await eventually(
-    'builder up',
-    async () => ((await builderUp(service, home)) === 1 ? true : undefined),
-    30_000,
-  );
+  await eventually(async () => ((await builderUp(service, home)) === 1 ? true : undefined), {
+    timeout: 30_000,
+    interval: 200,
+    what: 'builder up',
+  });
   const back = await postBuild(service, requestBody(repository));
   t.is(back.status, 200, JSON.stringify(back.body));
   t.is(await builderOf(service, repository, back.body.imageBuildLogId), home);
@@ -241,7 +231,6 @@ test('a builder lost mid-build: that build is a 500 with its img log; the next b
   const [home, other] = placementOrder(placementKey(repository, undefined), endpoints) as [string, string];
   const answer = slowBuild(service);
   const running = await eventually(
-    'the slow step runs',
     async () => {
       const [record] = await recordsOf(service, 'status=running');
       if (record?.imageBuildLogId === undefined) return undefined;
@@ -249,7 +238,7 @@ test('a builder lost mid-build: that build is a 500 with its img log; the next b
         ? record
         : undefined;
     },
-    180_000,
+    { timeout: 180_000, interval: 200, what: 'the slow step runs' },
   );
   t.is(running.builder, home);
   await (home === a.endpoint ? a : b).stop();
@@ -259,9 +248,8 @@ test('a builder lost mid-build: that build is a 500 with its img log; the next b
   const client = new AbortController();
   const next = slowBuild(service, client.signal).catch(() => undefined);
   const moved = await eventually(
-    'the next build is placed',
     async () => (await recordsOf(service, 'status=running')).find((r) => r.imageBuildLogId !== undefined),
-    120_000,
+    { timeout: 120_000, interval: 200, what: 'the next build is placed' },
   );
   t.is(moved.builder, other);
   client.abort();
@@ -276,12 +264,11 @@ test('bounded load: one build per builder, three slow builds at once: two on dif
   const first = slowBuild(service, client.signal).catch(() => undefined);
   const second = slowBuild(service, client.signal).catch(() => undefined);
   const placed = await eventually(
-    'two builds placed',
     async () => {
       const records = await recordsOf(service, 'status=running');
       return records.length === 2 ? records : undefined;
     },
-    60_000,
+    { timeout: 60_000, interval: 200, what: 'two builds placed' },
   );
   t.deepEqual(placed.map((r) => r.builder).sort(), [a.endpoint, b.endpoint].sort());
   const third = await postBuild(service, requestBody(httpsRepo('slow'), { buildOptions: { noCache: true } }));
