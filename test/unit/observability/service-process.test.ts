@@ -50,8 +50,20 @@ test.before(async () => {
   url = `http://127.0.0.1:${port}`;
 });
 
+/** SIGTERM, then the exit awaited (SIGKILL after 15 s): a service left running keeps the worker alive. */
+async function stopService(): Promise<void> {
+  const service = child as ChildProcess | undefined;
+  if (service === undefined || service.exitCode !== null || service.signalCode !== null) return;
+  const exited = new Promise((resolve) => service.once('exit', resolve));
+  service.kill('SIGTERM');
+  const kill = setTimeout(() => service.kill('SIGKILL'), 15_000);
+  await exited;
+  clearTimeout(kill);
+}
+
 test.after.always(async () => {
-  child?.kill('SIGTERM');
+  // The service flushes its spans and events on the way out: the receivers close after it.
+  await stopService();
   await otlp?.close();
   await sentry?.close();
   if (home) await rm(home, { recursive: true, force: true });
