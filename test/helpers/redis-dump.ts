@@ -1,4 +1,4 @@
-/** Everything a Redis holds, as text (keys and values of every type): for canary checks. */
+/** Everything a Redis holds, as text (keys and values of every type, streams too): for canary checks. */
 import { Redis } from 'ioredis';
 
 async function valueOf(redis: Redis, key: string): Promise<string> {
@@ -9,6 +9,7 @@ async function valueOf(redis: Redis, key: string): Promise<string> {
   if (type === 'hash') return JSON.stringify(await redis.hgetall(key));
   if (type === 'set') return (await redis.smembers(key)).join('\n');
   if (type === 'zset') return (await redis.zrange(key, '0', '-1')).join('\n');
+  if (type === 'stream') return JSON.stringify(await redis.xrange(key, '-', '+'));
   return '';
 }
 

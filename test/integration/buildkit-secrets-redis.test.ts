@@ -7,11 +7,11 @@
  */
 import test from 'ava';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
-import { servedRepo, stack } from '../helpers/build-support.js';
+import { ownDockerfileRepo, stack } from '../helpers/build-support.js';
+import { dumpRedis } from '../helpers/redis-dump.js';
 import { imageBytes, imageLeaks, sampleProcesses, sha256Hex } from '../helpers/image-bytes.js';
 import { startRedis, type RedisProcess } from '../helpers/redis-process.js';
 import {
@@ -51,28 +51,6 @@ test.after.always(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** Every key and value of the Redis database, as text (strings, lists, hashes, sets, sorted sets, streams). */
-async function redisDump(url: string): Promise<string> {
-  const client = new Redis(url, { lazyConnect: true });
-  await client.connect();
-  const parts: string[] = [];
-  try {
-    for (const key of await client.keys('*')) {
-      const type = await client.type(key);
-      parts.push(key);
-      if (type === 'string') parts.push((await client.getBuffer(key))?.toString() ?? '');
-      else if (type === 'list') parts.push(...(await client.lrange(key, 0, -1)));
-      else if (type === 'hash') parts.push(JSON.stringify(await client.hgetall(key)));
-      else if (type === 'set') parts.push(...(await client.smembers(key)));
-      else if (type === 'zset') parts.push(...(await client.zrange(key, '0', '-1')));
-      else if (type === 'stream') parts.push(JSON.stringify(await client.xrange(key, '-', '+')));
-    }
-  } finally {
-    client.disconnect();
-  }
-  return parts.join('\n');
-}
-
 const body = (repository: string, label: string, buildSecrets?: Record<string, string>) => ({
   repository,
   gitCredentials: { username: stack.GIT_HTTPS_USER, token: stack.GIT_HTTPS_PASSWORD },
@@ -95,22 +73,14 @@ test('request and server secrets in Redis mode: in the step, nowhere else (Redis
     body(`${stack.GIT_HTTPS_URL}/secrets.git`, 'request', { npmrc: requestValue, other: otherValue }),
   );
   const fromServer = await postJson(replica, '/build', body(`${stack.GIT_HTTPS_URL}/secrets.git`, 'server'));
-  const other = servedRepo((work) => {
-    mkdirSync(join(work, '.devcontainer'));
-    writeFileSync(
-      join(work, '.devcontainer', 'devcontainer.json'),
-      '{"build": {"dockerfile": "Dockerfile"}}\n',
-    );
-    writeFileSync(
-      join(work, '.devcontainer', 'Dockerfile'),
-      SECRETS_FIXTURE_DOCKERFILE(stack.BASE_IMAGE_ANON),
-    );
-  });
+  const other = ownDockerfileRepo(
+    SECRETS_FIXTURE_DOCKERFILE(stack.BASE_IMAGE_ANON, randomBytes(8).toString('hex')),
+  );
   t.teardown(other.remove);
   const failed = await postJson(
     replica,
     '/build',
-    body(`${stack.GIT_HTTPS_URL}/${other.name}.git`, 'outside', { unrelated: failedValue }),
+    body(other.repository, 'outside', { unrelated: failedValue }),
   );
   const sampled = sampler.stop();
 
@@ -138,7 +108,7 @@ test('request and server secrets in Redis mode: in the step, nowhere else (Redis
   );
   t.deepEqual(sampled.leaks, [], 'argv and environments');
   const places: Record<string, string> = {
-    redis: await redisDump(redis.url),
+    redis: await dumpRedis(redis.url),
     'service output': replica.service.stdout() + replica.service.stderr(),
     'error tracking': sentry.rawText(),
     logs: logs.join('\n'),

@@ -7,7 +7,7 @@
  */
 import test, { type ExecutionContext } from 'ava';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,7 +24,6 @@ import {
   httpsRepo,
   ownDockerfileRepo,
   postBuild,
-  servedRepo,
   stack,
   startBuildApp,
   uniqueName,
@@ -153,23 +152,14 @@ test('a scoped server entry is offered to its repository only; elsewhere the req
   await assertNowhere(t, running, res, serverValue);
 
   // The same Dockerfile in a repository outside the scope: npmrc is not offered.
-  const base = stack.BASE_IMAGE_ANON;
-  const other = servedRepo((dir) => {
-    mkdirSync(join(dir, '.devcontainer'));
-    writeFileSync(
-      join(dir, '.devcontainer', 'devcontainer.json'),
-      '{"build": {"dockerfile": "Dockerfile"}}\n',
-    );
-    writeFileSync(
-      join(dir, '.devcontainer', 'Dockerfile'),
-      SECRETS_FIXTURE_DOCKERFILE(base, randomBytes(8).toString('hex')),
-    );
-  });
+  const other = ownDockerfileRepo(
+    SECRETS_FIXTURE_DOCKERFILE(stack.BASE_IMAGE_ANON, randomBytes(8).toString('hex')),
+  );
   t.teardown(other.remove);
   const requestValue = canary();
   const failed = await postBuild(running, {
     ...request(uniqueName('secret-outside')),
-    repository: httpsRepo(other.name),
+    repository: other.repository,
     buildSecrets: { unrelated: requestValue },
     // Without it BuildKit's cache answers the identical step (secrets are not in its cache key).
     buildOptions: { noCache: true },
