@@ -10,6 +10,11 @@ import type { Config } from './config/types.js';
 import { createLogStore } from './logs/store.js';
 import type { LogStore } from './logs/types.js';
 import type { Logger } from './observability/logger.js';
+import {
+  redisIdentityKey,
+  scratchIdentityKey,
+  type SecretIdentityKey,
+} from '../workers/builder/secret-identity-key.js';
 
 export interface Stores {
   readonly logStore: LogStore;
@@ -17,6 +22,8 @@ export interface Stores {
   readonly builds: BuildRegistry;
   /** Coalescing across replicas (Redis mode); embedded: every build runs unshared. */
   readonly leases: BuildLeases;
+  /** The build secrets identity key: in Redis (every replica's), or in the scratch space. */
+  readonly secretIdentityKey: SecretIdentityKey;
   /** Redis mode only: whether Redis answers now (readiness fails when it does not). */
   readonly sharedStoreProbe?: () => Promise<boolean>;
   /** Closes the Redis connections (nothing in embedded mode). */
@@ -35,6 +42,7 @@ export async function createStores(
       logStore: await createLogStore(config),
       builds: createMemoryBuildRegistry({ history: config.buildHistory }),
       leases: createEmbeddedLeases(),
+      secretIdentityKey: scratchIdentityKey(config.scratchDir),
       close: async () => undefined,
     };
   }
@@ -58,6 +66,7 @@ export async function createStores(
     logStore,
     builds,
     leases,
+    secretIdentityKey: redisIdentityKey(redis),
     sharedStoreProbe: () => redis.probe(),
     close: async () => {
       builds.close();

@@ -35,6 +35,7 @@ import type { BuildPlan, BuildResult } from './plan/plan-types.js';
 import { createBuildQueue, type BuildQueue } from './queue.js';
 import { coordinateBuild, type Coordinator } from './coordinate.js';
 import { createReuseDeps } from './reuse/reuse-step.js';
+import type { SecretIdentityKey } from './builder/secret-identity-key.js';
 
 export type BuildJobRunner = (
   plan: BuildPlan,
@@ -53,6 +54,8 @@ export interface BuildWorkerContext {
   readonly builds: BuildRegistry;
   readonly leases: BuildLeases;
   readonly processGroups: ProcessGroups;
+  /** The build secrets identity key (absent: the scratch space's, builder/secret-identity-key.ts). */
+  readonly secretIdentityKey?: SecretIdentityKey;
   /** Aborted when the process must stop now: the worker's registry client closes. */
   readonly shutdownSignal: AbortSignal;
 }
@@ -118,6 +121,7 @@ export class BuildWorker {
       // Without builders: a build's builder is this (nothing to set up, no BUILDX_BUILDER).
       remoteBuilder: new RemoteBuilder(ctx.config, undefined, ctx.processGroups),
       devcontainerCli: devcontainerCliBundle(),
+      ...(ctx.secretIdentityKey === undefined ? {} : { secretIdentityKey: ctx.secretIdentityKey }),
       reuse: createReuseDeps(ctx.config.insecureRegistries, ctx.leases, supplyChainOf(ctx.config)),
     };
     ctx.shutdownSignal.addEventListener('abort', () => this.#deps.reuse.registry.close(), { once: true });

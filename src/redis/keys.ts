@@ -26,6 +26,9 @@ export const leaseKey = (id: string): string => `${PREFIX}lease:${id}`;
 export const leaseOutcomeKey = (id: string): string => `${leaseKey(id)}:outcome`;
 export const leaseChannel = leaseKey;
 
+/** The build secrets identity key (32 random bytes, hex), set once by whichever replica needs it first. */
+export const SECRETS_IDENTITY_KEY = `${PREFIX}build-secrets:identity-key`;
+
 /** Per-log size cap: output beyond it is dropped, and one marker line says so. */
 export const LOG_SIZE_CAP_BYTES = 50 * 1024 * 1024;
 export const TRUNCATED_MARKER = '\n[image-build-service: log truncated at 50 MiB; further output dropped]\n';
