@@ -35,7 +35,8 @@ import type { BuildPlan, BuildResult } from './plan/plan-types.js';
 import { createBuildQueue, type BuildQueue } from './queue.js';
 import { coordinateBuild, type Coordinator } from './coordinate.js';
 import { createReuseDeps } from './reuse/reuse-step.js';
-import type { SecretIdentityKey } from './builder/secret-identity-key.js';
+import { scratchIdentityKey, type SecretIdentityKey } from './builder/secret-identity-key.js';
+import { withSecretsIdentity } from './builder/secret-identity.js';
 
 export type BuildJobRunner = (
   plan: BuildPlan,
@@ -143,13 +144,19 @@ export class BuildWorker {
   }
 
   /** Each builder's state as this instance sees it (readiness, docs/fleet.md). */
+  /** The key of the secrets identity: the context's, else the scratch space's. */
+  get #secretIdentityKey(): () => Promise<Buffer> {
+    return this.#deps.secretIdentityKey ?? scratchIdentityKey(this.#ctx.config.scratchDir);
+  }
+
   builders(): (BuilderState & { inFlight: number })[] {
     return this.#fleet.states();
   }
 
   /** Builds (or reuses) `plan`; throws a ServiceError (BUSY: 429 with its Retry-After). */
-  async submit(plan: BuildPlan, submission: Submission): Promise<BuildResult> {
+  async submit(given: BuildPlan, submission: Submission): Promise<BuildResult> {
     const seconds = stopwatch();
+    const plan = await withSecretsIdentity(given, this.#secretIdentityKey);
     try {
       const result = await coordinateBuild(
         plan,

@@ -58,18 +58,29 @@ const body = (repository: string, label: string, buildSecrets?: Record<string, s
   ...(buildSecrets === undefined ? {} : { buildSecrets }),
 });
 
-async function recordedHash(res: BuildResponse): Promise<string> {
-  const image = await imageBytes(stack.REGISTRY_ANON, String(res.body.name), String(res.body.tag));
+/** The hash the build's image recorded (at its tag, or at `ref`). */
+async function recordedHash(res: BuildResponse, ref = String(res.body.tag)): Promise<string> {
+  const image = await imageBytes(stack.REGISTRY_ANON, String(res.body.name), ref);
   const file = image.files.get('npmrc.sha256');
   if (file === undefined) throw new Error(`no /npmrc.sha256 in ${String(res.body.name)}`);
   return file.toString().split(/\s+/)[0] ?? '';
 }
 
+/** The img log's time stamp of a line of output, when it has one. */
+const STAMP = '(?:\\[[^\\]]*\\] )?';
+
 /** Whether BuildKit answered the secret-mounting RUN step from its cache (its plain progress in the img log). */
 function secretStepCached(log: string): boolean {
-  const step = /^#(\d+) \[[^\]]*\] RUN --mount=type=secret/m.exec(log)?.[1];
+  const step = new RegExp(`^${STAMP}#(\\d+) \\[[^\\]]*\\] RUN --mount=type=secret`, 'm').exec(log)?.[1];
   if (step === undefined) throw new Error(`no secret-mounting step in:\n${log}`);
-  return new RegExp(`^#${step} CACHED$`, 'm').test(log);
+  return new RegExp(`^${STAMP}#${step} CACHED$`, 'm').test(log);
+}
+
+/** The digest BuildKit pushed for this build (its img log's `pushing manifest for <ref>@<digest>`). */
+async function pushedDigest(running: RunningApp, res: BuildResponse): Promise<string> {
+  const digest = /pushing manifest for \S+@(sha256:[0-9a-f]{64})/.exec(await imgLog(running, res))?.[1];
+  if (digest === undefined) throw new Error('no pushed manifest in the img log');
+  return digest;
 }
 
 async function imgLog(running: RunningApp, res: BuildResponse): Promise<string> {
@@ -119,29 +130,38 @@ test('a server entry scoped to repositories holds through the cache; the same en
   t.is(await recordedHash(shared), sha256Hex(value));
 });
 
-test('a new request value runs the step with it; two values started together each record their own', async (t) => {
+test('with reuse on, a new request value builds with it; two values at once each record their own', async (t) => {
   const repo = repoOf(t, SECRETS_FIXTURE_DOCKERFILE(stack.BASE_IMAGE_ANON, nonce()));
-  const running = await app(t);
+  const running = await app(t, { build: { reuse: true } });
   const [old, rotated, a, b] = [npmrc(canary()), npmrc(canary()), npmrc(canary()), npmrc(canary())];
-  const first = await postBuild(running, body(repo.repository, 'value-old', { npmrc: old }));
+  const name = uniqueName('value');
+  const named = (buildSecrets: Record<string, string>) => ({
+    ...body(repo.repository, 'value', buildSecrets),
+    image: { registry: stack.REGISTRY_ANON, name },
+  });
+  const first = await postBuild(running, named({ npmrc: old }));
   built(t, first, 'the old value');
   t.is(await recordedHash(first), sha256Hex(old));
-  const second = await postBuild(running, body(repo.repository, 'value-new', { npmrc: rotated }));
+  const second = await postBuild(running, named({ npmrc: rotated }));
   built(t, second, 'the new value');
-  t.false(secretStepCached(await imgLog(running, second)), 'the step ran');
+  const log = await imgLog(running, second);
+  t.regex(log, /build secrets: other values/, 'the reuse names why it builds');
+  t.false(secretStepCached(log), 'the step ran');
   t.is(await recordedHash(second), sha256Hex(rotated));
-  const same = await postBuild(running, body(repo.repository, 'value-new-again', { npmrc: rotated }));
+  const same = await postBuild(running, named({ npmrc: rotated }));
   built(t, same, 'the new value again');
-  t.true(secretStepCached(await imgLog(running, same)), 'the same value finds it CACHED');
+  t.regex(await imgLog(running, same), /reused, no build/);
 
+  // Same repository, image and ids: only the values tell them apart (no follow, no merged step).
   const [withA, withB] = await Promise.all([
-    postBuild(running, body(repo.repository, 'value-a', { npmrc: a })),
-    postBuild(running, body(repo.repository, 'value-b', { npmrc: b })),
+    postBuild(running, named({ npmrc: a })),
+    postBuild(running, named({ npmrc: b })),
   ]);
   built(t, withA, 'value a');
   built(t, withB, 'value b');
-  t.is(await recordedHash(withA), sha256Hex(a));
-  t.is(await recordedHash(withB), sha256Hex(b));
+  // Both pushed the same tag: each image is read by the digest its own build log says it pushed.
+  t.is(await recordedHash(withA, await pushedDigest(running, withA)), sha256Hex(a));
+  t.is(await recordedHash(withB, await pushedDigest(running, withB)), sha256Hex(b));
 });
 
 /** The step checks the secret is there and writes nothing of it: any trace would be a leak. */

@@ -33,7 +33,7 @@ import {
   writeDockerWrapper,
 } from './docker-wrapper.js';
 import { writeSecretFiles } from './secret-files.js';
-import { secretsIdentity } from './secret-identity.js';
+import { withSecretsIdentity } from './secret-identity.js';
 import { scratchIdentityKey } from './secret-identity-key.js';
 
 export interface DevcontainerBuildInput {
@@ -161,8 +161,11 @@ async function prepareSecrets(
   const secretsDir = await writeSecretFiles(dir.root, plan.buildSecrets);
   if (secretsDir === undefined) return {};
   log.write(`# build secrets offered: ${plan.buildSecrets.map((secret) => secret.id).join(', ')}\n`);
-  const key = await (deps.secretIdentityKey ?? scratchIdentityKey(deps.config.scratchDir))();
-  const identity = secretsIdentity(key, plan.buildSecrets);
+  const keyed = await withSecretsIdentity(
+    plan,
+    deps.secretIdentityKey ?? scratchIdentityKey(deps.config.scratchDir),
+  );
+  const identity = keyed.secretsIdentity;
   return { secretsDir, ...(identity === undefined ? {} : { identity }) };
 }
 

@@ -1,11 +1,9 @@
 /**
- * The docker CLI as the Dev Containers CLI sees it (`--docker-path`): a small sh wrapper that passes
- * everything to docker unchanged except `docker buildx build`, to which it adds what
- * @devcontainers/cli 0.89.0 drops or cannot say (docs/behaviour.md, Known limits): the OCI labels,
- * the full `--platform` list (the CLI is given the first only), the attestations
- * (docs/supply-chain.md), a `--secret` per build secret file, by path, and the secrets' keyed
- * identity (docs/secrets.md). Values come from environment variables in double quotes; argv is
- * rebuilt with `set --`, never re-parsed.
+ * The docker CLI as the Dev Containers CLI sees it (`--docker-path`): a sh wrapper that passes all to
+ * docker except `docker buildx build`, to which it adds what @devcontainers/cli 0.89.0 drops or cannot
+ * say (docs/behaviour.md, Known limits): the OCI labels, the full `--platform` list, the attestations
+ * (docs/supply-chain.md), a `--secret` per secret file and the secrets' keyed identity (docs/secrets.md).
+ * Values come from environment variables in double quotes; argv is rebuilt with `set --`, never re-parsed.
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';

@@ -5,6 +5,7 @@
  * once per process. A lost key (a new Redis, a wiped scratch space) only makes earlier layers miss.
  */
 import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RedisConnection } from '../../src/redis/connection.js';
@@ -14,6 +15,8 @@ import { SECRETS_IDENTITY_KEY } from '../../src/redis/keys.js';
 export type SecretIdentityKey = () => Promise<Buffer>;
 
 const KEY_BYTES = 32;
+/** How long a build waits for a Redis connection still being made. */
+const READY_WAIT_MS = 10_000;
 const HEX_KEY = /^[0-9a-f]{64}$/;
 /** The embedded key's file in the scratch space. */
 export const KEY_FILE = 'build-secrets-identity.key';
@@ -24,7 +27,7 @@ function fromHex(text: string, where: string): Buffer {
 }
 
 /** Asked once, then remembered; a failure is not remembered (the next build asks again). */
-function once(resolve: () => Promise<Buffer>): SecretIdentityKey {
+function remembered(resolve: () => Promise<Buffer>): SecretIdentityKey {
   let found: Promise<Buffer> | undefined;
   return () => {
     found ??= resolve().catch((err: unknown) => {
@@ -37,7 +40,7 @@ function once(resolve: () => Promise<Buffer>): SecretIdentityKey {
 
 export function scratchIdentityKey(scratchDir: string): SecretIdentityKey {
   const file = join(scratchDir, KEY_FILE);
-  return once(async () => {
+  return remembered(async () => {
     try {
       await writeFile(file, randomBytes(KEY_BYTES).toString('hex'), { mode: 0o600, flag: 'wx' });
     } catch (err) {
@@ -48,9 +51,12 @@ export function scratchIdentityKey(scratchDir: string): SecretIdentityKey {
 }
 
 export function redisIdentityKey(redis: Pick<RedisConnection, 'call'>): SecretIdentityKey {
-  return once(async () => {
+  return remembered(async () => {
     const fresh = randomBytes(KEY_BYTES).toString('hex');
     const text = await redis.call(async (client) => {
+      // Commands are not queued while Redis connects (a build may come first): wait for it, a while.
+      if (client.status !== 'ready')
+        await once(client, 'ready', { signal: AbortSignal.timeout(READY_WAIT_MS) });
       await client.set(SECRETS_IDENTITY_KEY, fresh, 'NX');
       return client.get(SECRETS_IDENTITY_KEY);
     });

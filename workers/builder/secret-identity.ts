@@ -6,6 +6,7 @@
  */
 import { createHmac } from 'node:crypto';
 import type { BuildSecret } from '../../src/rules/build-secret-rules.js';
+import type { BuildPlan } from '../plan/plan-types.js';
 
 /** The hex digest of `secrets` (any order: sorted by id here); undefined when there are none. */
 export function secretsIdentity(key: Buffer, secrets: readonly BuildSecret[]): string | undefined {
@@ -14,4 +15,11 @@ export function secretsIdentity(key: Buffer, secrets: readonly BuildSecret[]): s
   // JSON: an unambiguous encoding of the (id, value) pairs.
   const canonical = JSON.stringify(sorted.map((secret) => [secret.id, secret.value]));
   return createHmac('sha256', key).update(canonical).digest('hex');
+}
+
+/** `plan` with its secrets' identity (the same plan when it offers none or already has it). */
+export async function withSecretsIdentity(plan: BuildPlan, key: () => Promise<Buffer>): Promise<BuildPlan> {
+  if (plan.buildSecrets.length === 0 || plan.secretsIdentity !== undefined) return plan;
+  const identity = secretsIdentity(await key(), plan.buildSecrets);
+  return identity === undefined ? plan : { ...plan, secretsIdentity: identity };
 }

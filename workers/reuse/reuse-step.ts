@@ -174,6 +174,7 @@ export function keyDeps(
     platforms: plan.platforms,
     cliVersion: devcontainerCliVersion(),
     secretIds: plan.buildSecrets.map((secret) => secret.id),
+    ...(plan.secretsIdentity === undefined ? {} : { secretsIdentity: plan.secretsIdentity }),
   };
 }
 
