@@ -68,6 +68,8 @@ export interface BuildWorkerOptions {
   readonly queue?: BuildQueue;
   /** The builders' health probe (default: HTTP/2 PING, fleet/probe.ts). */
   readonly probe?: Probe;
+  /** false: builds offered secrets are not keyed by them (as before docs/secrets.md's rule); a benchmark's baseline only. */
+  readonly keySecrets?: boolean;
 }
 
 /** One submitted plan: the request it came with. */
@@ -122,7 +124,10 @@ export class BuildWorker {
       // Without builders: a build's builder is this (nothing to set up, no BUILDX_BUILDER).
       remoteBuilder: new RemoteBuilder(ctx.config, undefined, ctx.processGroups),
       devcontainerCli: devcontainerCliBundle(),
-      ...(ctx.secretIdentityKey === undefined ? {} : { secretIdentityKey: ctx.secretIdentityKey }),
+      secretIdentityKey:
+        options.keySecrets === false
+          ? null
+          : (ctx.secretIdentityKey ?? scratchIdentityKey(ctx.config.scratchDir)),
       reuse: createReuseDeps(ctx.config.insecureRegistries, ctx.leases, supplyChainOf(ctx.config)),
     };
     ctx.shutdownSignal.addEventListener('abort', () => this.#deps.reuse.registry.close(), { once: true });
@@ -144,11 +149,6 @@ export class BuildWorker {
   }
 
   /** Each builder's state as this instance sees it (readiness, docs/fleet.md). */
-  /** The key of the secrets identity: the context's, else the scratch space's. */
-  get #secretIdentityKey(): () => Promise<Buffer> {
-    return this.#deps.secretIdentityKey ?? scratchIdentityKey(this.#ctx.config.scratchDir);
-  }
-
   builders(): (BuilderState & { inFlight: number })[] {
     return this.#fleet.states();
   }
@@ -156,7 +156,7 @@ export class BuildWorker {
   /** Builds (or reuses) `plan`; throws a ServiceError (BUSY: 429 with its Retry-After). */
   async submit(given: BuildPlan, submission: Submission): Promise<BuildResult> {
     const seconds = stopwatch();
-    const plan = await withSecretsIdentity(given, this.#secretIdentityKey);
+    const plan = await withSecretsIdentity(given, this.#deps.secretIdentityKey ?? null);
     try {
       const result = await coordinateBuild(
         plan,

@@ -161,10 +161,11 @@ async function prepareSecrets(
   const secretsDir = await writeSecretFiles(dir.root, plan.buildSecrets);
   if (secretsDir === undefined) return {};
   log.write(`# build secrets offered: ${plan.buildSecrets.map((secret) => secret.id).join(', ')}\n`);
-  const keyed = await withSecretsIdentity(
-    plan,
-    deps.secretIdentityKey ?? scratchIdentityKey(deps.config.scratchDir),
-  );
+  const key =
+    deps.secretIdentityKey === undefined
+      ? scratchIdentityKey(deps.config.scratchDir)
+      : deps.secretIdentityKey;
+  const keyed = await withSecretsIdentity(plan, key);
   const identity = keyed.secretsIdentity;
   return { secretsDir, ...(identity === undefined ? {} : { identity }) };
 }
