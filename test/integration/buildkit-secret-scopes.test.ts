@@ -1,8 +1,8 @@
 /**
- * The builder's cache keeps secret scopes (docs/secrets.md, The builder's cache), on the real stack:
- * a layer built with a secret is answered only to builds offered the same secret (cached steps,
- * identical steps running together), a new request value runs the step, builds offered the same
- * server entry share the cache, and neither a value nor its plain hash is anywhere readable.
+ * The builder's cache keeps secret scopes (docs/secrets.md), on the real stack: a layer built with a
+ * secret is answered only to builds offered the same secret (cached steps, identical steps running
+ * together, another builder through a registry cache), a new request value runs the step (reuse on
+ * too), builds offered the same entry share the cache, and no value nor its plain hash is readable.
  */
 import test, { type ExecutionContext } from 'ava';
 import { createHash, randomBytes } from 'node:crypto';
@@ -127,6 +127,35 @@ test('a server entry scoped to repositories holds through the cache; the same en
   const shared = await postBuild(running, body(sibling.repository, 'scope-sibling'));
   built(t, shared, 'another repository in the scope');
   t.true(secretStepCached(await imgLog(running, shared)), 'the same entry finds the step CACHED');
+  t.is(await recordedHash(shared), sha256Hex(value));
+});
+
+test('across builders, through a registry cache: outside the scope fails, the same entry is CACHED', async (t) => {
+  const dockerfile = SECRETS_FIXTURE_DOCKERFILE(stack.BASE_IMAGE_ANON, nonce());
+  const [sec, sibling, other] = [repoOf(t, dockerfile), repoOf(t, dockerfile), repoOf(t, dockerfile)];
+  const value = npmrc(canary());
+  const buildSecrets = [{ id: SECRETS_FIXTURE_ID, value, repositories: [scopeOf(sec), scopeOf(sibling)] }];
+  // Two replicas (one identity key, in Redis) on two builders, each with its own BuildKit cache:
+  // only the registry cache links them.
+  const redis = await startRedis();
+  t.teardown(() => redis.dispose());
+  const replica = (builder: string) =>
+    app(t, { builderEndpoints: [builder], buildSecrets, redisUrl: redis.url });
+  const [onA, onB] = [await replica(stack.BUILDER_A_ENDPOINT), await replica(stack.BUILDER_B_ENDPOINT)];
+  const cacheRef = `${stack.REGISTRY_ANON}/${uniqueName('secret-cache')}:buildcache`;
+  const exported = await postBuild(onA, {
+    ...body(sec.repository, 'fleet-sec'),
+    buildOptions: { cacheTo: `type=registry,ref=${cacheRef},mode=max` },
+  });
+  built(t, exported, 'the repository in scope on builder a');
+  const cacheFrom = { buildOptions: { cacheFrom: `type=registry,ref=${cacheRef}` } };
+  const outside = await postBuild(onB, { ...body(other.repository, 'fleet-other'), ...cacheFrom });
+  await failedForMissingSecret(t, onB, outside, 'outside the scope on builder b');
+  const shared = await postBuild(onB, { ...body(sibling.repository, 'fleet-sibling'), ...cacheFrom });
+  built(t, shared, 'the same entry on builder b');
+  const log = await imgLog(onB, shared);
+  t.regex(log, /importing cache manifest from/);
+  t.true(secretStepCached(log), 'the step comes from the registry cache');
   t.is(await recordedHash(shared), sha256Hex(value));
 });
 
