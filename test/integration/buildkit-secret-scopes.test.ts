@@ -14,6 +14,7 @@ import type { RunningApp } from '../helpers/app.js';
 import {
   fetchLog,
   httpsCreds,
+  httpsRepo,
   ownDockerfileRepo,
   postBuild,
   stack,
@@ -191,6 +192,22 @@ test('with reuse on, a new request value builds with it; two values at once each
   // Both pushed the same tag: each image is read by the digest its own build log says it pushed.
   t.is(await recordedHash(withA, await pushedDigest(running, withA)), sha256Hex(a));
   t.is(await recordedHash(withB, await pushedDigest(running, withB)), sha256Hex(b));
+});
+
+test('image-based definitions offered a secret build, feature steps keyed; without secrets nothing is', async (t) => {
+  const running = await app(t);
+  const history = async (res: BuildResponse): Promise<string> =>
+    (await imageBytes(stack.REGISTRY_ANON, String(res.body.name), String(res.body.tag))).documents.join('\n');
+  const image = await postBuild(running, body(httpsRepo('image'), 'plain-image', { npmrc: canary() }));
+  built(t, image, 'image');
+  t.regex(await imgLog(running, image), /# build secrets offered: npmrc/);
+  const feature = await postBuild(running, body(httpsRepo('feature'), 'plain-feature', { npmrc: canary() }));
+  built(t, feature, 'image and a feature');
+  // The CLI's own Dockerfile (features) is keyed too: its RUN steps record the identity.
+  t.regex(await history(feature), new RegExp(`${IDENTITY_ARG}=[0-9a-f]{64}`));
+  const without = await postBuild(running, body(httpsRepo('feature'), 'plain-feature-none'));
+  built(t, without, 'no secret');
+  t.false((await history(without)).includes(IDENTITY_ARG), 'a build offered no secret is not keyed');
 });
 
 /** The step checks the secret is there and writes nothing of it: any trace would be a leak. */
