@@ -3,7 +3,7 @@
  * The builder's cache keeps the scope) costs a warm build. One repository, one request secret, reuse
  * off, the same builder: the service as it is, against the same service with the keying off (the
  * worker's keySecrets: false, as before the rule). Each side warmed once, then runs interleaved; every
- * measured build must find the secret-mounting step CACHED. Also: the keying script's own run.
+ * measured build must find the secret-mounting step CACHED. Also: the keying script alone, `node -e 0`.
  *
  *   npm run stack -- up
  *   npm run bench:secret-identity [-- runs=10]
@@ -57,6 +57,17 @@ const median = (xs: number[]): number => {
   return s.length % 2 === 1 ? (s[mid] ?? 0) : ((s[mid - 1] ?? 0) + (s[mid] ?? 0)) / 2;
 };
 
+/** `node -e 0` in the same way: what any node process costs here now. */
+async function bareNodeMs(): Promise<number[]> {
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const started = performance.now();
+    await run(process.execPath, ['-e', '0'], { baseEnv: {} });
+    times.push(performance.now() - started);
+  }
+  return times;
+}
+
 /** The keying script alone, on the fixture's Dockerfile: a node start, a read and a write. */
 async function keyerMs(): Promise<number[]> {
   const dir = await mkdtemp(join(tmpdir(), 'bench-keyer-'));
@@ -95,6 +106,7 @@ try {
   console.log(`  unkeyed (keying off)     median ${u.toFixed(0)} ms`);
   console.log(`  difference               ${(k - u).toFixed(0)} ms (${((100 * (k - u)) / u).toFixed(1)} %)`);
   console.log(`  keying script alone      median ${median(await keyerMs()).toFixed(0)} ms`);
+  console.log(`  node -e 0, for scale     median ${median(await bareNodeMs()).toFixed(0)} ms`);
 } finally {
   await keyed.close();
   await unkeyed.close();
