@@ -1,6 +1,6 @@
 import test from 'ava';
 import { createHash } from 'node:crypto';
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { secretsIdentity } from '../../../workers/builder/secret-identity.js';
@@ -49,4 +49,8 @@ test('the scratch key is made once (0600), kept across processes, and a bad file
   const other = await mkdtemp(join(tmpdir(), 'identity-key-'));
   t.teardown(() => rm(other, { recursive: true, force: true }));
   t.notDeepEqual(await scratchIdentityKey(other)(), first);
+  const bad = await mkdtemp(join(tmpdir(), 'identity-key-'));
+  t.teardown(() => rm(bad, { recursive: true, force: true }));
+  await writeFile(join(bad, KEY_FILE), 'not a key');
+  await t.throwsAsync(scratchIdentityKey(bad)(), { message: /is not 64 hex digits/ });
 });
