@@ -22,7 +22,7 @@ export interface JsonAnswer {
 
 export function replicaEnv(stack: StackEnv, redisUrl: string, extra: Record<string, string> = {}) {
   return {
-    BUILDER_ENDPOINT: stack.BUILDER_ENDPOINT,
+    BUILDER_ENDPOINT: stack.STACK_BUILDER_ENDPOINT,
     INSECURE_REGISTRIES: [
       stack.REGISTRY_ANON,
       stack.REGISTRY_NODELETE,

@@ -29,7 +29,7 @@ const TLS = {
   caPath: stack.BUILDER_TLS_CA_FILE,
   certPath: stack.BUILDER_TLS_CLIENT_CERT_FILE,
   keyPath: stack.BUILDER_TLS_CLIENT_KEY_FILE,
-  serverName: stack.BUILDER_TLS_SERVER_NAME,
+  serverName: stack.STACK_BUILDER_TLS_SERVER_NAME,
 };
 
 async function app(t: ExecutionContext, overrides: BuildOverrides): Promise<RunningApp> {
@@ -72,7 +72,7 @@ test('mutual TLS: a build through a TLS-only endpoint answers 200; the key appea
   const service = await app(t, {
     builderEndpoints: [stack.BUILDER_A_TLS_ENDPOINT],
     builderTls: TLS,
-    redisUrl: stack.REDIS_URL,
+    redisUrl: stack.STACK_REDIS_URL,
   });
   const key = readFileSync(TLS.keyPath, 'utf8');
   const canary = key.split('\n').filter((l) => l.length > 20 && !l.startsWith('-----'))[0] ?? 'none';
@@ -112,7 +112,7 @@ test('mutual TLS: a build through a TLS-only endpoint answers 200; the key appea
     metrics,
     builds: await (await fetch(`${service.url}/builds`)).text(),
     'service log': service.logText(),
-    redis: await dumpRedis(stack.REDIS_URL),
+    redis: await dumpRedis(stack.STACK_REDIS_URL),
   })) {
     t.false(text.includes(canary), `key material in ${where}`);
   }
