@@ -179,7 +179,7 @@ test('placement: each repository built twice lands on one builder, the second fr
   t.deepEqual([...used].sort(), [...endpoints].sort());
 });
 
-test('failover: a builder stopped while idle is down within 15 s, its repositories build elsewhere; back within 30 s', async (t) => {
+test('failover: a builder stopped while idle is seen down, its repositories build elsewhere; seen up once back', async (t) => {
   const [a, b] = await bridges(t);
   const endpoints = [a.endpoint, b.endpoint];
   const service = await app(t, { builderEndpoints: endpoints });
