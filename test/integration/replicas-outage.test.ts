@@ -1,5 +1,5 @@
 // Three real service processes on a redis-server of the test's own, stopped and started again:
-// readiness fails on every replica within 10 s, a build answers 503 with a clear error, the registry
+// readiness fails on every replica, a build answers 503 with a clear error, the registry
 // endpoints keep working, and everything recovers without a restart. The Redis password (a canary)
 // never shows in the processes' output, /config, /metrics, error bodies or error tracking.
 import test from 'ava';
