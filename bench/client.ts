@@ -33,7 +33,7 @@ const scratch = await mkdtemp(join(tmpdir(), 'ibs-bench-client-'));
 const startWith = (reuse: boolean) =>
   startApp({
     scratchDir: scratch,
-    builderEndpoints: [stack.BUILDER_ENDPOINT],
+    builderEndpoints: [stack.STACK_BUILDER_ENDPOINT],
     insecureRegistries: [stack.REGISTRY_ANON],
     childEnv: { PATH: basePath, GIT_SSL_CAINFO: stack.GIT_CA_FILE },
     commandLogRetention: 1000,
