@@ -45,6 +45,7 @@ const CHART_SOURCE: Record<OptionName, { values: string[] } | { chart: string }>
   buildTimeoutSeconds: { values: ['build.timeoutSeconds'] },
   maxConcurrentBuilds: { values: ['build.maxConcurrent'] },
   maxBuildsPerBuilder: { values: ['build.maxPerBuilder'] },
+  nativePlatformsOnly: { values: ['build.nativePlatformsOnly'] },
   buildReuse: { values: ['build.reuse'] },
   fallbackImage: { values: ['build.fallbackImage'] },
   buildProvenance: { values: ['build.provenance'] },
