@@ -115,14 +115,15 @@ test('no endpoint configured: nothing to set up', async (t) => {
   t.deepEqual(await calls(), []);
 });
 
-test('instanceNodes reads the node endpoints and driver options of a buildx instance file', (t) => {
+test('instanceNodes reads the node endpoints, driver options and platforms of a buildx instance file', (t) => {
   t.deepEqual(
     instanceNodes(
-      '{"Nodes":[{"Endpoint":"tcp://a:1"},{"Endpoint":"tcp://b:2","DriverOpts":{"cacert":"/c"}}]}',
+      '{"Nodes":[{"Endpoint":"tcp://a:1"},{"Endpoint":"tcp://b:2","DriverOpts":{"cacert":"/c"},' +
+        '"Platforms":[{"os":"linux","architecture":"386"},{"os":"linux","architecture":"arm","variant":"v7"}]}]}',
     ),
     [
-      { endpoint: 'tcp://a:1', driverOpts: {} },
-      { endpoint: 'tcp://b:2', driverOpts: { cacert: '/c' } },
+      { endpoint: 'tcp://a:1', driverOpts: {}, platforms: [] },
+      { endpoint: 'tcp://b:2', driverOpts: { cacert: '/c' }, platforms: ['linux/386', 'linux/arm/v7'] },
     ],
   );
   t.deepEqual(instanceNodes('{"Nodes":null}'), []);
