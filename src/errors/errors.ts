@@ -171,8 +171,8 @@ export const ERRORS = {
   },
   PLATFORM_NOT_DECLARED: {
     status: 400,
-    text: 'no builder declares platform {platform}, and only native platforms are built',
-    when: '`build.nativePlatformsOnly` is on and no builder endpoint declares a requested platform (docs/fleet.md); nothing was done.',
+    text: 'no builder declares platform {platform}, and no other builder may build it',
+    when: 'No builder endpoint declares a requested platform, and `build.nativePlatformsOnly` is on or no endpoint declares nothing (docs/fleet.md); nothing was done.',
   },
   PLATFORM_BUILDERS_UNAVAILABLE: {
     status: 503,
@@ -572,7 +572,11 @@ export const platformNotDeclared = (platform: string): ServiceError =>
   make('PLATFORM_NOT_DECLARED', { platform });
 
 export const platformBuildersUnavailable = (platform: string, retryAfterSeconds: number): ServiceError =>
-  make('PLATFORM_BUILDERS_UNAVAILABLE', { platform }, { headers: { 'Retry-After': String(retryAfterSeconds) } });
+  make(
+    'PLATFORM_BUILDERS_UNAVAILABLE',
+    { platform },
+    { headers: { 'Retry-After': String(retryAfterSeconds) } },
+  );
 
 /** A real external command ran and failed: the body names the command and its outcome, never its output. */
 export const commandFailed = (commandLine: string, outcome: string, logId: string): ServiceError =>
