@@ -21,6 +21,8 @@ const runId = `${Date.now()}`;
 interface Outcome {
   cachedPlatforms: number;
   ms: number;
+  /** The img log's lines of the RUN steps, kept to show a miss. */
+  runLines: string[];
 }
 
 /** A RUN step no other build shares, busy on the CPU for a while. */
@@ -48,7 +50,9 @@ async function build(app: RunningApp, repository: string): Promise<Outcome> {
   const ms = performance.now() - started;
   if (res.status !== 200)
     throw new Error(`build of ${repository}: ${res.status} ${JSON.stringify(res.body)}`);
-  return { cachedPlatforms: cachedPlatforms((await fetchLog(app, res.body.imageBuildLogId)).text), ms };
+  const log = (await fetchLog(app, res.body.imageBuildLogId)).text;
+  const runLines = log.split('\n').filter((l) => /RUN echo|CACHED|^# platform/.test(l));
+  return { cachedPlatforms: cachedPlatforms(log), ms, runLines };
 }
 
 const median = (xs: number[]): number => {
@@ -59,6 +63,11 @@ const median = (xs: number[]): number => {
 
 function report(mode: string, first: Outcome[], second: Outcome[]): void {
   const hits = second.filter((o) => o.cachedPlatforms === PLATFORMS.length).length;
+  for (const miss of second.filter((o) => o.cachedPlatforms < PLATFORMS.length)) {
+    console.log(
+      `  ${mode}: a second build not cached on every platform:\n    ${miss.runLines.join('\n    ')}`,
+    );
+  }
   const total = first.reduce((sum, o) => sum + o.ms, 0) / 1000;
   console.log(
     `${mode.padEnd(12)} first pass: median ${median(first.map((o) => o.ms)).toFixed(0)} ms, ` +

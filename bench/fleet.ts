@@ -3,7 +3,6 @@
  * service placing them on two BuildKits, against random placement over two one-builder services;
  * a second build is cached when it lands where the first ran. Platforms: two-platform builds split
  * over two builders (a declares linux/amd64, b linux/386) against one builder doing both.
- *
  *   npm run bench:fleet [-- repos=8] [case=placement|platforms]   (stack up; both cases by default)
  */
 import type { RunningApp } from '../test/helpers/app.js';
