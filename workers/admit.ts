@@ -31,6 +31,8 @@ export interface Admission {
   readonly job: (signal: AbortSignal, reuse?: JobReuse) => Promise<JobOutcome>;
   readonly deps: BuildDeps;
   readonly deadlineSeconds: number;
+  /** Throws when a platform of the plan has no builder that may take it (400, or 503 with Retry-After). */
+  readonly refusePlatforms?: () => void;
   /** The commits the request's branch points at now (git ls-remote). */
   readonly remoteTip: (plan: BuildPlan, signal: AbortSignal) => Promise<string[]>;
 }

@@ -56,8 +56,10 @@ export async function runBuild(flow: Flow): Promise<BuildResult> {
   return result;
 }
 
-// 1. admit: a slot in the queue (or 429), or follow the identical request in flight (admit.ts).
+// 1. admit: a builder for each platform (or 400/503), a slot in the queue (or 429), or follow the
+// identical request in flight (admit.ts).
 function admit(flow: Flow): Promise<BuildResult> {
+  flow.admission.refusePlatforms?.();
   return admitBuild(flow.plan, flow.admission, flow.signal);
 }
 

@@ -146,12 +146,13 @@ export class BuildWorker {
       queue: this.#queue,
       deps,
       deadlineSeconds: this.#ctx.config.build.cloneTimeoutSeconds + this.#ctx.config.build.timeoutSeconds,
+      refusePlatforms: () => this.#fleet.refuse(plan.platforms),
       remoteTip: (p, signal) => remoteTip(p, deps, signal),
       job: (signal, reuse) => {
         // Synchronously placed (or busy: every healthy builder full) before anything is recorded.
-        const placement = this.#fleet.place(plan.repository, plan.branch);
+        const placement = this.#fleet.place(plan.repository, plan.branch, plan.platforms);
         const placed = placement === undefined ? deps : { ...deps, remoteBuilder: placement };
-        const record = placement === undefined ? build : { ...build, builder: placement.endpoint };
+        const record = placement === undefined ? build : { ...build, ...placement.record() };
         return this.#runRecorded(record, submission.logger, seconds, placement, (reporter) =>
           this.#runJob(plan, placed, signal, reporter, reuse),
         );
@@ -171,7 +172,8 @@ export class BuildWorker {
       placement?.finish('failure');
       throw err;
     });
-    if (placement !== undefined) placement.onMove = (endpoint) => void recording.reporter.builder(endpoint);
+    if (placement !== undefined)
+      placement.onMove = (endpoint, builders) => void recording.reporter.builder(endpoint, builders);
     try {
       const result = await job(recording.reporter);
       placement?.finish('success');

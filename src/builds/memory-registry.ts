@@ -36,6 +36,7 @@ export function createMemoryBuildRegistry(options: MemoryRegistryOptions): Build
       if (update.gitCloneLogId !== undefined) entry.gitCloneLogId = update.gitCloneLogId;
       if (update.imageBuildLogId !== undefined) entry.imageBuildLogId = update.imageBuildLogId;
       if (update.builder !== undefined) entry.builder = update.builder;
+      if (update.builders !== undefined) entry.builders = update.builders;
     },
 
     async addWaiters(id: string, delta: number) {

@@ -3,7 +3,14 @@
  * GET /builds filter, and the record GET /builds lists. Pure: shared by the embedded and Redis registries.
  */
 import { randomUUID } from 'node:crypto';
-import type { BuildFilter, BuildOutcome, BuildRecord, NewBuild, RunningPhase } from './types.js';
+import type {
+  BuildFilter,
+  BuildOutcome,
+  BuildRecord,
+  NewBuild,
+  PlatformBuilder,
+  RunningPhase,
+} from './types.js';
 
 /** One build as a registry keeps it; `startedAtMs` is milliseconds since the epoch. */
 export interface BuildEntry {
@@ -18,6 +25,7 @@ export interface BuildEntry {
   gitCloneLogId?: string;
   imageBuildLogId?: string;
   builder?: string;
+  builders?: readonly PlatformBuilder[];
   waiters: number;
   outcome?: BuildOutcome;
 }
@@ -48,6 +56,7 @@ export function toRecord(entry: BuildEntry, at: number): BuildRecord {
     ...(entry.gitCloneLogId === undefined ? {} : { gitCloneLogId: entry.gitCloneLogId }),
     ...(entry.imageBuildLogId === undefined ? {} : { imageBuildLogId: entry.imageBuildLogId }),
     ...(entry.builder === undefined ? {} : { builder: entry.builder }),
+    ...(entry.builders === undefined ? {} : { builders: entry.builders }),
     waiters: entry.waiters,
     ...(outcome === undefined
       ? {}
@@ -69,6 +78,7 @@ export function newBuildEntry(build: NewBuild, startedAtMs: number): BuildEntry 
     ...(build.branch === undefined ? {} : { branch: build.branch }),
     image: build.image,
     ...(build.builder === undefined ? {} : { builder: build.builder }),
+    ...(build.builders === undefined ? {} : { builders: build.builders }),
     phase: 'cloning',
     waiters: 1,
   };

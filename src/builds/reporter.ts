@@ -28,7 +28,8 @@ export function buildReporter(
     logOpened: (kind, logId) =>
       report(kind === 'git' ? { gitCloneLogId: logId } : { imageBuildLogId: logId }),
     resolved: ({ branch, commit, image }) => report({ branch, commit, image }),
-    builder: (endpoint) => report({ builder: endpoint }),
+    builder: (endpoint, builders) =>
+      report({ builder: endpoint, ...(builders === undefined ? {} : { builders: [...builders] }) }),
     sent: () => queue,
   };
 }

@@ -10,6 +10,12 @@ export const BUILD_PHASES = ['cloning', 'resolving', 'building', 'reusing', 'fin
 export type BuildPhase = (typeof BUILD_PHASES)[number];
 export type RunningPhase = Exclude<BuildPhase, 'finished'>;
 
+/** Which builder builds which platforms of a build (docs/fleet.md). */
+export interface PlatformBuilder {
+  readonly builder: string;
+  readonly platforms: readonly string[];
+}
+
 /** What is known when a build is admitted. */
 export interface NewBuild {
   readonly requestId: string;
@@ -21,6 +27,8 @@ export interface NewBuild {
   readonly image: string;
   /** The builder endpoint it was placed on (docs/fleet.md); never credentials. */
   readonly builder?: string;
+  /** Each builder and its platforms, when the platforms were placed one by one. */
+  readonly builders?: readonly PlatformBuilder[];
 }
 
 /** Fields a running build learns as it goes (each set once known; absent fields are left as they are). */
@@ -33,6 +41,7 @@ export interface BuildUpdate {
   readonly imageBuildLogId?: string;
   /** The build moved to another builder (the one it was placed on did not answer). */
   readonly builder?: string;
+  readonly builders?: readonly PlatformBuilder[];
 }
 
 /** How a build ended. */
@@ -64,6 +73,8 @@ export interface BuildRecord {
   readonly imageBuildLogId?: string;
   /** The builder endpoint the build ran on (docs/fleet.md). */
   readonly builder?: string;
+  /** Each builder and the platforms it built, when the platforms were placed one by one. */
+  readonly builders?: readonly PlatformBuilder[];
   /** Requests waiting on this build (1 unless others were coalesced onto it). */
   readonly waiters: number;
   readonly status?: BuildOutcome['status'];
@@ -102,8 +113,8 @@ export interface BuildReporter {
   phase(phase: RunningPhase): Promise<void>;
   /** A command log of the build was opened (its id is listed from now on). */
   logOpened(kind: 'git' | 'img', logId: string): Promise<void>;
-  /** The build moved to the builder `endpoint`. */
-  builder(endpoint: string): Promise<void>;
+  /** The build moved to the builder `endpoint` (its platforms to `builders`). */
+  builder(endpoint: string, builders?: readonly PlatformBuilder[]): Promise<void>;
   /** The clone told what is being built. */
   resolved(found: {
     readonly branch: string;

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import type { ServerBuildSecret } from '../rules/build-secret-rules.js';
 import { parseArgv, type ParsedArgv } from './argv.js';
 import { buildSecretEntries } from './build-secrets.js';
+import { builderDeclarations } from './builder-endpoints.js';
 import { builderTls, builderTlsProblems } from './builder-tls.js';
 import { childEnvironment } from './child-env.js';
 import { ConfigError } from './config-error.js';
@@ -79,6 +80,9 @@ function listsFromText(values: unknown): unknown {
     const last = parts.at(-1) ?? '';
     if (typeof parent !== 'object' || parent === null || Array.isArray(parent)) continue;
     const text = (parent as Record<string, unknown>)[last];
+    if (Array.isArray(text) && option.settingsItem !== undefined) {
+      (parent as Record<string, unknown>)[last] = text.map(option.settingsItem);
+    }
     if (typeof text !== 'string') continue;
     const typed = valueFromText(option, text);
     (parent as Record<string, unknown>)[last] = typed.ok ? typed.value : text;
@@ -377,6 +381,7 @@ function buildDefaults(options: OptionValues): BuildDefaults {
     timeoutSeconds: options.buildTimeoutSeconds,
     maxConcurrent: options.maxConcurrentBuilds,
     maxPerBuilder: options.maxBuildsPerBuilder,
+    nativePlatformsOnly: options.nativePlatformsOnly,
     reuse: options.buildReuse,
     fallbackImage: options.fallbackImage,
     provenance: options.buildProvenance,
@@ -389,7 +394,8 @@ function buildDefaults(options: OptionValues): BuildDefaults {
 function assembleConfig(options: OptionValues, files: FromFiles, env: Environment): Config {
   const tmp = env.TMPDIR !== undefined && env.TMPDIR !== '' ? env.TMPDIR : tmpdir();
   return {
-    builderEndpoints: [...options.builderEndpoint],
+    builderEndpoints: builderDeclarations(options.builderEndpoint).map((builder) => builder.endpoint),
+    builders: builderDeclarations(options.builderEndpoint),
     builderTls: builderTls(options),
     port: options.port,
     host: options.host,

@@ -7,6 +7,7 @@ import { PROVENANCE_MODES, type BuilderMode, type ProvenanceMode, type SshHostKe
 import { BUILD_PLATFORM_PATTERN } from '../rules/image-reference.js';
 import { CACHE_TYPES, parseCacheSpec } from '../rules/cache-spec.js';
 import { BUILDER_MODES } from '../rules/limits.js';
+import { builderEntryProblem, builderEntryText, parseBuilderEntry } from './builder-endpoints.js';
 
 /** The values the option table resolves (before the derived fields of Config are added). */
 export interface OptionValues {
@@ -33,6 +34,7 @@ export interface OptionValues {
   buildTimeoutSeconds: number;
   maxConcurrentBuilds: number;
   maxBuildsPerBuilder: number;
+  nativePlatformsOnly: boolean;
   buildReuse: boolean;
   fallbackImage?: string;
   buildProvenance: ProvenanceMode;
@@ -80,6 +82,8 @@ export interface OptionSpec {
   readonly check?: (value: OptionValue) => string | undefined;
   /** A list option whose settings file value may also be one comma-separated string. */
   readonly settingsText?: boolean;
+  /** Turns a structured settings file item of a list option into its text form (others stay as they are). */
+  readonly settingsItem?: (item: unknown) => unknown;
   /** Never echoed in messages, logs or the config view. */
   readonly secret: boolean;
   readonly description: string;
@@ -124,28 +128,30 @@ const checkRedisUrl = (value: OptionValue): string | undefined => {
   return undefined;
 };
 
-/** One endpoint; a settings file string may list several, comma-separated. */
+/** One entry `endpoint[=platform+...]` (a settings file `{endpoint, platforms}` is read as that text). */
 const ENDPOINT_SCHEMA = {
   type: 'string',
   pattern: '^[a-z][a-z0-9+.-]*://\\S+$',
-  description: 'a URL such as tcp://host:port',
+  description: 'a URL such as tcp://host:port, optionally =os/arch+os/arch (or {endpoint, platforms})',
 } as const;
 
-/** The endpoints of a list or of one comma-separated text. */
+/** The entries of a list or of one comma-separated text (settings objects in their text form). */
 export function endpointList(value: OptionValue): string[] {
-  const items = typeof value === 'string' ? value.split(',') : Array.isArray(value) ? value : [];
-  return items.map((item: string) => item.trim()).filter((item: string) => item !== '');
+  const items: unknown[] = typeof value === 'string' ? value.split(',') : Array.isArray(value) ? value : [];
+  return items
+    .map((item) => builderEntryText(item))
+    .filter((item): item is string => typeof item === 'string')
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
 }
 
 const checkEndpoints = (value: OptionValue): string | undefined => {
-  const endpoints = endpointList(value);
-  for (const endpoint of endpoints) {
-    if (!/^[a-z][a-z0-9+.-]*:\/\/\S+$/.test(endpoint))
-      return `"${endpoint}" must be a URL such as tcp://host:port`;
-    if (/^[a-z][a-z0-9+.-]*:\/\/[^/]*@/.test(endpoint)) {
-      return 'an endpoint must not hold credentials (use the --builder-tls-* options)';
-    }
+  const entries = endpointList(value);
+  for (const entry of entries) {
+    const problem = builderEntryProblem(entry);
+    if (problem !== undefined) return problem;
   }
+  const endpoints = entries.map((entry) => parseBuilderEntry(entry).endpoint);
   const twice = endpoints.find((endpoint, i) => endpoints.indexOf(endpoint) !== i);
   return twice === undefined ? undefined : `"${twice}" is listed twice`;
 };
@@ -158,7 +164,8 @@ const TABLE = {
     settingsKey: 'builder.endpoint',
     type: 'list',
     settingsText: true,
-    placeholder: '<url,...>',
+    settingsItem: builderEntryText,
+    placeholder: '<url[=os/arch+...],...>',
     default: [],
     defaultText: 'unset; readiness never passes',
     schema: ENDPOINT_SCHEMA,
@@ -166,7 +173,9 @@ const TABLE = {
     secret: false,
     description:
       'BuildKit endpoint(s) of the remote builders (`docker buildx create --driver remote <url>`): one, ' +
-      'or a comma-separated list (a list in the settings file) placed by repository (docs/fleet.md).',
+      'or a comma-separated list (a list in the settings file) placed by repository (docs/fleet.md). ' +
+      'An entry may declare the platforms it builds natively: `tcp://host:port=linux/amd64+linux/386`, ' +
+      'or `{endpoint, platforms}` in the settings file.',
   },
   builderTlsCa: {
     label: 'Builder TLS CA file',
@@ -464,6 +473,20 @@ const TABLE = {
     secret: false,
     description:
       'Builds one builder runs at once; a build whose first builder is full goes to the next in its order, and 429 when all are.',
+  },
+  nativePlatformsOnly: {
+    label: 'Native platforms only',
+    flag: '--native-platforms-only',
+    env: 'NATIVE_PLATFORMS_ONLY',
+    settingsKey: 'build.nativePlatformsOnly',
+    type: 'boolean',
+    default: false,
+    defaultText: 'false',
+    schema: { type: 'boolean' },
+    secret: false,
+    description:
+      'A platform no declaring builder can take fails the build (400 when none declares it, 503 when they are down or full) ' +
+      'instead of falling back to a builder that declares none (docs/fleet.md).',
   },
   buildReuse: {
     label: 'Build reuse',

@@ -10,6 +10,8 @@ import type { ServerBuildSecret } from '../rules/build-secret-rules.js';
 export type SshHostKeyPolicy = 'tofu' | 'pinned';
 export type { BuilderMode } from '../rules/limits.js';
 import type { BuilderMode } from '../rules/limits.js';
+import type { BuilderDeclaration } from './builder-endpoints.js';
+export type { BuilderDeclaration } from './builder-endpoints.js';
 export const PROVENANCE_MODES = ['min', 'max', 'off'] as const;
 /** `buildx build --provenance`: min and max as BuildKit's modes, off for none. */
 export type ProvenanceMode = (typeof PROVENANCE_MODES)[number];
@@ -74,6 +76,8 @@ export interface BuildDefaults {
   readonly maxConcurrent: number;
   /** Builds one builder runs at once; 0 means no limit. */
   readonly maxPerBuilder: number;
+  /** A platform no declaring builder can take fails the build instead of falling back. */
+  readonly nativePlatformsOnly: boolean;
   /** Reuse an earlier image when the build key is unchanged; join identical builds in flight. */
   readonly reuse: boolean;
   readonly fallbackImage?: string;
@@ -95,6 +99,8 @@ export interface SigningKey {
 export interface Config {
   /** The BuildKit endpoints, in the order given (empty: no builder; readiness never passes). */
   readonly builderEndpoints: readonly string[];
+  /** Each endpoint (same order) with the platforms it declares ([] = any, emulated where needed). */
+  readonly builders: readonly BuilderDeclaration[];
   readonly builderTls?: BuilderTls;
   readonly port: number;
   /** Listen address; unset: every interface. */

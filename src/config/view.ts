@@ -1,4 +1,5 @@
 import { redisEndpoint } from './redis-url.js';
+import { declaredPlatforms } from './builder-endpoints.js';
 import type { Config } from './types.js';
 
 /** The effective configuration as `GET /config` shows it: no secret ever, credentials by host and kind only. */
@@ -13,6 +14,12 @@ export function effectiveConfigView(config: Config): Record<string, unknown> {
     builderConfigured: config.builderEndpoints.length > 0,
     builderName: config.builderName,
     builders: [...config.builderEndpoints],
+    // The platforms each builder declares ([]: any, emulated where needed).
+    builderPlatforms: config.builderEndpoints.map((endpoint) => ({
+      builder: endpoint,
+      platforms: [...declaredPlatforms(config.builders, endpoint)],
+    })),
+    nativePlatformsOnly: config.build.nativePlatformsOnly,
     // Which TLS parts are set, never a file's content (the key is a secret).
     builderTls: {
       ca: config.builderTls?.caPath !== undefined,

@@ -169,6 +169,16 @@ export const ERRORS = {
     text: 'every builder that answers already runs {perBuilder} builds, the maximum per builder; retry later',
     when: 'Every healthy builder runs `--max-builds-per-builder` builds (docs/fleet.md); `Retry-After` gives seconds to wait.',
   },
+  PLATFORM_NOT_DECLARED: {
+    status: 400,
+    text: 'no builder declares platform {platform}, and no other builder may build it',
+    when: 'No builder endpoint declares a requested platform, and `build.nativePlatformsOnly` is on or no endpoint declares nothing (docs/fleet.md); nothing was done.',
+  },
+  PLATFORM_BUILDERS_UNAVAILABLE: {
+    status: 503,
+    text: 'every builder declaring platform {platform} is down or full, and only native platforms are built; retry later',
+    when: '`build.nativePlatformsOnly` is on and no builder declaring a requested platform answers or has room; `Retry-After` gives seconds to wait.',
+  },
 
   // --- POST /build: the commands ---
   COMMAND_FAILED: {
@@ -557,6 +567,16 @@ export const busy = (running: number, retryAfterSeconds: number): ServiceError =
 
 export const buildersFull = (perBuilder: number, retryAfterSeconds: number): ServiceError =>
   make('BUILDERS_FULL', { perBuilder }, { headers: { 'Retry-After': String(retryAfterSeconds) } });
+
+export const platformNotDeclared = (platform: string): ServiceError =>
+  make('PLATFORM_NOT_DECLARED', { platform });
+
+export const platformBuildersUnavailable = (platform: string, retryAfterSeconds: number): ServiceError =>
+  make(
+    'PLATFORM_BUILDERS_UNAVAILABLE',
+    { platform },
+    { headers: { 'Retry-After': String(retryAfterSeconds) } },
+  );
 
 /** A real external command ran and failed: the body names the command and its outcome, never its output. */
 export const commandFailed = (commandLine: string, outcome: string, logId: string): ServiceError =>

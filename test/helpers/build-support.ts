@@ -40,6 +40,7 @@ export async function startBuildApp(overrides: BuildOverrides = {}): Promise<Run
       timeoutSeconds: 600,
       maxConcurrent: 0,
       maxPerBuilder: 0,
+      nativePlatformsOnly: false,
       // The build tests exercise building (and re-run against registries that keep earlier keys);
       // the reuse tests (build-reuse.test.ts) turn it on.
       reuse: false,

@@ -9,7 +9,10 @@ test('probes answer with their contract bodies', async (t) => {
     ['/health/startup', { status: 'started' }],
     ['/health/live', { status: 'ok' }],
     // Readiness lists each builder (docs/fleet.md); one counts as up until a probe (every 5 s) says otherwise.
-    ['/health/ready', { status: 'ready', builders: [{ builder: 'tcp://127.0.0.1:1', state: 'up' }] }],
+    [
+      '/health/ready',
+      { status: 'ready', builders: [{ builder: 'tcp://127.0.0.1:1', state: 'up', platforms: [] }] },
+    ],
   ] as const) {
     const res = await fetch(app.url + path);
     t.is(res.status, 200, path);
@@ -118,6 +121,8 @@ test('the config view shows the contract fields and no secret', async (t) => {
     builderConfigured: true,
     builderName: 'service-remote',
     builders: ['tcp://127.0.0.1:1234'],
+    builderPlatforms: [{ builder: 'tcp://127.0.0.1:1234', platforms: [] }],
+    nativePlatformsOnly: false,
     builderTls: { ca: false, clientCertificate: false },
     sshHostKeyPolicy: 'tofu',
     defaultPlatforms: [],

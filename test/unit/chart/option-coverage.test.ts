@@ -45,6 +45,7 @@ const CHART_SOURCE: Record<OptionName, { values: string[] } | { chart: string }>
   buildTimeoutSeconds: { values: ['build.timeoutSeconds'] },
   maxConcurrentBuilds: { values: ['build.maxConcurrent'] },
   maxBuildsPerBuilder: { values: ['build.maxPerBuilder'] },
+  nativePlatformsOnly: { values: ['build.nativePlatformsOnly'] },
   buildReuse: { values: ['build.reuse'] },
   fallbackImage: { values: ['build.fallbackImage'] },
   buildProvenance: { values: ['build.provenance'] },
@@ -143,7 +144,11 @@ test('each mapped value is at least as strict as the service check', (t) => {
     }
     const items = service.items as JsonSchema | undefined;
     if (items?.pattern !== undefined) {
-      t.is((chart.items as JsonSchema).pattern, items.pattern, `${option.name}: item pattern`);
+      // An item may also be a structured settings entry (builder.endpoint's {endpoint, platforms}).
+      const chartItems = chart.items as JsonSchema;
+      const text =
+        (chartItems.anyOf as JsonSchema[] | undefined)?.find((s) => s.type === 'string') ?? chartItems;
+      t.is(text.pattern, items.pattern, `${option.name}: item pattern`);
     }
   }
 });

@@ -94,6 +94,14 @@ function addBuildkitSecrets(values: Values, secrets: ExternalSecrets): void {
 function expectedEndpoints(values: Values): string[] {
   if (at<boolean>(values, 'buildkit.enabled')) {
     const port = at<number>(values, 'buildkit.port');
+    const pools = at<{ name: string; replicas?: number }[]>(values, 'buildkit.pools');
+    if (pools.length > 0) {
+      return pools.flatMap((pool) =>
+        [...Array(pool.replicas ?? at<number>(values, 'buildkit.replicas')).keys()].map(
+          (i) => `tcp://${BUILDKIT}-${pool.name}-${i}.${BUILDKIT}:${port}`,
+        ),
+      );
+    }
     return [...Array(at<number>(values, 'buildkit.replicas')).keys()].map(
       (i) => `tcp://${BUILDKIT}-${i}.${BUILDKIT}:${port}`,
     );

@@ -122,6 +122,7 @@ const CASES: { readonly [K in OptionName]: Case } = {
   maxConcurrentBuilds: { values: [0, 1, 9], read: (c) => c.build.maxConcurrent },
   maxBuildsPerBuilder: { values: [1, 2, 3], read: (c) => c.build.maxPerBuilder },
   buildReuse: { values: [false, true, false], read: (c) => c.build.reuse },
+  nativePlatformsOnly: { values: [true, false, true], read: (c) => c.build.nativePlatformsOnly },
   fallbackImage: { values: ['r/flag:1', 'r/env:1', 'r/file:1'], read: (c) => c.build.fallbackImage },
   buildProvenance: { values: ['max', 'off', 'max'], read: (c) => c.build.provenance },
   buildSbom: { values: [true, false, true], read: (c) => c.build.sbom },
@@ -254,6 +255,7 @@ test('the defaults are the contract table, and derived fields come from the envi
     {
       port: 8080,
       builderEndpoints: [],
+      builders: [],
       builderName: 'service-remote',
       sshHostKeyPolicy: 'tofu',
       insecureRegistries: [],
@@ -268,6 +270,7 @@ test('the defaults are the contract table, and derived fields come from the envi
         timeoutSeconds: 3600,
         maxConcurrent: 4,
         maxPerBuilder: 0,
+        nativePlatformsOnly: false,
         reuse: true,
         provenance: 'min',
         sbom: false,
