@@ -367,6 +367,12 @@ async function build(
     dockerfileBased: checkedOut.definition.dockerfileBased,
     imageRef: partial.image,
     commit: open.commit,
+    retention: {
+      branch: open.branch,
+      built: new Date().toISOString(),
+      namedTag: plan.image.tag ?? '',
+      key: keyed?.key ?? '',
+    },
     signal,
     log: imgLog,
     cli: job.cli(),

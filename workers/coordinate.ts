@@ -108,7 +108,12 @@ async function follow(
     const reused = await reuseByKey(
       f.keyed.key,
       { registry: partial.registry, name: partial.name, tag: partial.tag },
-      { repository: plan.repository, branch: partial.branch, commit: partial.commit },
+      {
+        repository: plan.repository,
+        branch: partial.branch,
+        commit: partial.commit,
+        namedTag: plan.image.tag ?? '',
+      },
       registryAccess(plan, c.deps),
     );
     if (reused.kind === 'absent') return building('the build followed recorded no key');

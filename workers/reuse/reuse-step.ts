@@ -48,6 +48,8 @@ export interface ReuseDeps {
   readonly leases: BuildLeases;
   readonly recent: RecentInputs;
   readonly blobs: BlobCache;
+  /** Told the image each reuse was written from. */
+  readonly reusedFrom?: (repository: string, digest: string) => void;
 }
 
 /**
@@ -58,8 +60,10 @@ export function createReuseDeps(
   insecureRegistries: readonly string[],
   leases: BuildLeases,
   supply: SupplyChain,
+  reusedFrom?: (repository: string, digest: string) => void,
 ): ReuseDeps {
   return {
+    ...(reusedFrom === undefined ? {} : { reusedFrom }),
     registry: new RegistryClient({ insecureRegistries }),
     supply,
     inFlight: createInProcessInFlight<BuildResult>(),
@@ -108,6 +112,7 @@ export function registryAccess(
     insecureRegistries: deps.config.insecureRegistries,
     credentialsFor: buildCredentials(plan, deps.config.registryAuth),
     supply: deps.reuse.supply,
+    ...(deps.reuse.reusedFrom === undefined ? {} : { reusedFrom: deps.reuse.reusedFrom }),
   };
 }
 
@@ -287,7 +292,12 @@ async function reuseRecorded(
     const outcome = await reuseByKey(
       keyed.key,
       target,
-      { repository: plan.repository, branch: input.branch, commit: input.commit },
+      {
+        repository: plan.repository,
+        branch: input.branch,
+        commit: input.commit,
+        namedTag: plan.image.tag ?? '',
+      },
       registryAccess(plan, deps),
     );
     if (outcome.kind === 'reused') {
