@@ -35,6 +35,7 @@ import type { BuildPlan, BuildResult } from './plan/plan-types.js';
 import { createBuildQueue, type BuildQueue } from './queue.js';
 import { coordinateBuild, type Coordinator } from './coordinate.js';
 import { createReuseDeps } from './reuse/reuse-step.js';
+import type { Retention } from '../src/retention/retention.js';
 
 export type BuildJobRunner = (
   plan: BuildPlan,
@@ -55,6 +56,8 @@ export interface BuildWorkerContext {
   readonly processGroups: ProcessGroups;
   /** Aborted when the process must stop now: the worker's registry client closes. */
   readonly shutdownSignal: AbortSignal;
+  /** Image retention: told what each answer and each reuse served (docs/retention.md). */
+  readonly retention?: Pick<Retention, 'served'>;
 }
 
 export interface BuildWorkerOptions {
@@ -118,7 +121,12 @@ export class BuildWorker {
       // Without builders: a build's builder is this (nothing to set up, no BUILDX_BUILDER).
       remoteBuilder: new RemoteBuilder(ctx.config, undefined, ctx.processGroups),
       devcontainerCli: devcontainerCliBundle(),
-      reuse: createReuseDeps(ctx.config.insecureRegistries, ctx.leases, supplyChainOf(ctx.config)),
+      reuse: createReuseDeps(
+        ctx.config.insecureRegistries,
+        ctx.leases,
+        supplyChainOf(ctx.config),
+        ctx.retention && ((repository, digest) => ctx.retention?.served(repository, [digest])),
+      ),
     };
     ctx.shutdownSignal.addEventListener('abort', () => this.#deps.reuse.registry.close(), { once: true });
     this.#fleet = new BuilderFleet({
