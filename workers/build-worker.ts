@@ -161,6 +161,7 @@ export class BuildWorker {
         submission.signal,
       );
       this.#succeeded(plan, submission.logger, result, seconds());
+      this.#ctx.retention?.served(`${result.registry}/${result.name}`, [result.digest, `tag:${result.tag}`]);
       return result;
     } catch (err) {
       if (err instanceof BusyError || err instanceof BuildersFullError)
