@@ -7,14 +7,8 @@
 // and a build-key tag on every tenth. Through a counting proxy: a plan, then a run in delete mode
 // (keep the newest 2 per branch, served rule off): time and registry requests per image; the
 // storage before, after the run, and after `docker-registry garbage-collect`.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { Writable } from 'node:stream';
-import { join } from 'node:path';
-import { execa } from 'execa';
-import { stringify } from 'yaml';
 import { PUSH_ACTIONS, RegistryClient, type RegistryCall, sha256 } from '../src/registry/client.js';
 import { MEDIA_TYPES } from '../src/registry/manifest.js';
 import { putManifest, uploadBlob } from '../src/registry/push.js';
@@ -24,9 +18,8 @@ import { MemoryServedStore } from '../src/retention/served.js';
 import { LABEL_BRANCH, LABEL_BUILD_KEY, LABEL_BUILT, LABEL_NAMED_TAG } from '../src/rules/image-labels.js';
 import { createLogger } from '../src/observability/logger.js';
 import { Metrics } from '../src/observability/metrics.js';
+import { startOwnRegistry } from '../test/helpers/own-registry.js';
 import { countingProxy } from '../test/helpers/registry-counting-proxy.js';
-import { eventually } from '../test/helpers/eventually.js';
-import { freePort } from '../test/helpers/service-process.js';
 
 const IMAGES = 200;
 const BRANCHES = 20;
@@ -35,31 +28,6 @@ const OWN_LAYER_BYTES = 256 * 1024;
 const BASE_LAYER_BYTES = 1024 * 1024;
 const LAYER = 'application/vnd.oci.image.layer.v1.tar+gzip';
 const CONFIG = 'application/vnd.oci.image.config.v1+json';
-
-async function startRegistry(
-  dir: string,
-): Promise<{ host: string; config: string; stop: () => Promise<void> }> {
-  const port = await freePort();
-  const config = join(dir, 'config.yml');
-  await writeFile(
-    config,
-    stringify({
-      version: 0.1,
-      log: { level: 'error', accesslog: { disabled: true } },
-      storage: { filesystem: { rootdirectory: join(dir, 'storage') }, delete: { enabled: true } },
-      http: { addr: `127.0.0.1:${port}`, secret: randomBytes(16).toString('hex') },
-    }),
-  );
-  const child: ChildProcess = spawn('docker-registry', ['serve', config], { stdio: 'ignore' });
-  const host = `127.0.0.1:${port}`;
-  await eventually(async () => (await fetch(`http://${host}/v2/`).catch(() => undefined))?.status === 200, {
-    timeout: 30_000,
-    interval: 100,
-    what: 'the benchmark registry to answer',
-  });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  return { host, config, stop: async () => void (child.kill('SIGTERM'), await exited) };
-}
 
 const json = (value: unknown): Buffer => Buffer.from(JSON.stringify(value));
 const descriptor = (mediaType: string, body: Buffer) => ({
@@ -142,13 +110,10 @@ async function pushImage(client: RegistryClient, call: RegistryCall, i: number, 
   if (i % 10 === 0) await putManifest(client, call, `build-key-${key}`, index, MEDIA_TYPES.ociIndex);
 }
 
-const storageBytes = async (dir: string): Promise<number> =>
-  Number((await execa('du', ['-sb', join(dir, 'storage')])).stdout.split('\t')[0]);
 const mib = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 
 async function main(): Promise<void> {
-  const dir = await mkdtemp(join(tmpdir(), 'ibs-bench-retention-'));
-  const registry = await startRegistry(dir);
+  const registry = await startOwnRegistry();
   const proxy = await countingProxy(registry.host);
   const client = new RegistryClient({ insecureRegistries: [registry.host, proxy.host] });
   try {
@@ -156,7 +121,7 @@ async function main(): Promise<void> {
     const call: RegistryCall = { ref, credentials: undefined, actions: PUSH_ACTIONS };
     const base = randomBytes(BASE_LAYER_BYTES);
     for (let i = 0; i < IMAGES; i += 1) await pushImage(client, call, i, base);
-    const before = await storageBytes(dir);
+    const before = await registry.storageBytes();
     const retention = new Retention({
       settings: {
         mode: 'delete',
@@ -188,10 +153,9 @@ async function main(): Promise<void> {
     const runRequests = proxy.requests.length;
     const images = run?.repositories[0]?.images ?? [];
     const deleted = images.filter((i) => i.outcome === 'deleted').length;
-    const after = await storageBytes(dir);
-    await registry.stop();
-    await execa('docker-registry', ['garbage-collect', registry.config]);
-    const collected = await storageBytes(dir);
+    const after = await registry.storageBytes();
+    await registry.collectGarbage();
+    const collected = await registry.storageBytes();
     const planned = plan.repositories[0]?.images.length ?? 0;
     console.log(
       `images: ${planned} (${BRANCHES} branches), kept ${images.length - deleted}, deleted ${deleted}`,
@@ -209,8 +173,7 @@ async function main(): Promise<void> {
   } finally {
     client.close();
     await proxy.close();
-    await registry.stop().catch(() => undefined);
-    await rm(dir, { recursive: true, force: true });
+    await registry.dispose();
   }
 }
 

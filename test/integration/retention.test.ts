@@ -1,17 +1,20 @@
 /**
  * Image retention on the real stack: real builds and reuses (5 on main, one of them under a tag
  * the request named, 3 on feature-x) in a repository of this test's own on the anonymous registry,
- * signed; the plan, runs in delete mode, the served rule, the reuse that must survive; a registry
- * with delete off; two replicas sharing one Redis of their own.
+ * signed; the plan, runs in delete mode, the served rule, the reuse that must survive; a copy in
+ * a registry of the test's own, garbage-collected; a registry with delete off; two replicas
+ * sharing one Redis of their own.
  */
 import test, { type ExecutionContext } from 'ava';
 import { generateKeyPairSync } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { execa } from 'execa';
 import { Redis } from 'ioredis';
 import type { RunningApp } from '../helpers/app.js';
 import {
+  allRegistries,
   fetchLog,
   httpsCreds,
   postBuild,
@@ -22,6 +25,7 @@ import {
 } from '../helpers/build-support.js';
 import { eventually } from '../helpers/eventually.js';
 import { metricValue } from '../helpers/metrics.js';
+import { startOwnRegistry } from '../helpers/own-registry.js';
 import { startRedis } from '../helpers/redis-process.js';
 import { replicaEnv, startReplicas, stopReplicas } from '../helpers/replicas.js';
 import {
@@ -299,6 +303,49 @@ test.serial(
     }
   },
 );
+
+test.serial("after the registry's own garbage collection every kept tag is still whole", async (t) => {
+  // A registry of this test's own: the shared ones are never collected (others push to them).
+  const own = await startOwnRegistry();
+  t.teardown(own.dispose);
+  const tags = await registryTags(signed.registry, signed.name);
+  for (const tag of tags) {
+    await execa('skopeo', [
+      'copy',
+      '--all',
+      '--preserve-digests',
+      '--src-tls-verify=false',
+      '--dest-tls-verify=false',
+      `docker://${signed.registry}/${signed.name}:${tag}`,
+      `docker://${own.host}/${signed.name}:${tag}`,
+    ]);
+  }
+  const copy: Built = { ...signed, registry: own.host };
+  const runner = await app(t, {
+    insecureRegistries: [...allRegistries(), own.host],
+    ...retention({ keepPerBranch: 1, repositories: [repositoryOf(copy)] }),
+  });
+  const { status, body } = await getJson<RetentionAnswer>(`${runner.url}/retention/run`, { method: 'POST' });
+  t.is(status, 200);
+  const images = [...imagesOf(body, copy).values()];
+  const deleted = images.filter((i) => i.outcome === 'deleted').map((i) => i.tag);
+  const kept = images.filter((i) => i.outcome === 'kept').map((i) => i.tag);
+  t.true(deleted.length >= 2, JSON.stringify(images, null, 2));
+  t.true(images.every((i) => i.outcome === 'kept' || i.outcome === 'deleted'));
+  const before = await own.storageBytes();
+  await own.collectGarbage();
+  t.true((await own.storageBytes()) < before, 'the collection freed the deleted images');
+  for (const tag of deleted) t.is((await manifestOf(own.host, signed.name, tag)).status, 404, tag);
+  for (const tag of [...kept, signed.key]) {
+    const reached = await reachable(own.host, signed.name, tag);
+    t.true(reached.size >= 4, tag);
+    t.deepEqual(
+      [...reached].filter(([, code]) => code !== 200),
+      [],
+      tag,
+    );
+  }
+});
 
 test.serial('a registry with delete off: each image unsupported, nothing lost, no 5xx', async (t) => {
   const before = await tagDigests(nodelete.registry, nodelete.name);
