@@ -13,7 +13,7 @@ const LAYERS = [
   ['src/observability'],
   ['src/redis'],
   ['src/logs', 'src/registry', 'src/builds', 'src/devcontainer'],
-  ['src/exec', 'src/supply-chain'],
+  ['src/exec', 'src/supply-chain', 'src/retention'],
   ['workers/plan', 'workers/common', 'workers/leases'],
   ['workers/builder'],
   ['workers/git'],

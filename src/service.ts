@@ -22,6 +22,8 @@ import type { ErrorTracker } from './observability/error-tracker.js';
 import { startTracing } from './observability/tracing.js';
 import { redisEndpoint } from './config/redis-url.js';
 import { createStores } from './stores.js';
+import { Retention } from './retention/retention.js';
+import { startRetentionSchedule } from './retention/schedule.js';
 import { BuildWorker } from '../workers/build-worker.js';
 import { createShutdown, DEFAULT_SHUTDOWN_GRACE_SECONDS } from './shutdown.js';
 
@@ -88,10 +90,21 @@ async function createContext(
   const { logger, errorTracker } = reporting;
   // Redis mode (redisUrl set): stores shared by every replica; else embedded (this instance only).
   const stores = await createStores(config, logger);
+  const metrics = new Metrics();
+  const retention = new Retention({
+    ...config,
+    settings: config.retention,
+    store: stores.served,
+    metrics,
+    logger,
+  });
+  startRetentionSchedule(retention, config.retention, logger, shutdownSignal);
+  shutdownSignal.addEventListener('abort', () => retention.client.close(), { once: true });
   const shared = {
     config,
     logger,
-    metrics: new Metrics(),
+    metrics,
+    retention,
     logStore: stores.logStore,
     builds: stores.builds,
     leases: stores.leases,

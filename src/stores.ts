@@ -10,6 +10,7 @@ import type { Config } from './config/types.js';
 import { createLogStore } from './logs/store.js';
 import type { LogStore } from './logs/types.js';
 import type { Logger } from './observability/logger.js';
+import { MemoryServedStore, type ServedStore } from './retention/served.js';
 
 export interface Stores {
   readonly logStore: LogStore;
@@ -17,6 +18,8 @@ export interface Stores {
   readonly builds: BuildRegistry;
   /** Coalescing across replicas (Redis mode); embedded: every build runs unshared. */
   readonly leases: BuildLeases;
+  /** What retention counts as served, and its run lock: this instance's, or shared in Redis mode. */
+  readonly served: ServedStore;
   /** Redis mode only: whether Redis answers now (readiness fails when it does not). */
   readonly sharedStoreProbe?: () => Promise<boolean>;
   /** Closes the Redis connections (nothing in embedded mode). */
@@ -35,6 +38,7 @@ export async function createStores(
       logStore: await createLogStore(config),
       builds: createMemoryBuildRegistry({ history: config.buildHistory }),
       leases: createEmbeddedLeases(),
+      served: new MemoryServedStore(),
       close: async () => undefined,
     };
   }
@@ -44,11 +48,13 @@ export async function createStores(
     { createRedisLogStore },
     { createRedisBuildRegistry },
     { createRedisBuildLeases },
+    { RedisServedStore },
   ] = await Promise.all([
     import('./redis/connection.js'),
     import('./logs/redis-store.js'),
     import('./builds/redis-registry.js'),
     import('../workers/leases/redis-leases.js'),
+    import('./retention/redis-served.js'),
   ]);
   const redis = createRedisConnection(config.redisUrl, logger);
   const logStore = createRedisLogStore({ config, connection: redis, logger });
@@ -58,6 +64,7 @@ export async function createStores(
     logStore,
     builds,
     leases,
+    served: new RedisServedStore(redis),
     sharedStoreProbe: () => redis.probe(),
     close: async () => {
       builds.close();

@@ -118,7 +118,12 @@ async function follow(
     const reused = await reuseByKey(
       f.keyed.key,
       { registry: soFar.registry, name: soFar.name, tag: soFar.tag },
-      { repository: plan.repository, branch: soFar.branch, commit: soFar.commit },
+      {
+        repository: plan.repository,
+        branch: soFar.branch,
+        commit: soFar.commit,
+        namedTag: plan.image.tag ?? '',
+      },
       registryAccess(plan, c.deps),
     );
     if (reused.kind === 'absent') return building('the build followed recorded no key');

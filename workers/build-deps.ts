@@ -29,8 +29,10 @@ export function createReuseDeps(
   insecureRegistries: readonly string[],
   leases: BuildLeases,
   supply: SupplyChain,
+  reusedFrom?: (repository: string, digest: string) => void,
 ): ReuseDeps {
   return {
+    ...(reusedFrom === undefined ? {} : { reusedFrom }),
     registry: new RegistryClient({ insecureRegistries }),
     supply,
     inFlight: createInProcessInFlight<BuildResult>(),

@@ -149,7 +149,7 @@ async function afterClone(job: Cloned): Promise<JobOutcome> {
     const decision = early ?? (await decideFromCheckout(job, ending, checkedOut, imgLog));
     if (decision !== undefined && decision.kind !== 'build')
       return ending.ended(answered(job, decision, imgLog));
-    const pushed = await buildAndPush(job, checkedOut, imgLog);
+    const pushed = await buildAndPush(job, checkedOut, imgLog, decision?.keyed?.key ?? '');
     return ending.ended(await record(job, decision?.keyed, pushed, imgLog));
   } finally {
     await ending.close();
@@ -279,7 +279,12 @@ async function decideFromCheckout(
 }
 
 // 8. build and push: `devcontainer build` on the build's builder, pushed to the target (img log).
-async function buildAndPush(job: Cloned, checkedOut: CheckedOut, imgLog: CommandLogWriter): Promise<string> {
+async function buildAndPush(
+  job: Cloned,
+  checkedOut: CheckedOut,
+  imgLog: CommandLogWriter,
+  key: string,
+): Promise<string> {
   const { plan, deps, dir, signal, open, soFar } = job;
   await job.reporter.phase('building');
   const pushed = await devcontainerBuild({
@@ -291,6 +296,7 @@ async function buildAndPush(job: Cloned, checkedOut: CheckedOut, imgLog: Command
     dockerfileBased: checkedOut.definition.dockerfileBased,
     imageRef: soFar.image,
     commit: open.commit,
+    retention: { branch: open.branch, built: new Date().toISOString(), namedTag: plan.image.tag ?? '', key },
     signal,
     log: imgLog,
     cli: job.cli(),

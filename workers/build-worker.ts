@@ -28,6 +28,7 @@ import { remoteTip } from './git/ls-remote.js';
 import type { BuildPlan, BuildResult } from './plan/plan-types.js';
 import { createBuildQueue, type BuildQueue } from './queue.js';
 import { isFollowing, type JobOutcome } from './reuse/decision.js';
+import type { Retention } from '../src/retention/retention.js';
 
 export { failureStatus };
 
@@ -50,6 +51,8 @@ export interface BuildWorkerContext {
   readonly processGroups: ProcessGroups;
   /** Aborted when the process must stop now: the worker's registry client closes. */
   readonly shutdownSignal: AbortSignal;
+  /** Image retention: told what each answer and each reuse served (docs/retention.md). */
+  readonly retention?: Pick<Retention, 'served'>;
 }
 
 export interface BuildWorkerOptions {
@@ -102,7 +105,12 @@ export class BuildWorker {
       // Without builders: a build's builder is this (nothing to set up, no BUILDX_BUILDER).
       remoteBuilder: new RemoteBuilder(ctx.config, undefined, ctx.processGroups),
       devcontainerCli: devcontainerCliBundle(),
-      reuse: createReuseDeps(ctx.config.insecureRegistries, ctx.leases, supplyChainOf(ctx.config)),
+      reuse: createReuseDeps(
+        ctx.config.insecureRegistries,
+        ctx.leases,
+        supplyChainOf(ctx.config),
+        ctx.retention && ((repository, digest) => ctx.retention?.served(repository, [digest])),
+      ),
     };
     ctx.shutdownSignal.addEventListener('abort', () => this.#deps.reuse.registry.close(), { once: true });
     this.#fleet = new BuilderFleet({
@@ -130,13 +138,15 @@ export class BuildWorker {
   /** Builds (or reuses) `plan`; throws a ServiceError (BUSY: 429 with its Retry-After). */
   async submit(plan: BuildPlan, submission: Submission): Promise<BuildResult> {
     const seconds = stopwatch();
-    return runBuild({
+    const result = await runBuild({
       plan,
       admission: this.#admission(plan, submission, seconds),
       signal: submission.signal,
       refused: (err) => this.#busy(plan, submission.logger, err instanceof BusyError),
       answering: { logger: submission.logger, metrics: this.#ctx.metrics, seconds },
     });
+    this.#ctx.retention?.served(`${result.registry}/${result.name}`, [result.digest, `tag:${result.tag}`]);
+    return result;
   }
 
   #admission(plan: BuildPlan, submission: Submission, seconds: () => number): Admission {

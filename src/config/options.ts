@@ -3,7 +3,14 @@
  * (plus the shutdown grace period). It drives argv and env parsing, the settings file schema,
  * `--help` and the README configuration table. Pure: no I/O.
  */
-import { PROVENANCE_MODES, type BuilderMode, type ProvenanceMode, type SshHostKeyPolicy } from './types.js';
+import {
+  PROVENANCE_MODES,
+  RETENTION_MODES,
+  type BuilderMode,
+  type ProvenanceMode,
+  type RetentionMode,
+  type SshHostKeyPolicy,
+} from './types.js';
 import { BUILD_PLATFORM_PATTERN } from '../rules/image-reference.js';
 import { CACHE_TYPES, parseCacheSpec } from '../rules/cache-spec.js';
 import { BUILDER_MODES } from '../rules/limits.js';
@@ -47,13 +54,19 @@ export interface OptionValues {
   environment: string;
   commandLogRetention: number;
   buildHistory: number;
+  retentionMode: RetentionMode;
+  retentionKeepPerBranch: number;
+  retentionKeepServedDays: number;
+  retentionKeepTags: string[];
+  retentionIntervalMinutes: number;
+  retentionRepositories: string[];
   redisUrl?: string;
   shutdownGraceSeconds: number;
   settingsPath?: string;
 }
 
 export type OptionName = keyof OptionValues;
-export type OptionType = 'string' | 'integer' | 'boolean' | 'list';
+export type OptionType = 'string' | 'integer' | 'number' | 'boolean' | 'list';
 export type OptionValue = string | number | boolean | readonly string[];
 
 /** A JSON schema fragment for one value (ajv); `description` doubles as the hint of a pattern error. */
@@ -650,6 +663,89 @@ const TABLE = {
     secret: false,
     description:
       'Finished builds kept for `GET /builds` (the newest); their durations also estimate the Retry-After of a 429.',
+  },
+  retentionMode: {
+    label: 'Retention mode',
+    flag: '--retention-mode',
+    env: 'RETENTION_MODE',
+    settingsKey: 'retention.mode',
+    type: 'string',
+    placeholder: '<mode>',
+    default: 'off',
+    defaultText: '`off`',
+    values: RETENTION_MODES,
+    schema: { type: 'string', enum: [...RETENTION_MODES] },
+    secret: false,
+    description:
+      'Image retention (docs/retention.md): `off`, `dry-run` (the scheduled run logs its plan) or `delete`.',
+  },
+  retentionKeepPerBranch: {
+    label: 'Retention: newest images kept per branch',
+    flag: '--retention-keep-per-branch',
+    env: 'RETENTION_KEEP_PER_BRANCH',
+    settingsKey: 'retention.keepPerBranch',
+    type: 'integer',
+    placeholder: '<n>',
+    default: 2,
+    defaultText: '2 (0 turns the rule off)',
+    schema: { type: 'integer', minimum: 0 },
+    secret: false,
+    description: 'The newest images (by build time) kept per repository and branch.',
+  },
+  retentionKeepServedDays: {
+    label: 'Retention: days an image served is kept',
+    flag: '--retention-keep-served-days',
+    env: 'RETENTION_KEEP_SERVED_DAYS',
+    settingsKey: 'retention.keepServedDays',
+    type: 'number',
+    placeholder: '<days>',
+    default: 30,
+    defaultText: '30 (0 turns the rule off; fractions allowed)',
+    schema: { type: 'number', minimum: 0 },
+    secret: false,
+    description:
+      'Images built, answered, read (GET /image, GET /devcontainer) or reused from in the last this many days are kept.',
+  },
+  retentionKeepTags: {
+    label: 'Retention: tags always kept',
+    flag: '--retention-keep-tags',
+    env: 'RETENTION_KEEP_TAGS',
+    settingsKey: 'retention.keepTags',
+    type: 'list',
+    placeholder: '<glob,...>',
+    default: [],
+    defaultText: 'empty list (every tag a request named is kept)',
+    schema: { type: 'string', pattern: '^[A-Za-z0-9_.*?-]{1,128}$', description: 'a tag glob (`*`, `?`)' },
+    secret: false,
+    description:
+      'Tags matching one of these globs are kept; when set, a tag a request named is kept only if it matches.',
+  },
+  retentionIntervalMinutes: {
+    label: 'Retention: minutes between runs',
+    flag: '--retention-interval-minutes',
+    env: 'RETENTION_INTERVAL_MINUTES',
+    settingsKey: 'retention.intervalMinutes',
+    type: 'integer',
+    placeholder: '<minutes>',
+    default: 60,
+    defaultText: '60',
+    schema: { type: 'integer', minimum: 1 },
+    secret: false,
+    description: 'The scheduled run (dry-run or delete mode) starts this often; one replica at a time.',
+  },
+  retentionRepositories: {
+    label: 'Retention: repositories always scanned',
+    flag: '--retention-repositories',
+    env: 'RETENTION_REPOSITORIES',
+    settingsKey: 'retention.repositories',
+    type: 'list',
+    placeholder: '<registry/name,...>',
+    default: [],
+    defaultText: 'empty list',
+    schema: { type: 'string', minLength: 3, pattern: '^[^\\s,/]+/[^\\s,]+$', description: 'registry/name' },
+    secret: false,
+    description:
+      'Registry repositories (`<registry>/<name>`) scanned besides those the service answered builds for.',
   },
   redisUrl: {
     label: 'Redis URL',

@@ -64,6 +64,24 @@ export interface BuilderTls {
   readonly serverName?: string;
 }
 
+/** What the scheduled image retention does (docs/retention.md). */
+export const RETENTION_MODES = ['off', 'dry-run', 'delete'] as const;
+export type RetentionMode = (typeof RETENTION_MODES)[number];
+
+/** The image retention policy and its schedule. */
+export interface RetentionSettings {
+  readonly mode: RetentionMode;
+  /** Newest images kept per repository and branch (0: the rule is off). */
+  readonly keepPerBranch: number;
+  /** Images served in the last this many days are kept (0: the rule is off). */
+  readonly keepServedDays: number;
+  /** Tag globs always kept. */
+  readonly keepTags: readonly string[];
+  readonly intervalMinutes: number;
+  /** `<registry>/<name>` scanned besides those builds were answered for. */
+  readonly repositories: readonly string[];
+}
+
 export interface BuildDefaults {
   readonly platforms: readonly string[];
   readonly noCache: boolean;
@@ -120,6 +138,7 @@ export interface Config {
   readonly commandLogRetention: number;
   /** Finished builds the build registry keeps (GET /builds, Retry-After estimates). */
   readonly buildHistory: number;
+  readonly retention: RetentionSettings;
   /** Redis mode when set (`redis://` or `rediss://`; holds a password: a secret). */
   readonly redisUrl?: string;
   /**

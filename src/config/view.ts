@@ -43,6 +43,11 @@ export function effectiveConfigView(config: Config): Record<string, unknown> {
     maxConcurrentBuilds: config.build.maxConcurrent,
     maxBuildsPerBuilder: config.build.maxPerBuilder,
     buildReuse: config.build.reuse,
+    retention: {
+      ...config.retention,
+      keepTags: [...config.retention.keepTags],
+      repositories: [...config.retention.repositories],
+    },
     supplyChain: {
       provenance: config.build.provenance,
       sbom: config.build.sbom,

@@ -228,6 +228,18 @@ export const ERRORS = {
     when: 'Redis mode: Redis does not answer (POST /build, GET /builds, GET/DELETE /logs); with Retry-After: 10.',
   },
 
+  // --- image retention ---
+  RETENTION_NOT_DELETE_MODE: {
+    status: 409,
+    text: 'retention mode is {mode}: POST /retention/run deletes only in delete mode (GET /retention/plan shows the plan)',
+    when: '`POST /retention/run` while `retention.mode` is `off` or `dry-run` (docs/retention.md).',
+  },
+  RETENTION_RUNNING: {
+    status: 409,
+    text: 'a retention run is already under way (on this or another replica); retry later',
+    when: '`POST /retention/run` while another run holds the retention lock; with Retry-After: 60.',
+  },
+
   // --- GET/DELETE /image, GET /devcontainer: the request ---
   INVALID_QUERY: {
     status: 400,
@@ -508,6 +520,12 @@ export const withLogId = (err: ServiceError, logId: string): ServiceError =>
 // --- any route ---
 
 export const notFound = (): ServiceError => make('NOT_FOUND', {});
+
+export const retentionNotDeleteMode = (mode: string): ServiceError =>
+  make('RETENTION_NOT_DELETE_MODE', { mode });
+
+export const retentionRunning = (): ServiceError =>
+  make('RETENTION_RUNNING', {}, { headers: { 'Retry-After': '60' } });
 
 export const invalidJson = (): ServiceError => make('INVALID_JSON', {});
 

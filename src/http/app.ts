@@ -16,6 +16,7 @@ import { bodyError } from './json-body.js';
 import { createLogsRouter } from './logs-router.js';
 import { createOpsRouter } from './ops-router.js';
 import { createRegistryRouter } from './registry-router.js';
+import { createRetentionRouter } from './retention-router.js';
 import { assignRequestIds, requestIdOf, requestScope, type RequestScope } from './request-id.js';
 import { traceRequests } from '../observability/tracing.js';
 
@@ -108,6 +109,7 @@ export function createApp(ctx: AppContext): Koa {
     createBuildsRouter(ctx),
     createRegistryRouter(ctx),
     createLogsRouter(ctx),
+    ...(ctx.retention === undefined ? [] : [createRetentionRouter(ctx.retention)]),
   ]) {
     // No allowedMethods(): a wrong method on a known path is a 404 like any unknown route.
     app.use(router.routes());

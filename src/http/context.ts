@@ -6,6 +6,7 @@ import type { ErrorTracker } from '../observability/error-tracker.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { BuildWorker } from '../../workers/build-worker.js';
+import type { Retention } from '../retention/retention.js';
 
 /** What the HTTP layer uses: built once by src/service.ts (or a test) and passed down. */
 export interface AppContext {
@@ -22,6 +23,8 @@ export interface AppContext {
   readonly shutdownSignal: AbortSignal;
   /** The build worker: POST /build hands it plans; readiness asks it for its builders' states. */
   readonly buildWorker: Pick<BuildWorker, 'submit'> & Partial<Pick<BuildWorker, 'builders'>>;
+  /** Image retention (docs/retention.md): its plan, its runs, and what was served. */
+  readonly retention?: Retention;
   /** Redis mode: whether the shared store answers now (readiness fails when it does not). */
   readonly sharedStoreProbe?: () => Promise<boolean>;
 }

@@ -26,6 +26,13 @@ export const leaseKey = (id: string): string => `${PREFIX}lease:${id}`;
 export const leaseOutcomeKey = (id: string): string => `${leaseKey(id)}:outcome`;
 export const leaseChannel = leaseKey;
 
+/** Retention: when each digest or tag of a repository was last served (a hash ref -> ms). */
+export const servedKey = (repository: string): string => `${PREFIX}retention:served:${repository}`;
+/** Retention: the registry repositories builds were answered for (a set). */
+export const RETENTION_REPOSITORIES = `${PREFIX}retention:repositories`;
+/** Retention: the run lock (its holder's token, with a TTL renewed while the run lasts). */
+export const RETENTION_LOCK = `${PREFIX}retention:lock`;
+
 /** Per-log size cap: output beyond it is dropped, and one marker line says so. */
 export const LOG_SIZE_CAP_BYTES = 50 * 1024 * 1024;
 export const TRUNCATED_MARKER = '\n[image-build-service: log truncated at 50 MiB; further output dropped]\n';

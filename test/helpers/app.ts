@@ -13,6 +13,7 @@ import { noopErrorTracker, type ErrorTracker } from '../../src/observability/err
 import { createLogger } from '../../src/observability/logger.js';
 import { Metrics } from '../../src/observability/metrics.js';
 import { createStores } from '../../src/stores.js';
+import { Retention } from '../../src/retention/retention.js';
 import { BuildWorker, type BuildWorkerOptions } from '../../workers/build-worker.js';
 
 /** Options of the app a test starts (tests inject a fake job runner or queue into the worker). */
@@ -69,10 +70,19 @@ export async function startApp(
   });
   // Embedded, or Redis mode when the overrides set redisUrl (as src/service.ts does).
   const stores = await createStores(config, logger);
+  const metrics = new Metrics();
+  const retention = new Retention({
+    ...config,
+    settings: config.retention,
+    store: stores.served,
+    metrics,
+    logger,
+  });
   const shared = {
     config,
     logger,
-    metrics: new Metrics(),
+    metrics,
+    retention,
     logStore: stores.logStore,
     builds: options.builds ?? stores.builds,
     leases: stores.leases,
@@ -99,6 +109,7 @@ export async function startApp(
         .map((line) => JSON.parse(line) as Record<string, unknown>),
     close: async () => {
       abort.abort();
+      retention.client.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await stores.close();

@@ -140,6 +140,14 @@ test('the config view shows the contract fields and no secret', async (t) => {
     maxConcurrentBuilds: 4,
     maxBuildsPerBuilder: 0,
     buildReuse: true,
+    retention: {
+      mode: 'off',
+      keepPerBranch: 2,
+      keepServedDays: 30,
+      keepTags: [],
+      intervalMinutes: 60,
+      repositories: [],
+    },
     supplyChain: {
       provenance: 'min',
       sbom: false,

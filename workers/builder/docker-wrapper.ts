@@ -2,15 +2,21 @@
  * The docker CLI as the Dev Containers CLI sees it (`--docker-path`): a small sh wrapper that passes
  * everything to docker unchanged except `docker buildx build`, to which it adds what
  * @devcontainers/cli 0.89.0 drops or cannot say (docs/behaviour.md, Known limits): the OCI labels,
- * the full `--platform` list (the CLI is given the first only), the attestations
+ * the retention labels, the full `--platform` list (the CLI is given the first only), the attestations
  * (docs/supply-chain.md), a `--secret` per build secret file, by path (docs/secrets.md). Values come
  * from environment variables in double quotes; argv is rebuilt with `set --`, never re-parsed.
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { LABEL_BRANCH, LABEL_BUILD_KEY, LABEL_BUILT, LABEL_NAMED_TAG } from '../../src/rules/image-labels.js';
 
 export const LABEL_SOURCE_VAR = 'IBS_LABEL_SOURCE';
 export const LABEL_REVISION_VAR = 'IBS_LABEL_REVISION';
+/** When set: the retention labels (src/rules/image-labels.ts), from these four variables. */
+export const LABEL_BRANCH_VAR = 'IBS_LABEL_BRANCH';
+export const LABEL_BUILT_VAR = 'IBS_LABEL_BUILT';
+export const LABEL_TAG_VAR = 'IBS_LABEL_TAG';
+export const LABEL_KEY_VAR = 'IBS_LABEL_KEY';
 /** When set: the value given to `buildx build --platform` instead of the CLI's. */
 export const PLATFORMS_VAR = 'IBS_BUILD_PLATFORMS';
 /** When set: `buildx build --provenance` (`mode=min`, `mode=max` or `false`). */
@@ -42,6 +48,10 @@ export const DOCKER_WRAPPER_SCRIPT = [
   '      [ -f "$file" ] || continue',
   '      set -- --secret "id=${file##*/},src=$file" "$@"',
   '    done',
+  '  fi',
+  `  if [ -n "$${LABEL_BRANCH_VAR}" ]; then`,
+  `    set -- --label "${LABEL_BRANCH}=$${LABEL_BRANCH_VAR}" --label "${LABEL_BUILT}=$${LABEL_BUILT_VAR}" \\`,
+  `      --label "${LABEL_NAMED_TAG}=$${LABEL_TAG_VAR}" --label "${LABEL_BUILD_KEY}=$${LABEL_KEY_VAR}" "$@"`,
   '  fi',
   '  exec docker buildx build \\',
   `    --label "org.opencontainers.image.source=$${LABEL_SOURCE_VAR}" \\`,

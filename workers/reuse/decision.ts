@@ -144,7 +144,12 @@ async function reuseRecorded(
     const outcome = await reuseByKey(
       keyed.key,
       target,
-      { repository: plan.repository, branch: input.branch, commit: input.commit },
+      {
+        repository: plan.repository,
+        branch: input.branch,
+        commit: input.commit,
+        namedTag: plan.image.tag ?? '',
+      },
       registryAccess(plan, deps),
     );
     if (outcome.kind === 'reused') {

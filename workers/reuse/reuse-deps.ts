@@ -24,6 +24,8 @@ export interface ReuseDeps {
   readonly leases: BuildLeases;
   readonly recent: RecentInputs;
   readonly blobs: BlobCache;
+  /** Told the image each reuse was written from (retention counts it as served). */
+  readonly reusedFrom?: (repository: string, digest: string) => void;
 }
 
 /** The slice of the step dependencies the reuse side reads. */
@@ -38,5 +40,6 @@ export function registryAccess(plan: BuildPlan, deps: ReuseStepDeps): RegistryAc
     insecureRegistries: deps.config.insecureRegistries,
     credentialsFor: buildCredentials(plan, deps.config.registryAuth),
     supply: deps.reuse.supply,
+    ...(deps.reuse.reusedFrom === undefined ? {} : { reusedFrom: deps.reuse.reusedFrom }),
   };
 }

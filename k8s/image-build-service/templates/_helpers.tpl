@@ -38,7 +38,8 @@ namespace="{{ .Release.Namespace }}",job="{{ include "ibs.fullname" . }}"
   "insecureRegistries" .Values.insecureRegistries
   "git" .Values.git
   "build" $build
-  "logs" .Values.logs -}}
+  "logs" .Values.logs
+  "retention" .Values.retention -}}
 {{- $builder := dict -}}
 {{- with .Values.builder.endpoint -}}
 {{- $_ := set $builder "endpoint" . -}}

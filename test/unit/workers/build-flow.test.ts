@@ -180,14 +180,21 @@ test('a build hands the CLI the clone and the image, logs both commands, answers
   t.is(recorded.argv[0], 'build');
   t.is(recorded.argv[recorded.argv.indexOf('--image-name') + 1], result.image);
   t.true(recorded.argv.includes(`org.opencontainers.image.revision=${h.commit}`));
+  // What retention reads back: the branch, and no tag named by the request.
+  t.true(recorded.argv.includes('image-build-service.branch=main'), recorded.argv.join(' '));
+  t.true(recorded.argv.includes('image-build-service.tag='));
   // The child's environment: the allowlist plus the build's own variables, nothing inherited.
   t.deepEqual(Object.keys(recorded.env).sort(), [
     'DOCKER_CONFIG',
     'FAKE_MODE',
     'FAKE_RECORD',
     'HOME',
+    'IBS_LABEL_BRANCH',
+    'IBS_LABEL_BUILT',
+    'IBS_LABEL_KEY',
     'IBS_LABEL_REVISION',
     'IBS_LABEL_SOURCE',
+    'IBS_LABEL_TAG',
     'IBS_PROVENANCE',
     'PATH',
     'TMPDIR',
