@@ -62,6 +62,12 @@ const CHART_SOURCE: Record<OptionName, { values: string[] } | { chart: string }>
   commandLogRetention: { values: ['logs.retention'] },
   buildHistory: { values: ['build.history'] },
   redisUrl: { values: ['redis.url', 'redis.existingSecret', 'redis.existingSecretKey'] },
+  prebuildConfigurationsPath: { values: ['prebuilds.configurations', 'prebuilds.existingConfigMap'] },
+  prebuildReconcileIntervalSeconds: { values: ['prebuilds.reconcileIntervalSeconds'] },
+  prebuildRefreshIntervalSeconds: { values: ['prebuilds.refreshIntervalSeconds'] },
+  githubHookSecretFile: { values: ['prebuilds.hooks.existingSecret', 'prebuilds.hooks.githubSecretKey'] },
+  gitlabHookTokenFile: { values: ['prebuilds.hooks.existingSecret', 'prebuilds.hooks.gitlabTokenKey'] },
+  giteaHookSecretFile: { values: ['prebuilds.hooks.existingSecret', 'prebuilds.hooks.giteaSecretKey'] },
   shutdownGraceSeconds: { values: ['service.shutdownGraceSeconds'] },
   settingsPath: { chart: 'the chart renders the settings file and sets SERVICE_CONFIG_PATH' },
 };
