@@ -73,6 +73,10 @@ export interface Submission {
   readonly logger: Logger;
   /** Aborted when the client goes away: the build is cancelled. */
   readonly signal: AbortSignal;
+  /** What started it (absent: a POST /build). */
+  readonly trigger?: NewBuild['trigger'];
+  /** Told the build's id once it is recorded. */
+  readonly onRecorded?: (id: string) => void;
 }
 
 /** The final status of an admitted job that threw. */
@@ -84,9 +88,10 @@ export function failureStatus(err: unknown): BuildStatus {
 const targetImage = (plan: BuildPlan): string =>
   `${plan.image.registry}/${plan.image.name}${plan.image.tag === undefined ? '' : `:${plan.image.tag}`}`;
 
-function newBuild(requestId: string, plan: BuildPlan): NewBuild {
+function newBuild(requestId: string, plan: BuildPlan, trigger?: NewBuild['trigger']): NewBuild {
   return {
     requestId,
+    ...(trigger === undefined ? {} : { trigger }),
     repository: plan.repository,
     ...(plan.branch === undefined ? {} : { branch: plan.branch }),
     image: targetImage(plan),
@@ -164,7 +169,7 @@ export class BuildWorker {
 
   #coordinator(plan: BuildPlan, submission: Submission, seconds: () => number): Coordinator {
     const deps: BuildDeps = { ...this.#deps, logger: submission.logger };
-    const build = newBuild(submission.requestId, plan);
+    const build = newBuild(submission.requestId, plan, submission.trigger);
     return {
       queue: this.#queue,
       deps,
@@ -175,7 +180,7 @@ export class BuildWorker {
         const placement = this.#fleet.place(plan.repository, plan.branch);
         const placed = placement === undefined ? deps : { ...deps, remoteBuilder: placement };
         const record = placement === undefined ? build : { ...build, builder: placement.endpoint };
-        return this.#runRecorded(record, submission.logger, seconds, placement, (reporter) =>
+        return this.#runRecorded(record, submission, seconds, placement, (reporter) =>
           this.#runJob(plan, placed, signal, reporter, reuse),
         );
       },
@@ -185,15 +190,16 @@ export class BuildWorker {
   /** Runs an admitted job recorded in the registry: started, reported on by the job, finished with its outcome. */
   async #runRecorded(
     build: NewBuild,
-    logger: Logger,
+    submission: Pick<Submission, 'logger' | 'onRecorded'>,
     seconds: () => number,
     placement: Placement | undefined,
     job: (reporter: BuildReporter) => Promise<JobOutcome>,
   ): Promise<JobOutcome> {
-    const recording = await recordBuild(this.#ctx.builds, build, logger).catch((err: unknown) => {
+    const recording = await recordBuild(this.#ctx.builds, build, submission.logger).catch((err: unknown) => {
       placement?.finish('failure');
       throw err;
     });
+    if (recording.id !== undefined) submission.onRecorded?.(recording.id);
     if (placement !== undefined) placement.onMove = (endpoint) => void recording.reporter.builder(endpoint);
     try {
       const result = await job(recording.reporter);

@@ -18,6 +18,7 @@ export interface BuildEntry {
   gitCloneLogId?: string;
   imageBuildLogId?: string;
   builder?: string;
+  trigger?: NewBuild['trigger'];
   waiters: number;
   outcome?: BuildOutcome;
 }
@@ -48,6 +49,7 @@ export function toRecord(entry: BuildEntry, at: number): BuildRecord {
     ...(entry.gitCloneLogId === undefined ? {} : { gitCloneLogId: entry.gitCloneLogId }),
     ...(entry.imageBuildLogId === undefined ? {} : { imageBuildLogId: entry.imageBuildLogId }),
     ...(entry.builder === undefined ? {} : { builder: entry.builder }),
+    ...(entry.trigger === undefined ? {} : { trigger: entry.trigger }),
     waiters: entry.waiters,
     ...(outcome === undefined
       ? {}
@@ -69,6 +71,7 @@ export function newBuildEntry(build: NewBuild, startedAtMs: number): BuildEntry 
     ...(build.branch === undefined ? {} : { branch: build.branch }),
     image: build.image,
     ...(build.builder === undefined ? {} : { builder: build.builder }),
+    ...(build.trigger === undefined ? {} : { trigger: build.trigger }),
     phase: 'cloning',
     waiters: 1,
   };

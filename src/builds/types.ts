@@ -21,7 +21,12 @@ export interface NewBuild {
   readonly image: string;
   /** The builder endpoint it was placed on (docs/fleet.md); never credentials. */
   readonly builder?: string;
+  /** What started it (absent: a POST /build). */
+  readonly trigger?: BuildTrigger;
 }
+
+/** What started a build: a POST /build (`api`) or a prebuild (docs/prebuilds.md). */
+export type BuildTrigger = 'api' | 'push' | 'reconcile' | 'refresh';
 
 /** Fields a running build learns as it goes (each set once known; absent fields are left as they are). */
 export interface BuildUpdate {
@@ -64,6 +69,8 @@ export interface BuildRecord {
   readonly imageBuildLogId?: string;
   /** The builder endpoint the build ran on (docs/fleet.md). */
   readonly builder?: string;
+  /** What started it (absent: a POST /build). */
+  readonly trigger?: BuildTrigger;
   /** Requests waiting on this build (1 unless others were coalesced onto it). */
   readonly waiters: number;
   readonly status?: BuildOutcome['status'];
