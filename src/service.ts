@@ -23,6 +23,8 @@ import { startTracing } from './observability/tracing.js';
 import { redisEndpoint } from './config/redis-url.js';
 import { createStores } from './stores.js';
 import { BuildWorker } from '../workers/build-worker.js';
+import { createPrebuilds } from '../workers/prebuilds-start.js';
+import { prebuildPlanProblems } from '../workers/prebuilds/plan.js';
 import { createShutdown, DEFAULT_SHUTDOWN_GRACE_SECONDS } from './shutdown.js';
 
 /** Exit code of a configuration error (before any port is bound). */
@@ -49,7 +51,10 @@ async function configOrExit(args: string[]): Promise<Config> {
     return exitNow(0);
   }
   try {
-    return loadConfig({ argv: args, env: process.env });
+    const config = loadConfig({ argv: args, env: process.env });
+    const problems = prebuildPlanProblems(config);
+    if (problems.length > 0) throw new ConfigError(problems);
+    return config;
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     process.stderr.write(`${err.message}\n`);
@@ -98,11 +103,13 @@ async function createContext(
     processGroups: new ProcessGroups().killOnExit(process),
     shutdownSignal,
   };
+  const buildWorker = new BuildWorker(shared);
   return {
     ...shared,
     ...(stores.sharedStoreProbe === undefined ? {} : { sharedStoreProbe: stores.sharedStoreProbe }),
     errorTracker,
-    buildWorker: new BuildWorker(shared),
+    buildWorker,
+    prebuilds: createPrebuilds(shared, buildWorker),
   };
 }
 
