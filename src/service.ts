@@ -109,7 +109,7 @@ async function createContext(
     ...(stores.sharedStoreProbe === undefined ? {} : { sharedStoreProbe: stores.sharedStoreProbe }),
     errorTracker,
     buildWorker,
-    prebuilds: createPrebuilds(shared, buildWorker),
+    prebuilds: createPrebuilds(shared, buildWorker, stores.scheduleLock),
   };
 }
 

@@ -3,6 +3,7 @@
  * instance's scratch space, no Redis) when `redisUrl` is unset, else Redis (shared by every
  * replica, one connection). Modules receive only the store they use.
  */
+import { alwaysHeld, type ScheduleLock } from './prebuilds/schedule-lock.js';
 import { createEmbeddedLeases, type BuildLeases } from '../workers/leases/leases.js';
 import { createMemoryBuildRegistry } from './builds/memory-registry.js';
 import type { BuildRegistry } from './builds/types.js';
@@ -10,6 +11,9 @@ import type { Config } from './config/types.js';
 import { createLogStore } from './logs/store.js';
 import type { LogStore } from './logs/types.js';
 import type { Logger } from './observability/logger.js';
+
+/** The schedule lock's lease: a dead holder's schedules move within it (plus a tick). */
+const SCHEDULE_LEASE_MS = 15_000;
 
 export interface Stores {
   readonly logStore: LogStore;
@@ -19,6 +23,8 @@ export interface Stores {
   readonly leases: BuildLeases;
   /** Redis mode only: whether Redis answers now (readiness fails when it does not). */
   readonly sharedStoreProbe?: () => Promise<boolean>;
+  /** Who runs the prebuild schedules: this instance (embedded), or one replica at a time (Redis). */
+  readonly scheduleLock: ScheduleLock;
   /** Closes the Redis connections (nothing in embedded mode). */
   close(): Promise<void>;
 }
@@ -35,6 +41,7 @@ export async function createStores(
       logStore: await createLogStore(config),
       builds: createMemoryBuildRegistry({ history: config.buildHistory }),
       leases: createEmbeddedLeases(),
+      scheduleLock: alwaysHeld,
       close: async () => undefined,
     };
   }
@@ -44,11 +51,13 @@ export async function createStores(
     { createRedisLogStore },
     { createRedisBuildRegistry },
     { createRedisBuildLeases },
+    { redisScheduleLock },
   ] = await Promise.all([
     import('./redis/connection.js'),
     import('./logs/redis-store.js'),
     import('./builds/redis-registry.js'),
     import('../workers/leases/redis-leases.js'),
+    import('./prebuilds/redis-schedule-lock.js'),
   ]);
   const redis = createRedisConnection(config.redisUrl, logger);
   const logStore = createRedisLogStore({ config, connection: redis, logger });
@@ -58,6 +67,7 @@ export async function createStores(
     logStore,
     builds,
     leases,
+    scheduleLock: redisScheduleLock(redis.client, SCHEDULE_LEASE_MS),
     sharedStoreProbe: () => redis.probe(),
     close: async () => {
       builds.close();

@@ -26,6 +26,9 @@ export const leaseKey = (id: string): string => `${PREFIX}lease:${id}`;
 export const leaseOutcomeKey = (id: string): string => `${leaseKey(id)}:outcome`;
 export const leaseChannel = leaseKey;
 
+/** The prebuild schedules' lock: its holder's token, with a lease (docs/prebuilds.md). */
+export const SCHEDULE_LOCK = `${PREFIX}prebuilds:schedule-lock`;
+
 /** Per-log size cap: output beyond it is dropped, and one marker line says so. */
 export const LOG_SIZE_CAP_BYTES = 50 * 1024 * 1024;
 export const TRUNCATED_MARKER = '\n[image-build-service: log truncated at 50 MiB; further output dropped]\n';

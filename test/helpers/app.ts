@@ -86,7 +86,7 @@ export async function startApp(
     ...(stores.sharedStoreProbe === undefined ? {} : { sharedStoreProbe: stores.sharedStoreProbe }),
     errorTracker: options.errorTracker ?? noopErrorTracker,
     buildWorker,
-    prebuilds: createPrebuilds(shared, buildWorker),
+    prebuilds: createPrebuilds(shared, buildWorker, stores.scheduleLock),
   };
   const server = createApp(ctx).listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', resolve));
