@@ -38,7 +38,8 @@ namespace="{{ .Release.Namespace }}",job="{{ include "ibs.fullname" . }}"
   "insecureRegistries" .Values.insecureRegistries
   "git" .Values.git
   "build" $build
-  "logs" .Values.logs -}}
+  "logs" .Values.logs
+  "prebuilds" (dict "reconcileIntervalSeconds" .Values.prebuilds.reconcileIntervalSeconds "refreshIntervalSeconds" .Values.prebuilds.refreshIntervalSeconds) -}}
 {{- $builder := dict -}}
 {{- with .Values.builder.endpoint -}}
 {{- $_ := set $builder "endpoint" . -}}
@@ -70,6 +71,10 @@ namespace="{{ .Release.Namespace }}",job="{{ include "ibs.fullname" . }}"
 
 {{- define "ibs.hasGitCredentials" -}}
 {{- if or .Values.gitCredentials.existingSecret .Values.gitCredentials.entries }}true{{ end -}}
+{{- end -}}
+
+{{- define "ibs.hasPrebuildConfigurations" -}}
+{{- if or .Values.prebuilds.existingConfigMap .Values.prebuilds.configurations }}true{{ end -}}
 {{- end -}}
 
 {{- define "ibs.hasBuildSecrets" -}}

@@ -166,6 +166,8 @@ test('across the valid values files, the pod gets every variable that points the
     'GIT_CREDENTIALS_CONFIG_PATH',
     'BUILD_SECRETS_CONFIG_PATH',
     'REGISTRY_MAPPING_CONFIG_PATH',
+    'PREBUILD_CONFIGURATIONS_PATH',
+    'GITHUB_HOOK_SECRET_FILE',
     'ERROR_TRACKING_DSN',
     'DOCKER_CONFIG',
     'BUILDER_NAME',
