@@ -137,7 +137,15 @@ test('a bad signature and a wrong GitLab token get 401 and no build', async (t) 
   t.is(gitea.status, 404, 'no Gitea secret configured');
   t.false((await builds()).some((b) => b.repository === repo.url));
   t.true((await deliveries()).filter((d) => d.reason === 'refused: bad signature').length >= 3);
-  t.false(app.logText().includes(secret) || app.logText().includes(gitlabToken));
+  // Canary: neither secret anywhere a user or an operator looks.
+  const seen = [
+    app.logText(),
+    await (await fetch(`${app.url}/config`)).text(),
+    await (await fetch(`${app.url}/metrics`)).text(),
+    await (await fetch(`${app.url}/hooks/deliveries`)).text(),
+    await (await fetch(`${app.url}/builds`)).text(),
+  ].join('\n');
+  t.false(seen.includes(secret) || seen.includes(gitlabToken));
   const ping = await sendHook(
     app.url,
     'github',

@@ -5,7 +5,7 @@
  * commit of the branch's newest image, from its revision label.
  */
 import type { DockerConfigDocument, PrebuildConfiguration } from '../../src/config/types.js';
-import { isServiceError } from '../../src/errors/errors.js';
+import { imageNotFound, isServiceError } from '../../src/errors/errors.js';
 import { PULL, PUSH_ACTIONS, type RegistryCall, type RegistryClient } from '../../src/registry/client.js';
 import { readImageConfig } from '../../src/registry/image-config.js';
 import { parsePlatform } from '../../src/registry/platform.js';
@@ -44,7 +44,7 @@ export async function moveBranchTag(
   const tag = branchTag(branch);
   const call = callFor(access, image, fromTag, PUSH_ACTIONS);
   const manifest = await access.client.getManifest(call, fromTag);
-  if (manifest === undefined) throw new Error(`image ${call.ref.image} not found`);
+  if (manifest === undefined) throw imageNotFound(call.ref.image);
   await putManifest(access.client, call, tag, manifest.body, manifestMediaType(manifest));
   return tag;
 }
