@@ -15,6 +15,7 @@ import {
   pushedRepo,
   sendHook,
   tagDigest,
+  ZERO,
   type PushedRepo,
 } from '../helpers/prebuild-support.js';
 import { SLOW_FIXTURE_DOCKERFILE } from '../stack/fixtures.js';
@@ -158,7 +159,7 @@ test('a bad signature and a wrong GitLab token get 401 and no build', async (t) 
   t.is(ping.status, 200);
 });
 
-test('a push outside paths and a push to an unconfigured branch build nothing, and say why', async (t) => {
+test('a push outside paths, a deleted branch and an unconfigured branch build nothing, and say why', async (t) => {
   const repo = repos.filters as PushedRepo;
   const first = await repo.push('main', { '.devcontainer/devcontainer.json': definition('filters') });
   const built = await githubHook(app.url, secret, githubPush(repo, 'main', first));
@@ -171,6 +172,12 @@ test('a push outside paths and a push to an unconfigured branch build nothing, a
   const other = await repo.push('other', { '.devcontainer/devcontainer.json': definition('other') });
   const unconfigured = await githubHook(app.url, secret, githubPush(repo, 'other', other));
   t.is(unconfigured.body.reason, 'ignored: branch not configured');
+  const deleted = await githubHook(
+    app.url,
+    secret,
+    githubPush(repo, 'main', { before: readme.after, after: ZERO }),
+  );
+  t.is(deleted.body.reason, 'ignored: branch deleted');
   const listed = await deliveries();
   t.true(listed.some((d) => d.commit === readme.after && d.reason === 'ignored: no change under paths'));
   t.true(listed.some((d) => d.branch === 'other' && d.reason === 'ignored: branch not configured'));
