@@ -10,7 +10,7 @@
  *   npm run bench:client [-- runs=15 fixture=feature]
  *
  * Also timed, interleaved the same way: `node -e 0`, the runtime's own start, which ibs pays and
- * curl does not. Target (issue 23): ibs's median within 5 % of curl's for the warm build.
+ * curl does not. Target: ibs's median within 5 % of curl's for the warm build.
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -33,7 +33,7 @@ const scratch = await mkdtemp(join(tmpdir(), 'ibs-bench-client-'));
 const startWith = (reuse: boolean) =>
   startApp({
     scratchDir: scratch,
-    builderEndpoints: [stack.BUILDER_ENDPOINT],
+    builderEndpoints: [stack.STACK_BUILDER_ENDPOINT],
     insecureRegistries: [stack.REGISTRY_ANON],
     childEnv: { PATH: basePath, GIT_SSL_CAINFO: stack.GIT_CA_FILE },
     commandLogRetention: 1000,

@@ -8,7 +8,7 @@
  *   npm run stack -- up
  *   npm run bench:fleet [-- repos=8]
  *
- * Target (issue 22): the second pass at least 95 % cached with placement, about 1/2 with random.
+ * Target: the second pass at least 95 % cached with placement, about 1/2 with random.
  */
 import type { RunningApp } from '../test/helpers/app.js';
 import {

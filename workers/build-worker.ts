@@ -1,8 +1,8 @@
 /**
- * The build worker: the one owner of the build flow. src/service.ts makes one at start-up and the
- * HTTP layer hands it plans (`submit`); everything after the plan happens here: joining an
- * identical build in flight, the queue (or 429), the recorded job, reuse, following and leases,
- * the build metrics and the outcome's service-log line.
+ * The build worker: the HTTP layer's interface to builds. src/service.ts makes one at start-up and
+ * the HTTP layer hands it plans (`submit`); the build's stages are build-flow.ts's. The worker
+ * wires their parts: the queue, the builder fleet (a job's placement), the build's record in the
+ * registry, the reuse side, and the 429 with its Retry-After.
  */
 import { supplyChainOf } from '../src/supply-chain/supply-chain.js';
 import { busyRetryAfter } from './common/retry-after.js';
@@ -10,21 +10,15 @@ import type { BuildLeases } from './leases/leases.js';
 import { recordBuild } from '../src/builds/reporter.js';
 import type { BuildRegistry, BuildReporter, NewBuild } from '../src/builds/types.js';
 import type { Config } from '../src/config/types.js';
-import {
-  busy,
-  buildersFull,
-  BuildersFullError,
-  BusyError,
-  internal,
-  isServiceError,
-} from '../src/errors/errors.js';
-import { cancellationOf } from '../src/exec/cancellation.js';
+import { busy, buildersFull, BusyError, internal, isServiceError } from '../src/errors/errors.js';
 import type { ProcessGroups } from '../src/exec/process-groups.js';
 import type { LogStore } from '../src/logs/types.js';
 import type { Logger } from '../src/observability/logger.js';
-import type { BuildStatus, Metrics } from '../src/observability/metrics.js';
-import type { BuildDeps } from './build-deps.js';
-import { isFollow, runBuildJob, type JobOutcome, type JobReuse } from './build-job.js';
+import type { Metrics } from '../src/observability/metrics.js';
+import type { JobReuse, Admission } from './admit.js';
+import { failureStatus, stopwatch } from './answer.js';
+import { createReuseDeps, type BuildDeps } from './build-deps.js';
+import { runBuild, runBuildJob } from './build-flow.js';
 import { devcontainerCliBundle } from './builder/devcontainer-build.js';
 import { BuilderFleet, type Placement } from './builder/fleet/fleet.js';
 import type { BuilderState } from './builder/fleet/health.js';
@@ -33,8 +27,9 @@ import { RemoteBuilder } from './builder/remote-builder.js';
 import { remoteTip } from './git/ls-remote.js';
 import type { BuildPlan, BuildResult } from './plan/plan-types.js';
 import { createBuildQueue, type BuildQueue } from './queue.js';
-import { coordinateBuild, type Coordinator } from './coordinate.js';
-import { createReuseDeps } from './reuse/reuse-step.js';
+import { isFollowing, type JobOutcome } from './reuse/decision.js';
+
+export { failureStatus };
 
 export type BuildJobRunner = (
   plan: BuildPlan,
@@ -58,7 +53,7 @@ export interface BuildWorkerContext {
 }
 
 export interface BuildWorkerOptions {
-  /** The job runner (default: build-job.ts); unit tests inject a fake. */
+  /** The job runner (default: build-flow.ts's stages 2 to 9); unit tests inject a fake. */
   readonly runJob?: BuildJobRunner;
   /** The queue (default: one per worker, sized by config.build.maxConcurrent). */
   readonly queue?: BuildQueue;
@@ -79,11 +74,6 @@ export interface Submission {
   readonly onRecorded?: (id: string) => void;
 }
 
-/** The final status of an admitted job that threw. */
-export function failureStatus(err: unknown): BuildStatus {
-  return isServiceError(err) && err.status < 500 ? 'invalid_request' : 'failure';
-}
-
 /** The image a plan targets before its commit is known: `<registry>/<name>[:<tag>]`. */
 const targetImage = (plan: BuildPlan): string =>
   `${plan.image.registry}/${plan.image.name}${plan.image.tag === undefined ? '' : `:${plan.image.tag}`}`;
@@ -96,12 +86,6 @@ function newBuild(requestId: string, plan: BuildPlan, trigger?: NewBuild['trigge
     ...(plan.branch === undefined ? {} : { branch: plan.branch }),
     image: targetImage(plan),
   };
-}
-
-/** A clock started at submission: seconds since. */
-function stopwatch(): () => number {
-  const started = performance.now();
-  return () => (performance.now() - started) / 1000;
 }
 
 export class BuildWorker {
@@ -151,23 +135,16 @@ export class BuildWorker {
   /** Builds (or reuses) `plan`; throws a ServiceError (BUSY: 429 with its Retry-After). */
   async submit(plan: BuildPlan, submission: Submission): Promise<BuildResult> {
     const seconds = stopwatch();
-    try {
-      const result = await coordinateBuild(
-        plan,
-        this.#coordinator(plan, submission, seconds),
-        submission.signal,
-      );
-      this.#succeeded(plan, submission.logger, result, seconds());
-      return result;
-    } catch (err) {
-      if (err instanceof BusyError || err instanceof BuildersFullError)
-        throw await this.#busy(plan, submission.logger, err instanceof BusyError);
-      this.#failed(plan, submission, err, seconds());
-      throw err;
-    }
+    return runBuild({
+      plan,
+      admission: this.#admission(plan, submission, seconds),
+      signal: submission.signal,
+      refused: (err) => this.#busy(plan, submission.logger, err instanceof BusyError),
+      answering: { logger: submission.logger, metrics: this.#ctx.metrics, seconds },
+    });
   }
 
-  #coordinator(plan: BuildPlan, submission: Submission, seconds: () => number): Coordinator {
+  #admission(plan: BuildPlan, submission: Submission, seconds: () => number): Admission {
     const deps: BuildDeps = { ...this.#deps, logger: submission.logger };
     const build = newBuild(submission.requestId, plan, submission.trigger);
     return {
@@ -205,7 +182,7 @@ export class BuildWorker {
       const result = await job(recording.reporter);
       placement?.finish('success');
       // A job that follows a build with the same key ends here; the answer is that build's reuse.
-      const image = isFollow(result) ? result.partial.image : result.image;
+      const image = isFollowing(result) ? result.soFar.image : result.image;
       await recording.finish({ status: 'success', durationSeconds: seconds(), image });
       return result;
     } catch (err) {
@@ -219,19 +196,6 @@ export class BuildWorker {
     }
   }
 
-  #succeeded(plan: BuildPlan, logger: Logger, result: BuildResult, seconds: number): void {
-    this.#ctx.metrics.countBuild('success', seconds);
-    logger.info(
-      {
-        repository: plan.repository,
-        image: result.image,
-        commit: result.commit,
-        durationMs: Math.round(seconds * 1000),
-      },
-      'build succeeded',
-    );
-  }
-
   /** The 429 for a full queue, with a Retry-After estimated from the builds in flight. */
   async #busy(plan: BuildPlan, logger: Logger, queueFull: boolean): Promise<Error> {
     this.#ctx.metrics.countBuild('busy');
@@ -243,24 +207,5 @@ export class BuildWorker {
     return queueFull
       ? busy(this.#queue.capacity, retryAfter)
       : buildersFull(this.#ctx.config.build.maxPerBuilder, retryAfter);
-  }
-
-  #failed(plan: BuildPlan, submission: Submission, err: unknown, seconds: number): void {
-    const { logger } = submission;
-    const status = failureStatus(err);
-    this.#ctx.metrics.countBuild(status, seconds);
-    const cancelled = cancellationOf(submission.signal.reason);
-    if (cancelled !== undefined) {
-      logger.warn({ repository: plan.repository, durationMs: Math.round(seconds * 1000) }, cancelled.message);
-    }
-    logger.info(
-      {
-        repository: plan.repository,
-        status,
-        code: isServiceError(err) ? err.code : 'INTERNAL',
-        ...(isServiceError(err) && err.details.logId !== undefined ? { logId: err.details.logId } : {}),
-      },
-      'build failed',
-    );
   }
 }

@@ -27,7 +27,7 @@ export type BuildOverrides = Omit<Partial<Config>, 'build'> & { build?: Partial<
 export async function startBuildApp(overrides: BuildOverrides = {}): Promise<RunningApp> {
   const { build, ...rest } = overrides;
   return startApp({
-    builderEndpoints: [stack.BUILDER_ENDPOINT],
+    builderEndpoints: [stack.STACK_BUILDER_ENDPOINT],
     insecureRegistries: allRegistries(),
     commandLogRetention: 100,
     childEnv: { PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin', GIT_SSL_CAINFO: stack.GIT_CA_FILE },

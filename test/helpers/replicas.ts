@@ -22,7 +22,7 @@ export interface JsonAnswer {
 
 export function replicaEnv(stack: StackEnv, redisUrl: string, extra: Record<string, string> = {}) {
   return {
-    BUILDER_ENDPOINT: stack.BUILDER_ENDPOINT,
+    BUILDER_ENDPOINT: stack.STACK_BUILDER_ENDPOINT,
     INSECURE_REGISTRIES: [
       stack.REGISTRY_ANON,
       stack.REGISTRY_NODELETE,
@@ -51,7 +51,7 @@ export async function startReplicas(
       const listening = await service.waitForLog('listening');
       const url = `http://127.0.0.1:${String(listening.port)}`;
       await eventually(async () => (await fetch(`${url}/health/ready`)).status === 200, {
-        timeout: 15_000,
+        timeout: 60_000,
         interval: 50,
         what: `replica ${name} to be ready`,
       });

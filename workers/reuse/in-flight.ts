@@ -1,7 +1,7 @@
 /**
  * Builds in flight, findable by key (a request identity, a build key), so that identical requests
- * join one build instead of starting another (docs/reuse.md, Coalescing); `createInProcessInFlight`
- * keeps the map in this process. Every request answered by a build is one waiter of it (its leader
+ * follow one build instead of starting another (docs/reuse.md, Coalescing); `createInProcessInFlight`
+ * keeps the map in this process. Every request answered by a build is one waiter of it (its owner
  * too); when the last leaves before the build settles, the build's signal is aborted. A settled build
  * leaves the map under all its keys.
  */
@@ -21,13 +21,13 @@ export interface InFlightBuild<T> {
    * One more waiter; undefined when the build was abandoned (every waiter gone). A build that
    * has settled still takes waiters: its result is there to read.
    */
-  join(): Waiter | undefined;
+  follow(): Waiter | undefined;
 }
 
-export interface LeadBuild<T> extends InFlightBuild<T> {
+export interface OwnedBuild<T> extends InFlightBuild<T> {
   /** Aborted when the last waiter has left. */
   readonly signal: AbortSignal;
-  /** The leader's own waiter. */
+  /** The owner's own waiter. */
   readonly waiter: Waiter;
   setCommit(commit: string): void;
   /** Makes the build findable under one more key too; false when that key is taken. */
@@ -37,8 +37,8 @@ export interface LeadBuild<T> extends InFlightBuild<T> {
 
 export interface InFlightBuilds<T> {
   find(key: string): InFlightBuild<T> | undefined;
-  /** A new build under `key`, with its leader as first waiter; undefined when `key` is taken. */
-  start(key: string): LeadBuild<T> | undefined;
+  /** A new build under `key`, with its owner as first waiter; undefined when `key` is taken. */
+  start(key: string): OwnedBuild<T> | undefined;
   /** Builds in flight (for tests and gauges). */
   readonly size: number;
 }
@@ -52,7 +52,7 @@ class InProcessMap<T> implements InFlightBuilds<T> {
     return this.#byKey.get(key);
   }
 
-  start(key: string): LeadBuild<T> | undefined {
+  start(key: string): OwnedBuild<T> | undefined {
     if (this.#byKey.has(key)) return undefined;
     const build = new InProcessBuild<T>(key, this);
     this.#byKey.set(key, build);
@@ -85,7 +85,7 @@ class InProcessMap<T> implements InFlightBuilds<T> {
  */
 type BuildState = 'running' | 'abandoned' | 'settled';
 
-class InProcessBuild<T> implements LeadBuild<T> {
+class InProcessBuild<T> implements OwnedBuild<T> {
   readonly commit: Promise<string | undefined>;
   readonly result: Promise<T>;
   readonly waiter: Waiter;
@@ -108,14 +108,14 @@ class InProcessBuild<T> implements LeadBuild<T> {
     });
     // A build nobody else awaits must not surface as an unhandled rejection.
     this.result.catch(() => undefined);
-    this.waiter = this.join() ?? { leave: () => undefined };
+    this.waiter = this.follow() ?? { leave: () => undefined };
   }
 
   get signal(): AbortSignal {
     return this.#controller.signal;
   }
 
-  join(): Waiter | undefined {
+  follow(): Waiter | undefined {
     if (this.#state === 'settled') return { leave: () => undefined };
     if (this.#state === 'abandoned') return undefined;
     this.#waiters += 1;

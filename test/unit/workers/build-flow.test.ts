@@ -21,9 +21,9 @@ import { createLogger } from '../../../src/observability/logger.js';
 import { Metrics } from '../../../src/observability/metrics.js';
 import type { Config } from '../../../src/config/types.js';
 import type { BuildDeps } from '../../../workers/build-deps.js';
-import { createReuseDeps } from '../../../workers/reuse/reuse-step.js';
+import { createReuseDeps } from '../../../workers/build-deps.js';
 import { createEmbeddedLeases } from '../../../workers/leases/leases.js';
-import { runBuildJob } from '../../../workers/build-job.js';
+import { runBuildJob } from '../../../workers/build-flow.js';
 import { RemoteBuilder } from '../../../workers/builder/remote-builder.js';
 import { planBuild } from '../../../workers/plan/plan.js';
 import { createBuildQueue } from '../../../workers/queue.js';
@@ -244,7 +244,7 @@ test('the job deadline kills a hanging CLI: the job fails, its slot is free, not
   // Normally the CLI hangs when the deadline comes; on a loaded machine it may still be the clone.
   t.regex(err.message, /^(devcontainer build|git) .* was killed at the job deadline \(6 s/);
   t.regex(await text(h, err.details.logId ?? ''), /# was killed at the job deadline/);
-  t.true(Date.now() - started < 20_000);
+  t.true(Date.now() - started < 60_000); // the CLI would hang forever
   t.is(queue.inFlight, 0);
   t.is(h.deps.groups.size, 0);
   t.deepEqual(await readdir(join(h.scratchDir, 'requests')), []);
