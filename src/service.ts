@@ -25,6 +25,8 @@ import { createStores } from './stores.js';
 import { Retention } from './retention/retention.js';
 import { startRetentionSchedule } from './retention/schedule.js';
 import { BuildWorker } from '../workers/build-worker.js';
+import { createPrebuilds } from '../workers/prebuilds-start.js';
+import { prebuildPlanProblems } from '../workers/prebuilds/plan.js';
 import { createShutdown, DEFAULT_SHUTDOWN_GRACE_SECONDS } from './shutdown.js';
 
 /** Exit code of a configuration error (before any port is bound). */
@@ -51,7 +53,10 @@ async function configOrExit(args: string[]): Promise<Config> {
     return exitNow(0);
   }
   try {
-    return loadConfig({ argv: args, env: process.env });
+    const config = loadConfig({ argv: args, env: process.env });
+    const problems = prebuildPlanProblems(config);
+    if (problems.length > 0) throw new ConfigError(problems);
+    return config;
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     process.stderr.write(`${err.message}\n`);
@@ -111,11 +116,13 @@ async function createContext(
     processGroups: new ProcessGroups().killOnExit(process),
     shutdownSignal,
   };
+  const buildWorker = new BuildWorker(shared);
   return {
     ...shared,
     ...(stores.sharedStoreProbe === undefined ? {} : { sharedStoreProbe: stores.sharedStoreProbe }),
     errorTracker,
-    buildWorker: new BuildWorker(shared),
+    buildWorker,
+    prebuilds: createPrebuilds(shared, buildWorker, stores.scheduleLock),
   };
 }
 

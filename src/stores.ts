@@ -3,6 +3,7 @@
  * instance's scratch space, no Redis) when `redisUrl` is unset, else Redis (shared by every
  * replica, one connection). Modules receive only the store they use.
  */
+import { alwaysHeld, type ScheduleLock } from './prebuilds/schedule-lock.js';
 import { createEmbeddedLeases, type BuildLeases } from '../workers/leases/leases.js';
 import { createMemoryBuildRegistry } from './builds/memory-registry.js';
 import type { BuildRegistry } from './builds/types.js';
@@ -11,6 +12,9 @@ import { createLogStore } from './logs/store.js';
 import type { LogStore } from './logs/types.js';
 import type { Logger } from './observability/logger.js';
 import { MemoryServedStore, type ServedStore } from './retention/served.js';
+
+/** The schedule lock's lease: a dead holder's schedules move within it (plus a tick). */
+const SCHEDULE_LEASE_MS = 15_000;
 
 export interface Stores {
   readonly logStore: LogStore;
@@ -22,6 +26,8 @@ export interface Stores {
   readonly served: ServedStore;
   /** Redis mode only: whether Redis answers now (readiness fails when it does not). */
   readonly sharedStoreProbe?: () => Promise<boolean>;
+  /** Who runs the prebuild schedules: this instance (embedded), or one replica at a time (Redis). */
+  readonly scheduleLock: ScheduleLock;
   /** Closes the Redis connections (nothing in embedded mode). */
   close(): Promise<void>;
 }
@@ -39,6 +45,7 @@ export async function createStores(
       builds: createMemoryBuildRegistry({ history: config.buildHistory }),
       leases: createEmbeddedLeases(),
       served: new MemoryServedStore(),
+      scheduleLock: alwaysHeld,
       close: async () => undefined,
     };
   }
@@ -49,12 +56,14 @@ export async function createStores(
     { createRedisBuildRegistry },
     { createRedisBuildLeases },
     { RedisServedStore },
+    { redisScheduleLock },
   ] = await Promise.all([
     import('./redis/connection.js'),
     import('./logs/redis-store.js'),
     import('./builds/redis-registry.js'),
     import('../workers/leases/redis-leases.js'),
     import('./retention/redis-served.js'),
+    import('./prebuilds/redis-schedule-lock.js'),
   ]);
   const redis = createRedisConnection(config.redisUrl, logger);
   const logStore = createRedisLogStore({ config, connection: redis, logger });
@@ -65,6 +74,7 @@ export async function createStores(
     builds,
     leases,
     served: new RedisServedStore(redis),
+    scheduleLock: redisScheduleLock(redis.client, SCHEDULE_LEASE_MS),
     sharedStoreProbe: () => redis.probe(),
     close: async () => {
       builds.close();

@@ -71,15 +71,20 @@ export interface Submission {
   readonly logger: Logger;
   /** Aborted when the client goes away: the build is cancelled. */
   readonly signal: AbortSignal;
+  /** What started it (absent: a POST /build). */
+  readonly trigger?: NewBuild['trigger'];
+  /** Told the build's id once it is recorded. */
+  readonly onRecorded?: (id: string) => void;
 }
 
 /** The image a plan targets before its commit is known: `<registry>/<name>[:<tag>]`. */
 const targetImage = (plan: BuildPlan): string =>
   `${plan.image.registry}/${plan.image.name}${plan.image.tag === undefined ? '' : `:${plan.image.tag}`}`;
 
-function newBuild(requestId: string, plan: BuildPlan): NewBuild {
+function newBuild(requestId: string, plan: BuildPlan, trigger?: NewBuild['trigger']): NewBuild {
   return {
     requestId,
+    ...(trigger === undefined ? {} : { trigger }),
     repository: plan.repository,
     ...(plan.branch === undefined ? {} : { branch: plan.branch }),
     image: targetImage(plan),
@@ -151,7 +156,7 @@ export class BuildWorker {
 
   #admission(plan: BuildPlan, submission: Submission, seconds: () => number): Admission {
     const deps: BuildDeps = { ...this.#deps, logger: submission.logger };
-    const build = newBuild(submission.requestId, plan);
+    const build = newBuild(submission.requestId, plan, submission.trigger);
     return {
       queue: this.#queue,
       deps,
@@ -163,7 +168,7 @@ export class BuildWorker {
         const placement = this.#fleet.place(plan.repository, plan.branch, plan.platforms);
         const placed = placement === undefined ? deps : { ...deps, remoteBuilder: placement };
         const record = placement === undefined ? build : { ...build, ...placement.record() };
-        return this.#runRecorded(record, submission.logger, seconds, placement, (reporter) =>
+        return this.#runRecorded(record, submission, seconds, placement, (reporter) =>
           this.#runJob(plan, placed, signal, reporter, reuse),
         );
       },
@@ -173,15 +178,16 @@ export class BuildWorker {
   /** Runs an admitted job recorded in the registry: started, reported on by the job, finished with its outcome. */
   async #runRecorded(
     build: NewBuild,
-    logger: Logger,
+    submission: Pick<Submission, 'logger' | 'onRecorded'>,
     seconds: () => number,
     placement: Placement | undefined,
     job: (reporter: BuildReporter) => Promise<JobOutcome>,
   ): Promise<JobOutcome> {
-    const recording = await recordBuild(this.#ctx.builds, build, logger).catch((err: unknown) => {
+    const recording = await recordBuild(this.#ctx.builds, build, submission.logger).catch((err: unknown) => {
       placement?.finish('failure');
       throw err;
     });
+    if (recording.id !== undefined) submission.onRecorded?.(recording.id);
     if (placement !== undefined)
       placement.onMove = (endpoint, builders) => void recording.reporter.builder(endpoint, builders);
     try {

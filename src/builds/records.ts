@@ -26,6 +26,7 @@ export interface BuildEntry {
   imageBuildLogId?: string;
   builder?: string;
   builders?: readonly PlatformBuilder[];
+  trigger?: NewBuild['trigger'];
   waiters: number;
   outcome?: BuildOutcome;
 }
@@ -57,6 +58,7 @@ export function toRecord(entry: BuildEntry, at: number): BuildRecord {
     ...(entry.imageBuildLogId === undefined ? {} : { imageBuildLogId: entry.imageBuildLogId }),
     ...(entry.builder === undefined ? {} : { builder: entry.builder }),
     ...(entry.builders === undefined ? {} : { builders: entry.builders }),
+    ...(entry.trigger === undefined ? {} : { trigger: entry.trigger }),
     waiters: entry.waiters,
     ...(outcome === undefined
       ? {}
@@ -79,6 +81,7 @@ export function newBuildEntry(build: NewBuild, startedAtMs: number): BuildEntry 
     image: build.image,
     ...(build.builder === undefined ? {} : { builder: build.builder }),
     ...(build.builders === undefined ? {} : { builders: build.builders }),
+    ...(build.trigger === undefined ? {} : { trigger: build.trigger }),
     phase: 'cloning',
     waiters: 1,
   };

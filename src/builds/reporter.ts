@@ -36,6 +36,8 @@ export function buildReporter(
 
 /** One build's record in the registry, as the route that runs it holds it. */
 export interface BuildRecording {
+  /** The build's id (absent: the registry failed and the build runs unrecorded). */
+  readonly id?: string;
   readonly reporter: BuildReporter;
   /** Records how the build ended (best effort, like the reporter). */
   finish(outcome: BuildOutcome): Promise<void>;
@@ -56,6 +58,7 @@ export async function recordBuild(
   }
   const reporter = buildReporter(registry, buildId, logger);
   return {
+    id: buildId,
     reporter,
     finish: async (outcome) => {
       // After the progress reported before it (an update after the finish would be ignored).

@@ -29,7 +29,12 @@ export interface NewBuild {
   readonly builder?: string;
   /** Each builder and its platforms, when the platforms were placed one by one. */
   readonly builders?: readonly PlatformBuilder[];
+  /** What started it (absent: a POST /build). */
+  readonly trigger?: BuildTrigger;
 }
+
+/** What started a build: a POST /build (`api`) or a prebuild (docs/prebuilds.md). */
+export type BuildTrigger = 'api' | 'push' | 'reconcile' | 'refresh';
 
 /** Fields a running build learns as it goes (each set once known; absent fields are left as they are). */
 export interface BuildUpdate {
@@ -75,6 +80,8 @@ export interface BuildRecord {
   readonly builder?: string;
   /** Each builder and the platforms it built, when the platforms were placed one by one. */
   readonly builders?: readonly PlatformBuilder[];
+  /** What started it (absent: a POST /build). */
+  readonly trigger?: BuildTrigger;
   /** Requests waiting on this build (1 unless others were coalesced onto it). */
   readonly waiters: number;
   readonly status?: BuildOutcome['status'];

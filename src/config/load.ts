@@ -34,11 +34,13 @@ import {
 } from './schema.js';
 import { valueFromText } from './text-values.js';
 import { loadSigningKey } from './signing-key.js';
+import { hookSecrets, prebuildConfigurations } from './prebuilds.js';
 import type {
   BuildDefaults,
   Config,
   DockerConfigDocument,
   GitCredential,
+  PrebuildSettings,
   RegistryMappingRule,
   SigningKey,
 } from './types.js';
@@ -218,6 +220,37 @@ function serverBuildSecrets(
   return buildSecretEntries(raw, `settings file ${settingsPath}: buildSecrets.entries`, problems);
 }
 
+/** The prebuild settings: the configurations file (flag > env) replaces `prebuilds.configurations`. */
+function prebuildSettings(options: OptionValues, inputs: Inputs): PrebuildSettings {
+  const { settings, settingsPath, problems } = inputs;
+  const path = options.prebuildConfigurationsPath;
+  let configurations: PrebuildSettings['configurations'] = [];
+  if (path !== undefined) {
+    const what = 'prebuild configurations file';
+    const file = readStructuredFile(path, what);
+    if (file.ok) configurations = prebuildConfigurations(file.value, `${what} ${path}`, problems);
+    else problems.push(...file.problems);
+  } else if (settings !== undefined && !isInvalid(settings, 'prebuilds.configurations')) {
+    const raw = settingsValue(settings.values, 'prebuilds.configurations');
+    configurations = prebuildConfigurations(
+      raw,
+      `settings file ${settingsPath}: prebuilds.configurations`,
+      problems,
+    );
+  }
+  const secretPaths = {
+    github: options.githubHookSecretFile,
+    gitlab: options.gitlabHookTokenFile,
+    gitea: options.giteaHookSecretFile,
+  };
+  return {
+    configurations,
+    reconcileIntervalSeconds: options.prebuildReconcileIntervalSeconds,
+    refreshIntervalSeconds: options.prebuildRefreshIntervalSeconds,
+    hookSecrets: hookSecrets(dropUndefined(secretPaths), problems),
+  };
+}
+
 export function deepFreeze<T>(value: T): T {
   if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
     Object.freeze(value);
@@ -365,6 +398,7 @@ interface FromFiles {
   readonly buildSecrets: ServerBuildSecret[];
   readonly signing: SigningKey | undefined;
   readonly settingsPath: string | undefined;
+  readonly prebuilds: PrebuildSettings;
   readonly dockerConfigDir: string;
   readonly registryAuth: DockerConfigDocument;
 }
@@ -425,6 +459,7 @@ function assembleConfig(options: OptionValues, files: FromFiles, env: Environmen
     redisUrl: options.redisUrl,
     shutdownGraceSeconds: options.shutdownGraceSeconds,
     settingsPath: files.settingsPath,
+    prebuilds: files.prebuilds,
     scratchDir: join(tmp, 'image-build-service'),
     dockerConfigDir: files.dockerConfigDir,
     registryAuth: { auths: { ...files.registryAuth.auths } },
@@ -447,11 +482,20 @@ export function loadConfigWithSources(input: LoadInput): LoadedConfig {
   const gitCredentials = gitCredentialsOf(options, inputs);
   const registryMappingRules = registryMappingOf(options, inputs);
   const buildSecrets = serverBuildSecrets(options.buildSecretsConfigPath, settings, settingsPath, problems);
+  const prebuilds = prebuildSettings(options, inputs);
   const docker = ambientDockerConfig(env, problems);
   const signing = signingKeyOf(options.signingKeyPath, sources.signingKeyPath, env, problems);
   problems.push(...builderTlsProblems(options));
   if (problems.length > 0) throw new ConfigError(problems);
-  const files = { gitCredentials, registryMappingRules, buildSecrets, signing, settingsPath, ...docker };
+  const files = {
+    gitCredentials,
+    registryMappingRules,
+    buildSecrets,
+    signing,
+    settingsPath,
+    prebuilds,
+    ...docker,
+  };
   return deepFreeze({ config: dropUndefined(assembleConfig(options, files, env)), sources });
 }
 

@@ -61,6 +61,12 @@ export interface OptionValues {
   retentionIntervalMinutes: number;
   retentionRepositories: string[];
   redisUrl?: string;
+  prebuildConfigurationsPath?: string;
+  prebuildReconcileIntervalSeconds: number;
+  prebuildRefreshIntervalSeconds: number;
+  githubHookSecretFile?: string;
+  gitlabHookTokenFile?: string;
+  giteaHookSecretFile?: string;
   shutdownGraceSeconds: number;
   settingsPath?: string;
 }
@@ -761,6 +767,81 @@ const TABLE = {
     description:
       'Redis (or Valkey) shared by every replica: command logs and the build list live there ' +
       '(`redis://` or `rediss://` for TLS; its password is a secret).',
+  },
+  prebuildConfigurationsPath: {
+    label: 'Prebuild configurations file path',
+    flag: '--prebuild-configurations-path',
+    env: 'PREBUILD_CONFIGURATIONS_PATH',
+    type: 'string',
+    placeholder: '<file>',
+    defaultText: 'unset (no prebuilds)',
+    schema: NON_EMPTY,
+    secret: false,
+    description:
+      'JSON/YAML array of prebuild configurations `{repository, branches, paths?, image, ...}`' +
+      " (docs/prebuilds.md); replaces the settings file's `prebuilds.configurations`.",
+  },
+  prebuildReconcileIntervalSeconds: {
+    label: 'Prebuild reconcile interval',
+    flag: '--prebuild-reconcile-interval-seconds',
+    env: 'PREBUILD_RECONCILE_INTERVAL_SECONDS',
+    settingsKey: 'prebuilds.reconcileIntervalSeconds',
+    type: 'integer',
+    placeholder: '<s>',
+    default: 300,
+    defaultText: '300',
+    schema: SECONDS_SCHEMA,
+    secret: false,
+    description: "Seconds between two reads of the configured repositories' heads (`git ls-remote`).",
+  },
+  prebuildRefreshIntervalSeconds: {
+    label: 'Prebuild refresh interval',
+    flag: '--prebuild-refresh-interval-seconds',
+    env: 'PREBUILD_REFRESH_INTERVAL_SECONDS',
+    settingsKey: 'prebuilds.refreshIntervalSeconds',
+    type: 'integer',
+    placeholder: '<s>',
+    default: 21600,
+    defaultText: '21600 (6 h)',
+    schema: SECONDS_SCHEMA,
+    secret: false,
+    description: "Seconds between two checks of the newest prebuilds' base image and feature digests.",
+  },
+  githubHookSecretFile: {
+    label: 'GitHub webhook secret file',
+    flag: '--github-hook-secret-file',
+    env: 'GITHUB_HOOK_SECRET_FILE',
+    settingsKey: 'prebuilds.hooks.githubSecretFile',
+    type: 'string',
+    placeholder: '<file>',
+    defaultText: 'unset (POST /hooks/github refused)',
+    schema: NON_EMPTY,
+    secret: false,
+    description: 'File holding the secret of the GitHub webhook (`X-Hub-Signature-256`).',
+  },
+  gitlabHookTokenFile: {
+    label: 'GitLab webhook token file',
+    flag: '--gitlab-hook-token-file',
+    env: 'GITLAB_HOOK_TOKEN_FILE',
+    settingsKey: 'prebuilds.hooks.gitlabTokenFile',
+    type: 'string',
+    placeholder: '<file>',
+    defaultText: 'unset (POST /hooks/gitlab refused)',
+    schema: NON_EMPTY,
+    secret: false,
+    description: 'File holding the secret token of the GitLab webhook (`X-Gitlab-Token`).',
+  },
+  giteaHookSecretFile: {
+    label: 'Gitea webhook secret file',
+    flag: '--gitea-hook-secret-file',
+    env: 'GITEA_HOOK_SECRET_FILE',
+    settingsKey: 'prebuilds.hooks.giteaSecretFile',
+    type: 'string',
+    placeholder: '<file>',
+    defaultText: 'unset (POST /hooks/gitea refused)',
+    schema: NON_EMPTY,
+    secret: false,
+    description: 'File holding the secret of the Gitea or Forgejo webhook (`X-Hub-Signature-256`).',
   },
   shutdownGraceSeconds: {
     label: 'Shutdown grace, seconds',

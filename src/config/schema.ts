@@ -85,6 +85,12 @@ export function settingsSchema(): Record<string, unknown> {
         properties: { rules: { type: 'array', items: REGISTRY_MAPPING_RULE_SCHEMA } },
         additionalProperties: false,
       },
+      // Each configuration is checked by config/prebuilds.ts (problems name it by position and repository).
+      prebuilds: {
+        type: 'object',
+        properties: { configurations: { type: 'array' } },
+        additionalProperties: false,
+      },
       // Each entry is checked by config/build-secrets.ts (problems name it by id, never by value).
       buildSecrets: {
         type: 'object',

@@ -104,6 +104,38 @@ export interface BuildDefaults {
   readonly sbomGenerator?: string;
 }
 
+/** One prebuild configuration (docs/prebuilds.md): what a push, a reconcile or a refresh may build. */
+export interface PrebuildConfiguration {
+  readonly repository: string;
+  /** Branch name globs. */
+  readonly branches: readonly string[];
+  /** Path globs: a push changing none of them does not build; absent: every path. */
+  readonly paths?: readonly string[];
+  readonly image: { readonly registry: string; readonly name: string };
+  readonly platforms?: readonly string[];
+  readonly buildOptions?: {
+    readonly noCache?: boolean;
+    readonly cacheFrom?: string;
+    readonly cacheTo?: string;
+    readonly mode?: BuilderMode;
+  };
+  readonly refreshOnBaseChange: boolean;
+}
+
+/** The webhook secrets, read from their files at startup (secrets: never shown or logged). */
+export interface HookSecrets {
+  readonly github?: string;
+  readonly gitlab?: string;
+  readonly gitea?: string;
+}
+
+export interface PrebuildSettings {
+  readonly configurations: readonly PrebuildConfiguration[];
+  readonly reconcileIntervalSeconds: number;
+  readonly refreshIntervalSeconds: number;
+  readonly hookSecrets: HookSecrets;
+}
+
 /** The loaded signing key (src/config/signing-key.ts): the private key never leaves its KeyObject. */
 export interface SigningKey {
   readonly path: string;
@@ -152,6 +184,8 @@ export interface Config {
   readonly signing?: SigningKey;
   /** Settings file path, when one was given. */
   readonly settingsPath?: string;
+  /** Prebuilds on push, reconcile and refresh (docs/prebuilds.md); no configuration: none. */
+  readonly prebuilds: PrebuildSettings;
 
   // Derived from the process environment (not options of the table in options.ts).
   /** Scratch space: per-request dirs, captured logs, tool caches. `<os tmpdir>/image-build-service`. */

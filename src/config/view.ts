@@ -2,6 +2,21 @@ import { redisEndpoint } from './redis-url.js';
 import { declaredPlatforms } from './builder-endpoints.js';
 import type { Config } from './types.js';
 
+/** The configurations as given; of the webhooks only which are set, never a secret. */
+function prebuildsView(config: Config): Record<string, unknown> {
+  const { prebuilds } = config;
+  return {
+    configurations: prebuilds.configurations.map((c) => structuredClone(c)),
+    reconcileIntervalSeconds: prebuilds.reconcileIntervalSeconds,
+    refreshIntervalSeconds: prebuilds.refreshIntervalSeconds,
+    hooks: {
+      github: prebuilds.hookSecrets.github !== undefined,
+      gitlab: prebuilds.hookSecrets.gitlab !== undefined,
+      gitea: prebuilds.hookSecrets.gitea !== undefined,
+    },
+  };
+}
+
 /** The effective configuration as `GET /config` shows it: no secret ever, credentials by host and kind only. */
 export function effectiveConfigView(config: Config): Record<string, unknown> {
   const defaultBuildOptions: Record<string, unknown> = {
@@ -60,6 +75,7 @@ export function effectiveConfigView(config: Config): Record<string, unknown> {
           : { enabled: true, publicKeyFingerprint: config.signing.fingerprint },
     },
     registryAuth: Object.keys(config.registryAuth.auths).map((registry) => ({ registry })),
+    prebuilds: prebuildsView(config),
     // Redis by endpoint only: its URL holds a password.
     redis:
       config.redisUrl === undefined

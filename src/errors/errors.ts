@@ -278,6 +278,33 @@ export const ERRORS = {
   },
 
   // --- GET /devcontainer: the image ---
+  // --- POST /hooks/{forge} ---
+  HOOK_NOT_CONFIGURED: {
+    status: 404,
+    text: 'no webhook secret is configured for {forge}',
+    when: 'POST /hooks/{forge} for a forge whose secret file is not set (docs/prebuilds.md).',
+  },
+  HOOK_SIGNATURE_INVALID: {
+    status: 401,
+    text: 'bad or missing webhook signature',
+    when: 'The `X-Hub-Signature-256` or `X-Gitlab-Token` header is missing or does not match the secret.',
+  },
+  INVALID_HOOK_PAYLOAD: {
+    status: 400,
+    text: 'invalid {forge} push payload: {field}',
+    when: 'A signed push event whose payload lacks a field or holds a malformed one; nothing is built.',
+  },
+  HOOK_EVENT_UNSUPPORTED: {
+    status: 400,
+    text: 'unsupported {forge} event {event} (push and ping are taken)',
+    when: 'A signed webhook delivery of an event other than push or ping.',
+  },
+  HOOK_BODY_TOO_LARGE: {
+    status: 413,
+    text: 'webhook body too large (limit {limit} bytes)',
+    when: 'A webhook body larger than 25 MiB.',
+  },
+
   IMAGE_NOT_FOUND: {
     status: 404,
     text: 'image {image} not found',
@@ -649,6 +676,15 @@ export const invalidImageName = (name: string): ServiceError =>
 export const invalidTag = (tag: string): ServiceError => make('INVALID_TAG', { tag: JSON.stringify(tag) });
 
 // --- GET /devcontainer: the image ---
+
+// --- POST /hooks/{forge} ---
+export const hookNotConfigured = (forge: string): ServiceError => make('HOOK_NOT_CONFIGURED', { forge });
+export const hookSignatureInvalid = (): ServiceError => make('HOOK_SIGNATURE_INVALID', {});
+export const invalidHookPayload = (forge: string, field: string): ServiceError =>
+  make('INVALID_HOOK_PAYLOAD', { forge, field });
+export const hookEventUnsupported = (forge: string, event: string): ServiceError =>
+  make('HOOK_EVENT_UNSUPPORTED', { forge, event: JSON.stringify(event) });
+export const hookBodyTooLarge = (limit: number): ServiceError => make('HOOK_BODY_TOO_LARGE', { limit });
 
 export const imageNotFound = (image: string): ServiceError => make('IMAGE_NOT_FOUND', { image });
 

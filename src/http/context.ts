@@ -7,6 +7,16 @@ import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { BuildWorker } from '../../workers/build-worker.js';
 import type { Retention } from '../retention/retention.js';
+import type { Delivery, Forge, PushEvent } from '../prebuilds/types.js';
+
+/** What the webhook routes use of the prebuilds (workers/prebuilds). */
+export interface PrebuildHooks {
+  /** Decides on a signed push: builds, or says why not. */
+  push(event: PushEvent, logger: Logger): Promise<Delivery>;
+  /** Records a refused delivery (bad signature). */
+  refuse(forge: Forge, reason: string): Promise<Delivery>;
+  deliveries(): Promise<Delivery[]>;
+}
 
 /** What the HTTP layer uses: built once by src/service.ts (or a test) and passed down. */
 export interface AppContext {
@@ -25,6 +35,8 @@ export interface AppContext {
   readonly buildWorker: Pick<BuildWorker, 'submit'> & Partial<Pick<BuildWorker, 'builders'>>;
   /** Image retention (docs/retention.md): its plan, its runs, and what was served. */
   readonly retention?: Retention;
+  /** The prebuilds (absent: the webhook routes answer 404). */
+  readonly prebuilds?: PrebuildHooks;
   /** Redis mode: whether the shared store answers now (readiness fails when it does not). */
   readonly sharedStoreProbe?: () => Promise<boolean>;
 }

@@ -59,6 +59,12 @@ export class Metrics {
     labelNames: ['result'],
     registers: this.#registers,
   });
+  readonly prebuildTriggersTotal: Counter<'trigger' | 'decision'> = new Counter({
+    name: 'service_prebuild_triggers_total',
+    help: 'Prebuild deliveries and scheduled checks by trigger (push, reconcile, refresh) and decision.',
+    labelNames: ['trigger', 'decision'],
+    registers: this.#registers,
+  });
   readonly devcontainerLookupsTotal: Counter<'result'> = new Counter({
     name: 'service_devcontainer_lookups_total',
     help: 'GET /devcontainer calls by result.',

@@ -32,6 +32,8 @@ export const servedKey = (repository: string): string => `${PREFIX}retention:ser
 export const RETENTION_REPOSITORIES = `${PREFIX}retention:repositories`;
 /** Retention: the run lock (its holder's token, with a TTL renewed while the run lasts). */
 export const RETENTION_LOCK = `${PREFIX}retention:lock`;
+/** The prebuild schedules' lock: its holder's token, with a lease (docs/prebuilds.md). */
+export const SCHEDULE_LOCK = `${PREFIX}prebuilds:schedule-lock`;
 
 /** Per-log size cap: output beyond it is dropped, and one marker line says so. */
 export const LOG_SIZE_CAP_BYTES = 50 * 1024 * 1024;

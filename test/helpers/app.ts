@@ -15,6 +15,7 @@ import { Metrics } from '../../src/observability/metrics.js';
 import { createStores } from '../../src/stores.js';
 import { Retention } from '../../src/retention/retention.js';
 import { BuildWorker, type BuildWorkerOptions } from '../../workers/build-worker.js';
+import { createPrebuilds } from '../../workers/prebuilds-start.js';
 
 /** Options of the app a test starts (tests inject a fake job runner or queue into the worker). */
 export interface AppOptions {
@@ -89,11 +90,13 @@ export async function startApp(
     processGroups: new ProcessGroups(),
     shutdownSignal: abort.signal,
   };
+  const buildWorker = new BuildWorker(shared, options.app?.build);
   const ctx: AppContext = {
     ...shared,
     ...(stores.sharedStoreProbe === undefined ? {} : { sharedStoreProbe: stores.sharedStoreProbe }),
     errorTracker: options.errorTracker ?? noopErrorTracker,
-    buildWorker: new BuildWorker(shared, options.app?.build),
+    buildWorker,
+    prebuilds: createPrebuilds(shared, buildWorker, stores.scheduleLock),
   };
   const server = createApp(ctx).listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', resolve));

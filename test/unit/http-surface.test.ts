@@ -109,6 +109,19 @@ test('the config view shows the contract fields and no secret', async (t) => {
     buildSecrets: [
       { id: 'npmrc', value: 'NPM-SECRET-4', repositories: [{ host: 'git.example', pathPrefix: 't/' }] },
     ],
+    prebuilds: {
+      configurations: [
+        {
+          repository: 'https://127.0.0.1:1/t/app.git',
+          branches: ['main'],
+          image: { registry: 'r.example', name: 't/app' },
+          refreshOnBaseChange: true,
+        },
+      ],
+      reconcileIntervalSeconds: 300,
+      refreshIntervalSeconds: 21600,
+      hookSecrets: { github: 'HOOK-SECRET-5' },
+    },
   });
   t.teardown(app.close);
   const res = await fetch(`${app.url}/config`);
@@ -156,6 +169,19 @@ test('the config view shows the contract fields and no secret', async (t) => {
     },
     registryAuth: [{ registry: 'r.example' }],
     redis: { configured: false },
+    prebuilds: {
+      configurations: [
+        {
+          repository: 'https://127.0.0.1:1/t/app.git',
+          branches: ['main'],
+          image: { registry: 'r.example', name: 't/app' },
+          refreshOnBaseChange: true,
+        },
+      ],
+      reconcileIntervalSeconds: 300,
+      refreshIntervalSeconds: 21600,
+      hooks: { github: true, gitlab: false, gitea: false },
+    },
   });
 });
 

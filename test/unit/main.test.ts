@@ -90,6 +90,16 @@ test.serial(
     );
     mkdirSync(join(dir, 'dc'));
     writeFileSync(join(dir, 'dc', 'config.json'), '{"auths": {"r": {"auth": "S3CRET"');
+    writeFileSync(
+      join(dir, 'prebuilds.json'),
+      JSON.stringify([
+        {
+          repository: 'ftp://git.example/a.git',
+          branches: ['main'],
+          image: { registry: 'r.example', name: 'a' },
+        },
+      ]),
+    );
     const cases: [string[], Record<string, string>, RegExp][] = [
       [
         ['--settings', join(dir, 'settings.toml')],
@@ -104,6 +114,11 @@ test.serial(
       ],
       [[], { DOCKER_CONFIG: join(dir, 'dc') }, /docker config .*config\.json: not valid JSON/],
       [[], { SERVICE_CONFIG_PATH: join(dir, 'absent.json') }, /cannot be read \(ENOENT\)/],
+      [
+        [],
+        { PREBUILD_CONFIGURATIONS_PATH: join(dir, 'prebuilds.json') },
+        /prebuild configuration 0 \(ftp:\/\/git\.example\/a\.git\): .*ftp/,
+      ],
     ];
     for (const [args, env, re] of cases) {
       const service = spawnService(['--port', String(port), ...args], env);

@@ -39,7 +39,8 @@ namespace="{{ .Release.Namespace }}",job="{{ include "ibs.fullname" . }}"
   "git" .Values.git
   "build" $build
   "logs" .Values.logs
-  "retention" .Values.retention -}}
+  "retention" .Values.retention
+  "prebuilds" (dict "reconcileIntervalSeconds" .Values.prebuilds.reconcileIntervalSeconds "refreshIntervalSeconds" .Values.prebuilds.refreshIntervalSeconds) -}}
 {{- $builder := dict -}}
 {{- with .Values.builder.endpoint -}}
 {{- $_ := set $builder "endpoint" . -}}
@@ -71,6 +72,10 @@ namespace="{{ .Release.Namespace }}",job="{{ include "ibs.fullname" . }}"
 
 {{- define "ibs.hasGitCredentials" -}}
 {{- if or .Values.gitCredentials.existingSecret .Values.gitCredentials.entries }}true{{ end -}}
+{{- end -}}
+
+{{- define "ibs.hasPrebuildConfigurations" -}}
+{{- if or .Values.prebuilds.existingConfigMap .Values.prebuilds.configurations }}true{{ end -}}
 {{- end -}}
 
 {{- define "ibs.hasBuildSecrets" -}}

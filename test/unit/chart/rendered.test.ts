@@ -128,6 +128,13 @@ function userSecrets(values: Values): ExternalSecrets {
   if (signing !== '' && (at(values, 'signing.passwordKey') as string) !== '')
     secrets.get(signing)?.set(at(values, 'signing.passwordKey'), USER_SIGNING_PASSWORD);
   addBuildkitSecrets(values, secrets);
+  const hooks = at(values, 'prebuilds.hooks.existingSecret') as string;
+  if (hooks !== '') {
+    const keys = ['githubSecretKey', 'gitlabTokenKey', 'giteaSecretKey'].map((k) =>
+      at<string>(values, `prebuilds.hooks.${k}`),
+    );
+    secrets.set(hooks, new Map(keys.filter((k) => k !== '').map((k) => [k, `user-hook-secret-${k}\n`])));
+  }
   const tlsSecret = at(values, 'builder.tls.existingSecret') as string;
   if (tlsSecret !== '' && !at<boolean>(values, 'buildkit.enabled')) {
     const pem = selfSignedCert();
@@ -244,7 +251,7 @@ for (const c of cases) {
     const r = await rendered(c);
     const annotations = deploymentSpec(r).template.metadata.annotations;
     const checksums = Object.entries(annotations).filter(([k]) => k.startsWith('checksum/'));
-    t.is(checksums.length, 9);
+    t.is(checksums.length, 10);
     const sha = (text: string): string => createHash('sha256').update(text).digest('hex');
     const sourceOf = (name: string): string | undefined =>
       r.documents.find((d) => d.source.endsWith(`-${name}.yaml`))?.text;
@@ -308,6 +315,26 @@ for (const c of cases) {
     t.is(String(config.build.provenance), at<string>(c.values, 'build.provenance'));
     t.is(config.build.sbom, at<boolean>(c.values, 'build.sbom'));
     t.is(config.signing !== undefined, Boolean(at(c.values, 'signing.existingSecret')), 'signing key loaded');
+    t.deepEqual(
+      config.prebuilds.configurations.map((p) => p.repository),
+      (at(c.values, 'prebuilds.configurations') as { repository: string }[]).map((p) => p.repository),
+    );
+    t.is(
+      config.prebuilds.reconcileIntervalSeconds,
+      at<number>(c.values, 'prebuilds.reconcileIntervalSeconds'),
+    );
+    const hookSet = (key: string): boolean =>
+      Boolean(at(c.values, 'prebuilds.hooks.existingSecret') && at(c.values, `prebuilds.hooks.${key}`));
+    t.is(
+      config.prebuilds.hookSecrets.github !== undefined,
+      hookSet('githubSecretKey'),
+      'GitHub webhook secret',
+    );
+    t.is(
+      config.prebuilds.hookSecrets.gitlab !== undefined,
+      hookSet('gitlabTokenKey'),
+      'GitLab webhook token',
+    );
   });
 
   test(`${c.name}: several replicas come with a disruption budget and a spread across nodes`, async (t) => {

@@ -41,6 +41,15 @@ const keyFile = (name: string): string => {
 const rulesFile = (registry: string): string => file(`rules-${registry}.json`, [{ registry }]);
 const secretsFile = (id: string): string =>
   file(`secrets-${id}.yaml`, [{ id, value: `v-${id}`, repositories: [{ host: 'git.example' }] }]);
+const prebuildsFile = (name: string): string =>
+  file(`prebuilds-${name}.yaml`, [
+    { repository: 'https://git.example/r.git', branches: ['main'], image: { registry: 'r.example', name } },
+  ]);
+const hookFile = (name: string): string => {
+  const path = join(dir, `hook-${name}`);
+  writeFileSync(path, `secret-${name}\n`);
+  return path;
+};
 
 interface Case {
   /** Three distinct values: given as flag, env and settings file (the settings one only with a key). */
@@ -158,6 +167,32 @@ const CASES: { readonly [K in OptionName]: Case } = {
   redisUrl: {
     values: ['redis://:p1@flag.example:6379', 'rediss://u:p2@env.example:6380/2', 'redis://file.example'],
     read: (c) => c.redisUrl,
+  },
+  prebuildConfigurationsPath: {
+    values: [prebuildsFile('flag'), prebuildsFile('env'), prebuildsFile('file')],
+    read: (c) => c.prebuilds.configurations.map((e) => e.image.name),
+    expected: [['flag'], ['env'], ['file']],
+    unset: [],
+  },
+  prebuildReconcileIntervalSeconds: {
+    values: [11, 12, 13],
+    read: (c) => c.prebuilds.reconcileIntervalSeconds,
+  },
+  prebuildRefreshIntervalSeconds: { values: [21, 22, 23], read: (c) => c.prebuilds.refreshIntervalSeconds },
+  githubHookSecretFile: {
+    values: [hookFile('gh1'), hookFile('gh2'), hookFile('gh3')],
+    read: (c) => c.prebuilds.hookSecrets.github,
+    expected: ['secret-gh1', 'secret-gh2', 'secret-gh3'],
+  },
+  gitlabHookTokenFile: {
+    values: [hookFile('gl1'), hookFile('gl2'), hookFile('gl3')],
+    read: (c) => c.prebuilds.hookSecrets.gitlab,
+    expected: ['secret-gl1', 'secret-gl2', 'secret-gl3'],
+  },
+  giteaHookSecretFile: {
+    values: [hookFile('gt1'), hookFile('gt2'), hookFile('gt3')],
+    read: (c) => c.prebuilds.hookSecrets.gitea,
+    expected: ['secret-gt1', 'secret-gt2', 'secret-gt3'],
   },
   shutdownGraceSeconds: { values: [5, 6, 7], read: (c) => c.shutdownGraceSeconds },
   settingsPath: {
@@ -298,6 +333,12 @@ test('the defaults are the contract table, and derived fields come from the envi
         repositories: [],
       },
       shutdownGraceSeconds: 290,
+      prebuilds: {
+        configurations: [],
+        reconcileIntervalSeconds: 300,
+        refreshIntervalSeconds: 21600,
+        hookSecrets: {},
+      },
       scratchDir: join(dir, 'image-build-service'),
       dockerConfigDir: dockerDir,
       registryAuth: { auths: {} },
