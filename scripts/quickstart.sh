@@ -40,15 +40,18 @@ eval "$(npm run --silent stack -- env)"
 
 # Server-side git credentials for the fixture git servers (a file, as in a real deployment).
 creds="$STACK_DIR/quickstart-git-credentials.json"
-node -e '
+# The token goes through the environment of this one command, never its argv (visible to every
+# process on the machine).
+IBS_QS_TOKEN="$GIT_HTTPS_PASSWORD" node -e '
 const fs = require("fs");
-const [file, user, token, keyFile, sshHost, sshPort] = process.argv.slice(1);
+const [file, user, keyFile, sshHost, sshPort] = process.argv.slice(1);
+const token = process.env.IBS_QS_TOKEN;
 const entries = [
   { host: "127.0.0.1", kind: "https", username: user, token },
   { host: sshHost, port: Number(sshPort), kind: "ssh", privateKey: fs.readFileSync(keyFile, "utf8") },
 ];
 fs.writeFileSync(file, JSON.stringify(entries, null, 2), { mode: 0o600 });
-' "$creds" "$GIT_HTTPS_USER" "$GIT_HTTPS_PASSWORD" "$GIT_SSH_KEY_FILE" "$GIT_SSH_HOST" "$GIT_SSH_PORT"
+' "$creds" "$GIT_HTTPS_USER" "$GIT_SSH_KEY_FILE" "$GIT_SSH_HOST" "$GIT_SSH_PORT"
 
 # The service's environment is built from nothing: exactly the options below as flags, and only
 # what a process needs to run (search path, home, locale, temp dir, proxies, CA bundles). Nothing
