@@ -22,6 +22,7 @@ import type { ErrorTracker } from './observability/error-tracker.js';
 import { startTracing } from './observability/tracing.js';
 import { redisEndpoint } from './config/redis-url.js';
 import { createStores } from './stores.js';
+import { EventService } from './events/events.js';
 import { BuildWorker } from '../workers/build-worker.js';
 import { createShutdown, DEFAULT_SHUTDOWN_GRACE_SECONDS } from './shutdown.js';
 
@@ -88,10 +89,18 @@ async function createContext(
   const { logger, errorTracker } = reporting;
   // Redis mode (redisUrl set): stores shared by every replica; else embedded (this instance only).
   const stores = await createStores(config, logger);
+  const metrics = new Metrics();
+  const events = new EventService({
+    config,
+    ...stores.events,
+    metrics: metrics.events,
+    logger,
+    shutdownSignal,
+  }).start();
   const shared = {
     config,
     logger,
-    metrics: new Metrics(),
+    metrics,
     logStore: stores.logStore,
     builds: stores.builds,
     leases: stores.leases,
@@ -102,6 +111,7 @@ async function createContext(
     ...shared,
     ...(stores.sharedStoreProbe === undefined ? {} : { sharedStoreProbe: stores.sharedStoreProbe }),
     errorTracker,
+    events,
     buildWorker: new BuildWorker(shared),
   };
 }

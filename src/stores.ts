@@ -10,6 +10,7 @@ import type { Config } from './config/types.js';
 import { createLogStore } from './logs/store.js';
 import type { LogStore } from './logs/types.js';
 import type { Logger } from './observability/logger.js';
+import { openFileJournal, openRedisJournal, type OpenedJournal } from './events/journal.js';
 
 export interface Stores {
   readonly logStore: LogStore;
@@ -17,6 +18,8 @@ export interface Stores {
   readonly builds: BuildRegistry;
   /** Coalescing across replicas (Redis mode); embedded: every build runs unshared. */
   readonly leases: BuildLeases;
+  /** Events until delivered: a file in the scratch space, or Redis streams (docs/events.md). */
+  readonly events: OpenedJournal;
   /** Redis mode only: whether Redis answers now (readiness fails when it does not). */
   readonly sharedStoreProbe?: () => Promise<boolean>;
   /** Closes the Redis connections (nothing in embedded mode). */
@@ -26,15 +29,23 @@ export interface Stores {
 export async function createStores(
   config: Pick<
     Config,
-    'redisUrl' | 'scratchDir' | 'commandLogRetention' | 'gitCredentials' | 'registryAuth' | 'buildHistory'
+    | 'redisUrl'
+    | 'scratchDir'
+    | 'commandLogRetention'
+    | 'gitCredentials'
+    | 'registryAuth'
+    | 'buildHistory'
+    | 'events'
   >,
   logger: Logger,
 ): Promise<Stores> {
+  const subscriptions = config.events.subscriptions.map((s) => s.name);
   if (config.redisUrl === undefined) {
     return {
       logStore: await createLogStore(config),
       builds: createMemoryBuildRegistry({ history: config.buildHistory }),
       leases: createEmbeddedLeases(),
+      events: await openFileJournal(config.scratchDir, subscriptions),
       close: async () => undefined,
     };
   }
@@ -54,10 +65,12 @@ export async function createStores(
   const logStore = createRedisLogStore({ config, connection: redis, logger });
   const builds = createRedisBuildRegistry({ connection: redis, history: config.buildHistory, logger });
   const leases = createRedisBuildLeases({ connection: redis, logger });
+  const events = await openRedisJournal(redis, subscriptions);
   return {
     logStore,
     builds,
     leases,
+    events,
     sharedStoreProbe: () => redis.probe(),
     close: async () => {
       builds.close();

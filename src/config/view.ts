@@ -29,6 +29,12 @@ export function effectiveConfigView(config: Config): Record<string, unknown> {
       id,
       repositories: repositories.map((scope) => ({ ...scope })),
     })),
+    // By URL host and types only: never a secret, never the URL's path or query.
+    eventSubscriptions: config.events.subscriptions.map(({ name, url, types }) => ({
+      name,
+      host: new URL(url).host,
+      types: types === undefined ? 'all' : [...types],
+    })),
     insecureRegistries: [...config.insecureRegistries],
     allowInsecureGitProtocols: config.allowInsecureGitProtocols,
     cloneTimeoutSeconds: config.build.cloneTimeoutSeconds,

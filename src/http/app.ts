@@ -13,6 +13,7 @@ import {
 import { createBuildRouter } from './build-router.js';
 import { createBuildsRouter } from './builds-router.js';
 import { bodyError } from './json-body.js';
+import { createEventsRouter } from './events-router.js';
 import { createLogsRouter } from './logs-router.js';
 import { createOpsRouter } from './ops-router.js';
 import { createRegistryRouter } from './registry-router.js';
@@ -108,6 +109,7 @@ export function createApp(ctx: AppContext): Koa {
     createBuildsRouter(ctx),
     createRegistryRouter(ctx),
     createLogsRouter(ctx),
+    createEventsRouter(ctx),
   ]) {
     // No allowedMethods(): a wrong method on a known path is a 404 like any unknown route.
     app.use(router.routes());

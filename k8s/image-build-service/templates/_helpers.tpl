@@ -38,7 +38,8 @@ namespace="{{ .Release.Namespace }}",job="{{ include "ibs.fullname" . }}"
   "insecureRegistries" .Values.insecureRegistries
   "git" .Values.git
   "build" $build
-  "logs" .Values.logs -}}
+  "logs" .Values.logs
+  "events" (dict "retrySeconds" .Values.events.retrySeconds) -}}
 {{- $builder := dict -}}
 {{- with .Values.builder.endpoint -}}
 {{- $_ := set $builder "endpoint" . -}}
@@ -74,6 +75,14 @@ namespace="{{ .Release.Namespace }}",job="{{ include "ibs.fullname" . }}"
 
 {{- define "ibs.hasBuildSecrets" -}}
 {{- if or .Values.buildSecrets.existingSecret .Values.buildSecrets.entries }}true{{ end -}}
+{{- end -}}
+
+{{- define "ibs.eventSubscriptionsSecret" -}}
+{{- .Values.events.existingSecret | default (printf "%s-event-subscriptions" (include "ibs.fullname" .)) -}}
+{{- end -}}
+
+{{- define "ibs.hasEventSubscriptions" -}}
+{{- if or .Values.events.existingSecret .Values.events.subscriptions }}true{{ end -}}
 {{- end -}}
 
 {{- define "ibs.hasErrorTracking" -}}
