@@ -112,7 +112,7 @@ async function createContext(
     ...(stores.sharedStoreProbe === undefined ? {} : { sharedStoreProbe: stores.sharedStoreProbe }),
     errorTracker,
     events,
-    buildWorker: new BuildWorker(shared),
+    buildWorker: new BuildWorker({ ...shared, onBuildEnded: events.onBuildEnded }),
   };
 }
 

@@ -10,6 +10,7 @@ import type { BuildLeases } from './leases/leases.js';
 import { recordBuild } from '../src/builds/reporter.js';
 import type { BuildRegistry, BuildReporter, NewBuild } from '../src/builds/types.js';
 import type { Config } from '../src/config/types.js';
+import type { EndedBuild } from '../src/events/types.js';
 import {
   busy,
   buildersFull,
@@ -55,6 +56,8 @@ export interface BuildWorkerContext {
   readonly processGroups: ProcessGroups;
   /** Aborted when the process must stop now: the worker's registry client closes. */
   readonly shutdownSignal: AbortSignal;
+  /** Awaited with the finished build's record and answer before the answer is sent (events). */
+  readonly onBuildEnded?: (record: EndedBuild) => Promise<void>;
 }
 
 export interface BuildWorkerOptions {
@@ -153,13 +156,31 @@ export class BuildWorker {
         submission.signal,
       );
       this.#succeeded(plan, submission.logger, result, seconds());
+      await this.#ended(submission, { status: 200, body: { ...result } });
       return result;
     } catch (err) {
       if (err instanceof BusyError || err instanceof BuildersFullError)
         throw await this.#busy(plan, submission.logger, err instanceof BusyError);
       this.#failed(plan, submission, err, seconds());
+      await this.#ended(submission, {
+        status: 500,
+        body: {},
+        ...(isServiceError(err) ? { status: err.status, body: err.toBody() } : {}),
+      });
       throw err;
     }
+  }
+
+  /** The listener gets this request's finished build (none when it followed another request's). */
+  async #ended(submission: Submission, answer: NonNullable<EndedBuild['answer']>): Promise<void> {
+    const [record] =
+      this.#ctx.onBuildEnded === undefined
+        ? []
+        : await this.#ctx.builds.list({ requestId: submission.requestId }).catch(() => []);
+    if (record?.phase === 'finished')
+      await this.#ctx
+        .onBuildEnded?.({ ...record, answer })
+        .catch((err: unknown) => submission.logger.warn({ err }, 'build end listener failed'));
   }
 
   #coordinator(plan: BuildPlan, submission: Submission, seconds: () => number): Coordinator {

@@ -13,6 +13,7 @@ import { noopErrorTracker, type ErrorTracker } from '../../src/observability/err
 import { createLogger } from '../../src/observability/logger.js';
 import { Metrics } from '../../src/observability/metrics.js';
 import { createStores } from '../../src/stores.js';
+import { EventService } from '../../src/events/events.js';
 import { BuildWorker, type BuildWorkerOptions } from '../../workers/build-worker.js';
 
 /** Options of the app a test starts (tests inject a fake job runner or queue into the worker). */
@@ -79,11 +80,19 @@ export async function startApp(
     processGroups: new ProcessGroups(),
     shutdownSignal: abort.signal,
   };
+  const events = new EventService({
+    config,
+    ...stores.events,
+    metrics: shared.metrics.events,
+    logger,
+    shutdownSignal: abort.signal,
+  }).start();
   const ctx: AppContext = {
     ...shared,
+    events,
     ...(stores.sharedStoreProbe === undefined ? {} : { sharedStoreProbe: stores.sharedStoreProbe }),
     errorTracker: options.errorTracker ?? noopErrorTracker,
-    buildWorker: new BuildWorker(shared, options.app?.build),
+    buildWorker: new BuildWorker({ ...shared, onBuildEnded: events.onBuildEnded }, options.app?.build),
   };
   const server = createApp(ctx).listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', resolve));
@@ -99,6 +108,7 @@ export async function startApp(
         .map((line) => JSON.parse(line) as Record<string, unknown>),
     close: async () => {
       abort.abort();
+      await events.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await stores.close();
