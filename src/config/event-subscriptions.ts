@@ -48,13 +48,11 @@ function secretProblems(secrets: unknown): string[] {
   });
 }
 
-function listProblems(key: string, value: unknown, known: (item: string) => boolean): string[] {
+function listProblems(key: string, what: string, value: unknown, known: (item: string) => boolean): string[] {
   if (value === undefined) return [];
   if (!Array.isArray(value) || value.length === 0) return [`${key} must be a non-empty list`];
   return value.flatMap((item: unknown) =>
-    typeof item === 'string' && known(item)
-      ? []
-      : [`${key}: unknown ${key.replace(/s$/, '')} ${JSON.stringify(item)}`],
+    typeof item === 'string' && known(item) ? [] : [`${key}: unknown ${what} ${JSON.stringify(item)}`],
   );
 }
 
@@ -63,9 +61,11 @@ function entryProblems(raw: Record<string, unknown>): string[] {
     .filter((key) => !KEYS.has(key))
     .map((key) => `unknown key "${key}"`);
   problems.push(...urlProblems(raw.url), ...secretProblems(raw.secrets));
-  problems.push(...listProblems('types', raw.types, isKnownType));
+  problems.push(...listProblems('types', 'type', raw.types, isKnownType));
   problems.push(
-    ...listProblems('statuses', raw.statuses, (s) => (EVENT_STATUSES as readonly string[]).includes(s)),
+    ...listProblems('statuses', 'status', raw.statuses, (s) =>
+      (EVENT_STATUSES as readonly string[]).includes(s),
+    ),
   );
   if (raw.repositories !== undefined) problems.push(...scopeProblems(raw.repositories));
   return problems;
