@@ -4,7 +4,16 @@
  * `<name>.state.json` (how many lines are done with; the URL it was disabled at); and
  * `deliveries.jsonl`, each delivery's states appended (the newest one wins when read back).
  */
-import { appendFile, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import {
+  appendFileSync,
+  closeSync,
+  ftruncateSync,
+  openSync,
+  renameSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
+import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { RecentDeliveries, RECENT_DELIVERIES } from './recent-deliveries.js';
 import type { CloudEvent, Delivery, DeliveryFilter, EventJournal, JournalEntry } from './types.js';
@@ -25,22 +34,15 @@ async function readLines(path: string): Promise<string[]> {
   return text.split('\n').filter((line) => line.trim() !== '');
 }
 
-/** Steps run one after the other (the writes to one file). */
-class Serial {
-  #chain: Promise<unknown> = Promise.resolve();
-
-  run<T>(step: () => Promise<T>): Promise<T> {
-    const next = this.#chain.then(step, step);
-    this.#chain = next.catch(() => undefined);
-    return next;
-  }
-}
-
-/** One subscription's queue: the events of its file, those from `state.done` on pending. */
+/**
+ * One subscription's queue: the events of its file, those from `state.done` on pending. Every write
+ * is one small synchronous call (a build's answer waits on the append: no thread-pool round trip
+ * under load), so no two writes of a file ever interleave.
+ */
 class Queue {
   lines: CloudEvent[] = [];
   state: QueueState = { done: 0 };
-  readonly #writes = new Serial();
+  #fd = -1;
 
   constructor(
     readonly file: string,
@@ -58,24 +60,32 @@ class Queue {
     const text = await readFile(this.stateFile, 'utf8').catch(() => '{"done":0}');
     this.state = JSON.parse(text) as QueueState;
     this.state.done = Math.min(this.state.done, this.lines.length);
+    this.#fd = openSync(this.file, 'a', 0o600);
   }
 
-  async append(event: CloudEvent): Promise<void> {
-    await this.#writes.run(() => appendFile(this.file, `${JSON.stringify(event)}\n`));
+  /** A queue started now, its file (if any) left as it is. */
+  openEmpty(): void {
+    this.#fd = openSync(this.file, 'a', 0o600);
+  }
+
+  append(event: CloudEvent): void {
+    writeSync(this.#fd, `${JSON.stringify(event)}\n`);
     this.lines.push(event);
   }
 
-  async saveState(): Promise<void> {
-    await this.#writes.run(async () => {
-      if (this.state.done === this.lines.length && this.lines.length >= COMPACT_AFTER_LINES) {
-        await writeFile(this.file, '');
-        this.lines = [];
-        this.state.done = 0;
-      }
-      const tmp = `${this.stateFile}.tmp`;
-      await writeFile(tmp, JSON.stringify(this.state));
-      await rename(tmp, this.stateFile);
-    });
+  saveState(): void {
+    if (this.state.done === this.lines.length && this.lines.length >= COMPACT_AFTER_LINES) {
+      ftruncateSync(this.#fd, 0);
+      this.lines = [];
+      this.state.done = 0;
+    }
+    writeFileSync(`${this.stateFile}.tmp`, JSON.stringify(this.state));
+    renameSync(`${this.stateFile}.tmp`, this.stateFile);
+  }
+
+  close(): void {
+    if (this.#fd >= 0) closeSync(this.#fd);
+    this.#fd = -1;
   }
 }
 
@@ -83,7 +93,6 @@ export class FileJournal implements EventJournal {
   readonly #dir: string;
   readonly #queues = new Map<string, Queue>();
   readonly #recent = new RecentDeliveries();
-  readonly #deliveryWrites = new Serial();
   #deliveryLines = 0;
 
   private constructor(dir: string) {
@@ -101,6 +110,19 @@ export class FileJournal implements EventJournal {
     const lines = await readLines(join(dir, 'deliveries.jsonl'));
     for (const line of lines) journal.#recent.put(JSON.parse(line) as Delivery);
     journal.#deliveryLines = lines.length;
+    for (const [name, queue] of journal.#queues) {
+      for (const event of queue.lines.slice(queue.state.done)) {
+        if (journal.#recent.get(name, event.id) !== undefined) continue;
+        journal.#recent.put({
+          id: event.id,
+          subscription: name,
+          type: event.type,
+          status: 'pending',
+          attempts: 0,
+          recordedAt: event.time,
+        });
+      }
+    }
     return journal;
   }
 
@@ -117,9 +139,13 @@ export class FileJournal implements EventJournal {
     return queue;
   }
 
-  async record(event: CloudEvent, deliveries: readonly Delivery[]): Promise<void> {
-    await Promise.all(deliveries.map((d) => this.#queue(d.subscription).append(event)));
-    await Promise.all(deliveries.map((d) => this.saveDelivery(d)));
+  /** The event in each queue file; the pending deliveries in memory only (rebuilt from the queues on open). */
+  record(event: CloudEvent, deliveries: readonly Delivery[]): Promise<void> {
+    for (const delivery of deliveries) {
+      this.#queue(delivery.subscription).append(event);
+      this.#recent.put(delivery);
+    }
+    return Promise.resolve();
   }
 
   own(): Promise<boolean> {
@@ -132,11 +158,13 @@ export class FileJournal implements EventJournal {
     return Promise.resolve(event === undefined ? undefined : { position: String(queue.state.done), event });
   }
 
-  async done(subscription: string, entry: JournalEntry): Promise<void> {
+  done(subscription: string, entry: JournalEntry): Promise<void> {
     const queue = this.#queue(subscription);
-    if (String(queue.state.done) !== entry.position) return;
-    queue.state.done += 1;
-    await queue.saveState();
+    if (String(queue.state.done) === entry.position) {
+      queue.state.done += 1;
+      queue.saveState();
+    }
+    return Promise.resolve();
   }
 
   pending(subscription: string): Promise<number> {
@@ -144,20 +172,20 @@ export class FileJournal implements EventJournal {
     return Promise.resolve(queue.lines.length - queue.state.done);
   }
 
-  async saveDelivery(delivery: Delivery): Promise<void> {
+  saveDelivery(delivery: Delivery): Promise<void> {
     this.#recent.put(delivery);
     const path = join(this.#dir, 'deliveries.jsonl');
-    await this.#deliveryWrites.run(async () => {
-      if (this.#deliveryLines >= 2 * RECENT_DELIVERIES) {
-        const all = this.#recent.all();
-        await writeFile(`${path}.tmp`, all.map((d) => `${JSON.stringify(d)}\n`).join(''));
-        await rename(`${path}.tmp`, path);
-        this.#deliveryLines = all.length;
-        return;
-      }
-      await appendFile(path, `${JSON.stringify(delivery)}\n`);
+    if (this.#deliveryLines >= 2 * RECENT_DELIVERIES) {
+      // Rewritten with the newest state of each kept delivery.
+      const all = this.#recent.all();
+      writeFileSync(`${path}.tmp`, all.map((d) => `${JSON.stringify(d)}\n`).join(''));
+      renameSync(`${path}.tmp`, path);
+      this.#deliveryLines = all.length;
+    } else {
+      appendFileSync(path, `${JSON.stringify(delivery)}\n`);
       this.#deliveryLines += 1;
-    });
+    }
+    return Promise.resolve();
   }
 
   delivery(subscription: string, id: string): Promise<Delivery | undefined> {
@@ -172,13 +200,15 @@ export class FileJournal implements EventJournal {
     return Promise.resolve(this.#queue(subscription).state.disabledUrl);
   }
 
-  async disable(subscription: string, url: string): Promise<void> {
+  disable(subscription: string, url: string): Promise<void> {
     const queue = this.#queue(subscription);
     queue.state.disabledUrl = url;
-    await queue.saveState();
+    queue.saveState();
+    return Promise.resolve();
   }
 
   close(): Promise<void> {
+    for (const queue of this.#queues.values()) queue.close();
     return Promise.resolve();
   }
 }
