@@ -34,6 +34,15 @@ async function readLines(path: string): Promise<string[]> {
   return text.split('\n').filter((line) => line.trim() !== '');
 }
 
+/** A line's value, or none for a line cut by a crash mid-write. */
+function parsed<T>(line: string): T[] {
+  try {
+    return [JSON.parse(line) as T];
+  } catch {
+    return [];
+  }
+}
+
 /**
  * One subscription's queue: the events of its file, those from `state.done` on pending. Every write
  * is one small synchronous call (a build's answer waits on the append: no thread-pool round trip
@@ -50,13 +59,7 @@ class Queue {
   ) {}
 
   async open(): Promise<void> {
-    this.lines = (await readLines(this.file)).flatMap((line) => {
-      try {
-        return [JSON.parse(line) as CloudEvent];
-      } catch {
-        return []; // A line cut by a crash mid-write.
-      }
-    });
+    this.lines = (await readLines(this.file)).flatMap(parsed<CloudEvent>);
     const text = await readFile(this.stateFile, 'utf8').catch(() => '{"done":0}');
     this.state = JSON.parse(text) as QueueState;
     this.state.done = Math.min(this.state.done, this.lines.length);
@@ -108,7 +111,7 @@ export class FileJournal implements EventJournal {
       journal.#queues.set(name, queue);
     }
     const lines = await readLines(join(dir, 'deliveries.jsonl'));
-    for (const line of lines) journal.#recent.put(JSON.parse(line) as Delivery);
+    for (const delivery of lines.flatMap(parsed<Delivery>)) journal.#recent.put(delivery);
     journal.#deliveryLines = lines.length;
     for (const [name, queue] of journal.#queues) {
       for (const event of queue.lines.slice(queue.state.done)) {

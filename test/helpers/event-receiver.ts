@@ -28,6 +28,8 @@ export interface EventReceiver {
   readonly received: ReceivedEvent[];
   /** Attempts per webhook-id (every request, whatever was answered). */
   attemptsOf(id: string): number;
+  /** The webhook-timestamp of each attempt of a webhook-id, in order. */
+  timestampsOf(id: string): string[];
   down(): Promise<void>;
   up(): Promise<void>;
   close(): Promise<void>;
@@ -67,31 +69,35 @@ export async function startReceiver(
 ): Promise<EventReceiver> {
   const received: ReceivedEvent[] = [];
   const attempts = new Map<string, number>();
+  const timestamps = new Map<string, string[]>();
   let server: Server | undefined;
   let bound = port;
   const listen = async (): Promise<void> => {
     server = createServer((req, res) => {
-      void readBody(req).then((body) => {
-        const raw = body.toString('utf8');
-        const id = headerText(req.headers, 'webhook-id');
-        const attempt = (attempts.get(id) ?? 0) + 1;
-        attempts.set(id, attempt);
-        const reply = answer(id, attempt);
-        if (reply.status >= 200 && reply.status < 300) {
-          const event = HTTP.toEvent({ headers: req.headers, body: raw }) as CloudEvent<
-            Record<string, unknown>
-          >;
-          received.push({
-            webhookId: id,
-            timestamp: headerText(req.headers, 'webhook-timestamp'),
-            verified: verifiedWith(secrets, raw, req.headers),
-            event,
-            raw,
-            headers: req.headers,
-          });
-        }
-        res.writeHead(reply.status, reply.headers ?? {}).end();
-      });
+      void readBody(req)
+        .then((body) => {
+          const raw = body.toString('utf8');
+          const id = headerText(req.headers, 'webhook-id');
+          const attempt = (attempts.get(id) ?? 0) + 1;
+          attempts.set(id, attempt);
+          timestamps.set(id, [...(timestamps.get(id) ?? []), headerText(req.headers, 'webhook-timestamp')]);
+          const reply = answer(id, attempt);
+          if (reply.status >= 200 && reply.status < 300) {
+            const event = HTTP.toEvent({ headers: req.headers, body: raw }) as CloudEvent<
+              Record<string, unknown>
+            >;
+            received.push({
+              webhookId: id,
+              timestamp: headerText(req.headers, 'webhook-timestamp'),
+              verified: verifiedWith(secrets, raw, req.headers),
+              event,
+              raw,
+              headers: req.headers,
+            });
+          }
+          res.writeHead(reply.status, reply.headers ?? {}).end();
+        })
+        .catch(() => res.writeHead(500).end());
     });
     server.listen(bound, '127.0.0.1');
     await new Promise<void>((resolve) => server?.once('listening', resolve));
@@ -109,6 +115,7 @@ export async function startReceiver(
     url: `http://127.0.0.1:${bound}/hooks`,
     received,
     attemptsOf: (id) => attempts.get(id) ?? 0,
+    timestampsOf: (id) => timestamps.get(id) ?? [],
     down,
     up: listen,
     close: down,

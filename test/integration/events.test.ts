@@ -162,6 +162,8 @@ test('a receiver answering 500 twice gets the third attempt, with the same webho
   await eventually(() => flaky.received.length >= 2, { timeout: 90_000, what: 'both build.finished events' });
   for (const r of flaky.received) {
     t.is(flaky.attemptsOf(r.webhookId), 3);
+    // Signed afresh: each attempt a second or more after the one before.
+    t.is(new Set(flaky.timestampsOf(r.webhookId)).size, 3);
     t.true(r.verified[0]);
   }
   const res = await fetch(`${app.url}/events/deliveries?subscription=flaky&status=delivered`);
@@ -173,6 +175,11 @@ test('a receiver answering 500 twice gets the third attempt, with the same webho
       subscription: 'flaky',
       result: 'retried',
     })) >= 4,
+  );
+  await eventually(
+    async () =>
+      (await metricValue(app.url, 'service_event_deliveries_pending', { subscription: 'flaky' })) === 0,
+    { timeout: 30_000, what: 'nothing pending for flaky' },
   );
 });
 
