@@ -22,6 +22,7 @@ import type { ErrorTracker } from './observability/error-tracker.js';
 import { startTracing } from './observability/tracing.js';
 import { redisEndpoint } from './config/redis-url.js';
 import { createStores } from './stores.js';
+import { EventService } from './events/events.js';
 import { Retention } from './retention/retention.js';
 import { startRetentionSchedule } from './retention/schedule.js';
 import { BuildWorker } from '../workers/build-worker.js';
@@ -105,6 +106,13 @@ async function createContext(
   });
   startRetentionSchedule(retention, config.retention, logger, shutdownSignal);
   shutdownSignal.addEventListener('abort', () => retention.client.close(), { once: true });
+  const events = new EventService({
+    config,
+    ...stores.events,
+    metrics: metrics.events,
+    logger,
+    shutdownSignal,
+  }).start();
   const shared = {
     config,
     logger,
@@ -116,11 +124,12 @@ async function createContext(
     processGroups: new ProcessGroups().killOnExit(process),
     shutdownSignal,
   };
-  const buildWorker = new BuildWorker(shared);
+  const buildWorker = new BuildWorker({ ...shared, onBuildEnded: events.onBuildEnded });
   return {
     ...shared,
     ...(stores.sharedStoreProbe === undefined ? {} : { sharedStoreProbe: stores.sharedStoreProbe }),
     errorTracker,
+    events,
     buildWorker,
     prebuilds: createPrebuilds(shared, buildWorker, stores.scheduleLock),
   };

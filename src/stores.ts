@@ -15,6 +15,7 @@ import { MemoryServedStore, type ServedStore } from './retention/served.js';
 
 /** The schedule lock's lease: a dead holder's schedules move within it (plus a tick). */
 const SCHEDULE_LEASE_MS = 15_000;
+import { openFileJournal, openRedisJournal, type OpenedJournal } from './events/journal.js';
 
 export interface Stores {
   readonly logStore: LogStore;
@@ -24,6 +25,8 @@ export interface Stores {
   readonly leases: BuildLeases;
   /** What retention counts as served, and its run lock: this instance's, or shared in Redis mode. */
   readonly served: ServedStore;
+  /** Events until delivered: a file in the scratch space, or Redis streams (docs/events.md). */
+  readonly events: OpenedJournal;
   /** Redis mode only: whether Redis answers now (readiness fails when it does not). */
   readonly sharedStoreProbe?: () => Promise<boolean>;
   /** Who runs the prebuild schedules: this instance (embedded), or one replica at a time (Redis). */
@@ -32,23 +35,40 @@ export interface Stores {
   close(): Promise<void>;
 }
 
+/** Embedded mode: every store is this instance's own, its files in the scratch space. */
+async function embeddedStores(
+  config: Pick<
+    Config,
+    'scratchDir' | 'commandLogRetention' | 'gitCredentials' | 'registryAuth' | 'buildHistory'
+  >,
+  subscriptions: string[],
+): Promise<Stores> {
+  return {
+    logStore: await createLogStore(config),
+    builds: createMemoryBuildRegistry({ history: config.buildHistory }),
+    leases: createEmbeddedLeases(),
+    served: new MemoryServedStore(),
+    scheduleLock: alwaysHeld,
+    events: await openFileJournal(config.scratchDir, subscriptions),
+    close: async () => undefined,
+  };
+}
+
 export async function createStores(
   config: Pick<
     Config,
-    'redisUrl' | 'scratchDir' | 'commandLogRetention' | 'gitCredentials' | 'registryAuth' | 'buildHistory'
+    | 'redisUrl'
+    | 'scratchDir'
+    | 'commandLogRetention'
+    | 'gitCredentials'
+    | 'registryAuth'
+    | 'buildHistory'
+    | 'events'
   >,
   logger: Logger,
 ): Promise<Stores> {
-  if (config.redisUrl === undefined) {
-    return {
-      logStore: await createLogStore(config),
-      builds: createMemoryBuildRegistry({ history: config.buildHistory }),
-      leases: createEmbeddedLeases(),
-      served: new MemoryServedStore(),
-      scheduleLock: alwaysHeld,
-      close: async () => undefined,
-    };
-  }
+  const subscriptions = config.events.subscriptions.map((s) => s.name);
+  if (config.redisUrl === undefined) return embeddedStores(config, subscriptions);
   // Loaded only in Redis mode: an embedded instance never loads the Redis client (memory at rest).
   const [
     { createRedisConnection },
@@ -69,12 +89,14 @@ export async function createStores(
   const logStore = createRedisLogStore({ config, connection: redis, logger });
   const builds = createRedisBuildRegistry({ connection: redis, history: config.buildHistory, logger });
   const leases = createRedisBuildLeases({ connection: redis, logger });
+  const events = await openRedisJournal(redis, subscriptions);
   return {
     logStore,
     builds,
     leases,
     served: new RedisServedStore(redis),
     scheduleLock: redisScheduleLock(redis.client, SCHEDULE_LEASE_MS),
+    events,
     sharedStoreProbe: () => redis.probe(),
     close: async () => {
       builds.close();

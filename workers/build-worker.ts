@@ -10,6 +10,7 @@ import type { BuildLeases } from './leases/leases.js';
 import { recordBuild } from '../src/builds/reporter.js';
 import type { BuildRegistry, BuildReporter, NewBuild } from '../src/builds/types.js';
 import type { Config } from '../src/config/types.js';
+import type { EndedBuild } from '../src/events/types.js';
 import { busy, buildersFull, BusyError, internal, isServiceError } from '../src/errors/errors.js';
 import type { ProcessGroups } from '../src/exec/process-groups.js';
 import type { LogStore } from '../src/logs/types.js';
@@ -53,6 +54,8 @@ export interface BuildWorkerContext {
   readonly shutdownSignal: AbortSignal;
   /** Image retention: told what each answer and each reuse served (docs/retention.md). */
   readonly retention?: Pick<Retention, 'served'>;
+  /** Awaited with the finished build's record and answer before the answer is sent (events). */
+  readonly onBuildEnded?: (record: EndedBuild) => Promise<void>;
 }
 
 export interface BuildWorkerOptions {

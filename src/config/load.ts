@@ -15,6 +15,7 @@ import { builderTls, builderTlsProblems } from './builder-tls.js';
 import { childEnvironment } from './child-env.js';
 import { ConfigError } from './config-error.js';
 import { duplicateCredentialProblems } from './credential-entries.js';
+import { eventSubscriptions } from './event-subscriptions.js';
 import { readDockerConfig, readStructuredFile } from './files.js';
 import {
   OPTIONS,
@@ -39,6 +40,7 @@ import type {
   BuildDefaults,
   Config,
   DockerConfigDocument,
+  EventsConfig,
   GitCredential,
   PrebuildSettings,
   RegistryMappingRule,
@@ -143,6 +145,7 @@ function readSettings(path: string, problems: string[]): SettingsFile | undefine
       showValue: (p) =>
         !p.startsWith('gitCredentials') &&
         !p.startsWith('buildSecrets') &&
+        !p.startsWith('events.subscriptions') &&
         !secretKeys.some((key) => p.startsWith(key)),
     }),
   );
@@ -249,6 +252,25 @@ function prebuildSettings(options: OptionValues, inputs: Inputs): PrebuildSettin
     refreshIntervalSeconds: options.prebuildRefreshIntervalSeconds,
     hookSecrets: hookSecrets(dropUndefined(secretPaths), problems),
   };
+}
+
+/** The event subscriptions file (flag > env), which replaces the settings file's `events.subscriptions`. */
+function eventsOf(options: OptionValues, inputs: Inputs): EventsConfig {
+  const { settings, problems } = inputs;
+  const path = options.eventSubscriptionsConfigPath;
+  const retrySeconds = options.eventRetrySeconds.map(Number);
+  if (path !== undefined) {
+    const what = 'event subscriptions file';
+    const file = readStructuredFile(path, what);
+    if (!file.ok) problems.push(...file.problems);
+    const subscriptions = file.ok ? eventSubscriptions(file.value ?? [], `${what} ${path}`, problems) : [];
+    return { subscriptions, retrySeconds };
+  }
+  if (settings === undefined || isInvalid(settings, 'events.subscriptions'))
+    return { subscriptions: [], retrySeconds };
+  const raw = settingsValue(settings.values, 'events.subscriptions');
+  const source = `settings file ${inputs.settingsPath}: events.subscriptions`;
+  return { subscriptions: eventSubscriptions(raw, source, problems), retrySeconds };
 }
 
 export function deepFreeze<T>(value: T): T {
@@ -396,6 +418,7 @@ interface FromFiles {
   readonly gitCredentials: readonly GitCredential[];
   readonly registryMappingRules: readonly RegistryMappingRule[];
   readonly buildSecrets: ServerBuildSecret[];
+  readonly events: EventsConfig;
   readonly signing: SigningKey | undefined;
   readonly settingsPath: string | undefined;
   readonly prebuilds: PrebuildSettings;
@@ -441,6 +464,7 @@ function assembleConfig(options: OptionValues, files: FromFiles, env: Environmen
     registryMappingRules: files.registryMappingRules.map((rule) => ({ ...rule })),
     ...(files.buildSecrets.length > 0 ? { buildSecrets: files.buildSecrets } : {}),
     build: buildDefaults(options),
+    events: files.events,
     provenanceBuilderId: options.provenanceBuilderId,
     signing: files.signing,
     errorTrackingDsn: options.errorTrackingDsn,
@@ -483,6 +507,7 @@ export function loadConfigWithSources(input: LoadInput): LoadedConfig {
   const registryMappingRules = registryMappingOf(options, inputs);
   const buildSecrets = serverBuildSecrets(options.buildSecretsConfigPath, settings, settingsPath, problems);
   const prebuilds = prebuildSettings(options, inputs);
+  const events = eventsOf(options, inputs);
   const docker = ambientDockerConfig(env, problems);
   const signing = signingKeyOf(options.signingKeyPath, sources.signingKeyPath, env, problems);
   problems.push(...builderTlsProblems(options));
@@ -494,6 +519,7 @@ export function loadConfigWithSources(input: LoadInput): LoadedConfig {
     signing,
     settingsPath,
     prebuilds,
+    events,
     ...docker,
   };
   return deepFreeze({ config: dropUndefined(assembleConfig(options, files, env)), sources });

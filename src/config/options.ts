@@ -32,6 +32,8 @@ export interface OptionValues {
   gitCredentialsConfigPath?: string;
   registryMappingConfigPath?: string;
   buildSecretsConfigPath?: string;
+  eventSubscriptionsConfigPath?: string;
+  eventRetrySeconds: string[];
   buildPlatforms: string[];
   buildNoCache: boolean;
   buildCacheFrom?: string;
@@ -370,6 +372,39 @@ const TABLE = {
     description:
       'JSON/YAML array of build secret entries `{id, value | file, repositories: [{host, pathPrefix?}]}`' +
       " (docs/secrets.md); replaces the settings file's `buildSecrets.entries`.",
+  },
+  eventSubscriptionsConfigPath: {
+    label: 'Event subscriptions file path',
+    flag: '--event-subscriptions-config-path',
+    env: 'EVENT_SUBSCRIPTIONS_CONFIG_PATH',
+    type: 'string',
+    placeholder: '<file>',
+    defaultText: 'unset (no subscriptions)',
+    schema: NON_EMPTY,
+    secret: false,
+    description:
+      'JSON/YAML array of event subscriptions `{name, url, secrets, types?, repositories?, statuses?}`' +
+      " (docs/events.md); replaces the settings file's `events.subscriptions`.",
+  },
+  eventRetrySeconds: {
+    label: 'Event retry delays, seconds',
+    flag: '--event-retry-seconds',
+    env: 'EVENT_RETRY_SECONDS',
+    settingsKey: 'events.retrySeconds',
+    type: 'list',
+    placeholder: '<s,...>',
+    default: ['5', '300', '1800', '7200', '18000', '36000', '36000'],
+    defaultText: '5,300,1800,7200,18000,36000,36000',
+    schema: {
+      anyOf: [
+        { type: 'integer', minimum: 0 },
+        { type: 'string', pattern: '^\\d+$' },
+      ],
+      description: 'a whole number of seconds',
+    },
+    secret: false,
+    description:
+      'Delays between the attempts of an event delivery (each with up to 10 % jitter); after the last, the delivery fails.',
   },
   buildPlatforms: {
     label: 'Default platforms',

@@ -97,6 +97,12 @@ export function settingsSchema(): Record<string, unknown> {
         properties: { entries: { type: 'array' } },
         additionalProperties: false,
       },
+      // Each subscription is checked by config/event-subscriptions.ts (never echoing a secret).
+      events: {
+        type: 'object',
+        properties: { subscriptions: { type: 'array' } },
+        additionalProperties: false,
+      },
     },
     additionalProperties: false,
   };

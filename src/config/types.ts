@@ -5,7 +5,8 @@
  */
 import type { KeyObject } from 'node:crypto';
 
-import type { ServerBuildSecret } from '../rules/build-secret-rules.js';
+import type { BuildSecretScope, ServerBuildSecret } from '../rules/build-secret-rules.js';
+import type { EventStatus } from '../rules/event-types.js';
 
 export type SshHostKeyPolicy = 'tofu' | 'pinned';
 export type { BuilderMode } from '../rules/limits.js';
@@ -146,6 +147,24 @@ export interface SigningKey {
   readonly fingerprint: string;
 }
 
+/** One event subscription (docs/events.md); its secrets are never shown. */
+export interface EventSubscription {
+  readonly name: string;
+  readonly url: string;
+  /** `whsec_...`: every one signs each request (rotation). */
+  readonly secrets: readonly string[];
+  /** Event types, with or without version; absent: every type. */
+  readonly types?: readonly string[];
+  readonly repositories?: readonly BuildSecretScope[];
+  readonly statuses?: readonly EventStatus[];
+}
+
+export interface EventsConfig {
+  readonly subscriptions: readonly EventSubscription[];
+  /** Delays between attempts, seconds (each with up to 10 % jitter); the last one repeats no more. */
+  readonly retrySeconds: readonly number[];
+}
+
 export interface Config {
   /** The BuildKit endpoints, in the order given (empty: no builder; readiness never passes). */
   readonly builderEndpoints: readonly string[];
@@ -164,6 +183,8 @@ export interface Config {
   /** The server's build secrets (docs/secrets.md), values read at startup; absent: none. */
   readonly buildSecrets?: readonly ServerBuildSecret[];
   readonly build: BuildDefaults;
+  /** Event subscriptions and their retry schedule (docs/events.md). */
+  readonly events: EventsConfig;
   readonly errorTrackingDsn?: string;
   readonly serviceName: string;
   readonly environment: string;

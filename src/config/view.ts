@@ -17,14 +17,8 @@ function prebuildsView(config: Config): Record<string, unknown> {
   };
 }
 
-/** The effective configuration as `GET /config` shows it: no secret ever, credentials by host and kind only. */
-export function effectiveConfigView(config: Config): Record<string, unknown> {
-  const defaultBuildOptions: Record<string, unknown> = {
-    noCache: config.build.noCache,
-    mode: config.build.mode,
-  };
-  if (config.build.cacheFrom !== undefined) defaultBuildOptions.cacheFrom = config.build.cacheFrom;
-  if (config.build.cacheTo !== undefined) defaultBuildOptions.cacheTo = config.build.cacheTo;
+/** The builders, each with the platforms it declares, and which TLS parts are set. */
+function buildersView(config: Config): Record<string, unknown> {
   return {
     builderConfigured: config.builderEndpoints.length > 0,
     builderName: config.builderName,
@@ -41,6 +35,19 @@ export function effectiveConfigView(config: Config): Record<string, unknown> {
       clientCertificate: config.builderTls?.certPath !== undefined,
       ...(config.builderTls?.serverName === undefined ? {} : { serverName: config.builderTls.serverName }),
     },
+  };
+}
+
+/** The effective configuration as `GET /config` shows it: no secret ever, credentials by host and kind only. */
+export function effectiveConfigView(config: Config): Record<string, unknown> {
+  const defaultBuildOptions: Record<string, unknown> = {
+    noCache: config.build.noCache,
+    mode: config.build.mode,
+  };
+  if (config.build.cacheFrom !== undefined) defaultBuildOptions.cacheFrom = config.build.cacheFrom;
+  if (config.build.cacheTo !== undefined) defaultBuildOptions.cacheTo = config.build.cacheTo;
+  return {
+    ...buildersView(config),
     sshHostKeyPolicy: config.sshHostKeyPolicy,
     defaultPlatforms: [...config.build.platforms],
     defaultBuildOptions,
@@ -50,6 +57,12 @@ export function effectiveConfigView(config: Config): Record<string, unknown> {
     buildSecrets: (config.buildSecrets ?? []).map(({ id, repositories }) => ({
       id,
       repositories: repositories.map((scope) => ({ ...scope })),
+    })),
+    // By URL host and types only: never a secret, never the URL's path or query.
+    eventSubscriptions: config.events.subscriptions.map(({ name, url, types }) => ({
+      name,
+      host: new URL(url).host,
+      types: types === undefined ? 'all' : [...types],
     })),
     insecureRegistries: [...config.insecureRegistries],
     allowInsecureGitProtocols: config.allowInsecureGitProtocols,

@@ -221,6 +221,13 @@ export const ERRORS = {
     when: 'A filter of `GET /builds` is unknown, repeated, empty or malformed.',
   },
 
+  // --- GET /events/deliveries ---
+  INVALID_DELIVERY_FILTERS: {
+    status: 400,
+    text: 'invalid filters for GET /events/deliveries: {filters}',
+    when: 'A filter of `GET /events/deliveries` is unknown, repeated, or names no subscription or state.',
+  },
+
   // --- Redis mode ---
   STORE_UNAVAILABLE: {
     status: 503,
@@ -648,6 +655,9 @@ export const invalidFollow = (): ServiceError => make('INVALID_FOLLOW', {});
 /** `filters`: the names of the offending filters (`other` for one that does not exist). */
 export const invalidBuildFilters = (filters: readonly string[]): ServiceError =>
   make('INVALID_BUILD_FILTERS', { filters: filters.map((f) => BUILD_FILTER_RULES[f] ?? f).join('; ') });
+/** `filters`: what is wrong with each offending filter. */
+export const invalidDeliveryFilters = (filters: readonly string[]): ServiceError =>
+  make('INVALID_DELIVERY_FILTERS', { filters: filters.join('; ') });
 // --- Redis mode ---
 
 /** Never carries the Redis URL or the client's error (they can name the server's password). */

@@ -14,6 +14,7 @@ import { createBuildRouter } from './build-router.js';
 import { createBuildsRouter } from './builds-router.js';
 import { bodyError } from './json-body.js';
 import { createHooksRouter } from './hooks-router.js';
+import { createEventsRouter } from './events-router.js';
 import { createLogsRouter } from './logs-router.js';
 import { createOpsRouter } from './ops-router.js';
 import { createRegistryRouter } from './registry-router.js';
@@ -112,6 +113,7 @@ export function createApp(ctx: AppContext): Koa {
     createLogsRouter(ctx),
     ...(ctx.retention === undefined ? [] : [createRetentionRouter(ctx.retention)]),
     createHooksRouter(ctx),
+    createEventsRouter(ctx),
   ]) {
     // No allowedMethods(): a wrong method on a known path is a 404 like any unknown route.
     app.use(router.routes());

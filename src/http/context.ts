@@ -1,5 +1,6 @@
 import type { BuildRegistry } from '../builds/types.js';
 import type { Config } from '../config/types.js';
+import type { EventService } from '../events/events.js';
 import type { ProcessGroups } from '../exec/process-groups.js';
 import type { LogStore } from '../logs/types.js';
 import type { ErrorTracker } from '../observability/error-tracker.js';
@@ -37,6 +38,8 @@ export interface AppContext {
   readonly retention?: Retention;
   /** The prebuilds (absent: the webhook routes answer 404). */
   readonly prebuilds?: PrebuildHooks;
+  /** Events and their deliveries (GET /events/deliveries); absent: none are sent. */
+  readonly events?: Pick<EventService, 'deliveries'>;
   /** Redis mode: whether the shared store answers now (readiness fails when it does not). */
   readonly sharedStoreProbe?: () => Promise<boolean>;
 }

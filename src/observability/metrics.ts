@@ -1,3 +1,4 @@
+import { EventMetrics } from './event-metrics.js';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { BuilderMetrics } from './builder-metrics.js';
 
@@ -33,6 +34,8 @@ export class Metrics {
   readonly registry = withDefaultMetrics(new Registry());
   /** The builder fleet's series (labelled `builder`). */
   readonly builders = new BuilderMetrics(this.registry);
+  /** The event deliveries' series (labelled `subscription`). */
+  readonly events = new EventMetrics(this.registry);
   readonly #registers = [this.registry];
   readonly buildsTotal: Counter<'status'> = new Counter({
     name: 'service_builds_total',

@@ -34,6 +34,16 @@ export const RETENTION_REPOSITORIES = `${PREFIX}retention:repositories`;
 export const RETENTION_LOCK = `${PREFIX}retention:lock`;
 /** The prebuild schedules' lock: its holder's token, with a lease (docs/prebuilds.md). */
 export const SCHEDULE_LOCK = `${PREFIX}prebuilds:schedule-lock`;
+/** A subscription's event journal: a stream read by the DELIVERY_GROUP consumer group. */
+export const eventStreamKey = (subscription: string): string => `${PREFIX}events:${subscription}`;
+export const DELIVERY_GROUP = 'delivery';
+/** Which replica delivers a subscription now (its consumer name, with a TTL). */
+export const eventOwnerKey = (subscription: string): string => `${PREFIX}events:${subscription}:owner`;
+/** The URL a subscription was disabled at (410); another URL enables it again. */
+export const eventDisabledKey = (subscription: string): string => `${PREFIX}events:${subscription}:disabled`;
+/** Recent deliveries: a hash `<subscription> <event id>` -> JSON, and its index by record time. */
+export const EVENT_DELIVERIES = `${PREFIX}event-deliveries`;
+export const EVENT_DELIVERIES_INDEX = `${PREFIX}event-deliveries:index`;
 
 /** Per-log size cap: output beyond it is dropped, and one marker line says so. */
 export const LOG_SIZE_CAP_BYTES = 50 * 1024 * 1024;

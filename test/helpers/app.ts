@@ -13,6 +13,7 @@ import { noopErrorTracker, type ErrorTracker } from '../../src/observability/err
 import { createLogger } from '../../src/observability/logger.js';
 import { Metrics } from '../../src/observability/metrics.js';
 import { createStores } from '../../src/stores.js';
+import { EventService } from '../../src/events/events.js';
 import { Retention } from '../../src/retention/retention.js';
 import { BuildWorker, type BuildWorkerOptions } from '../../workers/build-worker.js';
 import { createPrebuilds } from '../../workers/prebuilds-start.js';
@@ -90,9 +91,17 @@ export async function startApp(
     processGroups: new ProcessGroups(),
     shutdownSignal: abort.signal,
   };
-  const buildWorker = new BuildWorker(shared, options.app?.build);
+  const events = new EventService({
+    config,
+    ...stores.events,
+    metrics: shared.metrics.events,
+    logger,
+    shutdownSignal: abort.signal,
+  }).start();
+  const buildWorker = new BuildWorker({ ...shared, onBuildEnded: events.onBuildEnded }, options.app?.build);
   const ctx: AppContext = {
     ...shared,
+    events,
     ...(stores.sharedStoreProbe === undefined ? {} : { sharedStoreProbe: stores.sharedStoreProbe }),
     errorTracker: options.errorTracker ?? noopErrorTracker,
     buildWorker,
@@ -113,6 +122,7 @@ export async function startApp(
     close: async () => {
       abort.abort();
       retention.client.close();
+      await events.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await stores.close();

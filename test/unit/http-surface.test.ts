@@ -122,12 +122,24 @@ test('the config view shows the contract fields and no secret', async (t) => {
       refreshIntervalSeconds: 21600,
       hookSecrets: { github: 'HOOK-SECRET-5' },
     },
+    events: {
+      retrySeconds: [5],
+      subscriptions: [
+        {
+          name: 'hook',
+          url: 'https://hooks.example:8443/p?k=QUERY-SECRET-5',
+          secrets: [`whsec_${Buffer.from('SECRET-6'.repeat(4)).toString('base64')}`],
+          types: ['dev.cdevents.build.finished'],
+        },
+      ],
+    },
   });
   t.teardown(app.close);
   const res = await fetch(`${app.url}/config`);
   t.is(res.status, 200);
   const text = await res.text();
-  for (const secret of ['SECRET', Buffer.from('u:PASS-SECRET-3').toString('base64')]) {
+  const whsec = Buffer.from('SECRET-6'.repeat(4)).toString('base64');
+  for (const secret of ['SECRET', Buffer.from('u:PASS-SECRET-3').toString('base64'), whsec]) {
     t.false(text.includes(secret), secret);
   }
   t.deepEqual(JSON.parse(text), {
@@ -146,6 +158,9 @@ test('the config view shows the contract fields and no secret', async (t) => {
     ],
     registryMappingRules: [{ registry: 'r.example' }],
     buildSecrets: [{ id: 'npmrc', repositories: [{ host: 'git.example', pathPrefix: 't/' }] }],
+    eventSubscriptions: [
+      { name: 'hook', host: 'hooks.example:8443', types: ['dev.cdevents.build.finished'] },
+    ],
     insecureRegistries: [],
     allowInsecureGitProtocols: false,
     cloneTimeoutSeconds: 600,

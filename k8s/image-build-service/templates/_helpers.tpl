@@ -40,7 +40,8 @@ namespace="{{ .Release.Namespace }}",job="{{ include "ibs.fullname" . }}"
   "build" $build
   "logs" .Values.logs
   "retention" .Values.retention
-  "prebuilds" (dict "reconcileIntervalSeconds" .Values.prebuilds.reconcileIntervalSeconds "refreshIntervalSeconds" .Values.prebuilds.refreshIntervalSeconds) -}}
+  "prebuilds" (dict "reconcileIntervalSeconds" .Values.prebuilds.reconcileIntervalSeconds "refreshIntervalSeconds" .Values.prebuilds.refreshIntervalSeconds)
+  "events" (dict "retrySeconds" .Values.events.retrySeconds) -}}
 {{- $builder := dict -}}
 {{- with .Values.builder.endpoint -}}
 {{- $_ := set $builder "endpoint" . -}}
@@ -80,6 +81,14 @@ namespace="{{ .Release.Namespace }}",job="{{ include "ibs.fullname" . }}"
 
 {{- define "ibs.hasBuildSecrets" -}}
 {{- if or .Values.buildSecrets.existingSecret .Values.buildSecrets.entries }}true{{ end -}}
+{{- end -}}
+
+{{- define "ibs.eventSubscriptionsSecret" -}}
+{{- .Values.events.existingSecret | default (printf "%s-event-subscriptions" (include "ibs.fullname" .)) -}}
+{{- end -}}
+
+{{- define "ibs.hasEventSubscriptions" -}}
+{{- if or .Values.events.existingSecret .Values.events.subscriptions }}true{{ end -}}
 {{- end -}}
 
 {{- define "ibs.hasErrorTracking" -}}

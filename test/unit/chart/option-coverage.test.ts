@@ -36,6 +36,10 @@ const CHART_SOURCE: Record<OptionName, { values: string[] } | { chart: string }>
   buildSecretsConfigPath: {
     values: ['buildSecrets.entries', 'buildSecrets.existingSecret', 'buildSecrets.existingSecretKey'],
   },
+  eventSubscriptionsConfigPath: {
+    values: ['events.subscriptions', 'events.existingSecret', 'events.existingSecretKey'],
+  },
+  eventRetrySeconds: { values: ['events.retrySeconds'] },
   buildPlatforms: { values: ['build.platforms'] },
   buildNoCache: { values: ['build.noCache'] },
   buildCacheFrom: { values: ['build.cacheFrom'] },
@@ -176,6 +180,7 @@ test('across the valid values files, the pod gets every variable that points the
     'SERVICE_CONFIG_PATH',
     'GIT_CREDENTIALS_CONFIG_PATH',
     'BUILD_SECRETS_CONFIG_PATH',
+    'EVENT_SUBSCRIPTIONS_CONFIG_PATH',
     'REGISTRY_MAPPING_CONFIG_PATH',
     'PREBUILD_CONFIGURATIONS_PATH',
     'GITHUB_HOOK_SECRET_FILE',

@@ -51,6 +51,13 @@ const at = <T = unknown>(values: Values, path: string): T =>
   path.split('.').reduce<unknown>((v, key) => (v as Values | undefined)?.[key], values) as T;
 
 const USER_GIT_CREDENTIALS = [{ host: 'git.example.org', kind: 'https', username: 'u', token: 't' }];
+const USER_EVENT_SUBSCRIPTIONS = [
+  {
+    name: 'user-hook',
+    url: 'https://hooks.example/ibs',
+    secrets: [`whsec_${Buffer.alloc(32, 7).toString('base64')}`],
+  },
+];
 const USER_BUILD_SECRETS = [{ id: 'npmrc', value: 'v', repositories: [{ host: 'git.example.org' }] }];
 const USER_DSN = 'https://key@errors.example.org/7';
 const USER_REDIS_URL = 'rediss://:user-secret@redis.example.org:6380/1';
@@ -120,6 +127,7 @@ function userSecrets(values: Values): ExternalSecrets {
   };
   add('gitCredentials', JSON.stringify(USER_GIT_CREDENTIALS));
   add('buildSecrets', JSON.stringify(USER_BUILD_SECRETS));
+  add('events', JSON.stringify(USER_EVENT_SUBSCRIPTIONS));
   add('registryAuth', JSON.stringify({ auths: {} }));
   add('errorTracking', USER_DSN);
   add('redis', USER_REDIS_URL);
@@ -308,6 +316,14 @@ for (const c of cases) {
       (config.buildSecrets ?? []).map((s) => s.id),
       secretEntries.map((s) => s.id),
     );
+    const subscriptions = at(c.values, 'events.existingSecret')
+      ? USER_EVENT_SUBSCRIPTIONS
+      : (at(c.values, 'events.subscriptions') as { name: string }[]);
+    t.deepEqual(
+      config.events.subscriptions.map((s) => s.name),
+      subscriptions.map((s) => s.name),
+    );
+    t.deepEqual(config.events.retrySeconds, at(c.values, 'events.retrySeconds'));
     const dsn = at(c.values, 'errorTracking.existingSecret') ? USER_DSN : at(c.values, 'errorTracking.dsn');
     t.is(config.errorTrackingDsn, (dsn as string) || undefined);
     const redisUrl = at(c.values, 'redis.existingSecret') ? USER_REDIS_URL : at(c.values, 'redis.url');

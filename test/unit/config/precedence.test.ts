@@ -51,6 +51,15 @@ const hookFile = (name: string): string => {
   return path;
 };
 
+const subscriptionsFile = (name: string): string =>
+  file(`subscriptions-${name}.yaml`, [
+    {
+      name,
+      url: `https://${name}.example/hook`,
+      secrets: [`whsec_${Buffer.alloc(32, name).toString('base64')}`],
+    },
+  ]);
+
 interface Case {
   /** Three distinct values: given as flag, env and settings file (the settings one only with a key). */
   readonly values: readonly [OptionValue, OptionValue, OptionValue];
@@ -111,6 +120,18 @@ const CASES: { readonly [K in OptionName]: Case } = {
     read: (c) => (c.buildSecrets ?? []).map((e) => e.id),
     expected: [['s-flag'], ['s-env'], ['s-file']],
     unset: [],
+  },
+  eventSubscriptionsConfigPath: {
+    values: [subscriptionsFile('e-flag'), subscriptionsFile('e-env'), subscriptionsFile('e-file')],
+    read: (c) => c.events.subscriptions.map((e) => e.name),
+    expected: [['e-flag'], ['e-env'], ['e-file']],
+    unset: [],
+  },
+  eventRetrySeconds: {
+    values: [['1', '2'], ['3'], ['4', '5', '6']],
+    read: (c) => c.events.retrySeconds,
+    expected: [[1, 2], [3], [4, 5, 6]],
+    unset: [5, 300, 1800, 7200, 18000, 36000, 36000],
   },
   buildPlatforms: {
     values: [['linux/amd64', 'linux/arm64/v8'], ['linux/386'], ['linux/arm/v7']],
@@ -306,6 +327,7 @@ test('the defaults are the contract table, and derived fields come from the envi
       allowInsecureGitProtocols: false,
       gitCredentials: [],
       registryMappingRules: [],
+      events: { subscriptions: [], retrySeconds: [5, 300, 1800, 7200, 18000, 36000, 36000] },
       build: {
         platforms: [],
         noCache: false,
