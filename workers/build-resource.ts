@@ -8,7 +8,13 @@
 import { Cancellation, cancellationOf } from '../src/exec/cancellation.js';
 import type { Logger } from '../src/observability/logger.js';
 import { recordBuild, type BuildRecording } from '../src/builds/reporter.js';
-import type { BuildEndedListener, BuildOutcome, BuildRegistry, BuildReporter, NewBuild } from '../src/builds/types.js';
+import type {
+  BuildEndedListener,
+  BuildOutcome,
+  BuildRegistry,
+  BuildReporter,
+  NewBuild,
+} from '../src/builds/types.js';
 
 /** The states of a resource, in order; `followed`: it holds another build's id. */
 type ResourceState = 'new' | 'recorded' | 'followed' | 'ended';

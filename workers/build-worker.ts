@@ -9,6 +9,7 @@ import { busyRetryAfter } from './common/retry-after.js';
 import type { BuildLeases } from './leases/leases.js';
 import { BuildResource } from './build-resource.js';
 import type {
+  BuildAnswer,
   BuildEndedListener,
   BuildRecord,
   BuildRegistry,
@@ -23,6 +24,7 @@ import {
   buildFinished,
   buildNotFound,
   BusyError,
+  idempotencyKeyReused,
   storeUnavailable,
 } from '../src/errors/errors.js';
 import type { ProcessGroups } from '../src/exec/process-groups.js';
@@ -30,7 +32,7 @@ import type { LogStore } from '../src/logs/types.js';
 import type { Logger } from '../src/observability/logger.js';
 import type { Metrics } from '../src/observability/metrics.js';
 import type { JobReuse, Admission } from './admit.js';
-import { answerOf, cancelledBy, failureStatus, stopwatch } from './answer.js';
+import { answerOf, cancelledBy, failureStatus, statusOfAnswer, stopwatch } from './answer.js';
 import { createReuseDeps, type BuildDeps } from './build-deps.js';
 import { runBuild, runBuildJob } from './build-flow.js';
 import { devcontainerCliBundle } from './builder/devcontainer-build.js';
@@ -44,6 +46,11 @@ import { createBuildQueue, type BuildQueue } from './queue.js';
 import type { JobOutcome } from './reuse/decision.js';
 
 export { failureStatus };
+
+/** How long a request waits for the build id of an earlier request with its key being admitted. */
+const ATTACH_WAIT_MS = 10_000;
+/** One long poll of an attached request's wait. */
+const ATTACHED_POLL_MS = 60_000;
 
 export type BuildJobRunner = (
   plan: BuildPlan,
@@ -75,13 +82,20 @@ export interface BuildWorkerOptions {
   readonly probe?: Probe;
 }
 
+/** An Idempotency-Key and the digest of the body it came with (never the body). */
+export interface Idempotency {
+  readonly key: string;
+  readonly digest: string;
+}
+
 /** How a plan is started: the request it came with. */
 export interface StartOptions {
   readonly requestId: string;
   /** The request's logger (carries its id). */
   readonly logger: Logger;
   readonly trigger?: BuildTrigger;
-  readonly idempotencyKey?: string;
+  /** Reserved with `attach` (which found no build to attach to): bound to the build's id. */
+  readonly idempotency?: Idempotency;
 }
 
 /** One submitted plan, waited for by its request. */
@@ -98,7 +112,7 @@ function newBuild(submission: Submission, plan: BuildPlan): NewBuild {
   return {
     requestId: submission.requestId,
     ...(submission.trigger === undefined ? {} : { trigger: submission.trigger }),
-    ...(submission.idempotencyKey === undefined ? {} : { idempotencyKey: submission.idempotencyKey }),
+    ...(submission.idempotency === undefined ? {} : { idempotencyKey: submission.idempotency.key }),
     repository: plan.repository,
     ...(plan.branch === undefined ? {} : { branch: plan.branch }),
     image: targetImage(plan),
@@ -156,7 +170,63 @@ export class BuildWorker {
 
   /** Builds (or reuses) `plan`; throws a ServiceError (BUSY: 429 with its Retry-After). */
   async submit(plan: BuildPlan, submission: Submission): Promise<BuildResult> {
-    return this.#run(plan, submission, this.#resource(submission.logger)).result;
+    const resource = this.#resource(submission.logger);
+    const { result } = this.#run(plan, submission, resource);
+    if (submission.idempotency !== undefined) void this.#bind(submission.idempotency, resource);
+    return result;
+  }
+
+  /**
+   * The build an Idempotency-Key attaches a request to: the id of the build an earlier request
+   * with the same key and body started, or undefined when the key is new (it is then reserved:
+   * pass it to `start` or `submit`). The same key with another body is a 422.
+   */
+  async attach(idempotency: Idempotency): Promise<string | undefined> {
+    const deadline = Date.now() + ATTACH_WAIT_MS;
+    for (;;) {
+      const held = await this.#ctx.builds.reserveKey(idempotency.key, idempotency.digest);
+      if (held.kind === 'reserved') return undefined;
+      if (!held.sameBody) throw idempotencyKeyReused();
+      if (held.buildId !== undefined) return held.buildId;
+      // The first request is being admitted: its build's id comes within moments.
+      if (Date.now() > deadline) throw storeUnavailable();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+
+  /**
+   * The answer of the build `id` for a request attached to it, waited for (a POST is counted in
+   * service_builds_total once answered, as every POST is).
+   */
+  async answerOf(id: string, signal?: AbortSignal): Promise<BuildAnswer> {
+    for (;;) {
+      const record = await this.#ctx.builds.waitFinished(id, ATTACHED_POLL_MS, signal);
+      if (record === undefined) throw buildNotFound(id);
+      if (record.answer !== undefined) {
+        this.#ctx.metrics.countBuild(statusOfAnswer(record.answer), record.durationSeconds);
+        return record.answer;
+      }
+      if (signal?.aborted === true) throw signal.reason;
+    }
+  }
+
+  /** The record of the build `id` for an async request attached to it (counted once it is answered). */
+  async attached(id: string): Promise<BuildRecord> {
+    const record = await this.#ctx.builds.get(id);
+    if (record === undefined) throw buildNotFound(id);
+    void this.answerOf(id).catch(() => undefined);
+    return record;
+  }
+
+  /** Binds a reserved key to the build's id once admitted; frees it when the build was refused. */
+  async #bind(idempotency: Idempotency, resource: BuildResource): Promise<void> {
+    const id = await resource.id;
+    try {
+      if (id === undefined) await this.#ctx.builds.releaseKey(idempotency.key);
+      else await this.#ctx.builds.bindKey(idempotency.key, id);
+    } catch (err) {
+      this.#ctx.logger.warn({ err, buildId: id }, 'could not record the idempotency key');
+    }
   }
 
   /**
@@ -169,6 +239,7 @@ export class BuildWorker {
     const { result } = this.#run(plan, { ...options, signal: never }, resource);
     result.catch(() => undefined);
     const id = await Promise.race([resource.id, result.then(() => resource.id)]);
+    if (options.idempotency !== undefined) await this.#bind(options.idempotency, resource);
     const record = id === undefined ? undefined : await this.#ctx.builds.get(id);
     if (record === undefined) throw storeUnavailable();
     return record;

@@ -17,6 +17,8 @@ export interface BuildEntry {
   readonly id: string;
   readonly requestId: string;
   readonly trigger?: BuildTrigger;
+  /** Kept to drop the key with the record (never listed). */
+  readonly idempotencyKey?: string;
   readonly repository: string;
   readonly startedAtMs: number;
   branch?: string;
@@ -75,6 +77,7 @@ export function newBuildEntry(build: NewBuild, startedAtMs: number): BuildEntry 
     id: `bld-${randomUUID()}`,
     requestId: build.requestId,
     ...(build.trigger === undefined ? {} : { trigger: build.trigger }),
+    ...(build.idempotencyKey === undefined ? {} : { idempotencyKey: build.idempotencyKey }),
     repository: build.repository,
     startedAtMs,
     ...(build.branch === undefined ? {} : { branch: build.branch }),

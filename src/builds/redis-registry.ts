@@ -5,6 +5,7 @@
  * the next time any replica reads it. A finish is published on the build's channel; every change
  * is one Lua script (atomic): no read-modify-write from the service.
  */
+import { createHash } from 'node:crypto';
 import type { Logger } from '../observability/logger.js';
 import type { RedisConnection } from '../redis/connection.js';
 import {
@@ -15,6 +16,7 @@ import {
   buildEndChannel,
   buildKey,
   FINISHED_BUILDS,
+  idempotencyKey,
   RUNNING_BUILDS,
 } from '../redis/keys.js';
 import { redisScript } from '../redis/script.js';
@@ -28,6 +30,7 @@ import type {
   BuildRecord,
   BuildRegistry,
   BuildUpdate,
+  KeyReservation,
   NewBuild,
 } from './types.js';
 
@@ -150,6 +153,33 @@ redis.call('SET', KEYS[1], cjson.encode(entry))
 redis.call('PUBLISH', KEYS[2], 'c')
 return 1
 `);
+
+/** KEYS: idempotency key. ARGV: body digest, ttl ms, force (1: the key's build is no longer kept). */
+const RESERVE = redisScript(`
+if ARGV[3] == '1' or redis.call('EXISTS', KEYS[1]) == 0 then
+  redis.call('DEL', KEYS[1])
+  redis.call('HSET', KEYS[1], 'digest', ARGV[1])
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return {'reserved'}
+end
+return {'taken', redis.call('HGET', KEYS[1], 'digest') or '', redis.call('HGET', KEYS[1], 'id') or ''}
+`);
+
+/** KEYS: idempotency key. ARGV: build id, ttl ms. */
+const BIND = redisScript(`
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[1], 'id', ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return 1
+`);
+
+/**
+ * An Idempotency-Key outlives no kept record (a key whose build is no longer kept is free again);
+ * this bounds the keys of builds whose records were dropped without anyone asking for them.
+ */
+export const IDEMPOTENCY_TTL_MS = 7 * 24 * 3600 * 1000;
+
+const keyHash = (key: string): string => createHash('sha256').update(key).digest('hex');
 
 export interface RedisRegistryDeps {
   readonly connection: Pick<RedisConnection, 'client' | 'call' | 'duplicate'>;
@@ -305,6 +335,30 @@ class RedisRegistry implements RedisBuildRegistry {
     } finally {
       sub.release();
     }
+  }
+
+  async reserveKey(key: string, digest: string): Promise<KeyReservation> {
+    const reserve = (force: boolean) =>
+      this.#deps.connection.call((client) =>
+        RESERVE.run(client, [idempotencyKey(keyHash(key))], [digest, IDEMPOTENCY_TTL_MS, force ? 1 : 0]),
+      ) as Promise<[string, string?, string?]>;
+    const [kind, held = '', buildId = ''] = await reserve(false);
+    if (kind === 'reserved') return { kind: 'reserved' };
+    if (buildId !== '' && (await this.get(buildId)) === undefined) {
+      await reserve(true);
+      return { kind: 'reserved' };
+    }
+    return { kind: 'taken', sameBody: held === digest, ...(buildId === '' ? {} : { buildId }) };
+  }
+
+  async bindKey(key: string, buildId: string): Promise<void> {
+    await this.#deps.connection.call((client) =>
+      BIND.run(client, [idempotencyKey(keyHash(key))], [buildId, IDEMPOTENCY_TTL_MS]),
+    );
+  }
+
+  async releaseKey(key: string): Promise<void> {
+    await this.#deps.connection.call((client) => client.del(idempotencyKey(keyHash(key))));
   }
 
   close(): void {

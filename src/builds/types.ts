@@ -104,6 +104,16 @@ export interface BuildFilter {
   readonly status?: BuildStatusFilter;
 }
 
+/**
+ * An Idempotency-Key as the registry holds it: `reserved` (this request starts the build, then
+ * binds its id to the key, or releases the key when it is refused), or `taken` by an earlier
+ * request (with the same body digest or not; its build's id once admitted). A key whose build's
+ * record is no longer kept is free again.
+ */
+export type KeyReservation =
+  | { readonly kind: 'reserved' }
+  | { readonly kind: 'taken'; readonly sameBody: boolean; readonly buildId?: string };
+
 export interface BuildRegistry {
   /** Records a build that was just admitted (phase `cloning`, 1 waiter); resolves with its new id. */
   start(build: NewBuild): Promise<string>;
@@ -128,6 +138,10 @@ export interface BuildRegistry {
    */
   requestCancel(id: string, by: string): Promise<void>;
   onCancel(listener: (id: string, by: string) => void): void;
+  /** Reserves an Idempotency-Key for a body (its digest only: a body can hold credentials). */
+  reserveKey(key: string, digest: string): Promise<KeyReservation>;
+  bindKey(key: string, buildId: string): Promise<void>;
+  releaseKey(key: string): Promise<void>;
 }
 
 /**

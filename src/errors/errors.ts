@@ -237,6 +237,16 @@ export const ERRORS = {
     text: 'the build was lost: its replica {replica} stopped renewing its record',
     when: 'Redis mode: the replica running the build died (its record lease expired) before it ended.',
   },
+  INVALID_IDEMPOTENCY_KEY: {
+    status: 400,
+    text: 'invalid Idempotency-Key: 1 to {max} visible ASCII characters',
+    when: 'The `Idempotency-Key` header of `POST /build` is empty, too long, repeated or not visible ASCII.',
+  },
+  IDEMPOTENCY_KEY_REUSED: {
+    status: 422,
+    text: 'the Idempotency-Key was already used with a different request body',
+    when: 'A `POST /build` repeats a kept `Idempotency-Key` with another body.',
+  },
 
   // --- Redis mode ---
   STORE_UNAVAILABLE: {
@@ -619,6 +629,8 @@ export const invalidWait = (min: number, max: number): ServiceError => make('INV
 /** `by`: who cancelled it (the DELETE's request id). */
 export const buildCancelled = (by: string): ServiceError => make('BUILD_CANCELLED', { by });
 export const buildLost = (replica: string): ServiceError => make('BUILD_LOST', { replica });
+export const invalidIdempotencyKey = (max: number): ServiceError => make('INVALID_IDEMPOTENCY_KEY', { max });
+export const idempotencyKeyReused = (): ServiceError => make('IDEMPOTENCY_KEY_REUSED', {});
 // --- Redis mode ---
 
 /** Never carries the Redis URL or the client's error (they can name the server's password). */

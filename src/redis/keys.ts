@@ -30,6 +30,9 @@ export const BUILD_CANCEL_CHANNEL = `${PREFIX}builds:cancel`;
 export const RUNNING_BUILDS = `${PREFIX}builds:running`;
 export const FINISHED_BUILDS = `${PREFIX}builds:finished`;
 
+/** An Idempotency-Key of POST /build, by the SHA-256 of the key: a hash {digest (of the body), id}. */
+export const idempotencyKey = (keyHash: string): string => `${PREFIX}idempotency:${keyHash}`;
+
 /** A build key's lease (its holder's token), its released outcome, and its channel. */
 export const leaseKey = (id: string): string => `${PREFIX}lease:${id}`;
 export const leaseOutcomeKey = (id: string): string => `${leaseKey(id)}:outcome`;

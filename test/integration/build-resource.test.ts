@@ -2,7 +2,7 @@
  * A build as a resource on the real stack: an async POST /build is answered 202 before the clone
  * and its answer is read with a long poll; GET of an unknown id is a 404, a bad wait a 400; a
  * DELETE cancels a running build (its slot is freed, its sync waiter gets the same answer) and a
- * finished one is a 409.
+ * finished one is a 409. An Idempotency-Key attaches a repeat to the same build; another body is a 422.
  */
 import test, { type ExecutionContext } from 'ava';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -22,7 +22,13 @@ import {
 } from '../helpers/build-support.js';
 import { eventually } from '../helpers/eventually.js';
 import { metricValue } from '../helpers/metrics.js';
-import { buildFinished, buildNotFound, invalidWait } from '../../src/errors/errors.js';
+import {
+  buildFinished,
+  buildNotFound,
+  idempotencyKeyReused,
+  invalidIdempotencyKey,
+  invalidWait,
+} from '../../src/errors/errors.js';
 
 async function app(t: ExecutionContext): Promise<RunningApp> {
   const scratchDir = await mkdtemp(join(tmpdir(), 'ibs-build-resource-'));
@@ -148,4 +154,61 @@ test('DELETE of a running sync build: its slot is freed, its record and its wait
   const again = await call(`${service.url}/builds/${id}`, { method: 'DELETE' });
   t.is(again.status, 409);
   t.deepEqual(again.body, buildFinished(id).toBody());
+});
+
+test('Idempotency-Key: the same key and body attach to one build (async and sync); another body is a 422', async (t) => {
+  const service = await app(t);
+  const key = `ci-${randomUUID()}`;
+  const body = request(httpsRepo('image'), uniqueName('idempotent'));
+  const headers = { Prefer: 'respond-async', 'Idempotency-Key': key };
+  const first = await post(service, body, headers);
+  const second = await post(service, body, headers);
+  t.is(first.status, 202);
+  t.is(second.status, 202);
+  t.is(second.headers.get('location'), first.headers.get('location'));
+  t.is(second.body.id, first.body.id);
+  // A synchronous request with the key waits for the same build and gets its answer.
+  const sync = await post(service, body, { 'Idempotency-Key': key });
+  t.is(sync.status, 200);
+  const record = await answerOf(service.url, String(first.headers.get('location')));
+  t.deepEqual(record.answer, { status: 200, body: sync.body });
+  const { builds } = (await (await fetch(`${service.url}/builds`)).json()) as { builds: unknown[] };
+  t.is(builds.length, 1, 'one build ran');
+  // Every POST is counted.
+  await eventually(
+    async () => (await metricValue(service.url, 'service_builds_total', { status: 'success' })) === 3,
+    {
+      what: 'three POSTs counted',
+    },
+  );
+  const other = await post(service, { ...body, branch: 'main' }, headers);
+  t.is(other.status, 422);
+  t.deepEqual(other.body, idempotencyKeyReused().toBody());
+  const otherSync = await post(service, { ...body, branch: 'main' }, { 'Idempotency-Key': key });
+  t.is(otherSync.status, 422);
+});
+
+test('Idempotency-Key: anything but 1 to 255 visible ASCII characters is a 400 and starts nothing', async (t) => {
+  const service = await app(t);
+  const body = request(httpsRepo('image'), uniqueName('badkey'));
+  for (const key of ['', 'a b', 'k'.repeat(256), 'clé', 'tab\there']) {
+    const refused = await post(service, body, { 'Idempotency-Key': key, Prefer: 'respond-async' }).catch(
+      () => undefined,
+    );
+    if (refused === undefined) continue; // a value fetch itself refuses to send
+    t.is(refused.status, 400, JSON.stringify(key));
+    t.deepEqual(refused.body, invalidIdempotencyKey(255).toBody());
+  }
+  const twice = await fetch(`${service.url}/build`, {
+    method: 'POST',
+    headers: [
+      ['content-type', 'application/json'],
+      ['Idempotency-Key', 'one'],
+      ['Idempotency-Key', 'two'],
+    ],
+    body: JSON.stringify(body),
+  });
+  t.is(twice.status, 400);
+  const { builds } = (await (await fetch(`${service.url}/builds`)).json()) as { builds: unknown[] };
+  t.deepEqual(builds, []);
 });
