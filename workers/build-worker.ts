@@ -240,6 +240,8 @@ export class BuildWorker {
     result.catch(() => undefined);
     const id = await Promise.race([resource.id, result.then(() => resource.id)]);
     if (options.idempotency !== undefined) await this.#bind(options.idempotency, resource);
+    // Ended before it had an id: refused (429), or its record could not be written.
+    if (id === undefined) await result;
     const record = id === undefined ? undefined : await this.#ctx.builds.get(id);
     if (record === undefined) throw storeUnavailable();
     return record;
