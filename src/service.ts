@@ -157,6 +157,7 @@ async function main(): Promise<void> {
     logger: reporting.logger,
     abort,
     graceMs: (config.shutdownGraceSeconds ?? DEFAULT_SHUTDOWN_GRACE_SECONDS) * 1000,
+    drained: () => ctx.buildWorker.drained?.() ?? Promise.resolve(),
     flush: reporting.flush,
     exit: (code) => process.exit(code),
   });

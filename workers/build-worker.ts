@@ -128,6 +128,8 @@ export class BuildWorker {
   /** The builds this instance runs, by record id (DELETE /builds/{id} finds them here). */
   readonly #local = new Map<string, BuildResource>();
   readonly #listeners: BuildEndedListener[] = [];
+  /** Every request's flow in progress, sync or async (the drain on SIGTERM waits for them). */
+  readonly #runs = new Set<Promise<unknown>>();
 
   constructor(ctx: BuildWorkerContext, options: BuildWorkerOptions = {}) {
     this.#ctx = ctx;
@@ -304,7 +306,16 @@ export class BuildWorker {
         );
       }
     };
-    return { result: ended() };
+    const result = ended();
+    const settled = result.catch(() => undefined);
+    this.#runs.add(settled);
+    void settled.then(() => this.#runs.delete(settled));
+    return { result };
+  }
+
+  /** Resolves once no build runs here (async ones included): the drain on SIGTERM waits for it. */
+  async drained(): Promise<void> {
+    while (this.#runs.size > 0) await Promise.all([...this.#runs]);
   }
 
   #admission(

@@ -25,7 +25,7 @@ export interface AppContext {
     BuildWorker,
     'submit' | 'start' | 'cancel' | 'attach' | 'attached' | 'answerOf'
   > &
-    Partial<Pick<BuildWorker, 'builders'>>;
+    Partial<Pick<BuildWorker, 'builders' | 'drained'>>;
   /** Redis mode: whether the shared store answers now (readiness fails when it does not). */
   readonly sharedStoreProbe?: () => Promise<boolean>;
 }
