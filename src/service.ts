@@ -124,7 +124,13 @@ async function createContext(
     processGroups: new ProcessGroups().killOnExit(process),
     shutdownSignal,
   };
-  const buildWorker = new BuildWorker({ ...shared, onBuildEnded: events.onBuildEnded });
+  const buildWorker = new BuildWorker({
+    ...shared,
+    reuseSourceServed: (repository, digest) => retention.served(repository, [digest]),
+  });
+  // Each build's end: its events recorded, what it answered counted as served (docs/events.md).
+  buildWorker.onBuildEnded(events.onBuildEnded);
+  buildWorker.onBuildEnded(retention.servedOnAnswer);
   return {
     ...shared,
     ...(stores.sharedStoreProbe === undefined ? {} : { sharedStoreProbe: stores.sharedStoreProbe }),
@@ -186,6 +192,7 @@ async function main(): Promise<void> {
     logger: reporting.logger,
     abort,
     graceMs: (config.shutdownGraceSeconds ?? DEFAULT_SHUTDOWN_GRACE_SECONDS) * 1000,
+    drained: () => ctx.buildWorker.drained?.() ?? Promise.resolve(),
     flush: reporting.flush,
     exit: (code) => process.exit(code),
   });

@@ -4,6 +4,7 @@
  * replica, one connection). Modules receive only the store they use.
  */
 import { alwaysHeld, type ScheduleLock } from './prebuilds/schedule-lock.js';
+import { hostname } from 'node:os';
 import { createEmbeddedLeases, type BuildLeases } from '../workers/leases/leases.js';
 import { createMemoryBuildRegistry } from './builds/memory-registry.js';
 import type { BuildRegistry } from './builds/types.js';
@@ -87,7 +88,13 @@ export async function createStores(
   ]);
   const redis = createRedisConnection(config.redisUrl, logger);
   const logStore = createRedisLogStore({ config, connection: redis, logger });
-  const builds = createRedisBuildRegistry({ connection: redis, history: config.buildHistory, logger });
+  const replica = `${hostname()}:${process.pid}`;
+  const builds = createRedisBuildRegistry({
+    connection: redis,
+    history: config.buildHistory,
+    logger,
+    replica,
+  });
   const leases = createRedisBuildLeases({ connection: redis, logger });
   const events = await openRedisJournal(redis, subscriptions);
   return {

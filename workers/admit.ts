@@ -35,6 +35,10 @@ export interface Admission {
   readonly refusePlatforms?: () => void;
   /** The commits the request's branch points at now (git ls-remote). */
   readonly remoteTip: (plan: BuildPlan, signal: AbortSignal) => Promise<string[]>;
+  /** Aborted when the build is cancelled whatever its waiters (DELETE /builds/{id}). */
+  readonly cancelSignal: AbortSignal;
+  /** The request follows the identical build in flight with this record id. */
+  readonly followed: (buildId: Promise<string | undefined>) => void;
 }
 
 /** A job outcome that must be a result (reuse off: the job never follows). */
@@ -75,6 +79,7 @@ async function followIdentical(
   const waiter = existing.follow();
   if (waiter === undefined) return undefined;
   c.deps.metrics.buildsCoalescedTotal.inc();
+  c.followed(existing.buildId);
   const detach = onAbort(clientSignal, () => waiter.leave(new Cancellation('client_gone')));
   try {
     return await existing.result;
@@ -155,7 +160,12 @@ async function ownBuild(
   const { inFlight } = c.deps.reuse;
   const own = inFlight.start(id) ?? inFlight.start(`${id}#${randomUUID()}`);
   if (own === undefined) throw internal('no in-flight entry could be started');
-  const detach = onAbort(clientSignal, () => own.waiter.leave(new Cancellation('client_gone')));
+  const left = onAbort(clientSignal, () => own.waiter.leave(new Cancellation('client_gone')));
+  const cancelled = onAbort(c.cancelSignal, () => own.cancel(c.cancelSignal.reason));
+  const detach = (): void => {
+    left();
+    cancelled();
+  };
   const job = (reuse: Omit<JobReuse, 'own'>) =>
     c.queue.run((signal) => c.job(signal, { own, ...reuse }), {
       signal: own.signal,
@@ -186,7 +196,7 @@ export async function admit(plan: BuildPlan, c: Admission, clientSignal: AbortSi
   if (!c.deps.config.build.reuse) {
     return resultOf(
       await c.queue.run((signal) => c.job(signal), {
-        signal: clientSignal,
+        signal: AbortSignal.any([clientSignal, c.cancelSignal]),
         deadlineSeconds: c.deadlineSeconds,
       }),
     );

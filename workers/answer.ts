@@ -3,7 +3,8 @@
  * service_builds_total with its duration and told in one service-log line ("build succeeded",
  * "build failed", with the cancellation's reason when the build was cancelled).
  */
-import { isServiceError } from '../src/errors/errors.js';
+import type { BuildAnswer } from '../src/builds/types.js';
+import { buildCancelled, internal, isServiceError, withLogId } from '../src/errors/errors.js';
 import { cancellationOf } from '../src/exec/cancellation.js';
 import type { Logger } from '../src/observability/logger.js';
 import type { BuildStatus, Metrics } from '../src/observability/metrics.js';
@@ -69,4 +70,24 @@ export function answerBuild(
     },
     'build failed',
   );
+}
+
+/** The status an answer is counted with in service_builds_total. */
+export function statusOfAnswer(answer: BuildAnswer): BuildStatus {
+  if (answer.status < 300) return 'success';
+  return answer.status < 500 ? 'invalid_request' : 'failure';
+}
+
+/** What a synchronous request is answered for `settled`: the result, or the error's status and body. */
+export function answerOf(settled: Settled): BuildAnswer {
+  if (settled.ok) return { status: 200, body: { ...settled.result } };
+  const error = isServiceError(settled.err) ? settled.err : internal(settled.err);
+  return { status: error.status, body: error.toBody() };
+}
+
+/** The error of a build cancelled by `by` (DELETE /builds/{id}), keeping the log of `thrown`. */
+export function cancelledBy(by: string, thrown: unknown): Error {
+  const cancelled = buildCancelled(by);
+  const logId = isServiceError(thrown) ? thrown.details.logId : undefined;
+  return logId === undefined ? cancelled : withLogId(cancelled, logId);
 }

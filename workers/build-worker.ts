@@ -7,17 +7,32 @@
 import { supplyChainOf } from '../src/supply-chain/supply-chain.js';
 import { busyRetryAfter } from './common/retry-after.js';
 import type { BuildLeases } from './leases/leases.js';
-import { recordBuild } from '../src/builds/reporter.js';
-import type { BuildRegistry, BuildReporter, NewBuild } from '../src/builds/types.js';
+import { BuildResource } from './build-resource.js';
+import type {
+  BuildAnswer,
+  BuildEndedListener,
+  BuildRecord,
+  BuildRegistry,
+  BuildReporter,
+  BuildTrigger,
+  NewBuild,
+} from '../src/builds/types.js';
 import type { Config } from '../src/config/types.js';
-import type { EndedBuild } from '../src/events/types.js';
-import { busy, buildersFull, BusyError, internal, isServiceError } from '../src/errors/errors.js';
+import {
+  busy,
+  buildersFull,
+  buildFinished,
+  buildNotFound,
+  BusyError,
+  idempotencyKeyReused,
+  storeUnavailable,
+} from '../src/errors/errors.js';
 import type { ProcessGroups } from '../src/exec/process-groups.js';
 import type { LogStore } from '../src/logs/types.js';
 import type { Logger } from '../src/observability/logger.js';
 import type { Metrics } from '../src/observability/metrics.js';
 import type { JobReuse, Admission } from './admit.js';
-import { failureStatus, stopwatch } from './answer.js';
+import { answerOf, cancelledBy, failureStatus, statusOfAnswer, stopwatch } from './answer.js';
 import { createReuseDeps, type BuildDeps } from './build-deps.js';
 import { runBuild, runBuildJob } from './build-flow.js';
 import { devcontainerCliBundle } from './builder/devcontainer-build.js';
@@ -28,10 +43,14 @@ import { RemoteBuilder } from './builder/remote-builder.js';
 import { remoteTip } from './git/ls-remote.js';
 import type { BuildPlan, BuildResult } from './plan/plan-types.js';
 import { createBuildQueue, type BuildQueue } from './queue.js';
-import { isFollowing, type JobOutcome } from './reuse/decision.js';
-import type { Retention } from '../src/retention/retention.js';
+import type { JobOutcome } from './reuse/decision.js';
 
 export { failureStatus };
+
+/** How long a request waits for the build id of an earlier request with its key being admitted. */
+const ATTACH_WAIT_MS = 10_000;
+/** One long poll of an attached request's wait. */
+const ATTACHED_POLL_MS = 60_000;
 
 export type BuildJobRunner = (
   plan: BuildPlan,
@@ -52,10 +71,8 @@ export interface BuildWorkerContext {
   readonly processGroups: ProcessGroups;
   /** Aborted when the process must stop now: the worker's registry client closes. */
   readonly shutdownSignal: AbortSignal;
-  /** Image retention: told what each answer and each reuse served (docs/retention.md). */
-  readonly retention?: Pick<Retention, 'served'>;
-  /** Awaited with the finished build's record and answer before the answer is sent (events). */
-  readonly onBuildEnded?: (record: EndedBuild) => Promise<void>;
+  /** Told the source image of each reuse (retention's "served", docs/retention.md). */
+  readonly reuseSourceServed?: (repository: string, digest: string) => void;
 }
 
 export interface BuildWorkerOptions {
@@ -67,27 +84,37 @@ export interface BuildWorkerOptions {
   readonly probe?: Probe;
 }
 
-/** One submitted plan: the request it came with. */
-export interface Submission {
+/** An Idempotency-Key and the digest of the body it came with (never the body). */
+export interface Idempotency {
+  readonly key: string;
+  readonly digest: string;
+}
+
+/** How a plan is started: the request it came with. */
+export interface StartOptions {
   readonly requestId: string;
   /** The request's logger (carries its id). */
   readonly logger: Logger;
-  /** Aborted when the client goes away: the build is cancelled. */
+  readonly trigger?: BuildTrigger;
+  /** Reserved with `attach` (which found no build to attach to): bound to the build's id. */
+  readonly idempotency?: Idempotency;
+}
+
+/** One submitted plan, waited for by its request. */
+export interface Submission extends StartOptions {
+  /** Aborted when the client goes away: the build is cancelled (when it is its last waiter). */
   readonly signal: AbortSignal;
-  /** What started it (absent: a POST /build). */
-  readonly trigger?: NewBuild['trigger'];
-  /** Told the build's id once it is recorded. */
-  readonly onRecorded?: (id: string) => void;
 }
 
 /** The image a plan targets before its commit is known: `<registry>/<name>[:<tag>]`. */
 const targetImage = (plan: BuildPlan): string =>
   `${plan.image.registry}/${plan.image.name}${plan.image.tag === undefined ? '' : `:${plan.image.tag}`}`;
 
-function newBuild(requestId: string, plan: BuildPlan, trigger?: NewBuild['trigger']): NewBuild {
+function newBuild(submission: Submission, plan: BuildPlan): NewBuild {
   return {
-    requestId,
-    ...(trigger === undefined ? {} : { trigger }),
+    requestId: submission.requestId,
+    ...(submission.trigger === undefined ? {} : { trigger: submission.trigger }),
+    ...(submission.idempotency === undefined ? {} : { idempotencyKey: submission.idempotency.key }),
     repository: plan.repository,
     ...(plan.branch === undefined ? {} : { branch: plan.branch }),
     image: targetImage(plan),
@@ -100,6 +127,11 @@ export class BuildWorker {
   readonly #queue: BuildQueue;
   readonly #runJob: BuildJobRunner;
   readonly #fleet: BuilderFleet;
+  /** The builds this instance runs, by record id (DELETE /builds/{id} finds them here). */
+  readonly #local = new Map<string, BuildResource>();
+  readonly #listeners: BuildEndedListener[] = [];
+  /** Every request's flow in progress, sync or async (the drain on SIGTERM waits for them). */
+  readonly #runs = new Set<Promise<unknown>>();
 
   constructor(ctx: BuildWorkerContext, options: BuildWorkerOptions = {}) {
     this.#ctx = ctx;
@@ -117,7 +149,7 @@ export class BuildWorker {
         ctx.config.insecureRegistries,
         ctx.leases,
         supplyChainOf(ctx.config),
-        ctx.retention && ((repository, digest) => ctx.retention?.served(repository, [digest])),
+        ctx.reuseSourceServed,
       ),
     };
     ctx.shutdownSignal.addEventListener('abort', () => this.#deps.reuse.registry.close(), { once: true });
@@ -129,6 +161,8 @@ export class BuildWorker {
       ...(options.probe === undefined ? {} : { probe: options.probe }),
     });
     this.#fleet.health.start(ctx.shutdownSignal);
+    // A DELETE on another replica (Redis mode) reaches the builds this instance runs.
+    ctx.builds.onCancel((id, by) => this.#local.get(id)?.cancel(by));
     this.#queue =
       options.queue ??
       createBuildQueue({
@@ -145,68 +179,203 @@ export class BuildWorker {
 
   /** Builds (or reuses) `plan`; throws a ServiceError (BUSY: 429 with its Retry-After). */
   async submit(plan: BuildPlan, submission: Submission): Promise<BuildResult> {
-    const seconds = stopwatch();
-    const result = await runBuild({
-      plan,
-      admission: this.#admission(plan, submission, seconds),
-      signal: submission.signal,
-      refused: (err) => this.#busy(plan, submission.logger, err instanceof BusyError),
-      answering: { logger: submission.logger, metrics: this.#ctx.metrics, seconds },
-    });
-    this.#ctx.retention?.served(`${result.registry}/${result.name}`, [result.digest, `tag:${result.tag}`]);
+    const resource = this.#resource(submission.logger);
+    const { result } = this.#run(plan, submission, resource);
+    if (submission.idempotency !== undefined) void this.#bind(submission.idempotency, resource);
     return result;
   }
 
-  #admission(plan: BuildPlan, submission: Submission, seconds: () => number): Admission {
+  /**
+   * The build an Idempotency-Key attaches a request to: the id of the build an earlier request
+   * with the same key and body started, or undefined when the key is new (it is then reserved:
+   * pass it to `start` or `submit`). The same key with another body is a 422.
+   */
+  async attach(idempotency: Idempotency): Promise<string | undefined> {
+    const deadline = Date.now() + ATTACH_WAIT_MS;
+    for (;;) {
+      const held = await this.#ctx.builds.reserveKey(idempotency.key, idempotency.digest);
+      if (held.kind === 'reserved') return undefined;
+      if (!held.sameBody) throw idempotencyKeyReused();
+      if (held.buildId !== undefined) return held.buildId;
+      // The first request is being admitted: its build's id comes within moments.
+      if (Date.now() > deadline) throw storeUnavailable();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+
+  /**
+   * The answer of the build `id` for a request attached to it, waited for (a POST is counted in
+   * service_builds_total once answered, as every POST is).
+   */
+  async answerOf(id: string, signal?: AbortSignal): Promise<BuildAnswer> {
+    for (;;) {
+      const record = await this.#ctx.builds.waitFinished(id, ATTACHED_POLL_MS, signal);
+      if (record === undefined) throw buildNotFound(id);
+      if (record.answer !== undefined) {
+        this.#ctx.metrics.countBuild(statusOfAnswer(record.answer), record.durationSeconds);
+        return record.answer;
+      }
+      if (signal?.aborted === true) throw signal.reason;
+    }
+  }
+
+  /** The record of the build `id` for an async request attached to it (counted once it is answered). */
+  async attached(id: string): Promise<BuildRecord> {
+    const record = await this.#ctx.builds.get(id);
+    if (record === undefined) throw buildNotFound(id);
+    void this.answerOf(id).catch(() => undefined);
+    return record;
+  }
+
+  /** Binds a reserved key to the build's id once admitted; frees it when the build was refused. */
+  async #bind(idempotency: Idempotency, resource: BuildResource): Promise<void> {
+    const id = await resource.id;
+    try {
+      if (id === undefined) await this.#ctx.builds.releaseKey(idempotency.key);
+      else await this.#ctx.builds.bindKey(idempotency.key, id);
+    } catch (err) {
+      this.#ctx.logger.warn({ err, buildId: id }, 'could not record the idempotency key');
+    }
+  }
+
+  /**
+   * Starts `plan` and answers its record once it is admitted (before the clone); the build runs on
+   * apart from any connection. Throws as `submit` does when it is refused (429, 503).
+   */
+  async start(plan: BuildPlan, options: StartOptions): Promise<BuildRecord> {
+    const resource = this.#resource(options.logger);
+    const never = new AbortController().signal;
+    const { result } = this.#run(plan, { ...options, signal: never }, resource);
+    result.catch(() => undefined);
+    const id = await Promise.race([resource.id, result.then(() => resource.id)]);
+    if (options.idempotency !== undefined) await this.#bind(options.idempotency, resource);
+    // Ended before it had an id: refused (429), or its record could not be written.
+    if (id === undefined) await result;
+    const record = id === undefined ? undefined : await this.#ctx.builds.get(id);
+    if (record === undefined) throw storeUnavailable();
+    return record;
+  }
+
+  /** Cancels the running build `id` (here, or on the replica running it); its record as it stands. */
+  async cancel(id: string, by: string): Promise<BuildRecord> {
+    const record = await this.#ctx.builds.get(id);
+    if (record === undefined) throw buildNotFound(id);
+    if (record.phase === 'finished') throw buildFinished(id);
+    const local = this.#local.get(id);
+    if (local !== undefined) local.cancel(by);
+    else await this.#ctx.builds.requestCancel(id, by);
+    return record;
+  }
+
+  /** Called with each build's finished record before any waiter gets its answer. */
+  onBuildEnded(listener: BuildEndedListener): void {
+    this.#listeners.push(listener);
+  }
+
+  #resource(logger: Logger): BuildResource {
+    return new BuildResource(this.#ctx.builds, logger, this.#listeners);
+  }
+
+  /** The flow of one request, its record ended with the answer before the result is handed on. */
+  #run(plan: BuildPlan, submission: Submission, resource: BuildResource): { result: Promise<BuildResult> } {
+    const seconds = stopwatch();
+    const flow = runBuild({
+      plan,
+      admission: this.#admission(plan, submission, seconds, resource),
+      signal: AbortSignal.any([submission.signal, resource.signal]),
+      refused: (err) => this.#busy(plan, submission.logger, err instanceof BusyError),
+      answering: { logger: submission.logger, metrics: this.#ctx.metrics, seconds },
+    });
+    const ended = async (): Promise<BuildResult> => {
+      try {
+        const result = await flow;
+        await resource.end({
+          status: 'success',
+          durationSeconds: seconds(),
+          image: result.image,
+          answer: answerOf({ ok: true, result }),
+        });
+        return result;
+      } catch (thrown) {
+        const cancelled = resource.cancelled;
+        const err = cancelled?.by === undefined ? thrown : cancelledBy(cancelled.by, thrown);
+        const answer = answerOf({ ok: false, err });
+        await resource.end({
+          status: failureStatus(err),
+          durationSeconds: seconds(),
+          error: String(answer.body.error),
+          answer,
+        });
+        throw err;
+      } finally {
+        void resource.id.then(
+          (id) => id !== undefined && this.#local.get(id) === resource && this.#local.delete(id),
+        );
+      }
+    };
+    const result = ended();
+    const settled = result.catch(() => undefined);
+    this.#runs.add(settled);
+    void settled.then(() => this.#runs.delete(settled));
+    return { result };
+  }
+
+  /** Resolves once no build runs here (async ones included): the drain on SIGTERM waits for it. */
+  async drained(): Promise<void> {
+    while (this.#runs.size > 0) await Promise.all([...this.#runs]);
+  }
+
+  #admission(
+    plan: BuildPlan,
+    submission: Submission,
+    seconds: () => number,
+    resource: BuildResource,
+  ): Admission {
     const deps: BuildDeps = { ...this.#deps, logger: submission.logger };
-    const build = newBuild(submission.requestId, plan, submission.trigger);
+    const build = newBuild(submission, plan);
     return {
       queue: this.#queue,
       deps,
       deadlineSeconds: this.#ctx.config.build.cloneTimeoutSeconds + this.#ctx.config.build.timeoutSeconds,
       refusePlatforms: () => this.#fleet.refuse(plan.platforms),
       remoteTip: (p, signal) => remoteTip(p, deps, signal),
+      cancelSignal: resource.signal,
+      followed: (buildId) => void buildId.then((id) => resource.follow(id)),
       job: (signal, reuse) => {
         // Synchronously placed (or busy: every healthy builder full) before anything is recorded.
         const placement = this.#fleet.place(plan.repository, plan.branch, plan.platforms);
         const placed = placement === undefined ? deps : { ...deps, remoteBuilder: placement };
         const record = placement === undefined ? build : { ...build, ...placement.record() };
-        return this.#runRecorded(record, submission, seconds, placement, (reporter) =>
+        return this.#runPlaced(record, resource, reuse, placement, (reporter) =>
           this.#runJob(plan, placed, signal, reporter, reuse),
         );
       },
     };
   }
 
-  /** Runs an admitted job recorded in the registry: started, reported on by the job, finished with its outcome. */
-  async #runRecorded(
+  /** Runs an admitted job on its placement, the build recorded in the registry on its first job. */
+  async #runPlaced(
     build: NewBuild,
-    submission: Pick<Submission, 'logger' | 'onRecorded'>,
-    seconds: () => number,
+    resource: BuildResource,
+    reuse: JobReuse | undefined,
     placement: Placement | undefined,
     job: (reporter: BuildReporter) => Promise<JobOutcome>,
   ): Promise<JobOutcome> {
-    const recording = await recordBuild(this.#ctx.builds, build, submission.logger).catch((err: unknown) => {
+    const reporter = await resource.record(build).catch((err: unknown) => {
       placement?.finish('failure');
       throw err;
     });
-    if (recording.id !== undefined) submission.onRecorded?.(recording.id);
+    const id = await resource.id;
+    if (id !== undefined) this.#local.set(id, resource);
+    reuse?.own.setBuildId(id);
     if (placement !== undefined)
-      placement.onMove = (endpoint, builders) => void recording.reporter.builder(endpoint, builders);
+      placement.onMove = (endpoint, builders) => void reporter.builder(endpoint, builders);
     try {
-      const result = await job(recording.reporter);
+      const result = await job(reporter);
       placement?.finish('success');
-      // A job that follows a build with the same key ends here; the answer is that build's reuse.
-      const image = isFollowing(result) ? result.soFar.image : result.image;
-      await recording.finish({ status: 'success', durationSeconds: seconds(), image });
       return result;
     } catch (err) {
       placement?.finish(failureStatus(err));
-      await recording.finish({
-        status: failureStatus(err),
-        durationSeconds: seconds(),
-        error: (isServiceError(err) ? err : internal(err)).message,
-      });
       throw err;
     }
   }

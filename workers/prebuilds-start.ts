@@ -30,15 +30,15 @@ export interface PrebuildsContext {
   readonly shutdownSignal: AbortSignal;
 }
 
-/** The prebuilds; their schedules start when any configuration is set. */
+/** The prebuilds, told of every build's end; their schedules start when any configuration is set. */
 export function createPrebuilds(
   ctx: PrebuildsContext,
-  worker: Pick<BuildWorker, 'submit'>,
+  worker: Pick<BuildWorker, 'start' | 'cancel' | 'onBuildEnded'>,
   lock: ScheduleLock,
 ): Prebuilds {
   const registry = new RegistryClient({ insecureRegistries: ctx.config.insecureRegistries });
   ctx.shutdownSignal.addEventListener('abort', () => registry.close(), { once: true });
-  const builds = new WorkerPrebuildBuilds(worker, ctx.builds, ctx.logger);
+  const builds = new WorkerPrebuildBuilds(worker, ctx.logger);
   const prebuilds = new Prebuilds({
     config: ctx.config,
     logger: ctx.logger,
@@ -48,7 +48,7 @@ export function createPrebuilds(
     deliveries: new MemoryDeliveryLog(),
     registry,
   });
-  builds.ended = prebuilds.ended;
+  worker.onBuildEnded(prebuilds.ended);
   if (ctx.config.prebuilds.configurations.length > 0) schedule(ctx, prebuilds, registry, lock);
   return prebuilds;
 }

@@ -7,6 +7,7 @@ import type {
   BuildFilter,
   BuildOutcome,
   BuildRecord,
+  BuildTrigger,
   NewBuild,
   PlatformBuilder,
   RunningPhase,
@@ -16,6 +17,9 @@ import type {
 export interface BuildEntry {
   readonly id: string;
   readonly requestId: string;
+  readonly trigger?: BuildTrigger;
+  /** Kept to drop the key with the record (never listed). */
+  readonly idempotencyKey?: string;
   readonly repository: string;
   readonly startedAtMs: number;
   branch?: string;
@@ -26,7 +30,6 @@ export interface BuildEntry {
   imageBuildLogId?: string;
   builder?: string;
   builders?: readonly PlatformBuilder[];
-  trigger?: NewBuild['trigger'];
   waiters: number;
   outcome?: BuildOutcome;
 }
@@ -46,6 +49,7 @@ export function toRecord(entry: BuildEntry, at: number): BuildRecord {
   return {
     id: entry.id,
     requestId: entry.requestId,
+    ...(entry.trigger === undefined ? {} : { trigger: entry.trigger }),
     repository: entry.repository,
     ...(entry.branch === undefined ? {} : { branch: entry.branch }),
     ...(entry.commit === undefined ? {} : { commit: entry.commit }),
@@ -58,7 +62,6 @@ export function toRecord(entry: BuildEntry, at: number): BuildRecord {
     ...(entry.imageBuildLogId === undefined ? {} : { imageBuildLogId: entry.imageBuildLogId }),
     ...(entry.builder === undefined ? {} : { builder: entry.builder }),
     ...(entry.builders === undefined ? {} : { builders: entry.builders }),
-    ...(entry.trigger === undefined ? {} : { trigger: entry.trigger }),
     waiters: entry.waiters,
     ...(outcome === undefined
       ? {}
@@ -66,6 +69,7 @@ export function toRecord(entry: BuildEntry, at: number): BuildRecord {
           status: outcome.status,
           durationSeconds: outcome.durationSeconds,
           ...(outcome.error === undefined ? {} : { error: outcome.error }),
+          ...(outcome.answer === undefined ? {} : { answer: outcome.answer }),
         }),
   };
 }
@@ -75,13 +79,14 @@ export function newBuildEntry(build: NewBuild, startedAtMs: number): BuildEntry 
   return {
     id: `bld-${randomUUID()}`,
     requestId: build.requestId,
+    ...(build.trigger === undefined ? {} : { trigger: build.trigger }),
+    ...(build.idempotencyKey === undefined ? {} : { idempotencyKey: build.idempotencyKey }),
     repository: build.repository,
     startedAtMs,
     ...(build.branch === undefined ? {} : { branch: build.branch }),
     image: build.image,
     ...(build.builder === undefined ? {} : { builder: build.builder }),
     ...(build.builders === undefined ? {} : { builders: build.builders }),
-    ...(build.trigger === undefined ? {} : { trigger: build.trigger }),
     phase: 'cloning',
     waiters: 1,
   };

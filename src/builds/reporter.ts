@@ -36,8 +36,8 @@ export function buildReporter(
 
 /** One build's record in the registry, as the route that runs it holds it. */
 export interface BuildRecording {
-  /** The build's id (absent: the registry failed and the build runs unrecorded). */
-  readonly id?: string;
+  /** The record's id (undefined when the registry could not record it). */
+  readonly id: string | undefined;
   readonly reporter: BuildReporter;
   /** Records how the build ended (best effort, like the reporter). */
   finish(outcome: BuildOutcome): Promise<void>;
@@ -54,7 +54,7 @@ export async function recordBuild(
     buildId = await registry.start(build);
   } catch (err) {
     logger.warn({ err }, 'could not record build');
-    return { reporter: unrecorded, finish: async () => undefined };
+    return { id: undefined, reporter: unrecorded, finish: async () => undefined };
   }
   const reporter = buildReporter(registry, buildId, logger);
   return {

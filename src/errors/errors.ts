@@ -227,6 +227,42 @@ export const ERRORS = {
     text: 'invalid filters for GET /events/deliveries: {filters}',
     when: 'A filter of `GET /events/deliveries` is unknown, repeated, or names no subscription or state.',
   },
+  // --- the build resource: async POST /build, GET and DELETE /builds/{id} ---
+  BUILD_NOT_FOUND: {
+    status: 404,
+    text: 'no build {id}: unknown, or its record is no longer kept',
+    when: '`GET` or `DELETE /builds/{id}` names a build that is unknown or past the kept history.',
+  },
+  BUILD_FINISHED: {
+    status: 409,
+    text: 'build {id} has already finished: nothing to cancel',
+    when: '`DELETE /builds/{id}` names a build that has finished.',
+  },
+  INVALID_WAIT: {
+    status: 400,
+    text: 'invalid query parameter wait: a whole number of seconds from {min} to {max}',
+    when: '`GET /builds/{id}` was given a `wait` that is not a whole number from 1 to 60.',
+  },
+  BUILD_CANCELLED: {
+    status: 500,
+    text: 'the build was cancelled by {by}',
+    when: 'The build was cancelled by `DELETE /builds/{id}` before it ended (counted as `failure`).',
+  },
+  BUILD_LOST: {
+    status: 500,
+    text: 'the build was lost: its replica {replica} stopped renewing its record',
+    when: 'Redis mode: the replica running the build died (its record lease expired) before it ended.',
+  },
+  INVALID_IDEMPOTENCY_KEY: {
+    status: 400,
+    text: 'invalid Idempotency-Key: 1 to {max} visible ASCII characters',
+    when: 'The `Idempotency-Key` header of `POST /build` is empty, too long, repeated or not visible ASCII.',
+  },
+  IDEMPOTENCY_KEY_REUSED: {
+    status: 422,
+    text: 'the Idempotency-Key was already used with a different request body',
+    when: 'A `POST /build` repeats a kept `Idempotency-Key` with another body.',
+  },
 
   // --- Redis mode ---
   STORE_UNAVAILABLE: {
@@ -658,6 +694,17 @@ export const invalidBuildFilters = (filters: readonly string[]): ServiceError =>
 /** `filters`: what is wrong with each offending filter. */
 export const invalidDeliveryFilters = (filters: readonly string[]): ServiceError =>
   make('INVALID_DELIVERY_FILTERS', { filters: filters.join('; ') });
+
+// --- the build resource ---
+
+export const buildNotFound = (id: string): ServiceError => make('BUILD_NOT_FOUND', { id });
+export const buildFinished = (id: string): ServiceError => make('BUILD_FINISHED', { id });
+export const invalidWait = (min: number, max: number): ServiceError => make('INVALID_WAIT', { min, max });
+/** `by`: who cancelled it (the DELETE's request id). */
+export const buildCancelled = (by: string): ServiceError => make('BUILD_CANCELLED', { by });
+export const buildLost = (replica: string): ServiceError => make('BUILD_LOST', { replica });
+export const invalidIdempotencyKey = (max: number): ServiceError => make('INVALID_IDEMPOTENCY_KEY', { max });
+export const idempotencyKeyReused = (): ServiceError => make('IDEMPOTENCY_KEY_REUSED', {});
 // --- Redis mode ---
 
 /** Never carries the Redis URL or the client's error (they can name the server's password). */

@@ -33,13 +33,17 @@ export interface AppContext {
   /** Aborted when the process must stop now (second signal, end of grace): running commands are killed. */
   readonly shutdownSignal: AbortSignal;
   /** The build worker: POST /build hands it plans; readiness asks it for its builders' states. */
-  readonly buildWorker: Pick<BuildWorker, 'submit'> & Partial<Pick<BuildWorker, 'builders'>>;
   /** Image retention (docs/retention.md): its plan, its runs, and what was served. */
   readonly retention?: Retention;
   /** The prebuilds (absent: the webhook routes answer 404). */
   readonly prebuilds?: PrebuildHooks;
   /** Events and their deliveries (GET /events/deliveries); absent: none are sent. */
   readonly events?: Pick<EventService, 'deliveries'>;
+  readonly buildWorker: Pick<
+    BuildWorker,
+    'submit' | 'start' | 'cancel' | 'attach' | 'attached' | 'answerOf'
+  > &
+    Partial<Pick<BuildWorker, 'builders' | 'drained'>>;
   /** Redis mode: whether the shared store answers now (readiness fails when it does not). */
   readonly sharedStoreProbe?: () => Promise<boolean>;
 }

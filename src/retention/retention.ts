@@ -3,6 +3,7 @@
  * a run that carries it out in delete mode (POST /retention/run, or the schedule), one run at a
  * time (the store's lock), and the "served" marks the routes and the build worker record.
  */
+import type { BuildRecord } from '../builds/types.js';
 import type { DockerConfigDocument, RetentionSettings } from '../config/types.js';
 import { DELETE_ACTIONS, PULL, type RegistryCall, RegistryClient } from '../registry/client.js';
 import { findRegistryAuth } from '../registry/docker-auth.js';
@@ -46,6 +47,14 @@ export class Retention {
       this.deps.logger.warn({ err, repository }, 'retention: could not record an image as served');
     });
   }
+
+  /** The build-ended listener: what a build answered (a build or a reuse) counts as served now. */
+  readonly servedOnAnswer = async (record: BuildRecord): Promise<void> => {
+    const body = record.answer?.status === 200 ? record.answer.body : undefined;
+    const { registry, name, digest, tag } = body ?? {};
+    if (typeof registry !== 'string' || typeof name !== 'string' || typeof digest !== 'string') return;
+    this.served(`${registry}/${name}`, typeof tag === 'string' ? [digest, `tag:${tag}`] : [digest]);
+  };
 
   /** Every repository: those builds were answered for, and those the settings list. */
   private async repositories(): Promise<string[]> {

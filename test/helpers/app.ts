@@ -98,7 +98,13 @@ export async function startApp(
     logger,
     shutdownSignal: abort.signal,
   }).start();
-  const buildWorker = new BuildWorker({ ...shared, onBuildEnded: events.onBuildEnded }, options.app?.build);
+  const buildWorker = new BuildWorker(
+    { ...shared, reuseSourceServed: (repository, digest) => retention.served(repository, [digest]) },
+    options.app?.build,
+  );
+  // Each build's end: its events recorded, what it answered counted as served (docs/events.md).
+  buildWorker.onBuildEnded(events.onBuildEnded);
+  buildWorker.onBuildEnded(retention.servedOnAnswer);
   const ctx: AppContext = {
     ...shared,
     events,

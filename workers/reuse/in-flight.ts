@@ -15,6 +15,8 @@ export interface Waiter {
 export interface InFlightBuild<T> {
   /** The commit being built: known after the clone; undefined when the build ended before. */
   readonly commit: Promise<string | undefined>;
+  /** The build's record id (GET /builds/{id}) once recorded; undefined when it ended before. */
+  readonly buildId: Promise<string | undefined>;
   /** The build's outcome. */
   readonly result: Promise<T>;
   /**
@@ -30,6 +32,9 @@ export interface OwnedBuild<T> extends InFlightBuild<T> {
   /** The owner's own waiter. */
   readonly waiter: Waiter;
   setCommit(commit: string): void;
+  setBuildId(id: string | undefined): void;
+  /** Stops the build whatever its waiters (DELETE /builds/{id}): its signal aborts with `reason`. */
+  cancel(reason: unknown): void;
   /** Makes the build findable under one more key too; false when that key is taken. */
   alias(key: string): boolean;
   settle(outcome: { ok: true; value: T } | { ok: false; error: unknown }): void;
@@ -87,6 +92,7 @@ type BuildState = 'running' | 'abandoned' | 'settled';
 
 class InProcessBuild<T> implements OwnedBuild<T> {
   readonly commit: Promise<string | undefined>;
+  readonly buildId: Promise<string | undefined>;
   readonly result: Promise<T>;
   readonly waiter: Waiter;
   #state: BuildState = 'running';
@@ -95,6 +101,7 @@ class InProcessBuild<T> implements OwnedBuild<T> {
   readonly #map: InProcessMap<T>;
   readonly #controller = new AbortController();
   #resolveCommit: (c: string | undefined) => void = () => undefined;
+  #resolveBuildId: (id: string | undefined) => void = () => undefined;
   #resolveResult: (v: T) => void = () => undefined;
   #rejectResult: (e: unknown) => void = () => undefined;
 
@@ -102,6 +109,7 @@ class InProcessBuild<T> implements OwnedBuild<T> {
     this.#keys = new Set([key]);
     this.#map = map;
     this.commit = new Promise<string | undefined>((r) => (this.#resolveCommit = r));
+    this.buildId = new Promise<string | undefined>((r) => (this.#resolveBuildId = r));
     this.result = new Promise<T>((res, rej) => {
       this.#resolveResult = res;
       this.#rejectResult = rej;
@@ -133,6 +141,14 @@ class InProcessBuild<T> implements OwnedBuild<T> {
     this.#resolveCommit(commit);
   }
 
+  setBuildId(id: string | undefined): void {
+    this.#resolveBuildId(id);
+  }
+
+  cancel(reason: unknown): void {
+    if (!this.#controller.signal.aborted) this.#controller.abort(reason);
+  }
+
   alias(key: string): boolean {
     if (this.#state === 'settled' || !this.#map.add(key, this)) return false;
     this.#keys.add(key);
@@ -144,6 +160,7 @@ class InProcessBuild<T> implements OwnedBuild<T> {
     this.#state = 'settled';
     this.#map.forget(this, this.#keys);
     this.#resolveCommit(undefined);
+    this.#resolveBuildId(undefined);
     if (outcome.ok) this.#resolveResult(outcome.value);
     else this.#rejectResult(outcome.error);
   }

@@ -259,7 +259,7 @@ for (const c of cases) {
     const r = await rendered(c);
     const annotations = deploymentSpec(r).template.metadata.annotations;
     const checksums = Object.entries(annotations).filter(([k]) => k.startsWith('checksum/'));
-    t.is(checksums.length, 10);
+    t.is(checksums.length, 11);
     const sha = (text: string): string => createHash('sha256').update(text).digest('hex');
     const sourceOf = (name: string): string | undefined =>
       r.documents.find((d) => d.source.endsWith(`-${name}.yaml`))?.text;

@@ -74,6 +74,8 @@ function harness(options: { tips: () => Promise<string[]>; maxConcurrent?: numbe
     deps,
     deadlineSeconds: 0,
     remoteTip: options.tips,
+    cancelSignal: new AbortController().signal,
+    followed: () => undefined,
   };
   const coalesced = async () => (await metrics.buildsCoalescedTotal.get()).values[0]?.value ?? 0;
   /** Until `n` requests have each started a job or joined one in flight. */
