@@ -3,6 +3,7 @@
  * instance's scratch space, no Redis) when `redisUrl` is unset, else Redis (shared by every
  * replica, one connection). Modules receive only the store they use.
  */
+import { hostname } from 'node:os';
 import { createEmbeddedLeases, type BuildLeases } from '../workers/leases/leases.js';
 import { createMemoryBuildRegistry } from './builds/memory-registry.js';
 import type { BuildRegistry } from './builds/types.js';
@@ -52,7 +53,13 @@ export async function createStores(
   ]);
   const redis = createRedisConnection(config.redisUrl, logger);
   const logStore = createRedisLogStore({ config, connection: redis, logger });
-  const builds = createRedisBuildRegistry({ connection: redis, history: config.buildHistory, logger });
+  const replica = `${hostname()}:${process.pid}`;
+  const builds = createRedisBuildRegistry({
+    connection: redis,
+    history: config.buildHistory,
+    logger,
+    replica,
+  });
   const leases = createRedisBuildLeases({ connection: redis, logger });
   return {
     logStore,

@@ -2,6 +2,7 @@
  * The embedded build registry: this instance's running builds and its newest `history` finished
  * ones, in memory (they do not survive the process, like command logs). Created at start-up.
  */
+import { finishedWithin, FinishWaiters } from './finish-wait.js';
 import { matchesFilter, newBuildEntry, toRecord, type BuildEntry } from './records.js';
 import type { BuildFilter, BuildOutcome, BuildRegistry, BuildUpdate, NewBuild } from './types.js';
 
@@ -12,12 +13,28 @@ export interface MemoryRegistryOptions {
   readonly now?: () => number;
 }
 
+/** Merges what a running build learned into its entry. */
+function applyUpdate(entry: BuildEntry, update: BuildUpdate): void {
+  if (update.phase !== undefined) entry.phase = update.phase;
+  if (update.branch !== undefined) entry.branch = update.branch;
+  if (update.commit !== undefined) entry.commit = update.commit;
+  if (update.image !== undefined) entry.image = update.image;
+  if (update.gitCloneLogId !== undefined) entry.gitCloneLogId = update.gitCloneLogId;
+  if (update.imageBuildLogId !== undefined) entry.imageBuildLogId = update.imageBuildLogId;
+  if (update.builder !== undefined) entry.builder = update.builder;
+}
+
 export function createMemoryBuildRegistry(options: MemoryRegistryOptions): BuildRegistry {
   const now = options.now ?? Date.now;
   const history = Math.max(0, Math.floor(options.history));
   const running = new Map<string, BuildEntry>();
   /** Oldest finished first. */
   const finished: BuildEntry[] = [];
+  const waiting = new FinishWaiters();
+  const get = async (id: string) => {
+    const entry = running.get(id) ?? finished.find((e) => e.id === id);
+    return entry === undefined ? undefined : toRecord(entry, now());
+  };
 
   return {
     async start(build: NewBuild) {
@@ -28,14 +45,7 @@ export function createMemoryBuildRegistry(options: MemoryRegistryOptions): Build
 
     async update(id: string, update: BuildUpdate) {
       const entry = running.get(id);
-      if (entry === undefined) return;
-      if (update.phase !== undefined) entry.phase = update.phase;
-      if (update.branch !== undefined) entry.branch = update.branch;
-      if (update.commit !== undefined) entry.commit = update.commit;
-      if (update.image !== undefined) entry.image = update.image;
-      if (update.gitCloneLogId !== undefined) entry.gitCloneLogId = update.gitCloneLogId;
-      if (update.imageBuildLogId !== undefined) entry.imageBuildLogId = update.imageBuildLogId;
-      if (update.builder !== undefined) entry.builder = update.builder;
+      if (entry !== undefined) applyUpdate(entry, update);
     },
 
     async addWaiters(id: string, delta: number) {
@@ -52,7 +62,16 @@ export function createMemoryBuildRegistry(options: MemoryRegistryOptions): Build
       if (outcome.image !== undefined) entry.image = outcome.image;
       finished.push(entry);
       finished.splice(0, Math.max(0, finished.length - history));
+      waiting.finished(id);
     },
+
+    get,
+
+    waitFinished: (id, ms, signal) => finishedWithin(get, id, ms, signal, waiting.watch(id)),
+
+    // One instance: every build it runs is cancelled by the worker that runs it.
+    requestCancel: async () => undefined,
+    onCancel: () => undefined,
 
     async list(filter: BuildFilter = {}) {
       const at = now();

@@ -3,12 +3,20 @@
  * GET /builds filter, and the record GET /builds lists. Pure: shared by the embedded and Redis registries.
  */
 import { randomUUID } from 'node:crypto';
-import type { BuildFilter, BuildOutcome, BuildRecord, NewBuild, RunningPhase } from './types.js';
+import type {
+  BuildFilter,
+  BuildOutcome,
+  BuildRecord,
+  BuildTrigger,
+  NewBuild,
+  RunningPhase,
+} from './types.js';
 
 /** One build as a registry keeps it; `startedAtMs` is milliseconds since the epoch. */
 export interface BuildEntry {
   readonly id: string;
   readonly requestId: string;
+  readonly trigger?: BuildTrigger;
   readonly repository: string;
   readonly startedAtMs: number;
   branch?: string;
@@ -37,6 +45,7 @@ export function toRecord(entry: BuildEntry, at: number): BuildRecord {
   return {
     id: entry.id,
     requestId: entry.requestId,
+    ...(entry.trigger === undefined ? {} : { trigger: entry.trigger }),
     repository: entry.repository,
     ...(entry.branch === undefined ? {} : { branch: entry.branch }),
     ...(entry.commit === undefined ? {} : { commit: entry.commit }),
@@ -55,6 +64,7 @@ export function toRecord(entry: BuildEntry, at: number): BuildRecord {
           status: outcome.status,
           durationSeconds: outcome.durationSeconds,
           ...(outcome.error === undefined ? {} : { error: outcome.error }),
+          ...(outcome.answer === undefined ? {} : { answer: outcome.answer }),
         }),
   };
 }
@@ -64,6 +74,7 @@ export function newBuildEntry(build: NewBuild, startedAtMs: number): BuildEntry 
   return {
     id: `bld-${randomUUID()}`,
     requestId: build.requestId,
+    ...(build.trigger === undefined ? {} : { trigger: build.trigger }),
     repository: build.repository,
     startedAtMs,
     ...(build.branch === undefined ? {} : { branch: build.branch }),

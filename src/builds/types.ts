@@ -10,9 +10,21 @@ export const BUILD_PHASES = ['cloning', 'resolving', 'building', 'reusing', 'fin
 export type BuildPhase = (typeof BUILD_PHASES)[number];
 export type RunningPhase = Exclude<BuildPhase, 'finished'>;
 
+/** What started a build (absent: `api`, a POST /build). */
+export type BuildTrigger = 'api' | 'push' | 'reconcile' | 'refresh';
+
+/** Exactly what a synchronous POST /build is answered: its status and JSON body. */
+export interface BuildAnswer {
+  readonly status: number;
+  readonly body: Record<string, unknown>;
+}
+
 /** What is known when a build is admitted. */
 export interface NewBuild {
   readonly requestId: string;
+  readonly trigger?: BuildTrigger;
+  /** The request's Idempotency-Key, if any (never a credential: a key the client chose). */
+  readonly idempotencyKey?: string;
   /** As the request gave it (a URL with credentials is refused before any build starts). */
   readonly repository: string;
   /** The requested branch or tag; the default branch's name is reported once cloned. */
@@ -45,12 +57,15 @@ export interface BuildOutcome {
   readonly image?: string;
   /** The error text of the answer (the same as the response body's `error`), on failure. */
   readonly error?: string;
+  /** What a synchronous request is answered (every waiter gets it). */
+  readonly answer?: BuildAnswer;
 }
 
 /** One build as GET /builds lists it (JSON; never a credential). */
 export interface BuildRecord {
   readonly id: string;
   readonly requestId: string;
+  readonly trigger?: BuildTrigger;
   readonly repository: string;
   readonly branch?: string;
   readonly commit?: string;
@@ -69,7 +84,15 @@ export interface BuildRecord {
   readonly status?: BuildOutcome['status'];
   readonly durationSeconds?: number;
   readonly error?: string;
+  /** Once finished: exactly what a synchronous POST /build was (or would have been) answered. */
+  readonly answer?: BuildAnswer;
 }
+
+/**
+ * Called once a build's record is finished (its answer included), and awaited before the answer
+ * reaches any waiter; a listener's failure is logged and never fails the build.
+ */
+export type BuildEndedListener = (record: BuildRecord) => Promise<void>;
 
 /** `running`, or a metric status (service_builds_total). */
 export type BuildStatusFilter = 'running' | BuildStatus;
@@ -92,6 +115,19 @@ export interface BuildRegistry {
   finish(id: string, outcome: BuildOutcome): Promise<void>;
   /** Running and kept finished builds matching `filter`, newest first (by startedAt). */
   list(filter?: BuildFilter): Promise<BuildRecord[]>;
+  /** One build's record; undefined when unknown or no longer kept. */
+  get(id: string): Promise<BuildRecord | undefined>;
+  /**
+   * The record once the build has finished, or as it stands after `ms` (or when `signal` aborts):
+   * a long poll, woken when the build finishes here or (Redis mode) on any replica.
+   */
+  waitFinished(id: string, ms: number, signal?: AbortSignal): Promise<BuildRecord | undefined>;
+  /**
+   * Asks the replica running `id` to cancel it (Redis mode; embedded: nobody else runs builds);
+   * `onCancel` is how this replica hears of such asks for the builds it runs.
+   */
+  requestCancel(id: string, by: string): Promise<void>;
+  onCancel(listener: (id: string, by: string) => void): void;
 }
 
 /**

@@ -211,6 +211,33 @@ export const ERRORS = {
     when: 'A filter of `GET /builds` is unknown, repeated, empty or malformed.',
   },
 
+  // --- the build resource: async POST /build, GET and DELETE /builds/{id} ---
+  BUILD_NOT_FOUND: {
+    status: 404,
+    text: 'no build {id}: unknown, or its record is no longer kept',
+    when: '`GET` or `DELETE /builds/{id}` names a build that is unknown or past the kept history.',
+  },
+  BUILD_FINISHED: {
+    status: 409,
+    text: 'build {id} has already finished: nothing to cancel',
+    when: '`DELETE /builds/{id}` names a build that has finished.',
+  },
+  INVALID_WAIT: {
+    status: 400,
+    text: 'invalid query parameter wait: a whole number of seconds from {min} to {max}',
+    when: '`GET /builds/{id}` was given a `wait` that is not a whole number from 1 to 60.',
+  },
+  BUILD_CANCELLED: {
+    status: 500,
+    text: 'the build was cancelled by {by}',
+    when: 'The build was cancelled by `DELETE /builds/{id}` before it ended (counted as `failure`).',
+  },
+  BUILD_LOST: {
+    status: 500,
+    text: 'the build was lost: its replica {replica} stopped renewing its record',
+    when: 'Redis mode: the replica running the build died (its record lease expired) before it ended.',
+  },
+
   // --- Redis mode ---
   STORE_UNAVAILABLE: {
     status: 503,
@@ -583,6 +610,15 @@ export const invalidFollow = (): ServiceError => make('INVALID_FOLLOW', {});
 /** `filters`: the names of the offending filters (`other` for one that does not exist). */
 export const invalidBuildFilters = (filters: readonly string[]): ServiceError =>
   make('INVALID_BUILD_FILTERS', { filters: filters.map((f) => BUILD_FILTER_RULES[f] ?? f).join('; ') });
+
+// --- the build resource ---
+
+export const buildNotFound = (id: string): ServiceError => make('BUILD_NOT_FOUND', { id });
+export const buildFinished = (id: string): ServiceError => make('BUILD_FINISHED', { id });
+export const invalidWait = (min: number, max: number): ServiceError => make('INVALID_WAIT', { min, max });
+/** `by`: who cancelled it (the DELETE's request id). */
+export const buildCancelled = (by: string): ServiceError => make('BUILD_CANCELLED', { by });
+export const buildLost = (replica: string): ServiceError => make('BUILD_LOST', { replica });
 // --- Redis mode ---
 
 /** Never carries the Redis URL or the client's error (they can name the server's password). */

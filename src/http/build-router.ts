@@ -1,7 +1,8 @@
 /**
  * POST /build, a thin adapter: body -> plan (every 400, no I/O) -> the build worker -> answer.
- * The request stays synchronous: the answer is the worker's BuildResult or its error. A client
- * that goes away before the answer aborts its submission, which cancels the build.
+ * Synchronous by default: the answer is the worker's BuildResult or its error, and a client that
+ * goes away before the answer aborts its submission (the build is cancelled with its last waiter).
+ * With `Prefer: respond-async` (RFC 7240): 202, the build's record and its Location, at once.
  */
 import Router from '@koa/router';
 import type { Context } from 'koa';
@@ -41,11 +42,28 @@ async function planOf(
   }
 }
 
+/** Whether the request prefers an asynchronous answer (RFC 7240 `respond-async`). */
+function prefersAsync(koaCtx: Context): boolean {
+  const prefer = koaCtx.get('Prefer');
+  return prefer
+    .split(',')
+    .some((preference) => preference.split(';')[0]?.trim().toLowerCase() === 'respond-async');
+}
+
 export function createBuildRouter(ctx: BuildRouterContext): Router {
   const router = new Router();
   router.post('/build', async (koaCtx) => {
     const request = requestScope(koaCtx);
     const plan = await planOf(koaCtx, ctx, request.logger, ctx.metrics);
+    if (prefersAsync(koaCtx)) {
+      const record = await ctx.buildWorker.start(plan, { requestId: request.id, logger: request.logger });
+      koaCtx.status = 202;
+      koaCtx.set('Location', `/builds/${record.id}`);
+      koaCtx.set('Preference-Applied', 'respond-async');
+      koaCtx.set('Cache-Control', 'no-store');
+      koaCtx.body = record;
+      return;
+    }
     // The response closing before it was written means the client went away.
     const clientGone = new AbortController();
     const onClose = (): void => {

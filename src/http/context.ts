@@ -21,7 +21,8 @@ export interface AppContext {
   /** Aborted when the process must stop now (second signal, end of grace): running commands are killed. */
   readonly shutdownSignal: AbortSignal;
   /** The build worker: POST /build hands it plans; readiness asks it for its builders' states. */
-  readonly buildWorker: Pick<BuildWorker, 'submit'> & Partial<Pick<BuildWorker, 'builders'>>;
+  readonly buildWorker: Pick<BuildWorker, 'submit' | 'start' | 'cancel'> &
+    Partial<Pick<BuildWorker, 'builders'>>;
   /** Redis mode: whether the shared store answers now (readiness fails when it does not). */
   readonly sharedStoreProbe?: () => Promise<boolean>;
 }

@@ -15,8 +15,17 @@ export const closedKey = (kind: string): string => `${PREFIX}logs:${kind}`;
 /** A log's channel: appends (`a`), the close (`c`) and the deletion (`d`). */
 export const channelOf = textKey;
 
-/** A running build's record (JSON, with a lease), GET /builds. */
+/** A running build's record (JSON), GET /builds; its lease is buildAliveKey. */
 export const buildKey = (id: string): string => `${PREFIX}build:${id}`;
+/** What follows a build's key in its lease's key and in its channel (scripts append them to an id). */
+export const BUILD_ALIVE_SUFFIX = ':alive';
+export const BUILD_END_SUFFIX = ':end';
+/** A running build's lease: its replica's name, expiring unless the replica renews it. */
+export const buildAliveKey = (id: string): string => `${buildKey(id)}${BUILD_ALIVE_SUFFIX}`;
+/** A build's channel: published when it finishes (long polls of GET /builds/{id}?wait). */
+export const buildEndChannel = (id: string): string => `${buildKey(id)}${BUILD_END_SUFFIX}`;
+/** Published when a DELETE asks the replica running a build to cancel it. */
+export const BUILD_CANCEL_CHANNEL = `${PREFIX}builds:cancel`;
 /** Running build ids by start time; the newest finished records by finish time. */
 export const RUNNING_BUILDS = `${PREFIX}builds:running`;
 export const FINISHED_BUILDS = `${PREFIX}builds:finished`;

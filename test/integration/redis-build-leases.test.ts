@@ -60,7 +60,7 @@ test('the first claim leads, the second follows and gets where the image is; onl
   const id = freshId();
   const lease = leader(await a.leases.claim(id, { follow: true }));
   const build = followed(t, await b.leases.claim(id, { follow: true }));
-  const waiting = build.join(new AbortController().signal);
+  const waiting = build.wait(new AbortController().signal);
   t.truthy(waiting);
   // A build result carries more (commit, log ids): only the image's place is published.
   await lease.release({ ...built, commit: 'c'.repeat(40), imageBuildLogId: 'img-1' } as typeof built);
@@ -80,7 +80,7 @@ test('a failed build tells its followers, which then build', async (t) => {
   const b = await replica(t);
   const id = freshId();
   const lease = leader(await a.leases.claim(id, { follow: true }));
-  const waiting = followed(t, await b.leases.claim(id, { follow: true })).join(new AbortController().signal);
+  const waiting = followed(t, await b.leases.claim(id, { follow: true })).wait(new AbortController().signal);
   await lease.release(undefined);
   t.deepEqual(await waiting, { ok: false, why: 'the build with the same key failed on its replica' });
 });
@@ -92,7 +92,7 @@ test('a renewed lease keeps its follower waiting; without follow a held key is b
   const id = freshId();
   const lease = leader(await a.leases.claim(id, { follow: true }));
   t.deepEqual(await b.leases.claim(id, { follow: false }), { kind: 'unshared' });
-  const waiting = followed(t, await b.leases.claim(id, { follow: true })).join(new AbortController().signal);
+  const waiting = followed(t, await b.leases.claim(id, { follow: true })).wait(new AbortController().signal);
   // Several lease periods: the renewals keep the lease, the follower keeps waiting.
   const early = await Promise.race([
     waiting,
@@ -109,7 +109,7 @@ test('a leader that stops renewing (its replica died): its follower gives up wit
   const b = await replica(t, leaseMs);
   const id = freshId();
   const lease = leader(await a.leases.claim(id, { follow: true }));
-  const waiting = followed(t, await b.leases.claim(id, { follow: true })).join(new AbortController().signal);
+  const waiting = followed(t, await b.leases.claim(id, { follow: true })).wait(new AbortController().signal);
   // A's process "dies": no more renewals, no release.
   await a.leases.close();
   const started = Date.now();
@@ -119,7 +119,7 @@ test('a leader that stops renewing (its replica died): its follower gives up wit
   const takeover = leader(await b.leases.claim(id, { follow: true }));
   await lease.release(built);
   const c = await replica(t, leaseMs);
-  const third = followed(t, await c.leases.claim(id, { follow: true })).join(new AbortController().signal);
+  const third = followed(t, await c.leases.claim(id, { follow: true })).wait(new AbortController().signal);
   await takeover.release(undefined);
   t.deepEqual(await third, { ok: false, why: 'the build with the same key failed on its replica' });
 });
@@ -132,7 +132,7 @@ test('a follower that stops waiting is answered at once', async (t) => {
   const lease = leader(await a.leases.claim(id, { follow: true }));
   t.teardown(() => lease.release(undefined));
   const stop = new AbortController();
-  const waiting = followed(t, await b.leases.claim(id, { follow: true })).join(stop.signal);
+  const waiting = followed(t, await b.leases.claim(id, { follow: true })).wait(stop.signal);
   stop.abort();
   t.deepEqual(await waiting, { ok: false, why: STOPPED_WAITING });
 });
