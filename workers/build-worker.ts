@@ -169,6 +169,8 @@ export class BuildWorker {
     const { result } = this.#run(plan, { ...options, signal: never }, resource);
     result.catch(() => undefined);
     const id = await Promise.race([resource.id, result.then(() => resource.id)]);
+    // No id: refused before it was recorded (429, 503): that refusal is the answer.
+    if (id === undefined) await result;
     const record = id === undefined ? undefined : await this.#ctx.builds.get(id);
     if (record === undefined) throw storeUnavailable();
     return record;
