@@ -44,7 +44,7 @@ const PURE = [
   'workers/builder/read-set\\.ts$',
   'workers/git/sparse-patterns\\.ts$',
   'workers/git/tree-listing\\.ts$',
-  'src/client/(retry|exit-codes|mask|args|build-request)\\.ts$',
+  'src/client/(retry|exit-codes|mask|args|build-request|poll-wait)\\.ts$',
 ];
 const IO_CORE = '^(node:)?(child_process|fs|fs/promises|net|http|https|http2|dns|tls|dgram)$';
 /** Project modules that do I/O: a pure module imports none of them. */

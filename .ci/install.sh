@@ -24,7 +24,7 @@ if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
 
 # --- 1. bookworm packages -------------------------------------------------------------------------
 PKGS=(containerd runc docker-registry skopeo busybox-static openssh-server git apache2-utils openssl wrk
-  iptables iproute2 tini ca-certificates curl xz-utils debian-archive-keyring redis-server)
+  iptables iproute2 tini ca-certificates curl xz-utils debian-archive-keyring redis-server nginx)
 missing=()
 for p in "${PKGS[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then missing+=("$p"); fi

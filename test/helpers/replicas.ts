@@ -60,6 +60,23 @@ export async function startReplicas(
   );
 }
 
+/**
+ * Kills a replica as a lost pod (service-process.ts `lose`) and starts it again on the same port,
+ * so a front in front of it passes to the new process; resolves once it is ready.
+ */
+export async function restartReplica(replica: Replica, env: Record<string, string>): Promise<Replica> {
+  await replica.service.lose();
+  const port = new URL(replica.url).port;
+  const service = spawnService(['--port', port], env);
+  await service.waitForLog('listening');
+  await eventually(async () => (await fetch(`${replica.url}/health/ready`)).status === 200, {
+    timeout: 15_000,
+    interval: 50,
+    what: `replica ${replica.name} to be ready again`,
+  });
+  return { name: replica.name, url: replica.url, service };
+}
+
 export async function stopReplicas(replicas: readonly Replica[]): Promise<void> {
   // Their builds too: one left running would weigh on the tests after it.
   await Promise.all(replicas.map((r) => r.service.lose()));

@@ -97,6 +97,7 @@ const CHART_ONLY = [
   'nodeSelector',
   'tolerations',
   'kubernetesService',
+  'ingress',
   'buildkit', // the chart-deployed BuildKit; the service gets its endpoints and TLS files
   'tracing', // OpenTelemetry's own variables, read before configuration (docs/operations.md)
   'registryAuth', // the ambient docker config.json, not an option (README, Configuration)
