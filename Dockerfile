@@ -28,7 +28,7 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY workers ./workers
 RUN npm run build \
-  && chmod 755 dist/src/main.js dist/src/client/main.js \
+  && chmod 755 dist/src/main.js dist/ibs.js \
   && npm prune --omit=dev --no-audit --no-fund --ignore-scripts \
   && find dist -name '*.map' -delete && rm -rf node_modules/.cache
 
@@ -52,7 +52,7 @@ RUN set -eu; \
   useradd --uid 2000 --gid 2000 --home-dir /tmp --no-create-home --shell /usr/sbin/nologin builder; \
   mkdir -p /var/lib/builder-state; \
   chown 2000:2000 /var/lib/builder-state; \
-  ln -s /app/dist/src/client/main.js /usr/local/bin/ibs
+  ln -s /app/dist/ibs.js /usr/local/bin/ibs
 
 COPY --from=docker-cli /usr/local/bin/docker /usr/local/bin/docker
 COPY --from=docker-cli /usr/local/libexec/docker/cli-plugins/docker-buildx /usr/local/libexec/docker/cli-plugins/docker-buildx

@@ -6,7 +6,9 @@
 #     /opt/ibs-docker through a private apt configuration (the system's sources are not touched);
 #   - the buildx CLI plugin in /usr/local/lib/docker/cli-plugins (found for every DOCKER_CONFIG);
 #   - an i386 busybox-static .deb (for the linux/386 base image rootfs) in /opt/ibs-docker/i386;
-#   - node_modules via `npm ci` when missing or older than package-lock.json.
+#   - node_modules via `npm ci` when missing or older than package-lock.json;
+#   - debootstrap (the container image test's Debian base) and Helm (the chart tests).
+# Prints `[install] done` as its last line, once every step is done.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -22,7 +24,7 @@ if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
 
 # --- 1. bookworm packages -------------------------------------------------------------------------
 PKGS=(containerd runc docker-registry skopeo busybox-static openssh-server git apache2-utils openssl wrk
-  iptables iproute2 tini ca-certificates curl xz-utils debian-archive-keyring redis-server)
+  iptables iproute2 tini ca-certificates curl xz-utils debian-archive-keyring redis-server nginx)
 missing=()
 for p in "${PKGS[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then missing+=("$p"); fi
@@ -141,9 +143,8 @@ else
   npm ci --no-audit --no-fund
   echo "$want" >"$stamp"
 fi
-log "done"
 
-# --- 6. container image test (added by the deployment helper, issue 6) -----------------------------
+# --- 6. container image test ----------------------------------------------------------------------
 # debootstrap makes the local Debian base of test/integration/container-image.test.ts (no Docker
 # Hub); the rootfs is cached in /var/cache/ibs-container-base by test/helpers/container-base.sh.
 # tini comes with the bookworm packages above.
@@ -179,3 +180,4 @@ if [ ! -x "$HELM_DIR/helm" ] || [ "$(cat "$HELM_DIR/package" 2>/dev/null)" != "$
   rm -rf "$tmp"
 fi
 log "helm: $("$HELM_DIR/helm" version --short)"
+log "done"

@@ -32,7 +32,7 @@ const repositoryOf = (fixture: string) => `${stack.GIT_HTTPS_URL}/${fixture}.git
 const basePath = process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin';
 
 const app = await startApp({
-  builderEndpoints: [stack.BUILDER_ENDPOINT],
+  builderEndpoints: [stack.STACK_BUILDER_ENDPOINT],
   insecureRegistries: [stack.REGISTRY_ANON],
   childEnv: { PATH: basePath, GIT_SSL_CAINFO: stack.GIT_CA_FILE },
   commandLogRetention: 1000,
@@ -133,7 +133,7 @@ interface Figures {
 
 async function measure(fixture: string): Promise<Figures> {
   console.log(
-    `fixture ${fixture} over https, builder ${stack.BUILDER_ENDPOINT}, ${runs} runs each (+1 warm-up)`,
+    `fixture ${fixture} over https, builder ${stack.STACK_BUILDER_ENDPOINT}, ${runs} runs each (+1 warm-up)`,
   );
   const { commit } = await viaService(fixture, 0);
   await byHand(fixture, 0, commit);

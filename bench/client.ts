@@ -1,22 +1,21 @@
 /**
- * Benchmark (not a test): the end-to-end time of `ibs build` (the built bin, `node
- * dist/src/client/main.js`, following the logs) against `curl` posting the same body, for a warm
- * build: the same repository again with the builder's cache warm (reuse off: the CLI runs, every
- * step CACHED). Also the same for a reuse (reuse on: the tag written through the registry API, no
- * CLI). Both are processes timed from spawn to exit, interleaved (ibs, curl, curl, ibs, ...) after
- * one warm-up each, so drift hits both alike.
+ * Benchmark (not a test), three comparisons in one run, each side interleaved with the other:
+ * 1. async against sync end to end for a warm build (reuse off, builder cache warm): one POST,
+ *    against POST `Prefer: respond-async` then long polls until the answer (same client code);
+ * 2. `ibs build` (the bundled bin, and the unbundled modules) against `curl` for a reuse answer,
+ *    processes timed spawn to exit, with `node -e 0` (the runtime's own start);
+ * 3. the long poll's wake-up across replicas (Redis): a build answered on A, its poll on B.
  *
  *   npm run stack -- up
  *   npm run bench:client [-- runs=15 fixture=feature]
- *
- * Also timed, interleaved the same way: `node -e 0`, the runtime's own start, which ibs pays and
- * curl does not. Target (issue 23): ibs's median within 5 % of curl's for the warm build.
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startApp, testConfig, type RunningApp } from '../test/helpers/app.js';
+import { startRedis } from '../test/helpers/redis-process.js';
+import { replicaEnv, startReplicas, stopReplicas } from '../test/helpers/replicas.js';
 import { stackEnv } from '../test/stack/env.js';
 
 const arg = (name: string, fallback: string): string =>
@@ -29,17 +28,6 @@ const fixture = arg('fixture', 'feature');
 const stack = stackEnv();
 const basePath = process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin';
 const scratch = await mkdtemp(join(tmpdir(), 'ibs-bench-client-'));
-
-const startWith = (reuse: boolean) =>
-  startApp({
-    scratchDir: scratch,
-    builderEndpoints: [stack.BUILDER_ENDPOINT],
-    insecureRegistries: [stack.REGISTRY_ANON],
-    childEnv: { PATH: basePath, GIT_SSL_CAINFO: stack.GIT_CA_FILE },
-    commandLogRetention: 1000,
-    build: { ...testConfig({ scratchDir: scratch }).build, reuse },
-  });
-const apps = { build: await startWith(false), reuse: await startWith(true) };
 const repository = `${stack.GIT_HTTPS_URL}/${fixture}.git`;
 const name = `bench/client-${fixture}`;
 const body = JSON.stringify({
@@ -51,101 +39,186 @@ const body = JSON.stringify({
 const bodyFile = join(scratch, 'body.json');
 await writeFile(bodyFile, body, { mode: 0o600 });
 
-/** Runs a process to its end: wall milliseconds and stdout. */
-function timed(
-  cmd: string,
-  args: string[],
-  env: Record<string, string>,
-): Promise<{ ms: number; out: string }> {
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 ? (s[mid] ?? 0) : ((s[mid - 1] ?? 0) + (s[mid] ?? 0)) / 2;
+};
+const fmt = (xs: number[]): string => xs.map((x) => x.toFixed(0)).join(' ');
+const line = (label: string, xs: number[]): void =>
+  console.log(`  ${label.padEnd(22)} median ${median(xs).toFixed(0).padStart(5)} ms   (${fmt(xs)})`);
+const ratio = (a: number[], b: number[], target: string): void => {
+  const [ma, mb] = [median(a), median(b)];
+  console.log(
+    `  ratio ${(ma / mb).toFixed(3)}, +${(ma - mb).toFixed(0)} ms (${(((ma - mb) / mb) * 100).toFixed(1)} %; ${target})`,
+  );
+};
+
+const startWith = (reuse: boolean): Promise<RunningApp> =>
+  startApp({
+    scratchDir: scratch,
+    builderEndpoints: [stack.STACK_BUILDER_ENDPOINT],
+    insecureRegistries: [stack.REGISTRY_ANON],
+    childEnv: { PATH: basePath, GIT_SSL_CAINFO: stack.GIT_CA_FILE },
+    commandLogRetention: 1000,
+    build: { ...testConfig({ scratchDir: scratch }).build, reuse },
+  });
+
+/** One POST /build (async: with Prefer: respond-async); its 202 body, or the sync answer. */
+async function post(url: string, async: boolean): Promise<{ status: number; body: Record<string, unknown> }> {
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (async) headers.prefer = 'respond-async';
+  const res = await fetch(`${url}/build`, { method: 'POST', headers, body });
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
+
+/** Long polls of GET /builds/{id}?wait= on `url` until the record carries its answer. */
+async function awaitAnswer(
+  url: string,
+  id: string,
+  wait = 25,
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  for (;;) {
+    const res = await fetch(`${url}/builds/${id}?wait=${wait}`);
+    const record = (await res.json()) as { answer?: { status: number; body: Record<string, unknown> } };
+    if (res.status !== 200) throw new Error(`GET /builds/${id} answered ${res.status}`);
+    if (record.answer !== undefined) return record.answer;
+  }
+}
+
+/** Sync or async, end to end: the answer's wall milliseconds (a non-200 answer throws). */
+async function endToEnd(url: string, async: boolean): Promise<number> {
+  const started = performance.now();
+  const posted = await post(url, async);
+  const answer = posted.status === 202 ? await awaitAnswer(url, String(posted.body.id)) : posted;
+  if (answer.status !== 200) throw new Error(`answered ${answer.status}: ${JSON.stringify(answer.body)}`);
+  return performance.now() - started;
+}
+
+async function asyncAgainstSync(): Promise<void> {
+  const app = await startWith(false);
+  try {
+    await endToEnd(app.url, false); // warms the builder's cache
+    await endToEnd(app.url, true);
+    const times = { sync: [] as number[], async: [] as number[] };
+    for (let i = 0; i < runs; i++) {
+      for (const side of i % 2 === 0 ? (['sync', 'async'] as const) : (['async', 'sync'] as const))
+        times[side].push(await endToEnd(app.url, side === 'async'));
+    }
+    console.log(`1. warm build (reuse off, cache warm), fixture ${fixture}, ${runs} runs each, interleaved`);
+    line('sync POST', times.sync);
+    line('async POST + polls', times.async);
+    ratio(times.async, times.sync, 'target: async adds under 5 %');
+  } finally {
+    await app.close();
+  }
+}
+
+/** Runs a process to its end: wall milliseconds (a non-zero exit throws). */
+function timed(cmd: string, args: string[], env: Record<string, string> = {}): Promise<number> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    const child = spawn(cmd, args, { env: { PATH: basePath, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
+    const child = spawn(cmd, args, { env: { PATH: basePath, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
     let err = '';
-    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
     child.stderr.on('data', (c: Buffer) => (err += c.toString()));
-    child.once('exit', (code) => {
-      const ms = performance.now() - started;
-      if (code === 0) resolve({ ms, out });
-      else reject(new Error(`${cmd} exited ${code}: ${err.slice(-2000)}`));
-    });
+    child.once('exit', (code) =>
+      code === 0
+        ? resolve(performance.now() - started)
+        : reject(new Error(`${cmd} exited ${code}: ${err.slice(-2000)}`)),
+    );
   });
 }
 
-const ibs = (app: RunningApp) =>
-  timed(
-    process.execPath,
-    [
-      'dist/src/client/main.js',
-      'build',
-      '--server',
-      app.url,
-      '--repository',
-      repository,
-      '--registry',
-      stack.REGISTRY_ANON,
-      '--name',
-      name,
-    ],
-    { IBS_GIT_USERNAME: stack.GIT_HTTPS_USER, IBS_GIT_TOKEN: stack.GIT_HTTPS_PASSWORD },
-  );
-const curl = (app: RunningApp) =>
-  timed(
-    'curl',
-    [
+const SIDES = {
+  curl: (url: string) =>
+    timed('curl', [
       '-sS',
       '--fail-with-body',
       '-H',
       'content-type: application/json',
       '--data-binary',
       `@${bodyFile}`,
-      `${app.url}/build`,
-    ],
-    {},
-  );
-
-const median = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? (s[mid] ?? 0) : ((s[mid - 1] ?? 0) + (s[mid] ?? 0)) / 2;
+      `${url}/build`,
+    ]),
+  'ibs (bundled bin)': (url: string) => ibs('dist/ibs.js', url),
+  'ibs (modules)': (url: string) => ibs('dist/src/client/main.js', url),
+  'node -e 0': () => timed(process.execPath, ['-e', '0']),
 };
+type Side = keyof typeof SIDES;
 
-/** One mode: a first build (records the key, warms the cache), a warm-up each, then the runs. */
-async function measure(mode: 'build' | 'reuse'): Promise<void> {
-  const app = apps[mode];
-  const first = await curl(app);
-  const firstTag = (JSON.parse(first.out) as { tag: string }).tag;
-  await ibs(app);
-  await curl(app);
-  const times = { ibs: [] as number[], curl: [] as number[], node: [] as number[] };
-  for (let i = 0; i < runs; i++) {
-    const order = i % 2 === 0 ? (['ibs', 'curl', 'node'] as const) : (['node', 'curl', 'ibs'] as const);
-    for (const side of order) {
-      if (side === 'node') {
-        times.node.push((await timed(process.execPath, ['-e', '0'], {})).ms);
-        continue;
-      }
-      const { ms, out } = await (side === 'ibs' ? ibs(app) : curl(app));
-      if ((JSON.parse(out) as { tag: string }).tag !== firstTag) throw new Error(`${side}: another tag`);
-      times[side].push(ms);
+function ibs(file: string, url: string): Promise<number> {
+  const args = [
+    file,
+    'build',
+    '--server',
+    url,
+    '--repository',
+    repository,
+    '--registry',
+    stack.REGISTRY_ANON,
+    '--name',
+    name,
+  ];
+  return timed(process.execPath, args, {
+    IBS_GIT_USERNAME: stack.GIT_HTTPS_USER,
+    IBS_GIT_TOKEN: stack.GIT_HTTPS_PASSWORD,
+  });
+}
+
+async function ibsAgainstCurl(): Promise<void> {
+  const app = await startWith(true);
+  try {
+    const sides = Object.keys(SIDES) as Side[];
+    for (const side of sides) await SIDES[side](app.url); // the first builds, then warm-ups
+    const times = Object.fromEntries(sides.map((s) => [s, [] as number[]])) as Record<Side, number[]>;
+    for (let i = 0; i < runs; i++) {
+      for (const side of i % 2 === 0 ? sides : [...sides].reverse())
+        times[side].push(await SIDES[side](app.url));
     }
+    console.log(`2. reuse answer (reuse on), fixture ${fixture}, ${runs} runs each, interleaved`);
+    for (const side of sides) line(side, times[side]);
+    ratio(times['ibs (bundled bin)'], times.curl, 'target: ibs adds under 100 ms');
+    ratio(times['ibs (modules)'], times.curl, 'the same without the bundle');
+  } finally {
+    await app.close();
   }
-  const [mi, mc, mn] = [median(times.ibs), median(times.curl), median(times.node)];
-  const fmt = (xs: number[]) => xs.map((x) => x.toFixed(0)).join(' ');
-  const what = mode === 'build' ? 'warm build (reuse off, cache warm)' : 'reuse (reuse on)';
-  console.log(`fixture ${fixture}, ${what}, ${runs} runs each, interleaved`);
-  console.log(`  curl      median ${mc.toFixed(0)} ms   (${fmt(times.curl)})`);
-  console.log(`  ibs build median ${mi.toFixed(0)} ms   (${fmt(times.ibs)})`);
-  console.log(`  node -e 0 median ${mn.toFixed(0)} ms   (${fmt(times.node)})`);
-  const target = mode === 'build' ? '; target within 5 %' : '';
-  console.log(`  ibs / curl: ${(mi / mc).toFixed(3)} (${(((mi - mc) / mc) * 100).toFixed(1)} %${target})`);
-  console.log(`  (ibs less node's own start) / curl: ${((mi - mn) / mc).toFixed(3)}`);
+}
+
+/** A build answered on A (reuse), its long poll held on B: B's wake-up after A's own poll woke. */
+async function wakeUpAcrossReplicas(): Promise<void> {
+  const redis = await startRedis();
+  const replicas = await startReplicas(['A', 'B'], replicaEnv(stack, redis.url));
+  const [a, b] = replicas as [(typeof replicas)[number], (typeof replicas)[number]];
+  try {
+    await endToEnd(a.url, false); // the first builds: the rest are reuses
+    const lags: number[] = [];
+    let unheld = 0;
+    for (let i = 0; i < runs + 1; i++) {
+      const posted = await post(a.url, true);
+      const id = String(posted.body.id);
+      const polled = performance.now();
+      const wake = (url: string) => awaitAnswer(url, id, 60).then(() => performance.now());
+      const [onA, onB] = await Promise.all([wake(a.url), wake(b.url)]);
+      // Only polls that were held count: a build answered before the poll arrived wakes nothing.
+      if (i > 0 && onA - polled > 50) lags.push(onB - onA);
+      else if (i > 0) unheld++;
+    }
+    console.log(
+      `3. long poll wake-up across replicas (Redis): build on A, poll on B, ${lags.length} held polls (${unheld} answered at once)`,
+    );
+    console.log(
+      `  B woke after A: median ${median(lags).toFixed(1)} ms (${lags.map((x) => x.toFixed(1)).join(' ')}); target under 100 ms`,
+    );
+  } finally {
+    await stopReplicas(replicas);
+    await redis.dispose();
+  }
 }
 
 try {
-  await measure('build');
-  await measure('reuse');
+  await asyncAgainstSync();
+  await ibsAgainstCurl();
+  await wakeUpAcrossReplicas();
 } finally {
-  await Promise.all([apps.build.close(), apps.reuse.close()]);
   await rm(scratch, { recursive: true, force: true });
 }

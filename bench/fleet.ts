@@ -1,16 +1,12 @@
 /**
- * Benchmark (not a test): what placement by repository buys over random placement with two
- * BuildKits (docs/fleet.md). N repositories of their own, each built twice with reuse off, so the
- * second build runs again and its RUN step is CACHED only when it lands on the builder that ran the
- * first. Placement: one service with both builders. Random: each build goes to one of two services
- * holding one builder each (a load balancer without affinity). Both modes run in one run.
- *
- *   npm run stack -- up
- *   npm run bench:fleet [-- repos=8]
- *
- * Target (issue 22): the second pass at least 95 % cached with placement, about 1/2 with random.
+ * Benchmark (not a test), docs/fleet.md. Placement: N repositories built twice (reuse off) by one
+ * service placing them on two BuildKits, against random placement over two one-builder services;
+ * a second build is cached when it lands where the first ran. Platforms: two-platform builds split
+ * over two builders (a declares linux/amd64, b linux/386) against one builder doing both.
+ *   npm run bench:fleet [-- repos=8] [case=placement|platforms]   (stack up; both cases by default)
  */
 import type { RunningApp } from '../test/helpers/app.js';
+import { platformsCase } from './fleet-platforms.js';
 import {
   fetchLog,
   httpsCreds,
@@ -21,7 +17,13 @@ import {
   uniqueName,
 } from '../test/helpers/build-support.js';
 
-const repoCount = Number(/^repos=(\d+)$/.exec(process.argv[2] ?? '')?.[1] ?? 8);
+const arg = (name: string): string | undefined =>
+  process.argv
+    .slice(2)
+    .map((a) => new RegExp(`^${name}=(.+)$`).exec(a)?.[1])
+    .find((v) => v !== undefined);
+const repoCount = Number(arg('repos') ?? 8);
+const cases = arg('case') === undefined ? ['placement', 'platforms'] : [arg('case')];
 const runId = `${Date.now()}`;
 
 interface Outcome {
@@ -70,33 +72,38 @@ function report(mode: string, first: Outcome[], second: Outcome[]): void {
   );
 }
 
-const endpoints = [stack.BUILDER_A_ENDPOINT, stack.BUILDER_B_ENDPOINT];
-const placed = await startBuildApp({ builderEndpoints: endpoints });
-const singles = [
-  await startBuildApp({ builderEndpoints: [endpoints[0] ?? ''] }),
-  await startBuildApp({ builderEndpoints: [endpoints[1] ?? ''] }),
-];
-const randomApp = (): RunningApp => singles[Math.random() < 0.5 ? 0 : 1] as RunningApp;
-const repos = Array.from({ length: repoCount }, (_, i) => ({
-  placed: uniqueRepo(`placed-${i}`),
-  random: uniqueRepo(`random-${i}`),
-}));
-const runs = { placed: [[], []] as Outcome[][], random: [[], []] as Outcome[][] };
-try {
-  console.log(`bench:fleet: ${repoCount} repositories per mode, each built twice, reuse off`);
-  // The two modes alternate build by build, so drift on the machine hits both alike.
-  for (const pass of [0, 1] as const) {
-    for (const repo of repos) {
-      runs.placed[pass]?.push(await build(placed, repo.placed.repository));
-      runs.random[pass]?.push(await build(randomApp(), repo.random.repository));
+async function placementCase(): Promise<void> {
+  const endpoints = [stack.BUILDER_A_ENDPOINT, stack.BUILDER_B_ENDPOINT];
+  const placed = await startBuildApp({ builderEndpoints: endpoints });
+  const singles = [
+    await startBuildApp({ builderEndpoints: [endpoints[0] ?? ''] }),
+    await startBuildApp({ builderEndpoints: [endpoints[1] ?? ''] }),
+  ];
+  const randomApp = (): RunningApp => singles[Math.random() < 0.5 ? 0 : 1] as RunningApp;
+  const repos = Array.from({ length: repoCount }, (_, i) => ({
+    placed: uniqueRepo(`placed-${i}`),
+    random: uniqueRepo(`random-${i}`),
+  }));
+  const runs = { placed: [[], []] as Outcome[][], random: [[], []] as Outcome[][] };
+  try {
+    console.log(`bench:fleet: ${repoCount} repositories per mode, each built twice, reuse off`);
+    // The two modes alternate build by build, so drift on the machine hits both alike.
+    for (const pass of [0, 1] as const) {
+      for (const repo of repos) {
+        runs.placed[pass]?.push(await build(placed, repo.placed.repository));
+        runs.random[pass]?.push(await build(randomApp(), repo.random.repository));
+      }
     }
+    report('placement', runs.placed[0] ?? [], runs.placed[1] ?? []);
+    report('random', runs.random[0] ?? [], runs.random[1] ?? []);
+  } finally {
+    for (const repo of repos) {
+      repo.placed.remove();
+      repo.random.remove();
+    }
+    await Promise.all([placed, ...singles].map((app) => app.close()));
   }
-  report('placement', runs.placed[0] ?? [], runs.placed[1] ?? []);
-  report('random', runs.random[0] ?? [], runs.random[1] ?? []);
-} finally {
-  for (const repo of repos) {
-    repo.placed.remove();
-    repo.random.remove();
-  }
-  await Promise.all([placed, ...singles].map((app) => app.close()));
 }
+
+if (cases.includes('placement')) await placementCase();
+if (cases.includes('platforms')) await platformsCase(repoCount);

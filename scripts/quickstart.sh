@@ -34,24 +34,71 @@ if [ ! -e dist/src/main.js ] ||
   npm run --silent build
 fi
 npm run --silent stack -- up
-eval "$(npm run --silent stack -- env | sed 's/^/export /')"
+# The stack's endpoints as shell variables of this script only (never exported; no name is an
+# option's env var either: test/stack/env.ts).
+eval "$(npm run --silent stack -- env)"
 
 # Server-side git credentials for the fixture git servers (a file, as in a real deployment).
 creds="$STACK_DIR/quickstart-git-credentials.json"
-node -e '
+# The token goes through the environment of this one command, never its argv (visible to every
+# process on the machine).
+IBS_QS_TOKEN="$GIT_HTTPS_PASSWORD" node -e '
 const fs = require("fs");
-const [file, user, token, keyFile, sshHost, sshPort] = process.argv.slice(1);
+const [file, user, keyFile, sshHost, sshPort] = process.argv.slice(1);
+const token = process.env.IBS_QS_TOKEN;
 const entries = [
   { host: "127.0.0.1", kind: "https", username: user, token },
   { host: sshHost, port: Number(sshPort), kind: "ssh", privateKey: fs.readFileSync(keyFile, "utf8") },
 ];
 fs.writeFileSync(file, JSON.stringify(entries, null, 2), { mode: 0o600 });
-' "$creds" "$GIT_HTTPS_USER" "$GIT_HTTPS_PASSWORD" "$GIT_SSH_KEY_FILE" "$GIT_SSH_HOST" "$GIT_SSH_PORT"
+' "$creds" "$GIT_HTTPS_USER" "$GIT_SSH_KEY_FILE" "$GIT_SSH_HOST" "$GIT_SSH_PORT"
+
+# The service's environment is built from nothing: exactly the options below as flags, and only
+# what a process needs to run (search path, home, locale, temp dir, proxies, CA bundles). Nothing
+# else of this shell's environment (a REDIS_URL, say) reaches it: it runs in embedded mode.
+# Its own builder state (buildx instances, ambient registry auth) is apart from ~/.docker.
+docker_config="$STACK_DIR/quickstart-docker-config"
+mkdir -p "$docker_config"
+service_env=(PATH="$PATH" DOCKER_CONFIG="$docker_config" GIT_SSL_CAINFO="$GIT_CA_FILE" NODE_EXTRA_CA_CERTS="$GIT_CA_FILE")
+for name in HOME LANG LC_ALL TZ TMPDIR SSL_CERT_FILE SSL_CERT_DIR HTTP_PROXY HTTPS_PROXY NO_PROXY \
+  http_proxy https_proxy no_proxy XDG_RUNTIME_DIR; do
+  if [ -n "${!name:-}" ]; then service_env+=("$name=${!name}"); fi
+done
 
 check_port # again: something may have taken it meanwhile
+# A session of its own: Ctrl-C reaches this script only, which passes it on once (a second Ctrl-C
+# makes the service stop at once, as its shutdown says).
+env -i "${service_env[@]}" setsid node dist/src/main.js \
+  --host 127.0.0.1 \
+  --port "$PORT" \
+  --builder-endpoint "$STACK_BUILDER_ENDPOINT" \
+  --insecure-registries "$REGISTRY_ANON,$REGISTRY_NODELETE,$REGISTRY_BASIC,$REGISTRY_TOKEN" \
+  --fallback-image "$BASE_IMAGE_ANON" \
+  --git-credentials-config-path "$creds" &
+service=$!
+stopping=0
+trap 'stopping=1; kill -TERM "$service" 2>/dev/null || true' INT TERM
+# Waits until the service has exited and sets `status` to its exit status (a trap interrupts a
+# `wait`; bash keeps the status for the next one).
+wait_service() {
+  while kill -0 "$service" 2>/dev/null; do wait "$service" || true; done
+  status=0
+  wait "$service" || status=$?
+}
+
+echo "Waiting for the service to be ready on http://127.0.0.1:$PORT ..."
+until curl -fsS -o /dev/null "http://127.0.0.1:$PORT/health/ready" 2>/dev/null; do
+  if [ "$stopping" = 1 ] || ! kill -0 "$service" 2>/dev/null; then
+    wait_service
+    if [ "$stopping" = 0 ]; then echo "the service stopped (exit $status) before it was ready; its log is above" >&2; fi
+    exit 1
+  fi
+  sleep 1
+done
+
 cat <<MSG
 
-Service starting on http://127.0.0.1:$PORT, this machine only (Ctrl-C stops it; \`npm run stack -- down\` stops the stack).
+Service ready on http://127.0.0.1:$PORT, this machine only (Ctrl-C stops it; \`npm run stack -- down\` stops the stack).
 Build a fixture repository from the local https git server and push it to the local registry:
 
   curl -sS -X POST http://127.0.0.1:$PORT/build -H 'content-type: application/json' \\
@@ -63,14 +110,5 @@ Then read it back:
 
 MSG
 
-# The service's own builder state (buildx instances, ambient registry auth), apart from ~/.docker.
-export DOCKER_CONFIG="$STACK_DIR/quickstart-docker-config"
-mkdir -p "$DOCKER_CONFIG"
-export GIT_SSL_CAINFO="$GIT_CA_FILE" NODE_EXTRA_CA_CERTS="$GIT_CA_FILE"
-exec node dist/src/main.js \
-  --host 127.0.0.1 \
-  --port "$PORT" \
-  --builder-endpoint "$BUILDER_ENDPOINT" \
-  --insecure-registries "$REGISTRY_ANON,$REGISTRY_NODELETE,$REGISTRY_BASIC,$REGISTRY_TOKEN" \
-  --fallback-image "$BASE_IMAGE_ANON" \
-  --git-credentials-config-path "$creds"
+wait_service
+exit "$status"

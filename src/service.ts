@@ -22,7 +22,12 @@ import type { ErrorTracker } from './observability/error-tracker.js';
 import { startTracing } from './observability/tracing.js';
 import { redisEndpoint } from './config/redis-url.js';
 import { createStores } from './stores.js';
+import { EventService } from './events/events.js';
+import { Retention } from './retention/retention.js';
+import { startRetentionSchedule } from './retention/schedule.js';
 import { BuildWorker } from '../workers/build-worker.js';
+import { createPrebuilds } from '../workers/prebuilds-start.js';
+import { prebuildPlanProblems } from '../workers/prebuilds/plan.js';
 import { createShutdown, DEFAULT_SHUTDOWN_GRACE_SECONDS } from './shutdown.js';
 
 /** Exit code of a configuration error (before any port is bound). */
@@ -49,7 +54,10 @@ async function configOrExit(args: string[]): Promise<Config> {
     return exitNow(0);
   }
   try {
-    return loadConfig({ argv: args, env: process.env });
+    const config = loadConfig({ argv: args, env: process.env });
+    const problems = prebuildPlanProblems(config);
+    if (problems.length > 0) throw new ConfigError(problems);
+    return config;
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     process.stderr.write(`${err.message}\n`);
@@ -88,10 +96,28 @@ async function createContext(
   const { logger, errorTracker } = reporting;
   // Redis mode (redisUrl set): stores shared by every replica; else embedded (this instance only).
   const stores = await createStores(config, logger);
+  const metrics = new Metrics();
+  const retention = new Retention({
+    ...config,
+    settings: config.retention,
+    store: stores.served,
+    metrics,
+    logger,
+  });
+  startRetentionSchedule(retention, config.retention, logger, shutdownSignal);
+  shutdownSignal.addEventListener('abort', () => retention.client.close(), { once: true });
+  const events = new EventService({
+    config,
+    ...stores.events,
+    metrics: metrics.events,
+    logger,
+    shutdownSignal,
+  }).start();
   const shared = {
     config,
     logger,
-    metrics: new Metrics(),
+    metrics,
+    retention,
     logStore: stores.logStore,
     builds: stores.builds,
     leases: stores.leases,
@@ -99,11 +125,20 @@ async function createContext(
     processGroups: new ProcessGroups().killOnExit(process),
     shutdownSignal,
   };
+  const buildWorker = new BuildWorker({
+    ...shared,
+    reuseSourceServed: (repository, digest) => retention.served(repository, [digest]),
+  });
+  // Each build's end: its events recorded, what it answered counted as served (docs/events.md).
+  buildWorker.onBuildEnded(events.onBuildEnded);
+  buildWorker.onBuildEnded(retention.servedOnAnswer);
   return {
     ...shared,
     ...(stores.sharedStoreProbe === undefined ? {} : { sharedStoreProbe: stores.sharedStoreProbe }),
     errorTracker,
-    buildWorker: new BuildWorker(shared),
+    events,
+    buildWorker,
+    prebuilds: createPrebuilds(shared, buildWorker, stores.scheduleLock),
   };
 }
 
@@ -158,6 +193,7 @@ async function main(): Promise<void> {
     logger: reporting.logger,
     abort,
     graceMs: (config.shutdownGraceSeconds ?? DEFAULT_SHUTDOWN_GRACE_SECONDS) * 1000,
+    drained: () => ctx.buildWorker.drained?.() ?? Promise.resolve(),
     flush: reporting.flush,
     exit: (code) => process.exit(code),
   });

@@ -1,8 +1,8 @@
 /**
- * Graceful shutdown: on the first SIGTERM/SIGINT the server stops accepting connections and
- * in-flight requests run to completion, then the process exits 0. A second signal, or the end
- * of the grace period, aborts the shutdown signal (the exec wrapper kills running commands on
- * it), gives the killed commands a moment to end their requests, and exits non-zero.
+ * Graceful shutdown: on the first SIGTERM/SIGINT the server stops accepting connections; in-flight
+ * requests and builds (async ones too) run to completion, then the process exits 0. A second
+ * signal, or the end of the grace period, aborts the shutdown signal (the exec wrapper kills
+ * running commands on it), gives the killed commands a moment to end, and exits non-zero.
  */
 import type { Server } from 'node:http';
 import type { Logger } from './observability/logger.js';
@@ -20,6 +20,8 @@ export interface ShutdownOptions {
   /** Aborted when the process must stop now: running commands are killed. */
   readonly abort: AbortController;
   readonly graceMs: number;
+  /** Resolves once no build runs (an async build has no request to wait for); none: nothing to wait for. */
+  readonly drained?: () => Promise<void>;
   /** Flushes what must not be lost (error tracker, traces); errors are ignored. */
   readonly flush: () => Promise<void>;
   /** Ends the process (src/service.ts passes process.exit). */
@@ -75,7 +77,10 @@ export function createShutdown(options: ShutdownOptions): ShutdownController {
         { signal, graceSeconds: Math.round(options.graceMs / 1000) },
         'shutting down: not accepting connections, letting in-flight requests finish',
       );
-      server.close(() => void finish(forced ? 1 : 0));
+      server.close(() => {
+        const builds = options.drained?.() ?? Promise.resolve();
+        void builds.catch(() => undefined).then(() => finish(forced ? 1 : 0));
+      });
       // Keep-alive connections with no request in flight would hold close() forever.
       server.closeIdleConnections();
       sweep = setInterval(() => server.closeIdleConnections(), IDLE_SWEEP_MS);

@@ -3,6 +3,8 @@
  * instance's scratch space, no Redis) when `redisUrl` is unset, else Redis (shared by every
  * replica, one connection). Modules receive only the store they use.
  */
+import { alwaysHeld, type ScheduleLock } from './prebuilds/schedule-lock.js';
+import { hostname } from 'node:os';
 import { createEmbeddedLeases, type BuildLeases } from '../workers/leases/leases.js';
 import { createMemoryBuildRegistry } from './builds/memory-registry.js';
 import type { BuildRegistry } from './builds/types.js';
@@ -10,6 +12,11 @@ import type { Config } from './config/types.js';
 import { createLogStore } from './logs/store.js';
 import type { LogStore } from './logs/types.js';
 import type { Logger } from './observability/logger.js';
+import { MemoryServedStore, type ServedStore } from './retention/served.js';
+
+/** The schedule lock's lease: a dead holder's schedules move within it (plus a tick). */
+const SCHEDULE_LEASE_MS = 15_000;
+import { openFileJournal, openRedisJournal, type OpenedJournal } from './events/journal.js';
 import {
   redisIdentityKey,
   scratchIdentityKey,
@@ -24,49 +31,88 @@ export interface Stores {
   readonly leases: BuildLeases;
   /** The build secrets identity key: in Redis (every replica's), or in the scratch space. */
   readonly secretIdentityKey: SecretIdentityKey;
+  /** What retention counts as served, and its run lock: this instance's, or shared in Redis mode. */
+  readonly served: ServedStore;
+  /** Events until delivered: a file in the scratch space, or Redis streams (docs/events.md). */
+  readonly events: OpenedJournal;
   /** Redis mode only: whether Redis answers now (readiness fails when it does not). */
   readonly sharedStoreProbe?: () => Promise<boolean>;
+  /** Who runs the prebuild schedules: this instance (embedded), or one replica at a time (Redis). */
+  readonly scheduleLock: ScheduleLock;
   /** Closes the Redis connections (nothing in embedded mode). */
   close(): Promise<void>;
+}
+
+/** Embedded mode: every store is this instance's own, its files in the scratch space. */
+async function embeddedStores(
+  config: Pick<
+    Config,
+    'scratchDir' | 'commandLogRetention' | 'gitCredentials' | 'registryAuth' | 'buildHistory'
+  >,
+  subscriptions: string[],
+): Promise<Stores> {
+  return {
+    logStore: await createLogStore(config),
+    builds: createMemoryBuildRegistry({ history: config.buildHistory }),
+    leases: createEmbeddedLeases(),
+    secretIdentityKey: scratchIdentityKey(config.scratchDir),
+    served: new MemoryServedStore(),
+    scheduleLock: alwaysHeld,
+    events: await openFileJournal(config.scratchDir, subscriptions),
+    close: async () => undefined,
+  };
 }
 
 export async function createStores(
   config: Pick<
     Config,
-    'redisUrl' | 'scratchDir' | 'commandLogRetention' | 'gitCredentials' | 'registryAuth' | 'buildHistory'
+    | 'redisUrl'
+    | 'scratchDir'
+    | 'commandLogRetention'
+    | 'gitCredentials'
+    | 'registryAuth'
+    | 'buildHistory'
+    | 'events'
   >,
   logger: Logger,
 ): Promise<Stores> {
-  if (config.redisUrl === undefined) {
-    return {
-      logStore: await createLogStore(config),
-      builds: createMemoryBuildRegistry({ history: config.buildHistory }),
-      leases: createEmbeddedLeases(),
-      secretIdentityKey: scratchIdentityKey(config.scratchDir),
-      close: async () => undefined,
-    };
-  }
+  const subscriptions = config.events.subscriptions.map((s) => s.name);
+  if (config.redisUrl === undefined) return embeddedStores(config, subscriptions);
   // Loaded only in Redis mode: an embedded instance never loads the Redis client (memory at rest).
   const [
     { createRedisConnection },
     { createRedisLogStore },
     { createRedisBuildRegistry },
     { createRedisBuildLeases },
+    { RedisServedStore },
+    { redisScheduleLock },
   ] = await Promise.all([
     import('./redis/connection.js'),
     import('./logs/redis-store.js'),
     import('./builds/redis-registry.js'),
     import('../workers/leases/redis-leases.js'),
+    import('./retention/redis-served.js'),
+    import('./prebuilds/redis-schedule-lock.js'),
   ]);
   const redis = createRedisConnection(config.redisUrl, logger);
   const logStore = createRedisLogStore({ config, connection: redis, logger });
-  const builds = createRedisBuildRegistry({ connection: redis, history: config.buildHistory, logger });
+  const replica = `${hostname()}:${process.pid}`;
+  const builds = createRedisBuildRegistry({
+    connection: redis,
+    history: config.buildHistory,
+    logger,
+    replica,
+  });
   const leases = createRedisBuildLeases({ connection: redis, logger });
+  const events = await openRedisJournal(redis, subscriptions);
   return {
     logStore,
     builds,
     leases,
     secretIdentityKey: redisIdentityKey(redis),
+    served: new RedisServedStore(redis),
+    scheduleLock: redisScheduleLock(redis.client, SCHEDULE_LEASE_MS),
+    events,
     sharedStoreProbe: () => redis.probe(),
     close: async () => {
       builds.close();

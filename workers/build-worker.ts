@@ -1,30 +1,48 @@
 /**
- * The build worker: the one owner of the build flow. src/service.ts makes one at start-up and the
- * HTTP layer hands it plans (`submit`); everything after the plan happens here: joining an
- * identical build in flight, the queue (or 429), the recorded job, reuse, following and leases,
- * the build metrics and the outcome's service-log line.
+ * The build worker: the HTTP layer's interface to builds. src/service.ts makes one at start-up and
+ * the HTTP layer hands it plans (`submit`); the build's stages are build-flow.ts's. The worker
+ * wires their parts: the queue, the builder fleet (a job's placement), the build's record in the
+ * registry, the reuse side, and the 429 with its Retry-After.
  */
 import { supplyChainOf } from '../src/supply-chain/supply-chain.js';
 import { busyRetryAfter } from './common/retry-after.js';
 import type { BuildLeases } from './leases/leases.js';
-import { recordBuild } from '../src/builds/reporter.js';
-import type { BuildRegistry, BuildReporter, NewBuild } from '../src/builds/types.js';
+import { BuildResource } from './build-resource.js';
+import type {
+  BuildAnswer,
+  BuildEndedListener,
+  BuildRecord,
+  BuildRegistry,
+  BuildReporter,
+  BuildTrigger,
+  NewBuild,
+} from '../src/builds/types.js';
 import type { Config } from '../src/config/types.js';
 import {
   busy,
   buildersFull,
-  BuildersFullError,
+  buildFinished,
+  buildNotFound,
   BusyError,
-  internal,
-  isServiceError,
+  idempotencyKeyReused,
+  storeUnavailable,
 } from '../src/errors/errors.js';
-import { cancellationOf } from '../src/exec/cancellation.js';
 import type { ProcessGroups } from '../src/exec/process-groups.js';
 import type { LogStore } from '../src/logs/types.js';
 import type { Logger } from '../src/observability/logger.js';
-import type { BuildStatus, Metrics } from '../src/observability/metrics.js';
-import type { BuildDeps } from './build-deps.js';
-import { isFollow, runBuildJob, type JobOutcome, type JobReuse } from './build-job.js';
+import type { Metrics } from '../src/observability/metrics.js';
+import type { JobReuse, Admission } from './admit.js';
+import {
+  answerBuild,
+  answerOf,
+  cancelledBy,
+  failureStatus,
+  statusOfAnswer,
+  stopwatch,
+  type Answering,
+} from './answer.js';
+import { createReuseDeps, type BuildDeps } from './build-deps.js';
+import { runBuild, runBuildJob } from './build-flow.js';
 import { devcontainerCliBundle } from './builder/devcontainer-build.js';
 import { BuilderFleet, type Placement } from './builder/fleet/fleet.js';
 import type { BuilderState } from './builder/fleet/health.js';
@@ -33,10 +51,16 @@ import { RemoteBuilder } from './builder/remote-builder.js';
 import { remoteTip } from './git/ls-remote.js';
 import type { BuildPlan, BuildResult } from './plan/plan-types.js';
 import { createBuildQueue, type BuildQueue } from './queue.js';
-import { coordinateBuild, type Coordinator } from './coordinate.js';
-import { createReuseDeps } from './reuse/reuse-step.js';
 import { scratchIdentityKey, type SecretIdentityKey } from './builder/secret-identity-key.js';
 import { withSecretsIdentity } from './builder/secret-identity.js';
+import type { JobOutcome } from './reuse/decision.js';
+
+export { failureStatus };
+
+/** How long a request waits for the build id of an earlier request with its key being admitted. */
+const ATTACH_WAIT_MS = 10_000;
+/** One long poll of an attached request's wait. */
+const ATTACHED_POLL_MS = 60_000;
 
 export type BuildJobRunner = (
   plan: BuildPlan,
@@ -59,10 +83,12 @@ export interface BuildWorkerContext {
   readonly secretIdentityKey?: SecretIdentityKey;
   /** Aborted when the process must stop now: the worker's registry client closes. */
   readonly shutdownSignal: AbortSignal;
+  /** Told the source image of each reuse (retention's "served", docs/retention.md). */
+  readonly reuseSourceServed?: (repository: string, digest: string) => void;
 }
 
 export interface BuildWorkerOptions {
-  /** The job runner (default: build-job.ts); unit tests inject a fake. */
+  /** The job runner (default: build-flow.ts's stages 2 to 9); unit tests inject a fake. */
   readonly runJob?: BuildJobRunner;
   /** The queue (default: one per worker, sized by config.build.maxConcurrent). */
   readonly queue?: BuildQueue;
@@ -72,37 +98,41 @@ export interface BuildWorkerOptions {
   readonly keySecrets?: boolean;
 }
 
-/** One submitted plan: the request it came with. */
-export interface Submission {
+/** An Idempotency-Key and the digest of the body it came with (never the body). */
+export interface Idempotency {
+  readonly key: string;
+  readonly digest: string;
+}
+
+/** How a plan is started: the request it came with. */
+export interface StartOptions {
   readonly requestId: string;
   /** The request's logger (carries its id). */
   readonly logger: Logger;
-  /** Aborted when the client goes away: the build is cancelled. */
-  readonly signal: AbortSignal;
+  readonly trigger?: BuildTrigger;
+  /** Reserved with `attach` (which found no build to attach to): bound to the build's id. */
+  readonly idempotency?: Idempotency;
 }
 
-/** The final status of an admitted job that threw. */
-export function failureStatus(err: unknown): BuildStatus {
-  return isServiceError(err) && err.status < 500 ? 'invalid_request' : 'failure';
+/** One submitted plan, waited for by its request. */
+export interface Submission extends StartOptions {
+  /** Aborted when the client goes away: the build is cancelled (when it is its last waiter). */
+  readonly signal: AbortSignal;
 }
 
 /** The image a plan targets before its commit is known: `<registry>/<name>[:<tag>]`. */
 const targetImage = (plan: BuildPlan): string =>
   `${plan.image.registry}/${plan.image.name}${plan.image.tag === undefined ? '' : `:${plan.image.tag}`}`;
 
-function newBuild(requestId: string, plan: BuildPlan): NewBuild {
+function newBuild(submission: Submission, plan: BuildPlan): NewBuild {
   return {
-    requestId,
+    requestId: submission.requestId,
+    ...(submission.trigger === undefined ? {} : { trigger: submission.trigger }),
+    ...(submission.idempotency === undefined ? {} : { idempotencyKey: submission.idempotency.key }),
     repository: plan.repository,
     ...(plan.branch === undefined ? {} : { branch: plan.branch }),
     image: targetImage(plan),
   };
-}
-
-/** A clock started at submission: seconds since. */
-function stopwatch(): () => number {
-  const started = performance.now();
-  return () => (performance.now() - started) / 1000;
 }
 
 export class BuildWorker {
@@ -111,6 +141,11 @@ export class BuildWorker {
   readonly #queue: BuildQueue;
   readonly #runJob: BuildJobRunner;
   readonly #fleet: BuilderFleet;
+  /** The builds this instance runs, by record id (DELETE /builds/{id} finds them here). */
+  readonly #local = new Map<string, BuildResource>();
+  readonly #listeners: BuildEndedListener[] = [];
+  /** Every request's flow in progress, sync or async (the drain on SIGTERM waits for them). */
+  readonly #runs = new Set<Promise<unknown>>();
 
   constructor(ctx: BuildWorkerContext, options: BuildWorkerOptions = {}) {
     this.#ctx = ctx;
@@ -128,7 +163,12 @@ export class BuildWorker {
         options.keySecrets === false
           ? null
           : (ctx.secretIdentityKey ?? scratchIdentityKey(ctx.config.scratchDir)),
-      reuse: createReuseDeps(ctx.config.insecureRegistries, ctx.leases, supplyChainOf(ctx.config)),
+      reuse: createReuseDeps(
+        ctx.config.insecureRegistries,
+        ctx.leases,
+        supplyChainOf(ctx.config),
+        ctx.reuseSourceServed,
+      ),
     };
     ctx.shutdownSignal.addEventListener('abort', () => this.#deps.reuse.registry.close(), { once: true });
     this.#fleet = new BuilderFleet({
@@ -139,6 +179,8 @@ export class BuildWorker {
       ...(options.probe === undefined ? {} : { probe: options.probe }),
     });
     this.#fleet.health.start(ctx.shutdownSignal);
+    // A DELETE on another replica (Redis mode) reaches the builds this instance runs.
+    ctx.builds.onCancel((id, by) => this.#local.get(id)?.cancel(by));
     this.#queue =
       options.queue ??
       createBuildQueue({
@@ -154,87 +196,221 @@ export class BuildWorker {
   }
 
   /** Builds (or reuses) `plan`; throws a ServiceError (BUSY: 429 with its Retry-After). */
-  async submit(given: BuildPlan, submission: Submission): Promise<BuildResult> {
-    const seconds = stopwatch();
-    const plan = await withSecretsIdentity(given, this.#deps.secretIdentityKey ?? null);
+  async submit(plan: BuildPlan, submission: Submission): Promise<BuildResult> {
+    const resource = this.#resource(submission.logger);
+    const { result } = this.#run(plan, submission, resource);
+    if (submission.idempotency !== undefined) void this.#bind(submission.idempotency, resource);
+    return result;
+  }
+
+  /**
+   * The build an Idempotency-Key attaches a request to: the id of the build an earlier request
+   * with the same key and body started, or undefined when the key is new (it is then reserved:
+   * pass it to `start` or `submit`). The same key with another body is a 422.
+   */
+  async attach(idempotency: Idempotency): Promise<string | undefined> {
+    const deadline = Date.now() + ATTACH_WAIT_MS;
+    for (;;) {
+      const held = await this.#ctx.builds.reserveKey(idempotency.key, idempotency.digest);
+      if (held.kind === 'reserved') return undefined;
+      if (!held.sameBody) throw idempotencyKeyReused();
+      if (held.buildId !== undefined) return held.buildId;
+      // The first request is being admitted: its build's id comes within moments.
+      if (Date.now() > deadline) throw storeUnavailable();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+
+  /**
+   * The answer of the build `id` for a request attached to it, waited for (a POST is counted in
+   * service_builds_total once answered, as every POST is).
+   */
+  async answerOf(id: string, signal?: AbortSignal): Promise<BuildAnswer> {
+    for (;;) {
+      const record = await this.#ctx.builds.waitFinished(id, ATTACHED_POLL_MS, signal);
+      if (record === undefined) throw buildNotFound(id);
+      if (record.answer !== undefined) {
+        this.#ctx.metrics.countBuild(statusOfAnswer(record.answer), record.durationSeconds);
+        return record.answer;
+      }
+      if (signal?.aborted === true) throw signal.reason;
+    }
+  }
+
+  /** The record of the build `id` for an async request attached to it (counted once it is answered). */
+  async attached(id: string): Promise<BuildRecord> {
+    const record = await this.#ctx.builds.get(id);
+    if (record === undefined) throw buildNotFound(id);
+    void this.answerOf(id).catch(() => undefined);
+    return record;
+  }
+
+  /** Binds a reserved key to the build's id once admitted; frees it when the build was refused. */
+  async #bind(idempotency: Idempotency, resource: BuildResource): Promise<void> {
+    const id = await resource.id;
     try {
-      const result = await coordinateBuild(
-        plan,
-        this.#coordinator(plan, submission, seconds),
-        submission.signal,
-      );
-      this.#succeeded(plan, submission.logger, result, seconds());
-      return result;
+      if (id === undefined) await this.#ctx.builds.releaseKey(idempotency.key);
+      else await this.#ctx.builds.bindKey(idempotency.key, id);
     } catch (err) {
-      if (err instanceof BusyError || err instanceof BuildersFullError)
-        throw await this.#busy(plan, submission.logger, err instanceof BusyError);
-      this.#failed(plan, submission, err, seconds());
+      this.#ctx.logger.warn({ err, buildId: id }, 'could not record the idempotency key');
+    }
+  }
+
+  /**
+   * Starts `plan` and answers its record once it is admitted (before the clone); the build runs on
+   * apart from any connection. Throws as `submit` does when it is refused (429, 503).
+   */
+  async start(plan: BuildPlan, options: StartOptions): Promise<BuildRecord> {
+    const resource = this.#resource(options.logger);
+    const never = new AbortController().signal;
+    const { result } = this.#run(plan, { ...options, signal: never }, resource);
+    result.catch(() => undefined);
+    const id = await Promise.race([resource.id, result.then(() => resource.id)]);
+    if (options.idempotency !== undefined) await this.#bind(options.idempotency, resource);
+    // Ended before it had an id: refused (429), or its record could not be written.
+    if (id === undefined) await result;
+    const record = id === undefined ? undefined : await this.#ctx.builds.get(id);
+    if (record === undefined) throw storeUnavailable();
+    return record;
+  }
+
+  /** Cancels the running build `id` (here, or on the replica running it); its record as it stands. */
+  async cancel(id: string, by: string): Promise<BuildRecord> {
+    const record = await this.#ctx.builds.get(id);
+    if (record === undefined) throw buildNotFound(id);
+    if (record.phase === 'finished') throw buildFinished(id);
+    const local = this.#local.get(id);
+    if (local !== undefined) local.cancel(by);
+    else await this.#ctx.builds.requestCancel(id, by);
+    return record;
+  }
+
+  /** Called with each build's finished record before any waiter gets its answer. */
+  onBuildEnded(listener: BuildEndedListener): void {
+    this.#listeners.push(listener);
+  }
+
+  #resource(logger: Logger): BuildResource {
+    return new BuildResource(this.#ctx.builds, logger, this.#listeners);
+  }
+
+  /** The flow of one request, its record ended with the answer before the result is handed on. */
+  #run(plan: BuildPlan, submission: Submission, resource: BuildResource): { result: Promise<BuildResult> } {
+    const seconds = stopwatch();
+    const answering: Answering = { logger: submission.logger, metrics: this.#ctx.metrics, seconds };
+    const signal = AbortSignal.any([submission.signal, resource.signal]);
+    // Keyed before admission: the build key and the follow identity hold the secrets' identity.
+    const flow = this.#keyed(plan, answering, signal).then((keyed) =>
+      runBuild({
+        plan: keyed,
+        admission: this.#admission(keyed, submission, seconds, resource),
+        signal,
+        refused: (err) => this.#busy(keyed, submission.logger, err instanceof BusyError),
+        answering,
+      }),
+    );
+    const ended = async (): Promise<BuildResult> => {
+      try {
+        const result = await flow;
+        await resource.end({
+          status: 'success',
+          durationSeconds: seconds(),
+          image: result.image,
+          answer: answerOf({ ok: true, result }),
+        });
+        return result;
+      } catch (thrown) {
+        const cancelled = resource.cancelled;
+        const err = cancelled?.by === undefined ? thrown : cancelledBy(cancelled.by, thrown);
+        const answer = answerOf({ ok: false, err });
+        await resource.end({
+          status: failureStatus(err),
+          durationSeconds: seconds(),
+          error: String(answer.body.error),
+          answer,
+        });
+        throw err;
+      } finally {
+        void resource.id.then(
+          (id) => id !== undefined && this.#local.get(id) === resource && this.#local.delete(id),
+        );
+      }
+    };
+    const result = ended();
+    const settled = result.catch(() => undefined);
+    this.#runs.add(settled);
+    void settled.then(() => this.#runs.delete(settled));
+    return { result };
+  }
+
+  /** `plan` with the identity of the secrets it offers (docs/secrets.md); a failure is the build's. */
+  async #keyed(plan: BuildPlan, answering: Answering, signal: AbortSignal): Promise<BuildPlan> {
+    try {
+      return await withSecretsIdentity(plan, this.#deps.secretIdentityKey ?? null);
+    } catch (err) {
+      answerBuild(plan, answering, { ok: false, err }, signal);
       throw err;
     }
   }
 
-  #coordinator(plan: BuildPlan, submission: Submission, seconds: () => number): Coordinator {
+  /** Resolves once no build runs here (async ones included): the drain on SIGTERM waits for it. */
+  async drained(): Promise<void> {
+    while (this.#runs.size > 0) await Promise.all([...this.#runs]);
+  }
+
+  #admission(
+    plan: BuildPlan,
+    submission: Submission,
+    seconds: () => number,
+    resource: BuildResource,
+  ): Admission {
     const deps: BuildDeps = { ...this.#deps, logger: submission.logger };
-    const build = newBuild(submission.requestId, plan);
+    const build = newBuild(submission, plan);
     return {
       queue: this.#queue,
       deps,
       deadlineSeconds: this.#ctx.config.build.cloneTimeoutSeconds + this.#ctx.config.build.timeoutSeconds,
+      refusePlatforms: () => this.#fleet.refuse(plan.platforms),
       remoteTip: (p, signal) => remoteTip(p, deps, signal),
+      cancelSignal: resource.signal,
+      followed: (buildId) => void buildId.then((id) => resource.follow(id)),
       job: (signal, reuse) => {
         // Synchronously placed (or busy: every healthy builder full) before anything is recorded.
-        const placement = this.#fleet.place(plan.repository, plan.branch);
+        const placement = this.#fleet.place(plan.repository, plan.branch, plan.platforms);
         const placed = placement === undefined ? deps : { ...deps, remoteBuilder: placement };
-        const record = placement === undefined ? build : { ...build, builder: placement.endpoint };
-        return this.#runRecorded(record, submission.logger, seconds, placement, (reporter) =>
+        const record = placement === undefined ? build : { ...build, ...placement.record() };
+        return this.#runPlaced(record, resource, reuse, placement, (reporter) =>
           this.#runJob(plan, placed, signal, reporter, reuse),
         );
       },
     };
   }
 
-  /** Runs an admitted job recorded in the registry: started, reported on by the job, finished with its outcome. */
-  async #runRecorded(
+  /** Runs an admitted job on its placement, the build recorded in the registry on its first job. */
+  async #runPlaced(
     build: NewBuild,
-    logger: Logger,
-    seconds: () => number,
+    resource: BuildResource,
+    reuse: JobReuse | undefined,
     placement: Placement | undefined,
     job: (reporter: BuildReporter) => Promise<JobOutcome>,
   ): Promise<JobOutcome> {
-    const recording = await recordBuild(this.#ctx.builds, build, logger).catch((err: unknown) => {
+    const reporter = await resource.record(build).catch((err: unknown) => {
       placement?.finish('failure');
       throw err;
     });
-    if (placement !== undefined) placement.onMove = (endpoint) => void recording.reporter.builder(endpoint);
+    const id = await resource.id;
+    if (id !== undefined) this.#local.set(id, resource);
+    reuse?.own.setBuildId(id);
+    if (placement !== undefined)
+      placement.onMove = (endpoint, builders) => void reporter.builder(endpoint, builders);
     try {
-      const result = await job(recording.reporter);
+      const result = await job(reporter);
       placement?.finish('success');
-      // A job that follows a build with the same key ends here; the answer is that build's reuse.
-      const image = isFollow(result) ? result.partial.image : result.image;
-      await recording.finish({ status: 'success', durationSeconds: seconds(), image });
       return result;
     } catch (err) {
       placement?.finish(failureStatus(err));
-      await recording.finish({
-        status: failureStatus(err),
-        durationSeconds: seconds(),
-        error: (isServiceError(err) ? err : internal(err)).message,
-      });
       throw err;
     }
-  }
-
-  #succeeded(plan: BuildPlan, logger: Logger, result: BuildResult, seconds: number): void {
-    this.#ctx.metrics.countBuild('success', seconds);
-    logger.info(
-      {
-        repository: plan.repository,
-        image: result.image,
-        commit: result.commit,
-        durationMs: Math.round(seconds * 1000),
-      },
-      'build succeeded',
-    );
   }
 
   /** The 429 for a full queue, with a Retry-After estimated from the builds in flight. */
@@ -248,24 +424,5 @@ export class BuildWorker {
     return queueFull
       ? busy(this.#queue.capacity, retryAfter)
       : buildersFull(this.#ctx.config.build.maxPerBuilder, retryAfter);
-  }
-
-  #failed(plan: BuildPlan, submission: Submission, err: unknown, seconds: number): void {
-    const { logger } = submission;
-    const status = failureStatus(err);
-    this.#ctx.metrics.countBuild(status, seconds);
-    const cancelled = cancellationOf(submission.signal.reason);
-    if (cancelled !== undefined) {
-      logger.warn({ repository: plan.repository, durationMs: Math.round(seconds * 1000) }, cancelled.message);
-    }
-    logger.info(
-      {
-        repository: plan.repository,
-        status,
-        code: isServiceError(err) ? err.code : 'INTERNAL',
-        ...(isServiceError(err) && err.details.logId !== undefined ? { logId: err.details.logId } : {}),
-      },
-      'build failed',
-    );
   }
 }

@@ -2,8 +2,17 @@
  * The embedded build registry: this instance's running builds and its newest `history` finished
  * ones, in memory (they do not survive the process, like command logs). Created at start-up.
  */
+import { finishedWithin, FinishWaiters } from './finish-wait.js';
 import { matchesFilter, newBuildEntry, toRecord, type BuildEntry } from './records.js';
-import type { BuildFilter, BuildOutcome, BuildRegistry, BuildUpdate, NewBuild } from './types.js';
+import type {
+  BuildFilter,
+  BuildOutcome,
+  BuildRecord,
+  BuildRegistry,
+  BuildUpdate,
+  KeyReservation,
+  NewBuild,
+} from './types.js';
 
 export interface MemoryRegistryOptions {
   /** Finished builds kept (the newest). */
@@ -12,12 +21,72 @@ export interface MemoryRegistryOptions {
   readonly now?: () => number;
 }
 
+/** The entry of a build that just finished. */
+function finishedEntry(entry: BuildEntry, outcome: BuildOutcome): BuildEntry {
+  entry.phase = 'finished';
+  entry.outcome = outcome;
+  if (outcome.image !== undefined) entry.image = outcome.image;
+  return entry;
+}
+
+/** Merges what a running build learned into its entry. */
+function applyUpdate(entry: BuildEntry, update: BuildUpdate): void {
+  if (update.phase !== undefined) entry.phase = update.phase;
+  if (update.branch !== undefined) entry.branch = update.branch;
+  if (update.commit !== undefined) entry.commit = update.commit;
+  if (update.image !== undefined) entry.image = update.image;
+  if (update.gitCloneLogId !== undefined) entry.gitCloneLogId = update.gitCloneLogId;
+  if (update.imageBuildLogId !== undefined) entry.imageBuildLogId = update.imageBuildLogId;
+  if (update.builder !== undefined) entry.builder = update.builder;
+  if (update.builders !== undefined) entry.builders = update.builders;
+}
+
+/** Idempotency-Keys: the body digest and the build's id; dropped with the build's record. */
+class MemoryKeys {
+  readonly #keys = new Map<string, { readonly digest: string; readonly buildId?: string }>();
+
+  async reserve(
+    key: string,
+    digest: string,
+    get: (id: string) => Promise<BuildRecord | undefined>,
+  ): Promise<KeyReservation> {
+    const held = this.#keys.get(key);
+    if (held !== undefined && (held.buildId === undefined || (await get(held.buildId)) !== undefined)) {
+      const bound = held.buildId === undefined ? {} : { buildId: held.buildId };
+      return { kind: 'taken', sameBody: held.digest === digest, ...bound };
+    }
+    this.#keys.set(key, { digest });
+    return { kind: 'reserved' };
+  }
+
+  bind(key: string, buildId: string): void {
+    const held = this.#keys.get(key);
+    if (held !== undefined) this.#keys.set(key, { digest: held.digest, buildId });
+  }
+
+  release(key: string): void {
+    this.#keys.delete(key);
+  }
+
+  /** A finished record left the history: its key goes with it. */
+  dropped(entry: BuildEntry): void {
+    const key = entry.idempotencyKey;
+    if (key !== undefined && this.#keys.get(key)?.buildId === entry.id) this.#keys.delete(key);
+  }
+}
+
 export function createMemoryBuildRegistry(options: MemoryRegistryOptions): BuildRegistry {
   const now = options.now ?? Date.now;
   const history = Math.max(0, Math.floor(options.history));
   const running = new Map<string, BuildEntry>();
   /** Oldest finished first. */
   const finished: BuildEntry[] = [];
+  const waiting = new FinishWaiters();
+  const keys = new MemoryKeys();
+  const get = async (id: string) => {
+    const entry = running.get(id) ?? finished.find((e) => e.id === id);
+    return entry === undefined ? undefined : toRecord(entry, now());
+  };
 
   return {
     async start(build: NewBuild) {
@@ -28,14 +97,7 @@ export function createMemoryBuildRegistry(options: MemoryRegistryOptions): Build
 
     async update(id: string, update: BuildUpdate) {
       const entry = running.get(id);
-      if (entry === undefined) return;
-      if (update.phase !== undefined) entry.phase = update.phase;
-      if (update.branch !== undefined) entry.branch = update.branch;
-      if (update.commit !== undefined) entry.commit = update.commit;
-      if (update.image !== undefined) entry.image = update.image;
-      if (update.gitCloneLogId !== undefined) entry.gitCloneLogId = update.gitCloneLogId;
-      if (update.imageBuildLogId !== undefined) entry.imageBuildLogId = update.imageBuildLogId;
-      if (update.builder !== undefined) entry.builder = update.builder;
+      if (entry !== undefined) applyUpdate(entry, update);
     },
 
     async addWaiters(id: string, delta: number) {
@@ -47,12 +109,20 @@ export function createMemoryBuildRegistry(options: MemoryRegistryOptions): Build
       const entry = running.get(id);
       if (entry === undefined) return;
       running.delete(id);
-      entry.phase = 'finished';
-      entry.outcome = outcome;
-      if (outcome.image !== undefined) entry.image = outcome.image;
-      finished.push(entry);
-      finished.splice(0, Math.max(0, finished.length - history));
+      finished.push(finishedEntry(entry, outcome));
+      for (const gone of finished.splice(0, Math.max(0, finished.length - history))) keys.dropped(gone);
+      waiting.finished(id);
     },
+
+    get,
+    waitFinished: (id, ms, signal) => finishedWithin(get, id, ms, signal, waiting.watch(id)),
+
+    reserveKey: (key, digest) => keys.reserve(key, digest, get),
+    bindKey: async (key, buildId) => keys.bind(key, buildId),
+    releaseKey: async (key) => keys.release(key),
+    // One instance: every build it runs is cancelled by the worker that runs it.
+    requestCancel: async () => undefined,
+    onCancel: () => undefined,
 
     async list(filter: BuildFilter = {}) {
       const at = now();

@@ -3,12 +3,23 @@
  * GET /builds filter, and the record GET /builds lists. Pure: shared by the embedded and Redis registries.
  */
 import { randomUUID } from 'node:crypto';
-import type { BuildFilter, BuildOutcome, BuildRecord, NewBuild, RunningPhase } from './types.js';
+import type {
+  BuildFilter,
+  BuildOutcome,
+  BuildRecord,
+  BuildTrigger,
+  NewBuild,
+  PlatformBuilder,
+  RunningPhase,
+} from './types.js';
 
 /** One build as a registry keeps it; `startedAtMs` is milliseconds since the epoch. */
 export interface BuildEntry {
   readonly id: string;
   readonly requestId: string;
+  readonly trigger?: BuildTrigger;
+  /** Kept to drop the key with the record (never listed). */
+  readonly idempotencyKey?: string;
   readonly repository: string;
   readonly startedAtMs: number;
   branch?: string;
@@ -18,6 +29,7 @@ export interface BuildEntry {
   gitCloneLogId?: string;
   imageBuildLogId?: string;
   builder?: string;
+  builders?: readonly PlatformBuilder[];
   waiters: number;
   outcome?: BuildOutcome;
 }
@@ -37,6 +49,7 @@ export function toRecord(entry: BuildEntry, at: number): BuildRecord {
   return {
     id: entry.id,
     requestId: entry.requestId,
+    ...(entry.trigger === undefined ? {} : { trigger: entry.trigger }),
     repository: entry.repository,
     ...(entry.branch === undefined ? {} : { branch: entry.branch }),
     ...(entry.commit === undefined ? {} : { commit: entry.commit }),
@@ -48,6 +61,7 @@ export function toRecord(entry: BuildEntry, at: number): BuildRecord {
     ...(entry.gitCloneLogId === undefined ? {} : { gitCloneLogId: entry.gitCloneLogId }),
     ...(entry.imageBuildLogId === undefined ? {} : { imageBuildLogId: entry.imageBuildLogId }),
     ...(entry.builder === undefined ? {} : { builder: entry.builder }),
+    ...(entry.builders === undefined ? {} : { builders: entry.builders }),
     waiters: entry.waiters,
     ...(outcome === undefined
       ? {}
@@ -55,6 +69,7 @@ export function toRecord(entry: BuildEntry, at: number): BuildRecord {
           status: outcome.status,
           durationSeconds: outcome.durationSeconds,
           ...(outcome.error === undefined ? {} : { error: outcome.error }),
+          ...(outcome.answer === undefined ? {} : { answer: outcome.answer }),
         }),
   };
 }
@@ -64,11 +79,14 @@ export function newBuildEntry(build: NewBuild, startedAtMs: number): BuildEntry 
   return {
     id: `bld-${randomUUID()}`,
     requestId: build.requestId,
+    ...(build.trigger === undefined ? {} : { trigger: build.trigger }),
+    ...(build.idempotencyKey === undefined ? {} : { idempotencyKey: build.idempotencyKey }),
     repository: build.repository,
     startedAtMs,
     ...(build.branch === undefined ? {} : { branch: build.branch }),
     image: build.image,
     ...(build.builder === undefined ? {} : { builder: build.builder }),
+    ...(build.builders === undefined ? {} : { builders: build.builders }),
     phase: 'cloning',
     waiters: 1,
   };

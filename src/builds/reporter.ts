@@ -28,13 +28,16 @@ export function buildReporter(
     logOpened: (kind, logId) =>
       report(kind === 'git' ? { gitCloneLogId: logId } : { imageBuildLogId: logId }),
     resolved: ({ branch, commit, image }) => report({ branch, commit, image }),
-    builder: (endpoint) => report({ builder: endpoint }),
+    builder: (endpoint, builders) =>
+      report({ builder: endpoint, ...(builders === undefined ? {} : { builders: [...builders] }) }),
     sent: () => queue,
   };
 }
 
 /** One build's record in the registry, as the route that runs it holds it. */
 export interface BuildRecording {
+  /** The record's id (undefined when the registry could not record it). */
+  readonly id: string | undefined;
   readonly reporter: BuildReporter;
   /** Records how the build ended (best effort, like the reporter). */
   finish(outcome: BuildOutcome): Promise<void>;
@@ -51,10 +54,11 @@ export async function recordBuild(
     buildId = await registry.start(build);
   } catch (err) {
     logger.warn({ err }, 'could not record build');
-    return { reporter: unrecorded, finish: async () => undefined };
+    return { id: undefined, reporter: unrecorded, finish: async () => undefined };
   }
   const reporter = buildReporter(registry, buildId, logger);
   return {
+    id: buildId,
     reporter,
     finish: async (outcome) => {
       // After the progress reported before it (an update after the finish would be ignored).

@@ -10,9 +10,27 @@ export const BUILD_PHASES = ['cloning', 'resolving', 'building', 'reusing', 'fin
 export type BuildPhase = (typeof BUILD_PHASES)[number];
 export type RunningPhase = Exclude<BuildPhase, 'finished'>;
 
+/** Which builder builds which platforms of a build (docs/fleet.md). */
+export interface PlatformBuilder {
+  readonly builder: string;
+  readonly platforms: readonly string[];
+}
+
+/** What started a build: a POST /build (`api`, also when absent) or a prebuild (docs/prebuilds.md). */
+export type BuildTrigger = 'api' | 'push' | 'reconcile' | 'refresh';
+
+/** Exactly what a synchronous POST /build is answered: its status and JSON body. */
+export interface BuildAnswer {
+  readonly status: number;
+  readonly body: Record<string, unknown>;
+}
+
 /** What is known when a build is admitted. */
 export interface NewBuild {
   readonly requestId: string;
+  readonly trigger?: BuildTrigger;
+  /** The request's Idempotency-Key, if any (never a credential: a key the client chose). */
+  readonly idempotencyKey?: string;
   /** As the request gave it (a URL with credentials is refused before any build starts). */
   readonly repository: string;
   /** The requested branch or tag; the default branch's name is reported once cloned. */
@@ -21,6 +39,8 @@ export interface NewBuild {
   readonly image: string;
   /** The builder endpoint it was placed on (docs/fleet.md); never credentials. */
   readonly builder?: string;
+  /** Each builder and its platforms, when the platforms were placed one by one. */
+  readonly builders?: readonly PlatformBuilder[];
 }
 
 /** Fields a running build learns as it goes (each set once known; absent fields are left as they are). */
@@ -33,6 +53,7 @@ export interface BuildUpdate {
   readonly imageBuildLogId?: string;
   /** The build moved to another builder (the one it was placed on did not answer). */
   readonly builder?: string;
+  readonly builders?: readonly PlatformBuilder[];
 }
 
 /** How a build ended. */
@@ -45,12 +66,15 @@ export interface BuildOutcome {
   readonly image?: string;
   /** The error text of the answer (the same as the response body's `error`), on failure. */
   readonly error?: string;
+  /** What a synchronous request is answered (every waiter gets it). */
+  readonly answer?: BuildAnswer;
 }
 
 /** One build as GET /builds lists it (JSON; never a credential). */
 export interface BuildRecord {
   readonly id: string;
   readonly requestId: string;
+  readonly trigger?: BuildTrigger;
   readonly repository: string;
   readonly branch?: string;
   readonly commit?: string;
@@ -64,12 +88,22 @@ export interface BuildRecord {
   readonly imageBuildLogId?: string;
   /** The builder endpoint the build ran on (docs/fleet.md). */
   readonly builder?: string;
+  /** Each builder and the platforms it built, when the platforms were placed one by one. */
+  readonly builders?: readonly PlatformBuilder[];
   /** Requests waiting on this build (1 unless others were coalesced onto it). */
   readonly waiters: number;
   readonly status?: BuildOutcome['status'];
   readonly durationSeconds?: number;
   readonly error?: string;
+  /** Once finished: exactly what a synchronous POST /build was (or would have been) answered. */
+  readonly answer?: BuildAnswer;
 }
+
+/**
+ * Called once a build's record is finished (its answer included), and awaited before the answer
+ * reaches any waiter; a listener's failure is logged and never fails the build.
+ */
+export type BuildEndedListener = (record: BuildRecord) => Promise<void>;
 
 /** `running`, or a metric status (service_builds_total). */
 export type BuildStatusFilter = 'running' | BuildStatus;
@@ -80,6 +114,16 @@ export interface BuildFilter {
   readonly repository?: string;
   readonly status?: BuildStatusFilter;
 }
+
+/**
+ * An Idempotency-Key as the registry holds it: `reserved` (this request starts the build, then
+ * binds its id to the key, or releases the key when it is refused), or `taken` by an earlier
+ * request (with the same body digest or not; its build's id once admitted). A key whose build's
+ * record is no longer kept is free again.
+ */
+export type KeyReservation =
+  | { readonly kind: 'reserved' }
+  | { readonly kind: 'taken'; readonly sameBody: boolean; readonly buildId?: string };
 
 export interface BuildRegistry {
   /** Records a build that was just admitted (phase `cloning`, 1 waiter); resolves with its new id. */
@@ -92,6 +136,23 @@ export interface BuildRegistry {
   finish(id: string, outcome: BuildOutcome): Promise<void>;
   /** Running and kept finished builds matching `filter`, newest first (by startedAt). */
   list(filter?: BuildFilter): Promise<BuildRecord[]>;
+  /** One build's record; undefined when unknown or no longer kept. */
+  get(id: string): Promise<BuildRecord | undefined>;
+  /**
+   * The record once the build has finished, or as it stands after `ms` (or when `signal` aborts):
+   * a long poll, woken when the build finishes here or (Redis mode) on any replica.
+   */
+  waitFinished(id: string, ms: number, signal?: AbortSignal): Promise<BuildRecord | undefined>;
+  /**
+   * Asks the replica running `id` to cancel it (Redis mode; embedded: nobody else runs builds);
+   * `onCancel` is how this replica hears of such asks for the builds it runs.
+   */
+  requestCancel(id: string, by: string): Promise<void>;
+  onCancel(listener: (id: string, by: string) => void): void;
+  /** Reserves an Idempotency-Key for a body (its digest only: a body can hold credentials). */
+  reserveKey(key: string, digest: string): Promise<KeyReservation>;
+  bindKey(key: string, buildId: string): Promise<void>;
+  releaseKey(key: string): Promise<void>;
 }
 
 /**
@@ -102,8 +163,8 @@ export interface BuildReporter {
   phase(phase: RunningPhase): Promise<void>;
   /** A command log of the build was opened (its id is listed from now on). */
   logOpened(kind: 'git' | 'img', logId: string): Promise<void>;
-  /** The build moved to the builder `endpoint`. */
-  builder(endpoint: string): Promise<void>;
+  /** The build moved to the builder `endpoint` (its platforms to `builders`). */
+  builder(endpoint: string, builders?: readonly PlatformBuilder[]): Promise<void>;
   /** The clone told what is being built. */
   resolved(found: {
     readonly branch: string;

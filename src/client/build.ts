@@ -1,8 +1,8 @@
 /**
- * `ibs build`: POST /build while watching the build (watch.ts), then the answer on stdout and in
- * GITHUB_OUTPUT. 429: wait Retry-After plus jitter and try again until --timeout (retry.ts).
- * A lost connection: the service cancels a build whose client went away, so a new attempt is
- * made only while --timeout allows. Exit codes: exit-codes.ts.
+ * `ibs build`: an async POST /build (Idempotency-Key: the request id, so a POST sent again after a
+ * lost connection never starts a second build), the build watched (watch.ts) and its answer
+ * long-polled (await-answer.ts), then on stdout and in GITHUB_OUTPUT. 429: wait Retry-After plus
+ * jitter and try again until --timeout (retry.ts). Interrupted: DELETE the build. Exit codes: exit-codes.ts.
  */
 import type { Values } from './args.js';
 import { buildBody, requestIdOf, serverUrl, timeoutSeconds } from './build-request.js';
@@ -12,6 +12,8 @@ import { buildOutputs, writeGithubOutput } from './github-output.js';
 import { Unreachable, call, jsonOf, type Answer } from './http.js';
 import type { Terminal } from './output.js';
 import { planRetry, retryAfterSeconds } from './retry.js';
+import { cancelBuild } from './cancel.js';
+import { answerOf, awaitAnswer } from './await-answer.js';
 import { sleep } from './signals.js';
 import { BuildWatch } from './watch.js';
 
@@ -43,12 +45,26 @@ interface Attempt {
   readonly watch: BuildWatch;
 }
 
-async function attempt(server: URL, requestId: string, body: string, ctx: RunContext): Promise<Attempt> {
-  const watch = new BuildWatch(server, requestId, ctx.term.err);
+/** The build's place: its request id (also its Idempotency-Key) and, once accepted, its id. */
+interface Target {
+  readonly server: URL;
+  readonly requestId: string;
+  id?: string;
+}
+
+/** Statuses a front answers for a POST it could not pass on: asked again with the same key. */
+const FRONT_STATUSES = new Set([502, 504]);
+
+async function attempt(target: Target, body: string, ctx: RunContext): Promise<Attempt> {
+  const watch = new BuildWatch(target.server, target.requestId, ctx.term.err);
   try {
-    const answer = await call(new URL('build', server), {
+    const answer = await call(new URL('build', target.server), {
       method: 'POST',
-      headers: { 'x-request-id': requestId },
+      headers: {
+        'x-request-id': target.requestId,
+        'idempotency-key': target.requestId,
+        prefer: 'respond-async',
+      },
       body,
       signal: ctx.interrupt,
     });
@@ -57,6 +73,68 @@ async function attempt(server: URL, requestId: string, body: string, ctx: RunCon
     watch.cancel();
     throw err;
   }
+}
+
+/**
+ * POST /build until it is answered: a lost connection or a front's 502/504 is sent again with the
+ * same Idempotency-Key (the service attaches it to the build it may have started: never a second
+ * one) while --timeout allows. Undefined: interrupted, or an exit code.
+ */
+async function post(
+  target: Target,
+  body: string,
+  ctx: RunContext,
+  deadline: number,
+): Promise<Attempt | ExitCode | undefined> {
+  for (let tries = 1; ; tries++) {
+    let why: string;
+    try {
+      const outcome = await attempt(target, body, ctx);
+      if (!FRONT_STATUSES.has(outcome.answer.status)) return outcome;
+      outcome.watch.cancel();
+      why = `the front answered ${outcome.answer.status}`;
+    } catch (err) {
+      if (ctx.interrupt.aborted) return undefined;
+      if (!(err instanceof Unreachable)) throw err;
+      if (tries === 1 && !err.connected) return fail(ctx, EXIT.unreachable, err.message);
+      why = err.message;
+    }
+    if (Date.now() + RECONNECT_MS >= deadline)
+      return fail(ctx, EXIT.unreachable, `${why}; --timeout ran out`);
+    ctx.term.err.line(`ibs: ${why}; sending it again in ${RECONNECT_MS / 1000} s (same Idempotency-Key)`);
+    await sleep(RECONNECT_MS, ctx.interrupt);
+    if (ctx.interrupt.aborted) return undefined;
+  }
+}
+
+/** An accepted build (202): its answer once the long polls bring it. */
+async function accepted(
+  target: Target,
+  outcome: Attempt,
+  ctx: RunContext,
+  outageMs: number,
+): Promise<Attempt | ExitCode | undefined> {
+  const record = jsonOf(outcome.answer);
+  const id = typeof record?.id === 'string' ? record.id : undefined;
+  if (id === undefined) {
+    outcome.watch.cancel();
+    return fail(ctx, EXIT.unreachable, 'the 202 answer names no build id');
+  }
+  target.id = id;
+  ctx.term.err.line(`==> accepted: build ${id}`);
+  const done = answerOf(record);
+  if (done !== undefined) return { answer: done, watch: outcome.watch };
+  const awaited = await awaitAnswer({
+    server: target.server,
+    id,
+    sink: ctx.term.err,
+    interrupt: ctx.interrupt,
+    outageMs,
+  });
+  if (awaited.kind === 'answer') return { answer: awaited.answer, watch: outcome.watch };
+  outcome.watch.cancel();
+  if (awaited.kind === 'interrupted') return undefined;
+  return fail(ctx, EXIT.unreachable, awaited.message);
 }
 
 async function succeeded(ctx: RunContext, { answer, watch }: Attempt): Promise<ExitCode> {
@@ -94,35 +172,23 @@ async function failed(ctx: RunContext, { answer, watch }: Attempt): Promise<Exit
 export async function runBuild(values: Values, ctx: RunContext): Promise<ExitCode> {
   const server = serverUrl(values.server);
   const timeout = timeoutSeconds(values.timeout);
-  const requestId = requestIdOf(values['request-id'], () => crypto.randomUUID());
+  const target: Target = { server, requestId: requestIdOf(values['request-id'], () => crypto.randomUUID()) };
   const body = JSON.stringify(
     buildBody(values, credentialsOf(ctx.env, values.registry as string | undefined)),
   );
   const deadline = Date.now() + timeout * 1000;
-  let id = requestId;
-  for (let tries = 1, lost = 0; ; tries++) {
-    ctx.term.err.line(`==> POST ${new URL('build', server).href} (request id ${id})`);
-    let outcome: Attempt;
-    try {
-      outcome = await attempt(server, id, body, ctx);
-    } catch (err) {
-      if (ctx.interrupt.aborted) return interrupted(ctx);
-      if (!(err instanceof Unreachable)) throw err;
-      if (tries === 1 && !err.connected) return fail(ctx, EXIT.unreachable, err.message);
-      if (err.connected)
-        ctx.term.err.line(`ibs: ${err.message}; the service cancels a build whose client went away`);
-      if (Date.now() + RECONNECT_MS >= deadline)
-        return fail(ctx, EXIT.unreachable, `${err.message}; --timeout ran out`);
-      if (err.connected) id = `${requestId}.${++lost + 1}`;
-      ctx.term.err.line(`ibs: trying again in ${RECONNECT_MS / 1000} s (--timeout allows it)`);
-      await sleep(RECONNECT_MS, ctx.interrupt);
-      if (ctx.interrupt.aborted) return interrupted(ctx);
-      continue;
-    }
+  for (let tries = 1; ; tries++) {
+    ctx.term.err.line(`==> POST ${new URL('build', server).href} (request id ${target.requestId})`);
+    let outcome = await post(target, body, ctx, deadline);
+    if (outcome !== undefined && typeof outcome !== 'number' && outcome.answer.status === 202)
+      outcome = await accepted(target, outcome, ctx, timeout * 1000);
+    if (outcome === undefined) return interrupted(ctx, target);
+    if (typeof outcome === 'number') return outcome;
     if (outcome.answer.status === 200) return succeeded(ctx, outcome);
     if (outcome.answer.status !== 429) return failed(ctx, outcome);
     outcome.watch.cancel();
     const wait = await waitWhileBusy(ctx, outcome.answer, deadline, tries);
+    if (wait === 'interrupted') return interrupted(ctx, target);
     if (wait !== undefined) return wait;
   }
 }
@@ -133,7 +199,7 @@ async function waitWhileBusy(
   answer: Answer,
   deadline: number,
   tries: number,
-): Promise<ExitCode | undefined> {
+): Promise<ExitCode | 'interrupted' | undefined> {
   const header = answer.headers['retry-after'];
   const retryAfter = retryAfterSeconds(Array.isArray(header) ? header[0] : header, Date.now());
   const plan = planRetry(retryAfter, Date.now(), deadline, Math.random);
@@ -152,13 +218,11 @@ async function waitWhileBusy(
     `ibs: the server is busy (429) and asked to retry after ${retryAfter} s: waiting ${(plan.waitMs / 1000).toFixed(1)} s (try ${tries})`,
   );
   await sleep(plan.waitMs, ctx.interrupt);
-  return ctx.interrupt.aborted ? interrupted(ctx) : undefined;
+  return ctx.interrupt.aborted ? 'interrupted' : undefined;
 }
 
-export function interrupted(ctx: RunContext): ExitCode {
-  return fail(
-    ctx,
-    EXIT.interrupted,
-    'interrupted: the request is ended, which cancels the build on the server',
-  );
+/** Ctrl-C or SIGTERM: the build is cancelled on the service (DELETE), then exit 130. */
+export async function interrupted(ctx: RunContext, target: Target): Promise<ExitCode> {
+  await cancelBuild(target.server, target.id, target.requestId, ctx.term.err);
+  return fail(ctx, EXIT.interrupted, 'interrupted');
 }

@@ -30,7 +30,7 @@ export const EXIT_CODES: readonly { readonly code: ExitCode; readonly meaning: s
   },
   {
     code: EXIT.interrupted,
-    meaning: 'interrupted (SIGINT, SIGTERM): the request was ended, which cancels the build',
+    meaning: 'interrupted (SIGINT, SIGTERM): the build was cancelled on the server (DELETE /builds/{id})',
   },
 ];
 

@@ -28,6 +28,8 @@ export interface Call {
   readonly headers?: Readonly<Record<string, string>>;
   readonly body?: string;
   readonly signal?: AbortSignal;
+  /** Ends the request when its connection stays silent this long (a lost connection). */
+  readonly idleMs?: number;
 }
 
 type Lib = Pick<typeof http, 'request' | 'Agent'>;
@@ -63,6 +65,10 @@ export async function open(url: URL, call: Call = {}): Promise<IncomingMessage> 
       { method: call.method ?? 'GET', headers, agent, signal: call.signal },
       resolve,
     );
+    if (call.idleMs !== undefined)
+      req.setTimeout(call.idleMs, () =>
+        req.destroy(Object.assign(new Error('silent'), { code: 'ETIMEDOUT' })),
+      );
     req.once('socket', (socket) => {
       if (!socket.connecting) connected = true;
       else socket.once('connect', () => (connected = true));

@@ -1,7 +1,6 @@
 /**
- * Ctrl-C and SIGTERM: the first one aborts what ibs is doing (ending the build request, which
- * makes the service cancel the build) so the command can say so and exit 130; a second one
- * exits at once.
+ * Ctrl-C and SIGTERM: the first one aborts what ibs is doing so the command can cancel its build
+ * (`ibs build` sends DELETE /builds/{id}), say so and exit 130; a second one exits at once.
  */
 import { EXIT } from './exit-codes.js';
 

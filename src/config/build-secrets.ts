@@ -26,7 +26,7 @@ const isObject = (v: unknown): v is Record<string, unknown> =>
 const unknownKeys = (object: Record<string, unknown>, allowed: ReadonlySet<string>): string[] =>
   Object.keys(object).filter((key) => !allowed.has(key));
 
-function scopeProblems(scopes: unknown): string[] {
+export function scopeProblems(scopes: unknown): string[] {
   const refused =
     'no repositories: an entry open to every repository is refused (any Dockerfile could copy it into' +
     ' its image); give repositories: [{host, pathPrefix?}]';

@@ -10,10 +10,12 @@ import { join } from 'node:path';
 import type { ServerBuildSecret } from '../rules/build-secret-rules.js';
 import { parseArgv, type ParsedArgv } from './argv.js';
 import { buildSecretEntries } from './build-secrets.js';
+import { builderDeclarations } from './builder-endpoints.js';
 import { builderTls, builderTlsProblems } from './builder-tls.js';
 import { childEnvironment } from './child-env.js';
 import { ConfigError } from './config-error.js';
 import { duplicateCredentialProblems } from './credential-entries.js';
+import { eventSubscriptions } from './event-subscriptions.js';
 import { readDockerConfig, readStructuredFile } from './files.js';
 import {
   OPTIONS,
@@ -33,11 +35,14 @@ import {
 } from './schema.js';
 import { valueFromText } from './text-values.js';
 import { loadSigningKey } from './signing-key.js';
+import { hookSecrets, prebuildConfigurations } from './prebuilds.js';
 import type {
   BuildDefaults,
   Config,
   DockerConfigDocument,
+  EventsConfig,
   GitCredential,
+  PrebuildSettings,
   RegistryMappingRule,
   SigningKey,
 } from './types.js';
@@ -79,6 +84,9 @@ function listsFromText(values: unknown): unknown {
     const last = parts.at(-1) ?? '';
     if (typeof parent !== 'object' || parent === null || Array.isArray(parent)) continue;
     const text = (parent as Record<string, unknown>)[last];
+    if (Array.isArray(text) && option.settingsItem !== undefined) {
+      (parent as Record<string, unknown>)[last] = text.map(option.settingsItem);
+    }
     if (typeof text !== 'string') continue;
     const typed = valueFromText(option, text);
     (parent as Record<string, unknown>)[last] = typed.ok ? typed.value : text;
@@ -137,6 +145,7 @@ function readSettings(path: string, problems: string[]): SettingsFile | undefine
       showValue: (p) =>
         !p.startsWith('gitCredentials') &&
         !p.startsWith('buildSecrets') &&
+        !p.startsWith('events.subscriptions') &&
         !secretKeys.some((key) => p.startsWith(key)),
     }),
   );
@@ -212,6 +221,56 @@ function serverBuildSecrets(
   if (settings === undefined || isInvalid(settings, 'buildSecrets')) return [];
   const raw = settingsValue(settings.values, 'buildSecrets.entries');
   return buildSecretEntries(raw, `settings file ${settingsPath}: buildSecrets.entries`, problems);
+}
+
+/** The prebuild settings: the configurations file (flag > env) replaces `prebuilds.configurations`. */
+function prebuildSettings(options: OptionValues, inputs: Inputs): PrebuildSettings {
+  const { settings, settingsPath, problems } = inputs;
+  const path = options.prebuildConfigurationsPath;
+  let configurations: PrebuildSettings['configurations'] = [];
+  if (path !== undefined) {
+    const what = 'prebuild configurations file';
+    const file = readStructuredFile(path, what);
+    if (file.ok) configurations = prebuildConfigurations(file.value, `${what} ${path}`, problems);
+    else problems.push(...file.problems);
+  } else if (settings !== undefined && !isInvalid(settings, 'prebuilds.configurations')) {
+    const raw = settingsValue(settings.values, 'prebuilds.configurations');
+    configurations = prebuildConfigurations(
+      raw,
+      `settings file ${settingsPath}: prebuilds.configurations`,
+      problems,
+    );
+  }
+  const secretPaths = {
+    github: options.githubHookSecretFile,
+    gitlab: options.gitlabHookTokenFile,
+    gitea: options.giteaHookSecretFile,
+  };
+  return {
+    configurations,
+    reconcileIntervalSeconds: options.prebuildReconcileIntervalSeconds,
+    refreshIntervalSeconds: options.prebuildRefreshIntervalSeconds,
+    hookSecrets: hookSecrets(dropUndefined(secretPaths), problems),
+  };
+}
+
+/** The event subscriptions file (flag > env), which replaces the settings file's `events.subscriptions`. */
+function eventsOf(options: OptionValues, inputs: Inputs): EventsConfig {
+  const { settings, problems } = inputs;
+  const path = options.eventSubscriptionsConfigPath;
+  const retrySeconds = options.eventRetrySeconds.map(Number);
+  if (path !== undefined) {
+    const what = 'event subscriptions file';
+    const file = readStructuredFile(path, what);
+    if (!file.ok) problems.push(...file.problems);
+    const subscriptions = file.ok ? eventSubscriptions(file.value ?? [], `${what} ${path}`, problems) : [];
+    return { subscriptions, retrySeconds };
+  }
+  if (settings === undefined || isInvalid(settings, 'events.subscriptions'))
+    return { subscriptions: [], retrySeconds };
+  const raw = settingsValue(settings.values, 'events.subscriptions');
+  const source = `settings file ${inputs.settingsPath}: events.subscriptions`;
+  return { subscriptions: eventSubscriptions(raw, source, problems), retrySeconds };
 }
 
 export function deepFreeze<T>(value: T): T {
@@ -359,8 +418,10 @@ interface FromFiles {
   readonly gitCredentials: readonly GitCredential[];
   readonly registryMappingRules: readonly RegistryMappingRule[];
   readonly buildSecrets: ServerBuildSecret[];
+  readonly events: EventsConfig;
   readonly signing: SigningKey | undefined;
   readonly settingsPath: string | undefined;
+  readonly prebuilds: PrebuildSettings;
   readonly dockerConfigDir: string;
   readonly registryAuth: DockerConfigDocument;
 }
@@ -377,6 +438,7 @@ function buildDefaults(options: OptionValues): BuildDefaults {
     timeoutSeconds: options.buildTimeoutSeconds,
     maxConcurrent: options.maxConcurrentBuilds,
     maxPerBuilder: options.maxBuildsPerBuilder,
+    nativePlatformsOnly: options.nativePlatformsOnly,
     reuse: options.buildReuse,
     fallbackImage: options.fallbackImage,
     provenance: options.buildProvenance,
@@ -389,7 +451,8 @@ function buildDefaults(options: OptionValues): BuildDefaults {
 function assembleConfig(options: OptionValues, files: FromFiles, env: Environment): Config {
   const tmp = env.TMPDIR !== undefined && env.TMPDIR !== '' ? env.TMPDIR : tmpdir();
   return {
-    builderEndpoints: [...options.builderEndpoint],
+    builderEndpoints: builderDeclarations(options.builderEndpoint).map((builder) => builder.endpoint),
+    builders: builderDeclarations(options.builderEndpoint),
     builderTls: builderTls(options),
     port: options.port,
     host: options.host,
@@ -401,6 +464,7 @@ function assembleConfig(options: OptionValues, files: FromFiles, env: Environmen
     registryMappingRules: files.registryMappingRules.map((rule) => ({ ...rule })),
     ...(files.buildSecrets.length > 0 ? { buildSecrets: files.buildSecrets } : {}),
     build: buildDefaults(options),
+    events: files.events,
     provenanceBuilderId: options.provenanceBuilderId,
     signing: files.signing,
     errorTrackingDsn: options.errorTrackingDsn,
@@ -408,9 +472,18 @@ function assembleConfig(options: OptionValues, files: FromFiles, env: Environmen
     environment: options.environment,
     commandLogRetention: options.commandLogRetention,
     buildHistory: options.buildHistory,
+    retention: {
+      mode: options.retentionMode,
+      keepPerBranch: options.retentionKeepPerBranch,
+      keepServedDays: options.retentionKeepServedDays,
+      keepTags: [...options.retentionKeepTags],
+      intervalMinutes: options.retentionIntervalMinutes,
+      repositories: [...options.retentionRepositories],
+    },
     redisUrl: options.redisUrl,
     shutdownGraceSeconds: options.shutdownGraceSeconds,
     settingsPath: files.settingsPath,
+    prebuilds: files.prebuilds,
     scratchDir: join(tmp, 'image-build-service'),
     dockerConfigDir: files.dockerConfigDir,
     registryAuth: { auths: { ...files.registryAuth.auths } },
@@ -433,11 +506,22 @@ export function loadConfigWithSources(input: LoadInput): LoadedConfig {
   const gitCredentials = gitCredentialsOf(options, inputs);
   const registryMappingRules = registryMappingOf(options, inputs);
   const buildSecrets = serverBuildSecrets(options.buildSecretsConfigPath, settings, settingsPath, problems);
+  const prebuilds = prebuildSettings(options, inputs);
+  const events = eventsOf(options, inputs);
   const docker = ambientDockerConfig(env, problems);
   const signing = signingKeyOf(options.signingKeyPath, sources.signingKeyPath, env, problems);
   problems.push(...builderTlsProblems(options));
   if (problems.length > 0) throw new ConfigError(problems);
-  const files = { gitCredentials, registryMappingRules, buildSecrets, signing, settingsPath, ...docker };
+  const files = {
+    gitCredentials,
+    registryMappingRules,
+    buildSecrets,
+    signing,
+    settingsPath,
+    prebuilds,
+    events,
+    ...docker,
+  };
   return deepFreeze({ config: dropUndefined(assembleConfig(options, files, env)), sources });
 }
 

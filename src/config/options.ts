@@ -3,10 +3,18 @@
  * (plus the shutdown grace period). It drives argv and env parsing, the settings file schema,
  * `--help` and the README configuration table. Pure: no I/O.
  */
-import { PROVENANCE_MODES, type BuilderMode, type ProvenanceMode, type SshHostKeyPolicy } from './types.js';
+import {
+  PROVENANCE_MODES,
+  RETENTION_MODES,
+  type BuilderMode,
+  type ProvenanceMode,
+  type RetentionMode,
+  type SshHostKeyPolicy,
+} from './types.js';
 import { BUILD_PLATFORM_PATTERN } from '../rules/image-reference.js';
 import { CACHE_TYPES, parseCacheSpec } from '../rules/cache-spec.js';
 import { BUILDER_MODES } from '../rules/limits.js';
+import { builderEntryProblem, builderEntryText, parseBuilderEntry } from './builder-endpoints.js';
 
 /** The values the option table resolves (before the derived fields of Config are added). */
 export interface OptionValues {
@@ -24,6 +32,8 @@ export interface OptionValues {
   gitCredentialsConfigPath?: string;
   registryMappingConfigPath?: string;
   buildSecretsConfigPath?: string;
+  eventSubscriptionsConfigPath?: string;
+  eventRetrySeconds: string[];
   buildPlatforms: string[];
   buildNoCache: boolean;
   buildCacheFrom?: string;
@@ -33,6 +43,7 @@ export interface OptionValues {
   buildTimeoutSeconds: number;
   maxConcurrentBuilds: number;
   maxBuildsPerBuilder: number;
+  nativePlatformsOnly: boolean;
   buildReuse: boolean;
   fallbackImage?: string;
   buildProvenance: ProvenanceMode;
@@ -45,13 +56,25 @@ export interface OptionValues {
   environment: string;
   commandLogRetention: number;
   buildHistory: number;
+  retentionMode: RetentionMode;
+  retentionKeepPerBranch: number;
+  retentionKeepServedDays: number;
+  retentionKeepTags: string[];
+  retentionIntervalMinutes: number;
+  retentionRepositories: string[];
   redisUrl?: string;
+  prebuildConfigurationsPath?: string;
+  prebuildReconcileIntervalSeconds: number;
+  prebuildRefreshIntervalSeconds: number;
+  githubHookSecretFile?: string;
+  gitlabHookTokenFile?: string;
+  giteaHookSecretFile?: string;
   shutdownGraceSeconds: number;
   settingsPath?: string;
 }
 
 export type OptionName = keyof OptionValues;
-export type OptionType = 'string' | 'integer' | 'boolean' | 'list';
+export type OptionType = 'string' | 'integer' | 'number' | 'boolean' | 'list';
 export type OptionValue = string | number | boolean | readonly string[];
 
 /** A JSON schema fragment for one value (ajv); `description` doubles as the hint of a pattern error. */
@@ -80,6 +103,8 @@ export interface OptionSpec {
   readonly check?: (value: OptionValue) => string | undefined;
   /** A list option whose settings file value may also be one comma-separated string. */
   readonly settingsText?: boolean;
+  /** Turns a structured settings file item of a list option into its text form (others stay as they are). */
+  readonly settingsItem?: (item: unknown) => unknown;
   /** Never echoed in messages, logs or the config view. */
   readonly secret: boolean;
   readonly description: string;
@@ -124,28 +149,30 @@ const checkRedisUrl = (value: OptionValue): string | undefined => {
   return undefined;
 };
 
-/** One endpoint; a settings file string may list several, comma-separated. */
+/** One entry `endpoint[=platform+...]` (a settings file `{endpoint, platforms}` is read as that text). */
 const ENDPOINT_SCHEMA = {
   type: 'string',
   pattern: '^[a-z][a-z0-9+.-]*://\\S+$',
-  description: 'a URL such as tcp://host:port',
+  description: 'a URL such as tcp://host:port, optionally =os/arch+os/arch (or {endpoint, platforms})',
 } as const;
 
-/** The endpoints of a list or of one comma-separated text. */
+/** The entries of a list or of one comma-separated text (settings objects in their text form). */
 export function endpointList(value: OptionValue): string[] {
-  const items = typeof value === 'string' ? value.split(',') : Array.isArray(value) ? value : [];
-  return items.map((item: string) => item.trim()).filter((item: string) => item !== '');
+  const items: unknown[] = typeof value === 'string' ? value.split(',') : Array.isArray(value) ? value : [];
+  return items
+    .map((item) => builderEntryText(item))
+    .filter((item): item is string => typeof item === 'string')
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
 }
 
 const checkEndpoints = (value: OptionValue): string | undefined => {
-  const endpoints = endpointList(value);
-  for (const endpoint of endpoints) {
-    if (!/^[a-z][a-z0-9+.-]*:\/\/\S+$/.test(endpoint))
-      return `"${endpoint}" must be a URL such as tcp://host:port`;
-    if (/^[a-z][a-z0-9+.-]*:\/\/[^/]*@/.test(endpoint)) {
-      return 'an endpoint must not hold credentials (use the --builder-tls-* options)';
-    }
+  const entries = endpointList(value);
+  for (const entry of entries) {
+    const problem = builderEntryProblem(entry);
+    if (problem !== undefined) return problem;
   }
+  const endpoints = entries.map((entry) => parseBuilderEntry(entry).endpoint);
   const twice = endpoints.find((endpoint, i) => endpoints.indexOf(endpoint) !== i);
   return twice === undefined ? undefined : `"${twice}" is listed twice`;
 };
@@ -158,7 +185,8 @@ const TABLE = {
     settingsKey: 'builder.endpoint',
     type: 'list',
     settingsText: true,
-    placeholder: '<url,...>',
+    settingsItem: builderEntryText,
+    placeholder: '<url[=os/arch+...],...>',
     default: [],
     defaultText: 'unset; readiness never passes',
     schema: ENDPOINT_SCHEMA,
@@ -166,7 +194,9 @@ const TABLE = {
     secret: false,
     description:
       'BuildKit endpoint(s) of the remote builders (`docker buildx create --driver remote <url>`): one, ' +
-      'or a comma-separated list (a list in the settings file) placed by repository (docs/fleet.md).',
+      'or a comma-separated list (a list in the settings file) placed by repository (docs/fleet.md). ' +
+      'An entry may declare the platforms it builds natively: `tcp://host:port=linux/amd64+linux/386`, ' +
+      'or `{endpoint, platforms}` in the settings file.',
   },
   builderTlsCa: {
     label: 'Builder TLS CA file',
@@ -343,6 +373,39 @@ const TABLE = {
       'JSON/YAML array of build secret entries `{id, value | file, repositories: [{host, pathPrefix?}]}`' +
       " (docs/secrets.md); replaces the settings file's `buildSecrets.entries`.",
   },
+  eventSubscriptionsConfigPath: {
+    label: 'Event subscriptions file path',
+    flag: '--event-subscriptions-config-path',
+    env: 'EVENT_SUBSCRIPTIONS_CONFIG_PATH',
+    type: 'string',
+    placeholder: '<file>',
+    defaultText: 'unset (no subscriptions)',
+    schema: NON_EMPTY,
+    secret: false,
+    description:
+      'JSON/YAML array of event subscriptions `{name, url, secrets, types?, repositories?, statuses?}`' +
+      " (docs/events.md); replaces the settings file's `events.subscriptions`.",
+  },
+  eventRetrySeconds: {
+    label: 'Event retry delays, seconds',
+    flag: '--event-retry-seconds',
+    env: 'EVENT_RETRY_SECONDS',
+    settingsKey: 'events.retrySeconds',
+    type: 'list',
+    placeholder: '<s,...>',
+    default: ['5', '300', '1800', '7200', '18000', '36000', '36000'],
+    defaultText: '5,300,1800,7200,18000,36000,36000',
+    schema: {
+      anyOf: [
+        { type: 'integer', minimum: 0 },
+        { type: 'string', pattern: '^\\d+$' },
+      ],
+      description: 'a whole number of seconds',
+    },
+    secret: false,
+    description:
+      'Delays between the attempts of an event delivery (each with up to 10 % jitter); after the last, the delivery fails.',
+  },
   buildPlatforms: {
     label: 'Default platforms',
     flag: '--build-platforms',
@@ -464,6 +527,20 @@ const TABLE = {
     secret: false,
     description:
       'Builds one builder runs at once; a build whose first builder is full goes to the next in its order, and 429 when all are.',
+  },
+  nativePlatformsOnly: {
+    label: 'Native platforms only',
+    flag: '--native-platforms-only',
+    env: 'NATIVE_PLATFORMS_ONLY',
+    settingsKey: 'build.nativePlatformsOnly',
+    type: 'boolean',
+    default: false,
+    defaultText: 'false',
+    schema: { type: 'boolean' },
+    secret: false,
+    description:
+      'A platform no declaring builder can take fails the build (400 when none declares it, 503 when they are down or full) ' +
+      'instead of falling back to a builder that declares none (docs/fleet.md).',
   },
   buildReuse: {
     label: 'Build reuse',
@@ -628,6 +705,89 @@ const TABLE = {
     description:
       'Finished builds kept for `GET /builds` (the newest); their durations also estimate the Retry-After of a 429.',
   },
+  retentionMode: {
+    label: 'Retention mode',
+    flag: '--retention-mode',
+    env: 'RETENTION_MODE',
+    settingsKey: 'retention.mode',
+    type: 'string',
+    placeholder: '<mode>',
+    default: 'off',
+    defaultText: '`off`',
+    values: RETENTION_MODES,
+    schema: { type: 'string', enum: [...RETENTION_MODES] },
+    secret: false,
+    description:
+      'Image retention (docs/retention.md): `off`, `dry-run` (the scheduled run logs its plan) or `delete`.',
+  },
+  retentionKeepPerBranch: {
+    label: 'Retention: newest images kept per branch',
+    flag: '--retention-keep-per-branch',
+    env: 'RETENTION_KEEP_PER_BRANCH',
+    settingsKey: 'retention.keepPerBranch',
+    type: 'integer',
+    placeholder: '<n>',
+    default: 2,
+    defaultText: '2 (0 turns the rule off)',
+    schema: { type: 'integer', minimum: 0 },
+    secret: false,
+    description: 'The newest images (by build time) kept per repository and branch.',
+  },
+  retentionKeepServedDays: {
+    label: 'Retention: days an image served is kept',
+    flag: '--retention-keep-served-days',
+    env: 'RETENTION_KEEP_SERVED_DAYS',
+    settingsKey: 'retention.keepServedDays',
+    type: 'number',
+    placeholder: '<days>',
+    default: 30,
+    defaultText: '30 (0 turns the rule off; fractions allowed)',
+    schema: { type: 'number', minimum: 0 },
+    secret: false,
+    description:
+      'Images built, answered, read (GET /image, GET /devcontainer) or reused from in the last this many days are kept.',
+  },
+  retentionKeepTags: {
+    label: 'Retention: tags always kept',
+    flag: '--retention-keep-tags',
+    env: 'RETENTION_KEEP_TAGS',
+    settingsKey: 'retention.keepTags',
+    type: 'list',
+    placeholder: '<glob,...>',
+    default: [],
+    defaultText: 'empty list (every tag a request named is kept)',
+    schema: { type: 'string', pattern: '^[A-Za-z0-9_.*?-]{1,128}$', description: 'a tag glob (`*`, `?`)' },
+    secret: false,
+    description:
+      'Tags matching one of these globs are kept; when set, a tag a request named is kept only if it matches.',
+  },
+  retentionIntervalMinutes: {
+    label: 'Retention: minutes between runs',
+    flag: '--retention-interval-minutes',
+    env: 'RETENTION_INTERVAL_MINUTES',
+    settingsKey: 'retention.intervalMinutes',
+    type: 'integer',
+    placeholder: '<minutes>',
+    default: 60,
+    defaultText: '60',
+    schema: { type: 'integer', minimum: 1 },
+    secret: false,
+    description: 'The scheduled run (dry-run or delete mode) starts this often; one replica at a time.',
+  },
+  retentionRepositories: {
+    label: 'Retention: repositories always scanned',
+    flag: '--retention-repositories',
+    env: 'RETENTION_REPOSITORIES',
+    settingsKey: 'retention.repositories',
+    type: 'list',
+    placeholder: '<registry/name,...>',
+    default: [],
+    defaultText: 'empty list',
+    schema: { type: 'string', minLength: 3, pattern: '^[^\\s,/]+/[^\\s,]+$', description: 'registry/name' },
+    secret: false,
+    description:
+      'Registry repositories (`<registry>/<name>`) scanned besides those the service answered builds for.',
+  },
   redisUrl: {
     label: 'Redis URL',
     flag: '--redis-url',
@@ -642,6 +802,81 @@ const TABLE = {
     description:
       'Redis (or Valkey) shared by every replica: command logs and the build list live there ' +
       '(`redis://` or `rediss://` for TLS; its password is a secret).',
+  },
+  prebuildConfigurationsPath: {
+    label: 'Prebuild configurations file path',
+    flag: '--prebuild-configurations-path',
+    env: 'PREBUILD_CONFIGURATIONS_PATH',
+    type: 'string',
+    placeholder: '<file>',
+    defaultText: 'unset (no prebuilds)',
+    schema: NON_EMPTY,
+    secret: false,
+    description:
+      'JSON/YAML array of prebuild configurations `{repository, branches, paths?, image, ...}`' +
+      " (docs/prebuilds.md); replaces the settings file's `prebuilds.configurations`.",
+  },
+  prebuildReconcileIntervalSeconds: {
+    label: 'Prebuild reconcile interval',
+    flag: '--prebuild-reconcile-interval-seconds',
+    env: 'PREBUILD_RECONCILE_INTERVAL_SECONDS',
+    settingsKey: 'prebuilds.reconcileIntervalSeconds',
+    type: 'integer',
+    placeholder: '<s>',
+    default: 300,
+    defaultText: '300',
+    schema: SECONDS_SCHEMA,
+    secret: false,
+    description: "Seconds between two reads of the configured repositories' heads (`git ls-remote`).",
+  },
+  prebuildRefreshIntervalSeconds: {
+    label: 'Prebuild refresh interval',
+    flag: '--prebuild-refresh-interval-seconds',
+    env: 'PREBUILD_REFRESH_INTERVAL_SECONDS',
+    settingsKey: 'prebuilds.refreshIntervalSeconds',
+    type: 'integer',
+    placeholder: '<s>',
+    default: 21600,
+    defaultText: '21600 (6 h)',
+    schema: SECONDS_SCHEMA,
+    secret: false,
+    description: "Seconds between two checks of the newest prebuilds' base image and feature digests.",
+  },
+  githubHookSecretFile: {
+    label: 'GitHub webhook secret file',
+    flag: '--github-hook-secret-file',
+    env: 'GITHUB_HOOK_SECRET_FILE',
+    settingsKey: 'prebuilds.hooks.githubSecretFile',
+    type: 'string',
+    placeholder: '<file>',
+    defaultText: 'unset (POST /hooks/github refused)',
+    schema: NON_EMPTY,
+    secret: false,
+    description: 'File holding the secret of the GitHub webhook (`X-Hub-Signature-256`).',
+  },
+  gitlabHookTokenFile: {
+    label: 'GitLab webhook token file',
+    flag: '--gitlab-hook-token-file',
+    env: 'GITLAB_HOOK_TOKEN_FILE',
+    settingsKey: 'prebuilds.hooks.gitlabTokenFile',
+    type: 'string',
+    placeholder: '<file>',
+    defaultText: 'unset (POST /hooks/gitlab refused)',
+    schema: NON_EMPTY,
+    secret: false,
+    description: 'File holding the secret token of the GitLab webhook (`X-Gitlab-Token`).',
+  },
+  giteaHookSecretFile: {
+    label: 'Gitea webhook secret file',
+    flag: '--gitea-hook-secret-file',
+    env: 'GITEA_HOOK_SECRET_FILE',
+    settingsKey: 'prebuilds.hooks.giteaSecretFile',
+    type: 'string',
+    placeholder: '<file>',
+    defaultText: 'unset (POST /hooks/gitea refused)',
+    schema: NON_EMPTY,
+    secret: false,
+    description: 'File holding the secret of the Gitea or Forgejo webhook (`X-Hub-Signature-256`).',
   },
   shutdownGraceSeconds: {
     label: 'Shutdown grace, seconds',

@@ -85,10 +85,22 @@ export function settingsSchema(): Record<string, unknown> {
         properties: { rules: { type: 'array', items: REGISTRY_MAPPING_RULE_SCHEMA } },
         additionalProperties: false,
       },
+      // Each configuration is checked by config/prebuilds.ts (problems name it by position and repository).
+      prebuilds: {
+        type: 'object',
+        properties: { configurations: { type: 'array' } },
+        additionalProperties: false,
+      },
       // Each entry is checked by config/build-secrets.ts (problems name it by id, never by value).
       buildSecrets: {
         type: 'object',
         properties: { entries: { type: 'array' } },
+        additionalProperties: false,
+      },
+      // Each subscription is checked by config/event-subscriptions.ts (never echoing a secret).
+      events: {
+        type: 'object',
+        properties: { subscriptions: { type: 'array' } },
         additionalProperties: false,
       },
     },

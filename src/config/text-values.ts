@@ -1,6 +1,6 @@
 /**
  * Typing of option values given as text (flags and environment variables). Pure: no I/O.
- * Booleans are exactly `true`/`false`; integers are decimal; lists are comma-separated with
+ * Booleans are exactly `true`/`false`; integers and numbers are decimal; lists are comma-separated with
  * items trimmed and empty items dropped.
  */
 import type { OptionSpec, OptionValue } from './options.js';
@@ -15,6 +15,9 @@ export function valueFromText(option: OptionSpec, text: string): TextResult {
       return { ok: false, problem: 'must be true or false' };
     case 'integer':
       if (!/^[+-]?\d+$/.test(text)) return { ok: false, problem: 'must be an integer' };
+      return { ok: true, value: Number(text) };
+    case 'number':
+      if (!/^[+-]?(\d+\.?\d*|\.\d+)$/.test(text)) return { ok: false, problem: 'must be a number' };
       return { ok: true, value: Number(text) };
     case 'list':
       return {

@@ -5,11 +5,14 @@
  */
 import type { KeyObject } from 'node:crypto';
 
-import type { ServerBuildSecret } from '../rules/build-secret-rules.js';
+import type { BuildSecretScope, ServerBuildSecret } from '../rules/build-secret-rules.js';
+import type { EventStatus } from '../rules/event-types.js';
 
 export type SshHostKeyPolicy = 'tofu' | 'pinned';
 export type { BuilderMode } from '../rules/limits.js';
 import type { BuilderMode } from '../rules/limits.js';
+import type { BuilderDeclaration } from './builder-endpoints.js';
+export type { BuilderDeclaration } from './builder-endpoints.js';
 export const PROVENANCE_MODES = ['min', 'max', 'off'] as const;
 /** `buildx build --provenance`: min and max as BuildKit's modes, off for none. */
 export type ProvenanceMode = (typeof PROVENANCE_MODES)[number];
@@ -62,6 +65,24 @@ export interface BuilderTls {
   readonly serverName?: string;
 }
 
+/** What the scheduled image retention does (docs/retention.md). */
+export const RETENTION_MODES = ['off', 'dry-run', 'delete'] as const;
+export type RetentionMode = (typeof RETENTION_MODES)[number];
+
+/** The image retention policy and its schedule. */
+export interface RetentionSettings {
+  readonly mode: RetentionMode;
+  /** Newest images kept per repository and branch (0: the rule is off). */
+  readonly keepPerBranch: number;
+  /** Images served in the last this many days are kept (0: the rule is off). */
+  readonly keepServedDays: number;
+  /** Tag globs always kept. */
+  readonly keepTags: readonly string[];
+  readonly intervalMinutes: number;
+  /** `<registry>/<name>` scanned besides those builds were answered for. */
+  readonly repositories: readonly string[];
+}
+
 export interface BuildDefaults {
   readonly platforms: readonly string[];
   readonly noCache: boolean;
@@ -74,12 +95,46 @@ export interface BuildDefaults {
   readonly maxConcurrent: number;
   /** Builds one builder runs at once; 0 means no limit. */
   readonly maxPerBuilder: number;
+  /** A platform no declaring builder can take fails the build instead of falling back. */
+  readonly nativePlatformsOnly: boolean;
   /** Reuse an earlier image when the build key is unchanged; join identical builds in flight. */
   readonly reuse: boolean;
   readonly fallbackImage?: string;
   readonly provenance: ProvenanceMode;
   readonly sbom: boolean;
   readonly sbomGenerator?: string;
+}
+
+/** One prebuild configuration (docs/prebuilds.md): what a push, a reconcile or a refresh may build. */
+export interface PrebuildConfiguration {
+  readonly repository: string;
+  /** Branch name globs. */
+  readonly branches: readonly string[];
+  /** Path globs: a push changing none of them does not build; absent: every path. */
+  readonly paths?: readonly string[];
+  readonly image: { readonly registry: string; readonly name: string };
+  readonly platforms?: readonly string[];
+  readonly buildOptions?: {
+    readonly noCache?: boolean;
+    readonly cacheFrom?: string;
+    readonly cacheTo?: string;
+    readonly mode?: BuilderMode;
+  };
+  readonly refreshOnBaseChange: boolean;
+}
+
+/** The webhook secrets, read from their files at startup (secrets: never shown or logged). */
+export interface HookSecrets {
+  readonly github?: string;
+  readonly gitlab?: string;
+  readonly gitea?: string;
+}
+
+export interface PrebuildSettings {
+  readonly configurations: readonly PrebuildConfiguration[];
+  readonly reconcileIntervalSeconds: number;
+  readonly refreshIntervalSeconds: number;
+  readonly hookSecrets: HookSecrets;
 }
 
 /** The loaded signing key (src/config/signing-key.ts): the private key never leaves its KeyObject. */
@@ -92,9 +147,29 @@ export interface SigningKey {
   readonly fingerprint: string;
 }
 
+/** One event subscription (docs/events.md); its secrets are never shown. */
+export interface EventSubscription {
+  readonly name: string;
+  readonly url: string;
+  /** `whsec_...`: every one signs each request (rotation). */
+  readonly secrets: readonly string[];
+  /** Event types, with or without version; absent: every type. */
+  readonly types?: readonly string[];
+  readonly repositories?: readonly BuildSecretScope[];
+  readonly statuses?: readonly EventStatus[];
+}
+
+export interface EventsConfig {
+  readonly subscriptions: readonly EventSubscription[];
+  /** Delays between attempts, seconds (each with up to 10 % jitter); the last one repeats no more. */
+  readonly retrySeconds: readonly number[];
+}
+
 export interface Config {
   /** The BuildKit endpoints, in the order given (empty: no builder; readiness never passes). */
   readonly builderEndpoints: readonly string[];
+  /** Each endpoint (same order) with the platforms it declares ([] = any, emulated where needed). */
+  readonly builders: readonly BuilderDeclaration[];
   readonly builderTls?: BuilderTls;
   readonly port: number;
   /** Listen address; unset: every interface. */
@@ -108,12 +183,15 @@ export interface Config {
   /** The server's build secrets (docs/secrets.md), values read at startup; absent: none. */
   readonly buildSecrets?: readonly ServerBuildSecret[];
   readonly build: BuildDefaults;
+  /** Event subscriptions and their retry schedule (docs/events.md). */
+  readonly events: EventsConfig;
   readonly errorTrackingDsn?: string;
   readonly serviceName: string;
   readonly environment: string;
   readonly commandLogRetention: number;
   /** Finished builds the build registry keeps (GET /builds, Retry-After estimates). */
   readonly buildHistory: number;
+  readonly retention: RetentionSettings;
   /** Redis mode when set (`redis://` or `rediss://`; holds a password: a secret). */
   readonly redisUrl?: string;
   /**
@@ -127,6 +205,8 @@ export interface Config {
   readonly signing?: SigningKey;
   /** Settings file path, when one was given. */
   readonly settingsPath?: string;
+  /** Prebuilds on push, reconcile and refresh (docs/prebuilds.md); no configuration: none. */
+  readonly prebuilds: PrebuildSettings;
 
   // Derived from the process environment (not options of the table in options.ts).
   /** Scratch space: per-request dirs, captured logs, tool caches. `<os tmpdir>/image-build-service`. */

@@ -1,5 +1,42 @@
 import { redisEndpoint } from './redis-url.js';
+import { declaredPlatforms } from './builder-endpoints.js';
 import type { Config } from './types.js';
+
+/** The configurations as given; of the webhooks only which are set, never a secret. */
+function prebuildsView(config: Config): Record<string, unknown> {
+  const { prebuilds } = config;
+  return {
+    configurations: prebuilds.configurations.map((c) => structuredClone(c)),
+    reconcileIntervalSeconds: prebuilds.reconcileIntervalSeconds,
+    refreshIntervalSeconds: prebuilds.refreshIntervalSeconds,
+    hooks: {
+      github: prebuilds.hookSecrets.github !== undefined,
+      gitlab: prebuilds.hookSecrets.gitlab !== undefined,
+      gitea: prebuilds.hookSecrets.gitea !== undefined,
+    },
+  };
+}
+
+/** The builders, each with the platforms it declares, and which TLS parts are set. */
+function buildersView(config: Config): Record<string, unknown> {
+  return {
+    builderConfigured: config.builderEndpoints.length > 0,
+    builderName: config.builderName,
+    builders: [...config.builderEndpoints],
+    // The platforms each builder declares ([]: any, emulated where needed).
+    builderPlatforms: config.builderEndpoints.map((endpoint) => ({
+      builder: endpoint,
+      platforms: [...declaredPlatforms(config.builders, endpoint)],
+    })),
+    nativePlatformsOnly: config.build.nativePlatformsOnly,
+    // Which TLS parts are set, never a file's content (the key is a secret).
+    builderTls: {
+      ca: config.builderTls?.caPath !== undefined,
+      clientCertificate: config.builderTls?.certPath !== undefined,
+      ...(config.builderTls?.serverName === undefined ? {} : { serverName: config.builderTls.serverName }),
+    },
+  };
+}
 
 /** The effective configuration as `GET /config` shows it: no secret ever, credentials by host and kind only. */
 export function effectiveConfigView(config: Config): Record<string, unknown> {
@@ -10,15 +47,7 @@ export function effectiveConfigView(config: Config): Record<string, unknown> {
   if (config.build.cacheFrom !== undefined) defaultBuildOptions.cacheFrom = config.build.cacheFrom;
   if (config.build.cacheTo !== undefined) defaultBuildOptions.cacheTo = config.build.cacheTo;
   return {
-    builderConfigured: config.builderEndpoints.length > 0,
-    builderName: config.builderName,
-    builders: [...config.builderEndpoints],
-    // Which TLS parts are set, never a file's content (the key is a secret).
-    builderTls: {
-      ca: config.builderTls?.caPath !== undefined,
-      clientCertificate: config.builderTls?.certPath !== undefined,
-      ...(config.builderTls?.serverName === undefined ? {} : { serverName: config.builderTls.serverName }),
-    },
+    ...buildersView(config),
     sshHostKeyPolicy: config.sshHostKeyPolicy,
     defaultPlatforms: [...config.build.platforms],
     defaultBuildOptions,
@@ -29,6 +58,12 @@ export function effectiveConfigView(config: Config): Record<string, unknown> {
       id,
       repositories: repositories.map((scope) => ({ ...scope })),
     })),
+    // By URL host and types only: never a secret, never the URL's path or query.
+    eventSubscriptions: config.events.subscriptions.map(({ name, url, types }) => ({
+      name,
+      host: new URL(url).host,
+      types: types === undefined ? 'all' : [...types],
+    })),
     insecureRegistries: [...config.insecureRegistries],
     allowInsecureGitProtocols: config.allowInsecureGitProtocols,
     cloneTimeoutSeconds: config.build.cloneTimeoutSeconds,
@@ -36,6 +71,11 @@ export function effectiveConfigView(config: Config): Record<string, unknown> {
     maxConcurrentBuilds: config.build.maxConcurrent,
     maxBuildsPerBuilder: config.build.maxPerBuilder,
     buildReuse: config.build.reuse,
+    retention: {
+      ...config.retention,
+      keepTags: [...config.retention.keepTags],
+      repositories: [...config.retention.repositories],
+    },
     supplyChain: {
       provenance: config.build.provenance,
       sbom: config.build.sbom,
@@ -48,6 +88,7 @@ export function effectiveConfigView(config: Config): Record<string, unknown> {
           : { enabled: true, publicKeyFingerprint: config.signing.fingerprint },
     },
     registryAuth: Object.keys(config.registryAuth.auths).map((registry) => ({ registry })),
+    prebuilds: prebuildsView(config),
     // Redis by endpoint only: its URL holds a password.
     redis:
       config.redisUrl === undefined

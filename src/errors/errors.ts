@@ -169,6 +169,16 @@ export const ERRORS = {
     text: 'every builder that answers already runs {perBuilder} builds, the maximum per builder; retry later',
     when: 'Every healthy builder runs `--max-builds-per-builder` builds (docs/fleet.md); `Retry-After` gives seconds to wait.',
   },
+  PLATFORM_NOT_DECLARED: {
+    status: 400,
+    text: 'no builder declares platform {platform}, and no other builder may build it',
+    when: 'No builder endpoint declares a requested platform, and `build.nativePlatformsOnly` is on or no endpoint declares nothing (docs/fleet.md); nothing was done.',
+  },
+  PLATFORM_BUILDERS_UNAVAILABLE: {
+    status: 503,
+    text: 'every builder declaring platform {platform} is down or full, and only native platforms are built; retry later',
+    when: '`build.nativePlatformsOnly` is on and no builder declaring a requested platform answers or has room; `Retry-After` gives seconds to wait.',
+  },
 
   // --- POST /build: the commands ---
   COMMAND_FAILED: {
@@ -211,11 +221,66 @@ export const ERRORS = {
     when: 'A filter of `GET /builds` is unknown, repeated, empty or malformed.',
   },
 
+  // --- GET /events/deliveries ---
+  INVALID_DELIVERY_FILTERS: {
+    status: 400,
+    text: 'invalid filters for GET /events/deliveries: {filters}',
+    when: 'A filter of `GET /events/deliveries` is unknown, repeated, or names no subscription or state.',
+  },
+  // --- the build resource: async POST /build, GET and DELETE /builds/{id} ---
+  BUILD_NOT_FOUND: {
+    status: 404,
+    text: 'no build {id}: unknown, or its record is no longer kept',
+    when: '`GET` or `DELETE /builds/{id}` names a build that is unknown or past the kept history.',
+  },
+  BUILD_FINISHED: {
+    status: 409,
+    text: 'build {id} has already finished: nothing to cancel',
+    when: '`DELETE /builds/{id}` names a build that has finished.',
+  },
+  INVALID_WAIT: {
+    status: 400,
+    text: 'invalid query parameter wait: a whole number of seconds from {min} to {max}',
+    when: '`GET /builds/{id}` was given a `wait` that is not a whole number from 1 to 60.',
+  },
+  BUILD_CANCELLED: {
+    status: 500,
+    text: 'the build was cancelled by {by}',
+    when: 'The build was cancelled by `DELETE /builds/{id}` before it ended (counted as `failure`).',
+  },
+  BUILD_LOST: {
+    status: 500,
+    text: 'the build was lost: its replica {replica} stopped renewing its record',
+    when: 'Redis mode: the replica running the build died (its record lease expired) before it ended.',
+  },
+  INVALID_IDEMPOTENCY_KEY: {
+    status: 400,
+    text: 'invalid Idempotency-Key: 1 to {max} visible ASCII characters',
+    when: 'The `Idempotency-Key` header of `POST /build` is empty, too long, repeated or not visible ASCII.',
+  },
+  IDEMPOTENCY_KEY_REUSED: {
+    status: 422,
+    text: 'the Idempotency-Key was already used with a different request body',
+    when: 'A `POST /build` repeats a kept `Idempotency-Key` with another body.',
+  },
+
   // --- Redis mode ---
   STORE_UNAVAILABLE: {
     status: 503,
     text: 'the shared store (Redis) is unavailable: builds and command logs need it; retry later',
     when: 'Redis mode: Redis does not answer (POST /build, GET /builds, GET/DELETE /logs); with Retry-After: 10.',
+  },
+
+  // --- image retention ---
+  RETENTION_NOT_DELETE_MODE: {
+    status: 409,
+    text: 'retention mode is {mode}: POST /retention/run deletes only in delete mode (GET /retention/plan shows the plan)',
+    when: '`POST /retention/run` while `retention.mode` is `off` or `dry-run` (docs/retention.md).',
+  },
+  RETENTION_RUNNING: {
+    status: 409,
+    text: 'a retention run is already under way (on this or another replica); retry later',
+    when: '`POST /retention/run` while another run holds the retention lock; with Retry-After: 60.',
   },
 
   // --- GET/DELETE /image, GET /devcontainer: the request ---
@@ -256,6 +321,33 @@ export const ERRORS = {
   },
 
   // --- GET /devcontainer: the image ---
+  // --- POST /hooks/{forge} ---
+  HOOK_NOT_CONFIGURED: {
+    status: 404,
+    text: 'no webhook secret is configured for {forge}',
+    when: 'POST /hooks/{forge} for a forge whose secret file is not set (docs/prebuilds.md).',
+  },
+  HOOK_SIGNATURE_INVALID: {
+    status: 401,
+    text: 'bad or missing webhook signature',
+    when: 'The `X-Hub-Signature-256` or `X-Gitlab-Token` header is missing or does not match the secret.',
+  },
+  INVALID_HOOK_PAYLOAD: {
+    status: 400,
+    text: 'invalid {forge} push payload: {field}',
+    when: 'A signed push event whose payload lacks a field or holds a malformed one; nothing is built.',
+  },
+  HOOK_EVENT_UNSUPPORTED: {
+    status: 400,
+    text: 'unsupported {forge} event {event} (push and ping are taken)',
+    when: 'A signed webhook delivery of an event other than push or ping.',
+  },
+  HOOK_BODY_TOO_LARGE: {
+    status: 413,
+    text: 'webhook body too large (limit {limit} bytes)',
+    when: 'A webhook body larger than 25 MiB.',
+  },
+
   IMAGE_NOT_FOUND: {
     status: 404,
     text: 'image {image} not found',
@@ -499,6 +591,12 @@ export const withLogId = (err: ServiceError, logId: string): ServiceError =>
 
 export const notFound = (): ServiceError => make('NOT_FOUND', {});
 
+export const retentionNotDeleteMode = (mode: string): ServiceError =>
+  make('RETENTION_NOT_DELETE_MODE', { mode });
+
+export const retentionRunning = (): ServiceError =>
+  make('RETENTION_RUNNING', {}, { headers: { 'Retry-After': '60' } });
+
 export const invalidJson = (): ServiceError => make('INVALID_JSON', {});
 
 export const bodyTooLarge = (limitBytes: number): ServiceError =>
@@ -558,6 +656,16 @@ export const busy = (running: number, retryAfterSeconds: number): ServiceError =
 export const buildersFull = (perBuilder: number, retryAfterSeconds: number): ServiceError =>
   make('BUILDERS_FULL', { perBuilder }, { headers: { 'Retry-After': String(retryAfterSeconds) } });
 
+export const platformNotDeclared = (platform: string): ServiceError =>
+  make('PLATFORM_NOT_DECLARED', { platform });
+
+export const platformBuildersUnavailable = (platform: string, retryAfterSeconds: number): ServiceError =>
+  make(
+    'PLATFORM_BUILDERS_UNAVAILABLE',
+    { platform },
+    { headers: { 'Retry-After': String(retryAfterSeconds) } },
+  );
+
 /** A real external command ran and failed: the body names the command and its outcome, never its output. */
 export const commandFailed = (commandLine: string, outcome: string, logId: string): ServiceError =>
   make('COMMAND_FAILED', { command: commandLine, outcome }, { logId });
@@ -583,6 +691,20 @@ export const invalidFollow = (): ServiceError => make('INVALID_FOLLOW', {});
 /** `filters`: the names of the offending filters (`other` for one that does not exist). */
 export const invalidBuildFilters = (filters: readonly string[]): ServiceError =>
   make('INVALID_BUILD_FILTERS', { filters: filters.map((f) => BUILD_FILTER_RULES[f] ?? f).join('; ') });
+/** `filters`: what is wrong with each offending filter. */
+export const invalidDeliveryFilters = (filters: readonly string[]): ServiceError =>
+  make('INVALID_DELIVERY_FILTERS', { filters: filters.join('; ') });
+
+// --- the build resource ---
+
+export const buildNotFound = (id: string): ServiceError => make('BUILD_NOT_FOUND', { id });
+export const buildFinished = (id: string): ServiceError => make('BUILD_FINISHED', { id });
+export const invalidWait = (min: number, max: number): ServiceError => make('INVALID_WAIT', { min, max });
+/** `by`: who cancelled it (the DELETE's request id). */
+export const buildCancelled = (by: string): ServiceError => make('BUILD_CANCELLED', { by });
+export const buildLost = (replica: string): ServiceError => make('BUILD_LOST', { replica });
+export const invalidIdempotencyKey = (max: number): ServiceError => make('INVALID_IDEMPOTENCY_KEY', { max });
+export const idempotencyKeyReused = (): ServiceError => make('IDEMPOTENCY_KEY_REUSED', {});
 // --- Redis mode ---
 
 /** Never carries the Redis URL or the client's error (they can name the server's password). */
@@ -611,6 +733,15 @@ export const invalidImageName = (name: string): ServiceError =>
 export const invalidTag = (tag: string): ServiceError => make('INVALID_TAG', { tag: JSON.stringify(tag) });
 
 // --- GET /devcontainer: the image ---
+
+// --- POST /hooks/{forge} ---
+export const hookNotConfigured = (forge: string): ServiceError => make('HOOK_NOT_CONFIGURED', { forge });
+export const hookSignatureInvalid = (): ServiceError => make('HOOK_SIGNATURE_INVALID', {});
+export const invalidHookPayload = (forge: string, field: string): ServiceError =>
+  make('INVALID_HOOK_PAYLOAD', { forge, field });
+export const hookEventUnsupported = (forge: string, event: string): ServiceError =>
+  make('HOOK_EVENT_UNSUPPORTED', { forge, event: JSON.stringify(event) });
+export const hookBodyTooLarge = (limit: number): ServiceError => make('HOOK_BODY_TOO_LARGE', { limit });
 
 export const imageNotFound = (image: string): ServiceError => make('IMAGE_NOT_FOUND', { image });
 

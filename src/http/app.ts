@@ -13,9 +13,12 @@ import {
 import { createBuildRouter } from './build-router.js';
 import { createBuildsRouter } from './builds-router.js';
 import { bodyError } from './json-body.js';
+import { createHooksRouter } from './hooks-router.js';
+import { createEventsRouter } from './events-router.js';
 import { createLogsRouter } from './logs-router.js';
 import { createOpsRouter } from './ops-router.js';
 import { createRegistryRouter } from './registry-router.js';
+import { createRetentionRouter } from './retention-router.js';
 import { assignRequestIds, requestIdOf, requestScope, type RequestScope } from './request-id.js';
 import { traceRequests } from '../observability/tracing.js';
 
@@ -108,6 +111,9 @@ export function createApp(ctx: AppContext): Koa {
     createBuildsRouter(ctx),
     createRegistryRouter(ctx),
     createLogsRouter(ctx),
+    ...(ctx.retention === undefined ? [] : [createRetentionRouter(ctx.retention)]),
+    createHooksRouter(ctx),
+    createEventsRouter(ctx),
   ]) {
     // No allowedMethods(): a wrong method on a known path is a 404 like any unknown route.
     app.use(router.routes());

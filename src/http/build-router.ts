@@ -1,7 +1,8 @@
 /**
  * POST /build, a thin adapter: body -> plan (every 400, no I/O) -> the build worker -> answer.
- * The request stays synchronous: the answer is the worker's BuildResult or its error. A client
- * that goes away before the answer aborts its submission, which cancels the build.
+ * Synchronous by default: the answer is the worker's BuildResult or its error, and a client that
+ * goes away before the answer aborts its submission (the build is cancelled with its last waiter).
+ * With `Prefer: respond-async` (RFC 7240): 202, the build's record and its Location, at once.
  */
 import Router from '@koa/router';
 import type { Context } from 'koa';
@@ -15,6 +16,9 @@ import type { BuildPlan } from '../../workers/plan/plan-types.js';
 import { parseBuildRequest } from './build-schema.js';
 import { readJsonBody } from './json-body.js';
 import { requestScope } from './request-id.js';
+import { bodyDigest, idempotencyKeyOf } from './idempotency-key.js';
+import type { BuildRecord } from '../builds/types.js';
+import type { Idempotency } from '../../workers/build-worker.js';
 
 /** What the build router uses of the application. */
 export type BuildRouterContext = Pick<AppContext, 'config' | 'metrics' | 'buildWorker'>;
@@ -41,26 +45,84 @@ async function planOf(
   }
 }
 
+/** Whether the request prefers an asynchronous answer (RFC 7240 `respond-async`). */
+function prefersAsync(koaCtx: Context): boolean {
+  const prefer = koaCtx.get('Prefer');
+  return prefer
+    .split(',')
+    .some((preference) => preference.split(';')[0]?.trim().toLowerCase() === 'respond-async');
+}
+
+/** The 202 of an async request: the build's record and where to read it. */
+function accepted(koaCtx: Context, record: BuildRecord): void {
+  koaCtx.status = 202;
+  koaCtx.set('Location', `/builds/${record.id}`);
+  koaCtx.set('Preference-Applied', 'respond-async');
+  koaCtx.set('Cache-Control', 'no-store');
+  koaCtx.body = record;
+}
+
+/** The request's Idempotency-Key; a bad key is refused (400) and counted like any refusal. */
+function keyOf(koaCtx: Context, metrics: Metrics, logger: Logger): string | undefined {
+  try {
+    return idempotencyKeyOf(koaCtx);
+  } catch (err) {
+    metrics.countBuild('invalid_request');
+    if (isServiceError(err)) logger.info({ code: err.code }, 'build request refused');
+    throw err;
+  }
+}
+
+/** A response closing before it was written: the client went away. */
+function clientGone(koaCtx: Context): { signal: AbortSignal; detach: () => void } {
+  const gone = new AbortController();
+  const onClose = (): void => {
+    if (!koaCtx.res.writableFinished) gone.abort(new Cancellation('client_gone'));
+  };
+  koaCtx.res.once('close', onClose);
+  return { signal: gone.signal, detach: () => koaCtx.res.off('close', onClose) };
+}
+
 export function createBuildRouter(ctx: BuildRouterContext): Router {
   const router = new Router();
   router.post('/build', async (koaCtx) => {
     const request = requestScope(koaCtx);
+    const key = keyOf(koaCtx, ctx.metrics, request.logger);
     const plan = await planOf(koaCtx, ctx, request.logger, ctx.metrics);
-    // The response closing before it was written means the client went away.
-    const clientGone = new AbortController();
-    const onClose = (): void => {
-      if (!koaCtx.res.writableFinished) clientGone.abort(new Cancellation('client_gone'));
+    const idempotency: Idempotency | undefined =
+      key === undefined ? undefined : { key, digest: bodyDigest(koaCtx) };
+    const attachedTo = idempotency === undefined ? undefined : await ctx.buildWorker.attach(idempotency);
+    const options = {
+      requestId: request.id,
+      logger: request.logger,
+      ...(idempotency === undefined ? {} : { idempotency }),
     };
-    koaCtx.res.once('close', onClose);
+    if (prefersAsync(koaCtx)) {
+      accepted(
+        koaCtx,
+        attachedTo === undefined
+          ? await ctx.buildWorker.start(plan, options)
+          : await ctx.buildWorker.attached(attachedTo),
+      );
+      return;
+    }
+    if (attachedTo !== undefined) {
+      const gone = clientGone(koaCtx);
+      try {
+        const answer = await ctx.buildWorker.answerOf(attachedTo, gone.signal);
+        koaCtx.status = answer.status;
+        koaCtx.body = answer.body;
+      } finally {
+        gone.detach();
+      }
+      return;
+    }
+    const gone = clientGone(koaCtx);
     try {
-      koaCtx.body = await ctx.buildWorker.submit(plan, {
-        requestId: request.id,
-        logger: request.logger,
-        signal: clientGone.signal,
-      });
+      koaCtx.body = await ctx.buildWorker.submit(plan, { ...options, signal: gone.signal });
       koaCtx.status = 200;
     } finally {
-      koaCtx.res.off('close', onClose);
+      gone.detach();
     }
   });
   return router;

@@ -2,7 +2,7 @@
 import type { ErrorObject, JSONSchemaType } from 'ajv';
 import { ajv } from '../rules/ajv.js';
 import type { BuildFilter, BuildStatusFilter } from '../builds/types.js';
-import { invalidBuildFilters } from '../errors/errors.js';
+import { invalidBuildFilters, invalidWait } from '../errors/errors.js';
 import { BUILD_STATUSES } from '../observability/metrics.js';
 import { REQUEST_ID_PATTERN } from '../rules/limits.js';
 
@@ -55,4 +55,21 @@ export function parseBuildsQuery(query: unknown): BuildFilter {
     ...(query.repository === undefined ? {} : { repository: query.repository }),
     ...(query.status === undefined ? {} : { status: query.status }),
   };
+}
+
+/** The long poll's bounds, in seconds. */
+export const WAIT_SECONDS = { min: 1, max: 60 } as const;
+
+/** GET /builds/{id}'s only parameter: `wait`, whole seconds from 1 to 60; anything else is a 400. */
+export function parseWait(query: Record<string, unknown>): number | undefined {
+  const names = Object.keys(query);
+  if (names.some((name) => name !== 'wait')) throw invalidWait(WAIT_SECONDS.min, WAIT_SECONDS.max);
+  const value = query.wait;
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || !/^[0-9]{1,2}$/.test(value))
+    throw invalidWait(WAIT_SECONDS.min, WAIT_SECONDS.max);
+  const seconds = Number(value);
+  if (seconds < WAIT_SECONDS.min || seconds > WAIT_SECONDS.max)
+    throw invalidWait(WAIT_SECONDS.min, WAIT_SECONDS.max);
+  return seconds;
 }

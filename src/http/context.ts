@@ -1,11 +1,23 @@
 import type { BuildRegistry } from '../builds/types.js';
 import type { Config } from '../config/types.js';
+import type { EventService } from '../events/events.js';
 import type { ProcessGroups } from '../exec/process-groups.js';
 import type { LogStore } from '../logs/types.js';
 import type { ErrorTracker } from '../observability/error-tracker.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { BuildWorker } from '../../workers/build-worker.js';
+import type { Retention } from '../retention/retention.js';
+import type { Delivery, Forge, PushEvent } from '../prebuilds/types.js';
+
+/** What the webhook routes use of the prebuilds (workers/prebuilds). */
+export interface PrebuildHooks {
+  /** Decides on a signed push: builds, or says why not. */
+  push(event: PushEvent, logger: Logger): Promise<Delivery>;
+  /** Records a refused delivery (bad signature). */
+  refuse(forge: Forge, reason: string): Promise<Delivery>;
+  deliveries(): Promise<Delivery[]>;
+}
 
 /** What the HTTP layer uses: built once by src/service.ts (or a test) and passed down. */
 export interface AppContext {
@@ -21,7 +33,17 @@ export interface AppContext {
   /** Aborted when the process must stop now (second signal, end of grace): running commands are killed. */
   readonly shutdownSignal: AbortSignal;
   /** The build worker: POST /build hands it plans; readiness asks it for its builders' states. */
-  readonly buildWorker: Pick<BuildWorker, 'submit'> & Partial<Pick<BuildWorker, 'builders'>>;
+  /** Image retention (docs/retention.md): its plan, its runs, and what was served. */
+  readonly retention?: Retention;
+  /** The prebuilds (absent: the webhook routes answer 404). */
+  readonly prebuilds?: PrebuildHooks;
+  /** Events and their deliveries (GET /events/deliveries); absent: none are sent. */
+  readonly events?: Pick<EventService, 'deliveries'>;
+  readonly buildWorker: Pick<
+    BuildWorker,
+    'submit' | 'start' | 'cancel' | 'attach' | 'attached' | 'answerOf'
+  > &
+    Partial<Pick<BuildWorker, 'builders' | 'drained'>>;
   /** Redis mode: whether the shared store answers now (readiness fails when it does not). */
   readonly sharedStoreProbe?: () => Promise<boolean>;
 }

@@ -34,6 +34,8 @@ export function createLogsRouter(ctx: Pick<AppContext, 'logStore'>): Router {
     koaCtx.res.once('close', () => gone.abort());
     const stream = await ctx.logStore.follow(id, gone.signal);
     koaCtx.set('Cache-Control', 'no-store');
+    // A front that buffers answers (nginx, ingress-nginx) passes each piece on as it comes.
+    koaCtx.set('X-Accel-Buffering', 'no');
     koaCtx.type = 'text/plain; charset=utf-8';
     // No length: the answer is chunked, each stored piece written as it comes.
     koaCtx.body = Readable.from(stream, { objectMode: false });

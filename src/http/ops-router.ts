@@ -1,15 +1,19 @@
 import Router from '@koa/router';
+import { declaredPlatforms } from '../config/builder-endpoints.js';
 import { effectiveConfigView } from '../config/view.js';
 import type { AppContext } from './context.js';
 
 /** Each builder's state for the readiness body (docs/fleet.md): endpoints only, never credentials. */
-function builderStates(ctx: AppContext): { builder: string; state: 'up' | 'down'; reason?: string }[] {
+function builderStates(
+  ctx: AppContext,
+): { builder: string; state: 'up' | 'down'; reason?: string; platforms: string[] }[] {
   const states =
     ctx.buildWorker.builders?.() ?? ctx.config.builderEndpoints.map((endpoint) => ({ endpoint, up: true }));
   return states.map((s) => ({
     builder: s.endpoint,
     state: s.up ? 'up' : 'down',
     ...('reason' in s && s.reason !== undefined ? { reason: s.reason } : {}),
+    platforms: [...declaredPlatforms(ctx.config.builders, s.endpoint)],
   }));
 }
 

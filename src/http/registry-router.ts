@@ -43,6 +43,9 @@ function credentialsFor(
   );
 }
 
+/** `<registry>/<name>` as the caller named them (how retention names a repository). */
+const repositoryOf = (ref: ImageReference): string => ref.image.slice(0, ref.image.lastIndexOf(':'));
+
 /** What each route uses: the app's context and the one registry client. */
 interface Registry {
   readonly ctx: AppContext;
@@ -63,6 +66,7 @@ async function checkImage(registry: Registry, koaCtx: Context): Promise<void> {
     const ref = parseReference(parseImageQuery(koaCtx.query), ctx.config.insecureRegistries);
     const exists = await imageExists(client, callFor(registry, koaCtx, ref, PULL));
     result = exists ? 'exists' : 'absent';
+    if (exists) ctx.retention?.served(repositoryOf(ref), [`tag:${ref.tag}`]);
     koaCtx.body = { image: ref.image, exists };
   } finally {
     ctx.metrics.imageChecksTotal.inc({ result });
@@ -93,6 +97,7 @@ async function lookupDevcontainer(registry: Registry, koaCtx: Context): Promise<
     const read = await readImageConfig(client, call, parsePlatform(query.platform), explicitPlatform);
     const view = describeDevcontainer(parseMetadataLabel(read.labels[METADATA_LABEL]));
     result = 'found';
+    ctx.retention?.served(repositoryOf(ref), [`tag:${ref.tag}`, read.digest]);
     koaCtx.body = { image: ref.image, digest: read.digest, ...view };
   } catch (err) {
     if (isServiceError(err)) {

@@ -1,3 +1,4 @@
+import { EventMetrics } from './event-metrics.js';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { BuilderMetrics } from './builder-metrics.js';
 
@@ -5,11 +6,16 @@ export const BUILD_STATUSES = ['success', 'failure', 'invalid_request', 'busy'] 
 export const IMAGE_CHECK_RESULTS = ['exists', 'absent', 'error'] as const;
 export const IMAGE_DELETE_RESULTS = ['deleted', 'unsupported', 'error'] as const;
 export const DEVCONTAINER_LOOKUP_RESULTS = ['found', 'absent', 'no_metadata', 'error'] as const;
+/** A retention run: it deleted (or had nothing to delete), logged its plan, found another run, failed. */
+export const RETENTION_RUN_RESULTS = ['success', 'dry_run', 'skipped', 'error'] as const;
+export const RETENTION_IMAGE_ACTIONS = ['kept', 'deleted', 'unsupported', 'error'] as const;
 
 export type BuildStatus = (typeof BUILD_STATUSES)[number];
 export type ImageCheckResult = (typeof IMAGE_CHECK_RESULTS)[number];
 export type ImageDeleteResult = (typeof IMAGE_DELETE_RESULTS)[number];
 export type DevcontainerLookupResult = (typeof DEVCONTAINER_LOOKUP_RESULTS)[number];
+export type RetentionRunResult = (typeof RETENTION_RUN_RESULTS)[number];
+export type RetentionImageAction = (typeof RETENTION_IMAGE_ACTIONS)[number];
 
 /** Build durations reach from a second to an hour (the default build timeout). */
 export const BUILD_DURATION_BUCKETS = [1, 2.5, 5, 10, 20, 30, 60, 120, 300, 600, 1200, 1800, 3600];
@@ -28,6 +34,8 @@ export class Metrics {
   readonly registry = withDefaultMetrics(new Registry());
   /** The builder fleet's series (labelled `builder`). */
   readonly builders = new BuilderMetrics(this.registry);
+  /** The event deliveries' series (labelled `subscription`). */
+  readonly events = new EventMetrics(this.registry);
   readonly #registers = [this.registry];
   readonly buildsTotal: Counter<'status'> = new Counter({
     name: 'service_builds_total',
@@ -54,10 +62,28 @@ export class Metrics {
     labelNames: ['result'],
     registers: this.#registers,
   });
+  readonly prebuildTriggersTotal: Counter<'trigger' | 'decision'> = new Counter({
+    name: 'service_prebuild_triggers_total',
+    help: 'Prebuild deliveries and scheduled checks by trigger (push, reconcile, refresh) and decision.',
+    labelNames: ['trigger', 'decision'],
+    registers: this.#registers,
+  });
   readonly devcontainerLookupsTotal: Counter<'result'> = new Counter({
     name: 'service_devcontainer_lookups_total',
     help: 'GET /devcontainer calls by result.',
     labelNames: ['result'],
+    registers: this.#registers,
+  });
+  readonly retentionRunsTotal: Counter<'result'> = new Counter({
+    name: 'service_retention_runs_total',
+    help: 'Image retention runs (scheduled or POST /retention/run) by result.',
+    labelNames: ['result'],
+    registers: this.#registers,
+  });
+  readonly retentionImagesTotal: Counter<'action'> = new Counter({
+    name: 'service_retention_images_total',
+    help: 'Images a retention run in delete mode kept, deleted, found undeletable (unsupported) or failed on.',
+    labelNames: ['action'],
     registers: this.#registers,
   });
   readonly buildsInFlight: Gauge = new Gauge({
@@ -89,6 +115,8 @@ export class Metrics {
     for (const result of IMAGE_CHECK_RESULTS) this.imageChecksTotal.inc({ result }, 0);
     for (const result of IMAGE_DELETE_RESULTS) this.imageDeletesTotal.inc({ result }, 0);
     for (const result of DEVCONTAINER_LOOKUP_RESULTS) this.devcontainerLookupsTotal.inc({ result }, 0);
+    for (const result of RETENTION_RUN_RESULTS) this.retentionRunsTotal.inc({ result }, 0);
+    for (const action of RETENTION_IMAGE_ACTIONS) this.retentionImagesTotal.inc({ action }, 0);
   }
 
   countBuild(status: BuildStatus, durationSeconds?: number): void {

@@ -15,17 +15,47 @@ export const closedKey = (kind: string): string => `${PREFIX}logs:${kind}`;
 /** A log's channel: appends (`a`), the close (`c`) and the deletion (`d`). */
 export const channelOf = textKey;
 
-/** A running build's record (JSON, with a lease), GET /builds. */
+/** A running build's record (JSON), GET /builds; its lease is buildAliveKey. */
 export const buildKey = (id: string): string => `${PREFIX}build:${id}`;
+/** What follows a build's key in its lease's key and in its channel (scripts append them to an id). */
+export const BUILD_ALIVE_SUFFIX = ':alive';
+export const BUILD_END_SUFFIX = ':end';
+/** A running build's lease: its replica's name, expiring unless the replica renews it. */
+export const buildAliveKey = (id: string): string => `${buildKey(id)}${BUILD_ALIVE_SUFFIX}`;
+/** A build's channel: published when it finishes (long polls of GET /builds/{id}?wait). */
+export const buildEndChannel = (id: string): string => `${buildKey(id)}${BUILD_END_SUFFIX}`;
+/** Published when a DELETE asks the replica running a build to cancel it. */
+export const BUILD_CANCEL_CHANNEL = `${PREFIX}builds:cancel`;
 /** Running build ids by start time; the newest finished records by finish time. */
 export const RUNNING_BUILDS = `${PREFIX}builds:running`;
 export const FINISHED_BUILDS = `${PREFIX}builds:finished`;
+
+/** An Idempotency-Key of POST /build, by the SHA-256 of the key: a hash {digest (of the body), id}. */
+export const idempotencyKey = (keyHash: string): string => `${PREFIX}idempotency:${keyHash}`;
 
 /** A build key's lease (its holder's token), its released outcome, and its channel. */
 export const leaseKey = (id: string): string => `${PREFIX}lease:${id}`;
 export const leaseOutcomeKey = (id: string): string => `${leaseKey(id)}:outcome`;
 export const leaseChannel = leaseKey;
 
+/** Retention: when each digest or tag of a repository was last served (a hash ref -> ms). */
+export const servedKey = (repository: string): string => `${PREFIX}retention:served:${repository}`;
+/** Retention: the registry repositories builds were answered for (a set). */
+export const RETENTION_REPOSITORIES = `${PREFIX}retention:repositories`;
+/** Retention: the run lock (its holder's token, with a TTL renewed while the run lasts). */
+export const RETENTION_LOCK = `${PREFIX}retention:lock`;
+/** The prebuild schedules' lock: its holder's token, with a lease (docs/prebuilds.md). */
+export const SCHEDULE_LOCK = `${PREFIX}prebuilds:schedule-lock`;
+/** A subscription's event journal: a stream read by the DELIVERY_GROUP consumer group. */
+export const eventStreamKey = (subscription: string): string => `${PREFIX}events:${subscription}`;
+export const DELIVERY_GROUP = 'delivery';
+/** Which replica delivers a subscription now (its consumer name, with a TTL). */
+export const eventOwnerKey = (subscription: string): string => `${PREFIX}events:${subscription}:owner`;
+/** The URL a subscription was disabled at (410); another URL enables it again. */
+export const eventDisabledKey = (subscription: string): string => `${PREFIX}events:${subscription}:disabled`;
+/** Recent deliveries: a hash `<subscription> <event id>` -> JSON, and its index by record time. */
+export const EVENT_DELIVERIES = `${PREFIX}event-deliveries`;
+export const EVENT_DELIVERIES_INDEX = `${PREFIX}event-deliveries:index`;
 /** The build secrets identity key (32 random bytes, hex), set once by whichever replica needs it first. */
 export const SECRETS_IDENTITY_KEY = `${PREFIX}build-secrets:identity-key`;
 

@@ -9,6 +9,8 @@ export type BuilderMode = (typeof BUILDER_MODES)[number];
 
 /** The largest request body read, in bytes (1 MiB). */
 export const BODY_LIMIT_BYTES = 1024 * 1024;
+/** Webhook bodies (POST /hooks/*): GitHub's own cap, 25 MiB. */
+export const HOOK_BODY_LIMIT_BYTES = 25 * 1024 * 1024;
 
 /** The longest request id (X-Request-Id). */
 export const REQUEST_ID_MAX_LENGTH = 128;

@@ -13,7 +13,10 @@ import { noopErrorTracker, type ErrorTracker } from '../../src/observability/err
 import { createLogger } from '../../src/observability/logger.js';
 import { Metrics } from '../../src/observability/metrics.js';
 import { createStores } from '../../src/stores.js';
+import { EventService } from '../../src/events/events.js';
+import { Retention } from '../../src/retention/retention.js';
 import { BuildWorker, type BuildWorkerOptions } from '../../workers/build-worker.js';
+import { createPrebuilds } from '../../workers/prebuilds-start.js';
 
 /** Options of the app a test starts (tests inject a fake job runner or queue into the worker). */
 export interface AppOptions {
@@ -69,10 +72,19 @@ export async function startApp(
   });
   // Embedded, or Redis mode when the overrides set redisUrl (as src/service.ts does).
   const stores = await createStores(config, logger);
+  const metrics = new Metrics();
+  const retention = new Retention({
+    ...config,
+    settings: config.retention,
+    store: stores.served,
+    metrics,
+    logger,
+  });
   const shared = {
     config,
     logger,
-    metrics: new Metrics(),
+    metrics,
+    retention,
     logStore: stores.logStore,
     builds: options.builds ?? stores.builds,
     leases: stores.leases,
@@ -80,11 +92,27 @@ export async function startApp(
     processGroups: new ProcessGroups(),
     shutdownSignal: abort.signal,
   };
+  const events = new EventService({
+    config,
+    ...stores.events,
+    metrics: shared.metrics.events,
+    logger,
+    shutdownSignal: abort.signal,
+  }).start();
+  const buildWorker = new BuildWorker(
+    { ...shared, reuseSourceServed: (repository, digest) => retention.served(repository, [digest]) },
+    options.app?.build,
+  );
+  // Each build's end: its events recorded, what it answered counted as served (docs/events.md).
+  buildWorker.onBuildEnded(events.onBuildEnded);
+  buildWorker.onBuildEnded(retention.servedOnAnswer);
   const ctx: AppContext = {
     ...shared,
+    events,
     ...(stores.sharedStoreProbe === undefined ? {} : { sharedStoreProbe: stores.sharedStoreProbe }),
     errorTracker: options.errorTracker ?? noopErrorTracker,
-    buildWorker: new BuildWorker(shared, options.app?.build),
+    buildWorker,
+    prebuilds: createPrebuilds(shared, buildWorker, stores.scheduleLock),
   };
   const server = createApp(ctx).listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', resolve));
@@ -100,6 +128,8 @@ export async function startApp(
         .map((line) => JSON.parse(line) as Record<string, unknown>),
     close: async () => {
       abort.abort();
+      retention.client.close();
+      await events.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await stores.close();

@@ -31,7 +31,7 @@ export async function startBuildApp(
   const { build, ...rest } = overrides;
   return startApp(
     {
-      builderEndpoints: [stack.BUILDER_ENDPOINT],
+      builderEndpoints: [stack.STACK_BUILDER_ENDPOINT],
       insecureRegistries: allRegistries(),
       commandLogRetention: 100,
       childEnv: {
@@ -47,6 +47,7 @@ export async function startBuildApp(
         timeoutSeconds: 600,
         maxConcurrent: 0,
         maxPerBuilder: 0,
+        nativePlatformsOnly: false,
         // The build tests exercise building (and re-run against registries that keep earlier keys);
         // the reuse tests (build-reuse.test.ts) turn it on.
         reuse: false,

@@ -4,7 +4,7 @@
 // (a check that expects errors while something starts catches them itself).
 
 export interface EventuallyOptions {
-  /** Milliseconds before giving up (default 10 000). */
+  /** Milliseconds before giving up (default 30 000: room for a loaded machine). */
   readonly timeout?: number;
   /** Milliseconds between two checks (default 10). */
   readonly interval?: number;
@@ -19,7 +19,7 @@ export async function eventually<T>(
   check: () => T | Pending | Promise<T | Pending>,
   options: EventuallyOptions = {},
 ): Promise<Exclude<T, Pending>> {
-  const { timeout = 10_000, interval = 10, what = 'a condition' } = options;
+  const { timeout = 30_000, interval = 10, what = 'a condition' } = options;
   const deadline = Date.now() + timeout;
   for (;;) {
     const value = await check();

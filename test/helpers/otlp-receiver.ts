@@ -93,7 +93,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
     endpoint: listener.origin,
     spans: () => [...spans],
     rawText: () => raw,
-    waitForSpan: (match, timeoutMs = 10_000) =>
+    waitForSpan: (match, timeoutMs = 30_000) =>
       eventually(() => spans.find(match), { timeout: timeoutMs, interval: 50, what: 'a matching span' }),
     close: listener.close,
   };

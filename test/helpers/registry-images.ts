@@ -1,5 +1,5 @@
 // Fixture images for the registry integration tests, built and pushed by the real builder:
-// `docker buildx build --push` through a buildx remote builder on the stack's BUILDER_ENDPOINT,
+// `docker buildx build --push` through a buildx remote builder on the stack's STACK_BUILDER_ENDPOINT,
 // with a temporary DOCKER_CONFIG holding the stack registries' credentials.
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -33,9 +33,13 @@ export async function fixtureBuilder(env: StackEnv): Promise<FixtureBuilder> {
   await writeFile(join(dockerConfig, 'config.json'), JSON.stringify({ auths }), { mode: 0o600 });
   const builder = `ibs-regtest-${randomBytes(4).toString('hex')}`;
   const dockerEnv = { DOCKER_CONFIG: dockerConfig };
-  await execa('docker', ['buildx', 'create', '--name', builder, '--driver', 'remote', env.BUILDER_ENDPOINT], {
-    env: dockerEnv,
-  });
+  await execa(
+    'docker',
+    ['buildx', 'create', '--name', builder, '--driver', 'remote', env.STACK_BUILDER_ENDPOINT],
+    {
+      env: dockerEnv,
+    },
+  );
   return {
     build: async (spec) => {
       const context = await mkdtemp(join(tmpdir(), 'ibs-regtest-ctx-'));

@@ -22,7 +22,7 @@ export interface JsonAnswer {
 
 export function replicaEnv(stack: StackEnv, redisUrl: string, extra: Record<string, string> = {}) {
   return {
-    BUILDER_ENDPOINT: stack.BUILDER_ENDPOINT,
+    BUILDER_ENDPOINT: stack.STACK_BUILDER_ENDPOINT,
     INSECURE_REGISTRIES: [
       stack.REGISTRY_ANON,
       stack.REGISTRY_NODELETE,
@@ -51,13 +51,30 @@ export async function startReplicas(
       const listening = await service.waitForLog('listening');
       const url = `http://127.0.0.1:${String(listening.port)}`;
       await eventually(async () => (await fetch(`${url}/health/ready`)).status === 200, {
-        timeout: 15_000,
+        timeout: 60_000,
         interval: 50,
         what: `replica ${name} to be ready`,
       });
       return { name, url, service };
     }),
   );
+}
+
+/**
+ * Kills a replica as a lost pod (service-process.ts `lose`) and starts it again on the same port,
+ * so a front in front of it passes to the new process; resolves once it is ready.
+ */
+export async function restartReplica(replica: Replica, env: Record<string, string>): Promise<Replica> {
+  await replica.service.lose();
+  const port = new URL(replica.url).port;
+  const service = spawnService(['--port', port], env);
+  await service.waitForLog('listening');
+  await eventually(async () => (await fetch(`${replica.url}/health/ready`)).status === 200, {
+    timeout: 15_000,
+    interval: 50,
+    what: `replica ${replica.name} to be ready again`,
+  });
+  return { name: replica.name, url: replica.url, service };
 }
 
 export async function stopReplicas(replicas: readonly Replica[]): Promise<void> {

@@ -50,7 +50,7 @@ export async function startSentryReceiver(): Promise<SentryReceiver> {
     dsn: `http://publickey@${host}/1`,
     events: () => [...events],
     rawText: () => raw,
-    waitForEvent: (match, timeoutMs = 10_000) =>
+    waitForEvent: (match, timeoutMs = 30_000) =>
       eventually(() => events.find(match), {
         timeout: timeoutMs,
         interval: 50,

@@ -146,7 +146,9 @@ for (const scheme of ['https', 'ssh'] as const) {
       String(res.body.error),
       /^git clone --config core.sparseCheckout=true --config core.sparseCheckoutCone=false --filter=blob:none --no-checkout --depth 1 --single-branch --no-tags -- .* timed out after 2 s$/,
     );
-    t.true(elapsed >= 2000 && elapsed < 10_000, `answered after ${elapsed} ms`);
+    // Never before the timeout; the upper bound only tells a kill from a hang (a loaded machine
+    // delays the answer by seconds: 30 times the timeout).
+    t.true(elapsed >= 2000 && elapsed < 60_000, `answered after ${elapsed} ms`);
     t.true(seen.size > 0, 'the clone ran (git or ssh seen talking to the server)');
     const log = await fetchLog(app, res.body.logId);
     t.is(log.status, 200);

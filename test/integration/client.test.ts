@@ -20,9 +20,10 @@ import {
   ownDockerfileRepo,
 } from '../helpers/build-support.js';
 import { runIbs } from '../helpers/ibs-process.js';
+import { eventually } from '../helpers/eventually.js';
 import { metricValue } from '../helpers/metrics.js';
 import { freePort } from '../helpers/service-process.js';
-import { SLOW_FIXTURE_DOCKERFILE, SLOW_STEP_STARTED } from '../stack/fixtures.js';
+import { SLOW_FIXTURE_DOCKERFILE, SLOW_STEP_SECONDS, SLOW_STEP_STARTED } from '../stack/fixtures.js';
 
 /** A copy of the slow fixture whose step no concurrent build shares (BuildKit merges those). */
 function ownSlowRepo(t: ExecutionContext): string {
@@ -96,7 +97,7 @@ function argvWatch(needle: string): { stop: () => string[] } {
 }
 
 test.serial(
-  'a slow build: its RUN line on stderr within 2 s, the answer on stdout and in GITHUB_OUTPUT, the token nowhere',
+  'a slow build: its RUN line on stderr while the step runs, the answer on stdout and in GITHUB_OUTPUT, the token nowhere',
   async (t) => {
     const { app: a, logs } = await app(t);
     const outDir = mkdtempSync(join(tmpdir(), 'ibs-gho-'));
@@ -115,7 +116,12 @@ test.serial(
       storedAt(logs, SLOW_STEP_STARTED),
       ibs.stderrAt(SLOW_STEP_STARTED),
     ]);
-    t.true(printed - stored < 2000, `printed ${printed - stored} ms after the step printed it`);
+    // Followed live: the line reached ibs well before the step's sleep ended (a loaded machine
+    // delays it by seconds, never by half the step).
+    t.true(
+      printed - stored < (SLOW_STEP_SECONDS * 1000) / 2,
+      `printed ${printed - stored} ms after the step printed it`,
+    );
     t.log(`the RUN line reached ibs's stderr ${printed - stored} ms after the service stored it`);
     t.regex(ibs.stderr(), new RegExp(`^\\[build\\] .*${SLOW_STEP_STARTED}`, 'm'), 'prefixed with its step');
     t.regex(ibs.stderr(), /^==> cloning$/m, 'a heading per phase');
@@ -222,31 +228,27 @@ test.serial('exit 4: nothing listening', async (t) => {
 });
 
 test.serial(
-  'exit 3 while the slot is taken past --timeout; Ctrl-C then exits 130 and frees the slot within 5 s',
+  'exit 3 while the slot is taken past --timeout; Ctrl-C then exits 130, cancels the build and frees the slot',
   async (t) => {
-    const { app: a } = await app(t, { build: { maxConcurrent: 1 } });
+    const { app: a, logs } = await app(t, { build: { maxConcurrent: 1 } });
     const slow = runIbs(buildArgs(a, ownSlowRepo(t), uniqueName('client-int'), '--no-cache'), gitEnv);
     await slow.stderrAt(SLOW_STEP_STARTED);
     t.is(await inFlight(a.url), 1);
 
-    const started = Date.now();
     const busy = runIbs(
       buildArgs(a, httpsRepo('image'), uniqueName('client-busy'), '--timeout', '3'),
       gitEnv,
     );
     t.is(await busy.exited, 3, busy.stderr());
     t.regex(busy.stderr(), /still busy \(429, Retry-After \d+ s\) and --timeout runs out first/);
-    t.true(Date.now() - started < 30_000);
 
     slow.child.kill('SIGINT');
     const interruptedAt = Date.now();
     t.is(await slow.exited, 130);
-    t.regex(slow.stderr(), /interrupted: the request is ended, which cancels the build on the server/);
-    while ((await inFlight(a.url)) !== 0 && Date.now() - interruptedAt < 10_000) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    const freedMs = Date.now() - interruptedAt;
-    t.true(freedMs < 5000, `slot freed ${freedMs} ms after SIGINT`);
-    t.log(`slot freed ${freedMs} ms after SIGINT`);
+    t.regex(slow.stderr(), /^ibs: interrupted$/m);
+    // The build was cancelled (its log says so), not left to end: that is what freed the slot.
+    await storedAt(logs, 'cancelled by', 60_000);
+    await eventually(async () => (await inFlight(a.url)) === 0, { timeout: 60_000, what: 'the slot freed' });
+    t.log(`slot freed ${Date.now() - interruptedAt} ms after SIGINT`);
   },
 );

@@ -200,7 +200,7 @@ test('the image builds, runs read-only as uid 2000 and performs a real build', a
     '--env',
     `PORT=${port}`,
     '--env',
-    `BUILDER_ENDPOINT=${stack.BUILDER_ENDPOINT}`,
+    `BUILDER_ENDPOINT=${stack.STACK_BUILDER_ENDPOINT}`,
     '--env',
     `INSECURE_REGISTRIES=${registries.join(',')}`,
     '--env',

@@ -16,7 +16,7 @@ const stack = stackEnv();
 let replicas: Replica[] = [];
 
 test.before(async () => {
-  replicas = await startReplicas(['A', 'B', 'C'], replicaEnv(stack, stack.REDIS_URL));
+  replicas = await startReplicas(['A', 'B', 'C'], replicaEnv(stack, stack.STACK_REDIS_URL));
 });
 test.after.always(async () => {
   await stopReplicas(replicas);

@@ -50,7 +50,10 @@ for (const [id, endpoint] of [
   ['b', env.BUILDER_B_TLS_ENDPOINT],
 ] as const) {
   test(`builder ${id}'s TLS endpoint bootstraps a buildx remote builder with the client certificate`, async (t) => {
-    const b = await remoteBuilder(t, endpoint, [...clientPair, `servername=${env.BUILDER_TLS_SERVER_NAME}`]);
+    const b = await remoteBuilder(t, endpoint, [
+      ...clientPair,
+      `servername=${env.STACK_BUILDER_TLS_SERVER_NAME}`,
+    ]);
     t.is(await b.status(), 'running');
   });
 }

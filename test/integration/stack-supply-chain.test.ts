@@ -34,7 +34,7 @@ async function getJson<T>(repo: string, ref: string, kind: 'manifests' | 'blobs'
   return (await res.json()) as T;
 }
 
-/** Builds a one-RUN image on the base through a remote builder on BUILDER_ENDPOINT and pushes it. */
+/** Builds a one-RUN image on the base through a remote builder on STACK_BUILDER_ENDPOINT and pushes it. */
 async function buildAndPush(t: Teardown, repo: string, extra: string[]): Promise<string> {
   const context = tmp(t, 'ibs-supply-ctx-');
   fs.writeFileSync(
@@ -43,9 +43,13 @@ async function buildAndPush(t: Teardown, repo: string, extra: string[]): Promise
   );
   const benv = { PATH: process.env.PATH, HOME: os.tmpdir(), DOCKER_CONFIG: tmp(t, 'ibs-supply-docker-') };
   const name = `supply-${crypto.randomBytes(4).toString('hex')}`;
-  await run('docker', ['buildx', 'create', '--name', name, '--driver', 'remote', env.BUILDER_ENDPOINT], {
-    env: benv,
-  });
+  await run(
+    'docker',
+    ['buildx', 'create', '--name', name, '--driver', 'remote', env.STACK_BUILDER_ENDPOINT],
+    {
+      env: benv,
+    },
+  );
   const image = `${env.REGISTRY_ANON}/${repo}:1`;
   await run('docker', ['buildx', 'build', '--builder', name, '--push', '-t', image, ...extra, context], {
     env: benv,

@@ -46,14 +46,18 @@ const httpsAuthEnv = {
   GIT_CONFIG_VALUE_0: `Authorization: Basic ${Buffer.from(`${env.GIT_HTTPS_USER}:${env.GIT_HTTPS_PASSWORD}`).toString('base64')}`,
 };
 
-/** A remote buildx builder on BUILDER_ENDPOINT in a fresh DOCKER_CONFIG. */
+/** A remote buildx builder on STACK_BUILDER_ENDPOINT in a fresh DOCKER_CONFIG. */
 async function remoteBuilder(t: { teardown(fn: () => void): void }): Promise<NodeJS.ProcessEnv> {
   const dockerConfig = tmp(t, 'ibs-stacktest-docker-');
   const name = `stacktest-${crypto.randomBytes(4).toString('hex')}`;
   const benv = { PATH: process.env.PATH, HOME: os.tmpdir(), DOCKER_CONFIG: dockerConfig };
-  await run('docker', ['buildx', 'create', '--name', name, '--driver', 'remote', env.BUILDER_ENDPOINT], {
-    env: benv,
-  });
+  await run(
+    'docker',
+    ['buildx', 'create', '--name', name, '--driver', 'remote', env.STACK_BUILDER_ENDPOINT],
+    {
+      env: benv,
+    },
+  );
   return { ...benv, BUILDX_BUILDER: name };
 }
 

@@ -295,7 +295,7 @@ test('a canary signing key and its password appear nowhere', async (t) => {
   const pair = await keyPair(dir, 'canary', password);
   const signing = loadSigningKey(pair.key, password);
   if (typeof signing === 'string') return t.fail(signing);
-  const app = await startBuildApp({ build: { reuse: true }, signing, redisUrl: stack.REDIS_URL });
+  const app = await startBuildApp({ build: { reuse: true }, signing, redisUrl: stack.STACK_REDIS_URL });
   t.teardown(app.close);
   const repo = await testRepo('canary-key');
   t.teardown(repo.dispose);
@@ -320,7 +320,7 @@ test('a canary signing key and its password appear nowhere', async (t) => {
     '/config': await (await fetch(`${app.url}/config`)).text(),
     '/metrics': await (await fetch(`${app.url}/metrics`)).text(),
     '/builds': await (await fetch(`${app.url}/builds`)).text(),
-    redis: await dumpRedis(stack.REDIS_URL),
+    redis: await dumpRedis(stack.STACK_REDIS_URL),
     argv: [...argv].join('\n'),
   };
   t.true(argv.size > 0);

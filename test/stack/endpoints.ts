@@ -9,7 +9,7 @@ import { engine } from './components/engines.js';
 import { keyPaths } from './components/keys.js';
 import { sshHostKeyFingerprint, sshHostKeyLine, sshPaths } from './components/git-servers.js';
 import { TOKEN_SERVICE, registryHost, tokenRealm } from './components/registries.js';
-import { STACK_ENV_KEYS, type StackEnv, parseStackEnv } from './env.js';
+import { STACK_ENV_KEYS, type StackEnv, envJsonRecord, parseStackEnv } from './env.js';
 import { COSIGN_BIN, type Layout } from './layout.js';
 import { redisUrl } from './redis-server.js';
 import { sbomGeneratorImage } from './components/sbom-generator.js';
@@ -21,7 +21,7 @@ export async function computeEnv(l: Layout, s: State): Promise<StackEnv> {
   const k = keyPaths(l);
   const raw: Record<string, string> = {
     STACK_DIR: l.root,
-    BUILDER_ENDPOINT: builderEndpoint(p.builder),
+    STACK_BUILDER_ENDPOINT: builderEndpoint(p.builder),
     STACK_DOCKER_HOST: `unix://${l.dockerSocket}`,
     REGISTRY_ANON: registryHost(s, 'anon'),
     REGISTRY_NODELETE: registryHost(s, 'nodelete'),
@@ -55,13 +55,13 @@ export async function computeEnv(l: Layout, s: State): Promise<StackEnv> {
     GIT_REPOS_DIR: l.repos,
     STACK_DOCKER_CONFIG: l.dockerConfig,
     STACK_BUILDER_NAME,
-    REDIS_URL: redisUrl(p.redis, c.redisPassword),
+    STACK_REDIS_URL: redisUrl(p.redis, c.redisPassword),
     BUILDER_A_ENDPOINT: builderEndpoint(p.builder),
     BUILDER_A_TLS_ENDPOINT: builderEndpoint(p.builderTls),
     BUILDER_B_ENDPOINT: builderEndpoint(p.builderB),
     BUILDER_B_TLS_ENDPOINT: builderEndpoint(p.builderBTls),
     BUILDER_TLS_CA_FILE: k.caCert,
-    BUILDER_TLS_SERVER_NAME: 'localhost',
+    STACK_BUILDER_TLS_SERVER_NAME: 'localhost',
     BUILDER_TLS_CLIENT_CERT_FILE: k.builderClientCert,
     BUILDER_TLS_CLIENT_KEY_FILE: k.builderClientKey,
     BUILDER_TLS_OTHER_CA_FILE: k.otherCaCert,
@@ -87,7 +87,7 @@ export function formatEnv(env: StackEnv): string {
 export function writeEnv(l: Layout, env: StackEnv): void {
   fs.writeFileSync(l.envFile, formatEnv(env), { mode: 0o600 });
   const tmp = path.join(l.root, 'env.json.tmp');
-  fs.writeFileSync(tmp, `${JSON.stringify(env, null, 2)}\n`, { mode: 0o600 });
+  fs.writeFileSync(tmp, `${JSON.stringify(envJsonRecord(env), null, 2)}\n`, { mode: 0o600 });
   fs.renameSync(tmp, l.envJsonFile);
 }
 

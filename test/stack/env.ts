@@ -1,13 +1,15 @@
 // The stack's endpoints as a typed record, for tests and benchmarks:
 //   import { stackEnv } from '../stack/env.js';
 // Reads $IBS_STACK_DIR/env.json (default /tmp/ibs-stack), written by `npm run stack -- up`.
+// No key is the env var of a service option (src/config/options.ts): sourcing the env never
+// configures a service by accident (a unit test checks it).
 import fs from 'node:fs';
 import path from 'node:path';
 import { stackDir } from './layout.js';
 
 export const STACK_ENV_KEYS = [
   'STACK_DIR',
-  'BUILDER_ENDPOINT',
+  'STACK_BUILDER_ENDPOINT',
   'STACK_DOCKER_HOST',
   'REGISTRY_ANON',
   'REGISTRY_NODELETE',
@@ -42,14 +44,14 @@ export const STACK_ENV_KEYS = [
   'GIT_HTTPS_NO_FILTER_URL', // GIT_HTTPS_URL's repositories from a server without partial clone support
   'STACK_DOCKER_CONFIG', // DOCKER_CONFIG with the remote builder STACK_BUILDER_NAME and registry creds
   'STACK_BUILDER_NAME',
-  'REDIS_URL', // redis://:<password>@127.0.0.1:<port> (a real redis-server, no persistence)
-  // Two builders, each its own dockerd and BuildKit cache; BUILDER_ENDPOINT is BUILDER_A_ENDPOINT.
+  'STACK_REDIS_URL', // redis://:<password>@127.0.0.1:<port> (a real redis-server, no persistence)
+  // Two builders, each its own dockerd and BuildKit cache; STACK_BUILDER_ENDPOINT is BUILDER_A_ENDPOINT.
   'BUILDER_A_ENDPOINT', // tcp://127.0.0.1:P, plain
   'BUILDER_A_TLS_ENDPOINT', // tcp://127.0.0.1:P, mutual TLS only (client certificate from the stack CA)
   'BUILDER_B_ENDPOINT',
   'BUILDER_B_TLS_ENDPOINT',
   'BUILDER_TLS_CA_FILE', // the CA of the fronts' server certificate (SAN IP:127.0.0.1, DNS:localhost)
-  'BUILDER_TLS_SERVER_NAME', // localhost (a name in the server certificate)
+  'STACK_BUILDER_TLS_SERVER_NAME', // localhost (a name in the server certificate)
   'BUILDER_TLS_CLIENT_CERT_FILE', // the service's client certificate (the fronts accept it)
   'BUILDER_TLS_CLIENT_KEY_FILE',
   'BUILDER_TLS_OTHER_CA_FILE', // another CA (does not sign the fronts' certificate)
@@ -64,6 +66,24 @@ export const STACK_ENV_KEYS = [
 export type StackEnvKey = (typeof STACK_ENV_KEYS)[number];
 export type StackEnv = Readonly<Record<StackEnvKey, string>>;
 
+/**
+ * Earlier names of renamed keys (they were options' env vars). env.json also carries them, for
+ * checkouts that still read the earlier names from a shared stack; the sourceable `env` file and
+ * `npm run stack -- env` never do. A stack written before the rename is read through them.
+ */
+export const EARLIER_KEY_NAMES: Readonly<Partial<Record<StackEnvKey, string>>> = Object.freeze({
+  STACK_BUILDER_ENDPOINT: 'BUILDER_ENDPOINT',
+  STACK_REDIS_URL: 'REDIS_URL',
+  STACK_BUILDER_TLS_SERVER_NAME: 'BUILDER_TLS_SERVER_NAME',
+});
+
+/** env.json's object: every key, and the earlier names of renamed ones. */
+export function envJsonRecord(env: StackEnv): Record<string, string> {
+  const out: Record<string, string> = { ...env };
+  for (const [key, earlier] of Object.entries(EARLIER_KEY_NAMES)) out[earlier] = env[key as StackEnvKey];
+  return out;
+}
+
 export class StackNotRunningError extends Error {
   constructor(detail: string) {
     super(`The local stack is not available (${detail}). Start it with \`npm run stack -- up\`.`);
@@ -74,7 +94,8 @@ export class StackNotRunningError extends Error {
 /** Parses and checks an env.json object; throws StackNotRunningError if a key is missing. */
 export function parseStackEnv(raw: unknown, source: string): StackEnv {
   if (typeof raw !== 'object' || raw === null) throw new StackNotRunningError(`${source} is not an object`);
-  const rec = raw as Record<string, unknown>;
+  const rec = { ...(raw as Record<string, unknown>) };
+  for (const [key, earlier] of Object.entries(EARLIER_KEY_NAMES)) rec[key] ??= rec[earlier];
   const missing = STACK_ENV_KEYS.filter((k) => typeof rec[k] !== 'string' || rec[k] === '');
   if (missing.length > 0) throw new StackNotRunningError(`${source} lacks ${missing.join(', ')}`);
   const out = {} as Record<StackEnvKey, string>;

@@ -111,12 +111,15 @@ export const SLOW_STEP_SECONDS = 40;
 const nonceLine = (nonce?: string): string[] =>
   nonce === undefined ? [] : [`ENV IBS_FIXTURE_NONCE=${nonce}`];
 
-/** The `slow` fixture's Dockerfile (with a nonce: a copy whose step no other build shares). */
-export const SLOW_FIXTURE_DOCKERFILE = (base: string, nonce?: string): string =>
+/**
+ * The `slow` fixture's Dockerfile (with a nonce: a copy whose step no other build shares; with
+ * `seconds`: a step silent that long instead of SLOW_STEP_SECONDS).
+ */
+export const SLOW_FIXTURE_DOCKERFILE = (base: string, nonce?: string, seconds = SLOW_STEP_SECONDS): string =>
   [
     `FROM ${base}`,
     ...nonceLine(nonce),
-    `RUN echo "${SLOW_STEP_STARTED}" && sleep ${SLOW_STEP_SECONDS} && echo "slow step done"`,
+    `RUN echo "${SLOW_STEP_STARTED}" && sleep ${seconds} && echo "slow step done"`,
     '',
   ].join('\n');
 

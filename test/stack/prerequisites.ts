@@ -50,6 +50,8 @@ export const PREREQUISITES: readonly Prerequisite[] = [
   },
   { what: 'tar', from: 'Debian package tar' },
   { what: 'dpkg', from: 'Debian package dpkg' },
+  // Not spawned by the stack: the tests put it in front of the service (test/helpers/nginx.ts).
+  { what: '/usr/sbin/nginx', from: 'Debian package nginx' },
 ];
 
 function isExecutable(file: string): boolean {

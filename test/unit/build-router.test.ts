@@ -330,3 +330,34 @@ test('an empty body is a shape-check 400; the service log says where the shape f
   t.false(app.logText().includes('tok-SECRET-9'));
   t.is(app.calls.length, 0);
 });
+
+test('async POST beyond the limit: 429 with Retry-After at once, nothing started; an admitted one is 202', async (t) => {
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  const app = await startWithRunner(
+    t,
+    async () => {
+      await gate;
+      return RESULT;
+    },
+    { build: { ...testConfig({ scratchDir: '/x' }).build, maxConcurrent: 1, reuse: false } },
+  );
+  const body = JSON.stringify({ repository: REPO, image: { registry: 'registry.example.com' } });
+  const asyncPost = () =>
+    fetch(`${app.url}/build`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', Prefer: 'respond-async' },
+      body,
+    });
+  const admitted = await asyncPost();
+  t.is(admitted.status, 202);
+  const refused = await asyncPost();
+  t.is(refused.status, 429);
+  t.is(refused.headers.get('retry-after'), '30');
+  t.deepEqual(await refused.json(), { error: 'already running 1 builds, the maximum; retry later' });
+  release();
+  const { id } = (await admitted.json()) as { id: string };
+  const record = (await (await fetch(`${app.url}/builds/${id}?wait=30`)).json()) as { answer?: unknown };
+  t.deepEqual(record.answer, { status: 200, body: RESULT });
+  t.is(app.calls.length, 1);
+});

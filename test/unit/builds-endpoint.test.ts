@@ -226,7 +226,7 @@ test('a 429 carries a Retry-After estimated from the durations of recent success
   const first = post(app, 'running-1', {});
   await eventually(() => runner.reached.length === 1, { what: 'the first build' });
   const seconds = await retryAfter();
-  t.true(seconds >= 78 && seconds <= 80, `Retry-After ${seconds}`);
+  t.true(seconds >= 71 && seconds <= 80, `Retry-After ${seconds}`); // 70 would count the failure
   await runner.next('cloning');
   await runner.next('building');
   t.is((await first).status, 200);
@@ -236,7 +236,7 @@ test('a 429 carries a Retry-After estimated from the durations of recent success
   const third = post(app, 'running-2', { repository: 'https://git.example.com/org/new.git' });
   await eventually(() => runner.reached.length === 3, { what: 'the second build' });
   const overall = await retryAfter();
-  t.true(overall >= 78 && overall <= 80, `Retry-After ${overall}`);
+  t.true(overall >= 71 && overall <= 80, `Retry-After ${overall}`);
   await runner.next('cloning');
   await runner.next('building');
   t.is((await third).status, 200);

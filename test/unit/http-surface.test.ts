@@ -9,7 +9,10 @@ test('probes answer with their contract bodies', async (t) => {
     ['/health/startup', { status: 'started' }],
     ['/health/live', { status: 'ok' }],
     // Readiness lists each builder (docs/fleet.md); one counts as up until a probe (every 5 s) says otherwise.
-    ['/health/ready', { status: 'ready', builders: [{ builder: 'tcp://127.0.0.1:1', state: 'up' }] }],
+    [
+      '/health/ready',
+      { status: 'ready', builders: [{ builder: 'tcp://127.0.0.1:1', state: 'up', platforms: [] }] },
+    ],
   ] as const) {
     const res = await fetch(app.url + path);
     t.is(res.status, 200, path);
@@ -106,18 +109,45 @@ test('the config view shows the contract fields and no secret', async (t) => {
     buildSecrets: [
       { id: 'npmrc', value: 'NPM-SECRET-4', repositories: [{ host: 'git.example', pathPrefix: 't/' }] },
     ],
+    prebuilds: {
+      configurations: [
+        {
+          repository: 'https://127.0.0.1:1/t/app.git',
+          branches: ['main'],
+          image: { registry: 'r.example', name: 't/app' },
+          refreshOnBaseChange: true,
+        },
+      ],
+      reconcileIntervalSeconds: 300,
+      refreshIntervalSeconds: 21600,
+      hookSecrets: { github: 'HOOK-SECRET-5' },
+    },
+    events: {
+      retrySeconds: [5],
+      subscriptions: [
+        {
+          name: 'hook',
+          url: 'https://hooks.example:8443/p?k=QUERY-SECRET-5',
+          secrets: [`whsec_${Buffer.from('SECRET-6'.repeat(4)).toString('base64')}`],
+          types: ['dev.cdevents.build.finished'],
+        },
+      ],
+    },
   });
   t.teardown(app.close);
   const res = await fetch(`${app.url}/config`);
   t.is(res.status, 200);
   const text = await res.text();
-  for (const secret of ['SECRET', Buffer.from('u:PASS-SECRET-3').toString('base64')]) {
+  const whsec = Buffer.from('SECRET-6'.repeat(4)).toString('base64');
+  for (const secret of ['SECRET', Buffer.from('u:PASS-SECRET-3').toString('base64'), whsec]) {
     t.false(text.includes(secret), secret);
   }
   t.deepEqual(JSON.parse(text), {
     builderConfigured: true,
     builderName: 'service-remote',
     builders: ['tcp://127.0.0.1:1234'],
+    builderPlatforms: [{ builder: 'tcp://127.0.0.1:1234', platforms: [] }],
+    nativePlatformsOnly: false,
     builderTls: { ca: false, clientCertificate: false },
     sshHostKeyPolicy: 'tofu',
     defaultPlatforms: [],
@@ -128,6 +158,9 @@ test('the config view shows the contract fields and no secret', async (t) => {
     ],
     registryMappingRules: [{ registry: 'r.example' }],
     buildSecrets: [{ id: 'npmrc', repositories: [{ host: 'git.example', pathPrefix: 't/' }] }],
+    eventSubscriptions: [
+      { name: 'hook', host: 'hooks.example:8443', types: ['dev.cdevents.build.finished'] },
+    ],
     insecureRegistries: [],
     allowInsecureGitProtocols: false,
     cloneTimeoutSeconds: 600,
@@ -135,6 +168,14 @@ test('the config view shows the contract fields and no secret', async (t) => {
     maxConcurrentBuilds: 4,
     maxBuildsPerBuilder: 0,
     buildReuse: true,
+    retention: {
+      mode: 'off',
+      keepPerBranch: 2,
+      keepServedDays: 30,
+      keepTags: [],
+      intervalMinutes: 60,
+      repositories: [],
+    },
     supplyChain: {
       provenance: 'min',
       sbom: false,
@@ -143,6 +184,19 @@ test('the config view shows the contract fields and no secret', async (t) => {
     },
     registryAuth: [{ registry: 'r.example' }],
     redis: { configured: false },
+    prebuilds: {
+      configurations: [
+        {
+          repository: 'https://127.0.0.1:1/t/app.git',
+          branches: ['main'],
+          image: { registry: 'r.example', name: 't/app' },
+          refreshOnBaseChange: true,
+        },
+      ],
+      reconcileIntervalSeconds: 300,
+      refreshIntervalSeconds: 21600,
+      hooks: { github: true, gitlab: false, gitea: false },
+    },
   });
 });
 

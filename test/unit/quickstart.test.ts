@@ -19,7 +19,7 @@ function quickstart(port: string): Promise<{ code: number | null; stdout: string
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
     // Past the check the script would install and start everything: stop it, the test has failed.
-    const guard = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    const guard = setTimeout(() => child.kill('SIGKILL'), 120_000);
     child.once('exit', (code) => {
       clearTimeout(guard);
       resolve({ code, stdout, stderr });

@@ -5,6 +5,7 @@
  * Environment: config.childEnv plus BUILDX_BUILDER, the request's DOCKER_CONFIG, and HOME,
  * XDG dirs and TMPDIR inside the request's scratch directory, and the build secrets folder's path.
  */
+import { LABEL_BRANCH, LABEL_BUILD_KEY, LABEL_BUILT, LABEL_NAMED_TAG } from '../../src/rules/image-labels.js';
 import { mkdir } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -22,8 +23,12 @@ import { saveCliCache, seedCliCache } from './cli-cache.js';
 import { writeRequestDockerConfig } from './docker-config.js';
 import type { PendingCli } from './pending-cli.js';
 import {
+  LABEL_BRANCH_VAR,
+  LABEL_BUILT_VAR,
+  LABEL_KEY_VAR,
   LABEL_REVISION_VAR,
   LABEL_SOURCE_VAR,
+  LABEL_TAG_VAR,
   NODE_VAR,
   PLATFORMS_VAR,
   PROVENANCE_VAR,
@@ -137,12 +142,42 @@ export interface BuildAndPushOptions {
   dockerfileBased: boolean;
   imageRef: string;
   commit: string;
+  /** What retention reads back from the image (src/rules/image-labels.ts). */
+  retention?: RetentionLabels;
   signal: AbortSignal;
   /** An `img` log the caller opened (and closes); else one is opened and closed here. */
   log?: CommandLogWriter;
   /** The CLI already started (pending-cli.ts); else it is started here. */
   cli?: PendingCli;
 }
+
+/** The retention labels' values: branch, build time, the tag the request named, the build key. */
+export interface RetentionLabels {
+  readonly branch: string;
+  readonly built: string;
+  readonly namedTag: string;
+  readonly key: string;
+}
+
+const retentionLabelList = (labels: RetentionLabels | undefined): [string, string][] =>
+  labels === undefined
+    ? []
+    : [
+        [LABEL_BRANCH, labels.branch],
+        [LABEL_BUILT, labels.built],
+        [LABEL_NAMED_TAG, labels.namedTag],
+        [LABEL_BUILD_KEY, labels.key],
+      ];
+
+const retentionEnv = (labels: RetentionLabels | undefined): Record<string, string> =>
+  labels === undefined
+    ? {}
+    : {
+        [LABEL_BRANCH_VAR]: labels.branch,
+        [LABEL_BUILT_VAR]: labels.built,
+        [LABEL_TAG_VAR]: labels.namedTag,
+        [LABEL_KEY_VAR]: labels.key,
+      };
 
 interface Prepared {
   readonly tmp: string;
@@ -206,6 +241,7 @@ function cliArgs(options: BuildAndPushOptions, dockerPath: string | undefined): 
     labels: [
       ['org.opencontainers.image.source', plan.repository],
       ['org.opencontainers.image.revision', options.commit],
+      ...retentionLabelList(options.retention),
     ],
     ...(dockerPath === undefined ? {} : { dockerPath }),
   });
@@ -223,6 +259,7 @@ function cliEnv(options: BuildAndPushOptions, prepared: Prepared): Record<string
     TMPDIR: prepared.tmp,
     [LABEL_SOURCE_VAR]: plan.repository,
     [LABEL_REVISION_VAR]: options.commit,
+    ...retentionEnv(options.retention),
     ...(plan.platforms.length > 1 ? { [PLATFORMS_VAR]: plan.platforms.join(',') } : {}),
     ...attestationEnv(deps.config.build),
     ...(prepared.secretsDir === undefined ? {} : { [SECRETS_DIR_VAR]: prepared.secretsDir }),

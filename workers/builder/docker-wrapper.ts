@@ -1,16 +1,22 @@
 /**
  * The docker CLI as the Dev Containers CLI sees it (`--docker-path`): a sh wrapper that passes all to
  * docker except `docker buildx build`, to which it adds what @devcontainers/cli 0.89.0 drops or cannot
- * say (docs/behaviour.md, Known limits): the OCI labels, the full `--platform` list, the attestations
- * (docs/supply-chain.md), a `--secret` per secret file and the secrets' keyed identity (docs/secrets.md).
- * Values come from environment variables in double quotes; argv is rebuilt with `set --`, never re-parsed.
+ * say (docs/behaviour.md, Known limits): the OCI and retention labels, the full `--platform` list, the
+ * attestations (docs/supply-chain.md), a `--secret` per secret file and the secrets' keyed identity
+ * (docs/secrets.md). Values come from environment variables in double quotes; argv is rebuilt with `set --`.
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { LABEL_BRANCH, LABEL_BUILD_KEY, LABEL_BUILT, LABEL_NAMED_TAG } from '../../src/rules/image-labels.js';
 
 export const LABEL_SOURCE_VAR = 'IBS_LABEL_SOURCE';
 export const LABEL_REVISION_VAR = 'IBS_LABEL_REVISION';
+/** When set: the retention labels (src/rules/image-labels.ts), from these four variables. */
+export const LABEL_BRANCH_VAR = 'IBS_LABEL_BRANCH';
+export const LABEL_BUILT_VAR = 'IBS_LABEL_BUILT';
+export const LABEL_TAG_VAR = 'IBS_LABEL_TAG';
+export const LABEL_KEY_VAR = 'IBS_LABEL_KEY';
 /** When set: the value given to `buildx build --platform` instead of the CLI's. */
 export const PLATFORMS_VAR = 'IBS_BUILD_PLATFORMS';
 /** When set: `buildx build --provenance` (`mode=min`, `mode=max` or `false`). */
@@ -67,6 +73,14 @@ const IDENTITY_ARGUMENT = [
   '  fi',
 ];
 
+/** The retention labels (src/rules/image-labels.ts), when the build is given them. */
+const RETENTION_LABELS = [
+  `  if [ -n "$${LABEL_BRANCH_VAR}" ]; then`,
+  `    set -- --label "${LABEL_BRANCH}=$${LABEL_BRANCH_VAR}" --label "${LABEL_BUILT}=$${LABEL_BUILT_VAR}" \\`,
+  `      --label "${LABEL_NAMED_TAG}=$${LABEL_TAG_VAR}" --label "${LABEL_BUILD_KEY}=$${LABEL_KEY_VAR}" "$@"`,
+  '  fi',
+];
+
 /** The wrapper for the keying script at `keyer` (the service's own, or a test's). */
 export function dockerWrapperScript(keyer: string = KEYED_DOCKERFILE_SCRIPT): string {
   return [
@@ -104,6 +118,7 @@ export function dockerWrapperScript(keyer: string = KEYED_DOCKERFILE_SCRIPT): st
     '      set -- --secret "id=${file##*/},src=$file" "$@"',
     '    done',
     '  fi',
+    ...RETENTION_LABELS,
     '  exec docker buildx build \\',
     `    --label "org.opencontainers.image.source=$${LABEL_SOURCE_VAR}" \\`,
     `    --label "org.opencontainers.image.revision=$${LABEL_REVISION_VAR}" \\`,

@@ -1,9 +1,9 @@
 /**
- * A remote builder, set up once per RemoteBuilder (one per endpoint, made at start-up): `docker buildx
- * create --name <name> --driver remote [--driver-opt cacert=|cert=|key=|servername=] <endpoint>` in the builder state directory
- * (config.dockerConfigDir). An existing builder of that name and endpoint is reused; one with
- * another endpoint is replaced. Setups are serialised; a failed one is retried by the next build.
- * The commands' output goes to the img log of the build that triggered them.
+ * A remote builder, set up once per RemoteBuilder: `docker buildx create --name <name> --driver remote
+ * [--driver-opt cacert=|cert=|key=|servername=] <endpoint>` in config.dockerConfigDir, or with `nodes`
+ * one node per endpoint (`--append --node ... --platform ...`). An existing builder with the same
+ * nodes is reused, another replaced. Setups are serialised; a failed one is retried by the next
+ * build. The commands' output goes to the img log of the build that triggered them.
  */
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -23,19 +23,42 @@ export function dockerEnv(
   return { ...config.childEnv, DOCKER_CONFIG: dockerConfig, HOME: home };
 }
 
-/** One node of a buildx instance file: its endpoint and driver options. */
+/** One node of a buildx instance file: its endpoint, driver options and declared platforms. */
 export interface InstanceNode {
   readonly endpoint: string;
   readonly driverOpts: Readonly<Record<string, string>>;
+  readonly platforms: readonly string[];
 }
+
+interface InstancePlatform {
+  os?: string;
+  architecture?: string;
+  variant?: string;
+}
+
+/** `os/arch[/variant]` as buildx stores it (arm64's default variant v8 dropped). */
+export function normalisedPlatform(platform: string): string {
+  return platform.replace(/^([^/]+)\/arm64\/v8$/, '$1/arm64');
+}
+
+const platformText = (p: InstancePlatform): string =>
+  [p.os ?? '', p.architecture ?? '', ...(p.variant ? [p.variant] : [])].join('/');
 
 /** The nodes of a buildx instance file (`buildx/instances/<name>`), [] when unreadable (pure). */
 export function instanceNodes(instanceJson: string): InstanceNode[] {
   try {
-    const parsed = JSON.parse(instanceJson) as { Nodes?: { Endpoint?: unknown; DriverOpts?: unknown }[] };
+    const parsed = JSON.parse(instanceJson) as {
+      Nodes?: { Endpoint?: unknown; DriverOpts?: unknown; Platforms?: InstancePlatform[] | null }[];
+    };
     return (parsed.Nodes ?? []).flatMap((node) =>
       typeof node.Endpoint === 'string'
-        ? [{ endpoint: node.Endpoint, driverOpts: (node.DriverOpts ?? {}) as Record<string, string> }]
+        ? [
+            {
+              endpoint: node.Endpoint,
+              driverOpts: (node.DriverOpts ?? {}) as Record<string, string>,
+              platforms: (node.Platforms ?? []).map((p) => normalisedPlatform(platformText(p))),
+            },
+          ]
         : [],
     );
   } catch {
@@ -58,6 +81,57 @@ function sameOpts(a: Readonly<Record<string, string>>, b: Readonly<Record<string
   return keys.length === Object.keys(b).length && keys.every((key) => a[key] === b[key]);
 }
 
+/** Whether the instance's nodes are `nodes` (in order) with the options `opts`. */
+function sameNodes(
+  existing: readonly InstanceNode[],
+  nodes: readonly BuilderNode[],
+  opts: Readonly<Record<string, string>>,
+): boolean {
+  const platforms = (list: readonly string[]): string => list.map(normalisedPlatform).sort().join(',');
+  return (
+    existing.length === nodes.length &&
+    nodes.every((node, i) => {
+      const found = existing[i];
+      return (
+        found !== undefined &&
+        found.endpoint === node.endpoint &&
+        sameOpts(found.driverOpts, opts) &&
+        platforms(found.platforms) === platforms(node.platforms)
+      );
+    })
+  );
+}
+
+/** `docker buildx create` of node `i`: the builder itself for the first, `--append` for the others. */
+function createArgs(
+  spec: BuilderSpec,
+  node: BuilderNode,
+  i: number,
+  opts: Readonly<Record<string, string>>,
+): string[] {
+  const driverOpts = Object.entries(opts).flatMap(([key, value]) => ['--driver-opt', `${key}=${value}`]);
+  const nodeArgs =
+    spec.nodes === undefined
+      ? []
+      : [
+          ...(i === 0 ? [] : ['--append']),
+          '--node',
+          `${spec.name}-${i}`,
+          ...(node.platforms.length === 0 ? [] : ['--platform', node.platforms.join(',')]),
+        ];
+  return [
+    'buildx',
+    'create',
+    '--name',
+    spec.name,
+    '--driver',
+    'remote',
+    ...nodeArgs,
+    ...driverOpts,
+    node.endpoint,
+  ];
+}
+
 /** What buildx knows of `name` without contacting it: undefined when no such builder. */
 async function existingNodes(dockerConfigDir: string, name: string): Promise<InstanceNode[] | undefined> {
   const text = await readFile(join(dockerConfigDir, 'buildx', 'instances', name.toLowerCase()), 'utf8').catch(
@@ -68,11 +142,20 @@ async function existingNodes(dockerConfigDir: string, name: string): Promise<Ins
 
 export type RemoteBuilderConfig = Pick<Config, 'childEnv' | 'dockerConfigDir'>;
 
+/** One node of a builder with several: its endpoint and the platforms it builds for this builder. */
+export interface BuilderNode {
+  readonly endpoint: string;
+  readonly platforms: readonly string[];
+}
+
 /** One builder of the fleet: its buildx name, its endpoint and the TLS settings all share. */
 export interface BuilderSpec {
   readonly name: string;
+  /** The endpoint (of the first node, with `nodes`). */
   readonly endpoint: string;
   readonly tls?: BuilderTls;
+  /** Several nodes, each building its platforms (a build split over builders, docs/fleet.md). */
+  readonly nodes?: readonly BuilderNode[];
 }
 
 /** The buildx name of the builder at `position`: builderName alone when it is the only one. */
@@ -150,20 +233,18 @@ export class RemoteBuilder implements BuilderHandle {
       ...(this.#groups === undefined ? {} : { groups: this.#groups }),
     };
     const opts = tlsDriverOpts(spec.tls);
+    const nodes = spec.nodes ?? [{ endpoint: spec.endpoint, platforms: [] }];
     const existing = await existingNodes(config.dockerConfigDir, spec.name);
     if (existing !== undefined) {
-      if (existing.some((node) => node.endpoint === spec.endpoint && sameOpts(node.driverOpts, opts))) {
-        log.write(`# reusing remote builder ${spec.name} (${spec.endpoint})\n`);
+      if (sameNodes(existing, nodes, opts)) {
+        log.write(`# reusing remote builder ${spec.name} (${nodes.map((n) => n.endpoint).join(', ')})\n`);
         return;
       }
       log.write(`# builder ${spec.name} points elsewhere or has other TLS settings: replacing it\n`);
       await run('docker', ['buildx', 'rm', spec.name], base);
     }
-    const driverOpts = Object.entries(opts).flatMap(([key, value]) => ['--driver-opt', `${key}=${value}`]);
-    await run(
-      'docker',
-      ['buildx', 'create', '--name', spec.name, '--driver', 'remote', ...driverOpts, spec.endpoint],
-      base,
-    );
+    for (const [i, node] of nodes.entries()) {
+      await run('docker', createArgs(spec, node, i, opts), base);
+    }
   }
 }

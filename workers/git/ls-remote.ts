@@ -45,3 +45,31 @@ export async function remoteTip(
     await removeRequestDir(dir);
   }
 }
+
+/** Every branch of the repository and its head (`git ls-remote --heads`), for the prebuilds' reconcile. */
+export async function remoteHeads(
+  plan: BuildPlan,
+  deps: Pick<StepDeps, 'config' | 'groups'>,
+  signal: AbortSignal,
+): Promise<Map<string, string>> {
+  const dir = await createRequestDir(deps.config.scratchDir);
+  try {
+    const listed = await run('git', ['ls-remote', '--heads', '--', plan.url.cloneUrl], {
+      baseEnv: await requestGitEnv(plan, deps.config, dir),
+      signal,
+      groups: deps.groups,
+      secrets: gitSecrets(plan),
+      timeoutSeconds: LS_REMOTE_TIMEOUT_SECONDS,
+      captureStdout: true,
+    });
+    const heads = new Map<string, string>();
+    for (const line of listed.stdout.split('\n')) {
+      const [id = '', ref = ''] = line.trim().split('\t');
+      if (/^(?:[0-9a-f]{40}|[0-9a-f]{64})$/.test(id) && ref.startsWith('refs/heads/'))
+        heads.set(ref.slice('refs/heads/'.length), id);
+    }
+    return heads;
+  } finally {
+    await removeRequestDir(dir);
+  }
+}

@@ -37,7 +37,7 @@ export interface FollowedBuild {
    * Starts waiting: its outcome, or `{ok: false}` once `signal` aborts. Undefined when the build
    * can no longer be followed (abandoned by all its waiters).
    */
-  join(signal: AbortSignal): Promise<FollowedOutcome> | undefined;
+  wait(signal: AbortSignal): Promise<FollowedOutcome> | undefined;
 }
 
 export interface HeldLease {

@@ -177,19 +177,19 @@ class HeldLeases {
   }
 }
 
-/** A build with the same key on another replica: joined at most once (the watch owns the subscription). */
+/** A build with the same key on another replica: followed at most once (the watch owns the subscription). */
 class RemoteBuild implements FollowedBuild {
   readonly where = 'another replica';
   readonly #watch: (signal: AbortSignal) => Promise<FollowedOutcome>;
-  #joined = false;
+  #waited = false;
 
   constructor(watch: (signal: AbortSignal) => Promise<FollowedOutcome>) {
     this.#watch = watch;
   }
 
-  join(signal: AbortSignal): Promise<FollowedOutcome> | undefined {
-    if (this.#joined) return undefined;
-    this.#joined = true;
+  wait(signal: AbortSignal): Promise<FollowedOutcome> | undefined {
+    if (this.#waited) return undefined;
+    this.#waited = true;
     return this.#watch(signal);
   }
 }

@@ -1,7 +1,7 @@
 /**
  * Builds in flight, findable by key (a request identity, a build key), so that identical requests
- * join one build instead of starting another (docs/reuse.md, Coalescing); `createInProcessInFlight`
- * keeps the map in this process. Every request answered by a build is one waiter of it (its leader
+ * follow one build instead of starting another (docs/reuse.md, Coalescing); `createInProcessInFlight`
+ * keeps the map in this process. Every request answered by a build is one waiter of it (its owner
  * too); when the last leaves before the build settles, the build's signal is aborted. A settled build
  * leaves the map under all its keys.
  */
@@ -15,21 +15,26 @@ export interface Waiter {
 export interface InFlightBuild<T> {
   /** The commit being built: known after the clone; undefined when the build ended before. */
   readonly commit: Promise<string | undefined>;
+  /** The build's record id (GET /builds/{id}) once recorded; undefined when it ended before. */
+  readonly buildId: Promise<string | undefined>;
   /** The build's outcome. */
   readonly result: Promise<T>;
   /**
    * One more waiter; undefined when the build was abandoned (every waiter gone). A build that
    * has settled still takes waiters: its result is there to read.
    */
-  join(): Waiter | undefined;
+  follow(): Waiter | undefined;
 }
 
-export interface LeadBuild<T> extends InFlightBuild<T> {
+export interface OwnedBuild<T> extends InFlightBuild<T> {
   /** Aborted when the last waiter has left. */
   readonly signal: AbortSignal;
-  /** The leader's own waiter. */
+  /** The owner's own waiter. */
   readonly waiter: Waiter;
   setCommit(commit: string): void;
+  setBuildId(id: string | undefined): void;
+  /** Stops the build whatever its waiters (DELETE /builds/{id}): its signal aborts with `reason`. */
+  cancel(reason: unknown): void;
   /** Makes the build findable under one more key too; false when that key is taken. */
   alias(key: string): boolean;
   settle(outcome: { ok: true; value: T } | { ok: false; error: unknown }): void;
@@ -37,8 +42,8 @@ export interface LeadBuild<T> extends InFlightBuild<T> {
 
 export interface InFlightBuilds<T> {
   find(key: string): InFlightBuild<T> | undefined;
-  /** A new build under `key`, with its leader as first waiter; undefined when `key` is taken. */
-  start(key: string): LeadBuild<T> | undefined;
+  /** A new build under `key`, with its owner as first waiter; undefined when `key` is taken. */
+  start(key: string): OwnedBuild<T> | undefined;
   /** Builds in flight (for tests and gauges). */
   readonly size: number;
 }
@@ -52,7 +57,7 @@ class InProcessMap<T> implements InFlightBuilds<T> {
     return this.#byKey.get(key);
   }
 
-  start(key: string): LeadBuild<T> | undefined {
+  start(key: string): OwnedBuild<T> | undefined {
     if (this.#byKey.has(key)) return undefined;
     const build = new InProcessBuild<T>(key, this);
     this.#byKey.set(key, build);
@@ -85,8 +90,9 @@ class InProcessMap<T> implements InFlightBuilds<T> {
  */
 type BuildState = 'running' | 'abandoned' | 'settled';
 
-class InProcessBuild<T> implements LeadBuild<T> {
+class InProcessBuild<T> implements OwnedBuild<T> {
   readonly commit: Promise<string | undefined>;
+  readonly buildId: Promise<string | undefined>;
   readonly result: Promise<T>;
   readonly waiter: Waiter;
   #state: BuildState = 'running';
@@ -95,6 +101,7 @@ class InProcessBuild<T> implements LeadBuild<T> {
   readonly #map: InProcessMap<T>;
   readonly #controller = new AbortController();
   #resolveCommit: (c: string | undefined) => void = () => undefined;
+  #resolveBuildId: (id: string | undefined) => void = () => undefined;
   #resolveResult: (v: T) => void = () => undefined;
   #rejectResult: (e: unknown) => void = () => undefined;
 
@@ -102,20 +109,21 @@ class InProcessBuild<T> implements LeadBuild<T> {
     this.#keys = new Set([key]);
     this.#map = map;
     this.commit = new Promise<string | undefined>((r) => (this.#resolveCommit = r));
+    this.buildId = new Promise<string | undefined>((r) => (this.#resolveBuildId = r));
     this.result = new Promise<T>((res, rej) => {
       this.#resolveResult = res;
       this.#rejectResult = rej;
     });
     // A build nobody else awaits must not surface as an unhandled rejection.
     this.result.catch(() => undefined);
-    this.waiter = this.join() ?? { leave: () => undefined };
+    this.waiter = this.follow() ?? { leave: () => undefined };
   }
 
   get signal(): AbortSignal {
     return this.#controller.signal;
   }
 
-  join(): Waiter | undefined {
+  follow(): Waiter | undefined {
     if (this.#state === 'settled') return { leave: () => undefined };
     if (this.#state === 'abandoned') return undefined;
     this.#waiters += 1;
@@ -133,6 +141,14 @@ class InProcessBuild<T> implements LeadBuild<T> {
     this.#resolveCommit(commit);
   }
 
+  setBuildId(id: string | undefined): void {
+    this.#resolveBuildId(id);
+  }
+
+  cancel(reason: unknown): void {
+    if (!this.#controller.signal.aborted) this.#controller.abort(reason);
+  }
+
   alias(key: string): boolean {
     if (this.#state === 'settled' || !this.#map.add(key, this)) return false;
     this.#keys.add(key);
@@ -144,6 +160,7 @@ class InProcessBuild<T> implements LeadBuild<T> {
     this.#state = 'settled';
     this.#map.forget(this, this.#keys);
     this.#resolveCommit(undefined);
+    this.#resolveBuildId(undefined);
     if (outcome.ok) this.#resolveResult(outcome.value);
     else this.#rejectResult(outcome.error);
   }

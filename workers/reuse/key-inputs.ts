@@ -3,7 +3,7 @@
  * ids, the digests of base images and OCI features through the service's registry client with the
  * build's credentials. What cannot be pinned (docs/reuse.md lists it) makes the build unkeyable: it
  * builds, and the reason goes to the img log. The ids and the Dockerfile's text come from the
- * caller: a checked-out clone (reuse-step.ts) or the commit's trees (tree-key.ts).
+ * caller: a checked-out clone (checkout-key.ts) or the commit's trees (tree-key.ts).
  */
 import { createHash } from 'node:crypto';
 import { posix } from 'node:path';

@@ -12,6 +12,7 @@ import type { ImageReference } from '../../src/registry/reference.js';
 import { putManifest } from '../../src/registry/push.js';
 import { manifestMediaType, writeRelabelled } from '../../src/registry/relabel.js';
 import type { SupplyChain } from '../../src/supply-chain/supply-chain.js';
+import { LABEL_BRANCH, LABEL_BUILD_KEY, LABEL_BUILT, LABEL_NAMED_TAG } from '../../src/rules/image-labels.js';
 import { buildKeyTag } from './build-key.js';
 import type { CredentialsFor } from './registry-credentials.js';
 
@@ -30,6 +31,8 @@ export interface RegistryAccess {
   readonly credentialsFor: CredentialsFor;
   /** Attestations re-issued on a reuse, signatures of every image answered. */
   readonly supply: SupplyChain;
+  /** Told the image a reuse was written from (retention counts it as served). */
+  readonly reusedFrom?: (repository: string, digest: string) => void;
 }
 
 /** Where the image a reuse writes comes from: the request's repository, branch and commit. */
@@ -37,6 +40,8 @@ export interface ReuseOrigin {
   readonly repository: string;
   readonly branch: string;
   readonly commit: string;
+  /** The tag the request named, empty when the service chose it. */
+  readonly namedTag: string;
 }
 
 function pushCall(target: ReuseTarget, tag: string, access: RegistryAccess): RegistryCall {
@@ -87,7 +92,15 @@ export async function reuseByKey(
     },
     notes,
   );
-  const labels = { [LABEL_SOURCE]: origin.repository, [LABEL_REVISION]: origin.commit };
+  access.reusedFrom?.(`${target.registry}/${target.name}`, recorded.digest);
+  const labels = {
+    [LABEL_SOURCE]: origin.repository,
+    [LABEL_REVISION]: origin.commit,
+    [LABEL_BRANCH]: origin.branch,
+    [LABEL_BUILT]: new Date().toISOString(),
+    [LABEL_NAMED_TAG]: origin.namedTag,
+    [LABEL_BUILD_KEY]: key,
+  };
   // The signature is written beside the final PUT: its digest is known before the registry has it.
   const beside = async (digest: string): Promise<void> => {
     const signed = await access.supply.sign(access.client, call, digest);

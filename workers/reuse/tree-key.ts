@@ -23,7 +23,7 @@ import { isRegularFile, LINK_MODE, parseLsTree, type TreeEntry } from '../git/tr
 import type { BlobCache } from './blob-cache.js';
 import type { KeyedPath } from './build-key.js';
 import { computeKeyInput, type KeyDeps, type KeySource } from './key-inputs.js';
-import type { Keyed } from './reuse-step.js';
+import type { Keyed } from './checkout-key.js';
 
 export interface TreeKeyInput {
   readonly repository: string;

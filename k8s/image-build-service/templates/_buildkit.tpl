@@ -19,12 +19,40 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- end -}}
 
-{{/* Each pod's host name in the namespace, <name>-N.<headless>, as a JSON list. */}}
+{{/*
+The BuildKit StatefulSets as a JSON list: buildkit.pools, each {name, replicas, platforms, nodeSelector,
+tolerations, resources} (unset fields from buildkit.*), StatefulSet <name>-<pool>; without pools, one
+pool of today's buildkit.* values named <name> (its selector unchanged, so upgrades keep it).
+*/}}
+{{- define "ibs.buildkitPools" -}}
+{{- $bk := .Values.buildkit -}}
+{{- $name := include "ibs.buildkitName" . -}}
+{{- $pools := list -}}
+{{- if $bk.pools -}}
+{{- range $pool := $bk.pools -}}
+{{- $pools = append $pools (dict
+  "pool" $pool.name
+  "statefulSet" (printf "%s-%s" $name $pool.name)
+  "replicas" (int (default $bk.replicas $pool.replicas))
+  "platforms" (default (list) $pool.platforms)
+  "nodeSelector" (default $bk.nodeSelector $pool.nodeSelector)
+  "tolerations" (default $bk.tolerations $pool.tolerations)
+  "resources" (default $bk.resources $pool.resources)) -}}
+{{- end -}}
+{{- else -}}
+{{- $pools = list (dict "pool" "" "statefulSet" $name "replicas" (int $bk.replicas) "platforms" (default (list) $bk.platforms) "nodeSelector" $bk.nodeSelector "tolerations" $bk.tolerations "resources" $bk.resources) -}}
+{{- end -}}
+{{- toJson $pools -}}
+{{- end -}}
+
+{{/* Each pod's host name in the namespace, <statefulset>-N.<headless>, as a JSON list. */}}
 {{- define "ibs.buildkitHosts" -}}
 {{- $name := include "ibs.buildkitName" . -}}
 {{- $hosts := list -}}
-{{- range $i := until (int .Values.buildkit.replicas) -}}
-{{- $hosts = append $hosts (printf "%s-%d.%s" $name $i $name) -}}
+{{- range $pool := include "ibs.buildkitPools" . | fromJsonArray -}}
+{{- range $i := until (int $pool.replicas) -}}
+{{- $hosts = append $hosts (printf "%s-%d.%s" $pool.statefulSet $i $name) -}}
+{{- end -}}
 {{- end -}}
 {{- toJson $hosts -}}
 {{- end -}}
@@ -40,12 +68,19 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- toJson $names -}}
 {{- end -}}
 
-{{/* The service's BUILDER_ENDPOINT: tcp://<host>:<port> of every pod, comma-separated. */}}
+{{/*
+The service's BUILDER_ENDPOINT: tcp://<host>:<port> of every pod, comma-separated, each followed by
+=<platform>+<platform> when its pool declares platforms (docs/fleet.md).
+*/}}
 {{- define "ibs.buildkitEndpoints" -}}
 {{- $port := int .Values.buildkit.port -}}
+{{- $name := include "ibs.buildkitName" . -}}
 {{- $endpoints := list -}}
-{{- range $host := include "ibs.buildkitHosts" . | fromJsonArray -}}
-{{- $endpoints = append $endpoints (printf "tcp://%s:%d" $host $port) -}}
+{{- range $pool := include "ibs.buildkitPools" . | fromJsonArray -}}
+{{- $declared := ternary "" (printf "=%s" (join "+" $pool.platforms)) (empty $pool.platforms) -}}
+{{- range $i := until (int $pool.replicas) -}}
+{{- $endpoints = append $endpoints (printf "tcp://%s-%d.%s:%d%s" $pool.statefulSet $i $name $port $declared) -}}
+{{- end -}}
 {{- end -}}
 {{- join "," $endpoints -}}
 {{- end -}}

@@ -38,7 +38,10 @@ namespace="{{ .Release.Namespace }}",job="{{ include "ibs.fullname" . }}"
   "insecureRegistries" .Values.insecureRegistries
   "git" .Values.git
   "build" $build
-  "logs" .Values.logs -}}
+  "logs" .Values.logs
+  "retention" .Values.retention
+  "prebuilds" (dict "reconcileIntervalSeconds" .Values.prebuilds.reconcileIntervalSeconds "refreshIntervalSeconds" .Values.prebuilds.refreshIntervalSeconds)
+  "events" (dict "retrySeconds" .Values.events.retrySeconds) -}}
 {{- $builder := dict -}}
 {{- with .Values.builder.endpoint -}}
 {{- $_ := set $builder "endpoint" . -}}
@@ -72,8 +75,20 @@ namespace="{{ .Release.Namespace }}",job="{{ include "ibs.fullname" . }}"
 {{- if or .Values.gitCredentials.existingSecret .Values.gitCredentials.entries }}true{{ end -}}
 {{- end -}}
 
+{{- define "ibs.hasPrebuildConfigurations" -}}
+{{- if or .Values.prebuilds.existingConfigMap .Values.prebuilds.configurations }}true{{ end -}}
+{{- end -}}
+
 {{- define "ibs.hasBuildSecrets" -}}
 {{- if or .Values.buildSecrets.existingSecret .Values.buildSecrets.entries }}true{{ end -}}
+{{- end -}}
+
+{{- define "ibs.eventSubscriptionsSecret" -}}
+{{- .Values.events.existingSecret | default (printf "%s-event-subscriptions" (include "ibs.fullname" .)) -}}
+{{- end -}}
+
+{{- define "ibs.hasEventSubscriptions" -}}
+{{- if or .Values.events.existingSecret .Values.events.subscriptions }}true{{ end -}}
 {{- end -}}
 
 {{- define "ibs.hasErrorTracking" -}}

@@ -24,7 +24,7 @@ export async function helm(args: string[], env: Record<string, string> = {}): Pr
   }
   const result = await execa(HELM, args, {
     reject: false,
-    timeout: 60_000,
+    timeout: 240_000, // a loaded machine
     env: { HELM_NO_PLUGINS: '1', ...env },
   });
   return { exitCode: result.exitCode ?? -1, stdout: result.stdout, stderr: result.stderr };

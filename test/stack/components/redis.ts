@@ -1,5 +1,5 @@
 // A real redis-server on a free loopback port, with a generated password and no persistence: the
-// shared store of the service's Redis mode (REDIS_URL in the stack's env).
+// shared store of the service's Redis mode (STACK_REDIS_URL in the stack's env).
 import path from 'node:path';
 import { baseEnv } from '../proc.js';
 import { redisAnswers, writeRedisConfig } from '../redis-server.js';

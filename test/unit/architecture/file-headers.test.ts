@@ -1,5 +1,5 @@
 /**
- * Issue 21, item 5: a file's header says why the file exists in at most 6 lines (reference
+ * A file's header says why the file exists in at most 6 lines (reference
  * detail lives in docs/), and comments cite docs/ or docs/openapi.yaml, never "the contract", a
  * document the repository does not hold. Comments are found by the TypeScript parser, so a
  * comment-like text inside a string or a regular expression is not taken for one.
@@ -9,32 +9,11 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
+import { comments } from '../../helpers/ts-comments.js';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 const MAX_HEADER_LINES = 6;
 const ABSENT_DOC = /\bthe contract\b/i;
-
-/** Every comment of `text`, in order of position. */
-export function comments(fileName: string, text: string): ts.CommentRange[] {
-  const kind = fileName.endsWith('.ts') ? ts.ScriptKind.TS : ts.ScriptKind.JS;
-  const source = ts.createSourceFile(fileName, text, ts.ScriptTarget.Latest, true, kind);
-  const found = new Map<number, ts.CommentRange>();
-  const add = (ranges: ts.CommentRange[] | undefined): void => {
-    for (const r of ranges ?? []) found.set(r.pos, r);
-  };
-  const visit = (node: ts.Node): void => {
-    if (node.kind >= ts.SyntaxKind.FirstJSDocNode && node.kind <= ts.SyntaxKind.LastJSDocNode) return;
-    const children = node.getChildren(source);
-    if (children.length === 0) {
-      add(ts.getLeadingCommentRanges(text, node.pos));
-      add(ts.getTrailingCommentRanges(text, node.end));
-    }
-    children.forEach(visit);
-  };
-  visit(source);
-  add(ts.getLeadingCommentRanges(text, source.endOfFileToken.pos));
-  return [...found.values()].sort((a, b) => a.pos - b.pos);
-}
 
 /** Lines of the first comment block: between `/*` and `*\/` lines, or a whole run of `//` lines. */
 export function headerLines(fileName: string, text: string): number {

@@ -129,7 +129,7 @@ test('the job cancelled before the CLI runs: the launcher is killed at once, a l
   const pending = startPendingCli(deps, { signal: controller.signal, secrets: [] });
   controller.abort(new Cancellation('client_gone'));
   await eventually(() => processesRunning(cli).length === 0, {
-    timeout: 2000,
+    timeout: 15_000,
     interval: 20,
     what: () => `the launcher to end (running: ${processesRunning(cli).join(', ')})`,
   });

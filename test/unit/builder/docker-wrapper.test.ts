@@ -6,6 +6,10 @@ import { join } from 'node:path';
 import { run } from '../../../src/exec/run.js';
 import {
   IDENTITY_ARG,
+  LABEL_BRANCH_VAR,
+  LABEL_BUILT_VAR,
+  LABEL_KEY_VAR,
+  LABEL_TAG_VAR,
   LABEL_REVISION_VAR,
   LABEL_SOURCE_VAR,
   NODE_VAR,
@@ -47,6 +51,27 @@ test('buildx build gets the OCI labels; the rest is passed through untouched', a
     '-t',
     'r/x:1',
     'ctx dir',
+  ]);
+});
+
+test('with IBS_LABEL_BRANCH, buildx build also gets the four retention labels', async (t) => {
+  const { call } = await setup(t);
+  const out = await call(['buildx', 'build', '.'], {
+    [LABEL_BRANCH_VAR]: 'feature-x',
+    [LABEL_BUILT_VAR]: '2026-11-26T08:00:00.000Z',
+    [LABEL_TAG_VAR]: '',
+    [LABEL_KEY_VAR]: 'ab'.repeat(32),
+  });
+  t.deepEqual(out.slice(6), [
+    '--label',
+    'image-build-service.branch=feature-x',
+    '--label',
+    'image-build-service.built=2026-11-26T08:00:00.000Z',
+    '--label',
+    'image-build-service.tag=',
+    '--label',
+    `image-build-service.build-key=${'ab'.repeat(32)}`,
+    '.',
   ]);
 });
 

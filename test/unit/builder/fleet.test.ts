@@ -73,6 +73,7 @@ function fleetOf(endpoints: string[], maxPerBuilder: number, answers: Map<string
       dockerConfigDir: '/nonexistent',
       builderName: 'svc',
       builderEndpoints: endpoints,
+      builders: [],
       build: { maxPerBuilder } as never,
     },
     logger: { warn: (_o: unknown, m?: string) => void warnings.push(String(m)), info: () => undefined },

@@ -59,7 +59,7 @@ async function setup(t: ExecutionContext) {
     builders.set(key, builder);
     return builder.ensure({ log, home: dir, signal: new AbortController().signal });
   };
-  return { dir, calls, ensure };
+  return { dir, config, calls, ensure };
 }
 
 test('created once per RemoteBuilder, concurrent builds share the setup, output in the triggering log', async (t) => {
@@ -115,14 +115,15 @@ test('no endpoint configured: nothing to set up', async (t) => {
   t.deepEqual(await calls(), []);
 });
 
-test('instanceNodes reads the node endpoints and driver options of a buildx instance file', (t) => {
+test('instanceNodes reads the node endpoints, driver options and platforms of a buildx instance file', (t) => {
   t.deepEqual(
     instanceNodes(
-      '{"Nodes":[{"Endpoint":"tcp://a:1"},{"Endpoint":"tcp://b:2","DriverOpts":{"cacert":"/c"}}]}',
+      '{"Nodes":[{"Endpoint":"tcp://a:1"},{"Endpoint":"tcp://b:2","DriverOpts":{"cacert":"/c"},' +
+        '"Platforms":[{"os":"linux","architecture":"386"},{"os":"linux","architecture":"arm","variant":"v7"}]}]}',
     ),
     [
-      { endpoint: 'tcp://a:1', driverOpts: {} },
-      { endpoint: 'tcp://b:2', driverOpts: { cacert: '/c' } },
+      { endpoint: 'tcp://a:1', driverOpts: {}, platforms: [] },
+      { endpoint: 'tcp://b:2', driverOpts: { cacert: '/c' }, platforms: ['linux/386', 'linux/arm/v7'] },
     ],
   );
   t.deepEqual(instanceNodes('{"Nodes":null}'), []);
@@ -172,4 +173,43 @@ test('builderSpecs: one endpoint keeps the builder name, several are numbered by
       ['svc-1', 'tcp://b:2', '/ca.pem'],
     ],
   );
+});
+
+test('a builder with nodes: one node per endpoint with its platforms and the TLS paths; reused when the same', async (t) => {
+  const { dir, config, calls } = await setup(t);
+  const nodes = [
+    { endpoint: 'tcp://a:1', platforms: ['linux/amd64'] },
+    { endpoint: 'tcp://b:2', platforms: ['linux/386', 'linux/arm64/v8'] },
+  ];
+  const spec: BuilderSpec = { name: 'svc-nodes-x', endpoint: 'tcp://a:1', nodes, tls: { caPath: '/ca.pem' } };
+  const ensure = (builder: RemoteBuilder) =>
+    builder.ensure({ log: memoryLog(), home: dir, signal: new AbortController().signal });
+  await ensure(new RemoteBuilder(config, spec));
+  t.deepEqual(await calls(), [
+    'buildx create --name svc-nodes-x --driver remote --node svc-nodes-x-0 --platform linux/amd64 --driver-opt cacert=/ca.pem tcp://a:1',
+    'buildx create --name svc-nodes-x --driver remote --append --node svc-nodes-x-1 --platform linux/386,linux/arm64/v8 --driver-opt cacert=/ca.pem tcp://b:2',
+  ]);
+  // What buildx writes for those nodes (arm64's default variant dropped): a new service reuses it.
+  await writeFile(
+    join(dir, 'state', 'buildx', 'instances', 'svc-nodes-x'),
+    JSON.stringify({
+      Nodes: [
+        {
+          Endpoint: 'tcp://a:1',
+          DriverOpts: { cacert: '/ca.pem' },
+          Platforms: [{ os: 'linux', architecture: 'amd64' }],
+        },
+        {
+          Endpoint: 'tcp://b:2',
+          DriverOpts: { cacert: '/ca.pem' },
+          Platforms: [
+            { os: 'linux', architecture: '386' },
+            { os: 'linux', architecture: 'arm64' },
+          ],
+        },
+      ],
+    }),
+  );
+  await ensure(new RemoteBuilder(config, spec));
+  t.is((await calls()).length, 2, 'reused');
 });

@@ -434,3 +434,62 @@ test('a BuildKit of the team: builder.tls PEM texts become a Secret the service 
   t.is(plain.tls, undefined);
   for (const [name] of CLIENT_ENV) t.false(plain.env.has(name), name);
 });
+
+test('buildkit.pools: a StatefulSet per pool on its nodes, one TLS for all, each pod listed with its platforms', async (t) => {
+  const r = await render([valuesPath('valid', 'buildkit-pools.yaml')]);
+  const sets = r.objects.filter((o) => o.kind === 'StatefulSet');
+  t.deepEqual(
+    sets.map((o) => o.metadata.name),
+    [`${NAME}-amd64`, `${NAME}-arm64`],
+  );
+  const [amd64, arm64] = sets.map(
+    (o) => o.spec as StatefulSetSpec & { template: { spec: Record<string, unknown> } },
+  );
+  t.is(amd64?.replicas, 2);
+  t.is(arm64?.replicas, 1);
+  t.deepEqual(amd64?.template.spec.nodeSelector, { 'kubernetes.io/arch': 'amd64' });
+  t.deepEqual(arm64?.template.spec.nodeSelector, { 'kubernetes.io/arch': 'arm64' });
+  t.deepEqual(arm64?.template.spec.tolerations, [
+    { key: 'arch', operator: 'Equal', value: 'arm64', effect: 'NoSchedule' },
+  ]);
+  t.deepEqual(arm64?.template.spec.containers[0]?.resources, {
+    requests: { cpu: '1', memory: '2Gi' },
+    limits: { cpu: '2', memory: '4Gi' },
+  });
+  // Each StatefulSet selects its own pods only; all share the headless Service and the server Secret.
+  t.not(amd64?.selector.matchLabels['image-build-service/buildkit-pool'], undefined);
+  t.notDeepEqual(amd64?.selector.matchLabels, arm64?.selector.matchLabels);
+  t.deepEqual(
+    sets.map((o) => (o.spec as StatefulSetSpec).serviceName),
+    [HEADLESS, HEADLESS],
+  );
+  const secrets = sets.map(
+    (o) =>
+      (o.spec as StatefulSetSpec).template.spec.volumes.find((v) => v.name === 'tls')?.secret?.secretName,
+  );
+  t.deepEqual(secrets, [`${NAME}-tls`, `${NAME}-tls`]);
+  const host = (set: string, i: number): string => `${NAME}-${set}-${i}.${HEADLESS}`;
+  t.is(
+    serviceSide(r).env.get('BUILDER_ENDPOINT'),
+    [
+      `tcp://${host('amd64', 0)}:1234=linux/amd64`,
+      `tcp://${host('amd64', 1)}:1234=linux/amd64`,
+      `tcp://${host('arm64', 0)}:1234=linux/arm64`,
+    ].join(','),
+  );
+  const server = new X509Certificate(file(generatedFiles(r), 'tls.crt'));
+  const names = (server.subjectAltName ?? '').split(', ').map((n) => n.replace(/^DNS:/, ''));
+  for (const pod of [host('amd64', 0), host('amd64', 1), host('arm64', 0)]) t.true(names.includes(pod), pod);
+});
+
+test('without pools, buildkit.platforms declares the platforms of the one StatefulSet (its selector unchanged)', async (t) => {
+  t.deepEqual(
+    Object.keys(sts(defaults).selector.matchLabels).includes('image-build-service/buildkit-pool'),
+    false,
+  );
+  const r = await render([], { 'buildkit.platforms': ['linux/amd64'] });
+  t.is(
+    serviceSide(r).env.get('BUILDER_ENDPOINT'),
+    `tcp://${pod(0)}:1234=linux/amd64,tcp://${pod(1)}:1234=linux/amd64`,
+  );
+});

@@ -36,6 +36,10 @@ const CHART_SOURCE: Record<OptionName, { values: string[] } | { chart: string }>
   buildSecretsConfigPath: {
     values: ['buildSecrets.entries', 'buildSecrets.existingSecret', 'buildSecrets.existingSecretKey'],
   },
+  eventSubscriptionsConfigPath: {
+    values: ['events.subscriptions', 'events.existingSecret', 'events.existingSecretKey'],
+  },
+  eventRetrySeconds: { values: ['events.retrySeconds'] },
   buildPlatforms: { values: ['build.platforms'] },
   buildNoCache: { values: ['build.noCache'] },
   buildCacheFrom: { values: ['build.cacheFrom'] },
@@ -45,6 +49,7 @@ const CHART_SOURCE: Record<OptionName, { values: string[] } | { chart: string }>
   buildTimeoutSeconds: { values: ['build.timeoutSeconds'] },
   maxConcurrentBuilds: { values: ['build.maxConcurrent'] },
   maxBuildsPerBuilder: { values: ['build.maxPerBuilder'] },
+  nativePlatformsOnly: { values: ['build.nativePlatformsOnly'] },
   buildReuse: { values: ['build.reuse'] },
   fallbackImage: { values: ['build.fallbackImage'] },
   buildProvenance: { values: ['build.provenance'] },
@@ -61,7 +66,19 @@ const CHART_SOURCE: Record<OptionName, { values: string[] } | { chart: string }>
   environment: { values: ['environment'] },
   commandLogRetention: { values: ['logs.retention'] },
   buildHistory: { values: ['build.history'] },
+  retentionMode: { values: ['retention.mode'] },
+  retentionKeepPerBranch: { values: ['retention.keepPerBranch'] },
+  retentionKeepServedDays: { values: ['retention.keepServedDays'] },
+  retentionKeepTags: { values: ['retention.keepTags'] },
+  retentionIntervalMinutes: { values: ['retention.intervalMinutes'] },
+  retentionRepositories: { values: ['retention.repositories'] },
   redisUrl: { values: ['redis.url', 'redis.existingSecret', 'redis.existingSecretKey'] },
+  prebuildConfigurationsPath: { values: ['prebuilds.configurations', 'prebuilds.existingConfigMap'] },
+  prebuildReconcileIntervalSeconds: { values: ['prebuilds.reconcileIntervalSeconds'] },
+  prebuildRefreshIntervalSeconds: { values: ['prebuilds.refreshIntervalSeconds'] },
+  githubHookSecretFile: { values: ['prebuilds.hooks.existingSecret', 'prebuilds.hooks.githubSecretKey'] },
+  gitlabHookTokenFile: { values: ['prebuilds.hooks.existingSecret', 'prebuilds.hooks.gitlabTokenKey'] },
+  giteaHookSecretFile: { values: ['prebuilds.hooks.existingSecret', 'prebuilds.hooks.giteaSecretKey'] },
   shutdownGraceSeconds: { values: ['service.shutdownGraceSeconds'] },
   settingsPath: { chart: 'the chart renders the settings file and sets SERVICE_CONFIG_PATH' },
 };
@@ -80,6 +97,7 @@ const CHART_ONLY = [
   'nodeSelector',
   'tolerations',
   'kubernetesService',
+  'ingress',
   'buildkit', // the chart-deployed BuildKit; the service gets its endpoints and TLS files
   'tracing', // OpenTelemetry's own variables, read before configuration (docs/operations.md)
   'registryAuth', // the ambient docker config.json, not an option (README, Configuration)
@@ -143,7 +161,11 @@ test('each mapped value is at least as strict as the service check', (t) => {
     }
     const items = service.items as JsonSchema | undefined;
     if (items?.pattern !== undefined) {
-      t.is((chart.items as JsonSchema).pattern, items.pattern, `${option.name}: item pattern`);
+      // An item may also be a structured settings entry (builder.endpoint's {endpoint, platforms}).
+      const chartItems = chart.items as JsonSchema;
+      const text =
+        (chartItems.anyOf as JsonSchema[] | undefined)?.find((s) => s.type === 'string') ?? chartItems;
+      t.is(text.pattern, items.pattern, `${option.name}: item pattern`);
     }
   }
 });
@@ -159,7 +181,10 @@ test('across the valid values files, the pod gets every variable that points the
     'SERVICE_CONFIG_PATH',
     'GIT_CREDENTIALS_CONFIG_PATH',
     'BUILD_SECRETS_CONFIG_PATH',
+    'EVENT_SUBSCRIPTIONS_CONFIG_PATH',
     'REGISTRY_MAPPING_CONFIG_PATH',
+    'PREBUILD_CONFIGURATIONS_PATH',
+    'GITHUB_HOOK_SECRET_FILE',
     'ERROR_TRACKING_DSN',
     'DOCKER_CONFIG',
     'BUILDER_NAME',

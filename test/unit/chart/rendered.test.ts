@@ -51,6 +51,13 @@ const at = <T = unknown>(values: Values, path: string): T =>
   path.split('.').reduce<unknown>((v, key) => (v as Values | undefined)?.[key], values) as T;
 
 const USER_GIT_CREDENTIALS = [{ host: 'git.example.org', kind: 'https', username: 'u', token: 't' }];
+const USER_EVENT_SUBSCRIPTIONS = [
+  {
+    name: 'user-hook',
+    url: 'https://hooks.example/ibs',
+    secrets: [`whsec_${Buffer.alloc(32, 7).toString('base64')}`],
+  },
+];
 const USER_BUILD_SECRETS = [{ id: 'npmrc', value: 'v', repositories: [{ host: 'git.example.org' }] }];
 const USER_DSN = 'https://key@errors.example.org/7';
 const USER_REDIS_URL = 'rediss://:user-secret@redis.example.org:6380/1';
@@ -94,6 +101,14 @@ function addBuildkitSecrets(values: Values, secrets: ExternalSecrets): void {
 function expectedEndpoints(values: Values): string[] {
   if (at<boolean>(values, 'buildkit.enabled')) {
     const port = at<number>(values, 'buildkit.port');
+    const pools = at<{ name: string; replicas?: number }[]>(values, 'buildkit.pools');
+    if (pools.length > 0) {
+      return pools.flatMap((pool) =>
+        [...Array(pool.replicas ?? at<number>(values, 'buildkit.replicas')).keys()].map(
+          (i) => `tcp://${BUILDKIT}-${pool.name}-${i}.${BUILDKIT}:${port}`,
+        ),
+      );
+    }
     return [...Array(at<number>(values, 'buildkit.replicas')).keys()].map(
       (i) => `tcp://${BUILDKIT}-${i}.${BUILDKIT}:${port}`,
     );
@@ -112,6 +127,7 @@ function userSecrets(values: Values): ExternalSecrets {
   };
   add('gitCredentials', JSON.stringify(USER_GIT_CREDENTIALS));
   add('buildSecrets', JSON.stringify(USER_BUILD_SECRETS));
+  add('events', JSON.stringify(USER_EVENT_SUBSCRIPTIONS));
   add('registryAuth', JSON.stringify({ auths: {} }));
   add('errorTracking', USER_DSN);
   add('redis', USER_REDIS_URL);
@@ -120,6 +136,13 @@ function userSecrets(values: Values): ExternalSecrets {
   if (signing !== '' && (at(values, 'signing.passwordKey') as string) !== '')
     secrets.get(signing)?.set(at(values, 'signing.passwordKey'), USER_SIGNING_PASSWORD);
   addBuildkitSecrets(values, secrets);
+  const hooks = at(values, 'prebuilds.hooks.existingSecret') as string;
+  if (hooks !== '') {
+    const keys = ['githubSecretKey', 'gitlabTokenKey', 'giteaSecretKey'].map((k) =>
+      at<string>(values, `prebuilds.hooks.${k}`),
+    );
+    secrets.set(hooks, new Map(keys.filter((k) => k !== '').map((k) => [k, `user-hook-secret-${k}\n`])));
+  }
   const tlsSecret = at(values, 'builder.tls.existingSecret') as string;
   if (tlsSecret !== '' && !at<boolean>(values, 'buildkit.enabled')) {
     const pem = selfSignedCert();
@@ -236,7 +259,7 @@ for (const c of cases) {
     const r = await rendered(c);
     const annotations = deploymentSpec(r).template.metadata.annotations;
     const checksums = Object.entries(annotations).filter(([k]) => k.startsWith('checksum/'));
-    t.is(checksums.length, 9);
+    t.is(checksums.length, 11);
     const sha = (text: string): string => createHash('sha256').update(text).digest('hex');
     const sourceOf = (name: string): string | undefined =>
       r.documents.find((d) => d.source.endsWith(`-${name}.yaml`))?.text;
@@ -293,6 +316,14 @@ for (const c of cases) {
       (config.buildSecrets ?? []).map((s) => s.id),
       secretEntries.map((s) => s.id),
     );
+    const subscriptions = at(c.values, 'events.existingSecret')
+      ? USER_EVENT_SUBSCRIPTIONS
+      : (at(c.values, 'events.subscriptions') as { name: string }[]);
+    t.deepEqual(
+      config.events.subscriptions.map((s) => s.name),
+      subscriptions.map((s) => s.name),
+    );
+    t.deepEqual(config.events.retrySeconds, at(c.values, 'events.retrySeconds'));
     const dsn = at(c.values, 'errorTracking.existingSecret') ? USER_DSN : at(c.values, 'errorTracking.dsn');
     t.is(config.errorTrackingDsn, (dsn as string) || undefined);
     const redisUrl = at(c.values, 'redis.existingSecret') ? USER_REDIS_URL : at(c.values, 'redis.url');
@@ -300,6 +331,26 @@ for (const c of cases) {
     t.is(String(config.build.provenance), at<string>(c.values, 'build.provenance'));
     t.is(config.build.sbom, at<boolean>(c.values, 'build.sbom'));
     t.is(config.signing !== undefined, Boolean(at(c.values, 'signing.existingSecret')), 'signing key loaded');
+    t.deepEqual(
+      config.prebuilds.configurations.map((p) => p.repository),
+      (at(c.values, 'prebuilds.configurations') as { repository: string }[]).map((p) => p.repository),
+    );
+    t.is(
+      config.prebuilds.reconcileIntervalSeconds,
+      at<number>(c.values, 'prebuilds.reconcileIntervalSeconds'),
+    );
+    const hookSet = (key: string): boolean =>
+      Boolean(at(c.values, 'prebuilds.hooks.existingSecret') && at(c.values, `prebuilds.hooks.${key}`));
+    t.is(
+      config.prebuilds.hookSecrets.github !== undefined,
+      hookSet('githubSecretKey'),
+      'GitHub webhook secret',
+    );
+    t.is(
+      config.prebuilds.hookSecrets.gitlab !== undefined,
+      hookSet('gitlabTokenKey'),
+      'GitLab webhook token',
+    );
   });
 
   test(`${c.name}: several replicas come with a disruption budget and a spread across nodes`, async (t) => {

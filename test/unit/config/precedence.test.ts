@@ -41,6 +41,24 @@ const keyFile = (name: string): string => {
 const rulesFile = (registry: string): string => file(`rules-${registry}.json`, [{ registry }]);
 const secretsFile = (id: string): string =>
   file(`secrets-${id}.yaml`, [{ id, value: `v-${id}`, repositories: [{ host: 'git.example' }] }]);
+const prebuildsFile = (name: string): string =>
+  file(`prebuilds-${name}.yaml`, [
+    { repository: 'https://git.example/r.git', branches: ['main'], image: { registry: 'r.example', name } },
+  ]);
+const hookFile = (name: string): string => {
+  const path = join(dir, `hook-${name}`);
+  writeFileSync(path, `secret-${name}\n`);
+  return path;
+};
+
+const subscriptionsFile = (name: string): string =>
+  file(`subscriptions-${name}.yaml`, [
+    {
+      name,
+      url: `https://${name}.example/hook`,
+      secrets: [`whsec_${Buffer.alloc(32, name).toString('base64')}`],
+    },
+  ]);
 
 interface Case {
   /** Three distinct values: given as flag, env and settings file (the settings one only with a key). */
@@ -103,6 +121,18 @@ const CASES: { readonly [K in OptionName]: Case } = {
     expected: [['s-flag'], ['s-env'], ['s-file']],
     unset: [],
   },
+  eventSubscriptionsConfigPath: {
+    values: [subscriptionsFile('e-flag'), subscriptionsFile('e-env'), subscriptionsFile('e-file')],
+    read: (c) => c.events.subscriptions.map((e) => e.name),
+    expected: [['e-flag'], ['e-env'], ['e-file']],
+    unset: [],
+  },
+  eventRetrySeconds: {
+    values: [['1', '2'], ['3'], ['4', '5', '6']],
+    read: (c) => c.events.retrySeconds,
+    expected: [[1, 2], [3], [4, 5, 6]],
+    unset: [5, 300, 1800, 7200, 18000, 36000, 36000],
+  },
   buildPlatforms: {
     values: [['linux/amd64', 'linux/arm64/v8'], ['linux/386'], ['linux/arm/v7']],
     read: (c) => c.build.platforms,
@@ -122,6 +152,7 @@ const CASES: { readonly [K in OptionName]: Case } = {
   maxConcurrentBuilds: { values: [0, 1, 9], read: (c) => c.build.maxConcurrent },
   maxBuildsPerBuilder: { values: [1, 2, 3], read: (c) => c.build.maxPerBuilder },
   buildReuse: { values: [false, true, false], read: (c) => c.build.reuse },
+  nativePlatformsOnly: { values: [true, false, true], read: (c) => c.build.nativePlatformsOnly },
   fallbackImage: { values: ['r/flag:1', 'r/env:1', 'r/file:1'], read: (c) => c.build.fallbackImage },
   buildProvenance: { values: ['max', 'off', 'max'], read: (c) => c.build.provenance },
   buildSbom: { values: [true, false, true], read: (c) => c.build.sbom },
@@ -145,9 +176,44 @@ const CASES: { readonly [K in OptionName]: Case } = {
   environment: { values: ['e-flag', 'e-env', 'e-file'], read: (c) => c.environment },
   commandLogRetention: { values: [1, 2, 3], read: (c) => c.commandLogRetention },
   buildHistory: { values: [4, 5, 6], read: (c) => c.buildHistory },
+  retentionMode: { values: ['dry-run', 'delete', 'dry-run'], read: (c) => c.retention.mode },
+  retentionKeepPerBranch: { values: [0, 3, 5], read: (c) => c.retention.keepPerBranch },
+  retentionKeepServedDays: { values: [0.25, 7, 1.5], read: (c) => c.retention.keepServedDays },
+  retentionKeepTags: { values: [['v*'], ['release-?'], ['main']], read: (c) => c.retention.keepTags },
+  retentionIntervalMinutes: { values: [5, 15, 30], read: (c) => c.retention.intervalMinutes },
+  retentionRepositories: {
+    values: [['r.example/a'], ['r.example/b'], ['r.example/c']],
+    read: (c) => c.retention.repositories,
+  },
   redisUrl: {
     values: ['redis://:p1@flag.example:6379', 'rediss://u:p2@env.example:6380/2', 'redis://file.example'],
     read: (c) => c.redisUrl,
+  },
+  prebuildConfigurationsPath: {
+    values: [prebuildsFile('flag'), prebuildsFile('env'), prebuildsFile('file')],
+    read: (c) => c.prebuilds.configurations.map((e) => e.image.name),
+    expected: [['flag'], ['env'], ['file']],
+    unset: [],
+  },
+  prebuildReconcileIntervalSeconds: {
+    values: [11, 12, 13],
+    read: (c) => c.prebuilds.reconcileIntervalSeconds,
+  },
+  prebuildRefreshIntervalSeconds: { values: [21, 22, 23], read: (c) => c.prebuilds.refreshIntervalSeconds },
+  githubHookSecretFile: {
+    values: [hookFile('gh1'), hookFile('gh2'), hookFile('gh3')],
+    read: (c) => c.prebuilds.hookSecrets.github,
+    expected: ['secret-gh1', 'secret-gh2', 'secret-gh3'],
+  },
+  gitlabHookTokenFile: {
+    values: [hookFile('gl1'), hookFile('gl2'), hookFile('gl3')],
+    read: (c) => c.prebuilds.hookSecrets.gitlab,
+    expected: ['secret-gl1', 'secret-gl2', 'secret-gl3'],
+  },
+  giteaHookSecretFile: {
+    values: [hookFile('gt1'), hookFile('gt2'), hookFile('gt3')],
+    read: (c) => c.prebuilds.hookSecrets.gitea,
+    expected: ['secret-gt1', 'secret-gt2', 'secret-gt3'],
   },
   shutdownGraceSeconds: { values: [5, 6, 7], read: (c) => c.shutdownGraceSeconds },
   settingsPath: {
@@ -254,12 +320,14 @@ test('the defaults are the contract table, and derived fields come from the envi
     {
       port: 8080,
       builderEndpoints: [],
+      builders: [],
       builderName: 'service-remote',
       sshHostKeyPolicy: 'tofu',
       insecureRegistries: [],
       allowInsecureGitProtocols: false,
       gitCredentials: [],
       registryMappingRules: [],
+      events: { subscriptions: [], retrySeconds: [5, 300, 1800, 7200, 18000, 36000, 36000] },
       build: {
         platforms: [],
         noCache: false,
@@ -268,6 +336,7 @@ test('the defaults are the contract table, and derived fields come from the envi
         timeoutSeconds: 3600,
         maxConcurrent: 4,
         maxPerBuilder: 0,
+        nativePlatformsOnly: false,
         reuse: true,
         provenance: 'min',
         sbom: false,
@@ -277,7 +346,21 @@ test('the defaults are the contract table, and derived fields come from the envi
       environment: 'development',
       commandLogRetention: 10,
       buildHistory: 50,
+      retention: {
+        mode: 'off',
+        keepPerBranch: 2,
+        keepServedDays: 30,
+        keepTags: [],
+        intervalMinutes: 60,
+        repositories: [],
+      },
       shutdownGraceSeconds: 290,
+      prebuilds: {
+        configurations: [],
+        reconcileIntervalSeconds: 300,
+        refreshIntervalSeconds: 21600,
+        hookSecrets: {},
+      },
       scratchDir: join(dir, 'image-build-service'),
       dockerConfigDir: dockerDir,
       registryAuth: { auths: {} },

@@ -50,7 +50,7 @@ test('an open line lets waiting output go after the hold time; end lets everythi
   gate.write('stdout', b('Password: '));
   gate.write('stderr', b('warning\n'));
   t.is(text(), 'Password: ');
-  await eventually(() => text() !== 'Password: ', { timeout: 2000, what: 'the held line to go' });
+  await eventually(() => text() !== 'Password: ', { timeout: 10_000, what: 'the held line to go' });
   t.is(text(), 'Password: warning\n');
   gate.write('stderr', b('open'));
   gate.write('stdout', b('x'));

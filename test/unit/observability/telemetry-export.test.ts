@@ -184,7 +184,7 @@ test.serial('withSpan records a child span, and a failure as an error with its c
 test.serial('a crash (uncaught exception) is reported, scrubbed, before the process exits', async (t) => {
   const fixture = join(import.meta.dirname, '..', '..', 'helpers', 'crash-process.ts');
   const run = promisify(execFile)(process.execPath, ['--import=tsx', fixture, sentry.dsn], {
-    timeout: 20_000,
+    timeout: 60_000,
   });
   const outcome = await run.then(
     () => 'exit 0',

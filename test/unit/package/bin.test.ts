@@ -54,7 +54,7 @@ test('the prepare step (run by npm ci) builds every bin entry executable, and ea
     const direct = await run(process.execPath, [join(copy, file), '--help'], { cwd: copy });
     t.true(direct.stdout.startsWith(`${manifest.name} ${manifest.version}\n`), direct.stdout);
     t.is(itself.stdout, direct.stdout);
-    const viaNpx = await run('npx', ['--no-install', name, '--help'], { cwd: copy, timeout: 60_000 });
+    const viaNpx = await run('npx', ['--no-install', name, '--help'], { cwd: copy, timeout: 240_000 });
     t.is(viaNpx.stdout, direct.stdout);
   }
 });

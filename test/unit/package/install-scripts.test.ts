@@ -9,6 +9,6 @@ const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 
 test('every dependency with install scripts is decided in allowScripts (npm ci warns of none)', async (t) => {
-  const { stdout } = await run('npm', ['install-scripts', 'ls'], { cwd: ROOT, timeout: 60_000 });
+  const { stdout } = await run('npm', ['install-scripts', 'ls'], { cwd: ROOT, timeout: 240_000 });
   t.is(stdout.trim(), 'No packages with unreviewed install scripts.');
 });

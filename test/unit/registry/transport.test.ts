@@ -113,7 +113,7 @@ test('a call that gets no answer times out', async (t) => {
   });
   t.is(err?.kind, 'timeout');
   const elapsed = Date.now() - started;
-  t.true(elapsed >= 280 && elapsed < 3000, `${elapsed} ms`);
+  t.true(elapsed >= 280 && elapsed < 15_000, `${elapsed} ms`); // not before it; a loaded machine is late
 });
 
 test('connections are kept alive and reused', async (t) => {

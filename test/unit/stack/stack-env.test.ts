@@ -1,7 +1,15 @@
 // Pure parts of the local stack: env parsing/formatting, registry challenges, fixture definitions.
 import test from 'ava';
 import { formatEnv } from '../../stack/endpoints.js';
-import { STACK_ENV_KEYS, StackNotRunningError, parseStackEnv, stackEnv } from '../../stack/env.js';
+import { OPTIONS } from '../../../src/config/options.js';
+import {
+  EARLIER_KEY_NAMES,
+  STACK_ENV_KEYS,
+  StackNotRunningError,
+  envJsonRecord,
+  parseStackEnv,
+  stackEnv,
+} from '../../stack/env.js';
 import { FIXTURE_NAMES, branchDefinition, fixtureDefinitions } from '../../stack/fixtures.js';
 import { parseChallenge } from '../../stack/registry-client.js';
 
@@ -9,9 +17,9 @@ const complete = Object.fromEntries(STACK_ENV_KEYS.map((k) => [k, `v-${k}`]));
 
 test('parseStackEnv accepts a complete record and rejects missing keys by name', (t) => {
   t.is(parseStackEnv(complete, 'x').REGISTRY_ANON, 'v-REGISTRY_ANON');
-  const { BUILDER_ENDPOINT: _b, ...partial } = complete;
+  const { STACK_BUILDER_ENDPOINT: _b, ...partial } = complete;
   const err = t.throws(() => parseStackEnv(partial, 'env.json'), { instanceOf: StackNotRunningError });
-  t.regex(err!.message, /BUILDER_ENDPOINT/);
+  t.regex(err!.message, /STACK_BUILDER_ENDPOINT/);
   t.regex(err!.message, /npm run stack -- up/);
 });
 
@@ -65,4 +73,33 @@ test('the branches fixture differs between main, dev and v1.0.0', (t) => {
   const refs = ['main', 'dev', 'v1.0.0'] as const;
   const defs = refs.map((r) => JSON.stringify(branchDefinition('b', r)));
   t.is(new Set(defs).size, 3);
+});
+
+test('no variable the stack writes is the env var of a service option', (t) => {
+  const optionVars = new Set(OPTIONS.map((o) => o.env));
+  const written = formatEnv(parseStackEnv(complete, 'x'))
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => line.slice(0, line.indexOf('=')));
+  t.deepEqual(written, [...STACK_ENV_KEYS]);
+  t.deepEqual(
+    written.filter((name) => optionVars.has(name)),
+    [],
+  );
+});
+
+test('env.json carries the earlier names of renamed keys, and a stack written with them still parses', (t) => {
+  const json = envJsonRecord(parseStackEnv(complete, 'x'));
+  const older: Record<string, string> = { ...complete };
+  for (const [key, earlier] of Object.entries(EARLIER_KEY_NAMES)) {
+    t.is(json[earlier], `v-${key}`, earlier);
+    older[earlier] = older[key] ?? '';
+    delete older[key];
+  }
+  t.deepEqual(Object.keys(EARLIER_KEY_NAMES).sort(), [
+    'STACK_BUILDER_ENDPOINT',
+    'STACK_BUILDER_TLS_SERVER_NAME',
+    'STACK_REDIS_URL',
+  ]);
+  t.deepEqual(parseStackEnv(older, 'x'), parseStackEnv(complete, 'x'));
 });

@@ -254,7 +254,7 @@ for (const row of table) {
   });
 }
 
-// Issue 4's hostile inputs: all refused before anything runs.
+// Hostile inputs: all refused before anything runs.
 const hostile: [string, unknown, ErrorCode][] = [
   ['ext:: transport', { repository: 'ext::sh -c touch% /tmp/canary', ...REG }, 'INVALID_REPOSITORY_URL'],
   [

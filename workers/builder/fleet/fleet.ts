@@ -1,20 +1,25 @@
 /**
- * The builder fleet (docs/fleet.md): one buildx remote builder per endpoint, a build placed by its
- * repository (placement.ts), at most `maxPerBuilder` builds per builder (a full one passes the
- * build to the next in the repository's order; every healthy one full is a 429), and health
- * (health.ts): the builder is probed when the build is about to use it, and one that does not
- * answer is marked down and the build moves on to the next healthy one, once, before any step runs.
+ * The builder fleet (docs/fleet.md): one buildx remote builder per endpoint, a build (or each of its
+ * platforms, platform-placement.ts) placed by its repository (placement.ts), at most `maxPerBuilder`
+ * builds per builder (a full one passes the build to the next in its order; every healthy one full
+ * is a 429), and health (health.ts): a builder that does not answer before the first step is marked
+ * down and the build moves on (build-placement.ts).
  */
 import type { Config } from '../../../src/config/types.js';
-import { buildersFull, stepFailed } from '../../../src/errors/errors.js';
+import { createHash } from 'node:crypto';
+import { declaredPlatforms } from '../../../src/config/builder-endpoints.js';
+import { buildersFull, platformBuildersUnavailable } from '../../../src/errors/errors.js';
 import type { ProcessGroups } from '../../../src/exec/process-groups.js';
 import type { BuilderMetrics } from '../../../src/observability/builder-metrics.js';
 import type { Logger } from '../../../src/observability/logger.js';
 import { BUILD_STATUSES, type BuildStatus } from '../../../src/observability/metrics.js';
 import { RETRY_AFTER } from '../../common/retry-after.js';
-import { RemoteBuilder, builderSpecs, type BuilderSpec, type EnsureOptions } from '../remote-builder.js';
+import { RemoteBuilder, builderSpecs, type BuilderHandle, type BuilderNode } from '../remote-builder.js';
+export { Placement } from './build-placement.js';
+import { Placement, type Member, type PlacementFleet, type Slot } from './build-placement.js';
 import { BuilderHealth, type BuilderState } from './health.js';
 import { placementKey, placementOrder } from './placement.js';
+import { placesPerPlatform, platformOrders } from './platform-placement.js';
 import { createProbe, type Probe } from './probe.js';
 
 /** Milliseconds a probe may take. */
@@ -22,14 +27,8 @@ export const PROBE_TIMEOUT_MS = 3000;
 
 export type FleetConfig = Pick<
   Config,
-  'childEnv' | 'dockerConfigDir' | 'builderName' | 'builderEndpoints' | 'builderTls' | 'build'
+  'childEnv' | 'dockerConfigDir' | 'builderName' | 'builderEndpoints' | 'builders' | 'builderTls' | 'build'
 >;
-
-interface Member {
-  readonly spec: BuilderSpec;
-  readonly remote: RemoteBuilder;
-  inFlight: number;
-}
 
 export interface FleetOptions {
   readonly config: FleetConfig;
@@ -40,19 +39,28 @@ export interface FleetOptions {
   readonly probe?: Probe;
 }
 
-export class BuilderFleet {
+export class BuilderFleet implements PlacementFleet {
+  readonly #config: FleetConfig;
+  readonly #groups: ProcessGroups | undefined;
   readonly #members: Member[];
   readonly #limit: number;
   readonly #metrics: BuilderMetrics;
+  /** The buildx builders with several nodes, by name. */
+  readonly #multiNode = new Map<string, RemoteBuilder>();
   readonly health: BuilderHealth;
+  readonly nativeOnly: boolean;
 
   constructor(options: FleetOptions) {
     const { config } = options;
+    this.#config = config;
+    this.#groups = options.groups;
     this.#limit = config.build.maxPerBuilder;
+    this.nativeOnly = config.build.nativePlatformsOnly;
     this.#metrics = options.metrics;
     this.#members = builderSpecs(config).map((spec) => ({
       spec,
       remote: new RemoteBuilder(config, spec, options.groups),
+      platforms: declaredPlatforms(config.builders, spec.endpoint),
       inFlight: 0,
     }));
     const endpoints = config.builderEndpoints;
@@ -69,44 +77,115 @@ export class BuilderFleet {
     return this.#members.length;
   }
 
-  /** Each builder's state, in the order configured. */
-  states(): (BuilderState & { inFlight: number })[] {
-    return this.health.states().map((state, i) => ({ ...state, inFlight: this.#members[i]?.inFlight ?? 0 }));
+  /** Each builder's state and declared platforms, in the order configured. */
+  states(): (BuilderState & { inFlight: number; platforms: readonly string[] })[] {
+    return this.health.states().map((state, i) => ({
+      ...state,
+      inFlight: this.#members[i]?.inFlight ?? 0,
+      platforms: this.#members[i]?.platforms ?? [],
+    }));
   }
 
   /**
-   * Places a build of `repository`/`branch` and takes a place on its builder (synchronously), or
-   * throws BUILDERS_FULL (429) when every healthy builder is full. Undefined without builders.
+   * Refuses, before any work, a build of `platforms` that cannot be placed: a platform no builder
+   * can build (400), or with only native platforms one whose builders are all down (503).
    */
-  place(repository: string, branch: string | undefined): Placement | undefined {
-    if (this.#members.length === 0) return undefined;
-    const order = this.#order(repository, branch);
-    const member = this.#firstWithRoom(order);
-    if (member === undefined) {
-      throw buildersFull(this.#limit, RETRY_AFTER.default);
+  refuse(platforms: readonly string[]): void {
+    if (!placesPerPlatform(platforms, this.#declarations(), this.nativeOnly)) return;
+    for (const { platform, order } of platformOrders('', platforms, this.#declarations(), this.nativeOnly)) {
+      if (this.nativeOnly && !order.some((endpoint) => this.health.isUp(endpoint))) {
+        throw platformBuildersUnavailable(platform, RETRY_AFTER.default);
+      }
     }
-    return new Placement(this, order, member);
   }
 
-  #order(repository: string, branch: string | undefined): Member[] {
-    const endpoints = placementOrder(
-      placementKey(repository, branch),
-      this.#members.map((m) => m.spec.endpoint),
-    );
+  /**
+   * Places a build of `repository`/`branch` (each of its `platforms` on a builder declaring it, when
+   * builders declare platforms) and takes its places (synchronously), or throws BUILDERS_FULL (429),
+   * or with only native platforms PLATFORM_BUILDERS_UNAVAILABLE (503). Undefined without builders.
+   */
+  place(
+    repository: string,
+    branch: string | undefined,
+    platforms: readonly string[] = [],
+  ): Placement | undefined {
+    if (this.#members.length === 0) return undefined;
+    const key = placementKey(repository, branch);
+    if (!placesPerPlatform(platforms, this.#declarations(), this.nativeOnly)) {
+      const order = this.#inOrder(
+        placementOrder(
+          key,
+          this.#members.map((m) => m.spec.endpoint),
+        ),
+      );
+      const member = this.#firstWithRoom(order, new Set());
+      if (member === undefined) throw buildersFull(this.#limit, RETRY_AFTER.default);
+      return new Placement(this, [{ order, native: 0, member }]);
+    }
+    const slots: Slot[] = [];
+    for (const { platform, order: endpoints, native } of platformOrders(
+      key,
+      platforms,
+      this.#declarations(),
+      this.nativeOnly,
+    )) {
+      const order = this.#inOrder(endpoints);
+      const member = this.#firstWithRoom(order, new Set(slots.map((slot) => slot.member)));
+      if (member === undefined || (this.nativeOnly && !this.health.isUp(member.spec.endpoint))) {
+        throw this.nativeOnly
+          ? platformBuildersUnavailable(platform, RETRY_AFTER.default)
+          : buildersFull(this.#limit, RETRY_AFTER.default);
+      }
+      slots.push({ platform, order, native, member });
+    }
+    return new Placement(this, slots);
+  }
+
+  #declarations(): { endpoint: string; platforms: readonly string[] }[] {
+    return this.#members.map((m) => ({ endpoint: m.spec.endpoint, platforms: m.platforms }));
+  }
+
+  #inOrder(endpoints: readonly string[]): Member[] {
     return endpoints.map((endpoint) => this.#members.find((m) => m.spec.endpoint === endpoint) as Member);
   }
 
-  /** The first healthy builder with room; with none healthy, the first with room (it may be back). */
-  #firstWithRoom(order: readonly Member[], except?: Member): Member | undefined {
-    const room = (m: Member): boolean => m !== except && (this.#limit === 0 || m.inFlight < this.#limit);
+  /**
+   * The first healthy builder with room (one this build already uses has room); with none healthy,
+   * the first with room (it may be back).
+   */
+  #firstWithRoom(order: readonly Member[], taken: ReadonlySet<Member>, except?: Member): Member | undefined {
+    const room = (m: Member): boolean =>
+      m !== except && (taken.has(m) || this.#limit === 0 || m.inFlight < this.#limit);
     const healthy = order.filter((m) => this.health.isUp(m.spec.endpoint));
     if (except !== undefined) return healthy.find(room);
     return healthy.length > 0 ? healthy.find(room) : order.find(room);
   }
 
-  /** Internal to Placement: the next builder for a build leaving `from`. */
-  next(order: readonly Member[], from: Member): Member | undefined {
-    return this.#firstWithRoom(order, from);
+  /** Internal to Placement: the next builder for a slot leaving `from`. */
+  next(order: readonly Member[], from: Member, taken: ReadonlySet<Member>): Member | undefined {
+    return this.#firstWithRoom(order, taken, from);
+  }
+
+  check(endpoint: string): Promise<string | undefined> {
+    return this.health.check(endpoint);
+  }
+
+  /** Internal to Placement: the buildx builder with these nodes (one per set of nodes). */
+  multiNode(nodes: readonly BuilderNode[]): BuilderHandle {
+    const digest = createHash('sha256').update(JSON.stringify(nodes)).digest('hex').slice(0, 12);
+    const name = `${this.#config.builderName}-nodes-${digest}`;
+    let builder = this.#multiNode.get(name);
+    if (builder === undefined) {
+      const tls = this.#config.builderTls;
+      const endpoint = nodes[0]?.endpoint ?? '';
+      builder = new RemoteBuilder(
+        this.#config,
+        { name, endpoint, nodes, ...(tls === undefined ? {} : { tls }) },
+        this.#groups,
+      );
+      this.#multiNode.set(name, builder);
+    }
+    return builder;
   }
 
   take(member: Member): void {
@@ -118,66 +197,5 @@ export class BuilderFleet {
     member.inFlight = Math.max(0, member.inFlight - 1);
     this.#metrics.inFlight.set({ builder: member.spec.endpoint }, member.inFlight);
     if (status !== undefined) this.#metrics.buildsTotal.inc({ builder: member.spec.endpoint, status });
-  }
-}
-
-/** One build's place in the fleet: the builder it uses (BuildDeps.remoteBuilder), until it finishes. */
-export class Placement {
-  readonly #fleet: BuilderFleet;
-  readonly #order: readonly Member[];
-  #member: Member;
-  #finished = false;
-  /** Called when the build moves to another builder (its record follows). */
-  onMove: ((endpoint: string) => void) | undefined;
-
-  constructor(fleet: BuilderFleet, order: readonly Member[], member: Member) {
-    this.#fleet = fleet;
-    this.#order = order;
-    this.#member = member;
-    fleet.take(member);
-  }
-
-  get endpoint(): string {
-    return this.#member.spec.endpoint;
-  }
-
-  get configured(): boolean {
-    return true;
-  }
-
-  get name(): string {
-    return this.#member.spec.name;
-  }
-
-  /**
-   * Before the build's first step: the builder answers, or it is marked down and the build moves to
-   * the next healthy builder with room (one img log line naming both); none left fails the build.
-   */
-  async ensure(options: EnsureOptions): Promise<void> {
-    for (;;) {
-      const from = this.#member.spec.endpoint;
-      const reason = await this.#fleet.health.check(from);
-      if (reason === undefined) break;
-      const next = this.#fleet.next(this.#order, this.#member);
-      if (next === undefined) {
-        options.log.write(`# builder ${from} unreachable: ${reason}; no other builder can take the build\n`);
-        throw stepFailed('image build', options.log.id, reason);
-      }
-      options.log.write(
-        `# builder ${from} unreachable (${reason}): building on ${next.spec.endpoint} instead\n`,
-      );
-      this.#fleet.release(this.#member);
-      this.#fleet.take(next);
-      this.#member = next;
-      this.onMove?.(next.spec.endpoint);
-    }
-    await this.#member.remote.ensure(options);
-  }
-
-  /** The build ended (once): its place is free and it is counted on its builder. */
-  finish(status: BuildStatus): void {
-    if (this.#finished) return;
-    this.#finished = true;
-    this.#fleet.release(this.#member, status);
   }
 }

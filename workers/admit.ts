@@ -1,35 +1,49 @@
 /**
- * How a planned build request is answered (docs/reuse.md, Coalescing). Reuse off: one job in the
- * queue. Reuse on: a request identical to one in flight joins it before taking a slot when the
- * branch still points at its commit; otherwise it leads its own job. A job that finds its key in
- * flight frees its slot; its request waits for that build and answers as a reuse, or builds after
- * all when it gave nothing. A build is cancelled only when its last waiter's client has gone.
+ * Stage 1 of a build, admission (docs/reuse.md, Coalescing). Reuse off: one job in the queue.
+ * Reuse on: a request identical to one in flight follows it before taking a slot when the branch
+ * still points at its commit; otherwise it owns its own job. A job that finds its key in flight
+ * frees its slot; its request waits for that build and answers as a reuse, or builds after all
+ * when it gave nothing. A build is cancelled only when its last waiter has gone.
  */
 import { randomUUID } from 'node:crypto';
 import { Cancellation } from '../src/exec/cancellation.js';
 import { internal } from '../src/errors/errors.js';
 import type { BuildDeps } from './build-deps.js';
-import { isFollow, type FollowBuild, type JobOutcome, type JobReuse } from './build-job.js';
 import type { BuildPlan, BuildResult } from './plan/plan-types.js';
 import type { BuildQueue } from './queue.js';
-import type { InFlightBuild, LeadBuild } from './reuse/in-flight.js';
+import { isFollowing, logReused, type Following, type JobOutcome } from './reuse/decision.js';
+import type { InFlightBuild, OwnedBuild } from './reuse/in-flight.js';
 import { requestIdentity } from './reuse/request-identity.js';
-import { reasonOf, registryAccess } from './reuse/reuse-step.js';
+import { reasonOf, registryAccess } from './reuse/reuse-deps.js';
 import { pushedDigest, reuseByKey } from './reuse/reuse-image.js';
 
-export interface Coordinator {
+/** Reuse for a job: its entry in the in-flight map, and whether it may follow another build. */
+export interface JobReuse {
+  readonly own: OwnedBuild<BuildResult>;
+  readonly followAllowed: boolean;
+  /** A line for the top of the img log (why this job builds after waiting for another build). */
+  readonly note?: string;
+}
+
+export interface Admission {
   readonly queue: BuildQueue;
   /** This request's job (with the signal it must stop on, and its reuse when on). */
   readonly job: (signal: AbortSignal, reuse?: JobReuse) => Promise<JobOutcome>;
   readonly deps: BuildDeps;
   readonly deadlineSeconds: number;
+  /** Throws when a platform of the plan has no builder that may take it (400, or 503 with Retry-After). */
+  readonly refusePlatforms?: () => void;
   /** The commits the request's branch points at now (git ls-remote). */
   readonly remoteTip: (plan: BuildPlan, signal: AbortSignal) => Promise<string[]>;
+  /** Aborted when the build is cancelled whatever its waiters (DELETE /builds/{id}). */
+  readonly cancelSignal: AbortSignal;
+  /** The request follows the identical build in flight with this record id. */
+  readonly followed: (buildId: Promise<string | undefined>) => void;
 }
 
 /** A job outcome that must be a result (reuse off: the job never follows). */
 function resultOf(outcome: JobOutcome): BuildResult {
-  if (isFollow(outcome)) throw internal('a job without reuse cannot follow another build');
+  if (isFollowing(outcome)) throw internal('a job without reuse cannot follow another build');
   return outcome;
 }
 
@@ -43,28 +57,29 @@ function onAbort(signal: AbortSignal, leave: () => void): () => void {
   return () => signal.removeEventListener('abort', leave);
 }
 
-/** Joins the identical request in flight, when its commit is still the branch's tip. */
-async function tryJoin(
+/** Follows the identical request in flight, when its commit is still the branch's tip. */
+async function followIdentical(
   plan: BuildPlan,
-  c: Coordinator,
+  c: Admission,
   existing: InFlightBuild<BuildResult>,
   clientSignal: AbortSignal,
 ): Promise<BuildResult | undefined> {
   // The branch's tip is asked for at once, while the build in flight may still be cloning: a
-  // joiner then answers with that build, not a `git ls-remote` after it.
+  // follower then answers with that build, not a `git ls-remote` after it.
   const [commit, tips] = await Promise.all([
     existing.commit,
     c.remoteTip(plan, clientSignal).catch(() => undefined),
   ]);
   if (commit === undefined) return undefined;
   if (tips === undefined) {
-    c.deps.logger.info({ repository: plan.repository }, 'branch tip not checked: no early join');
+    c.deps.logger.info({ repository: plan.repository }, 'branch tip not checked: not followed early');
     return undefined;
   }
   if (!tips.includes(commit)) return undefined;
-  const waiter = existing.join();
+  const waiter = existing.follow();
   if (waiter === undefined) return undefined;
   c.deps.metrics.buildsCoalescedTotal.inc();
+  c.followed(existing.buildId);
   const detach = onAbort(clientSignal, () => waiter.leave(new Cancellation('client_gone')));
   try {
     return await existing.result;
@@ -82,9 +97,9 @@ async function tryJoin(
  */
 async function follow(
   plan: BuildPlan,
-  c: Coordinator,
-  f: FollowBuild,
-  lead: LeadBuild<BuildResult>,
+  c: Admission,
+  f: Following,
+  own: OwnedBuild<BuildResult>,
 ): Promise<BuildResult | { rebuild: string; lost: boolean }> {
   const started = performance.now();
   const building = (why: string, lost = false) => {
@@ -92,34 +107,35 @@ async function follow(
     return { rebuild: `# waited in log ${f.log.id}: ${why}: building\n`, lost };
   };
   try {
-    const waiting = f.build.join(lead.signal);
+    const waiting = f.followed.wait(own.signal);
     if (waiting === undefined) return building('the build with the same key was abandoned');
     c.deps.metrics.buildsCoalescedTotal.inc();
     const outcome = await waiting;
     if (!outcome.ok) return building(outcome.why, outcome.lost === true);
     const other = outcome.built;
-    const { partial } = f;
-    if (other.registry === partial.registry && other.name === partial.name && other.tag === partial.tag) {
+    const { soFar } = f;
+    if (other.registry === soFar.registry && other.name === soFar.name && other.tag === soFar.tag) {
       f.log.write(`the build with the same key pushed ${other.image} itself: reused, nothing to write\n`);
       c.deps.metrics.buildReusesTotal.inc();
-      const digest = other.digest ?? (await pushedDigest(partial, registryAccess(plan, c.deps)));
-      return { ...partial, imageBuildLogId: f.log.id, digest };
+      const digest = other.digest ?? (await pushedDigest(soFar, registryAccess(plan, c.deps)));
+      return { ...soFar, imageBuildLogId: f.log.id, digest };
     }
     const reused = await reuseByKey(
       f.keyed.key,
-      { registry: partial.registry, name: partial.name, tag: partial.tag },
-      { repository: plan.repository, branch: partial.branch, commit: partial.commit },
+      { registry: soFar.registry, name: soFar.name, tag: soFar.tag },
+      {
+        repository: plan.repository,
+        branch: soFar.branch,
+        commit: soFar.commit,
+        namedTag: plan.image.tag ?? '',
+      },
       registryAccess(plan, c.deps),
     );
     if (reused.kind === 'absent') return building('the build followed recorded no key');
-    for (const note of reused.notes) f.log.write(note);
     const took = ((performance.now() - started) / 1000).toFixed(2);
-    f.log.write(
-      `inputs unchanged since ${reused.earlier}, key ${f.keyed.key}: reused, no build (${took} s after that build); ` +
-        `${partial.image} is ${reused.digest}\n`,
-    );
+    logReused(f.log, reused, f.keyed.key, `${took} s after that build`, soFar.image);
     c.deps.metrics.buildReusesTotal.inc();
-    return { ...partial, imageBuildLogId: f.log.id, digest: reused.digest };
+    return { ...soFar, imageBuildLogId: f.log.id, digest: reused.digest };
   } catch (err) {
     return building(`reusing the image of the build with the same key failed (${reasonOf(err)})`);
   } finally {
@@ -129,31 +145,36 @@ async function follow(
 
 /**
  * Builds a request waits for in turn. The second: when the build it waited for left no outcome
- * (its replica died), every request that waited for it builds, and the first of them to claim the
- * key leads while the others wait for that one, instead of all building. After a build that
+ * (its replica died), every request that waited for it builds, and the first of them to hold the
+ * key's lease owns it while the others follow that one, instead of all building. After a build that
  * failed, each waiter builds at once (a failure is not handed from waiter to waiter).
  */
 const MAX_FOLLOWS = 2;
 
-async function leadBuild(
+async function ownBuild(
   plan: BuildPlan,
-  c: Coordinator,
+  c: Admission,
   id: string,
   clientSignal: AbortSignal,
 ): Promise<BuildResult> {
   const { inFlight } = c.deps.reuse;
-  const lead = inFlight.start(id) ?? inFlight.start(`${id}#${randomUUID()}`);
-  if (lead === undefined) throw internal('no in-flight entry could be started');
-  const detach = onAbort(clientSignal, () => lead.waiter.leave(new Cancellation('client_gone')));
-  const job = (reuse: Omit<JobReuse, 'lead'>) =>
-    c.queue.run((signal) => c.job(signal, { lead, ...reuse }), {
-      signal: lead.signal,
+  const own = inFlight.start(id) ?? inFlight.start(`${id}#${randomUUID()}`);
+  if (own === undefined) throw internal('no in-flight entry could be started');
+  const left = onAbort(clientSignal, () => own.waiter.leave(new Cancellation('client_gone')));
+  const cancelled = onAbort(c.cancelSignal, () => own.cancel(c.cancelSignal.reason));
+  const detach = (): void => {
+    left();
+    cancelled();
+  };
+  const job = (reuse: Omit<JobReuse, 'own'>) =>
+    c.queue.run((signal) => c.job(signal, { own, ...reuse }), {
+      signal: own.signal,
       deadlineSeconds: c.deadlineSeconds,
     });
   try {
     let outcome = await job({ followAllowed: true });
-    for (let follows = 1; isFollow(outcome); follows += 1) {
-      const answer = await follow(plan, c, outcome, lead);
+    for (let follows = 1; isFollowing(outcome); follows += 1) {
+      const answer = await follow(plan, c, outcome, own);
       if (!('rebuild' in answer)) {
         outcome = answer;
         break;
@@ -161,32 +182,28 @@ async function leadBuild(
       outcome = await job({ followAllowed: answer.lost && follows < MAX_FOLLOWS, note: answer.rebuild });
     }
     const result = resultOf(outcome);
-    lead.settle({ ok: true, value: result });
+    own.settle({ ok: true, value: result });
     return result;
   } catch (err) {
-    lead.settle({ ok: false, error: err });
+    own.settle({ ok: false, error: err });
     throw err;
   } finally {
     detach();
   }
 }
 
-export async function coordinateBuild(
-  plan: BuildPlan,
-  c: Coordinator,
-  clientSignal: AbortSignal,
-): Promise<BuildResult> {
+export async function admit(plan: BuildPlan, c: Admission, clientSignal: AbortSignal): Promise<BuildResult> {
   if (!c.deps.config.build.reuse) {
     return resultOf(
       await c.queue.run((signal) => c.job(signal), {
-        signal: clientSignal,
+        signal: AbortSignal.any([clientSignal, c.cancelSignal]),
         deadlineSeconds: c.deadlineSeconds,
       }),
     );
   }
   const id = `req:${requestIdentity(plan)}`;
-  // Looked up and, when absent, registered in the same synchronous step: a burst has one leader.
+  // Looked up and, when absent, registered in the same synchronous step: a burst has one owner.
   const existing = c.deps.reuse.inFlight.find(id);
-  if (existing === undefined) return leadBuild(plan, c, id, clientSignal);
-  return (await tryJoin(plan, c, existing, clientSignal)) ?? leadBuild(plan, c, id, clientSignal);
+  if (existing === undefined) return ownBuild(plan, c, id, clientSignal);
+  return (await followIdentical(plan, c, existing, clientSignal)) ?? ownBuild(plan, c, id, clientSignal);
 }

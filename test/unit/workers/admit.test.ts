@@ -9,8 +9,8 @@ import type { BuildDeps } from '../../../workers/build-deps.js';
 import type { BuildPlan, BuildResult } from '../../../workers/plan/plan-types.js';
 import { createBuildQueue } from '../../../workers/queue.js';
 import type { FollowedOutcome } from '../../../workers/leases/leases.js';
-import type { JobOutcome } from '../../../workers/build-job.js';
-import { coordinateBuild, type Coordinator } from '../../../workers/coordinate.js';
+import type { JobOutcome } from '../../../workers/reuse/decision.js';
+import { admit, type Admission } from '../../../workers/admit.js';
 import { createInProcessInFlight } from '../../../workers/reuse/in-flight.js';
 import { RecentInputs } from '../../../workers/reuse/recent-inputs.js';
 import { eventually } from '../../helpers/eventually.js';
@@ -51,10 +51,10 @@ function harness(options: { tips: () => Promise<string[]>; maxConcurrent?: numbe
   let release!: () => void;
   const gate = new Promise<void>((r) => (release = r));
   let runs = 0;
-  const job: Coordinator['job'] = async (signal, reuse) => {
+  const job: Admission['job'] = async (signal, reuse) => {
     runs += 1;
     signals.push(signal);
-    reuse?.lead.setCommit(COMMIT);
+    reuse?.own.setCommit(COMMIT);
     await Promise.race([gate, new Promise((r) => signal.addEventListener('abort', r))]);
     if (signal.aborted) throw new Error('cancelled');
     return result(COMMIT);
@@ -65,7 +65,7 @@ function harness(options: { tips: () => Promise<string[]>; maxConcurrent?: numbe
     logger: pino({ enabled: false }),
     reuse: { inFlight: createInProcessInFlight<BuildResult>(), recent: new RecentInputs() },
   } as unknown as BuildDeps;
-  const c: Coordinator = {
+  const c: Admission = {
     queue: createBuildQueue({
       maxConcurrent: options.maxConcurrent ?? 4,
       shutdownSignal: new AbortController().signal,
@@ -74,6 +74,8 @@ function harness(options: { tips: () => Promise<string[]>; maxConcurrent?: numbe
     deps,
     deadlineSeconds: 0,
     remoteTip: options.tips,
+    cancelSignal: new AbortController().signal,
+    followed: () => undefined,
   };
   const coalesced = async () => (await metrics.buildsCoalescedTotal.get()).values[0]?.value ?? 0;
   /** Until `n` requests have each started a job or joined one in flight. */
@@ -84,7 +86,7 @@ function harness(options: { tips: () => Promise<string[]>; maxConcurrent?: numbe
 
 test('5 identical requests with a limit of 4: one job, five answers, 4 coalesced', async (t) => {
   const h = harness({ tips: async () => [COMMIT] });
-  const answers = Array.from({ length: 5 }, () => coordinateBuild(plan, h.c, new AbortController().signal));
+  const answers = Array.from({ length: 5 }, () => admit(plan, h.c, new AbortController().signal));
   await h.decided(5);
   h.release();
   const results = await Promise.all(answers);
@@ -99,8 +101,8 @@ test('a branch that moved on, or a tip that cannot be checked, means no early jo
     async (): Promise<string[]> => Promise.reject(new Error('offline')),
   ]) {
     const h = harness({ tips });
-    const first = coordinateBuild(plan, h.c, new AbortController().signal);
-    const second = coordinateBuild(plan, h.c, new AbortController().signal);
+    const first = admit(plan, h.c, new AbortController().signal);
+    const second = admit(plan, h.c, new AbortController().signal);
     await h.decided(2);
     h.release();
     await Promise.all([first, second]);
@@ -111,7 +113,7 @@ test('a branch that moved on, or a tip that cannot be checked, means no early jo
 
 test('reuse off: identical requests each run their job', async (t) => {
   const h = harness({ tips: async () => [COMMIT], reuse: false });
-  const answers = [1, 2].map(() => coordinateBuild(plan, h.c, new AbortController().signal));
+  const answers = [1, 2].map(() => admit(plan, h.c, new AbortController().signal));
   await h.decided(2);
   h.release();
   await Promise.all(answers);
@@ -122,8 +124,8 @@ test('a coalesced build is cancelled only when its last waiter has gone', async 
   const h = harness({ tips: async () => [COMMIT] });
   const leader = new AbortController();
   const joiner = new AbortController();
-  const a = coordinateBuild(plan, h.c, leader.signal);
-  const b = coordinateBuild(plan, h.c, joiner.signal);
+  const a = admit(plan, h.c, leader.signal);
+  const b = admit(plan, h.c, joiner.signal);
   a.catch(() => undefined);
   b.catch(() => undefined);
   await h.decided(2);
@@ -152,14 +154,14 @@ async function followedEach(outcome: FollowedOutcome) {
   const { c: base } = harness({ tips: async () => [COMMIT] });
   const calls: { followAllowed: boolean; note: string | undefined }[] = [];
   const lines: string[] = [];
-  const job: Coordinator['job'] = async (_signal, reuse) => {
+  const job: Admission['job'] = async (_signal, reuse) => {
     calls.push({ followAllowed: reuse?.followAllowed ?? false, note: reuse?.note });
     if (reuse?.followAllowed !== true) return result(COMMIT);
     return {
       kind: 'follow',
-      build: { where: 'another replica', join: async () => outcome },
+      followed: { where: 'another replica', wait: async () => outcome },
       keyed: { key: 'k'.repeat(64), input: {} },
-      partial: { ...result(COMMIT), imageBuildLogId: undefined },
+      soFar: { ...result(COMMIT), imageBuildLogId: undefined },
       log: {
         id: `img-wait-${calls.length}`,
         write: (text: string) => void lines.push(text),
@@ -168,7 +170,7 @@ async function followedEach(outcome: FollowedOutcome) {
       },
     } as unknown as JobOutcome;
   };
-  const answer = await coordinateBuild(plan, { ...base, job }, new AbortController().signal);
+  const answer = await admit(plan, { ...base, job }, new AbortController().signal);
   return { answer, calls, lines };
 }
 

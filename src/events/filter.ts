@@ -1,0 +1,45 @@
+/**
+ * Which subscriptions an event goes to: its type among the subscription's types (all when none),
+ * the build's repository within its repositories, the build's status among its statuses. Pure.
+ */
+import type { EventSubscription } from '../config/types.js';
+import { scopeCovers } from '../rules/build-secret-rules.js';
+import { typeMatches } from '../rules/event-types.js';
+
+/** What a subscription filters on besides the type (absent for events of no build). */
+export interface EventScope {
+  readonly repository?: string;
+  readonly status?: string;
+}
+
+function repositoryParts(repository: string): { host: string; path: string } | undefined {
+  try {
+    const url = new URL(repository);
+    return { host: url.hostname, path: url.pathname.replace(/^\//, '') };
+  } catch {
+    // scp-like `git@host:path`.
+    const match = /^(?:[^@/]+@)?([^:/]+):(.+)$/.exec(repository);
+    return match === null ? undefined : { host: match[1] ?? '', path: (match[2] ?? '').replace(/^\//, '') };
+  }
+}
+
+function repositoryMatches(subscription: EventSubscription, repository: string | undefined): boolean {
+  if (subscription.repositories === undefined) return true;
+  const parts = repository === undefined ? undefined : repositoryParts(repository);
+  if (parts === undefined) return false;
+  return subscription.repositories.some((scope) => scopeCovers(scope, parts.host, parts.path));
+}
+
+function statusMatches(subscription: EventSubscription, status: string | undefined): boolean {
+  if (subscription.statuses === undefined || status === undefined) return true;
+  const outcome = status === 'success' ? 'success' : 'failure';
+  return subscription.statuses.includes(outcome);
+}
+
+export function subscribed(subscription: EventSubscription, type: string, scope: EventScope): boolean {
+  const typeOk =
+    subscription.types === undefined || subscription.types.some((name) => typeMatches(name, type));
+  return (
+    typeOk && repositoryMatches(subscription, scope.repository) && statusMatches(subscription, scope.status)
+  );
+}

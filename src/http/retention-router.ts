@@ -1,0 +1,21 @@
+/**
+ * GET /retention/plan (what a run would do now, nothing done) and POST /retention/run (the run,
+ * delete mode only; 409 while another run holds the lock). docs/retention.md.
+ */
+import Router from '@koa/router';
+import { retentionNotDeleteMode, retentionRunning } from '../errors/errors.js';
+import type { Retention } from '../retention/retention.js';
+
+export function createRetentionRouter(retention: Pick<Retention, 'mode' | 'plan' | 'run'>): Router {
+  const router = new Router();
+  router.get('/retention/plan', async (koaCtx) => {
+    koaCtx.body = await retention.plan();
+  });
+  router.post('/retention/run', async (koaCtx) => {
+    if (retention.mode !== 'delete') throw retentionNotDeleteMode(retention.mode);
+    const answer = await retention.run();
+    if (answer === undefined) throw retentionRunning();
+    koaCtx.body = answer;
+  });
+  return router;
+}

@@ -1,0 +1,60 @@
+/**
+ * The pure rules of prebuilds (docs/prebuilds.md): globs of branches and paths, the branch tag,
+ * and the key a repository URL is matched by (host and path, whatever the scheme).
+ */
+
+/** A glob as a RegExp: `**` any characters, `*` any but `/`, `?` one but `/`. */
+export function globToRegExp(glob: string): RegExp {
+  let out = '';
+  for (let i = 0; i < glob.length; i += 1) {
+    const c = glob[i] ?? '';
+    if (c === '*' && glob[i + 1] === '*') {
+      // `**/` also matches no folder at all.
+      out += glob[i + 2] === '/' ? '(?:.*/)?' : '.*';
+      i += glob[i + 2] === '/' ? 2 : 1;
+    } else if (c === '*') out += '[^/]*';
+    else if (c === '?') out += '[^/]';
+    else out += c.replace(/[.+^${}()|[\]\\]/g, '\\$&');
+  }
+  return new RegExp(`^${out}$`);
+}
+
+export const matchesAny = (value: string, globs: readonly string[]): boolean =>
+  globs.some((glob) => globToRegExp(glob).test(value));
+
+/** `<name>:<branch>` tag part: lower case, every character outside `[a-z0-9_.-]` made `-`. */
+export function branchTag(branch: string): string {
+  const tag = branch.toLowerCase().replace(/[^a-z0-9_.-]/g, '-');
+  // A tag starts with a word character and has at most 128 characters.
+  return (/^[a-z0-9_]/.test(tag) ? tag : `_${tag}`).slice(0, 128);
+}
+
+/**
+ * The key of a repository URL: lower-cased host and path, without `.git`, credentials, port or
+ * scheme (`https://h/o/r.git`, `ssh://git@h:22/o/r` and `git@h:o/r.git` are one repository);
+ * undefined when the text is no URL.
+ */
+export function repositoryKey(url: string): string | undefined {
+  const text = url.trim();
+  const scp = /^(?:[^@/\s]+@)?([^:/\s]+):(?!\/\/)([^\s]+)$/.exec(text);
+  let host: string;
+  let path: string;
+  if (scp !== null && !/^[a-z][a-z0-9+.-]*:\/\//i.test(text)) {
+    host = scp[1] ?? '';
+    path = scp[2] ?? '';
+  } else {
+    try {
+      const parsed = new URL(text);
+      host = parsed.hostname;
+      path = parsed.pathname;
+    } catch {
+      return undefined;
+    }
+  }
+  const clean = path.replace(/^\/+|\/+$/g, '').replace(/\.git$/i, '');
+  if (host === '' || clean === '') return undefined;
+  return `${host.toLowerCase()}/${clean.toLowerCase()}`;
+}
+
+/** The all-zero commit id a forge sends for a created or deleted ref. */
+export const isZeroCommit = (id: string): boolean => /^0+$/.test(id);

@@ -1,0 +1,31 @@
+/**
+ * The event types the service sends (docs/events.md): CDEvents where CDEvents has the event, one of
+ * its own for a deleted image. A subscription names a type with or without its version suffix.
+ */
+export const BUILD_FINISHED = 'dev.cdevents.build.finished.0.2.0';
+export const ARTIFACT_PUBLISHED = 'dev.cdevents.artifact.published.0.2.0';
+export const IMAGE_DELETED = 'dev.imagebuildservice.image.deleted.0.1.0';
+
+export const EVENT_TYPES = [BUILD_FINISHED, ARTIFACT_PUBLISHED, IMAGE_DELETED] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/** The statuses a subscription may filter a finished build's events on. */
+export const EVENT_STATUSES = ['success', 'failure'] as const;
+export type EventStatus = (typeof EVENT_STATUSES)[number];
+
+/** `dev.cdevents.build.finished.0.2.0` -> `dev.cdevents.build.finished`. */
+export const unversioned = (type: string): string => type.replace(/\.\d+\.\d+\.\d+(?:-[\w.]+)?$/, '');
+
+/** Whether a subscription's type name (with or without version) names `type`. */
+export const typeMatches = (name: string, type: string): boolean =>
+  name === type || name === unversioned(type);
+
+/** Whether `name` names one of the service's event types. */
+export const isKnownType = (name: string): boolean => EVENT_TYPES.some((type) => typeMatches(name, type));
+
+/** A subscription's name: used in Redis keys, file names, metrics labels. */
+export const SUBSCRIPTION_NAME = /^[a-z0-9][a-z0-9._-]{0,62}$/;
+/** `whsec_` and the base64 of the signing key (Standard Webhooks). */
+export const WEBHOOK_SECRET = /^whsec_([A-Za-z0-9+/]+={0,2})$/;
+export const MIN_SECRET_BYTES = 24;
+export const MAX_SECRET_BYTES = 64;

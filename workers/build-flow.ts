@@ -1,0 +1,416 @@
+/**
+ * The life of one build, its stages in order (ARCHITECTURE.md, Life of a POST /build): 1 admit,
+ * 2 clone, 3 key from the trees, 4 decide, 5 check out, 6 key from the checkout, 7 decide, 8 build
+ * and push, 9 record, 10 answer. Stages 2 to 9 run in the build's slot (runBuildJob); a decision
+ * to reuse or follow ends them early. The request directory is removed whatever happens.
+ */
+import type { HeldLease } from './leases/leases.js';
+import type { BuildReporter } from '../src/builds/types.js';
+import { BuildersFullError, BusyError, stepFailed, type ServiceError } from '../src/errors/errors.js';
+import { cancellationOf } from '../src/exec/cancellation.js';
+import type { CommandLogWriter, LogStore } from '../src/logs/types.js';
+import { resolveDefinition, type DevcontainerDefinition } from './builder/definition.js';
+import { buildAndPush as devcontainerBuild } from './builder/devcontainer-build.js';
+import { startPendingCli, type PendingCli } from './builder/pending-cli.js';
+import type { BuildDeps } from './build-deps.js';
+import { openClone, type ClonedRepository, type OpenClone } from './git/clone.js';
+import type { BuildPlan, BuildResult } from './plan/plan-types.js';
+import { createRequestDir, removeRequestDir, type RequestDir } from './common/request-dir.js';
+import { guardedKey, keyDeps, keyFromCheckout as checkoutKey, type Keyed } from './reuse/checkout-key.js';
+import {
+  decideForKey,
+  isFollowing,
+  recordBuiltKey,
+  type Decision,
+  type JobOutcome,
+  type ResultSoFar,
+} from './reuse/decision.js';
+import { admit as admitBuild, type Admission, type JobReuse } from './admit.js';
+import { answerBuild, type Answering, type Settled } from './answer.js';
+import { reasonOf, registryAccess } from './reuse/reuse-deps.js';
+import { pushedDigest, signAnswered, type ReuseTarget } from './reuse/reuse-image.js';
+import { keyFromTrees as treeKey } from './reuse/tree-key.js';
+
+/** A build's way from its plan to its answer: admission, refusal, and how it is answered. */
+export interface Flow {
+  readonly plan: BuildPlan;
+  readonly admission: Admission;
+  /** Aborted when the build's last waiter has gone. */
+  readonly signal: AbortSignal;
+  /** The error a refusal (every slot, or every builder, full) is answered with. */
+  readonly refused: (err: ServiceError) => Promise<Error>;
+  readonly answering: Answering;
+}
+
+/** A build from its plan to its answer: stage 1, the job (stages 2 to 9) in its slot, stage 10. */
+export async function runBuild(flow: Flow): Promise<BuildResult> {
+  let result: BuildResult;
+  try {
+    result = await admit(flow);
+  } catch (err) {
+    if (err instanceof BusyError || err instanceof BuildersFullError) throw await flow.refused(err);
+    answer(flow, { ok: false, err });
+    throw err;
+  }
+  answer(flow, { ok: true, result });
+  return result;
+}
+
+// 1. admit: a builder for each platform (or 400/503), a slot in the queue (or 429), or follow the
+// identical request in flight (admit.ts).
+function admit(flow: Flow): Promise<BuildResult> {
+  flow.admission.refusePlatforms?.();
+  return admitBuild(flow.plan, flow.admission, flow.signal);
+}
+
+/** One job in its slot: what every stage reads. */
+interface Job {
+  readonly plan: BuildPlan;
+  readonly deps: BuildDeps;
+  readonly dir: RequestDir;
+  readonly signal: AbortSignal;
+  readonly reporter: BuildReporter;
+  readonly reuse: JobReuse | undefined;
+  /** Whether the build key is computed (reuse on, no noCache). */
+  readonly keying: boolean;
+  /** The pending CLI, started on the first call. */
+  readonly cli: () => PendingCli;
+}
+
+/** A job once cloned. */
+interface Cloned extends Job {
+  readonly open: OpenClone;
+  readonly target: ReuseTarget;
+  readonly soFar: ResultSoFar;
+}
+
+/** The read set checked out, and the definition found in it. */
+interface CheckedOut {
+  readonly cloned: ClonedRepository;
+  readonly definition: DevcontainerDefinition;
+}
+
+/** Stages 2 to 9 of a build admitted with a slot: its outcome (a result, or following another build). */
+export function runBuildJob(
+  plan: BuildPlan,
+  buildDeps: BuildDeps,
+  signal: AbortSignal,
+  reporter: BuildReporter,
+): Promise<BuildResult>;
+export function runBuildJob(
+  plan: BuildPlan,
+  buildDeps: BuildDeps,
+  signal: AbortSignal,
+  reporter: BuildReporter,
+  reuse: JobReuse | undefined,
+): Promise<JobOutcome>;
+export async function runBuildJob(
+  plan: BuildPlan,
+  buildDeps: BuildDeps,
+  signal: AbortSignal,
+  reporter: BuildReporter,
+  reuse?: JobReuse,
+): Promise<JobOutcome> {
+  const deps: BuildDeps = { ...buildDeps, logStore: reportingLogStore(buildDeps.logStore, reporter) };
+  const dir = await createRequestDir(deps.config.scratchDir);
+  // The CLI loads while git runs; discarded unless the job builds. A job that may be answered from
+  // the trees (reuse on) starts it only once it knows it will check out: an unchanged push, the
+  // common case then, does not pay its start-up.
+  let pending: PendingCli | undefined;
+  const cli = (): PendingCli => (pending ??= startPendingCli(deps, { signal, secrets: plan.secrets }));
+  const keying = reuse !== undefined && !plan.noCache;
+  if (!keying) cli();
+  try {
+    const job = await clone({ plan, deps, dir, signal, reporter, reuse, keying, cli });
+    try {
+      return await afterClone(job);
+    } finally {
+      await job.open.end();
+    }
+  } finally {
+    await pending?.discard();
+    await removeRequestDir(dir);
+  }
+}
+
+/** Stages 3 to 9, in order; the img log and the key's lease are settled by JobEnding. */
+async function afterClone(job: Cloned): Promise<JobOutcome> {
+  const ending = new JobEnding(job);
+  try {
+    const started = performance.now();
+    const fromTrees = await keyFromTrees(job, ending);
+    const early = fromTrees === undefined ? undefined : await decide(job, ending, fromTrees, started);
+    if (early !== undefined && early.kind !== 'build') {
+      await job.open.end('build inputs known from the trees and unchanged: nothing checked out');
+      return ending.ended(answered(job, early, await ending.log()));
+    }
+    const checkedOut = await checkOut(job);
+    const imgLog = await ending.log();
+    const decision = early ?? (await decideFromCheckout(job, ending, checkedOut, imgLog));
+    if (decision !== undefined && decision.kind !== 'build')
+      return ending.ended(answered(job, decision, imgLog));
+    const pushed = await buildAndPush(job, checkedOut, imgLog, decision?.keyed?.key ?? '');
+    return ending.ended(await record(job, decision?.keyed, pushed, imgLog));
+  } finally {
+    await ending.close();
+  }
+}
+
+// 2. clone: the partial clone of the plan's branch (git log); the build learns its commit and image.
+async function clone(job: Job): Promise<Cloned> {
+  const { plan, deps, dir, signal, reporter, reuse } = job;
+  await reporter.phase('cloning');
+  const open = await openClone(plan, { ...deps, blobs: deps.reuse.blobs }, dir, signal);
+  reuse?.own.setCommit(open.commit);
+  const tag = plan.image.tag ?? `sha-${open.commit.slice(0, 7)}`;
+  const image = `${plan.image.registry}/${plan.image.name}:${tag}`;
+  await reporter.resolved({ branch: open.branch, commit: open.commit, image });
+  await reporter.phase('resolving');
+  const soFar: ResultSoFar = {
+    image,
+    registry: plan.image.registry,
+    name: plan.image.name,
+    tag,
+    branch: open.branch,
+    commit: open.commit,
+    gitCloneLogId: open.logId,
+  };
+  return { ...job, open, target: { registry: plan.image.registry, name: plan.image.name, tag }, soFar };
+}
+
+// 3. key from the trees: the commit's trees and the blobs an earlier build read (no checkout).
+async function keyFromTrees(job: Cloned, ending: JobEnding): Promise<Keyed | undefined> {
+  const { plan, deps, open } = job;
+  if (job.reuse === undefined || !job.keying) return undefined;
+  let keyed: Keyed | undefined;
+  try {
+    keyed = await treeKey(
+      {
+        repository: plan.repository,
+        located: open.located,
+        git: open.git,
+        fallbackImage: deps.config.build.fallbackImage,
+        blobs: deps.reuse.blobs,
+      },
+      keyDeps(plan, deps),
+    );
+  } catch (err) {
+    if (cancellationOf(job.signal.reason) !== undefined) throw err;
+    return undefined;
+  }
+  if (keyed !== undefined)
+    (await ending.log()).write(
+      "# build inputs read from the commit's trees and blobs an earlier build read\n",
+    );
+  return keyed;
+}
+
+// 4. and 7. decide: reuse the key's image, follow a build with the same key, or build.
+async function decide(
+  job: Cloned,
+  ending: JobEnding,
+  keyed: Keyed | string,
+  started: number,
+): Promise<Decision | undefined> {
+  const { reuse, open } = job;
+  if (reuse === undefined) return undefined;
+  const log = await ending.log();
+  const decision = await decideForKey(
+    {
+      plan: job.plan,
+      deps: job.deps,
+      branch: open.branch,
+      commit: open.commit,
+      target: job.target,
+      log,
+      own: reuse.own,
+      followAllowed: reuse.followAllowed,
+    },
+    keyed,
+    started,
+  );
+  return ending.decided(decision);
+}
+
+// 5. check out: the read set, and the definition found in it.
+async function checkOut(job: Cloned): Promise<CheckedOut> {
+  const { deps, dir } = job;
+  job.cli();
+  const cloned = await job.open.checkout();
+  const definition = await resolveDefinition({
+    cloneDir: cloned.dir,
+    generatedDir: dir.generated,
+    ...(cloned.definition === undefined ? {} : { configPath: cloned.definition.configPath }),
+    ...(deps.config.build.fallbackImage === undefined
+      ? {}
+      : { fallbackImage: deps.config.build.fallbackImage }),
+  });
+  return { cloned, definition };
+}
+
+// 6. key from the checkout (then 7. decide): with reuse on and no key from the trees.
+async function decideFromCheckout(
+  job: Cloned,
+  ending: JobEnding,
+  checkedOut: CheckedOut,
+  imgLog: CommandLogWriter,
+): Promise<Decision | undefined> {
+  const { plan, deps, signal, open } = job;
+  if (job.reuse === undefined) return undefined;
+  if (!job.keying) {
+    imgLog.write('# buildOptions.noCache: building without looking for an earlier image\n');
+    return undefined;
+  }
+  const { cloned, definition } = checkedOut;
+  const started = performance.now();
+  const keyed = await guardedKey(signal, () =>
+    checkoutKey({
+      plan,
+      deps,
+      cloneDir: cloned.dir,
+      definition,
+      configBlobId: cloned.definition?.blobId,
+      listing: open.located?.listing,
+      log: imgLog,
+      signal,
+    }),
+  );
+  return decide(job, ending, keyed, started);
+}
+
+// 8. build and push: `devcontainer build` on the build's builder, pushed to the target (img log).
+async function buildAndPush(
+  job: Cloned,
+  checkedOut: CheckedOut,
+  imgLog: CommandLogWriter,
+  key: string,
+): Promise<string> {
+  const { plan, deps, dir, signal, open, soFar } = job;
+  await job.reporter.phase('building');
+  const pushed = await devcontainerBuild({
+    plan,
+    deps,
+    dir,
+    workspaceFolder: checkedOut.cloned.dir,
+    configFile: checkedOut.definition.configFile,
+    dockerfileBased: checkedOut.definition.dockerfileBased,
+    imageRef: soFar.image,
+    commit: open.commit,
+    retention: { branch: open.branch, built: new Date().toISOString(), namedTag: plan.image.tag ?? '', key },
+    signal,
+    log: imgLog,
+    cli: job.cli(),
+  });
+  return pushed.logId;
+}
+
+// 9. record: the digest the registry serves for the tag (signed when a key is configured), the key.
+async function record(
+  job: Cloned,
+  keyed: Keyed | undefined,
+  imageBuildLogId: string,
+  imgLog: CommandLogWriter,
+): Promise<BuildResult> {
+  const digest = await readPushedDigest(job, imgLog);
+  if (keyed !== undefined) {
+    const { plan, deps, open, target } = job;
+    await recordBuiltKey({ plan, deps, branch: open.branch, target, log: imgLog }, keyed);
+  }
+  return { ...job.soFar, imageBuildLogId, digest };
+}
+
+// 10. answer: counted in service_builds_total and told in one service-log line (answer.ts).
+function answer(flow: Flow, settled: Settled): void {
+  answerBuild(flow.plan, flow.answering, settled, flow.signal);
+}
+
+/** The outcome of a decision that ends the job early: the reused result, or following. */
+function answered(
+  job: Cloned,
+  decision: Exclude<Decision, { kind: 'build' }>,
+  log: CommandLogWriter,
+): JobOutcome {
+  if (decision.kind === 'follow') return { ...decision, soFar: job.soFar, log };
+  return { ...job.soFar, imageBuildLogId: log.id, digest: decision.digest };
+}
+
+/** The pushed digest, signed when a key is configured; a failure is the build's (500, img log). */
+async function readPushedDigest(job: Cloned, log: CommandLogWriter): Promise<string> {
+  const access = registryAccess(job.plan, job.deps);
+  let digest: string;
+  try {
+    digest = await pushedDigest(job.target, access);
+    log.write(`# pushed ${job.soFar.image} is ${digest}\n`);
+  } catch (err) {
+    log.write(`# the pushed image's digest could not be read (${reasonOf(err)})\n`);
+    throw stepFailed('reading the pushed digest', log.id, err);
+  }
+  try {
+    const signed = await signAnswered(job.target, digest, access);
+    if (signed !== undefined) log.write(signed);
+  } catch (err) {
+    log.write(`# ${digest} could not be signed (${reasonOf(err)})\n`);
+    throw stepFailed('signing the pushed image', log.id, err);
+  }
+  return digest;
+}
+
+/** The log store, reporting the id of each log it opens. */
+function reportingLogStore(logStore: LogStore, reporter: BuildReporter): LogStore {
+  return {
+    read: (id) => logStore.read(id),
+    follow: (id, signal) => logStore.follow(id, signal),
+    remove: (id) => logStore.remove(id),
+    open: async (kind, secrets) => {
+      const log = await logStore.open(kind, secrets);
+      await reporter.logOpened(kind, log.id);
+      return log;
+    },
+  };
+}
+
+/**
+ * What a job settles when it ends, whatever its path: the img log (opened on first use, the
+ * reuse note first; closed, unless handed over with a follow) and the key's lease (released with
+ * the image the job answered; with none when it failed or follows another build).
+ */
+class JobEnding {
+  readonly #job: Cloned;
+  #log: CommandLogWriter | undefined;
+  #lease: HeldLease | undefined;
+  #outcome: JobOutcome | undefined;
+
+  constructor(job: Cloned) {
+    this.#job = job;
+  }
+
+  /** The img log, opened now if it is not yet. */
+  async log(): Promise<CommandLogWriter> {
+    if (this.#log !== undefined) return this.#log;
+    const { plan, deps, reuse } = this.#job;
+    const opened = await deps.logStore.open('img', plan.secrets);
+    if (reuse?.note !== undefined) opened.write(reuse.note);
+    this.#log = opened;
+    return opened;
+  }
+
+  /** A decision: its lease (if any) is now the job's to release. */
+  decided(decision: Decision): Decision {
+    this.#lease = decision.kind === 'follow' ? undefined : decision.lease;
+    return decision;
+  }
+
+  /** The job's outcome: a result is what the lease is released with; following keeps the log open. */
+  ended(outcome: JobOutcome): JobOutcome {
+    this.#outcome = outcome;
+    return outcome;
+  }
+
+  async close(): Promise<void> {
+    const outcome = this.#outcome;
+    const built = outcome === undefined || isFollowing(outcome) ? undefined : outcome;
+    // The builds that follow this one on other replicas learn where its image is (or that it failed).
+    await this.#lease?.release(built);
+    if (outcome === undefined || !isFollowing(outcome)) await this.#log?.close();
+  }
+}

@@ -1,0 +1,100 @@
+/**
+ * One build as a resource (docs/behaviour.md, Builds as resources): its record's id, its
+ * cancellation, and its answer. Sync and async requests, DELETE and the GET routes all meet the
+ * same build through it; a request that follows another's build holds that build's id instead of
+ * a record of its own. The record is finished (answer included) and every ended listener
+ * awaited before any waiter gets the answer.
+ */
+import { Cancellation, cancellationOf } from '../src/exec/cancellation.js';
+import type { Logger } from '../src/observability/logger.js';
+import { recordBuild, type BuildRecording } from '../src/builds/reporter.js';
+import type {
+  BuildEndedListener,
+  BuildOutcome,
+  BuildRegistry,
+  BuildReporter,
+  NewBuild,
+} from '../src/builds/types.js';
+
+/** The states of a resource, in order; `followed`: it holds another build's id. */
+type ResourceState = 'new' | 'recorded' | 'followed' | 'ended';
+
+export class BuildResource {
+  readonly #registry: BuildRegistry;
+  readonly #logger: Pick<Logger, 'warn'>;
+  readonly #listeners: readonly BuildEndedListener[];
+  readonly #controller = new AbortController();
+  #state: ResourceState = 'new';
+  #recording: BuildRecording | undefined;
+  #id: string | undefined;
+  #resolveId: (id: string | undefined) => void = () => undefined;
+  /** The build's id once recorded or followed; undefined when it ended before either. */
+  readonly id: Promise<string | undefined>;
+
+  constructor(
+    registry: BuildRegistry,
+    logger: Pick<Logger, 'warn'>,
+    listeners: readonly BuildEndedListener[],
+  ) {
+    this.#registry = registry;
+    this.#logger = logger;
+    this.#listeners = listeners;
+    this.id = new Promise((resolve) => (this.#resolveId = resolve));
+  }
+
+  /** Aborted by `cancel`. */
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  /** The cancellation asked for, if any (DELETE /builds/{id}). */
+  get cancelled(): Cancellation | undefined {
+    return cancellationOf(this.#controller.signal.reason);
+  }
+
+  get reporter(): BuildReporter | undefined {
+    return this.#recording?.reporter;
+  }
+
+  /** Records the build on its first job (later jobs of the same request keep the record). */
+  async record(build: NewBuild): Promise<BuildReporter> {
+    if (this.#recording === undefined) {
+      this.#recording = await recordBuild(this.#registry, build, this.#logger);
+      this.#id = this.#recording.id;
+      if (this.#state === 'new') this.#state = 'recorded';
+      this.#resolveId(this.#id);
+    }
+    return this.#recording.reporter;
+  }
+
+  /** The request follows the build `id` (an identical request in flight): no record of its own. */
+  follow(id: string | undefined): void {
+    if (this.#state !== 'new') return;
+    this.#state = 'followed';
+    this.#resolveId(id);
+  }
+
+  cancel(by: string): void {
+    if (!this.#controller.signal.aborted) this.#controller.abort(new Cancellation('deleted', undefined, by));
+  }
+
+  /** Finishes the record with its answer, then awaits every ended listener. */
+  async end(outcome: BuildOutcome): Promise<void> {
+    const recording = this.#recording;
+    const owned = this.#state === 'recorded';
+    this.#state = 'ended';
+    this.#resolveId(undefined);
+    if (recording === undefined || !owned) return;
+    await recording.finish(outcome);
+    if (this.#listeners.length === 0 || this.#id === undefined) return;
+    const record = await this.#registry.get(this.#id).catch(() => undefined);
+    if (record === undefined) return;
+    for (const listener of this.#listeners) {
+      try {
+        await listener(record);
+      } catch (err) {
+        this.#logger.warn({ err, buildId: this.#id }, 'a build-ended listener failed');
+      }
+    }
+  }
+}

@@ -1,0 +1,43 @@
+/**
+ * The prebuilds' builds through the build worker: a prebuild is an async build (`start`, its
+ * trigger named) that runs on apart from any connection, and a newer head cancels it (`cancel`).
+ * Its end reaches the prebuilds through the worker's build-ended listeners.
+ */
+import { randomUUID } from 'node:crypto';
+import { ERROR_CLASSES } from '../src/errors/errors.js';
+import type { Logger } from '../src/observability/logger.js';
+import type { PrebuildTrigger } from '../src/prebuilds/types.js';
+import type { BuildWorker } from './build-worker.js';
+import type { BuildPlan } from './plan/plan-types.js';
+import type { PrebuildBuilds } from './prebuilds/ports.js';
+
+export class WorkerPrebuildBuilds implements PrebuildBuilds {
+  readonly #worker: Pick<BuildWorker, 'start' | 'cancel'>;
+  readonly #logger: Logger;
+
+  constructor(worker: Pick<BuildWorker, 'start' | 'cancel'>, logger: Logger) {
+    this.#worker = worker;
+    this.#logger = logger;
+  }
+
+  async start(
+    plan: BuildPlan,
+    options: { trigger: PrebuildTrigger; logger: Logger },
+  ): Promise<{ id: string }> {
+    const requestId = `prebuild-${randomUUID()}`;
+    const logger = options.logger.child({ requestId });
+    const record = await this.#worker.start(plan, { requestId, logger, trigger: options.trigger });
+    return { id: record.id };
+  }
+
+  /** Cancels a queued or running prebuild; one that has finished, or is no longer kept, is left alone. */
+  async cancel(id: string, reason: string): Promise<void> {
+    try {
+      await this.#worker.cancel(id, `the prebuilds (${reason})`);
+      this.#logger.info({ buildId: id, reason }, 'prebuild cancelled');
+    } catch (err) {
+      if (err instanceof ERROR_CLASSES.BUILD_FINISHED || err instanceof ERROR_CLASSES.BUILD_NOT_FOUND) return;
+      throw err;
+    }
+  }
+}

@@ -1,0 +1,67 @@
+/**
+ * The branch tag (docs/prebuilds.md): after a successful prebuild, `<name>:<branch>` is made to
+ * point at the image just built, through the registry API only (the manifest read by its tag and
+ * put under the branch tag, in the same repository: nothing to copy). Also the reader of the
+ * commit of the branch's newest image, from its revision label.
+ */
+import type { DockerConfigDocument, PrebuildConfiguration } from '../../src/config/types.js';
+import { imageNotFound, isServiceError } from '../../src/errors/errors.js';
+import { PULL, PUSH_ACTIONS, type RegistryCall, type RegistryClient } from '../../src/registry/client.js';
+import { readImageConfig } from '../../src/registry/image-config.js';
+import { parsePlatform } from '../../src/registry/platform.js';
+import { putManifest } from '../../src/registry/push.js';
+import { manifestMediaType } from '../../src/registry/relabel.js';
+import { parseReference } from '../../src/registry/reference.js';
+import { findRegistryAuth } from '../../src/registry/docker-auth.js';
+import { branchTag } from '../../src/prebuilds/names.js';
+import { LABEL_REVISION } from '../reuse/reuse-image.js';
+
+export interface TagAccess {
+  readonly client: RegistryClient;
+  readonly insecureRegistries: readonly string[];
+  readonly registryAuth: DockerConfigDocument;
+}
+
+function callFor(
+  access: TagAccess,
+  image: PrebuildConfiguration['image'],
+  tag: string,
+  actions: readonly string[],
+): RegistryCall {
+  const ref = parseReference({ registry: image.registry, name: image.name, tag }, access.insecureRegistries);
+  const credentials =
+    findRegistryAuth(access.registryAuth, ref.registry) ?? findRegistryAuth(access.registryAuth, ref.host);
+  return { ref, credentials, actions };
+}
+
+/** Points `<name>:<branch>` at the image tagged `fromTag`; answers the branch tag. */
+export async function moveBranchTag(
+  access: TagAccess,
+  image: PrebuildConfiguration['image'],
+  fromTag: string,
+  branch: string,
+): Promise<string> {
+  const tag = branchTag(branch);
+  const call = callFor(access, image, fromTag, PUSH_ACTIONS);
+  const manifest = await access.client.getManifest(call, fromTag);
+  if (manifest === undefined) throw imageNotFound(call.ref.image);
+  await putManifest(access.client, call, tag, manifest.body, manifestMediaType(manifest));
+  return tag;
+}
+
+/** The commit of the branch's newest image (its revision label); undefined when it has none yet. */
+export async function branchImageCommit(
+  access: TagAccess,
+  configuration: PrebuildConfiguration,
+  branch: string,
+): Promise<string | undefined> {
+  const call = callFor(access, configuration.image, branchTag(branch), PULL);
+  const platform = parsePlatform(configuration.platforms?.[0] ?? 'linux/amd64');
+  try {
+    const read = await readImageConfig(access.client, call, platform, false);
+    return read.labels[LABEL_REVISION];
+  } catch (err) {
+    if (isServiceError(err) && err.code === 'IMAGE_NOT_FOUND') return undefined;
+    throw err;
+  }
+}

@@ -1,0 +1,79 @@
+/**
+ * The digests of the base images and OCI features of a commit's definition, resolved now through
+ * the build key's own input gathering (workers/reuse/key-inputs.ts), and what changed between two
+ * such readings (`base image <ref>: <old> -> <new>`, as build-key.ts names it).
+ */
+import { FIXED_CANDIDATES } from '../../src/rules/definition.js';
+import type { RegistryClient } from '../../src/registry/client.js';
+import type { Config } from '../../src/config/types.js';
+import { parseJsonc } from '../builder/jsonc.js';
+import type { StepDeps } from '../common/step-deps.js';
+import type { BuildPlan } from '../plan/plan-types.js';
+import { changedInputs, type BuildKeyInput, type KeyedReference } from '../reuse/build-key.js';
+import { computeKeyInput } from '../reuse/key-inputs.js';
+import { buildCredentials } from '../reuse/registry-credentials.js';
+import { openCommitFiles } from './commit-files.js';
+
+export interface ReferenceDigests {
+  readonly baseImages: readonly KeyedReference[];
+  readonly features: readonly KeyedReference[];
+}
+
+const GIT_DEADLINE_MS = 120_000;
+
+/** The digests now, or the reason they cannot be read (no definition, unkeyable...). */
+export async function referenceDigests(
+  plan: BuildPlan,
+  deps: Pick<StepDeps, 'groups'> & { readonly config: Config; readonly client: RegistryClient },
+  commit: string,
+): Promise<ReferenceDigests | { readonly unreadable: string }> {
+  const files = await openCommitFiles(plan, deps, commit, AbortSignal.timeout(GIT_DEADLINE_MS));
+  try {
+    for (const configPath of FIXED_CANDIDATES) {
+      const bytes = await files.read(configPath);
+      if (bytes === undefined) continue;
+      let definition: unknown;
+      try {
+        definition = parseJsonc(bytes.toString('utf8'));
+      } catch {
+        return { unreadable: `${configPath} is not valid JSON` };
+      }
+      const outcome = await computeKeyInput(
+        {
+          configPath,
+          configBytes: bytes,
+          definition,
+          objectIds: () => Promise.resolve([]),
+          readText: async (path) => (await files.read(path))?.toString('utf8'),
+        },
+        {
+          client: deps.client,
+          insecureRegistries: deps.config.insecureRegistries,
+          credentialsFor: buildCredentials(plan, deps.config.registryAuth),
+          platforms: plan.platforms,
+          cliVersion: '',
+          secretIds: [],
+        },
+      );
+      if (outcome.kind === 'unkeyable') return { unreadable: outcome.reason };
+      return { baseImages: outcome.input.baseImages, features: outcome.input.features };
+    }
+    return { unreadable: 'no definition' };
+  } finally {
+    await files.close();
+  }
+}
+
+const asInput = (digests: ReferenceDigests): BuildKeyInput => ({
+  configDigest: '',
+  paths: [],
+  baseImages: digests.baseImages,
+  features: digests.features,
+  platforms: [],
+  cliVersion: '',
+  buildProcessVersion: 0,
+});
+
+/** `base image <ref>: <old> -> <new>` and `feature <ref>: ...` for each reference that changed. */
+export const changedReferences = (before: ReferenceDigests, after: ReferenceDigests): string[] =>
+  changedInputs(asInput(before), asInput(after));

@@ -1,0 +1,107 @@
+/**
+ * Refresh (docs/prebuilds.md): for each configured branch's newest image, the digests of its base
+ * images and OCI features are resolved again and compared with those it was built from (read when
+ * its prebuild succeeded, or at the first pass that saw it). When any changed, that head rebuilds
+ * and the log names each change: `base image <ref>: <old> -> <new>`.
+ */
+import type { Logger } from '../../src/observability/logger.js';
+import { matchesAny } from '../../src/prebuilds/names.js';
+import { remoteHeads } from '../git/ls-remote.js';
+import { branchImageCommit } from './branch-tag.js';
+import { prebuildPlan } from './plan.js';
+import type { PrebuildDeps } from './ports.js';
+import type { Prebuilds } from './prebuilds.js';
+import { changedReferences, referenceDigests, type ReferenceDigests } from './reference-digests.js';
+
+const LS_REMOTE_DEADLINE_MS = 60_000;
+
+interface Baseline {
+  readonly commit: string;
+  readonly digests: ReferenceDigests;
+}
+
+export class Refresher {
+  readonly #prebuilds: Prebuilds;
+  readonly #deps: Pick<PrebuildDeps, 'config' | 'groups' | 'registry' | 'logger'>;
+  readonly #baselines = new Map<string, Baseline>();
+
+  constructor(prebuilds: Prebuilds, deps: Pick<PrebuildDeps, 'config' | 'groups' | 'registry' | 'logger'>) {
+    this.#prebuilds = prebuilds;
+    this.#deps = deps;
+    prebuilds.onSucceeded((index, branch, commit) => this.#record(index, branch, commit));
+  }
+
+  async #digests(index: number, branch: string, commit: string): Promise<ReferenceDigests | undefined> {
+    const configuration = this.#prebuilds.configurations[index];
+    if (configuration === undefined) return undefined;
+    const plan = prebuildPlan(configuration, branch, this.#deps.config);
+    const read = await referenceDigests(plan, { ...this.#deps, client: this.#deps.registry }, commit);
+    if ('unreadable' in read) {
+      this.#deps.logger.info(
+        { repository: configuration.repository, branch, reason: read.unreadable },
+        'refresh: digests not read',
+      );
+      return undefined;
+    }
+    return read;
+  }
+
+  /** After a successful prebuild: the digests it was built from. */
+  async #record(index: number, branch: string, commit: string): Promise<void> {
+    const digests = await this.#digests(index, branch, commit);
+    if (digests !== undefined) this.#baselines.set(`${index}\0${branch}`, { commit, digests });
+  }
+
+  async pass(logger: Logger): Promise<void> {
+    const { configurations } = this.#prebuilds;
+    await Promise.all(
+      configurations.map((configuration, index) =>
+        configuration.refreshOnBaseChange
+          ? this.#configuration(index, logger).catch((err: unknown) =>
+              logger.warn({ err, repository: configuration.repository }, 'refresh: repository skipped'),
+            )
+          : Promise.resolve(),
+      ),
+    );
+  }
+
+  async #configuration(index: number, logger: Logger): Promise<void> {
+    const configuration = this.#prebuilds.configurations[index];
+    if (configuration === undefined) return;
+    const plan = prebuildPlan(configuration, undefined, this.#deps.config);
+    const heads = await remoteHeads(plan, this.#deps, AbortSignal.timeout(LS_REMOTE_DEADLINE_MS));
+    for (const branch of heads.keys()) {
+      if (!matchesAny(branch, configuration.branches)) continue;
+      const commit = await branchImageCommit(this.#prebuilds.tagAccess, configuration, branch);
+      if (commit !== undefined) await this.#branch(index, branch, commit, logger);
+    }
+  }
+
+  async #branch(index: number, branch: string, commit: string, logger: Logger): Promise<void> {
+    const key = `${index}\0${branch}`;
+    const now = await this.#digests(index, branch, commit);
+    if (now === undefined) return;
+    const baseline = this.#baselines.get(key);
+    if (baseline === undefined || baseline.commit !== commit) {
+      this.#baselines.set(key, { commit, digests: now });
+      return;
+    }
+    const changes = changedReferences(baseline.digests, now);
+    if (changes.length === 0) return;
+    const repository = this.#prebuilds.configurations[index]?.repository;
+    for (const change of changes) logger.info({ repository, branch, commit, change }, `refresh: ${change}`);
+    const what = changes.some((c) => c.startsWith('base image')) ? 'base image changed' : 'feature changed';
+    // The new digests stand from now on: a failed rebuild is not retried every pass.
+    this.#baselines.set(key, { commit, digests: now });
+    await this.#prebuilds.consider(
+      {
+        index,
+        branch,
+        after: commit,
+        trigger: 'refresh',
+        builtReason: (id) => `refresh: ${what} (built ${id}): ${changes.join('; ')}`,
+      },
+      logger,
+    );
+  }
+}

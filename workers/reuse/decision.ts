@@ -1,0 +1,235 @@
+/**
+ * The decision of a build for its key (docs/reuse.md), one type from the job to the worker:
+ * `reuse` (the tag written from the key's recorded image: no CLI, no BuildKit), `follow` (a build
+ * with the same key is in flight, here or on another replica: wait for it) or `build` (saying why
+ * in the img log). A failure of the reuse path never fails the request: it is logged and the build runs.
+ */
+import {
+  STOPPED_WAITING,
+  type FollowedBuild,
+  type FollowedOutcome,
+  type HeldLease,
+} from '../leases/leases.js';
+import type { CommandLogWriter } from '../../src/logs/types.js';
+import type { StepDeps } from '../common/step-deps.js';
+import type { BuildPlan, BuildResult } from '../plan/plan-types.js';
+import { buildKeyTag, changedInputs } from './build-key.js';
+import type { Keyed } from './checkout-key.js';
+import type { InFlightBuild, OwnedBuild } from './in-flight.js';
+import { RecentInputs } from './recent-inputs.js';
+import { reasonOf, registryAccess, type ReuseDeps } from './reuse-deps.js';
+import { recordKey, reuseByKey, type ReuseTarget } from './reuse-image.js';
+
+/**
+ * What a build does for its key. `lease`: this build owns its key across replicas; the job
+ * releases it with its outcome. A `build` without `keyed` has no key (its reason is logged).
+ */
+export type Decision =
+  | { readonly kind: 'reuse'; readonly keyed: Keyed; readonly digest: string; readonly lease?: HeldLease }
+  | { readonly kind: 'follow'; readonly keyed: Keyed; readonly followed: FollowedBuild }
+  | { readonly kind: 'build'; readonly keyed?: Keyed; readonly lease?: HeldLease };
+
+/** What the job knows when it decides. */
+export interface DecisionInput {
+  readonly plan: BuildPlan;
+  readonly deps: Pick<StepDeps, 'config' | 'metrics'> & { readonly reuse: ReuseDeps };
+  readonly branch: string;
+  readonly commit: string;
+  readonly target: ReuseTarget;
+  readonly log: CommandLogWriter;
+  /** This build in the in-flight map (the key is added to it). */
+  readonly own: OwnedBuild<BuildResult>;
+  /** Whether a build in flight with the same key may be followed. */
+  readonly followAllowed: boolean;
+}
+
+const seconds = (startedMs: number): string => `${((performance.now() - startedMs) / 1000).toFixed(2)} s`;
+
+/** The one "reused" line of the img log: the key's earlier image answers this request. */
+export function logReused(
+  log: CommandLogWriter,
+  reused: { readonly earlier: string; readonly digest: string; readonly notes: readonly string[] },
+  key: string,
+  how: string,
+  image: string,
+): void {
+  for (const note of reused.notes) log.write(note);
+  log.write(
+    `inputs unchanged since ${reused.earlier}, key ${key}: reused, no build (${how}); ${image} is ${reused.digest}\n`,
+  );
+}
+
+/** A build in this process's in-flight map, followed: one more waiter of it while waiting. */
+export function followInProcess(build: InFlightBuild<BuildResult>): FollowedBuild {
+  return {
+    where: 'here',
+    wait(signal) {
+      const waiter = build.follow();
+      if (waiter === undefined) return undefined;
+      let leave = (): void => undefined;
+      const stopped = new Promise<FollowedOutcome>((resolve) => {
+        leave = () => {
+          waiter.leave(signal.reason);
+          resolve({ ok: false, why: STOPPED_WAITING });
+        };
+        if (signal.aborted) leave();
+        else signal.addEventListener('abort', leave, { once: true });
+      });
+      const settled = build.result.then(
+        (built): FollowedOutcome => ({ ok: true, built }),
+        (err: unknown): FollowedOutcome => ({
+          ok: false,
+          why: `following the build with the same key failed (${reasonOf(err)})`,
+        }),
+      );
+      return Promise.race([settled, stopped]).finally(() => {
+        signal.removeEventListener('abort', leave);
+        waiter.leave();
+      });
+    },
+  };
+}
+
+/** The in-flight key of a build key in one target repository. */
+export const keyInFlightId = (target: ReuseTarget, key: string): string =>
+  `key:${target.registry}/${target.name}:${key}`;
+
+const recentId = (plan: BuildPlan, branch: string): string =>
+  RecentInputs.keyOf(plan.repository, branch, `${plan.image.registry}/${plan.image.name}`);
+
+/**
+ * A build with the same key to follow (in this process first, then on another replica), else this
+ * build owns the key: in the in-flight map, and across replicas while `lease` is held.
+ */
+async function followOrOwn(
+  input: DecisionInput,
+  keyed: Keyed,
+): Promise<Extract<Decision, { kind: 'follow' }> | { readonly kind: 'own'; readonly lease?: HeldLease }> {
+  const { deps, log, target } = input;
+  const inFlightId = keyInFlightId(target, keyed.key);
+  const other = deps.reuse.inFlight.find(inFlightId);
+  if (other !== undefined && other !== input.own && input.followAllowed) {
+    log.write(
+      `# a build with the same key is in flight for ${target.registry}/${target.name}: waiting for it\n`,
+    );
+    return { kind: 'follow', keyed, followed: followInProcess(other) };
+  }
+  input.own.alias(inFlightId);
+  try {
+    const lease = await deps.reuse.leases.claim(inFlightId, { follow: input.followAllowed });
+    if (lease.kind === 'follow') {
+      log.write(
+        `# a build with the same key runs on another replica for ${target.registry}/${target.name}: waiting for it\n`,
+      );
+      return { kind: 'follow', keyed, followed: lease.build };
+    }
+    if (lease.kind === 'leader') return { kind: 'own', lease: lease.lease };
+  } catch (err) {
+    log.write(`# not shared with other replicas (${reasonOf(err)})\n`);
+  }
+  return { kind: 'own' };
+}
+
+/**
+ * The tag written from the image recorded under the key: its digest, or undefined when there is
+ * none or the reuse failed (then the job builds). `started`: when the key computation began.
+ */
+async function reuseRecorded(
+  input: DecisionInput,
+  keyed: Keyed,
+  started: number,
+): Promise<string | undefined> {
+  const { plan, deps, log, target } = input;
+  try {
+    const outcome = await reuseByKey(
+      keyed.key,
+      target,
+      {
+        repository: plan.repository,
+        branch: input.branch,
+        commit: input.commit,
+        namedTag: plan.image.tag ?? '',
+      },
+      registryAccess(plan, deps),
+    );
+    if (outcome.kind === 'reused') {
+      logReused(log, outcome, keyed.key, seconds(started), `${target.registry}/${target.name}:${target.tag}`);
+      deps.reuse.recent.set(recentId(plan, input.branch), keyed.input);
+      deps.metrics.buildReusesTotal.inc();
+      return outcome.digest;
+    }
+    log.write(
+      `no earlier image with this key (${buildKeyTag(keyed.key)} is not in ${target.registry}/${target.name})\n`,
+    );
+  } catch (err) {
+    log.write(`# reuse of key ${keyed.key} failed (${reasonOf(err)}): building\n`);
+  }
+  return undefined;
+}
+
+/** Before a build: what changed since the last build of this repository and branch here. */
+function logChangedInputs(input: DecisionInput, keyed: Keyed): void {
+  const before = input.deps.reuse.recent.get(recentId(input.plan, input.branch));
+  if (before === undefined) return;
+  const changed = changedInputs(before, keyed.input);
+  input.log.write(
+    `inputs changed since the last build of this repository and branch on this instance: ${
+      changed.length > 0 ? changed.join('; ') : 'none (its image is gone)'
+    }\n`,
+  );
+}
+
+/**
+ * The decision for a key (or the reason there is none): follow a build in flight with the same
+ * key, write the tag from the recorded key, or build. `started`: when the key computation began.
+ */
+export async function decideForKey(
+  input: DecisionInput,
+  keyed: Keyed | string,
+  started: number,
+): Promise<Decision> {
+  if (typeof keyed === 'string') {
+    input.log.write(`# build key: none (${keyed}): no reuse for this build\n`);
+    return { kind: 'build' };
+  }
+  input.log.write(`# build key ${keyed.key}\n`);
+  const owned = await followOrOwn(input, keyed);
+  if (owned.kind === 'follow') return owned;
+  const leased = owned.lease === undefined ? {} : { lease: owned.lease };
+  const digest = await reuseRecorded(input, keyed, started);
+  if (digest !== undefined) return { kind: 'reuse', keyed, digest, ...leased };
+  logChangedInputs(input, keyed);
+  return { kind: 'build', keyed, ...leased };
+}
+
+/** After a successful build: record the key in the target repository (logged, never throws). */
+export async function recordBuiltKey(
+  input: Pick<DecisionInput, 'plan' | 'deps' | 'branch' | 'target' | 'log'>,
+  keyed: Keyed,
+): Promise<void> {
+  const { plan, deps, log } = input;
+  deps.reuse.recent.set(recentId(plan, input.branch), keyed.input);
+  try {
+    const recorded = await recordKey(keyed.key, input.target, registryAccess(plan, deps));
+    log.write(`# build key recorded as ${recorded}\n`);
+  } catch (err) {
+    log.write(`# build key not recorded (${reasonOf(err)}): a later build with the same inputs will build\n`);
+  }
+}
+
+/** A job that follows another build with the same key: it returns (freeing its slot) and its request waits. */
+export interface Following extends Extract<Decision, { kind: 'follow' }> {
+  /** The result so far (the clone's): what the answer will say, less the img log and the digest. */
+  readonly soFar: ResultSoFar;
+  /** The img log, left open for the wait. */
+  readonly log: CommandLogWriter;
+}
+
+/** What a build knows of its result once cloned. */
+export type ResultSoFar = Omit<BuildResult, 'imageBuildLogId' | 'digest'>;
+
+/** How a job in its slot ended: a result (reused or built), or following another build. */
+export type JobOutcome = BuildResult | Following;
+
+export const isFollowing = (outcome: JobOutcome): outcome is Following =>
+  (outcome as Partial<Following>).kind === 'follow';
