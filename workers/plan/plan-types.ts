@@ -80,7 +80,7 @@ export interface BuildPlan {
   buildSecrets: readonly BuildSecret[];
   /**
    * The keyed identity of buildSecrets (builder/secret-identity.ts), set by the worker before the
-   * build is coordinated: the builder's cache, the build key and the request identity hold it.
+   * build is admitted: the builder's cache, the build key and the request identity hold it.
    */
   secretsIdentity?: string;
   /** Every secret string of this request (tokens, passwords, keys) to mask in logs. */

@@ -1,5 +1,5 @@
 /**
- * The identity of a build request for coalescing (pure): two requests with the same repository,
+ * The identity of a build request for following (pure): two requests with the same repository,
  * branch, target, platforms, build options, credentials and build secrets are the same request.
  * Credentials enter only as a digest, build secrets by id and keyed identity (docs/secrets.md), and
  * the identity itself is a digest: nothing secret is kept.
