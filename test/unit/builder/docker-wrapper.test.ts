@@ -166,3 +166,39 @@ test('with the secrets identity, a buildx build without a Dockerfile to key is r
   t.truthy(missing);
   t.deepEqual((await call(['buildx', 'build', '-f', 'Dockerfile', '.'])).slice(6), ['-f', 'Dockerfile', '.']);
 });
+
+test('a build with retention labels and offered secrets gets both: the four labels, the keyed copy, the identity last', async (t) => {
+  const { dir, call } = await setup(t);
+  const dockerfile = join(dir, 'Dockerfile');
+  await writeFile(dockerfile, 'FROM base\nRUN --mount=type=secret,id=npmrc true\n');
+  const out = await call(['buildx', 'build', '-f', dockerfile, '.'], {
+    [LABEL_BRANCH_VAR]: 'main',
+    [LABEL_BUILT_VAR]: '2026-11-26T08:00:00.000Z',
+    [LABEL_TAG_VAR]: 'v1',
+    [LABEL_KEY_VAR]: 'cd'.repeat(32),
+    [SECRETS_IDENTITY_VAR]: 'b'.repeat(64),
+    [NODE_VAR]: process.execPath,
+    TMPDIR: dir,
+  });
+  const copy = out[15] ?? '';
+  t.deepEqual(out.slice(6), [
+    '--label',
+    'image-build-service.branch=main',
+    '--label',
+    'image-build-service.built=2026-11-26T08:00:00.000Z',
+    '--label',
+    'image-build-service.tag=v1',
+    '--label',
+    `image-build-service.build-key=${'cd'.repeat(32)}`,
+    '-f',
+    copy,
+    '.',
+    '--build-arg',
+    `${IDENTITY_ARG}=${'b'.repeat(64)}`,
+  ]);
+  t.not(copy, dockerfile);
+  t.is(
+    await readFile(copy, 'utf8'),
+    `FROM base\nARG ${IDENTITY_ARG}\nRUN --mount=type=secret,id=npmrc true\n`,
+  );
+});
