@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ServiceError } from '../../../src/errors/errors.js';
 import { secretsIdentity } from '../../../workers/builder/secret-identity.js';
 import { KEY_FILE, scratchIdentityKey } from '../../../workers/builder/secret-identity-key.js';
 
@@ -52,5 +53,7 @@ test('the scratch key is made once (0600), kept across processes, and a bad file
   const bad = await mkdtemp(join(tmpdir(), 'identity-key-'));
   t.teardown(() => rm(bad, { recursive: true, force: true }));
   await writeFile(join(bad, KEY_FILE), 'not a key');
-  await t.throwsAsync(scratchIdentityKey(bad)(), { message: /is not 64 hex digits/ });
+  const refused = await t.throwsAsync(scratchIdentityKey(bad)(), { instanceOf: ServiceError });
+  t.is(refused?.code, 'SECRETS_IDENTITY_KEY_INVALID');
+  t.false(refused?.message.includes('not a key'), 'the stored text is never shown');
 });
