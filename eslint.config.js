@@ -72,6 +72,15 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-require-imports': 'off', 'no-restricted-properties': 'off' },
   },
   {
+    // The Dockerfile keyer of builds offered secrets (a CommonJS script the docker wrapper runs).
+    files: ['workers/builder/keyed-dockerfile.cjs'],
+    languageOptions: {
+      sourceType: 'commonjs',
+      globals: { require: 'readonly', process: 'readonly', module: 'writable' },
+    },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+  {
     // ibs (src/client) is a program of its own: its one reader of the environment is its env.ts.
     files: ['src/client/env.ts'],
     rules: { 'no-restricted-properties': 'off' },

@@ -121,6 +121,7 @@ async function createContext(
     logStore: stores.logStore,
     builds: stores.builds,
     leases: stores.leases,
+    secretIdentityKey: stores.secretIdentityKey,
     processGroups: new ProcessGroups().killOnExit(process),
     shutdownSignal,
   };

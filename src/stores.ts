@@ -17,6 +17,11 @@ import { MemoryServedStore, type ServedStore } from './retention/served.js';
 /** The schedule lock's lease: a dead holder's schedules move within it (plus a tick). */
 const SCHEDULE_LEASE_MS = 15_000;
 import { openFileJournal, openRedisJournal, type OpenedJournal } from './events/journal.js';
+import {
+  redisIdentityKey,
+  scratchIdentityKey,
+  type SecretIdentityKey,
+} from '../workers/builder/secret-identity-key.js';
 
 export interface Stores {
   readonly logStore: LogStore;
@@ -24,6 +29,8 @@ export interface Stores {
   readonly builds: BuildRegistry;
   /** Coalescing across replicas (Redis mode); embedded: every build runs unshared. */
   readonly leases: BuildLeases;
+  /** The build secrets identity key: in Redis (every replica's), or in the scratch space. */
+  readonly secretIdentityKey: SecretIdentityKey;
   /** What retention counts as served, and its run lock: this instance's, or shared in Redis mode. */
   readonly served: ServedStore;
   /** Events until delivered: a file in the scratch space, or Redis streams (docs/events.md). */
@@ -48,6 +55,7 @@ async function embeddedStores(
     logStore: await createLogStore(config),
     builds: createMemoryBuildRegistry({ history: config.buildHistory }),
     leases: createEmbeddedLeases(),
+    secretIdentityKey: scratchIdentityKey(config.scratchDir),
     served: new MemoryServedStore(),
     scheduleLock: alwaysHeld,
     events: await openFileJournal(config.scratchDir, subscriptions),
@@ -101,6 +109,7 @@ export async function createStores(
     logStore,
     builds,
     leases,
+    secretIdentityKey: redisIdentityKey(redis),
     served: new RedisServedStore(redis),
     scheduleLock: redisScheduleLock(redis.client, SCHEDULE_LEASE_MS),
     events,

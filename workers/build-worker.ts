@@ -32,7 +32,15 @@ import type { LogStore } from '../src/logs/types.js';
 import type { Logger } from '../src/observability/logger.js';
 import type { Metrics } from '../src/observability/metrics.js';
 import type { JobReuse, Admission } from './admit.js';
-import { answerOf, cancelledBy, failureStatus, statusOfAnswer, stopwatch } from './answer.js';
+import {
+  answerBuild,
+  answerOf,
+  cancelledBy,
+  failureStatus,
+  statusOfAnswer,
+  stopwatch,
+  type Answering,
+} from './answer.js';
 import { createReuseDeps, type BuildDeps } from './build-deps.js';
 import { runBuild, runBuildJob } from './build-flow.js';
 import { devcontainerCliBundle } from './builder/devcontainer-build.js';
@@ -43,6 +51,8 @@ import { RemoteBuilder } from './builder/remote-builder.js';
 import { remoteTip } from './git/ls-remote.js';
 import type { BuildPlan, BuildResult } from './plan/plan-types.js';
 import { createBuildQueue, type BuildQueue } from './queue.js';
+import { scratchIdentityKey, type SecretIdentityKey } from './builder/secret-identity-key.js';
+import { withSecretsIdentity } from './builder/secret-identity.js';
 import type { JobOutcome } from './reuse/decision.js';
 
 export { failureStatus };
@@ -69,6 +79,8 @@ export interface BuildWorkerContext {
   readonly builds: BuildRegistry;
   readonly leases: BuildLeases;
   readonly processGroups: ProcessGroups;
+  /** The build secrets identity key (absent: the scratch space's, builder/secret-identity-key.ts). */
+  readonly secretIdentityKey?: SecretIdentityKey;
   /** Aborted when the process must stop now: the worker's registry client closes. */
   readonly shutdownSignal: AbortSignal;
   /** Told the source image of each reuse (retention's "served", docs/retention.md). */
@@ -82,6 +94,8 @@ export interface BuildWorkerOptions {
   readonly queue?: BuildQueue;
   /** The builders' health probe (default: HTTP/2 PING, fleet/probe.ts). */
   readonly probe?: Probe;
+  /** false: builds offered secrets are not keyed by them (as before docs/secrets.md's rule); a benchmark's baseline only. */
+  readonly keySecrets?: boolean;
 }
 
 /** An Idempotency-Key and the digest of the body it came with (never the body). */
@@ -145,6 +159,10 @@ export class BuildWorker {
       // Without builders: a build's builder is this (nothing to set up, no BUILDX_BUILDER).
       remoteBuilder: new RemoteBuilder(ctx.config, undefined, ctx.processGroups),
       devcontainerCli: devcontainerCliBundle(),
+      secretIdentityKey:
+        options.keySecrets === false
+          ? null
+          : (ctx.secretIdentityKey ?? scratchIdentityKey(ctx.config.scratchDir)),
       reuse: createReuseDeps(
         ctx.config.insecureRegistries,
         ctx.leases,
@@ -279,13 +297,18 @@ export class BuildWorker {
   /** The flow of one request, its record ended with the answer before the result is handed on. */
   #run(plan: BuildPlan, submission: Submission, resource: BuildResource): { result: Promise<BuildResult> } {
     const seconds = stopwatch();
-    const flow = runBuild({
-      plan,
-      admission: this.#admission(plan, submission, seconds, resource),
-      signal: AbortSignal.any([submission.signal, resource.signal]),
-      refused: (err) => this.#busy(plan, submission.logger, err instanceof BusyError),
-      answering: { logger: submission.logger, metrics: this.#ctx.metrics, seconds },
-    });
+    const answering: Answering = { logger: submission.logger, metrics: this.#ctx.metrics, seconds };
+    const signal = AbortSignal.any([submission.signal, resource.signal]);
+    // Keyed before admission: the build key and the follow identity hold the secrets' identity.
+    const flow = this.#keyed(plan, answering, signal).then((keyed) =>
+      runBuild({
+        plan: keyed,
+        admission: this.#admission(keyed, submission, seconds, resource),
+        signal,
+        refused: (err) => this.#busy(keyed, submission.logger, err instanceof BusyError),
+        answering,
+      }),
+    );
     const ended = async (): Promise<BuildResult> => {
       try {
         const result = await flow;
@@ -318,6 +341,16 @@ export class BuildWorker {
     this.#runs.add(settled);
     void settled.then(() => this.#runs.delete(settled));
     return { result };
+  }
+
+  /** `plan` with the identity of the secrets it offers (docs/secrets.md); a failure is the build's. */
+  async #keyed(plan: BuildPlan, answering: Answering, signal: AbortSignal): Promise<BuildPlan> {
+    try {
+      return await withSecretsIdentity(plan, this.#deps.secretIdentityKey ?? null);
+    } catch (err) {
+      answerBuild(plan, answering, { ok: false, err }, signal);
+      throw err;
+    }
   }
 
   /** Resolves once no build runs here (async ones included): the drain on SIGTERM waits for it. */

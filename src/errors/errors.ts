@@ -271,6 +271,13 @@ export const ERRORS = {
     when: 'Redis mode: Redis does not answer (POST /build, GET /builds, GET/DELETE /logs); with Retry-After: 10.',
   },
 
+  // --- build secrets identity ---
+  SECRETS_IDENTITY_KEY_INVALID: {
+    status: 500,
+    text: 'the build secrets identity key in {where} is not 64 hex digits',
+    when: 'A build offered secrets found the identity key (Redis, or the scratch space file) altered (docs/secrets.md).',
+  },
+
   // --- image retention ---
   RETENTION_NOT_DELETE_MODE: {
     status: 409,
@@ -710,6 +717,10 @@ export const idempotencyKeyReused = (): ServiceError => make('IDEMPOTENCY_KEY_RE
 /** Never carries the Redis URL or the client's error (they can name the server's password). */
 export const storeUnavailable = (): ServiceError =>
   make('STORE_UNAVAILABLE', {}, { headers: { 'Retry-After': '10' } });
+
+/** `where` names the store (a path or a Redis key), never the key's value. */
+export const secretsIdentityKeyInvalid = (where: string): ServiceError =>
+  make('SECRETS_IDENTITY_KEY_INVALID', { where });
 
 // --- registry endpoints: the request ---
 

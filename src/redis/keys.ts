@@ -56,6 +56,8 @@ export const eventDisabledKey = (subscription: string): string => `${PREFIX}even
 /** Recent deliveries: a hash `<subscription> <event id>` -> JSON, and its index by record time. */
 export const EVENT_DELIVERIES = `${PREFIX}event-deliveries`;
 export const EVENT_DELIVERIES_INDEX = `${PREFIX}event-deliveries:index`;
+/** The build secrets identity key (32 random bytes, hex), set once by whichever replica needs it first. */
+export const SECRETS_IDENTITY_KEY = `${PREFIX}build-secrets:identity-key`;
 
 /** Per-log size cap: output beyond it is dropped, and one marker line says so. */
 export const LOG_SIZE_CAP_BYTES = 50 * 1024 * 1024;

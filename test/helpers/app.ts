@@ -88,6 +88,7 @@ export async function startApp(
     logStore: stores.logStore,
     builds: options.builds ?? stores.builds,
     leases: stores.leases,
+    secretIdentityKey: stores.secretIdentityKey,
     processGroups: new ProcessGroups(),
     shutdownSignal: abort.signal,
   };

@@ -24,31 +24,40 @@ export const allRegistries = (): string[] => [
 export type BuildOverrides = Omit<Partial<Config>, 'build'> & { build?: Partial<Config['build']> };
 
 /** The service with the stack's builder, its registries as insecure, its git CA trusted; build reuse off unless asked. */
-export async function startBuildApp(overrides: BuildOverrides = {}): Promise<RunningApp> {
+export async function startBuildApp(
+  overrides: BuildOverrides = {},
+  options: Parameters<typeof startApp>[1] = {},
+): Promise<RunningApp> {
   const { build, ...rest } = overrides;
-  return startApp({
-    builderEndpoints: [stack.STACK_BUILDER_ENDPOINT],
-    insecureRegistries: allRegistries(),
-    commandLogRetention: 100,
-    childEnv: { PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin', GIT_SSL_CAINFO: stack.GIT_CA_FILE },
-    ...rest,
-    build: {
-      platforms: [],
-      noCache: false,
-      mode: 'auto',
-      cloneTimeoutSeconds: 120,
-      timeoutSeconds: 600,
-      maxConcurrent: 0,
-      maxPerBuilder: 0,
-      nativePlatformsOnly: false,
-      // The build tests exercise building (and re-run against registries that keep earlier keys);
-      // the reuse tests (build-reuse.test.ts) turn it on.
-      reuse: false,
-      provenance: 'min',
-      sbom: false,
-      ...build,
+  return startApp(
+    {
+      builderEndpoints: [stack.STACK_BUILDER_ENDPOINT],
+      insecureRegistries: allRegistries(),
+      commandLogRetention: 100,
+      childEnv: {
+        PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
+        GIT_SSL_CAINFO: stack.GIT_CA_FILE,
+      },
+      ...rest,
+      build: {
+        platforms: [],
+        noCache: false,
+        mode: 'auto',
+        cloneTimeoutSeconds: 120,
+        timeoutSeconds: 600,
+        maxConcurrent: 0,
+        maxPerBuilder: 0,
+        nativePlatformsOnly: false,
+        // The build tests exercise building (and re-run against registries that keep earlier keys);
+        // the reuse tests (build-reuse.test.ts) turn it on.
+        reuse: false,
+        provenance: 'min',
+        sbom: false,
+        ...build,
+      },
     },
-  });
+    options,
+  );
 }
 
 export interface BuildResponse {

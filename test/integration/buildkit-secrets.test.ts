@@ -3,7 +3,7 @@
  * mounted secret into /npmrc.sha256, with the value from the request and from a scoped server
  * entry; the canary value is nowhere else (image bytes, logs, answers, argv); an entry scoped
  * elsewhere is not offered; bad input is a 400 with no clone; the files go with the request
- * however it ends; a changed value alone is a reuse, noCache builds.
+ * however it ends (the cache and reuse: buildkit-secret-scopes.test.ts).
  */
 import test, { type ExecutionContext } from 'ava';
 import { randomBytes } from 'node:crypto';
@@ -104,7 +104,6 @@ test('a request secret reaches the step and nothing else; its files go with the 
   const running = await app(t);
   const secret = canary();
   const sampler = sampleProcesses([secret]);
-  // noCache: BuildKit's cache ignores secret values, so a cached step would hold an earlier value.
   const res = await postBuild(
     running,
     request(
@@ -161,8 +160,6 @@ test('a scoped server entry is offered to its repository only; elsewhere the req
     ...request(uniqueName('secret-outside')),
     repository: other.repository,
     buildSecrets: { unrelated: requestValue },
-    // Without it BuildKit's cache answers the identical step (secrets are not in its cache key).
-    buildOptions: { noCache: true },
   });
   t.is(failed.status, 500, JSON.stringify(failed.body));
   t.regex(String(failed.body.logId), /^img-/);
@@ -270,29 +267,4 @@ test('after the deadline kills the build, the request directory and its secret f
   t.regex(String(res.body.error), /timed out|deadline|timeout/i);
   t.false(existsSync(file));
   t.deepEqual(await readdir(join(scratch, 'requests')), []);
-});
-
-test('another value of the same id is a reuse of the same commit; noCache builds with it', async (t) => {
-  const running = await app(t, { build: { reuse: true } });
-  const name = uniqueName('secret-reuse');
-  const own = ownRepo(t, 'secrets').repository;
-  const [first, second] = [canary(), canary()];
-  const built = await postBuild(running, request(name, { buildSecrets: { npmrc: npmrc(first) } }, own));
-  ok(t, built);
-  t.regex((await fetchLog(running, built.body.imageBuildLogId)).text, /devcontainer build/);
-  // BuildKit's cache may answer the step with an earlier value: the reuse gives that image back.
-  const builtHash = await recordedHash(name, String(built.body.tag));
-  const reused = await postBuild(running, request(name, { buildSecrets: { npmrc: npmrc(second) } }, own));
-  ok(t, reused);
-  const reusedLog = (await fetchLog(running, reused.body.imageBuildLogId)).text;
-  t.regex(reusedLog, /reused, no build/, reusedLog);
-  t.false(reusedLog.includes('devcontainer build'));
-  t.is(await recordedHash(name, String(reused.body.tag)), builtHash, 'the earlier image, as documented');
-  const rebuilt = await postBuild(
-    running,
-    request(name, { buildSecrets: { npmrc: npmrc(second) }, buildOptions: { noCache: true } }, own),
-  );
-  ok(t, rebuilt);
-  t.regex((await fetchLog(running, rebuilt.body.imageBuildLogId)).text, /devcontainer build/);
-  t.is(await recordedHash(name, String(rebuilt.body.tag)), sha256Hex(npmrc(second)));
 });

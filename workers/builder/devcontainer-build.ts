@@ -29,13 +29,17 @@ import {
   LABEL_REVISION_VAR,
   LABEL_SOURCE_VAR,
   LABEL_TAG_VAR,
+  NODE_VAR,
   PLATFORMS_VAR,
   PROVENANCE_VAR,
   SBOM_VAR,
   SECRETS_DIR_VAR,
+  SECRETS_IDENTITY_VAR,
   writeDockerWrapper,
 } from './docker-wrapper.js';
 import { writeSecretFiles } from './secret-files.js';
+import { withSecretsIdentity } from './secret-identity.js';
+import { scratchIdentityKey } from './secret-identity-key.js';
 
 export interface DevcontainerBuildInput {
   readonly workspaceFolder: string;
@@ -128,7 +132,7 @@ export function attestationEnv(
 
 export interface BuildAndPushOptions {
   plan: BuildPlan;
-  deps: Pick<StepDeps, 'config' | 'logStore' | 'groups' | 'devcontainerCli'> & {
+  deps: Pick<StepDeps, 'config' | 'logStore' | 'groups' | 'devcontainerCli' | 'secretIdentityKey'> & {
     readonly remoteBuilder: BuilderHandle;
   };
   dir: RequestDir;
@@ -175,11 +179,34 @@ const retentionEnv = (labels: RetentionLabels | undefined): Record<string, strin
         [LABEL_KEY_VAR]: labels.key,
       };
 
-/** The request's docker config, scratch TMPDIR, wrapper and build secret files, ready for the CLI. */
-async function prepare(
+interface Prepared {
+  readonly tmp: string;
+  readonly dockerPath: string;
+  readonly secretsDir?: string;
+  /** The keyed identity of the secrets offered (secret-identity.ts). */
+  readonly identity?: string;
+}
+
+/** The secrets' files and keyed identity; nothing when none is offered (the build is as without them). */
+async function prepareSecrets(
   options: BuildAndPushOptions,
   log: CommandLogWriter,
-): Promise<{ tmp: string; dockerPath: string; secretsDir?: string }> {
+): Promise<{ secretsDir?: string; identity?: string }> {
+  const { plan, deps, dir } = options;
+  const secretsDir = await writeSecretFiles(dir.root, plan.buildSecrets);
+  if (secretsDir === undefined) return {};
+  log.write(`# build secrets offered: ${plan.buildSecrets.map((secret) => secret.id).join(', ')}\n`);
+  const key =
+    deps.secretIdentityKey === undefined
+      ? scratchIdentityKey(deps.config.scratchDir)
+      : deps.secretIdentityKey;
+  const keyed = await withSecretsIdentity(plan, key);
+  const identity = keyed.secretsIdentity;
+  return { secretsDir, ...(identity === undefined ? {} : { identity }) };
+}
+
+/** The request's docker config, scratch TMPDIR, wrapper and build secret files, ready for the CLI. */
+async function prepare(options: BuildAndPushOptions, log: CommandLogWriter): Promise<Prepared> {
   const { plan, deps, dir } = options;
   const { config } = deps;
   await deps.remoteBuilder.ensure({ log, home: dir.home, signal: options.signal });
@@ -194,12 +221,9 @@ async function prepare(
   // Always: it adds the attestations the CLI cannot ask for (and works around its faults), and the
   // build secrets (only a Dockerfile can mount them: docs/secrets.md).
   const dockerPath = await writeDockerWrapper(dir.generated);
-  const secretsDir = await writeSecretFiles(dir.root, plan.buildSecrets);
-  if (secretsDir !== undefined) {
-    log.write(`# build secrets offered: ${plan.buildSecrets.map((secret) => secret.id).join(', ')}\n`);
-  }
+  const secrets = await prepareSecrets(options, log);
   await seedCliCache(tmp, config.scratchDir);
-  return { tmp, dockerPath, ...(secretsDir === undefined ? {} : { secretsDir }) };
+  return { tmp, dockerPath, ...secrets };
 }
 
 function cliArgs(options: BuildAndPushOptions, dockerPath: string | undefined): string[] {
@@ -224,10 +248,7 @@ function cliArgs(options: BuildAndPushOptions, dockerPath: string | undefined): 
 }
 
 /** The CLI's environment: paths of this request only (the secrets folder's path, never a value). */
-function cliEnv(
-  options: BuildAndPushOptions,
-  prepared: { tmp: string; secretsDir?: string },
-): Record<string, string> {
+function cliEnv(options: BuildAndPushOptions, prepared: Prepared): Record<string, string> {
   const { plan, deps, dir } = options;
   return {
     ...(deps.remoteBuilder.name === undefined ? {} : { BUILDX_BUILDER: deps.remoteBuilder.name }),
@@ -242,6 +263,9 @@ function cliEnv(
     ...(plan.platforms.length > 1 ? { [PLATFORMS_VAR]: plan.platforms.join(',') } : {}),
     ...attestationEnv(deps.config.build),
     ...(prepared.secretsDir === undefined ? {} : { [SECRETS_DIR_VAR]: prepared.secretsDir }),
+    ...(prepared.identity === undefined
+      ? {}
+      : { [SECRETS_IDENTITY_VAR]: prepared.identity, [NODE_VAR]: process.execPath }),
   };
 }
 

@@ -1,13 +1,13 @@
 /**
- * The docker CLI as the Dev Containers CLI sees it (`--docker-path`): a small sh wrapper that passes
- * everything to docker unchanged except `docker buildx build`, to which it adds what
- * @devcontainers/cli 0.89.0 drops or cannot say (docs/behaviour.md, Known limits): the OCI labels,
- * the retention labels, the full `--platform` list (the CLI is given the first only), the attestations
- * (docs/supply-chain.md), a `--secret` per build secret file, by path (docs/secrets.md). Values come
- * from environment variables in double quotes; argv is rebuilt with `set --`, never re-parsed.
+ * The docker CLI as the Dev Containers CLI sees it (`--docker-path`): a sh wrapper that passes all to
+ * docker except `docker buildx build`, to which it adds what @devcontainers/cli 0.89.0 drops or cannot
+ * say (docs/behaviour.md, Known limits): the OCI and retention labels, the full `--platform` list, the
+ * attestations (docs/supply-chain.md), a `--secret` per secret file and the secrets' keyed identity
+ * (docs/secrets.md). Values come from environment variables in double quotes; argv is rebuilt with `set --`.
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { LABEL_BRANCH, LABEL_BUILD_KEY, LABEL_BUILT, LABEL_NAMED_TAG } from '../../src/rules/image-labels.js';
 
 export const LABEL_SOURCE_VAR = 'IBS_LABEL_SOURCE';
@@ -25,42 +25,111 @@ export const PROVENANCE_VAR = 'IBS_PROVENANCE';
 export const SBOM_VAR = 'IBS_ATTEST_SBOM';
 /** When set: the folder of the build secret files (one file per secret, named by its id). */
 export const SECRETS_DIR_VAR = 'IBS_BUILD_SECRETS_DIR';
+/**
+ * When set: the keyed identity of the secrets offered (secret-identity.ts). Every `-f` Dockerfile is
+ * replaced by its keyed copy (keyed-dockerfile.cjs, run by the node in NODE_VAR) and the identity is
+ * passed as the build argument IDENTITY_ARG, last (so that no earlier `--build-arg` overrides it).
+ */
+export const SECRETS_IDENTITY_VAR = 'IBS_BUILD_SECRETS_IDENTITY';
+/** The node that runs keyed-dockerfile.cjs (this service's own). */
+export const NODE_VAR = 'IBS_NODE';
+/** The build argument that carries the identity into every stage (reserved: docs/secrets.md). */
+export const IDENTITY_ARG = 'IBS_BUILD_SECRETS_IDENTITY';
+/** The keying script, beside this module (copied to dist/ by the build). */
+export const KEYED_DOCKERFILE_SCRIPT = fileURLToPath(new URL('./keyed-dockerfile.cjs', import.meta.url));
 
-export const DOCKER_WRAPPER_SCRIPT = [
-  '#!/bin/sh',
-  'if [ "$1" = buildx ] && [ "$2" = build ]; then',
-  '  shift 2',
-  '  replace=',
-  '  for arg do',
-  '    shift',
-  '    if [ -n "$replace" ]; then',
-  `      set -- "$@" "$${PLATFORMS_VAR}"`,
-  '      replace=',
-  '      continue',
+/** The keyed copy of the Dockerfile `$1` (a shell function of the wrapper; fails the build when it fails). */
+const KEY_FUNCTION = [
+  'keyed() {',
+  `  copy=$("$${NODE_VAR}" "$keyer" "$1" ${IDENTITY_ARG}) || exit 1`,
+  '  keyedfiles=$((keyedfiles + 1))',
+  '}',
+];
+
+/** In the argument loop: a Dockerfile option (`-f F`, `--file F`, `--file=F`, `-fF`) gets the keyed copy. */
+const KEYED_FILE_OPTION = [
+  `    if [ -n "$${SECRETS_IDENTITY_VAR}" ]; then`,
+  '      case "$arg" in',
+  '        -f | --file) file=1 ;;',
+  '        --file=* | -f?*)',
+  '          path=${arg#--file=}',
+  '          [ "$path" = "$arg" ] && path=${arg#-f} && path=${path#=}',
+  '          keyed "$path"',
+  '          set -- "$@" --file "$copy"',
+  '          continue',
+  '          ;;',
+  '      esac',
   '    fi',
-  `    if [ "$arg" = --platform ] && [ -n "$${PLATFORMS_VAR}" ]; then replace=1; fi`,
-  '    set -- "$@" "$arg"',
-  '  done',
-  `  if [ -n "$${SBOM_VAR}" ]; then set -- --attest "$${SBOM_VAR}" "$@"; fi`,
-  `  if [ -n "$${PROVENANCE_VAR}" ]; then set -- --provenance "$${PROVENANCE_VAR}" "$@"; fi`,
-  `  if [ -n "$${SECRETS_DIR_VAR}" ]; then`,
-  `    for file in "$${SECRETS_DIR_VAR}"/*; do`,
-  '      [ -f "$file" ] || continue',
-  '      set -- --secret "id=${file##*/},src=$file" "$@"',
-  '    done',
+];
+
+/** After the loop: a build offered secrets had its Dockerfile keyed; the identity goes last. */
+const IDENTITY_ARGUMENT = [
+  `  if [ -n "$${SECRETS_IDENTITY_VAR}" ]; then`,
+  '    if [ "$keyedfiles" -eq 0 ]; then',
+  "      echo 'docker wrapper: a build offered secrets without -f: refused (docs/secrets.md)' >&2",
+  '      exit 1',
+  '    fi',
+  `    set -- "$@" --build-arg "${IDENTITY_ARG}=$${SECRETS_IDENTITY_VAR}"`,
   '  fi',
+];
+
+/** The retention labels (src/rules/image-labels.ts), when the build is given them. */
+const RETENTION_LABELS = [
   `  if [ -n "$${LABEL_BRANCH_VAR}" ]; then`,
   `    set -- --label "${LABEL_BRANCH}=$${LABEL_BRANCH_VAR}" --label "${LABEL_BUILT}=$${LABEL_BUILT_VAR}" \\`,
   `      --label "${LABEL_NAMED_TAG}=$${LABEL_TAG_VAR}" --label "${LABEL_BUILD_KEY}=$${LABEL_KEY_VAR}" "$@"`,
   '  fi',
-  '  exec docker buildx build \\',
-  `    --label "org.opencontainers.image.source=$${LABEL_SOURCE_VAR}" \\`,
-  `    --label "org.opencontainers.image.revision=$${LABEL_REVISION_VAR}" \\`,
-  '    "$@"',
-  'fi',
-  'exec docker "$@"',
-  '',
-].join('\n');
+];
+
+/** The wrapper for the keying script at `keyer` (the service's own, or a test's). */
+export function dockerWrapperScript(keyer: string = KEYED_DOCKERFILE_SCRIPT): string {
+  return [
+    '#!/bin/sh',
+    ...KEY_FUNCTION,
+    'if [ "$1" = buildx ] && [ "$2" = build ]; then',
+    '  shift 2',
+    `  keyer='${keyer.replaceAll("'", "'\\''")}'`,
+    '  replace=',
+    '  file=',
+    '  keyedfiles=0',
+    '  for arg do',
+    '    shift',
+    '    if [ -n "$replace" ]; then',
+    `      set -- "$@" "$${PLATFORMS_VAR}"`,
+    '      replace=',
+    '      continue',
+    '    fi',
+    '    if [ -n "$file" ]; then',
+    '      keyed "$arg"',
+    '      set -- "$@" "$copy"',
+    '      file=',
+    '      continue',
+    '    fi',
+    `    if [ "$arg" = --platform ] && [ -n "$${PLATFORMS_VAR}" ]; then replace=1; fi`,
+    ...KEYED_FILE_OPTION,
+    '    set -- "$@" "$arg"',
+    '  done',
+    ...IDENTITY_ARGUMENT,
+    `  if [ -n "$${SBOM_VAR}" ]; then set -- --attest "$${SBOM_VAR}" "$@"; fi`,
+    `  if [ -n "$${PROVENANCE_VAR}" ]; then set -- --provenance "$${PROVENANCE_VAR}" "$@"; fi`,
+    `  if [ -n "$${SECRETS_DIR_VAR}" ]; then`,
+    `    for file in "$${SECRETS_DIR_VAR}"/*; do`,
+    '      [ -f "$file" ] || continue',
+    '      set -- --secret "id=${file##*/},src=$file" "$@"',
+    '    done',
+    '  fi',
+    ...RETENTION_LABELS,
+    '  exec docker buildx build \\',
+    `    --label "org.opencontainers.image.source=$${LABEL_SOURCE_VAR}" \\`,
+    `    --label "org.opencontainers.image.revision=$${LABEL_REVISION_VAR}" \\`,
+    '    "$@"',
+    'fi',
+    'exec docker "$@"',
+    '',
+  ].join('\n');
+}
+
+export const DOCKER_WRAPPER_SCRIPT = dockerWrapperScript();
 
 /** Writes the wrapper (0700) into `dir` and returns its path. */
 export async function writeDockerWrapper(dir: string): Promise<string> {

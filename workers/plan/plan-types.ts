@@ -78,6 +78,11 @@ export interface BuildPlan {
    * the request's. Never written anywhere but the request directory's 0600 files.
    */
   buildSecrets: readonly BuildSecret[];
+  /**
+   * The keyed identity of buildSecrets (builder/secret-identity.ts), set by the worker before the
+   * build is admitted: the builder's cache, the build key and the request identity hold it.
+   */
+  secretsIdentity?: string;
   /** Every secret string of this request (tokens, passwords, keys) to mask in logs. */
   secrets: string[];
 }

@@ -1,7 +1,7 @@
 /**
  * The build key (pure): a digest of everything that determines a build's image and nothing else,
  * its inputs one explicit record so that two builds compare input by input (the inputs:
- * docs/reuse.md, The build key; secret ids, never values: docs/secrets.md). The key is the sha256
+ * docs/reuse.md, The build key; secrets by id and keyed identity: docs/secrets.md). The key is the sha256
  * of the record's canonical JSON, prefixed by KEY_FORMAT: changing the record's shape changes every
  * key.
  */
@@ -37,6 +37,8 @@ export interface BuildKeyInput {
   readonly buildProcessVersion: number;
   /** The ids of the build secrets offered (absent or empty: none). */
   readonly secretIds?: readonly string[];
+  /** The keyed identity of the build secrets offered, ids and values (docs/secrets.md); absent: none. */
+  readonly secretsIdentity?: string;
 }
 
 const byRef = (a: KeyedReference, b: KeyedReference): number => (a.ref < b.ref ? -1 : a.ref > b.ref ? 1 : 0);
@@ -55,6 +57,7 @@ function canonical(input: BuildKeyInput): string {
     input.cliVersion,
     input.buildProcessVersion,
     ...(input.secretIds !== undefined && input.secretIds.length > 0 ? [[...input.secretIds].sort()] : []),
+    ...(input.secretsIdentity === undefined ? [] : [input.secretsIdentity]),
   ]);
 }
 
@@ -102,6 +105,7 @@ export function changedInputs(before: BuildKeyInput, after: BuildKeyInput): stri
   const ids = (input: BuildKeyInput): string => [...(input.secretIds ?? [])].sort().join(',');
   if (ids(before) !== ids(after))
     out.push(`build secret ids: ${ids(before) || 'none'} -> ${ids(after) || 'none'}`);
+  else if (before.secretsIdentity !== after.secretsIdentity) out.push('build secrets: other values');
   if (before.buildProcessVersion !== after.buildProcessVersion) {
     out.push(`build process version: ${before.buildProcessVersion} -> ${after.buildProcessVersion}`);
   }

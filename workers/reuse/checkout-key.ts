@@ -46,6 +46,7 @@ export function keyDeps(plan: BuildPlan, deps: ReuseStepDeps): KeyDeps {
     platforms: plan.platforms,
     cliVersion: devcontainerCliVersion(),
     secretIds: plan.buildSecrets.map((secret) => secret.id),
+    ...(plan.secretsIdentity === undefined ? {} : { secretsIdentity: plan.secretsIdentity }),
   };
 }
 

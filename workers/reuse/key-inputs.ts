@@ -47,8 +47,10 @@ export interface KeyDeps {
   readonly credentialsFor: CredentialsFor;
   readonly platforms: readonly string[];
   readonly cliVersion: string;
-  /** The ids of the build secrets offered (their values are never key inputs). */
+  /** The ids of the build secrets offered. */
   readonly secretIds: readonly string[];
+  /** The keyed identity of their ids and values (never a value); absent: none offered. */
+  readonly secretsIdentity?: string;
 }
 
 export type KeyOutcome =
@@ -135,6 +137,7 @@ export async function computeKeyInput(source: KeySource, deps: KeyDeps): Promise
       cliVersion: deps.cliVersion,
       buildProcessVersion: BUILD_PROCESS_VERSION,
       ...(deps.secretIds.length > 0 ? { secretIds: [...deps.secretIds] } : {}),
+      ...(deps.secretsIdentity === undefined ? {} : { secretsIdentity: deps.secretsIdentity }),
     };
     return { kind: 'keyed', key: buildKey(input), input };
   } catch (err) {

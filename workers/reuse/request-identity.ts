@@ -1,8 +1,8 @@
 /**
- * The identity of a build request for coalescing (pure): two requests with the same repository,
- * branch, target, platforms, build options, credentials and build secret ids are the same request.
- * Credentials enter only as a digest, build secrets by id only (their values, like the build
- * key's, do not count: docs/secrets.md), and the identity itself is a digest: nothing secret is kept.
+ * The identity of a build request for following (pure): two requests with the same repository,
+ * branch, target, platforms, build options, credentials and build secrets are the same request.
+ * Credentials enter only as a digest, build secrets by id and keyed identity (docs/secrets.md), and
+ * the identity itself is a digest: nothing secret is kept.
  */
 import { createHash } from 'node:crypto';
 import type { BuildPlan } from '../plan/plan-types.js';
@@ -25,6 +25,7 @@ export function requestIdentity(plan: BuildPlan): string {
       plan.mode,
       credentials,
       plan.buildSecrets.map((secret) => secret.id),
+      ...(plan.secretsIdentity === undefined ? [] : [plan.secretsIdentity]),
     ]),
   );
 }

@@ -1,18 +1,21 @@
 import test, { type ExecutionContext } from 'ava';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { run } from '../../../src/exec/run.js';
 import {
+  IDENTITY_ARG,
   LABEL_BRANCH_VAR,
   LABEL_BUILT_VAR,
   LABEL_KEY_VAR,
   LABEL_TAG_VAR,
   LABEL_REVISION_VAR,
   LABEL_SOURCE_VAR,
+  NODE_VAR,
   PLATFORMS_VAR,
   SECRETS_DIR_VAR,
+  SECRETS_IDENTITY_VAR,
   writeDockerWrapper,
 } from '../../../workers/builder/docker-wrapper.js';
 
@@ -121,4 +124,81 @@ test('with IBS_BUILD_SECRETS_DIR, buildx build gets one --secret per file of the
   const empty = join(dir, 'empty');
   await mkdir(empty);
   t.deepEqual((await call(['buildx', 'build', '.'], { [SECRETS_DIR_VAR]: empty })).slice(6), ['.']);
+});
+
+test('with the secrets identity, each -f Dockerfile is replaced by its keyed copy and the identity is the last build arg', async (t) => {
+  const { dir, call } = await setup(t);
+  const dockerfile = join(dir, 'my Dockerfile');
+  await writeFile(dockerfile, 'FROM base\nRUN --mount=type=secret,id=npmrc true\n');
+  await writeFile(`${dockerfile}.dockerignore`, 'secret-dir\n');
+  const env = { [SECRETS_IDENTITY_VAR]: 'a'.repeat(64), [NODE_VAR]: process.execPath, TMPDIR: dir };
+  const args = ['buildx', 'build', '-f', dockerfile, '--build-arg', `${IDENTITY_ARG}=forged`, '.'];
+  const out = await call(args, env);
+  const copy = out[7] ?? '';
+  t.deepEqual(out.slice(6), [
+    '-f',
+    copy,
+    '--build-arg',
+    `${IDENTITY_ARG}=forged`,
+    '.',
+    '--build-arg',
+    `${IDENTITY_ARG}=${'a'.repeat(64)}`,
+  ]);
+  t.not(copy, dockerfile);
+  t.true(copy.startsWith(dir) && copy.endsWith('/my Dockerfile'), copy);
+  t.is(
+    await readFile(copy, 'utf8'),
+    `FROM base\nARG ${IDENTITY_ARG}\nRUN --mount=type=secret,id=npmrc true\n`,
+  );
+  t.is(await readFile(`${copy}.dockerignore`, 'utf8'), 'secret-dir\n');
+  const other = await call(['buildx', 'build', `--file=${dockerfile}`, '.'], env);
+  t.regex(other[7] ?? '', /^\/.*\/my Dockerfile$/);
+  t.is(other[6], '--file');
+  t.not(other[7], dockerfile);
+});
+
+test('with the secrets identity, a buildx build without a Dockerfile to key is refused; without it nothing changes', async (t) => {
+  const { call } = await setup(t);
+  const env = { [SECRETS_IDENTITY_VAR]: 'a'.repeat(64), [NODE_VAR]: process.execPath };
+  const refused = await t.throwsAsync(call(['buildx', 'build', '.'], env));
+  t.regex(String(refused?.message), /exit|code|status/i);
+  const missing = await t.throwsAsync(call(['buildx', 'build', '-f', '/nonexistent/Dockerfile', '.'], env));
+  t.truthy(missing);
+  t.deepEqual((await call(['buildx', 'build', '-f', 'Dockerfile', '.'])).slice(6), ['-f', 'Dockerfile', '.']);
+});
+
+test('a build with retention labels and offered secrets gets both: the four labels, the keyed copy, the identity last', async (t) => {
+  const { dir, call } = await setup(t);
+  const dockerfile = join(dir, 'Dockerfile');
+  await writeFile(dockerfile, 'FROM base\nRUN --mount=type=secret,id=npmrc true\n');
+  const out = await call(['buildx', 'build', '-f', dockerfile, '.'], {
+    [LABEL_BRANCH_VAR]: 'main',
+    [LABEL_BUILT_VAR]: '2026-11-26T08:00:00.000Z',
+    [LABEL_TAG_VAR]: 'v1',
+    [LABEL_KEY_VAR]: 'cd'.repeat(32),
+    [SECRETS_IDENTITY_VAR]: 'b'.repeat(64),
+    [NODE_VAR]: process.execPath,
+    TMPDIR: dir,
+  });
+  const copy = out[15] ?? '';
+  t.deepEqual(out.slice(6), [
+    '--label',
+    'image-build-service.branch=main',
+    '--label',
+    'image-build-service.built=2026-11-26T08:00:00.000Z',
+    '--label',
+    'image-build-service.tag=v1',
+    '--label',
+    `image-build-service.build-key=${'cd'.repeat(32)}`,
+    '-f',
+    copy,
+    '.',
+    '--build-arg',
+    `${IDENTITY_ARG}=${'b'.repeat(64)}`,
+  ]);
+  t.not(copy, dockerfile);
+  t.is(
+    await readFile(copy, 'utf8'),
+    `FROM base\nARG ${IDENTITY_ARG}\nRUN --mount=type=secret,id=npmrc true\n`,
+  );
 });

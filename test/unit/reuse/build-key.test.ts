@@ -63,3 +63,12 @@ test('the root tree is named as such in the diff', (t) => {
     'path / (the repository root): 111111111111 -> 222222222222',
   ]);
 });
+
+test('the secrets identity changes the key and is named without a value; without secrets the key is as before', (t) => {
+  const withSecrets: BuildKeyInput = { ...base, secretIds: ['npmrc'], secretsIdentity: 'a'.repeat(64) };
+  const rotated: BuildKeyInput = { ...withSecrets, secretsIdentity: 'b'.repeat(64) };
+  t.not(buildKey(rotated), buildKey(withSecrets));
+  t.deepEqual(changedInputs(withSecrets, rotated), ['build secrets: other values']);
+  t.deepEqual(changedInputs(base, withSecrets), ['build secret ids: none -> npmrc']);
+  t.is(buildKey({ ...base, secretIds: [] }), buildKey(base));
+});
