@@ -133,7 +133,9 @@ export async function startApp(
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await stores.close();
-      if (overrides.scratchDir === undefined) await rm(scratchDir, { recursive: true, force: true });
+      // A prebuild pass or an event append may still be ending in it: retry as Node's rm does.
+      if (overrides.scratchDir === undefined)
+        await rm(scratchDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
     },
   };
 }

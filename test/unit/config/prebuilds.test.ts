@@ -1,6 +1,6 @@
 // The prebuild settings: configurations checked at startup (a bad entry is named), the webhook
 // secrets read from their files, and GET /config's view, which lists configurations, never a secret.
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
@@ -9,6 +9,7 @@ import { loadConfig } from '../../../src/config/load.js';
 import { effectiveConfigView } from '../../../src/config/view.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ibs-prebuilds-config-'));
+test.after.always(() => rmSync(dir, { recursive: true, force: true }));
 const env = { HOME: dir, DOCKER_CONFIG: join(dir, 'docker') };
 const write = (name: string, value: unknown): string => {
   const path = join(dir, name);
