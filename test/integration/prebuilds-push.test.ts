@@ -212,7 +212,8 @@ test('latest push wins: the first prebuild is cancelled, the second builds and m
   t.is(delivery?.decision, 'superseded');
   t.is(delivery?.reason, `superseded by ${quick.after}`);
   const done = await finished(second.body.buildId);
-  t.is(done.status, 'success');
+  const ours = (await builds()).filter((b) => b.repository === repo.url);
+  t.is(done.status, 'success', JSON.stringify(ours.map((b) => [b.id, b.trigger, b.status, b.error])));
   const name = imageName(repo);
   const built = await tagDigest(stack.REGISTRY_ANON, name, `sha-${quick.after.slice(0, 7)}`);
   await eventually(async () => (await tagDigest(stack.REGISTRY_ANON, name, 'main')) === built, {

@@ -1,8 +1,8 @@
 /**
  * The prebuilds (docs/prebuilds.md): a signed push, a reconcile or a refresh only selects among
  * the configured repositories and branches; each decision is a delivery with its reason. Latest
- * push wins: a new head cancels the branch's prebuild in flight. A successful prebuild moves the
- * branch tag; a failed one leaves it on the last good image.
+ * push wins: a pushed head cancels the branch's prebuild in flight (a schedule's head leaves it).
+ * A successful prebuild moves the branch tag; a failed one leaves it on the last good image.
  */
 import type { BuildRecord } from '../../src/builds/types.js';
 import type { PrebuildConfiguration } from '../../src/config/types.js';
@@ -154,9 +154,13 @@ export class Prebuilds {
       decision: 'ignored',
       reason: '',
     };
-    const key = BranchSlots.keyOf(candidate.index, candidate.branch);
-    if (this.#slots.get(key)?.commit === candidate.after)
+    const inFlight = this.#slots.get(BranchSlots.keyOf(candidate.index, candidate.branch));
+    if (inFlight?.commit === candidate.after)
       return this.record({ ...base, reason: `ignored: ${candidate.after} is already building` });
+    // Only a push supersedes: a schedule's head may be older than the push that started the
+    // prebuild in flight (read before it), and what it would build is built anyway.
+    if (inFlight !== undefined && candidate.trigger !== 'push')
+      return this.record({ ...base, reason: `ignored: a prebuild of ${inFlight.commit} is in flight` });
     try {
       const plan = prebuildPlan(configuration, candidate.branch, this.#deps.config);
       if (!(await this.#pathsChanged(configuration, plan, candidate)))
