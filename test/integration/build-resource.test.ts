@@ -66,11 +66,14 @@ const post = (service: RunningApp, body: unknown, headers: Record<string, string
 
 /** Long polls GET /builds/{id}?wait=20 until the record carries its answer. */
 async function answerOf(url: string, location: string): Promise<Answer['body']> {
-  for (;;) {
-    const polled = await call(`${url}${location}?wait=20`);
-    if (polled.status !== 200) throw new Error(`GET ${location} answered ${polled.status}`);
-    if (polled.body.answer !== undefined) return polled.body;
-  }
+  return eventually(
+    async () => {
+      const polled = await call(`${url}${location}?wait=20`);
+      if (polled.status !== 200) throw new Error(`GET ${location} answered ${polled.status}`);
+      return polled.body.answer !== undefined && polled.body;
+    },
+    { timeout: 600_000, interval: 0, what: `the answer of ${location}` },
+  );
 }
 
 /** A served repository whose RUN step is silent for a while, its own (a nonce) so BuildKit runs it. */

@@ -3,7 +3,7 @@
  * by repository (each builder's cache is its own), failover when a builder's bridge stops, a
  * builder lost mid-build, and bounded load. Bridges a test stops are its own (privateBuilderBridge).
  */
-import { readFileSync, readdirSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import test, { type ExecutionContext } from 'ava';
 import type { BuildRecord } from '../../src/builds/types.js';
 import { placementKey, placementOrder } from '../../workers/builder/fleet/placement.js';
@@ -11,6 +11,7 @@ import { privateBuilderBridge, type PrivateBridge } from '../stack/builders.js';
 import { dumpRedis } from '../helpers/redis-dump.js';
 import { eventually } from '../helpers/eventually.js';
 import { sampleValue, scrapeMetrics } from '../helpers/metrics.js';
+import { watchCommandLines } from '../helpers/processes.js';
 import { SLOW_STEP_STARTED } from '../stack/fixtures.js';
 import type { RunningApp } from '../helpers/app.js';
 import {
@@ -76,23 +77,9 @@ test('mutual TLS: a build through a TLS-only endpoint answers 200; the key appea
   });
   const key = readFileSync(TLS.keyPath, 'utf8');
   const canary = key.split('\n').filter((l) => l.length > 20 && !l.startsWith('-----'))[0] ?? 'none';
-  const argv: string[] = [];
-  let sampling = true;
-  const sampler = (async () => {
-    while (sampling) {
-      for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
-        try {
-          argv.push(readFileSync(`/proc/${pid}/cmdline`, 'utf8'));
-        } catch {
-          // gone
-        }
-      }
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  })();
+  const sampler = watchCommandLines();
   const res = await postBuild(service, requestBody(httpsRepo('image')));
-  sampling = false;
-  await sampler;
+  const argv = sampler.stop();
   t.is(res.status, 200, JSON.stringify(res.body));
   const img = await fetchLog(service, res.body.imageBuildLogId);
   t.true(img.text.includes(`--driver-opt key=${TLS.keyPath}`), 'the key goes to buildx as a path');
