@@ -132,6 +132,8 @@ async function createContext(
   // Each build's end: its events recorded, what it answered counted as served (docs/events.md).
   buildWorker.onBuildEnded(events.onBuildEnded);
   buildWorker.onBuildEnded(retention.servedOnAnswer);
+  // Each image a retention run deletes: an image.deleted event.
+  retention.onImageDeleted(events.emitImageDeleted);
   return {
     ...shared,
     ...(stores.sharedStoreProbe === undefined ? {} : { sharedStoreProbe: stores.sharedStoreProbe }),

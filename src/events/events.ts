@@ -61,10 +61,10 @@ export class EventService {
     for (const event of buildEvents(build, this.#source)) await this.record(event, scope);
   };
 
-  /** Retention (or any deletion) tells of an image it deleted. */
-  async emitImageDeleted(deleted: DeletedImage): Promise<void> {
+  /** Retention's deletion listener: an image.deleted, recorded before the run goes on. */
+  readonly emitImageDeleted = async (deleted: DeletedImage): Promise<void> => {
     await this.record(imageDeletedEvent(deleted, this.#source), {});
-  }
+  };
 
   /** Records `event` for every subscription it matches, then wakes their loops. */
   async record(event: CloudEvent, scope: EventScope): Promise<void> {

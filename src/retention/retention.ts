@@ -30,8 +30,22 @@ export interface RetentionDeps {
 const reasonOf = (err: unknown): string =>
   isServiceError(err) || err instanceof Error ? err.message : 'unknown failure';
 
+/** An image a run deleted, as its listeners are told (the events' image.deleted). */
+export interface DeletedImageNotice {
+  readonly registry: string;
+  readonly name: string;
+  readonly digest: string;
+  readonly tag: string;
+  /** Why the policy deleted it (the plan's reason). */
+  readonly reason: string;
+}
+
+/** Awaited once per deleted image, after its last step; a failure is logged, never stops the run. */
+export type ImageDeletedListener = (deleted: DeletedImageNotice) => Promise<void>;
+
 export class Retention {
   readonly client: RegistryClient;
+  readonly #deletedListeners: ImageDeletedListener[] = [];
 
   constructor(private readonly deps: RetentionDeps) {
     this.client = deps.client ?? new RegistryClient({ insecureRegistries: deps.insecureRegistries });
@@ -55,6 +69,25 @@ export class Retention {
     if (typeof registry !== 'string' || typeof name !== 'string' || typeof digest !== 'string') return;
     this.served(`${registry}/${name}`, typeof tag === 'string' ? [digest, `tag:${tag}`] : [digest]);
   };
+
+  /** Adds a listener told of every image a run deletes (the events' image.deleted). */
+  onImageDeleted(listener: ImageDeletedListener): void {
+    this.#deletedListeners.push(listener);
+  }
+
+  private async tellDeleted(repository: string, runs: readonly ImageRun[]): Promise<void> {
+    const slash = repository.indexOf('/');
+    const [registry, name] = [repository.slice(0, slash), repository.slice(slash + 1)];
+    for (const { planned } of runs.filter((run) => run.outcome === 'deleted')) {
+      const { digest, tag } = planned.image;
+      const notice = { registry, name, digest, tag, reason: planned.reason };
+      for (const listener of this.#deletedListeners) {
+        await listener(notice).catch((err: unknown) => {
+          this.deps.logger.warn({ err, repository, digest }, 'retention: a deletion listener failed');
+        });
+      }
+    }
+  }
 
   /** Every repository: those builds were answered for, and those the settings list. */
   private async repositories(): Promise<string[]> {
@@ -124,6 +157,7 @@ export class Retention {
         const plan = await this.planOne(repository, call, nowMs);
         const runs = await executePlan(this.client, call, plan, (step) => this.logStep(repository, step));
         if (runs.some((r) => r.outcome === 'error')) result = 'error';
+        await this.tellDeleted(repository, runs);
         this.countImages(runs);
         repositories.push(runAnswer(plan, runs));
       } catch (err) {

@@ -106,6 +106,8 @@ export async function startApp(
   // Each build's end: its events recorded, what it answered counted as served (docs/events.md).
   buildWorker.onBuildEnded(events.onBuildEnded);
   buildWorker.onBuildEnded(retention.servedOnAnswer);
+  // Each image a retention run deletes: an image.deleted event.
+  retention.onImageDeleted(events.emitImageDeleted);
   const ctx: AppContext = {
     ...shared,
     events,

@@ -192,7 +192,9 @@ test('a server without filter support: a full clone, the same checkout and the s
 /** Every regular file of the pushed image `<name>:x`, path -> sha256 of its content. */
 async function imageFileHashes(name: string): Promise<Map<string, string>> {
   const { files } = await imageBytes(stack.REGISTRY_ANON, name, 'x');
-  return new Map([...files].map(([path, content]) => [path, createHash('sha256').update(content).digest('hex')]));
+  return new Map(
+    [...files].map(([path, content]) => [path, createHash('sha256').update(content).digest('hex')]),
+  );
 }
 
 const definitionWithFeature = (dir: string) => {

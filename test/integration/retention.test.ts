@@ -24,6 +24,7 @@ import {
   type BuildOverrides,
 } from '../helpers/build-support.js';
 import { eventually } from '../helpers/eventually.js';
+import { newSecret, startReceiver } from '../helpers/event-receiver.js';
 import { metricValue } from '../helpers/metrics.js';
 import { startOwnRegistry } from '../helpers/own-registry.js';
 import { startRedis } from '../helpers/redis-process.js';
@@ -40,6 +41,7 @@ import {
 import { loadSigningKey } from '../../src/config/signing-key.js';
 import type { RetentionSettings } from '../../src/config/types.js';
 import type { ImageAnswer, RetentionAnswer } from '../../src/retention/answer.js';
+import { IMAGE_DELETED } from '../../src/rules/event-types.js';
 
 /** 90 seconds, in days: builds a few minutes old are older, a read just before a run is younger. */
 const SHORT_DAYS = 90 / 86_400;
@@ -235,10 +237,16 @@ test.serial(
   async (t) => {
     const [c1, c2, c3, c4, c5] = signed.main as [string, string, string, string, string];
     const [f1, f2, f3] = signed.feature as [string, string, string];
-    const runner = await app(
-      t,
-      retention({ keepServedDays: SHORT_DAYS, repositories: [repositoryOf(signed)] }),
-    );
+    const secret = newSecret();
+    const receiver = await startReceiver([secret]);
+    t.teardown(receiver.close);
+    const runner = await app(t, {
+      ...retention({ keepServedDays: SHORT_DAYS, repositories: [repositoryOf(signed)] }),
+      events: {
+        subscriptions: [{ name: 'deletions', url: receiver.url, secrets: [secret], types: [IMAGE_DELETED] }],
+        retrySeconds: [1, 1, 1],
+      },
+    });
     // Every image but the newest 2 and the named one older than 90 s (the last of them is f1).
     await eventually(
       async () => {
@@ -278,6 +286,24 @@ test.serial(
         t.true(logged.includes(ref.reference), ref.reference);
       }
     }
+    // A subscriber hears of each deleted image, signed: its reference, tag and the plan's reason.
+    await eventually(() => receiver.received.length >= 2, { what: 'two image.deleted events' });
+    const told = new Map(receiver.received.map((r) => [r.event.subject, r]));
+    for (const tag of [c1, f1]) {
+      const image = images.get(tag);
+      const event = told.get(`${signed.registry}/${signed.name}@${image?.digest ?? ''}`);
+      t.deepEqual(event?.verified, [true], tag);
+      t.is(event?.event.type, IMAGE_DELETED);
+      t.like((event?.event.data as { customData?: Record<string, unknown> })?.customData, {
+        registry: signed.registry,
+        name: signed.name,
+        tag,
+        digest: image?.digest,
+        reason: image?.reason,
+      });
+    }
+    t.is(receiver.received.length, 2);
+
     // Every kept tag: every manifest under it and every blob they name still answers 200.
     for (const tag of [c2, c3, c4, c5, f2, f3]) {
       const reached = await reachable(signed.registry, signed.name, tag);
