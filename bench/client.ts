@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { startApp, testConfig, type RunningApp } from '../test/helpers/app.js';
 import { startRedis } from '../test/helpers/redis-process.js';
 import { replicaEnv, startReplicas, stopReplicas } from '../test/helpers/replicas.js';
+import { eventually } from '../test/helpers/eventually.js';
 import { stackEnv } from '../test/stack/env.js';
 
 const arg = (name: string, fallback: string): string =>
@@ -78,12 +79,15 @@ async function awaitAnswer(
   id: string,
   wait = 25,
 ): Promise<{ status: number; body: Record<string, unknown> }> {
-  for (;;) {
-    const res = await fetch(`${url}/builds/${id}?wait=${wait}`);
-    const record = (await res.json()) as { answer?: { status: number; body: Record<string, unknown> } };
-    if (res.status !== 200) throw new Error(`GET /builds/${id} answered ${res.status}`);
-    if (record.answer !== undefined) return record.answer;
-  }
+  return eventually(
+    async () => {
+      const res = await fetch(`${url}/builds/${id}?wait=${wait}`);
+      const record = (await res.json()) as { answer?: { status: number; body: Record<string, unknown> } };
+      if (res.status !== 200) throw new Error(`GET /builds/${id} answered ${res.status}`);
+      return record.answer;
+    },
+    { timeout: 600_000, interval: 0, what: `the answer of ${id}` },
+  );
 }
 
 /** Sync or async, end to end: the answer's wall milliseconds (a non-200 answer throws). */
