@@ -17,6 +17,7 @@ import { startApp, testConfig, type RunningApp } from '../test/helpers/app.js';
 import { startRedis } from '../test/helpers/redis-process.js';
 import { replicaEnv, startReplicas, stopReplicas } from '../test/helpers/replicas.js';
 import { eventually } from '../test/helpers/eventually.js';
+import { ibsBuildArgs } from '../test/helpers/ibs-process.js';
 import { stackEnv } from '../test/stack/env.js';
 
 const arg = (name: string, fallback: string): string =>
@@ -151,18 +152,7 @@ const SIDES = {
 type Side = keyof typeof SIDES;
 
 function ibs(file: string, url: string): Promise<number> {
-  const args = [
-    file,
-    'build',
-    '--server',
-    url,
-    '--repository',
-    repository,
-    '--registry',
-    stack.REGISTRY_ANON,
-    '--name',
-    name,
-  ];
+  const args = [file, ...ibsBuildArgs({ server: url, repository, registry: stack.REGISTRY_ANON, name })];
   return timed(process.execPath, args, {
     IBS_GIT_USERNAME: stack.GIT_HTTPS_USER,
     IBS_GIT_TOKEN: stack.GIT_HTTPS_PASSWORD,

@@ -19,7 +19,7 @@ import {
   type BuildOverrides,
   ownDockerfileRepo,
 } from '../helpers/build-support.js';
-import { runIbs } from '../helpers/ibs-process.js';
+import { ibsBuildArgs, runIbs } from '../helpers/ibs-process.js';
 import { eventually } from '../helpers/eventually.js';
 import { metricValue } from '../helpers/metrics.js';
 import { watchCommandLines } from '../helpers/processes.js';
@@ -45,18 +45,8 @@ async function app(t: { teardown: (fn: () => Promise<void>) => void }, overrides
   return { app: running, logs: join(scratchDir, 'logs') };
 }
 
-const buildArgs = (a: RunningApp, repo: string, name: string, ...more: string[]): string[] => [
-  'build',
-  '--server',
-  a.url,
-  '--repository',
-  repo,
-  '--registry',
-  stack.REGISTRY_ANON,
-  '--name',
-  name,
-  ...more,
-];
+const buildArgs = (a: RunningApp, repo: string, name: string, ...more: string[]): string[] =>
+  ibsBuildArgs({ server: a.url, repository: repo, registry: stack.REGISTRY_ANON, name }, ...more);
 
 /** When `needle` first shows in a stored img log (the service's copy of what the step printed). */
 async function storedAt(logs: string, needle: string, ms = 240_000): Promise<number> {

@@ -15,7 +15,7 @@ import test, { type ExecutionContext } from 'ava';
 import type { BuildRecord } from '../../src/builds/types.js';
 import { ownDockerfileRepo, stack, uniqueName } from '../helpers/build-support.js';
 import { eventually } from '../helpers/eventually.js';
-import { runIbs } from '../helpers/ibs-process.js';
+import { ibsBuildArgs, runIbs } from '../helpers/ibs-process.js';
 import { scrapeMetrics } from '../helpers/metrics.js';
 import { startFront, type Front, type FrontRoute } from '../helpers/nginx.js';
 import { startRedis } from '../helpers/redis-process.js';
@@ -181,20 +181,12 @@ test('ibs build through nginx: exit 0, the answer on stdout, the RUN line live o
   const requestId = `front-ibs-${randomBytes(4).toString('hex')}`;
   const name = uniqueName('front-ibs');
   const ibs = runIbs(
-    [
-      'build',
-      '--server',
-      front.url,
-      '--repository',
-      silentRepo(t),
-      '--registry',
-      stack.REGISTRY_ANON,
-      '--name',
-      name,
+    ibsBuildArgs(
+      { server: front.url, repository: silentRepo(t), registry: stack.REGISTRY_ANON, name },
       '--no-cache',
       '--request-id',
       requestId,
-    ],
+    ),
     gitEnv,
   );
   const printed = await ibs.stderrAt(SLOW_STEP_STARTED, 600_000);
@@ -218,19 +210,12 @@ test('ibs build through nginx: exit 0, the answer on stdout, the RUN line live o
 
 test('ibs on SIGINT through nginx: DELETE cancels its build (its record ends failure), exit 130', async (t) => {
   const { service, front } = await serviceBehindFront(t);
+  const name = uniqueName('front-int');
   const ibs = runIbs(
-    [
-      'build',
-      '--server',
-      front.url,
-      '--repository',
-      silentRepo(t),
-      '--registry',
-      stack.REGISTRY_ANON,
-      '--name',
-      uniqueName('front-int'),
+    ibsBuildArgs(
+      { server: front.url, repository: silentRepo(t), registry: stack.REGISTRY_ANON, name },
       '--no-cache',
-    ],
+    ),
     gitEnv,
   );
   await ibs.stderrAt(SLOW_STEP_STARTED, 600_000);
@@ -265,21 +250,14 @@ test('ibs through nginx in front of two replicas (Redis): the replica answering 
   const front = await startFront({ routes });
   t.teardown(front.stop);
   const requestId = `front-restart-${randomBytes(4).toString('hex')}`;
+  const name = uniqueName('front-restart');
   const ibs = runIbs(
-    [
-      'build',
-      '--server',
-      front.url,
-      '--repository',
-      silentRepo(t),
-      '--registry',
-      stack.REGISTRY_ANON,
-      '--name',
-      uniqueName('front-restart'),
+    ibsBuildArgs(
+      { server: front.url, repository: silentRepo(t), registry: stack.REGISTRY_ANON, name },
       '--no-cache',
       '--request-id',
       requestId,
-    ],
+    ),
     gitEnv,
   );
   await ibs.stderrAt(SLOW_STEP_STARTED, 600_000);
