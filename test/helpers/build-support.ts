@@ -60,6 +60,16 @@ export async function startBuildApp(
   );
 }
 
+/** startBuildApp for one test: closed when the test ends, and its scratch dir removed with it. */
+export async function startBuildAppFor(
+  t: { teardown: (fn: () => Promise<void>) => void },
+  overrides: BuildOverrides = {},
+): Promise<RunningApp> {
+  const app = await startBuildApp(overrides);
+  t.teardown(() => app.close());
+  return app;
+}
+
 export interface BuildResponse {
   status: number;
   headers: Headers;

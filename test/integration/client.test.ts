@@ -14,7 +14,7 @@ import {
   readPushedImage,
   servedRepo,
   stack,
-  startBuildApp,
+  startBuildAppFor,
   uniqueName,
   type BuildOverrides,
   ownDockerfileRepo,
@@ -36,13 +36,8 @@ function ownSlowRepo(t: ExecutionContext): string {
 const gitEnv = { IBS_GIT_USERNAME: stack.GIT_HTTPS_USER, IBS_GIT_TOKEN: stack.GIT_HTTPS_PASSWORD };
 
 async function app(t: { teardown: (fn: () => Promise<void>) => void }, overrides: BuildOverrides = {}) {
-  const scratchDir = mkdtempSync(join(tmpdir(), 'ibs-client-'));
-  const running = await startBuildApp({ scratchDir, ...overrides });
-  t.teardown(async () => {
-    await running.close();
-    rmSync(scratchDir, { recursive: true, force: true });
-  });
-  return { app: running, logs: join(scratchDir, 'logs') };
+  const running = await startBuildAppFor(t, overrides);
+  return { app: running, logs: join(running.ctx.config.scratchDir, 'logs') };
 }
 
 const buildArgs = (a: RunningApp, repo: string, name: string, ...more: string[]): string[] =>
