@@ -16,6 +16,8 @@ import { join } from 'node:path';
 import { startApp, testConfig, type RunningApp } from '../test/helpers/app.js';
 import { startRedis } from '../test/helpers/redis-process.js';
 import { replicaEnv, startReplicas, stopReplicas } from '../test/helpers/replicas.js';
+import { eventually } from '../test/helpers/eventually.js';
+import { ibsBuildArgs } from '../test/helpers/ibs-process.js';
 import { stackEnv } from '../test/stack/env.js';
 
 const arg = (name: string, fallback: string): string =>
@@ -78,12 +80,15 @@ async function awaitAnswer(
   id: string,
   wait = 25,
 ): Promise<{ status: number; body: Record<string, unknown> }> {
-  for (;;) {
-    const res = await fetch(`${url}/builds/${id}?wait=${wait}`);
-    const record = (await res.json()) as { answer?: { status: number; body: Record<string, unknown> } };
-    if (res.status !== 200) throw new Error(`GET /builds/${id} answered ${res.status}`);
-    if (record.answer !== undefined) return record.answer;
-  }
+  return eventually(
+    async () => {
+      const res = await fetch(`${url}/builds/${id}?wait=${wait}`);
+      const record = (await res.json()) as { answer?: { status: number; body: Record<string, unknown> } };
+      if (res.status !== 200) throw new Error(`GET /builds/${id} answered ${res.status}`);
+      return record.answer;
+    },
+    { timeout: 600_000, interval: 0, what: `the answer of ${id}` },
+  );
 }
 
 /** Sync or async, end to end: the answer's wall milliseconds (a non-200 answer throws). */
@@ -147,18 +152,7 @@ const SIDES = {
 type Side = keyof typeof SIDES;
 
 function ibs(file: string, url: string): Promise<number> {
-  const args = [
-    file,
-    'build',
-    '--server',
-    url,
-    '--repository',
-    repository,
-    '--registry',
-    stack.REGISTRY_ANON,
-    '--name',
-    name,
-  ];
+  const args = [file, ...ibsBuildArgs({ server: url, repository, registry: stack.REGISTRY_ANON, name })];
   return timed(process.execPath, args, {
     IBS_GIT_USERNAME: stack.GIT_HTTPS_USER,
     IBS_GIT_TOKEN: stack.GIT_HTTPS_PASSWORD,

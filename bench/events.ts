@@ -27,6 +27,7 @@ import { EventMetrics } from '../src/observability/event-metrics.js';
 import { createRedisConnection } from '../src/redis/connection.js';
 import { startRedis } from '../test/helpers/redis-process.js';
 import { silentLogger } from '../test/helpers/silent-logger.js';
+import { eventually } from '../test/helpers/eventually.js';
 
 const EVENTS = Number(process.argv[2] ?? 100);
 const MODES = ['embedded', 'redis'] as const;
@@ -89,7 +90,7 @@ const ended = (id: string): EndedBuild => ({
 });
 
 async function until(check: () => boolean): Promise<void> {
-  while (!check()) await new Promise((resolve) => setImmediate(resolve));
+  await eventually(check, { timeout: 120_000, interval: 0 });
 }
 
 interface Figures {

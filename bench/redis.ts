@@ -35,6 +35,7 @@ import { createStores, type Stores } from '../src/stores.js';
 import { startApp, testConfig, type RunningApp } from '../test/helpers/app.js';
 import { startRedis } from '../test/helpers/redis-process.js';
 import { silentLogger } from '../test/helpers/silent-logger.js';
+import { eventually } from '../test/helpers/eventually.js';
 import { StackNotRunningError } from '../test/stack/env.js';
 import { bareFloor } from './redis-floor.js';
 import { sampleValue, scrapeMetrics } from '../test/helpers/metrics.js';
@@ -88,7 +89,7 @@ try {
     embedded: await createStores(config('embedded'), quiet),
     redis: await createStores(config('redis'), quiet),
   };
-  while (!(await stores.redis.sharedStoreProbe?.())) await new Promise((r) => setTimeout(r, 50));
+  await eventually(() => stores.redis.sharedStoreProbe?.(), { what: 'Redis to answer' });
 
   async function capture(store: LogStore): Promise<number> {
     const started = performance.now();
@@ -135,7 +136,7 @@ try {
     embedded: await startApp({ commandLogRetention: 100 }),
     redis: await startApp({ commandLogRetention: 100, redisUrl: redis.url }),
   };
-  while (!(await apps.redis.ctx.sharedStoreProbe?.())) await new Promise((r) => setTimeout(r, 50));
+  await eventually(() => apps.redis.ctx.sharedStoreProbe?.(), { what: 'Redis to answer' });
   const tenMb = linesOf(LOG_BYTES);
   const ids: Record<Mode, string> = { embedded: '', redis: '' };
   for (const mode of MODES) {
@@ -326,8 +327,8 @@ try {
 
     try {
       for (const f of fixtures)
-        while (f.mode === 'redis' && !(await f.app.ctx.sharedStoreProbe?.()))
-          await new Promise((r) => setTimeout(r, 50));
+        if (f.mode === 'redis')
+          await eventually(() => f.app.ctx.sharedStoreProbe?.(), { what: 'Redis to answer' });
       return { loud: await loudBuilds(), reuse: await reuseAnswers() };
     } finally {
       for (const f of fixtures) {

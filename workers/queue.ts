@@ -12,7 +12,7 @@ import { busy } from '../src/errors/errors.js';
 import { Cancellation } from '../src/exec/cancellation.js';
 import type { Metrics } from '../src/observability/metrics.js';
 
-/** The queue's own Retry-After; the build router answers an estimate from data instead (retry-after.ts). */
+/** The queue's own Retry-After; the build worker answers an estimate from data (common/retry-after.ts). */
 export const BUSY_RETRY_AFTER_SECONDS = RETRY_AFTER.default;
 
 export interface BuildQueueOptions {

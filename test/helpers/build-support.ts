@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Config } from '../../src/config/types.js';
 import { startApp, type RunningApp } from './app.js';
+import { privateBuilderBridge, type PrivateBridge } from '../stack/builders.js';
 import { stackEnv, type StackEnv } from '../stack/env.js';
 import { MANIFEST_ACCEPT, registryFetch, type RegistryCreds } from '../stack/registry-client.js';
 
@@ -58,6 +59,35 @@ export async function startBuildApp(
     },
     options,
   );
+}
+
+/** The service's builderTls for the stack's builders (mutual TLS with the stack's client certificate). */
+export const STACK_BUILDER_TLS = {
+  caPath: stack.BUILDER_TLS_CA_FILE,
+  certPath: stack.BUILDER_TLS_CLIENT_CERT_FILE,
+  keyPath: stack.BUILDER_TLS_CLIENT_KEY_FILE,
+  serverName: stack.STACK_BUILDER_TLS_SERVER_NAME,
+};
+
+/** A private bridge to each of the stack's two builders (a, b) for one test: a test may stop them. */
+export async function privateBridges(t: {
+  teardown: (fn: () => Promise<void>) => void;
+}): Promise<[PrivateBridge, PrivateBridge]> {
+  const a = await privateBuilderBridge('a');
+  t.teardown(() => a.stop());
+  const b = await privateBuilderBridge('b');
+  t.teardown(() => b.stop());
+  return [a, b];
+}
+
+/** startBuildApp for one test: closed when the test ends, and its scratch dir removed with it. */
+export async function startBuildAppFor(
+  t: { teardown: (fn: () => Promise<void>) => void },
+  overrides: BuildOverrides = {},
+): Promise<RunningApp> {
+  const app = await startBuildApp(overrides);
+  t.teardown(() => app.close());
+  return app;
 }
 
 export interface BuildResponse {

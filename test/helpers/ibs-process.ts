@@ -18,6 +18,31 @@ export interface IbsProcess {
   stderrAt: (needle: string, timeoutMs?: number) => Promise<number>;
 }
 
+/** What `ibs build` is told: where the service is, the repository, and where the image goes. */
+export interface IbsBuild {
+  readonly server: string;
+  readonly repository: string;
+  readonly registry: string;
+  readonly name: string;
+}
+
+/** The arguments of `ibs build` for `build`, then `more` (--no-cache, --request-id ID, ...). */
+export function ibsBuildArgs(build: IbsBuild, ...more: string[]): string[] {
+  const { server, repository, registry, name } = build;
+  return [
+    'build',
+    '--server',
+    server,
+    '--repository',
+    repository,
+    '--registry',
+    registry,
+    '--name',
+    name,
+    ...more,
+  ];
+}
+
 export function runIbs(args: readonly string[], env: Record<string, string> = {}): IbsProcess {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/client/main.ts', ...args], {
     cwd: ROOT,

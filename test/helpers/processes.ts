@@ -37,3 +37,26 @@ export function cmdlineOf(pid: number): string {
     return '';
   }
 }
+
+/**
+ * Every distinct command line on the machine that holds `needle` (any, unless said), sampled every
+ * 100 ms from now until `stop()`, which answers them (arguments joined by spaces).
+ */
+export function watchCommandLines(needle = ''): { stop: () => string[] } {
+  const seen = new Set<string>();
+  const sample = (): void => {
+    for (const entry of readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      const cmdline = cmdlineOf(Number(entry));
+      if (cmdline !== '' && cmdline.includes(needle)) seen.add(cmdline);
+    }
+  };
+  const timer = setInterval(sample, 100);
+  sample();
+  return {
+    stop: () => {
+      clearInterval(timer);
+      return [...seen];
+    },
+  };
+}

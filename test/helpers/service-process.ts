@@ -4,6 +4,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { eventually } from './eventually.js';
 import { descendantPids } from './processes.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -47,10 +48,8 @@ export function spawnService(args: readonly string[], env: Record<string, string
   });
   let out = '';
   let err = '';
-  const waiters: (() => void)[] = [];
   child.stdout?.on('data', (chunk: Buffer) => {
     out += chunk.toString('utf8');
-    for (const wake of waiters.splice(0)) wake();
   });
   child.stderr?.on('data', (chunk: Buffer) => {
     err += chunk.toString('utf8');
@@ -73,22 +72,19 @@ export function spawnService(args: readonly string[], env: Record<string, string
       .filter((line) => line.startsWith('{'))
       .map((line) => JSON.parse(line) as Record<string, unknown>);
   const waitForLog = async (msg: string, timeoutMs = 60_000): Promise<Record<string, unknown>> => {
-    const deadline = Date.now() + timeoutMs;
     let ended = false;
     void exited.then(() => {
       ended = true;
-      for (const wake of waiters.splice(0)) wake();
     });
-    for (;;) {
-      const line = lines().find((l) => l.msg === msg);
-      if (line) return line;
-      if (ended) throw new Error(`process exited before logging "${msg}": ${err}${out}`);
-      if (Date.now() > deadline) throw new Error(`no "${msg}" log line within ${timeoutMs} ms: ${err}${out}`);
-      await new Promise<void>((resolve) => {
-        waiters.push(resolve);
-        setTimeout(resolve, 100);
-      });
-    }
+    return eventually(
+      () => {
+        const line = lines().find((l) => l.msg === msg);
+        if (line) return line;
+        if (ended) throw new Error(`process exited before logging "${msg}": ${err}${out}`);
+        return undefined;
+      },
+      { timeout: timeoutMs, interval: 50, what: () => `a "${msg}" log line: ${err}${out}` },
+    );
   };
   const lose = async (): Promise<void> => {
     const pid = child.pid;

@@ -3,8 +3,7 @@
  * cancelled, its processes are gone and its slot is free, its directory is removed,
  * it is counted `failure`, and the build log and the service log say why.
  */
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import test from 'ava';
 import { SLOW_STEP_STARTED } from '../stack/fixtures.js';
@@ -13,7 +12,7 @@ import {
   httpsRepo,
   postBuild,
   stack,
-  startBuildApp,
+  startBuildAppFor,
   uniqueName,
 } from '../helpers/build-support.js';
 import { cmdlineOf, descendantPids } from '../helpers/processes.js';
@@ -37,12 +36,8 @@ async function waitForLogLine(logs: string, needle: string, ms = 120_000): Promi
 }
 
 test('a client that disconnects cancels its slow build: slot freed, no process left, counted failure', async (t) => {
-  const scratchDir = await mkdtemp(join(tmpdir(), 'ibs-cancel-'));
-  const app = await startBuildApp({ scratchDir, build: { maxConcurrent: 1 } });
-  t.teardown(async () => {
-    await app.close();
-    await rm(scratchDir, { recursive: true, force: true });
-  });
+  const app = await startBuildAppFor(t, { build: { maxConcurrent: 1 } });
+  const scratchDir = app.ctx.config.scratchDir;
 
   const client = new AbortController();
   const abandoned = fetch(`${app.url}/build`, {

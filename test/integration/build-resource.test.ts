@@ -6,9 +6,6 @@
  */
 import test, { type ExecutionContext } from 'ava';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { SLOW_FIXTURE_DOCKERFILE, SLOW_STEP_STARTED } from '../stack/fixtures.js';
 import type { RunningApp } from '../helpers/app.js';
 import {
@@ -17,7 +14,7 @@ import {
   httpsRepo,
   ownDockerfileRepo,
   stack,
-  startBuildApp,
+  startBuildAppFor,
   uniqueName,
 } from '../helpers/build-support.js';
 import { eventually } from '../helpers/eventually.js';
@@ -29,16 +26,6 @@ import {
   invalidIdempotencyKey,
   invalidWait,
 } from '../../src/errors/errors.js';
-
-async function app(t: ExecutionContext): Promise<RunningApp> {
-  const scratchDir = await mkdtemp(join(tmpdir(), 'ibs-build-resource-'));
-  const started = await startBuildApp({ scratchDir });
-  t.teardown(async () => {
-    await started.close();
-    await rm(scratchDir, { recursive: true, force: true });
-  });
-  return started;
-}
 
 const request = (repository: string, name: string) => ({
   repository,
@@ -66,11 +53,14 @@ const post = (service: RunningApp, body: unknown, headers: Record<string, string
 
 /** Long polls GET /builds/{id}?wait=20 until the record carries its answer. */
 async function answerOf(url: string, location: string): Promise<Answer['body']> {
-  for (;;) {
-    const polled = await call(`${url}${location}?wait=20`);
-    if (polled.status !== 200) throw new Error(`GET ${location} answered ${polled.status}`);
-    if (polled.body.answer !== undefined) return polled.body;
-  }
+  return eventually(
+    async () => {
+      const polled = await call(`${url}${location}?wait=20`);
+      if (polled.status !== 200) throw new Error(`GET ${location} answered ${polled.status}`);
+      return polled.body.answer !== undefined && polled.body;
+    },
+    { timeout: 600_000, interval: 0, what: `the answer of ${location}` },
+  );
 }
 
 /** A served repository whose RUN step is silent for a while, its own (a nonce) so BuildKit runs it. */
@@ -83,7 +73,7 @@ function slowRepo(t: ExecutionContext): string {
 }
 
 test('async POST /build: 202 before the clone with Location and the record; a long poll gets the sync answer', async (t) => {
-  const service = await app(t);
+  const service = await startBuildAppFor(t);
   const accepted = await post(service, request(httpsRepo('image'), uniqueName('async')), {
     Prefer: 'respond-async',
   });
@@ -105,7 +95,7 @@ test('async POST /build: 202 before the clone with Location and the record; a lo
 });
 
 test('GET /builds/{id}: an unknown id is a 404, a bad wait a 400, both with the error body', async (t) => {
-  const service = await app(t);
+  const service = await startBuildAppFor(t);
   const id = `bld-${randomUUID()}`;
   const unknown = await call(`${service.url}/builds/${id}`);
   t.is(unknown.status, 404);
@@ -119,7 +109,7 @@ test('GET /builds/{id}: an unknown id is a 404, a bad wait a 400, both with the 
 });
 
 test('DELETE of a running sync build: its slot is freed, its record and its waiter get the cancel answer; then 409', async (t) => {
-  const service = await app(t);
+  const service = await startBuildAppFor(t);
   const requestId = `delete-${randomUUID()}`;
   const waiting = post(service, request(slowRepo(t), uniqueName('delete')), { 'X-Request-Id': requestId });
   const running = await eventually(
@@ -157,7 +147,7 @@ test('DELETE of a running sync build: its slot is freed, its record and its wait
 });
 
 test('Idempotency-Key: the same key and body attach to one build (async and sync); another body is a 422', async (t) => {
-  const service = await app(t);
+  const service = await startBuildAppFor(t);
   const key = `ci-${randomUUID()}`;
   const body = request(httpsRepo('image'), uniqueName('idempotent'));
   const headers = { Prefer: 'respond-async', 'Idempotency-Key': key };
@@ -189,7 +179,7 @@ test('Idempotency-Key: the same key and body attach to one build (async and sync
 });
 
 test('Idempotency-Key: anything but 1 to 255 visible ASCII characters is a 400 and starts nothing', async (t) => {
-  const service = await app(t);
+  const service = await startBuildAppFor(t);
   const body = request(httpsRepo('image'), uniqueName('badkey'));
   for (const key of ['', 'a b', 'k'.repeat(256), 'clé', 'tab\there']) {
     const refused = await post(service, body, { 'Idempotency-Key': key, Prefer: 'respond-async' }).catch(

@@ -4,9 +4,6 @@
  * a RUN step sleeps, the streamed bytes equal to the stored log; and no credential in GET /builds.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import test from 'ava';
 import type { BuildRecord } from '../../src/builds/types.js';
 import type { RunningApp } from '../helpers/app.js';
@@ -17,6 +14,7 @@ import {
   sshRepo,
   stack,
   startBuildApp,
+  startBuildAppFor,
   uniqueName,
 } from '../helpers/build-support.js';
 import { eventually } from '../helpers/eventually.js';
@@ -69,12 +67,7 @@ async function follow(app: RunningApp, id: string): Promise<Follower> {
 }
 
 test('a slow real build: listed with its request id and phases, its log followed while it runs, then listed finished', async (t) => {
-  const scratchDir = await mkdtemp(join(tmpdir(), 'ibs-visibility-'));
-  const app = await startBuildApp({ scratchDir });
-  t.teardown(async () => {
-    await app.close();
-    await rm(scratchDir, { recursive: true, force: true });
-  });
+  const app = await startBuildAppFor(t);
   const requestId = `ci-pipeline-7:job.${randomBytes(3).toString('hex')}`;
   const name = uniqueName('visibility');
 

@@ -6,9 +6,6 @@
  */
 import test, { type ExecutionContext } from 'ava';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { SECRETS_FIXTURE_DOCKERFILE, SECRETS_FIXTURE_ID } from '../stack/fixtures.js';
 import type { RunningApp } from '../helpers/app.js';
 import {
@@ -18,9 +15,8 @@ import {
   ownDockerfileRepo,
   postBuild,
   stack,
-  startBuildApp,
+  startBuildAppFor,
   uniqueName,
-  type BuildOverrides,
   type BuildResponse,
 } from '../helpers/build-support.js';
 import { imageBytes, imageLeaks, sha256Hex } from '../helpers/image-bytes.js';
@@ -32,16 +28,6 @@ const HTTPS_HOST = new URL(stack.GIT_HTTPS_URL).hostname;
 const canary = (): string => `CANARY-${randomBytes(12).toString('hex')}`;
 const npmrc = (token: string): string => `//npm.example.com/:_authToken=${token}\n`;
 const nonce = (): string => randomBytes(8).toString('hex');
-
-async function app(t: ExecutionContext, overrides: BuildOverrides = {}): Promise<RunningApp> {
-  const scratchDir = await mkdtemp(join(tmpdir(), 'ibs-secret-scopes-'));
-  const started = await startBuildApp({ scratchDir, ...overrides });
-  t.teardown(async () => {
-    await started.close();
-    await rm(scratchDir, { recursive: true, force: true });
-  });
-  return started;
-}
 
 /** A repository of its own holding `dockerfile` (several may hold the same one). */
 function repoOf(t: ExecutionContext, dockerfile: string): { name: string; repository: string } {
@@ -108,7 +94,7 @@ test('a server entry scoped to repositories holds through the cache; the same en
   const dockerfile = SECRETS_FIXTURE_DOCKERFILE(stack.BASE_IMAGE_ANON, nonce());
   const [sec, sibling, other] = [repoOf(t, dockerfile), repoOf(t, dockerfile), repoOf(t, dockerfile)];
   const value = npmrc(canary());
-  const running = await app(t, {
+  const running = await startBuildAppFor(t, {
     buildSecrets: [{ id: SECRETS_FIXTURE_ID, value, repositories: [scopeOf(sec), scopeOf(sibling)] }],
   });
   // Started together: BuildKit would merge identical steps running at once.
@@ -141,7 +127,7 @@ test('across builders, through a registry cache: outside the scope fails, the sa
   const redis = await startRedis();
   t.teardown(() => redis.dispose());
   const replica = (builder: string) =>
-    app(t, { builderEndpoints: [builder], buildSecrets, redisUrl: redis.url });
+    startBuildAppFor(t, { builderEndpoints: [builder], buildSecrets, redisUrl: redis.url });
   const [onA, onB] = [await replica(stack.BUILDER_A_ENDPOINT), await replica(stack.BUILDER_B_ENDPOINT)];
   const cacheRef = `${stack.REGISTRY_ANON}/${uniqueName('secret-cache')}:buildcache`;
   const exported = await postBuild(onA, {
@@ -162,7 +148,7 @@ test('across builders, through a registry cache: outside the scope fails, the sa
 
 test('with reuse on, a new request value builds with it; two values at once each record their own', async (t) => {
   const repo = repoOf(t, SECRETS_FIXTURE_DOCKERFILE(stack.BASE_IMAGE_ANON, nonce()));
-  const running = await app(t, { build: { reuse: true } });
+  const running = await startBuildAppFor(t, { build: { reuse: true } });
   const [old, rotated, a, b] = [npmrc(canary()), npmrc(canary()), npmrc(canary()), npmrc(canary())];
   const name = uniqueName('value');
   const named = (buildSecrets: Record<string, string>) => ({
@@ -195,7 +181,7 @@ test('with reuse on, a new request value builds with it; two values at once each
 });
 
 test('image-based definitions offered a secret build, feature steps keyed; without secrets nothing is', async (t) => {
-  const running = await app(t);
+  const running = await startBuildAppFor(t);
   const history = async (res: BuildResponse): Promise<string> =>
     (await imageBytes(stack.REGISTRY_ANON, String(res.body.name), String(res.body.tag))).documents.join('\n');
   const image = await postBuild(running, body(httpsRepo('image'), 'plain-image', { npmrc: canary() }));
@@ -230,7 +216,7 @@ test('no value nor its plain hash is in the image, its history, its max provenan
   t.teardown(() => redis.dispose());
   const repo = repoOf(t, SILENT_DOCKERFILE(stack.BASE_IMAGE_ANON, nonce()));
   const [serverValue, requestValue] = [canary(), canary()];
-  const running = await app(t, {
+  const running = await startBuildAppFor(t, {
     redisUrl: redis.url,
     build: { provenance: 'max' },
     buildSecrets: [{ id: 'pip', value: serverValue, repositories: [scopeOf(repo)] }],

@@ -8,8 +8,7 @@
 import test, { type ExecutionContext } from 'ava';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, statSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   SECRETS_FIXTURE_DOCKERFILE,
@@ -25,9 +24,8 @@ import {
   ownDockerfileRepo,
   postBuild,
   stack,
-  startBuildApp,
+  startBuildAppFor,
   uniqueName,
-  type BuildOverrides,
   type BuildResponse,
 } from '../helpers/build-support.js';
 import { eventually } from '../helpers/eventually.js';
@@ -37,16 +35,6 @@ const canary = (): string => `CANARY-${randomBytes(12).toString('hex')}`;
 const npmrc = (token: string): string => `//npm.example.com/:_authToken=${token}\nalways-auth=true\n`;
 const SECRETS_REPO = httpsRepo('secrets');
 const HTTPS_HOST = new URL(stack.GIT_HTTPS_URL).hostname;
-
-async function app(t: ExecutionContext, overrides: BuildOverrides = {}): Promise<RunningApp> {
-  const scratchDir = await mkdtemp(join(tmpdir(), 'ibs-build-secrets-'));
-  const started = await startBuildApp({ scratchDir, ...overrides });
-  t.teardown(async () => {
-    await started.close();
-    await rm(scratchDir, { recursive: true, force: true });
-  });
-  return started;
-}
 
 /**
  * A copy of the `secrets` (or `slow`) fixture for one test: BuildKit merges identical steps that
@@ -101,7 +89,7 @@ async function assertNowhere(t: ExecutionContext, running: RunningApp, res: Buil
 }
 
 test('a request secret reaches the step and nothing else; its files go with the request', async (t) => {
-  const running = await app(t);
+  const running = await startBuildAppFor(t);
   const secret = canary();
   const sampler = sampleProcesses([secret]);
   const res = await postBuild(
@@ -133,7 +121,7 @@ test('a request secret reaches the step and nothing else; its files go with the 
 test('a scoped server entry is offered to its repository only; elsewhere the required step fails', async (t) => {
   const serverValue = canary();
   const own = ownRepo(t, 'secrets');
-  const running = await app(t, {
+  const running = await startBuildAppFor(t, {
     buildSecrets: [
       {
         id: SECRETS_FIXTURE_ID,
@@ -184,7 +172,7 @@ const BAD_INPUTS: readonly [string, unknown, RegExp][] = [
 ];
 
 test('each bad buildSecrets input answers 400 and clones nothing', async (t) => {
-  const running = await app(t);
+  const running = await startBuildAppFor(t);
   for (const [what, buildSecrets, text] of BAD_INPUTS) {
     const res = await postBuild(running, request(uniqueName('secret-bad'), { buildSecrets }));
     t.is(res.status, 400, what);
@@ -226,7 +214,7 @@ const slowRequest = (repository: string, label: string, secret: string) => ({
 });
 
 test('after a client disconnect, the request directory and its secret files are gone', async (t) => {
-  const running = await app(t);
+  const running = await startBuildAppFor(t);
   const scratch = running.ctx.config.scratchDir;
   const client = new AbortController();
   const abandoned = fetch(`${running.url}/build`, {
@@ -258,7 +246,7 @@ test('after a client disconnect, the request directory and its secret files are 
 });
 
 test('after the deadline kills the build, the request directory and its secret files are gone', async (t) => {
-  const running = await app(t, { build: { timeoutSeconds: 20 } });
+  const running = await startBuildAppFor(t, { build: { timeoutSeconds: 20 } });
   const scratch = running.ctx.config.scratchDir;
   const answer = postBuild(running, slowRequest(ownRepo(t, 'slow').repository, 'secret-deadline', canary()));
   const file = await secretFileOf(scratch);

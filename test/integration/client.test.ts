@@ -3,7 +3,7 @@
  * CLI, BuildKit, a registry): the slow build followed live, the 429 wait, every exit code,
  * GITHUB_OUTPUT, Ctrl-C freeing the slot, and the git token nowhere in ibs's output or any argv.
  */
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,14 +14,15 @@ import {
   readPushedImage,
   servedRepo,
   stack,
-  startBuildApp,
+  startBuildAppFor,
   uniqueName,
   type BuildOverrides,
   ownDockerfileRepo,
 } from '../helpers/build-support.js';
-import { runIbs } from '../helpers/ibs-process.js';
+import { ibsBuildArgs, runIbs } from '../helpers/ibs-process.js';
 import { eventually } from '../helpers/eventually.js';
 import { metricValue } from '../helpers/metrics.js';
+import { watchCommandLines } from '../helpers/processes.js';
 import { freePort } from '../helpers/service-process.js';
 import { SLOW_FIXTURE_DOCKERFILE, SLOW_STEP_SECONDS, SLOW_STEP_STARTED } from '../stack/fixtures.js';
 
@@ -35,66 +36,31 @@ function ownSlowRepo(t: ExecutionContext): string {
 const gitEnv = { IBS_GIT_USERNAME: stack.GIT_HTTPS_USER, IBS_GIT_TOKEN: stack.GIT_HTTPS_PASSWORD };
 
 async function app(t: { teardown: (fn: () => Promise<void>) => void }, overrides: BuildOverrides = {}) {
-  const scratchDir = mkdtempSync(join(tmpdir(), 'ibs-client-'));
-  const running = await startBuildApp({ scratchDir, ...overrides });
-  t.teardown(async () => {
-    await running.close();
-    rmSync(scratchDir, { recursive: true, force: true });
-  });
-  return { app: running, logs: join(scratchDir, 'logs') };
+  const running = await startBuildAppFor(t, overrides);
+  return { app: running, logs: join(running.ctx.config.scratchDir, 'logs') };
 }
 
-const buildArgs = (a: RunningApp, repo: string, name: string, ...more: string[]): string[] => [
-  'build',
-  '--server',
-  a.url,
-  '--repository',
-  repo,
-  '--registry',
-  stack.REGISTRY_ANON,
-  '--name',
-  name,
-  ...more,
-];
+const buildArgs = (a: RunningApp, repo: string, name: string, ...more: string[]): string[] =>
+  ibsBuildArgs({ server: a.url, repository: repo, registry: stack.REGISTRY_ANON, name }, ...more);
 
 /** When `needle` first shows in a stored img log (the service's copy of what the step printed). */
 async function storedAt(logs: string, needle: string, ms = 240_000): Promise<number> {
-  const deadline = Date.now() + ms;
-  for (;;) {
+  const holds = async (): Promise<boolean> => {
     for (const name of (await readdir(logs).catch(() => [] as string[])).filter((n) =>
       n.startsWith('img-'),
     )) {
-      if ((await readFile(join(logs, name), 'utf8').catch(() => '')).includes(needle)) return Date.now();
+      if ((await readFile(join(logs, name), 'utf8').catch(() => '')).includes(needle)) return true;
     }
-    if (Date.now() > deadline) throw new Error(`no stored log holds ${needle}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+    return false;
+  };
+  return eventually(async () => (await holds()) && Date.now(), {
+    timeout: ms,
+    interval: 50,
+    what: `a stored log holding ${needle}`,
+  });
 }
 
 const inFlight = (url: string): Promise<number> => metricValue(url, 'service_builds_in_flight');
-
-/** Every process's command line on the machine, sampled until stopped: what held `needle`. */
-function argvWatch(needle: string): { stop: () => string[] } {
-  const seen = new Set<string>();
-  const sample = (): void => {
-    for (const pid of readdirSync('/proc').filter((e) => /^\d+$/.test(e))) {
-      try {
-        const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-        if (cmdline.includes(needle)) seen.add(cmdline.split('\0').join(' '));
-      } catch {
-        // gone meanwhile
-      }
-    }
-  };
-  const timer = setInterval(sample, 100);
-  sample();
-  return {
-    stop: () => {
-      clearInterval(timer);
-      return [...seen];
-    },
-  };
-}
 
 test.serial(
   'a slow build: its RUN line on stderr while the step runs, the answer on stdout and in GITHUB_OUTPUT, the token nowhere',
@@ -105,7 +71,7 @@ test.serial(
     const githubOutput = join(outDir, 'github-output');
     writeFileSync(githubOutput, 'earlier=kept\n');
     t.true(stack.GIT_HTTPS_PASSWORD.length >= 16, 'the canary is a generated token');
-    const argv = argvWatch(stack.GIT_HTTPS_PASSWORD);
+    const argv = watchCommandLines(stack.GIT_HTTPS_PASSWORD);
     const name = uniqueName('client-slow');
     const ibs = runIbs(buildArgs(a, ownSlowRepo(t), name, '--no-cache'), {
       ...gitEnv,

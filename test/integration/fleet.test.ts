@@ -3,14 +3,14 @@
  * by repository (each builder's cache is its own), failover when a builder's bridge stops, a
  * builder lost mid-build, and bounded load. Bridges a test stops are its own (privateBuilderBridge).
  */
-import { readFileSync, readdirSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import test, { type ExecutionContext } from 'ava';
 import type { BuildRecord } from '../../src/builds/types.js';
 import { placementKey, placementOrder } from '../../workers/builder/fleet/placement.js';
-import { privateBuilderBridge, type PrivateBridge } from '../stack/builders.js';
 import { dumpRedis } from '../helpers/redis-dump.js';
 import { eventually } from '../helpers/eventually.js';
 import { sampleValue, scrapeMetrics } from '../helpers/metrics.js';
+import { watchCommandLines } from '../helpers/processes.js';
 import { SLOW_STEP_STARTED } from '../stack/fixtures.js';
 import type { RunningApp } from '../helpers/app.js';
 import {
@@ -20,31 +20,11 @@ import {
   postBuild,
   ownDockerfileRepo,
   stack,
-  startBuildApp,
+  privateBridges,
+  STACK_BUILDER_TLS,
+  startBuildAppFor,
   uniqueName,
-  type BuildOverrides,
 } from '../helpers/build-support.js';
-
-const TLS = {
-  caPath: stack.BUILDER_TLS_CA_FILE,
-  certPath: stack.BUILDER_TLS_CLIENT_CERT_FILE,
-  keyPath: stack.BUILDER_TLS_CLIENT_KEY_FILE,
-  serverName: stack.STACK_BUILDER_TLS_SERVER_NAME,
-};
-
-async function app(t: ExecutionContext, overrides: BuildOverrides): Promise<RunningApp> {
-  const started = await startBuildApp(overrides);
-  t.teardown(() => started.close());
-  return started;
-}
-
-async function bridges(t: ExecutionContext): Promise<[PrivateBridge, PrivateBridge]> {
-  const a = await privateBuilderBridge('a');
-  t.teardown(() => a.stop());
-  const b = await privateBuilderBridge('b');
-  t.teardown(() => b.stop());
-  return [a, b];
-}
 
 async function recordsOf(app: RunningApp, query: string): Promise<BuildRecord[]> {
   return ((await (await fetch(`${app.url}/builds?${query}`)).json()) as { builds: BuildRecord[] }).builds;
@@ -69,33 +49,22 @@ async function builderOf(app: RunningApp, repository: string, logId: unknown): P
 
 test('mutual TLS: a build through a TLS-only endpoint answers 200; the key appears nowhere', async (t) => {
   // Redis mode, so the build record and its logs in Redis are searched too.
-  const service = await app(t, {
+  const service = await startBuildAppFor(t, {
     builderEndpoints: [stack.BUILDER_A_TLS_ENDPOINT],
-    builderTls: TLS,
+    builderTls: STACK_BUILDER_TLS,
     redisUrl: stack.STACK_REDIS_URL,
   });
-  const key = readFileSync(TLS.keyPath, 'utf8');
+  const key = readFileSync(STACK_BUILDER_TLS.keyPath, 'utf8');
   const canary = key.split('\n').filter((l) => l.length > 20 && !l.startsWith('-----'))[0] ?? 'none';
-  const argv: string[] = [];
-  let sampling = true;
-  const sampler = (async () => {
-    while (sampling) {
-      for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
-        try {
-          argv.push(readFileSync(`/proc/${pid}/cmdline`, 'utf8'));
-        } catch {
-          // gone
-        }
-      }
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  })();
+  const sampler = watchCommandLines();
   const res = await postBuild(service, requestBody(httpsRepo('image')));
-  sampling = false;
-  await sampler;
+  const argv = sampler.stop();
   t.is(res.status, 200, JSON.stringify(res.body));
   const img = await fetchLog(service, res.body.imageBuildLogId);
-  t.true(img.text.includes(`--driver-opt key=${TLS.keyPath}`), 'the key goes to buildx as a path');
+  t.true(
+    img.text.includes(`--driver-opt key=${STACK_BUILDER_TLS.keyPath}`),
+    'the key goes to buildx as a path',
+  );
   t.true(
     argv.some((a) => a.includes('buildx')),
     'argv was sampled during the build',
@@ -119,18 +88,24 @@ test('mutual TLS: a build through a TLS-only endpoint answers 200; the key appea
 });
 
 for (const [label, tls] of [
-  ['without a client certificate', { caPath: TLS.caPath, serverName: TLS.serverName }],
+  [
+    'without a client certificate',
+    { caPath: STACK_BUILDER_TLS.caPath, serverName: STACK_BUILDER_TLS.serverName },
+  ],
   [
     "with another CA's client certificate",
     {
-      ...TLS,
+      ...STACK_BUILDER_TLS,
       certPath: stack.BUILDER_TLS_OTHER_CA_CLIENT_CERT_FILE,
       keyPath: stack.BUILDER_TLS_OTHER_CA_CLIENT_KEY_FILE,
     },
   ],
 ] as const) {
   test(`mutual TLS ${label}: 500 with the img log naming the handshake failure`, async (t) => {
-    const service = await app(t, { builderEndpoints: [stack.BUILDER_A_TLS_ENDPOINT], builderTls: tls });
+    const service = await startBuildAppFor(t, {
+      builderEndpoints: [stack.BUILDER_A_TLS_ENDPOINT],
+      builderTls: tls,
+    });
     const res = await postBuild(service, requestBody(httpsRepo('image')));
     t.is(res.status, 500, JSON.stringify(res.body));
     t.regex(String(res.body.logId), /^img-/);
@@ -159,7 +134,7 @@ function placedRepos(t: ExecutionContext, endpoints: readonly string[]): { name:
 
 test('placement: each repository built twice lands on one builder, the second from its cache; both builders build', async (t) => {
   const endpoints = [stack.BUILDER_A_ENDPOINT, stack.BUILDER_B_ENDPOINT];
-  const service = await app(t, { builderEndpoints: endpoints });
+  const service = await startBuildAppFor(t, { builderEndpoints: endpoints });
   const used = new Set<string>();
   for (const repo of placedRepos(t, endpoints)) {
     const repository = httpsRepo(repo.name);
@@ -180,9 +155,9 @@ test('placement: each repository built twice lands on one builder, the second fr
 });
 
 test('failover: a builder stopped while idle is seen down, its repositories build elsewhere; seen up once back', async (t) => {
-  const [a, b] = await bridges(t);
+  const [a, b] = await privateBridges(t);
   const endpoints = [a.endpoint, b.endpoint];
-  const service = await app(t, { builderEndpoints: endpoints });
+  const service = await startBuildAppFor(t, { builderEndpoints: endpoints });
   const repository = httpsRepo('image');
   const [home, other] = placementOrder(placementKey(repository, undefined), endpoints) as [string, string];
   const bridge = home === a.endpoint ? a : b;
@@ -224,9 +199,9 @@ function slowBuild(service: RunningApp, signal?: AbortSignal) {
 }
 
 test('a builder lost mid-build: that build is a 500 with its img log; the next build of the repository goes to the other', async (t) => {
-  const [a, b] = await bridges(t);
+  const [a, b] = await privateBridges(t);
   const endpoints = [a.endpoint, b.endpoint];
-  const service = await app(t, { builderEndpoints: endpoints });
+  const service = await startBuildAppFor(t, { builderEndpoints: endpoints });
   const repository = httpsRepo('slow');
   const [home, other] = placementOrder(placementKey(repository, undefined), endpoints) as [string, string];
   const answer = slowBuild(service);
@@ -257,8 +232,11 @@ test('a builder lost mid-build: that build is a 500 with its img log; the next b
 });
 
 test('bounded load: one build per builder, three slow builds at once: two on different builders, the third 429', async (t) => {
-  const [a, b] = await bridges(t);
-  const service = await app(t, { builderEndpoints: [a.endpoint, b.endpoint], build: { maxPerBuilder: 1 } });
+  const [a, b] = await privateBridges(t);
+  const service = await startBuildAppFor(t, {
+    builderEndpoints: [a.endpoint, b.endpoint],
+    build: { maxPerBuilder: 1 },
+  });
   const client = new AbortController();
   t.teardown(() => client.abort());
   const first = slowBuild(service, client.signal).catch(() => undefined);

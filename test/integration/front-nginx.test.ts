@@ -15,7 +15,7 @@ import test, { type ExecutionContext } from 'ava';
 import type { BuildRecord } from '../../src/builds/types.js';
 import { ownDockerfileRepo, stack, uniqueName } from '../helpers/build-support.js';
 import { eventually } from '../helpers/eventually.js';
-import { runIbs } from '../helpers/ibs-process.js';
+import { ibsBuildArgs, runIbs } from '../helpers/ibs-process.js';
 import { scrapeMetrics } from '../helpers/metrics.js';
 import { startFront, type Front, type FrontRoute } from '../helpers/nginx.js';
 import { startRedis } from '../helpers/redis-process.js';
@@ -120,14 +120,15 @@ test('curl with Prefer: respond-async through nginx: 202 in under a second, long
 
   // Long polls shorter than the front's read timeout, until the answer comes.
   const polls: CurlAnswer[] = [];
-  let answer: { status: number; body: Record<string, unknown> } | undefined;
-  const deadline = Date.now() + 600_000;
-  while (answer === undefined && Date.now() < deadline) {
-    const poll = await curl(t, `${front.url}${location}?wait=${FRONT_IDLE_SECONDS - 3}`, []);
-    polls.push(poll);
-    t.is(poll.status, 200, poll.body);
-    answer = (JSON.parse(poll.body) as { answer?: typeof answer }).answer;
-  }
+  const answer = await eventually(
+    async () => {
+      const poll = await curl(t, `${front.url}${location}?wait=${FRONT_IDLE_SECONDS - 3}`, []);
+      polls.push(poll);
+      t.is(poll.status, 200, poll.body);
+      return (JSON.parse(poll.body) as { answer?: { status: number; body: Record<string, unknown> } }).answer;
+    },
+    { timeout: 600_000, interval: 0, what: `the answer of ${location}` },
+  );
   t.is(answer?.status, 200, JSON.stringify(answer));
   t.regex(String(answer?.body.digest), /^sha256:[0-9a-f]{64}$/);
   t.is(answer?.body.name, name);
@@ -180,20 +181,12 @@ test('ibs build through nginx: exit 0, the answer on stdout, the RUN line live o
   const requestId = `front-ibs-${randomBytes(4).toString('hex')}`;
   const name = uniqueName('front-ibs');
   const ibs = runIbs(
-    [
-      'build',
-      '--server',
-      front.url,
-      '--repository',
-      silentRepo(t),
-      '--registry',
-      stack.REGISTRY_ANON,
-      '--name',
-      name,
+    ibsBuildArgs(
+      { server: front.url, repository: silentRepo(t), registry: stack.REGISTRY_ANON, name },
       '--no-cache',
       '--request-id',
       requestId,
-    ],
+    ),
     gitEnv,
   );
   const printed = await ibs.stderrAt(SLOW_STEP_STARTED, 600_000);
@@ -217,19 +210,12 @@ test('ibs build through nginx: exit 0, the answer on stdout, the RUN line live o
 
 test('ibs on SIGINT through nginx: DELETE cancels its build (its record ends failure), exit 130', async (t) => {
   const { service, front } = await serviceBehindFront(t);
+  const name = uniqueName('front-int');
   const ibs = runIbs(
-    [
-      'build',
-      '--server',
-      front.url,
-      '--repository',
-      silentRepo(t),
-      '--registry',
-      stack.REGISTRY_ANON,
-      '--name',
-      uniqueName('front-int'),
+    ibsBuildArgs(
+      { server: front.url, repository: silentRepo(t), registry: stack.REGISTRY_ANON, name },
       '--no-cache',
-    ],
+    ),
     gitEnv,
   );
   await ibs.stderrAt(SLOW_STEP_STARTED, 600_000);
@@ -264,21 +250,14 @@ test('ibs through nginx in front of two replicas (Redis): the replica answering 
   const front = await startFront({ routes });
   t.teardown(front.stop);
   const requestId = `front-restart-${randomBytes(4).toString('hex')}`;
+  const name = uniqueName('front-restart');
   const ibs = runIbs(
-    [
-      'build',
-      '--server',
-      front.url,
-      '--repository',
-      silentRepo(t),
-      '--registry',
-      stack.REGISTRY_ANON,
-      '--name',
-      uniqueName('front-restart'),
+    ibsBuildArgs(
+      { server: front.url, repository: silentRepo(t), registry: stack.REGISTRY_ANON, name },
       '--no-cache',
       '--request-id',
       requestId,
-    ],
+    ),
     gitEnv,
   );
   await ibs.stderrAt(SLOW_STEP_STARTED, 600_000);

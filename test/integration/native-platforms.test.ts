@@ -12,24 +12,20 @@ import type { RunningApp } from '../helpers/app.js';
 import { eventually } from '../helpers/eventually.js';
 import { sampleValue, scrapeMetrics } from '../helpers/metrics.js';
 import { fileOf, indexEntries } from '../helpers/platform-image.js';
-import { privateBuilderBridge, type PrivateBridge } from '../stack/builders.js';
+import type { PrivateBridge } from '../stack/builders.js';
 import {
   fetchLog,
   httpsCreds,
   ownDockerfileRepo,
   postBuild,
   stack,
-  startBuildApp,
+  privateBridges,
+  STACK_BUILDER_TLS,
+  startBuildAppFor,
   uniqueName,
   type BuildOverrides,
 } from '../helpers/build-support.js';
 
-const TLS = {
-  caPath: stack.BUILDER_TLS_CA_FILE,
-  certPath: stack.BUILDER_TLS_CLIENT_CERT_FILE,
-  keyPath: stack.BUILDER_TLS_CLIENT_KEY_FILE,
-  serverName: stack.STACK_BUILDER_TLS_SERVER_NAME,
-};
 const SEEN = 'builder-network';
 
 /** The first three octets of the bridge of a builder's engine (`10.215.223.`): what its RUN steps see. */
@@ -44,19 +40,8 @@ function bridgePrefix(dockerHost: string): string {
 const ON_A = bridgePrefix(stack.STACK_DOCKER_HOST);
 const ON_B = bridgePrefix(stack.STACK_DOCKER_HOST_B);
 
-async function bridges(t: ExecutionContext): Promise<[PrivateBridge, PrivateBridge]> {
-  const a = await privateBuilderBridge('a');
-  t.teardown(() => a.stop());
-  const b = await privateBuilderBridge('b');
-  t.teardown(() => b.stop());
-  return [a, b];
-}
-
-async function app(t: ExecutionContext, overrides: BuildOverrides): Promise<RunningApp> {
-  const started = await startBuildApp({ builderTls: TLS, ...overrides });
-  t.teardown(() => started.close());
-  return started;
-}
+const app = (t: ExecutionContext, overrides: BuildOverrides): Promise<RunningApp> =>
+  startBuildAppFor(t, { builderTls: STACK_BUILDER_TLS, ...overrides });
 
 /** a declares linux/amd64, b linux/386; `extra` endpoints declare nothing. */
 function declaring(a: PrivateBridge, b: PrivateBridge, extra: string[] = []): BuildOverrides {
@@ -103,7 +88,7 @@ function runCached(log: string, platform: string, marker: string): boolean {
 }
 
 test('a linux/amd64,linux/386 build: amd64 on a, 386 on b, one index with both and their attestations; again, each cached on its builder', async (t) => {
-  const [a, b] = await bridges(t);
+  const [a, b] = await privateBridges(t);
   const service = await app(t, declaring(a, b));
   const repository = seeingRepo(t);
   const name = uniqueName('native');
@@ -149,7 +134,7 @@ test('a linux/amd64,linux/386 build: amd64 on a, 386 on b, one index with both a
 });
 
 test('a linux/386 build goes to b alone; readiness and /config show each builder platforms', async (t) => {
-  const [a, b] = await bridges(t);
+  const [a, b] = await privateBridges(t);
   const service = await app(t, declaring(a, b));
   const name = uniqueName('native-386');
   const res = await postBuild(service, request(seeingRepo(t), name, ['linux/386']));
@@ -189,7 +174,7 @@ async function downOn(service: RunningApp, endpoint: string): Promise<void> {
 }
 
 test('b down: only native platforms answers 503 with Retry-After; else the 386 build runs on the endpoint declaring nothing', async (t) => {
-  const [a, b] = await bridges(t);
+  const [a, b] = await privateBridges(t);
   const third = stack.BUILDER_A_TLS_ENDPOINT;
   const strict = await app(t, { ...declaring(a, b), build: { nativePlatformsOnly: true } });
   const lax = await app(t, declaring(a, b, [third]));

@@ -11,8 +11,11 @@ import {
 } from '../../workers/leases/leases.js';
 import { createRedisBuildLeases, LEASE_LOST } from '../../workers/leases/redis-leases.js';
 import type { RedisConnection } from '../../src/redis/connection.js';
+import { leaseKey, leaseOutcomeKey } from '../../src/redis/keys.js';
 import { readyConnection, useRedisServer } from '../helpers/redis-test-server.js';
 import { silentLogger } from '../helpers/silent-logger.js';
+import { eventually } from '../helpers/eventually.js';
+import { monitorRedis } from '../helpers/redis-monitor.js';
 
 const redis = useRedisServer();
 
@@ -31,6 +34,16 @@ async function replica(
     await connection.close();
   });
   return { leases, connection };
+}
+
+/** How many times a follower has read the lease of `id` (the state script, seen by MONITOR). */
+async function leaseReads(t: ExecutionContext, id: string): Promise<() => number> {
+  const monitor = await monitorRedis(redis().url);
+  t.teardown(() => monitor.close());
+  // Only the state script names the outcome key while the lease is held (claim and renew do not).
+  const read = (line: string): boolean =>
+    line.includes('"evalsha"') && line.includes(`"${leaseOutcomeKey(id)}"`);
+  return () => monitor.lines().filter(read).length;
 }
 
 let ids = 0;
@@ -93,13 +106,19 @@ test('a renewed lease keeps its follower waiting; without follow a held key is b
   const id = freshId();
   const lease = leader(await a.leases.claim(id, { follow: true }));
   t.deepEqual(await b.leases.claim(id, { follow: false }), { kind: 'unshared' });
+  const reads = await leaseReads(t, id);
   const waiting = followed(t, await b.leases.claim(id, { follow: true })).wait(new AbortController().signal);
-  // Several lease periods: the renewals keep the lease, the follower keeps waiting.
-  const early = await Promise.race([
-    waiting,
-    new Promise<'pending'>((resolve) => setTimeout(() => resolve('pending'), leaseMs * 3)),
-  ]);
-  t.is(early, 'pending');
+  let settled = false;
+  void waiting?.then(() => (settled = true));
+  // The follower reads the lease on claiming, on starting to wait, then each time the PTTL it read
+  // has passed, and reads again only while the lease was held: six reads are three lease periods
+  // the renewals kept it through.
+  await eventually(() => reads() >= 6 || settled, {
+    timeout: leaseMs * 40,
+    what: () => `six reads of the lease by its follower (${reads()} so far)`,
+  });
+  t.false(settled, 'the follower keeps waiting');
+  t.truthy(await a.connection.client.get(leaseKey(id)), 'the lease is still held');
   await lease.release(built);
   t.deepEqual(await waiting, { ok: true, built });
 });

@@ -8,6 +8,7 @@ import type { RedisConnection } from '../../src/redis/connection.js';
 import { startRedis, type RedisProcess } from '../helpers/redis-process.js';
 import { readyConnection, useRedisServer } from '../helpers/redis-test-server.js';
 import { silentLogger } from '../helpers/silent-logger.js';
+import { eventually } from '../helpers/eventually.js';
 
 const redis = useRedisServer();
 
@@ -248,8 +249,7 @@ test('the append connection dropped while a log is written: the output is stored
     warnings.some((w) => w.role === 'log appends' && /connection lost/.test(w.msg)),
     JSON.stringify(warnings),
   );
-  while (!(await a.connection.probe()))
-    await new Promise((resolve) => a.connection.client.once('ready', resolve));
+  await eventually(() => a.connection.probe(), { what: 'Redis to answer again' });
   const { text, complete } = await a.store.read(log.id);
   t.true(complete);
   t.is(text.length, expected.length);
@@ -280,8 +280,7 @@ test('Redis down: opening, reading and deleting fail with STORE_UNAVAILABLE; bac
   t.false(await a.connection.probe());
   await server.start();
   // The client reconnects on its own (no new store, no restart).
-  while (!(await a.connection.probe()))
-    await new Promise((resolve) => a.connection.client.once('ready', resolve));
+  await eventually(() => a.connection.probe(), { what: 'Redis to answer again' });
   const after = await a.store.open('git');
   after.write('again\n');
   await after.close();

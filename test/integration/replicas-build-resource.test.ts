@@ -59,11 +59,14 @@ const request = (repository: string, label: string) => ({
 
 /** Long polls GET /builds/{id}?wait=20 on `on` until the record carries its answer. */
 async function answered(on: Replica, id: string): Promise<Record<string, unknown>> {
-  for (;;) {
-    const polled = await call(`${on.url}/builds/${id}?wait=20`);
-    if (polled.status !== 200) throw new Error(`GET /builds/${id} on ${on.name} answered ${polled.status}`);
-    if (polled.body.answer !== undefined) return polled.body;
-  }
+  return eventually(
+    async () => {
+      const polled = await call(`${on.url}/builds/${id}?wait=20`);
+      if (polled.status !== 200) throw new Error(`GET /builds/${id} on ${on.name} answered ${polled.status}`);
+      return polled.body.answer !== undefined && polled.body;
+    },
+    { timeout: 600_000, interval: 0, what: `the answer of ${id} on ${on.name}` },
+  );
 }
 
 /** A repository of its own whose RUN step is silent for a while (a nonce: BuildKit runs it itself). */

@@ -2,7 +2,7 @@
 // sample prom-client holds is read back from its text exposition with the same labels and value.
 import test from 'ava';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { parseMetrics, sampleValue } from '../helpers/metrics.js';
+import { parseMetrics, sampleValue } from '../../helpers/metrics.js';
 
 test('every sample of a prom-client registry reads back from its exposition', async (t) => {
   const registry = new Registry();

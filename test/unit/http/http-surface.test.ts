@@ -1,6 +1,6 @@
 import test from 'ava';
-import { startApp } from '../helpers/app.js';
-import { metricValue, parseMetrics, sampleValue } from '../helpers/metrics.js';
+import { startApp } from '../../helpers/app.js';
+import { metricValue, parseMetrics, sampleValue } from '../../helpers/metrics.js';
 
 test('probes answer with their contract bodies', async (t) => {
   const app = await startApp({ builderEndpoints: ['tcp://127.0.0.1:1'] });

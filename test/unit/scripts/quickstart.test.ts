@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 
 function quickstart(port: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {

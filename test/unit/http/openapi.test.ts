@@ -4,11 +4,11 @@
 import test, { type ExecutionContext } from 'ava';
 import { createHash } from 'node:crypto';
 import type Router from '@koa/router';
-import { createApp } from '../../src/http/app.js';
-import { commandFailed, ERRORS } from '../../src/errors/errors.js';
-import type { BuildDeps } from '../../workers/build-deps.js';
-import type { BuildPlan, BuildResult } from '../../workers/plan/plan-types.js';
-import { startApp, testConfig } from '../helpers/app.js';
+import { createApp } from '../../../src/http/app.js';
+import { commandFailed, ERRORS } from '../../../src/errors/errors.js';
+import type { BuildDeps } from '../../../workers/build-deps.js';
+import type { BuildPlan, BuildResult } from '../../../workers/plan/plan-types.js';
+import { startApp, testConfig } from '../../helpers/app.js';
 import {
   documentErrors,
   HTTP_METHODS,
@@ -17,10 +17,10 @@ import {
   schemaValidator,
   type Operation,
   type Response,
-} from '../helpers/openapi.js';
-import { fakeServer, json, type FakeServer } from '../helpers/fake-registry.js';
-import { eventually } from '../helpers/eventually.js';
-import { parseMetrics } from '../helpers/metrics.js';
+} from '../../helpers/openapi.js';
+import { fakeServer, json, type FakeServer } from '../../helpers/fake-registry.js';
+import { eventually } from '../../helpers/eventually.js';
+import { parseMetrics } from '../../helpers/metrics.js';
 
 const doc = loadOpenApi();
 const compile = schemaValidator(doc);

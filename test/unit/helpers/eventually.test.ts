@@ -1,7 +1,7 @@
 // The tests' one poll helper: the first value that is neither undefined nor false, a failure naming
 // what it waited for (and the state then) after the timeout, and a check's own error at once.
 import test from 'ava';
-import { eventually } from '../helpers/eventually.js';
+import { eventually } from '../../helpers/eventually.js';
 
 test('answers the first value that is neither undefined nor false', async (t) => {
   let n = 0;

@@ -7,15 +7,15 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test, { type ExecutionContext } from 'ava';
-import type { Config } from '../../src/config/types.js';
-import type { AppContext } from '../../src/http/context.js';
-import { commandFailed, ServiceError } from '../../src/errors/errors.js';
-import type { BuildJobRunner } from '../../workers/build-worker.js';
-import type { BuildPlan } from '../../workers/plan/plan-types.js';
-import { startApp, testConfig } from '../helpers/app.js';
-import { REPO, RESULT } from '../helpers/fake-build.js';
-import { eventually } from '../helpers/eventually.js';
-import { metricValue, scrapeMetrics } from '../helpers/metrics.js';
+import type { Config } from '../../../src/config/types.js';
+import type { AppContext } from '../../../src/http/context.js';
+import { commandFailed, ServiceError } from '../../../src/errors/errors.js';
+import type { BuildJobRunner } from '../../../workers/build-worker.js';
+import type { BuildPlan } from '../../../workers/plan/plan-types.js';
+import { startApp, testConfig } from '../../helpers/app.js';
+import { REPO, RESULT } from '../../helpers/fake-build.js';
+import { eventually } from '../../helpers/eventually.js';
+import { metricValue, scrapeMetrics } from '../../helpers/metrics.js';
 
 interface Harness {
   url: string;

@@ -1,7 +1,7 @@
 // The listen address (`--host`): the real service process bound to 127.0.0.1 answers there and
 // refuses connections to another loopback address (127.0.0.2); unset, it listens on every interface.
 import test from 'ava';
-import { isListening, spawnService } from '../helpers/service-process.js';
+import { isListening, spawnService } from '../../helpers/service-process.js';
 
 async function listening(
   args: string[],

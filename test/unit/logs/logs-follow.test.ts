@@ -5,8 +5,8 @@
 import { readdirSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'ava';
-import { startApp, type RunningApp } from '../helpers/app.js';
-import { eventually } from '../helpers/eventually.js';
+import { startApp, type RunningApp } from '../../helpers/app.js';
+import { eventually } from '../../helpers/eventually.js';
 
 interface Follower {
   status: number;

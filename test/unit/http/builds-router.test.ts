@@ -3,15 +3,15 @@
  * does; and the 429's Retry-After estimated from builds of known duration.
  */
 import test from 'ava';
-import { createMemoryBuildRegistry } from '../../src/builds/memory-registry.js';
-import type { BuildRecord } from '../../src/builds/types.js';
-import { commandFailed, noDefinition } from '../../src/errors/errors.js';
-import type { BuildJobRunner } from '../../workers/build-worker.js';
-import type { BuildResult } from '../../workers/plan/plan-types.js';
-import { startApp, testConfig, type RunningApp } from '../helpers/app.js';
-import { REPO } from '../helpers/fake-build.js';
-import { eventually } from '../helpers/eventually.js';
-import { metricValue } from '../helpers/metrics.js';
+import { createMemoryBuildRegistry } from '../../../src/builds/memory-registry.js';
+import type { BuildRecord } from '../../../src/builds/types.js';
+import { commandFailed, noDefinition } from '../../../src/errors/errors.js';
+import type { BuildJobRunner } from '../../../workers/build-worker.js';
+import type { BuildResult } from '../../../workers/plan/plan-types.js';
+import { startApp, testConfig, type RunningApp } from '../../helpers/app.js';
+import { REPO } from '../../helpers/fake-build.js';
+import { eventually } from '../../helpers/eventually.js';
+import { metricValue } from '../../helpers/metrics.js';
 
 const COMMIT = '0123456789abcdef0123456789abcdef01234567';
 const GIT_LOG = 'git-00000000-0000-4000-8000-000000000000';

@@ -1,7 +1,7 @@
 import test from 'ava';
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { startApp } from '../helpers/app.js';
+import { startApp } from '../../helpers/app.js';
 
 const KEY =
   '-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\nAAAAMwAAAAtzc2gtZWQyNTUxOQAAACD\n-----END OPENSSH PRIVATE KEY-----\n';

@@ -4,12 +4,12 @@
  */
 import { connect } from 'node:net';
 import test from 'ava';
-import { commandFailed } from '../../src/errors/errors.js';
-import type { BuildJobRunner } from '../../workers/build-worker.js';
-import { REQUEST_ID_PATTERN } from '../../src/rules/limits.js';
-import { startApp, testConfig, type RunningApp } from '../helpers/app.js';
-import { REPO, RESULT } from '../helpers/fake-build.js';
-import { eventually } from '../helpers/eventually.js';
+import { commandFailed } from '../../../src/errors/errors.js';
+import type { BuildJobRunner } from '../../../workers/build-worker.js';
+import { REQUEST_ID_PATTERN } from '../../../src/rules/limits.js';
+import { startApp, testConfig, type RunningApp } from '../../helpers/app.js';
+import { REPO, RESULT } from '../../helpers/fake-build.js';
+import { eventually } from '../../helpers/eventually.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 

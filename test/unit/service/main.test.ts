@@ -3,11 +3,11 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { request, type IncomingMessage } from 'node:http';
 import { join } from 'node:path';
-import { OPTIONS } from '../../src/config/options.js';
-import { eventually } from '../helpers/eventually.js';
-import { freePort, isListening, spawnService } from '../helpers/service-process.js';
+import { OPTIONS } from '../../../src/config/options.js';
+import { eventually } from '../../helpers/eventually.js';
+import { freePort, isListening, spawnService } from '../../helpers/service-process.js';
 
-const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
   version: string;
 };
 
