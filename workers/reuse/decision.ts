@@ -116,14 +116,14 @@ async function followOrOwn(
   }
   input.own.alias(inFlightId);
   try {
-    const lease = await deps.reuse.leases.claim(inFlightId, { follow: input.followAllowed });
-    if (lease.kind === 'follow') {
+    const role = await deps.reuse.leases.holdOrFollow(inFlightId, { follow: input.followAllowed });
+    if (role.kind === 'follow') {
       log.write(
         `# a build with the same key runs on another replica for ${target.registry}/${target.name}: waiting for it\n`,
       );
-      return { kind: 'follow', keyed, followed: lease.build };
+      return { kind: 'follow', keyed, followed: role.build };
     }
-    if (lease.kind === 'leader') return { kind: 'own', lease: lease.lease };
+    if (role.kind === 'hold') return { kind: 'own', lease: role.lease };
   } catch (err) {
     log.write(`# not shared with other replicas (${reasonOf(err)})\n`);
   }
