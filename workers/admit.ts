@@ -1,5 +1,5 @@
 /**
- * Stage 1 of a build, admission (docs/reuse.md, Coalescing). Reuse off: one job in the queue.
+ * Stage 1 of a build, admission (docs/reuse.md, Following). Reuse off: one job in the queue.
  * Reuse on: a request identical to one in flight follows it before taking a slot when the branch
  * still points at its commit; otherwise it owns its own job. A job that finds its key in flight
  * frees its slot; its request waits for that build and answers as a reuse, or builds after all
@@ -78,7 +78,7 @@ async function followIdentical(
   if (!tips.includes(commit)) return undefined;
   const waiter = existing.follow();
   if (waiter === undefined) return undefined;
-  c.deps.metrics.buildsCoalescedTotal.inc();
+  c.deps.metrics.buildFollowsTotal.inc();
   c.followed(existing.buildId);
   const detach = onAbort(clientSignal, () => waiter.leave(new Cancellation('client_gone')));
   try {
@@ -109,7 +109,7 @@ async function follow(
   try {
     const waiting = f.followed.wait(own.signal);
     if (waiting === undefined) return building('the build with the same key was abandoned');
-    c.deps.metrics.buildsCoalescedTotal.inc();
+    c.deps.metrics.buildFollowsTotal.inc();
     const outcome = await waiting;
     if (!outcome.ok) return building(outcome.why, outcome.lost === true);
     const other = outcome.built;

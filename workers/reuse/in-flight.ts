@@ -1,6 +1,6 @@
 /**
  * Builds in flight, findable by key (a request identity, a build key), so that identical requests
- * follow one build instead of starting another (docs/reuse.md, Coalescing); `createInProcessInFlight`
+ * follow one build instead of starting another (docs/reuse.md, Following); `createInProcessInFlight`
  * keeps the map in this process. Every request answered by a build is one waiter of it (its owner
  * too); when the last leaves before the build settles, the build's signal is aborted. A settled build
  * leaves the map under all its keys.
