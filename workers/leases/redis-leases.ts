@@ -11,7 +11,11 @@ import type { Logger } from '../../src/observability/logger.js';
 import type { RedisConnection } from '../../src/redis/connection.js';
 import { leaseChannel, leaseKey, leaseOutcomeKey } from '../../src/redis/keys.js';
 import { redisScript } from '../../src/redis/script.js';
-import { createFollowerHub, type FollowerHub, type Subscription } from '../../src/redis/subscriptions.js';
+import {
+  createSubscriptionHub,
+  type SubscriptionHub,
+  type Subscription,
+} from '../../src/redis/subscriptions.js';
 import {
   STOPPED_WAITING,
   type BuildLeases,
@@ -202,12 +206,12 @@ interface LeaseState {
 
 class RedisBuildLeases implements BuildLeases {
   readonly #deps: Required<RedisLeasesDeps>;
-  readonly #hub: FollowerHub;
+  readonly #hub: SubscriptionHub;
   readonly #held: HeldLeases;
 
   constructor(deps: Required<RedisLeasesDeps>) {
     this.#deps = deps;
-    this.#hub = createFollowerHub(deps.connection);
+    this.#hub = createSubscriptionHub(deps.connection);
     this.#held = new HeldLeases(deps);
   }
 
