@@ -11,7 +11,7 @@ import { internal } from '../src/errors/errors.js';
 import type { BuildDeps } from './build-deps.js';
 import type { BuildPlan, BuildResult } from './plan/plan-types.js';
 import type { BuildQueue } from './queue.js';
-import { isFollowing, logReused, type Following, type JobOutcome } from './reuse/decision.js';
+import { isFollowingJob, logReused, type FollowingJob, type JobOutcome } from './reuse/decision.js';
 import type { InFlightBuild, OwnedBuild } from './reuse/in-flight.js';
 import { requestIdentity } from './reuse/request-identity.js';
 import { reasonOf, registryAccess } from './reuse/reuse-deps.js';
@@ -43,7 +43,7 @@ export interface Admission {
 
 /** A job outcome that must be a result (reuse off: the job never follows). */
 function resultOf(outcome: JobOutcome): BuildResult {
-  if (isFollowing(outcome)) throw internal('a job without reuse cannot follow another build');
+  if (isFollowingJob(outcome)) throw internal('a job without reuse cannot follow another build');
   return outcome;
 }
 
@@ -98,7 +98,7 @@ async function followIdentical(
 async function follow(
   plan: BuildPlan,
   c: Admission,
-  f: Following,
+  f: FollowingJob,
   own: OwnedBuild<BuildResult>,
 ): Promise<BuildResult | { rebuild: string; lost: boolean }> {
   const started = performance.now();
@@ -173,7 +173,7 @@ async function ownBuild(
     });
   try {
     let outcome = await job({ followAllowed: true });
-    for (let follows = 1; isFollowing(outcome); follows += 1) {
+    for (let follows = 1; isFollowingJob(outcome); follows += 1) {
       const answer = await follow(plan, c, outcome, own);
       if (!('rebuild' in answer)) {
         outcome = answer;

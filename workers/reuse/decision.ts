@@ -218,7 +218,7 @@ export async function recordBuiltKey(
 }
 
 /** A job that follows another build with the same key: it returns (freeing its slot) and its request waits. */
-export interface Following extends Extract<Decision, { kind: 'follow' }> {
+export interface FollowingJob extends Extract<Decision, { kind: 'follow' }> {
   /** The result so far (the clone's): what the answer will say, less the img log and the digest. */
   readonly soFar: ResultSoFar;
   /** The img log, left open for the wait. */
@@ -229,7 +229,7 @@ export interface Following extends Extract<Decision, { kind: 'follow' }> {
 export type ResultSoFar = Omit<BuildResult, 'imageBuildLogId' | 'digest'>;
 
 /** How a job in its slot ended: a result (reused or built), or following another build. */
-export type JobOutcome = BuildResult | Following;
+export type JobOutcome = BuildResult | FollowingJob;
 
-export const isFollowing = (outcome: JobOutcome): outcome is Following =>
-  (outcome as Partial<Following>).kind === 'follow';
+export const isFollowingJob = (outcome: JobOutcome): outcome is FollowingJob =>
+  (outcome as Partial<FollowingJob>).kind === 'follow';
