@@ -11,7 +11,13 @@ import { internal } from '../src/errors/errors.js';
 import type { BuildDeps } from './build-deps.js';
 import type { BuildPlan, BuildResult } from './plan/plan-types.js';
 import type { BuildQueue } from './queue.js';
-import { isFollowingJob, logReused, type FollowingJob, type JobOutcome } from './reuse/decision.js';
+import {
+  formatElapsed,
+  isFollowingJob,
+  logReused,
+  type FollowingJob,
+  type JobOutcome,
+} from './reuse/decision.js';
 import type { InFlightBuild, OwnedBuild } from './reuse/in-flight.js';
 import { requestIdentity } from './reuse/request-identity.js';
 import { reasonOf, registryAccess } from './reuse/reuse-deps.js';
@@ -132,8 +138,7 @@ async function follow(
       registryAccess(plan, c.deps),
     );
     if (reused.kind === 'absent') return building('the build followed recorded no key');
-    const took = ((performance.now() - started) / 1000).toFixed(2);
-    logReused(f.log, reused, f.keyed.key, `${took} s after that build`, soFar.image);
+    logReused(f.log, reused, f.keyed.key, `${formatElapsed(started)} after that build`, soFar.image);
     c.deps.metrics.buildReusesTotal.inc();
     return { ...soFar, imageBuildLogId: f.log.id, digest: reused.digest };
   } catch (err) {

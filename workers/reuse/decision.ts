@@ -43,7 +43,9 @@ export interface DecisionInput {
   readonly followAllowed: boolean;
 }
 
-const seconds = (startedMs: number): string => `${((performance.now() - startedMs) / 1000).toFixed(2)} s`;
+/** The time since `startedMs` (performance.now()) as the img log says it: `1.25 s`. */
+export const formatElapsed = (startedMs: number): string =>
+  `${((performance.now() - startedMs) / 1000).toFixed(2)} s`;
 
 /** The one "reused" line of the img log: the key's earlier image answers this request. */
 export function logReused(
@@ -153,7 +155,13 @@ async function reuseRecorded(
       registryAccess(plan, deps),
     );
     if (outcome.kind === 'reused') {
-      logReused(log, outcome, keyed.key, seconds(started), `${target.registry}/${target.name}:${target.tag}`);
+      logReused(
+        log,
+        outcome,
+        keyed.key,
+        formatElapsed(started),
+        `${target.registry}/${target.name}:${target.tag}`,
+      );
       deps.reuse.recent.set(recentId(plan, input.branch), keyed.input);
       deps.metrics.buildReusesTotal.inc();
       return outcome.digest;
