@@ -79,10 +79,12 @@ interface StoredOutcome {
   readonly built?: BuiltImage;
 }
 
-const isBuiltImage = (v: unknown): v is BuiltImage =>
-  typeof v === 'object' &&
-  v !== null &&
-  ['image', 'registry', 'name', 'tag'].every((k) => typeof (v as Record<string, unknown>)[k] === 'string');
+const isBuiltImage = (value: unknown): value is BuiltImage =>
+  typeof value === 'object' &&
+  value !== null &&
+  ['image', 'registry', 'name', 'tag'].every(
+    (k) => typeof (value as Record<string, unknown>)[k] === 'string',
+  );
 
 /** The holder's outcome in `text`, or undefined when there is none (yet) for this holder. */
 function outcomeOf(text: string, holder: string): FollowedOutcome | undefined {

@@ -100,10 +100,10 @@ class InProcessBuild<T> implements OwnedBuild<T> {
   readonly #keys: Set<string>;
   readonly #map: InProcessMap<T>;
   readonly #controller = new AbortController();
-  #resolveCommit: (c: string | undefined) => void = () => undefined;
+  #resolveCommit: (commit: string | undefined) => void = () => undefined;
   #resolveBuildId: (id: string | undefined) => void = () => undefined;
-  #resolveResult: (v: T) => void = () => undefined;
-  #rejectResult: (e: unknown) => void = () => undefined;
+  #resolveResult: (value: T) => void = () => undefined;
+  #rejectResult: (error: unknown) => void = () => undefined;
 
   constructor(key: string, map: InProcessMap<T>) {
     this.#keys = new Set([key]);
