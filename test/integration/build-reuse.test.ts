@@ -351,7 +351,7 @@ test('two commits with the same inputs at once: the second waits for the first b
   });
   const first = postBuild(app, body('one'));
   const second = await repo.commit({ 'README.md': '# second\n' });
-  // The first build's key is in flight once this app reports it building (it claims the key before).
+  // The first build's key is in flight once this app reports it building (it follows or holds its key before).
   // Not the processes: the other tests of this file build at the same time.
   await within('the first build building', 60_000, async () =>
     (await listBuilds(app, 'status=running')).some((build) => build.phase === 'building'),

@@ -123,7 +123,7 @@ test('SIGKILL of A during a slow build: its build leaves the list once its lease
     (res) => res.status,
     () => 'connection lost',
   );
-  // A builds (its img log is open: its key is claimed before the CLI starts).
+  // A builds (its img log is open: it holds the key's lease before the CLI starts).
   await within('A building', 180_000, async () => {
     const [running] = await listBuilds(b, `requestId=${requestId}&status=running`);
     return running?.phase === 'building';
@@ -158,7 +158,7 @@ test('SIGKILL of A during a slow build: its build leaves the list once its lease
     answers.map((answer) => answer.status),
     [200, 200],
   );
-  // One of them built (the first to claim the key once A's lease expired), the other waited for it.
+  // One of them built (the first to hold the lease once A's expired), the other followed it.
   const builders = logs.filter(ranCli);
   t.is(builders.length, 1, logs.join('\n----\n'));
   const log = builders[0] ?? '';
