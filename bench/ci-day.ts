@@ -209,7 +209,7 @@ async function day(reuse: boolean, feature: string) {
       p95: quantile(all, 0.95),
       unchangedP50: quantile(unchanged, 0.5),
       reuses: await metric(app.url, 'service_build_reuses_total'),
-      coalesced: await metric(app.url, 'service_builds_coalesced_total'),
+      followed: await metric(app.url, 'service_builds_coalesced_total'),
     };
   } finally {
     await app.close();
@@ -232,7 +232,7 @@ for (const reuse of supplyChainOnly ? [] : [false, true]) {
       `${r.cliRuns} CLI runs, ${r.buildSeconds.toFixed(1)} build s (${r.answerSeconds.toFixed(1)} s answering), ` +
       `${r.busy429} x 429, ` +
       `p50 ${r.p50.toFixed(2)} s, p95 ${r.p95.toFixed(2)} s, unchanged-input p50 ${r.unchangedP50.toFixed(2)} s, ` +
-      `${r.reuses} reuses, ${r.coalesced} coalesced` +
+      `${r.reuses} reuses, ${r.followed} followed` +
       (r.unbuilt.length > 0 ? `; input sets answered without a CLI run: ${r.unbuilt.join(', ')}` : '') +
       (r.failed.length > 0
         ? `\n  ${r.failed.length} failed answers: ${[...new Set(r.failed)].join('; ')}`

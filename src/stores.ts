@@ -27,7 +27,7 @@ export interface Stores {
   readonly logStore: LogStore;
   /** Running and recent builds (GET /builds): this instance's, or every replica's in Redis mode. */
   readonly builds: BuildRegistry;
-  /** Coalescing across replicas (Redis mode); embedded: every build runs unshared. */
+  /** Following across replicas (Redis mode); embedded: every build runs unshared. */
   readonly leases: BuildLeases;
   /** The build secrets identity key: in Redis (every replica's), or in the scratch space. */
   readonly secretIdentityKey: SecretIdentityKey;

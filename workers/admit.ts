@@ -1,5 +1,5 @@
 /**
- * Stage 1 of a build, admission (docs/reuse.md, Coalescing). Reuse off: one job in the queue.
+ * Stage 1 of a build, admission (docs/reuse.md, Following). Reuse off: one job in the queue.
  * Reuse on: a request identical to one in flight follows it before taking a slot when the branch
  * still points at its commit; otherwise it owns its own job. A job that finds its key in flight
  * frees its slot; its request waits for that build and answers as a reuse, or builds after all
@@ -11,7 +11,13 @@ import { internal } from '../src/errors/errors.js';
 import type { BuildDeps } from './build-deps.js';
 import type { BuildPlan, BuildResult } from './plan/plan-types.js';
 import type { BuildQueue } from './queue.js';
-import { isFollowing, logReused, type Following, type JobOutcome } from './reuse/decision.js';
+import {
+  formatElapsed,
+  isFollowingJob,
+  logReused,
+  type FollowingJob,
+  type JobOutcome,
+} from './reuse/decision.js';
 import type { InFlightBuild, OwnedBuild } from './reuse/in-flight.js';
 import { requestIdentity } from './reuse/request-identity.js';
 import { reasonOf, registryAccess } from './reuse/reuse-deps.js';
@@ -43,7 +49,7 @@ export interface Admission {
 
 /** A job outcome that must be a result (reuse off: the job never follows). */
 function resultOf(outcome: JobOutcome): BuildResult {
-  if (isFollowing(outcome)) throw internal('a job without reuse cannot follow another build');
+  if (isFollowingJob(outcome)) throw internal('a job without reuse cannot follow another build');
   return outcome;
 }
 
@@ -60,7 +66,7 @@ function onAbort(signal: AbortSignal, leave: () => void): () => void {
 /** Follows the identical request in flight, when its commit is still the branch's tip. */
 async function followIdentical(
   plan: BuildPlan,
-  c: Admission,
+  admission: Admission,
   existing: InFlightBuild<BuildResult>,
   clientSignal: AbortSignal,
 ): Promise<BuildResult | undefined> {
@@ -68,18 +74,18 @@ async function followIdentical(
   // follower then answers with that build, not a `git ls-remote` after it.
   const [commit, tips] = await Promise.all([
     existing.commit,
-    c.remoteTip(plan, clientSignal).catch(() => undefined),
+    admission.remoteTip(plan, clientSignal).catch(() => undefined),
   ]);
   if (commit === undefined) return undefined;
   if (tips === undefined) {
-    c.deps.logger.info({ repository: plan.repository }, 'branch tip not checked: not followed early');
+    admission.deps.logger.info({ repository: plan.repository }, 'branch tip not checked: not followed early');
     return undefined;
   }
   if (!tips.includes(commit)) return undefined;
   const waiter = existing.follow();
   if (waiter === undefined) return undefined;
-  c.deps.metrics.buildsCoalescedTotal.inc();
-  c.followed(existing.buildId);
+  admission.deps.metrics.buildFollowsTotal.inc();
+  admission.followed(existing.buildId);
   const detach = onAbort(clientSignal, () => waiter.leave(new Cancellation('client_gone')));
   try {
     return await existing.result;
@@ -97,31 +103,33 @@ async function followIdentical(
  */
 async function follow(
   plan: BuildPlan,
-  c: Admission,
-  f: Following,
+  admission: Admission,
+  following: FollowingJob,
   own: OwnedBuild<BuildResult>,
 ): Promise<BuildResult | { rebuild: string; lost: boolean }> {
   const started = performance.now();
   const building = (why: string, lost = false) => {
-    f.log.write(`# ${why}: building\n`);
-    return { rebuild: `# waited in log ${f.log.id}: ${why}: building\n`, lost };
+    following.log.write(`# ${why}: building\n`);
+    return { rebuild: `# waited in log ${following.log.id}: ${why}: building\n`, lost };
   };
   try {
-    const waiting = f.followed.wait(own.signal);
+    const waiting = following.followed.wait(own.signal);
     if (waiting === undefined) return building('the build with the same key was abandoned');
-    c.deps.metrics.buildsCoalescedTotal.inc();
+    admission.deps.metrics.buildFollowsTotal.inc();
     const outcome = await waiting;
     if (!outcome.ok) return building(outcome.why, outcome.lost === true);
     const other = outcome.built;
-    const { soFar } = f;
+    const { soFar } = following;
     if (other.registry === soFar.registry && other.name === soFar.name && other.tag === soFar.tag) {
-      f.log.write(`the build with the same key pushed ${other.image} itself: reused, nothing to write\n`);
-      c.deps.metrics.buildReusesTotal.inc();
-      const digest = other.digest ?? (await pushedDigest(soFar, registryAccess(plan, c.deps)));
-      return { ...soFar, imageBuildLogId: f.log.id, digest };
+      following.log.write(
+        `the build with the same key pushed ${other.image} itself: reused, nothing to write\n`,
+      );
+      admission.deps.metrics.buildReusesTotal.inc();
+      const digest = other.digest ?? (await pushedDigest(soFar, registryAccess(plan, admission.deps)));
+      return { ...soFar, imageBuildLogId: following.log.id, digest };
     }
     const reused = await reuseByKey(
-      f.keyed.key,
+      following.keyed.key,
       { registry: soFar.registry, name: soFar.name, tag: soFar.tag },
       {
         repository: plan.repository,
@@ -129,17 +137,22 @@ async function follow(
         commit: soFar.commit,
         namedTag: plan.image.tag ?? '',
       },
-      registryAccess(plan, c.deps),
+      registryAccess(plan, admission.deps),
     );
     if (reused.kind === 'absent') return building('the build followed recorded no key');
-    const took = ((performance.now() - started) / 1000).toFixed(2);
-    logReused(f.log, reused, f.keyed.key, `${took} s after that build`, soFar.image);
-    c.deps.metrics.buildReusesTotal.inc();
-    return { ...soFar, imageBuildLogId: f.log.id, digest: reused.digest };
+    logReused(
+      following.log,
+      reused,
+      following.keyed.key,
+      `${formatElapsed(started)} after that build`,
+      soFar.image,
+    );
+    admission.deps.metrics.buildReusesTotal.inc();
+    return { ...soFar, imageBuildLogId: following.log.id, digest: reused.digest };
   } catch (err) {
     return building(`reusing the image of the build with the same key failed (${reasonOf(err)})`);
   } finally {
-    await f.log.close();
+    await following.log.close();
   }
 }
 
@@ -153,28 +166,28 @@ const MAX_FOLLOWS = 2;
 
 async function ownBuild(
   plan: BuildPlan,
-  c: Admission,
+  admission: Admission,
   id: string,
   clientSignal: AbortSignal,
 ): Promise<BuildResult> {
-  const { inFlight } = c.deps.reuse;
+  const { inFlight } = admission.deps.reuse;
   const own = inFlight.start(id) ?? inFlight.start(`${id}#${randomUUID()}`);
   if (own === undefined) throw internal('no in-flight entry could be started');
   const left = onAbort(clientSignal, () => own.waiter.leave(new Cancellation('client_gone')));
-  const cancelled = onAbort(c.cancelSignal, () => own.cancel(c.cancelSignal.reason));
+  const cancelled = onAbort(admission.cancelSignal, () => own.cancel(admission.cancelSignal.reason));
   const detach = (): void => {
     left();
     cancelled();
   };
   const job = (reuse: Omit<JobReuse, 'own'>) =>
-    c.queue.run((signal) => c.job(signal, { own, ...reuse }), {
+    admission.queue.run((signal) => admission.job(signal, { own, ...reuse }), {
       signal: own.signal,
-      deadlineSeconds: c.deadlineSeconds,
+      deadlineSeconds: admission.deadlineSeconds,
     });
   try {
     let outcome = await job({ followAllowed: true });
-    for (let follows = 1; isFollowing(outcome); follows += 1) {
-      const answer = await follow(plan, c, outcome, own);
+    for (let follows = 1; isFollowingJob(outcome); follows += 1) {
+      const answer = await follow(plan, admission, outcome, own);
       if (!('rebuild' in answer)) {
         outcome = answer;
         break;
@@ -192,18 +205,25 @@ async function ownBuild(
   }
 }
 
-export async function admit(plan: BuildPlan, c: Admission, clientSignal: AbortSignal): Promise<BuildResult> {
-  if (!c.deps.config.build.reuse) {
+export async function admit(
+  plan: BuildPlan,
+  admission: Admission,
+  clientSignal: AbortSignal,
+): Promise<BuildResult> {
+  if (!admission.deps.config.build.reuse) {
     return resultOf(
-      await c.queue.run((signal) => c.job(signal), {
-        signal: AbortSignal.any([clientSignal, c.cancelSignal]),
-        deadlineSeconds: c.deadlineSeconds,
+      await admission.queue.run((signal) => admission.job(signal), {
+        signal: AbortSignal.any([clientSignal, admission.cancelSignal]),
+        deadlineSeconds: admission.deadlineSeconds,
       }),
     );
   }
   const id = `req:${requestIdentity(plan)}`;
   // Looked up and, when absent, registered in the same synchronous step: a burst has one owner.
-  const existing = c.deps.reuse.inFlight.find(id);
-  if (existing === undefined) return ownBuild(plan, c, id, clientSignal);
-  return (await followIdentical(plan, c, existing, clientSignal)) ?? ownBuild(plan, c, id, clientSignal);
+  const existing = admission.deps.reuse.inFlight.find(id);
+  if (existing === undefined) return ownBuild(plan, admission, id, clientSignal);
+  return (
+    (await followIdentical(plan, admission, existing, clientSignal)) ??
+    ownBuild(plan, admission, id, clientSignal)
+  );
 }

@@ -10,11 +10,11 @@ import type { Logger } from '../src/observability/logger.js';
 import type { BuildStatus, Metrics } from '../src/observability/metrics.js';
 import type { BuildPlan, BuildResult } from './plan/plan-types.js';
 
-/** How a build is answered: its logger, the metrics, and the seconds since it was submitted. */
+/** How a build is answered: its logger, the metrics, and a stopwatch started when it was submitted. */
 export interface Answering {
   readonly logger: Logger;
   readonly metrics: Pick<Metrics, 'countBuild'>;
-  readonly seconds: () => number;
+  readonly elapsedSeconds: () => number;
 }
 
 export type Settled =
@@ -39,7 +39,7 @@ export function answerBuild(
   signal: AbortSignal,
 ): void {
   const { logger, metrics } = answering;
-  const seconds = answering.seconds();
+  const seconds = answering.elapsedSeconds();
   if (settled.ok) {
     const { result } = settled;
     metrics.countBuild('success', seconds);

@@ -19,7 +19,7 @@ import { createRequestDir, removeRequestDir, type RequestDir } from './common/re
 import { guardedKey, keyDeps, keyFromCheckout as checkoutKey, type Keyed } from './reuse/checkout-key.js';
 import {
   decideForKey,
-  isFollowing,
+  isFollowingJob,
   recordBuiltKey,
   type Decision,
   type JobOutcome,
@@ -408,9 +408,9 @@ class JobEnding {
 
   async close(): Promise<void> {
     const outcome = this.#outcome;
-    const built = outcome === undefined || isFollowing(outcome) ? undefined : outcome;
+    const built = outcome === undefined || isFollowingJob(outcome) ? undefined : outcome;
     // The builds that follow this one on other replicas learn where its image is (or that it failed).
     await this.#lease?.release(built);
-    if (outcome === undefined || !isFollowing(outcome)) await this.#log?.close();
+    if (outcome === undefined || !isFollowingJob(outcome)) await this.#log?.close();
   }
 }

@@ -296,14 +296,14 @@ export class BuildWorker {
 
   /** The flow of one request, its record ended with the answer before the result is handed on. */
   #run(plan: BuildPlan, submission: Submission, resource: BuildResource): { result: Promise<BuildResult> } {
-    const seconds = stopwatch();
-    const answering: Answering = { logger: submission.logger, metrics: this.#ctx.metrics, seconds };
+    const elapsedSeconds = stopwatch();
+    const answering: Answering = { logger: submission.logger, metrics: this.#ctx.metrics, elapsedSeconds };
     const signal = AbortSignal.any([submission.signal, resource.signal]);
     // Keyed before admission: the build key and the follow identity hold the secrets' identity.
     const flow = this.#keyed(plan, answering, signal).then((keyed) =>
       runBuild({
         plan: keyed,
-        admission: this.#admission(keyed, submission, seconds, resource),
+        admission: this.#admission(keyed, submission, resource),
         signal,
         refused: (err) => this.#busy(keyed, submission.logger, err instanceof BusyError),
         answering,
@@ -314,7 +314,7 @@ export class BuildWorker {
         const result = await flow;
         await resource.end({
           status: 'success',
-          durationSeconds: seconds(),
+          durationSeconds: elapsedSeconds(),
           image: result.image,
           answer: answerOf({ ok: true, result }),
         });
@@ -325,7 +325,7 @@ export class BuildWorker {
         const answer = answerOf({ ok: false, err });
         await resource.end({
           status: failureStatus(err),
-          durationSeconds: seconds(),
+          durationSeconds: elapsedSeconds(),
           error: String(answer.body.error),
           answer,
         });
@@ -358,12 +358,7 @@ export class BuildWorker {
     while (this.#runs.size > 0) await Promise.all([...this.#runs]);
   }
 
-  #admission(
-    plan: BuildPlan,
-    submission: Submission,
-    seconds: () => number,
-    resource: BuildResource,
-  ): Admission {
+  #admission(plan: BuildPlan, submission: Submission, resource: BuildResource): Admission {
     const deps: BuildDeps = { ...this.#deps, logger: submission.logger };
     const build = newBuild(submission, plan);
     return {

@@ -20,7 +20,7 @@ import {
   RUNNING_BUILDS,
 } from '../redis/keys.js';
 import { redisScript } from '../redis/script.js';
-import { createFollowerHub } from '../redis/subscriptions.js';
+import { createSubscriptionHub } from '../redis/subscriptions.js';
 import { buildLost } from '../errors/errors.js';
 import { finishedWithin } from './finish-wait.js';
 import { matchesFilter, newBuildEntry, toRecord, type BuildEntry } from './records.js';
@@ -206,7 +206,7 @@ class RedisRegistry implements RedisBuildRegistry {
   readonly #now: () => number;
   readonly #history: number;
   readonly #leaseMs: number;
-  readonly #hub: ReturnType<typeof createFollowerHub>;
+  readonly #hub: ReturnType<typeof createSubscriptionHub>;
   readonly #lostBody = JSON.stringify(buildLost(REPLICA_MARK).toBody());
   /** The builds this replica runs: their leases are renewed. */
   readonly #own = new Set<string>();
@@ -218,7 +218,7 @@ class RedisRegistry implements RedisBuildRegistry {
     this.#now = deps.now ?? Date.now;
     this.#history = Math.max(0, Math.floor(deps.history));
     this.#leaseMs = deps.leaseMs ?? LEASE_MS;
-    this.#hub = createFollowerHub(deps.connection);
+    this.#hub = createSubscriptionHub(deps.connection);
     this.#timer = setInterval(() => this.#renew(), this.#leaseMs / 3);
     this.#timer.unref();
   }

@@ -90,7 +90,7 @@ export interface BuildRecord {
   readonly builder?: string;
   /** Each builder and the platforms it built, when the platforms were placed one by one. */
   readonly builders?: readonly PlatformBuilder[];
-  /** Requests waiting on this build (1 unless others were coalesced onto it). */
+  /** Requests waiting on this build (1 unless others follow it). */
   readonly waiters: number;
   readonly status?: BuildOutcome['status'];
   readonly durationSeconds?: number;
@@ -130,7 +130,7 @@ export interface BuildRegistry {
   start(build: NewBuild): Promise<string>;
   /** Merges what a running build learned; an unknown or finished id is ignored. */
   update(id: string, update: BuildUpdate): Promise<void>;
-  /** Changes the number of requests waiting on a running build by `delta` (coalescing). */
+  /** Changes the number of requests waiting on a running build by `delta` (requests that follow it). */
   addWaiters(id: string, delta: number): Promise<void>;
   /** Marks a build finished; only the newest N finished builds are kept (N: config.buildHistory). */
   finish(id: string, outcome: BuildOutcome): Promise<void>;

@@ -32,8 +32,8 @@ export function scopeProblems(scopes: unknown): string[] {
     ' its image); give repositories: [{host, pathPrefix?}]';
   if (scopes === undefined || (Array.isArray(scopes) && scopes.length === 0)) return [refused];
   if (!Array.isArray(scopes)) return ['repositories must be a list of {host, pathPrefix?}'];
-  return scopes.flatMap((scope: unknown, i): string[] => {
-    const at = `repositories[${i}]`;
+  return scopes.flatMap((scope: unknown, index): string[] => {
+    const at = `repositories[${index}]`;
     if (!isObject(scope)) return [`${at} must be a mapping {host, pathPrefix?}`];
     const problems = unknownKeys(scope, SCOPE_KEYS).map((key) => `${at}: unknown key "${key}"`);
     if (typeof scope.host !== 'string' || !HOST.test(scope.host))
@@ -67,14 +67,19 @@ function entryValue(entry: Record<string, unknown>): { value: string } | { probl
   return { value: text };
 }
 
-function entryOf(raw: unknown, i: number, problems: string[], source: string): ServerBuildSecret | undefined {
+function entryOf(
+  raw: unknown,
+  index: number,
+  problems: string[],
+  source: string,
+): ServerBuildSecret | undefined {
   if (!isObject(raw)) {
-    problems.push(`${source}: entry ${i + 1} must be a mapping {id, value | file, repositories}`);
+    problems.push(`${source}: entry ${index + 1} must be a mapping {id, value | file, repositories}`);
     return undefined;
   }
   const id = raw.id;
   const validId = typeof id === 'string' && isBuildSecretId(id);
-  const name = validId ? `entry "${id}"` : `entry ${i + 1}`;
+  const name = validId ? `entry "${id}"` : `entry ${index + 1}`;
   const found: string[] = unknownKeys(raw, ENTRY_KEYS).map((key) => `unknown key "${key}"`);
   if (!validId) found.push(`id must be ${BUILD_SECRET_ID_RULE}`);
   const value = entryValue(raw);

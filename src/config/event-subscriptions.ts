@@ -37,13 +37,13 @@ function urlProblems(url: unknown): string[] {
 function secretProblems(secrets: unknown): string[] {
   if (!Array.isArray(secrets) || secrets.length === 0)
     return ['secrets must be a list of one or more whsec_...'];
-  return secrets.flatMap((secret: unknown, i) => {
+  return secrets.flatMap((secret: unknown, index) => {
     const match = typeof secret === 'string' ? WEBHOOK_SECRET.exec(secret) : null;
     const bytes = match === null ? 0 : Buffer.from(match[1] ?? '', 'base64').length;
     return bytes >= MIN_SECRET_BYTES && bytes <= MAX_SECRET_BYTES
       ? []
       : [
-          `secrets[${i}] is malformed: whsec_ and the base64 of ${MIN_SECRET_BYTES} to ${MAX_SECRET_BYTES} bytes`,
+          `secrets[${index}] is malformed: whsec_ and the base64 of ${MIN_SECRET_BYTES} to ${MAX_SECRET_BYTES} bytes`,
         ];
   });
 }
@@ -97,13 +97,13 @@ export function eventSubscriptions(raw: unknown, source: string, problems: strin
     return [];
   }
   const names = new Set<string>();
-  return raw.flatMap((entry: unknown, i): EventSubscription[] => {
+  return raw.flatMap((entry: unknown, index): EventSubscription[] => {
     if (!isObject(entry)) {
-      problems.push(`${source}: subscription ${i + 1} must be a mapping {name, url, secrets, ...}`);
+      problems.push(`${source}: subscription ${index + 1} must be a mapping {name, url, secrets, ...}`);
       return [];
     }
     const validName = typeof entry.name === 'string' && SUBSCRIPTION_NAME.test(entry.name);
-    const label = validName ? `subscription "${String(entry.name)}"` : `subscription ${i + 1}`;
+    const label = validName ? `subscription "${String(entry.name)}"` : `subscription ${index + 1}`;
     const found = entryProblems(entry);
     if (!validName) found.push('name must be lower-case letters, digits, ".", "_" or "-" (at most 63)');
     else if (names.has(String(entry.name))) found.push('name is used twice');

@@ -142,11 +142,11 @@ function readSettings(path: string, problems: string[]): SettingsFile | undefine
   problems.push(
     ...formatAjvErrors(errors, {
       source: `${what} ${path}`,
-      showValue: (p) =>
-        !p.startsWith('gitCredentials') &&
-        !p.startsWith('buildSecrets') &&
-        !p.startsWith('events.subscriptions') &&
-        !secretKeys.some((key) => p.startsWith(key)),
+      showValue: (errorPath) =>
+        !errorPath.startsWith('gitCredentials') &&
+        !errorPath.startsWith('buildSecrets') &&
+        !errorPath.startsWith('events.subscriptions') &&
+        !secretKeys.some((key) => errorPath.startsWith(key)),
     }),
   );
   if (typeof values !== 'object' || values === null || Array.isArray(values)) return undefined;

@@ -553,7 +553,7 @@ const TABLE = {
     schema: { type: 'boolean' },
     secret: false,
     description:
-      'Reuse the image of an earlier build whose inputs (build key) are unchanged, and join identical builds in flight.',
+      'Reuse the image of an earlier build whose inputs (build key) are unchanged, and follow identical builds in flight.',
   },
   fallbackImage: {
     label: 'Fallback image',

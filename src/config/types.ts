@@ -97,7 +97,7 @@ export interface BuildDefaults {
   readonly maxPerBuilder: number;
   /** A platform no declaring builder can take fails the build instead of falling back. */
   readonly nativePlatformsOnly: boolean;
-  /** Reuse an earlier image when the build key is unchanged; join identical builds in flight. */
+  /** Reuse an earlier image when the build key is unchanged; follow identical builds in flight. */
   readonly reuse: boolean;
   readonly fallbackImage?: string;
   readonly provenance: ProvenanceMode;

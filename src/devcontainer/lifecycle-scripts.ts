@@ -91,14 +91,14 @@ const entryLines = (
     }
     if (!Object.keys(command).length) return [];
     const lines = [say(`Running the ${from}...`)];
-    named.forEach(([name, run], i) => {
-      lines.push(say(`Running ${name} of ${from}...`), `${commandLine(run)} & ibs_pid_${i}=$!`);
+    named.forEach(([name, run], index) => {
+      lines.push(say(`Running ${name} of ${from}...`), `${commandLine(run)} & ibs_pid_${index}=$!`);
     });
     lines.push('ibs_status=0');
-    named.forEach(([name], i) => {
+    named.forEach(([name], index) => {
       const what = shellQuote(displayable(`${name} of ${from}`));
       lines.push(
-        `wait "$ibs_pid_${i}" || { ibs_code=$?; [ "$ibs_status" -ne 0 ] || { ibs_status=$ibs_code; ibs_what=${what}; }; }`,
+        `wait "$ibs_pid_${index}" || { ibs_code=$?; [ "$ibs_status" -ne 0 ] || { ibs_status=$ibs_code; ibs_what=${what}; }; }`,
       );
     });
     lines.push('[ "$ibs_status" -eq 0 ] || ibs_fail "$ibs_what" "$ibs_status"');

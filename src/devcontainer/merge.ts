@@ -151,12 +151,12 @@ const gpuObject = (gpu: unknown): Record<string, unknown> =>
   typeof gpu === 'object' && gpu !== null ? (gpu as Record<string, unknown>) : {};
 
 /** The CLI's reduction of two `gpu` requirements. */
-const maxGpu = (a: unknown, b: unknown): unknown => {
-  if (a === undefined || a === false) return b;
-  if (b === undefined || b === false) return a;
-  if (a === 'optional' && b === 'optional') return 'optional';
-  const x = gpuObject(a);
-  const y = gpuObject(b);
+const maxGpu = (first: unknown, second: unknown): unknown => {
+  if (first === undefined || first === false) return second;
+  if (second === undefined || second === false) return first;
+  if (first === 'optional' && second === 'optional') return 'optional';
+  const x = gpuObject(first);
+  const y = gpuObject(second);
   const cores = Math.max(Number(own(x, 'cores') || 0), Number(own(y, 'cores') || 0));
   const memory = Math.max(sizeInBytes(own(x, 'memory') || '0'), sizeInBytes(own(y, 'memory') || '0'));
   return definedOnly({ cores: cores || undefined, memory: memory ? `${memory}` : undefined });

@@ -70,9 +70,9 @@ export class EventService {
   async record(event: CloudEvent, scope: EventScope): Promise<void> {
     const targets = this.#deps.config.events.subscriptions.filter((s) => subscribed(s, event.type, scope));
     if (targets.length === 0) return;
-    const deliveries = targets.map((s): Delivery => ({
+    const deliveries = targets.map((target): Delivery => ({
       id: event.id,
-      subscription: s.name,
+      subscription: target.name,
       type: event.type,
       status: 'pending',
       attempts: 0,

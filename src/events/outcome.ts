@@ -24,14 +24,14 @@ export function retryAfterMs(header: string | null | undefined, now = Date.now()
 
 const RULES: readonly {
   readonly when: (status: number) => boolean;
-  readonly verdict: (a: AttemptAnswer) => Verdict;
+  readonly verdict: (answer: AttemptAnswer) => Verdict;
 }[] = [
   { when: (s) => s >= 200 && s < 300, verdict: () => ({ next: 'delivered' }) },
   { when: (s) => s === 410, verdict: () => ({ next: 'disable' }) },
   {
     when: (s) => s === 429 || s === 503,
-    verdict: (a) => {
-      const waitMs = a.kind === 'status' ? retryAfterMs(a.retryAfter) : undefined;
+    verdict: (answer) => {
+      const waitMs = answer.kind === 'status' ? retryAfterMs(answer.retryAfter) : undefined;
       return waitMs === undefined ? { next: 'retry' } : { next: 'retry', waitMs };
     },
   },

@@ -9,11 +9,11 @@ function builderStates(
 ): { builder: string; state: 'up' | 'down'; reason?: string; platforms: string[] }[] {
   const states =
     ctx.buildWorker.builders?.() ?? ctx.config.builderEndpoints.map((endpoint) => ({ endpoint, up: true }));
-  return states.map((s) => ({
-    builder: s.endpoint,
-    state: s.up ? 'up' : 'down',
-    ...('reason' in s && s.reason !== undefined ? { reason: s.reason } : {}),
-    platforms: [...declaredPlatforms(ctx.config.builders, s.endpoint)],
+  return states.map((builderState) => ({
+    builder: builderState.endpoint,
+    state: builderState.up ? 'up' : 'down',
+    ...('reason' in builderState && builderState.reason !== undefined ? { reason: builderState.reason } : {}),
+    platforms: [...declaredPlatforms(ctx.config.builders, builderState.endpoint)],
   }));
 }
 

@@ -10,7 +10,7 @@ import { invalidLogId, logNotFound } from '../errors/errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { RedisConnection } from '../redis/connection.js';
 import { redisScript } from '../redis/script.js';
-import { createFollowerHub, type FollowerHub, type Subscription } from '../redis/subscriptions.js';
+import { createSubscriptionHub, type SubscriptionHub, type Subscription } from '../redis/subscriptions.js';
 import { configSecrets } from '../secrets/masking.js';
 import {
   channelOf,
@@ -57,7 +57,7 @@ export interface RedisLogStoreDeps {
 interface RedisLogs {
   readonly deps: RedisLogStoreDeps;
   readonly serverSecrets: readonly string[];
-  readonly followers: FollowerHub;
+  readonly followers: SubscriptionHub;
   /** The writers' own connection. */
   readonly appends: Redis;
   readonly spaces: ElementSpaces;
@@ -185,7 +185,7 @@ export function createRedisLogStore(deps: RedisLogStoreDeps): RedisLogStore {
   const logs: RedisLogs = {
     deps,
     serverSecrets: configSecrets(deps.config),
-    followers: createFollowerHub(connection),
+    followers: createSubscriptionHub(connection),
     appends: connection.duplicate('log appends'),
     spaces: createElementSpaces(),
     closing: new Set(),

@@ -101,9 +101,9 @@ export class Metrics {
     help: 'POST /build answers given without a build (inputs unchanged: the earlier image relabelled).',
     registers: this.#registers,
   });
-  readonly buildsCoalescedTotal: Counter = new Counter({
+  readonly buildFollowsTotal: Counter = new Counter({
     name: 'service_builds_coalesced_total',
-    help: 'POST /build requests that joined an identical build in flight instead of starting one.',
+    help: 'POST /build requests that followed an identical build in flight instead of starting one.',
     registers: this.#registers,
   });
 

@@ -40,8 +40,8 @@ async function subscribed(sub: Redis, channel: string): Promise<void> {
   }
 }
 
-/** One subscriber connection per store, shared by every follower; one channel per followed log. */
-export class FollowerHub {
+/** One subscriber connection per store, shared by every waiter; one channel per watched thing. */
+export class SubscriptionHub {
   readonly #connection: Pick<RedisConnection, 'duplicate'>;
   /** Made on first use. */
   #subscriber: Redis | undefined;
@@ -106,6 +106,6 @@ export class FollowerHub {
   }
 }
 
-export function createFollowerHub(connection: Pick<RedisConnection, 'duplicate'>): FollowerHub {
-  return new FollowerHub(connection);
+export function createSubscriptionHub(connection: Pick<RedisConnection, 'duplicate'>): SubscriptionHub {
+  return new SubscriptionHub(connection);
 }

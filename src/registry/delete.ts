@@ -96,8 +96,8 @@ async function otherTagsOf(
     for (let i = 0; i < others.length; i += CHECK_CONCURRENCY) {
       const batch = others.slice(i, i + CHECK_CONCURRENCY);
       const heads = await Promise.all(batch.map((tag) => client.headManifest(call, tag)));
-      heads.forEach((h, j) => {
-        if (h.status === 200 && h.digest === digest) shared.push(batch[j] as string);
+      heads.forEach((head, index) => {
+        if (head.status === 200 && head.digest === digest) shared.push(batch[index] as string);
       });
     }
     return shared;

@@ -48,23 +48,23 @@ function jsonObject(body: Buffer): Record<string, unknown> | undefined {
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
-function descriptor(v: unknown): Descriptor | undefined {
-  if (!isObject(v) || typeof v.digest !== 'string' || !isValidDigest(v.digest)) return undefined;
-  const out: Descriptor = { digest: v.digest };
-  if (typeof v.mediaType === 'string') out.mediaType = v.mediaType;
-  if (typeof v.size === 'number') out.size = v.size;
+function descriptor(value: unknown): Descriptor | undefined {
+  if (!isObject(value) || typeof value.digest !== 'string' || !isValidDigest(value.digest)) return undefined;
+  const out: Descriptor = { digest: value.digest };
+  if (typeof value.mediaType === 'string') out.mediaType = value.mediaType;
+  if (typeof value.size === 'number') out.size = value.size;
   if (
-    isObject(v.platform) &&
-    typeof v.platform.os === 'string' &&
-    typeof v.platform.architecture === 'string'
+    isObject(value.platform) &&
+    typeof value.platform.os === 'string' &&
+    typeof value.platform.architecture === 'string'
   ) {
-    out.platform = { os: v.platform.os, architecture: v.platform.architecture };
-    if (typeof v.platform.variant === 'string' && v.platform.variant)
-      out.platform.variant = v.platform.variant;
+    out.platform = { os: value.platform.os, architecture: value.platform.architecture };
+    if (typeof value.platform.variant === 'string' && value.platform.variant)
+      out.platform.variant = value.platform.variant;
   }
-  if (isObject(v.annotations)) {
+  if (isObject(value.annotations)) {
     out.annotations = Object.fromEntries(
-      Object.entries(v.annotations).filter((e): e is [string, string] => typeof e[1] === 'string'),
+      Object.entries(value.annotations).filter((e): e is [string, string] => typeof e[1] === 'string'),
     );
   }
   return out;

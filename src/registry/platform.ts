@@ -16,13 +16,14 @@ const ARCH_ALIASES: Record<string, string> = {
 };
 
 /** Normalised os/architecture/variant (lower case, aliases resolved, `arm64/v8` -> `arm64`). */
-export function normalizePlatform(p: Platform): Platform {
-  const os = p.os.toLowerCase();
-  const architecture = ARCH_ALIASES[p.architecture.toLowerCase()] ?? p.architecture.toLowerCase();
-  let variant = p.variant?.toLowerCase();
+export function normalizePlatform(platform: Platform): Platform {
+  const os = platform.os.toLowerCase();
+  const architecture =
+    ARCH_ALIASES[platform.architecture.toLowerCase()] ?? platform.architecture.toLowerCase();
+  let variant = platform.variant?.toLowerCase();
   if (architecture === 'arm64' && (variant === 'v8' || variant === '8')) variant = undefined;
-  if (architecture === 'arm' && p.architecture.toLowerCase() === 'armhf' && !variant) variant = 'v7';
-  if (architecture === 'arm' && p.architecture.toLowerCase() === 'armel' && !variant) variant = 'v6';
+  if (architecture === 'arm' && platform.architecture.toLowerCase() === 'armhf' && !variant) variant = 'v7';
+  if (architecture === 'arm' && platform.architecture.toLowerCase() === 'armel' && !variant) variant = 'v6';
   return variant ? { os, architecture, variant } : { os, architecture };
 }
 
@@ -36,9 +37,9 @@ export const formatPlatform = (p: Platform): string =>
   p.variant ? `${p.os}/${p.architecture}/${p.variant}` : `${p.os}/${p.architecture}`;
 
 /** Attestation manifests (BuildKit provenance/SBOM) sit in the index as `unknown/unknown`. */
-export function isAttestation(d: Descriptor): boolean {
-  if (d.annotations?.['vnd.docker.reference.type'] === 'attestation-manifest') return true;
-  return d.platform?.os === 'unknown' && d.platform.architecture === 'unknown';
+export function isAttestation(descriptor: Descriptor): boolean {
+  if (descriptor.annotations?.['vnd.docker.reference.type'] === 'attestation-manifest') return true;
+  return descriptor.platform?.os === 'unknown' && descriptor.platform.architecture === 'unknown';
 }
 
 /** Whether an entry's platform satisfies the wanted one (a wanted variant must match; none accepts any). */

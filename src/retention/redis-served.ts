@@ -31,8 +31,8 @@ export class RedisServedStore implements ServedStore {
     if (refs.length === 0) return;
     const now = String(Date.now());
     const key = servedKey(repository);
-    await this.redis.call((c) =>
-      c
+    await this.redis.call((client) =>
+      client
         .multi()
         .hset(key, ...refs.flatMap((ref) => [ref, now]))
         .pexpire(key, SERVED_TTL_MS)

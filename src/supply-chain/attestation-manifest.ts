@@ -102,10 +102,10 @@ export async function writeAttestationManifest(
     ...blobs.map((blob) => uploadBlob(client, call, blob, IN_TOTO_MEDIA_TYPE, { probe: false })),
     uploadBlob(client, call, config, CONFIG_TYPE, { probe: false }),
   ]);
-  const layers = statements.map((statement, i) => ({
+  const layers = statements.map((statement, index) => ({
     mediaType: IN_TOTO_MEDIA_TYPE,
-    digest: digests[i],
-    size: blobs[i]?.length,
+    digest: digests[index],
+    size: blobs[index]?.length,
     annotations: { [PREDICATE_ANNOTATION]: String(statement.predicateType) },
   }));
   const body = Buffer.from(

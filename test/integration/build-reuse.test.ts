@@ -1,7 +1,7 @@
 /**
  * Build reuse on the real stack (git, Dev Containers CLI, BuildKit, registries): unchanged
  * inputs answer without the CLI, with a tag of their own; every input kind rebuilds and is named
- * in the log; identical requests coalesce; noCache, reuse off and a deleted image build.
+ * in the log; identical requests follow one build; noCache, reuse off and a deleted image build.
  * "The CLI ran" is read from the img log: a build's log has the `devcontainer build` command
  * line, a reuse's has none.
  */
@@ -302,7 +302,7 @@ test('Dockerfile definitions: the Dockerfile and a file of its context rebuild; 
   t.regex(unchanged, /reused, no build/);
 });
 
-test('5 identical requests at once (limit 4): one CLI run, five 200s, one digest, 4 coalesced', async (t) => {
+test('5 identical requests at once (limit 4): one CLI run, five 200s, one digest, 4 followed', async (t) => {
   const app = await startBuildApp({ build: { maxConcurrent: 4, reuse: true } });
   t.teardown(app.close);
   const repo = await withRepo(t, 'burst');
@@ -351,7 +351,7 @@ test('two commits with the same inputs at once: the second waits for the first b
   });
   const first = postBuild(app, body('one'));
   const second = await repo.commit({ 'README.md': '# second\n' });
-  // The first build's key is in flight once this app reports it building (it claims the key before).
+  // The first build's key is in flight once this app reports it building (it follows or holds its key before).
   // Not the processes: the other tests of this file build at the same time.
   await within('the first build building', 60_000, async () =>
     (await listBuilds(app, 'status=running')).some((build) => build.phase === 'building'),

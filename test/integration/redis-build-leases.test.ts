@@ -1,13 +1,13 @@
 // The build leases of Redis mode against a real redis-server of the test's own: two lease objects on
-// two connections stand for two replicas. The first claim leads, the second follows and learns the
-// outcome when the leader releases; a leader that stops renewing (its process died) lets its
-// follower go once the lease expires, and the key can then be claimed again.
+// two connections stand for two replicas. The first holds the lease, the second follows and learns
+// the outcome when the holder releases; a holder that stops renewing (its process died) lets its
+// follower go once the lease expires, and the lease can then be held again.
 import test, { type ExecutionContext } from 'ava';
 import {
   STOPPED_WAITING,
   type BuildLeases,
   type FollowedBuild,
-  type LeaseClaim,
+  type LeaseRole,
 } from '../../workers/leases/leases.js';
 import { createRedisBuildLeases, LEASE_LOST } from '../../workers/leases/redis-leases.js';
 import type { RedisConnection } from '../../src/redis/connection.js';
@@ -40,7 +40,7 @@ async function replica(
 async function leaseReads(t: ExecutionContext, id: string): Promise<() => number> {
   const monitor = await monitorRedis(redis().url);
   t.teardown(() => monitor.close());
-  // Only the state script names the outcome key while the lease is held (claim and renew do not).
+  // Only the state script names the outcome key while the lease is held (hold and renew do not).
   const read = (line: string): boolean =>
     line.includes('"evalsha"') && line.includes(`"${leaseOutcomeKey(id)}"`);
   return () => monitor.lines().filter(read).length;
@@ -56,23 +56,23 @@ const built = {
   tag: 'sha-1234567',
 };
 
-function followed(t: ExecutionContext, claim: LeaseClaim): FollowedBuild {
-  if (claim.kind !== 'follow') throw new Error(`expected a follow, got ${claim.kind}`);
-  t.is(claim.build.where, 'another replica');
-  return claim.build;
+function followed(t: ExecutionContext, role: LeaseRole): FollowedBuild {
+  if (role.kind !== 'follow') throw new Error(`expected a follow, got ${role.kind}`);
+  t.is(role.build.where, 'another replica');
+  return role.build;
 }
 
-function leader(claim: LeaseClaim) {
-  if (claim.kind !== 'leader') throw new Error(`expected a leader, got ${claim.kind}`);
-  return claim.lease;
+function held(role: LeaseRole) {
+  if (role.kind !== 'hold') throw new Error(`expected to hold the lease, got ${role.kind}`);
+  return role.lease;
 }
 
-test('the first claim leads, the second follows and gets where the image is; only that reaches Redis', async (t) => {
+test('the first holds the lease, the second follows and gets where the image is; only that reaches Redis', async (t) => {
   const a = await replica(t);
   const b = await replica(t);
   const id = freshId();
-  const lease = leader(await a.leases.claim(id, { follow: true }));
-  const build = followed(t, await b.leases.claim(id, { follow: true }));
+  const lease = held(await a.leases.holdOrFollow(id, { follow: true }));
+  const build = followed(t, await b.leases.holdOrFollow(id, { follow: true }));
   const waiting = build.wait(new AbortController().signal);
   t.truthy(waiting);
   // A build result carries more (commit, log ids): only the image's place is published.
@@ -84,16 +84,18 @@ test('the first claim leads, the second follows and gets where the image is; onl
   >;
   t.deepEqual(Object.keys(stored).sort(), ['built', 'token']);
   t.deepEqual(stored.built, built);
-  // Released: the key can be led again.
-  t.is((await b.leases.claim(id, { follow: true })).kind, 'leader');
+  // Released: the lease can be held again.
+  t.is((await b.leases.holdOrFollow(id, { follow: true })).kind, 'hold');
 });
 
 test('a failed build tells its followers, which then build', async (t) => {
   const a = await replica(t);
   const b = await replica(t);
   const id = freshId();
-  const lease = leader(await a.leases.claim(id, { follow: true }));
-  const waiting = followed(t, await b.leases.claim(id, { follow: true })).wait(new AbortController().signal);
+  const lease = held(await a.leases.holdOrFollow(id, { follow: true }));
+  const waiting = followed(t, await b.leases.holdOrFollow(id, { follow: true })).wait(
+    new AbortController().signal,
+  );
   await lease.release(undefined);
   t.deepEqual(await waiting, { ok: false, why: 'the build with the same key failed on its replica' });
 });
@@ -104,13 +106,15 @@ test('a renewed lease keeps its follower waiting; without follow a held key is b
   const a = await replica(t, leaseMs);
   const b = await replica(t, leaseMs);
   const id = freshId();
-  const lease = leader(await a.leases.claim(id, { follow: true }));
-  t.deepEqual(await b.leases.claim(id, { follow: false }), { kind: 'unshared' });
+  const lease = held(await a.leases.holdOrFollow(id, { follow: true }));
+  t.deepEqual(await b.leases.holdOrFollow(id, { follow: false }), { kind: 'unshared' });
   const reads = await leaseReads(t, id);
-  const waiting = followed(t, await b.leases.claim(id, { follow: true })).wait(new AbortController().signal);
+  const waiting = followed(t, await b.leases.holdOrFollow(id, { follow: true })).wait(
+    new AbortController().signal,
+  );
   let settled = false;
   void waiting?.then(() => (settled = true));
-  // The follower reads the lease on claiming, on starting to wait, then each time the PTTL it read
+  // The follower reads the lease on asking for it, on starting to wait, then each time the PTTL it read
   // has passed, and reads again only while the lease was held: six reads are three lease periods
   // the renewals kept it through.
   await eventually(() => reads() >= 6 || settled, {
@@ -123,39 +127,43 @@ test('a renewed lease keeps its follower waiting; without follow a held key is b
   t.deepEqual(await waiting, { ok: true, built });
 });
 
-test('a leader that stops renewing (its replica died): its follower gives up once the lease expires and the key is claimed again', async (t) => {
+test('a holder that stops renewing (its replica died): its follower gives up once the lease expires and the lease is held again', async (t) => {
   const leaseMs = 600;
   const a = await replica(t, leaseMs);
   const b = await replica(t, leaseMs);
   const id = freshId();
-  const lease = leader(await a.leases.claim(id, { follow: true }));
-  const waiting = followed(t, await b.leases.claim(id, { follow: true })).wait(new AbortController().signal);
+  const lease = held(await a.leases.holdOrFollow(id, { follow: true }));
+  const waiting = followed(t, await b.leases.holdOrFollow(id, { follow: true })).wait(
+    new AbortController().signal,
+  );
   // A's process "dies": no more renewals, no release.
   await a.leases.close();
   const started = Date.now();
   t.deepEqual(await waiting, { ok: false, why: LEASE_LOST, lost: true });
-  // The leader never released: giving up at all is the lease's doing. The bound only tells that
+  // The holder never released: giving up at all is the lease's doing. The bound only tells that
   // from a hang, with room for a loaded machine (20 lease periods).
   t.true(Date.now() - started < leaseMs * 20, `gave up after ${Date.now() - started} ms`);
-  // Another claimant takes the key over; the dead leader's late release changes nothing.
-  const takeover = leader(await b.leases.claim(id, { follow: true }));
+  // Another replica holds the lease now; the dead holder's late release changes nothing.
+  const takeover = held(await b.leases.holdOrFollow(id, { follow: true }));
   await lease.release(built);
   const c = await replica(t, leaseMs);
-  const third = followed(t, await c.leases.claim(id, { follow: true })).wait(new AbortController().signal);
+  const third = followed(t, await c.leases.holdOrFollow(id, { follow: true })).wait(
+    new AbortController().signal,
+  );
   await takeover.release(undefined);
   t.deepEqual(await third, { ok: false, why: 'the build with the same key failed on its replica' });
 });
 
 test('a follower that stops waiting is answered at once', async (t) => {
-  // The leader holds the key all along: only the abort can answer the follower (else a hang).
+  // The holder keeps the lease all along: only the abort can answer the follower (else a hang).
   t.timeout(60_000);
   const a = await replica(t);
   const b = await replica(t);
   const id = freshId();
-  const lease = leader(await a.leases.claim(id, { follow: true }));
+  const lease = held(await a.leases.holdOrFollow(id, { follow: true }));
   t.teardown(() => lease.release(undefined));
   const stop = new AbortController();
-  const waiting = followed(t, await b.leases.claim(id, { follow: true })).wait(stop.signal);
+  const waiting = followed(t, await b.leases.holdOrFollow(id, { follow: true })).wait(stop.signal);
   stop.abort();
   t.deepEqual(await waiting, { ok: false, why: STOPPED_WAITING });
 });

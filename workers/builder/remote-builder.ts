@@ -76,9 +76,12 @@ export function tlsDriverOpts(tls: BuilderTls | undefined): Record<string, strin
   };
 }
 
-function sameOpts(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>): boolean {
-  const keys = Object.keys(a);
-  return keys.length === Object.keys(b).length && keys.every((key) => a[key] === b[key]);
+function sameOpts(
+  actual: Readonly<Record<string, string>>,
+  wanted: Readonly<Record<string, string>>,
+): boolean {
+  const keys = Object.keys(actual);
+  return keys.length === Object.keys(wanted).length && keys.every((key) => actual[key] === wanted[key]);
 }
 
 /** Whether the instance's nodes are `nodes` (in order) with the options `opts`. */
@@ -90,8 +93,8 @@ function sameNodes(
   const platforms = (list: readonly string[]): string => list.map(normalisedPlatform).sort().join(',');
   return (
     existing.length === nodes.length &&
-    nodes.every((node, i) => {
-      const found = existing[i];
+    nodes.every((node, index) => {
+      const found = existing[index];
       return (
         found !== undefined &&
         found.endpoint === node.endpoint &&
@@ -106,7 +109,7 @@ function sameNodes(
 function createArgs(
   spec: BuilderSpec,
   node: BuilderNode,
-  i: number,
+  index: number,
   opts: Readonly<Record<string, string>>,
 ): string[] {
   const driverOpts = Object.entries(opts).flatMap(([key, value]) => ['--driver-opt', `${key}=${value}`]);
@@ -114,9 +117,9 @@ function createArgs(
     spec.nodes === undefined
       ? []
       : [
-          ...(i === 0 ? [] : ['--append']),
+          ...(index === 0 ? [] : ['--append']),
           '--node',
-          `${spec.name}-${i}`,
+          `${spec.name}-${index}`,
           ...(node.platforms.length === 0 ? [] : ['--platform', node.platforms.join(',')]),
         ];
   return [

@@ -63,9 +63,9 @@ export async function busyRetryAfter(
     ]);
     return estimateRetryAfter(
       running,
-      succeeded.map((b) => ({
-        repository: b.repository,
-        durationSeconds: b.durationSeconds ?? b.elapsedSeconds,
+      succeeded.map((succeededBuild) => ({
+        repository: succeededBuild.repository,
+        durationSeconds: succeededBuild.durationSeconds ?? succeededBuild.elapsedSeconds,
       })),
     );
   } catch (err) {

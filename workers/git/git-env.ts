@@ -84,9 +84,9 @@ export function withGitConfig(
 ): Record<string, string> {
   const first = Number.parseInt(env.GIT_CONFIG_COUNT ?? '0', 10) || 0;
   const result: Record<string, string> = { ...env, GIT_CONFIG_COUNT: String(first + pairs.length) };
-  pairs.forEach(([key, value], i) => {
-    result[`GIT_CONFIG_KEY_${first + i}`] = key;
-    result[`GIT_CONFIG_VALUE_${first + i}`] = value;
+  pairs.forEach(([key, value], index) => {
+    result[`GIT_CONFIG_KEY_${first + index}`] = key;
+    result[`GIT_CONFIG_VALUE_${first + index}`] = value;
   });
   return result;
 }

@@ -2,7 +2,7 @@
  * Where the requested branch (or tag, or the default branch) of the repository points now:
  * one `git ls-remote` with the request's credentials through the hardened git environment,
  * in a request directory of its own (removed at the end). Used to check that a build in flight
- * still builds the branch's tip before a request joins it. The commits listed, or [] when the
+ * still builds the branch's tip before a request follows it. The commits listed, or [] when the
  * ref does not exist.
  */
 import { run } from '../../src/exec/run.js';

@@ -1,9 +1,9 @@
 /**
- * Build leases: coalescing identical builds across replicas (see docs/redis.md). A build
- * whose key is known claims the key (an id: the build key in one target repository): the first
- * claimant leads and holds a lease until its build ends, then releases it with where it pushed
- * the image; a later claimant follows the leader instead of building. Embedded mode has nobody
- * to share with: every build runs unshared (createEmbeddedLeases); Redis mode: redis-leases.ts.
+ * Build leases: identical builds follow one across replicas (see docs/redis.md). A build whose
+ * key is known asks for the key's lease (an id: the build key in one target repository): the first
+ * holds it until its build ends, then releases it with where it pushed the image; a later one
+ * follows the build that holds it instead of building. Embedded mode has nobody to share with:
+ * every build runs unshared (createEmbeddedLeases); Redis mode: redis-leases.ts.
  * Only image references leave the replica (no request, no credential: secrets never go to Redis).
  */
 
@@ -19,8 +19,8 @@ export interface BuiltImage {
 
 /**
  * How a followed build ended: its image, or why there is none to reuse (a log line's text).
- * `lost`: it left no outcome at all (its replica died), so its waiters may elect a new leader
- * rather than each building; a build that failed is not handed on.
+ * `lost`: it left no outcome at all (its replica died), so one of its followers may hold the
+ * lease next while the others follow it, rather than each building; a build that failed is not handed on.
  */
 export type FollowedOutcome =
   | { readonly ok: true; readonly built: BuiltImage }
@@ -48,24 +48,24 @@ export interface HeldLease {
 /**
  * `unshared`: the build runs without a lease, nobody on another replica follows it (embedded
  * mode; or another replica holds the key and `follow` was false, or the key changed hands again
- * and again while claimed).
+ * and again while asked for).
  */
-export type LeaseClaim =
-  | { readonly kind: 'leader'; readonly lease: HeldLease }
+export type LeaseRole =
+  | { readonly kind: 'hold'; readonly lease: HeldLease }
   | { readonly kind: 'follow'; readonly build: FollowedBuild }
   | { readonly kind: 'unshared' };
 
 export interface BuildLeases {
   /**
-   * Leads the build of `id`, or (when `follow`) follows the build on another replica that leads
-   * it; throws when the shared store is unreachable.
+   * Holds the lease of `id` (this build runs), or (when `follow`) follows the build on another
+   * replica that holds it; throws when the shared store is unreachable.
    */
-  claim(id: string, options: { readonly follow: boolean }): Promise<LeaseClaim>;
+  holdOrFollow(id: string, options: { readonly follow: boolean }): Promise<LeaseRole>;
   /** Stops renewing leases (the process is ending). */
   close(): Promise<void>;
 }
 
 /** Embedded mode: one instance, no other replica to follow; builds in flight here are found in the in-flight map. */
 export function createEmbeddedLeases(): BuildLeases {
-  return { claim: async () => ({ kind: 'unshared' }), close: async () => undefined };
+  return { holdOrFollow: async () => ({ kind: 'unshared' }), close: async () => undefined };
 }

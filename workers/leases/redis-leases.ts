@@ -1,6 +1,6 @@
 /**
- * Build leases of Redis mode (leases.ts): identical builds coalesce across replicas (docs/redis.md,
- * Coalescing across replicas; Keys). Claim (SET NX PX), renew and release are one Lua script each;
+ * Build leases of Redis mode (leases.ts): identical builds follow one across replicas (docs/redis.md,
+ * Following across replicas; Keys). Hold (SET NX PX), renew and release are one Lua script each;
  * renew and release act only while the lease holds this build's token. A follower subscribes, then
  * reads the lease's PTTL and the outcome: again on each message and once that PTTL has passed (no
  * polling). Reading after subscribing closes the race with a release in between; a lease gone
@@ -11,14 +11,18 @@ import type { Logger } from '../../src/observability/logger.js';
 import type { RedisConnection } from '../../src/redis/connection.js';
 import { leaseChannel, leaseKey, leaseOutcomeKey } from '../../src/redis/keys.js';
 import { redisScript } from '../../src/redis/script.js';
-import { createFollowerHub, type FollowerHub, type Subscription } from '../../src/redis/subscriptions.js';
+import {
+  createSubscriptionHub,
+  type SubscriptionHub,
+  type Subscription,
+} from '../../src/redis/subscriptions.js';
 import {
   STOPPED_WAITING,
   type BuildLeases,
   type BuiltImage,
   type FollowedBuild,
   type FollowedOutcome,
-  type LeaseClaim,
+  type LeaseRole,
 } from './leases.js';
 import { LEASE_MS } from '../../src/builds/redis-registry.js';
 
@@ -26,8 +30,8 @@ import { LEASE_MS } from '../../src/builds/redis-registry.js';
 const OUTCOME_TTL_MS = 60_000;
 /** A follower reads the state again this long after the lease's PTTL has passed. */
 const EXPIRY_GRACE_MS = 250;
-/** Claims in a row that found a lease gone before they could follow it (then: lead without a lease). */
-const CLAIM_ATTEMPTS = 3;
+/** Tries in a row that found a lease gone before they could follow it (then: build without a lease). */
+const HOLD_ATTEMPTS = 3;
 
 const outcomeKey = leaseOutcomeKey;
 const channelOf = leaseChannel;
@@ -38,8 +42,8 @@ const REMOTE_FAILED = 'the build with the same key failed on its replica';
 const UNREACHABLE =
   'the shared store (Redis) became unreachable while waiting for the build with the same key';
 
-/** KEYS: lease. ARGV: token, lease ms. Returns 1 (claimed) or the holder's token. */
-const CLAIM = redisScript(`
+/** KEYS: lease. ARGV: token, lease ms. Returns 1 (now held with the token) or the holder's token. */
+const HOLD = redisScript(`
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
 return redis.call('GET', KEYS[1])
 `);
@@ -75,10 +79,12 @@ interface StoredOutcome {
   readonly built?: BuiltImage;
 }
 
-const isBuiltImage = (v: unknown): v is BuiltImage =>
-  typeof v === 'object' &&
-  v !== null &&
-  ['image', 'registry', 'name', 'tag'].every((k) => typeof (v as Record<string, unknown>)[k] === 'string');
+const isBuiltImage = (value: unknown): value is BuiltImage =>
+  typeof value === 'object' &&
+  value !== null &&
+  ['image', 'registry', 'name', 'tag'].every(
+    (k) => typeof (value as Record<string, unknown>)[k] === 'string',
+  );
 
 /** The holder's outcome in `text`, or undefined when there is none (yet) for this holder. */
 function outcomeOf(text: string, holder: string): FollowedOutcome | undefined {
@@ -202,21 +208,21 @@ interface LeaseState {
 
 class RedisBuildLeases implements BuildLeases {
   readonly #deps: Required<RedisLeasesDeps>;
-  readonly #hub: FollowerHub;
+  readonly #hub: SubscriptionHub;
   readonly #held: HeldLeases;
 
   constructor(deps: Required<RedisLeasesDeps>) {
     this.#deps = deps;
-    this.#hub = createFollowerHub(deps.connection);
+    this.#hub = createSubscriptionHub(deps.connection);
     this.#held = new HeldLeases(deps);
   }
 
-  async claim(id: string, options: { readonly follow: boolean }): Promise<LeaseClaim> {
+  async holdOrFollow(id: string, options: { readonly follow: boolean }): Promise<LeaseRole> {
     const { connection, leaseMs } = this.#deps;
-    for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt += 1) {
+    for (let attempt = 0; attempt < HOLD_ATTEMPTS; attempt += 1) {
       const token = randomUUID();
-      const answer = await connection.call((client) => CLAIM.run(client, [leaseKey(id)], [token, leaseMs]));
-      if (answer === 1) return this.#lead(id, token);
+      const answer = await connection.call((client) => HOLD.run(client, [leaseKey(id)], [token, leaseMs]));
+      if (answer === 1) return this.#hold(id, token);
       if (typeof answer !== 'string') continue;
       if (!options.follow) break;
       const build = await this.#follow(id, answer);
@@ -230,9 +236,9 @@ class RedisBuildLeases implements BuildLeases {
     await this.#hub.close();
   }
 
-  #lead(id: string, token: string): LeaseClaim {
+  #hold(id: string, token: string): LeaseRole {
     this.#held.hold(id, token);
-    return { kind: 'leader', lease: { release: (built) => this.#release(id, token, built) } };
+    return { kind: 'hold', lease: { release: (built) => this.#release(id, token, built) } };
   }
 
   async #release(id: string, token: string, built: BuiltImage | undefined): Promise<void> {
@@ -264,7 +270,7 @@ class RedisBuildLeases implements BuildLeases {
     return { pttl, outcome: outcomeOf(text, holder) };
   }
 
-  /** Subscribes to the holder's outcome; undefined when its lease is gone without one (then: claim again). */
+  /** Subscribes to the holder's outcome; undefined when its lease is gone without one (then: try to hold it). */
   async #follow(id: string, holder: string): Promise<FollowedBuild | undefined> {
     const subscription = await this.#deps.connection.call(() => this.#hub.subscribe(channelOf(id)));
     let state: LeaseState;

@@ -26,13 +26,13 @@ export function prebuildPlan(
 
 /** One problem per configuration that does not plan (bad URL, scheme, no credential for a pinned host...). */
 export function prebuildPlanProblems(config: Config): string[] {
-  return config.prebuilds.configurations.flatMap((configuration, i) => {
+  return config.prebuilds.configurations.flatMap((configuration, index) => {
     try {
       prebuildPlan(configuration, undefined, config);
       return [];
     } catch (err) {
       const reason = isServiceError(err) ? err.message : String(err);
-      return [`${configurationLabel(configuration, i)}: ${reason}`];
+      return [`${configurationLabel(configuration, index)}: ${reason}`];
     }
   });
 }

@@ -83,9 +83,13 @@ export function changedInputs(before: BuildKeyInput, after: BuildKeyInput): stri
       out.push(`path ${path === '' ? '/ (the repository root)' : path}: ${shortId(a)} -> ${shortId(b)}`);
     }
   }
-  const refs = (label: string, x: readonly KeyedReference[], y: readonly KeyedReference[]): void => {
-    const mx = new Map(x.map((r) => [r.ref, r.digest]));
-    const my = new Map(y.map((r) => [r.ref, r.digest]));
+  const refs = (
+    label: string,
+    earlierRefs: readonly KeyedReference[],
+    laterRefs: readonly KeyedReference[],
+  ): void => {
+    const mx = new Map(earlierRefs.map((r) => [r.ref, r.digest]));
+    const my = new Map(laterRefs.map((r) => [r.ref, r.digest]));
     for (const ref of [...new Set([...mx.keys(), ...my.keys()])].sort()) {
       const a = mx.get(ref);
       const b = my.get(ref);

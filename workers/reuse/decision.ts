@@ -43,7 +43,9 @@ export interface DecisionInput {
   readonly followAllowed: boolean;
 }
 
-const seconds = (startedMs: number): string => `${((performance.now() - startedMs) / 1000).toFixed(2)} s`;
+/** The time since `startedMs` (performance.now()) as the img log says it: `1.25 s`. */
+export const formatElapsed = (startedMs: number): string =>
+  `${((performance.now() - startedMs) / 1000).toFixed(2)} s`;
 
 /** The one "reused" line of the img log: the key's earlier image answers this request. */
 export function logReused(
@@ -116,14 +118,14 @@ async function followOrOwn(
   }
   input.own.alias(inFlightId);
   try {
-    const lease = await deps.reuse.leases.claim(inFlightId, { follow: input.followAllowed });
-    if (lease.kind === 'follow') {
+    const role = await deps.reuse.leases.holdOrFollow(inFlightId, { follow: input.followAllowed });
+    if (role.kind === 'follow') {
       log.write(
         `# a build with the same key runs on another replica for ${target.registry}/${target.name}: waiting for it\n`,
       );
-      return { kind: 'follow', keyed, followed: lease.build };
+      return { kind: 'follow', keyed, followed: role.build };
     }
-    if (lease.kind === 'leader') return { kind: 'own', lease: lease.lease };
+    if (role.kind === 'hold') return { kind: 'own', lease: role.lease };
   } catch (err) {
     log.write(`# not shared with other replicas (${reasonOf(err)})\n`);
   }
@@ -153,7 +155,13 @@ async function reuseRecorded(
       registryAccess(plan, deps),
     );
     if (outcome.kind === 'reused') {
-      logReused(log, outcome, keyed.key, seconds(started), `${target.registry}/${target.name}:${target.tag}`);
+      logReused(
+        log,
+        outcome,
+        keyed.key,
+        formatElapsed(started),
+        `${target.registry}/${target.name}:${target.tag}`,
+      );
       deps.reuse.recent.set(recentId(plan, input.branch), keyed.input);
       deps.metrics.buildReusesTotal.inc();
       return outcome.digest;
@@ -218,7 +226,7 @@ export async function recordBuiltKey(
 }
 
 /** A job that follows another build with the same key: it returns (freeing its slot) and its request waits. */
-export interface Following extends Extract<Decision, { kind: 'follow' }> {
+export interface FollowingJob extends Extract<Decision, { kind: 'follow' }> {
   /** The result so far (the clone's): what the answer will say, less the img log and the digest. */
   readonly soFar: ResultSoFar;
   /** The img log, left open for the wait. */
@@ -229,7 +237,7 @@ export interface Following extends Extract<Decision, { kind: 'follow' }> {
 export type ResultSoFar = Omit<BuildResult, 'imageBuildLogId' | 'digest'>;
 
 /** How a job in its slot ended: a result (reused or built), or following another build. */
-export type JobOutcome = BuildResult | Following;
+export type JobOutcome = BuildResult | FollowingJob;
 
-export const isFollowing = (outcome: JobOutcome): outcome is Following =>
-  (outcome as Partial<Following>).kind === 'follow';
+export const isFollowingJob = (outcome: JobOutcome): outcome is FollowingJob =>
+  (outcome as Partial<FollowingJob>).kind === 'follow';

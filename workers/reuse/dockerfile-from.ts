@@ -10,7 +10,7 @@ export type DockerfileImages =
   | { readonly kind: 'images'; readonly refs: readonly string[] }
   | { readonly kind: 'unkeyable'; readonly reason: string };
 
-/** Logical instructions: comments dropped, `\` continuations joined. */
+/** Logical instructions: comments dropped, each `\` continuation merged into its line. */
 function instructions(text: string): string[] {
   const out: string[] = [];
   let current = '';

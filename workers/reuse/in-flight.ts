@@ -1,6 +1,6 @@
 /**
  * Builds in flight, findable by key (a request identity, a build key), so that identical requests
- * follow one build instead of starting another (docs/reuse.md, Coalescing); `createInProcessInFlight`
+ * follow one build instead of starting another (docs/reuse.md, Following); `createInProcessInFlight`
  * keeps the map in this process. Every request answered by a build is one waiter of it (its owner
  * too); when the last leaves before the build settles, the build's signal is aborted. A settled build
  * leaves the map under all its keys.
@@ -100,10 +100,10 @@ class InProcessBuild<T> implements OwnedBuild<T> {
   readonly #keys: Set<string>;
   readonly #map: InProcessMap<T>;
   readonly #controller = new AbortController();
-  #resolveCommit: (c: string | undefined) => void = () => undefined;
+  #resolveCommit: (commit: string | undefined) => void = () => undefined;
   #resolveBuildId: (id: string | undefined) => void = () => undefined;
-  #resolveResult: (v: T) => void = () => undefined;
-  #rejectResult: (e: unknown) => void = () => undefined;
+  #resolveResult: (value: T) => void = () => undefined;
+  #rejectResult: (error: unknown) => void = () => undefined;
 
   constructor(key: string, map: InProcessMap<T>) {
     this.#keys = new Set([key]);

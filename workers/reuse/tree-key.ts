@@ -117,10 +117,10 @@ async function treeSource(input: TreeKeyInput): Promise<KeySource | undefined> {
     definition,
     objectIds: (paths) =>
       Promise.resolve(
-        paths.map((p): KeyedPath => ({
-          path: p.path,
-          kind: p.kind,
-          objectId: entries.get(p.path)?.oid ?? '',
+        paths.map((listedPath): KeyedPath => ({
+          path: listedPath.path,
+          kind: listedPath.kind,
+          objectId: entries.get(listedPath.path)?.oid ?? '',
         })),
       ),
     readText: (path) => Promise.resolve(texts.get(path)),

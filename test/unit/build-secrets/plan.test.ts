@@ -1,6 +1,6 @@
 // Build secrets in the plan (pure): each bad input is its own 400 naming the id and never the
 // value; the server entries offered follow their scopes; a request id replaces a server entry;
-// values are masked, ids (not values) enter the build key and the coalescing identity.
+// values are masked, ids (not values) enter the build key and the request identity.
 import test from 'ava';
 import type { Config } from '../../../src/config/types.js';
 import type { ErrorCode, ServiceError } from '../../../src/errors/errors.js';
@@ -97,7 +97,7 @@ test('server entries follow their scopes (host without port, any case; first ent
   t.true(overridden.secrets.includes('zz-value'));
 });
 
-test('the coalescing identity and the build key take the ids offered, not the values', (t) => {
+test('the request identity and the build key take the ids offered, not the values', (t) => {
   const cfg = config({ buildSecrets: [] });
   const a = planBuild(body({ npmrc: 'value-one' }), cfg);
   const b = planBuild(body({ npmrc: 'value-two' }), cfg);

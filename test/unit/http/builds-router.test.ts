@@ -210,7 +210,7 @@ test('a 429 carries a Retry-After estimated from the durations of recent success
 
   const runner = steppedRunner();
   const app = await startApp(
-    // Reuse off: identical requests would join the running build instead of meeting the 429.
+    // Reuse off: identical requests would follow the running build instead of meeting the 429.
     { build: { ...testConfig({ scratchDir: '/x' }).build, maxConcurrent: 1, reuse: false } },
     { builds, app: { build: { runJob: runner.runJob } } },
   );

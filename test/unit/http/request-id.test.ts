@@ -56,7 +56,7 @@ function rawRequest(app: RunningApp, headerLines: Buffer): Promise<{ status: num
 test('every endpoint echoes a valid X-Request-Id, and generates one when none is given', async (t) => {
   const runner = gatedRunner();
   const app = await startApp(
-    // Reuse off: identical requests would join the running build instead of meeting the 429.
+    // Reuse off: identical requests would follow the running build instead of meeting the 429.
     { build: { ...testConfig({ scratchDir: '/x' }).build, maxConcurrent: 1, reuse: false } },
     { app: { build: { runJob: runner.runJob } } },
   );

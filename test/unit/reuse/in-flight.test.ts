@@ -3,22 +3,22 @@ import { createInProcessInFlight } from '../../../workers/reuse/in-flight.js';
 
 test('a build is found under its keys until it settles; followers get its result', async (t) => {
   const inFlight = createInProcessInFlight<string>();
-  const lead = inFlight.start('req:a');
-  t.truthy(lead);
+  const owned = inFlight.start('req:a');
+  t.truthy(owned);
   t.is(inFlight.start('req:a'), undefined, 'a taken key is not started twice');
-  t.true(lead!.alias('key:k'));
-  t.is(inFlight.find('key:k'), lead);
+  t.true(owned!.alias('key:k'));
+  t.is(inFlight.find('key:k'), owned);
   const followed = inFlight.find('req:a');
   const waiter = followed!.follow();
   t.truthy(waiter);
-  lead!.setCommit('c0ffee');
+  owned!.setCommit('c0ffee');
   t.is(await followed!.commit, 'c0ffee');
-  lead!.settle({ ok: true, value: 'image@sha256:1' });
+  owned!.settle({ ok: true, value: 'image@sha256:1' });
   t.is(await followed!.result, 'image@sha256:1');
   t.is(inFlight.find('req:a'), undefined);
   t.is(inFlight.find('key:k'), undefined);
   t.is(inFlight.size, 0);
-  t.truthy(lead!.follow(), 'a settled build still answers a late follower');
+  t.truthy(owned!.follow(), 'a settled build still answers a late follower');
   const abandoned = inFlight.start('req:b')!;
   abandoned.waiter.leave();
   t.is(abandoned.follow(), undefined, 'an abandoned build takes no new waiter');
@@ -26,23 +26,23 @@ test('a build is found under its keys until it settles; followers get its result
 
 test('the build is aborted only when its last waiter has gone', (t) => {
   const inFlight = createInProcessInFlight<string>();
-  const lead = inFlight.start('req:a')!;
-  const w2 = lead.follow()!;
-  const w3 = lead.follow()!;
-  lead.waiter.leave();
+  const owned = inFlight.start('req:a')!;
+  const w2 = owned.follow()!;
+  const w3 = owned.follow()!;
+  owned.waiter.leave();
   w2.leave();
   w2.leave(); // idempotent
-  t.false(lead.signal.aborted);
+  t.false(owned.signal.aborted);
   w3.leave();
-  t.true(lead.signal.aborted);
+  t.true(owned.signal.aborted);
   t.is(inFlight.find('req:a'), undefined, 'an abandoned build is no longer followable');
 });
 
 test('a failed build rejects its followers, and its commit resolves undefined when never set', async (t) => {
   const inFlight = createInProcessInFlight<string>();
-  const lead = inFlight.start('x')!;
+  const owned = inFlight.start('x')!;
   const followed = inFlight.find('x')!;
-  lead.settle({ ok: false, error: new Error('boom') });
+  owned.settle({ ok: false, error: new Error('boom') });
   await t.throwsAsync(followed.result, { message: 'boom' });
   t.is(await followed.commit, undefined);
 });

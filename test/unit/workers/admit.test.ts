@@ -1,6 +1,6 @@
 /**
  * The coordinator with the real queue and in-flight map, a fake job (no git, no CLI) and a fake
- * branch-tip check: who runs, who joins, and when a build is cancelled.
+ * branch-tip check: who runs, who follows, and when a build is cancelled.
  */
 import test from 'ava';
 import pino from 'pino';
@@ -77,14 +77,14 @@ function harness(options: { tips: () => Promise<string[]>; maxConcurrent?: numbe
     cancelSignal: new AbortController().signal,
     followed: () => undefined,
   };
-  const coalesced = async () => (await metrics.buildsCoalescedTotal.get()).values[0]?.value ?? 0;
-  /** Until `n` requests have each started a job or joined one in flight. */
+  const followed = async () => (await metrics.buildFollowsTotal.get()).values[0]?.value ?? 0;
+  /** Until `n` requests have each started a job or followed one in flight. */
   const decided = (n: number) =>
-    eventually(async () => runs + (await coalesced()) >= n, { what: `${n} requests to run or join` });
-  return { c, release, runs: () => runs, signals, coalesced, decided };
+    eventually(async () => runs + (await followed()) >= n, { what: `${n} requests to run or follow` });
+  return { c, release, runs: () => runs, signals, followed, decided };
 }
 
-test('5 identical requests with a limit of 4: one job, five answers, 4 coalesced', async (t) => {
+test('5 identical requests with a limit of 4: one job, five answers, 4 followed', async (t) => {
   const h = harness({ tips: async () => [COMMIT] });
   const answers = Array.from({ length: 5 }, () => admit(plan, h.c, new AbortController().signal));
   await h.decided(5);
@@ -92,10 +92,10 @@ test('5 identical requests with a limit of 4: one job, five answers, 4 coalesced
   const results = await Promise.all(answers);
   t.is(h.runs(), 1);
   t.deepEqual(new Set(results.map((r) => r.image)).size, 1);
-  t.is(await h.coalesced(), 4);
+  t.is(await h.followed(), 4);
 });
 
-test('a branch that moved on, or a tip that cannot be checked, means no early join', async (t) => {
+test('a branch that moved on, or a tip that cannot be checked, means not followed early', async (t) => {
   for (const tips of [
     async () => ['b'.repeat(40)],
     async (): Promise<string[]> => Promise.reject(new Error('offline')),
@@ -107,7 +107,7 @@ test('a branch that moved on, or a tip that cannot be checked, means no early jo
     h.release();
     await Promise.all([first, second]);
     t.is(h.runs(), 2);
-    t.is(await h.coalesced(), 0);
+    t.is(await h.followed(), 0);
   }
 });
 
@@ -120,12 +120,12 @@ test('reuse off: identical requests each run their job', async (t) => {
   t.is(h.runs(), 2);
 });
 
-test('a coalesced build is cancelled only when its last waiter has gone', async (t) => {
+test('a followed build is cancelled only when its last waiter has gone', async (t) => {
   const h = harness({ tips: async () => [COMMIT] });
   const leader = new AbortController();
-  const joiner = new AbortController();
+  const follower = new AbortController();
   const a = admit(plan, h.c, leader.signal);
-  const b = admit(plan, h.c, joiner.signal);
+  const b = admit(plan, h.c, follower.signal);
   a.catch(() => undefined);
   b.catch(() => undefined);
   await h.decided(2);
@@ -137,9 +137,9 @@ test('a coalesced build is cancelled only when its last waiter has gone', async 
   leader.abort();
   // One turn of the event loop: every reaction to the leader leaving has run (no timer involved).
   await new Promise((r) => setImmediate(r));
-  t.false(h.signals[0]?.aborted, 'the joiner still waits: the build goes on');
+  t.false(h.signals[0]?.aborted, 'the follower still waits: the build goes on');
   left = 2;
-  joiner.abort();
+  follower.abort();
   await t.throwsAsync(b);
   t.true(h.signals[0]?.aborted);
   t.deepEqual(leftWhenAborted, [2]);

@@ -79,10 +79,10 @@ export class BuilderFleet implements PlacementFleet {
 
   /** Each builder's state and declared platforms, in the order configured. */
   states(): (BuilderState & { inFlight: number; platforms: readonly string[] })[] {
-    return this.health.states().map((state, i) => ({
+    return this.health.states().map((state, index) => ({
       ...state,
-      inFlight: this.#members[i]?.inFlight ?? 0,
-      platforms: this.#members[i]?.platforms ?? [],
+      inFlight: this.#members[index]?.inFlight ?? 0,
+      platforms: this.#members[index]?.platforms ?? [],
     }));
   }
 

@@ -1,4 +1,4 @@
-// Coalescing across replicas: real service processes on a redis-server of the test's own, the stack's
+// Following across replicas: real service processes on a redis-server of the test's own, the stack's
 // git server, builder and registry, build reuse on (the default). The same build sent to A and B at
 // once runs the CLI once and both answer 200 with the same image; of the requests on B and C that
 // wait for a slow build on A, one builds once A is SIGKILLed (A's lease expires) and the other waits
@@ -64,8 +64,8 @@ test('the same build sent to A and B at once: one CLI run, two 200s, one image a
   const replicas = await startReplicas(['A', 'B'], replicaEnv(stack, redis.url));
   t.teardown(() => stopReplicas(replicas));
   const [a, b] = replicas as [Replica, Replica];
-  const { repo, commit } = await repoWith(t, 'coalesce-once', 'true');
-  const name = uniqueName('coalesce-once');
+  const { repo, commit } = await repoWith(t, 'follow-once', 'true');
+  const name = uniqueName('follow-once');
   const body = {
     repository: repo.url,
     gitCredentials: httpsCreds(),
@@ -90,13 +90,13 @@ test('the same build sent to A and B at once: one CLI run, two 200s, one image a
   t.regex(digests[0] ?? '', /^sha256:/);
   t.is(digests[0], digests[1]);
 
-  const coalesced =
+  const followed =
     (await metricValue(a.url, 'service_builds_coalesced_total')) +
     (await metricValue(b.url, 'service_builds_coalesced_total'));
   const reuses =
     (await metricValue(a.url, 'service_build_reuses_total')) +
     (await metricValue(b.url, 'service_build_reuses_total'));
-  t.is(coalesced, 1);
+  t.is(followed, 1);
   t.is(reuses, 1);
 });
 
@@ -106,14 +106,14 @@ test('SIGKILL of A during a slow build: its build leaves the list once its lease
   const replicas = await startReplicas(['A', 'B', 'C'], replicaEnv(stack, redis.url));
   t.teardown(() => stopReplicas(replicas));
   const [a, b, c] = replicas as [Replica, Replica, Replica];
-  const { repo } = await repoWith(t, 'coalesce-kill', 'sleep 40');
-  const name = uniqueName('coalesce-kill');
+  const { repo } = await repoWith(t, 'follow-kill', 'sleep 40');
+  const name = uniqueName('follow-kill');
   const body = {
     repository: repo.url,
     gitCredentials: httpsCreds(),
     image: { registry: stack.REGISTRY_ANON, name },
   };
-  const requestId = `coalesce-kill-${randomBytes(4).toString('hex')}`;
+  const requestId = `follow-kill-${randomBytes(4).toString('hex')}`;
 
   const onA = fetch(`${a.url}/build`, {
     method: 'POST',
@@ -123,16 +123,16 @@ test('SIGKILL of A during a slow build: its build leaves the list once its lease
     (res) => res.status,
     () => 'connection lost',
   );
-  // A builds (its img log is open: its key is claimed before the CLI starts).
+  // A builds (its img log is open: it holds the key's lease before the CLI starts).
   await within('A building', 180_000, async () => {
     const [running] = await listBuilds(b, `requestId=${requestId}&status=running`);
     return running?.phase === 'building';
   });
 
-  // The identical request on B and on C waits for A's build (counted as coalesced on each).
+  // The identical request on B and on C waits for A's build (counted as a follow on each).
   const onB = postJson(b, '/build', body);
   const onC = postJson(c, '/build', body);
-  await within('B and C coalesced with A', 60_000, async () => {
+  await within('B and C followed A', 60_000, async () => {
     const [onBCount, onCCount] = await Promise.all([
       metricValue(b.url, 'service_builds_coalesced_total'),
       metricValue(c.url, 'service_builds_coalesced_total'),
@@ -158,7 +158,7 @@ test('SIGKILL of A during a slow build: its build leaves the list once its lease
     answers.map((answer) => answer.status),
     [200, 200],
   );
-  // One of them built (the first to claim the key once A's lease expired), the other waited for it.
+  // One of them built (the first to hold the lease once A's expired), the other followed it.
   const builders = logs.filter(ranCli);
   t.is(builders.length, 1, logs.join('\n----\n'));
   const log = builders[0] ?? '';
