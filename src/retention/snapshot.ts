@@ -6,12 +6,17 @@
 import { registryAnswered } from '../errors/errors.js';
 import { LIMITS, type RegistryCall, type RegistryClient } from '../registry/client.js';
 import { parseImageConfig, parseManifest } from '../registry/manifest.js';
-import { LABEL_BRANCH, LABEL_BUILD_KEY, LABEL_BUILT, LABEL_NAMED_TAG } from '../rules/image-labels.js';
+import {
+  LABEL_BRANCH,
+  LABEL_BUILD_KEY,
+  LABEL_BUILT,
+  LABEL_NAMED_TAG,
+  LABEL_SOURCE,
+} from '../rules/image-labels.js';
 import type { AttachedTag, OtherTag, RepositorySnapshot, ServiceImage } from './snapshot-types.js';
 
 const KEY_TAG = /^build-key-([0-9a-f]{64})$/;
 const SIGNATURE_TAG = /^sha256-([0-9a-f]{64})\.(sig|att)$/;
-const SOURCE_LABEL = 'org.opencontainers.image.source';
 /** Tags read at once. */
 const CONCURRENCY = 8;
 /** Pages of the tags list followed at most (a registry pages with Link). */
@@ -70,7 +75,7 @@ async function readTag(client: RegistryClient, call: RegistryCall, tag: string):
     tag,
     digest: fetched.digest,
     children,
-    source: labels[SOURCE_LABEL] ?? '',
+    source: labels[LABEL_SOURCE] ?? '',
     branch,
     builtMs,
     namedTag: labels[LABEL_NAMED_TAG] ?? '',

@@ -1,8 +1,13 @@
 /**
- * The labels the service writes into the config of every image it builds or reuses, beside the
- * OCI `source` and `revision`: what image retention reads back from the registry alone
+ * The labels the service writes into the config of every image it builds or reuses: the OCI
+ * `source` and `revision`, and what image retention reads back from the registry alone
  * (docs/retention.md), so an instance with an empty store still knows each image's branch.
  */
+
+/** The git repository the image was built from (OCI). */
+export const LABEL_SOURCE = 'org.opencontainers.image.source';
+/** The git commit the image was built from (OCI). */
+export const LABEL_REVISION = 'org.opencontainers.image.revision';
 
 /** The git branch the image was built from. */
 export const LABEL_BRANCH = 'image-build-service.branch';

@@ -5,7 +5,14 @@
  * Environment: config.childEnv plus BUILDX_BUILDER, the request's DOCKER_CONFIG, and HOME,
  * XDG dirs and TMPDIR inside the request's scratch directory, and the build secrets folder's path.
  */
-import { LABEL_BRANCH, LABEL_BUILD_KEY, LABEL_BUILT, LABEL_NAMED_TAG } from '../../src/rules/image-labels.js';
+import {
+  LABEL_BRANCH,
+  LABEL_BUILD_KEY,
+  LABEL_BUILT,
+  LABEL_NAMED_TAG,
+  LABEL_REVISION,
+  LABEL_SOURCE,
+} from '../../src/rules/image-labels.js';
 import { mkdir } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -239,8 +246,8 @@ function cliArgs(options: BuildAndPushOptions, dockerPath: string | undefined): 
     mode: plan.mode,
     omitSyntaxDirective: OMIT_SYNTAX_DIRECTIVE,
     labels: [
-      ['org.opencontainers.image.source', plan.repository],
-      ['org.opencontainers.image.revision', options.commit],
+      [LABEL_SOURCE, plan.repository],
+      [LABEL_REVISION, options.commit],
       ...retentionLabelList(options.retention),
     ],
     ...(dockerPath === undefined ? {} : { dockerPath }),

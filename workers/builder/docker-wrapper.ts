@@ -8,7 +8,14 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { LABEL_BRANCH, LABEL_BUILD_KEY, LABEL_BUILT, LABEL_NAMED_TAG } from '../../src/rules/image-labels.js';
+import {
+  LABEL_BRANCH,
+  LABEL_BUILD_KEY,
+  LABEL_BUILT,
+  LABEL_NAMED_TAG,
+  LABEL_REVISION,
+  LABEL_SOURCE,
+} from '../../src/rules/image-labels.js';
 
 export const LABEL_SOURCE_VAR = 'IBS_LABEL_SOURCE';
 export const LABEL_REVISION_VAR = 'IBS_LABEL_REVISION';
@@ -120,8 +127,8 @@ export function dockerWrapperScript(keyer: string = KEYED_DOCKERFILE_SCRIPT): st
     '  fi',
     ...RETENTION_LABELS,
     '  exec docker buildx build \\',
-    `    --label "org.opencontainers.image.source=$${LABEL_SOURCE_VAR}" \\`,
-    `    --label "org.opencontainers.image.revision=$${LABEL_REVISION_VAR}" \\`,
+    `    --label "${LABEL_SOURCE}=$${LABEL_SOURCE_VAR}" \\`,
+    `    --label "${LABEL_REVISION}=$${LABEL_REVISION_VAR}" \\`,
     '    "$@"',
     'fi',
     'exec docker "$@"',

@@ -14,7 +14,7 @@ import { manifestMediaType } from '../../src/registry/relabel.js';
 import { parseReference } from '../../src/registry/reference.js';
 import { findRegistryAuth } from '../../src/registry/docker-auth.js';
 import { branchTag } from '../../src/prebuilds/names.js';
-import { LABEL_REVISION } from '../reuse/reuse-image.js';
+import { LABEL_REVISION } from '../../src/rules/image-labels.js';
 
 export interface TagAccess {
   readonly client: RegistryClient;

@@ -12,12 +12,16 @@ import type { ImageReference } from '../../src/registry/reference.js';
 import { putManifest } from '../../src/registry/push.js';
 import { manifestMediaType, writeRelabelled } from '../../src/registry/relabel.js';
 import type { SupplyChain } from '../../src/supply-chain/supply-chain.js';
-import { LABEL_BRANCH, LABEL_BUILD_KEY, LABEL_BUILT, LABEL_NAMED_TAG } from '../../src/rules/image-labels.js';
+import {
+  LABEL_BRANCH,
+  LABEL_BUILD_KEY,
+  LABEL_BUILT,
+  LABEL_NAMED_TAG,
+  LABEL_REVISION,
+  LABEL_SOURCE,
+} from '../../src/rules/image-labels.js';
 import { buildKeyTag } from './build-key.js';
 import type { CredentialsFor } from './registry-credentials.js';
-
-export const LABEL_SOURCE = 'org.opencontainers.image.source';
-export const LABEL_REVISION = 'org.opencontainers.image.revision';
 
 export interface ReuseTarget {
   readonly registry: string;
