@@ -16,6 +16,7 @@ import type { InFlightBuild, OwnedBuild } from './reuse/in-flight.js';
 import { requestIdentity } from './reuse/request-identity.js';
 import { reasonOf, registryAccess } from './reuse/reuse-deps.js';
 import { pushedDigest, reuseByKey } from './reuse/reuse-image.js';
+import { TaggedImageTarget } from '../src/rules/image-target.js';
 
 /** Reuse for a job: its entry in the in-flight map, and whether it may follow another build. */
 export interface JobReuse {
@@ -114,15 +115,16 @@ async function follow(
     if (!outcome.ok) return building(outcome.why, outcome.lost === true);
     const other = outcome.built;
     const { soFar } = f;
+    const target = new TaggedImageTarget(soFar.registry, soFar.name, soFar.tag);
     if (other.registry === soFar.registry && other.name === soFar.name && other.tag === soFar.tag) {
       f.log.write(`the build with the same key pushed ${other.image} itself: reused, nothing to write\n`);
       c.deps.metrics.buildReusesTotal.inc();
-      const digest = other.digest ?? (await pushedDigest(soFar, registryAccess(plan, c.deps)));
+      const digest = other.digest ?? (await pushedDigest(target, registryAccess(plan, c.deps)));
       return { ...soFar, imageBuildLogId: f.log.id, digest };
     }
     const reused = await reuseByKey(
       f.keyed.key,
-      { registry: soFar.registry, name: soFar.name, tag: soFar.tag },
+      target,
       {
         repository: plan.repository,
         branch: soFar.branch,

@@ -22,12 +22,7 @@ import {
 } from '../../src/rules/image-labels.js';
 import { buildKeyTag } from './build-key.js';
 import type { CredentialsFor } from './registry-credentials.js';
-
-export interface ReuseTarget {
-  readonly registry: string;
-  readonly name: string;
-  readonly tag: string;
-}
+import type { TaggedImageTarget } from '../../src/rules/image-target.js';
 
 export interface RegistryAccess {
   readonly client: RegistryClient;
@@ -48,8 +43,8 @@ export interface ReuseOrigin {
   readonly namedTag: string;
 }
 
-function pushCall(target: ReuseTarget, tag: string, access: RegistryAccess): RegistryCall {
-  const parsed = parseImageString(`${target.registry}/${target.name}:${tag}`, access.insecureRegistries);
+function pushCall(target: TaggedImageTarget, tag: string, access: RegistryAccess): RegistryCall {
+  const parsed = parseImageString(target.withTag(tag).image, access.insecureRegistries);
   // The plan checked registry, name and tag already: a refusal here is a programming error.
   if (parsed === undefined) throw internal('a planned image reference failed the reference grammar');
   const ref: ImageReference = parsed.ref;
@@ -73,7 +68,7 @@ export type ReuseOutcome =
  */
 export async function reuseByKey(
   key: string,
-  target: ReuseTarget,
+  target: TaggedImageTarget,
   origin: ReuseOrigin,
   access: RegistryAccess,
 ): Promise<ReuseOutcome> {
@@ -81,7 +76,7 @@ export async function reuseByKey(
   const recorded = await access.client.getManifest(keyCall, keyCall.ref.tag);
   if (recorded === undefined) return { kind: 'absent' };
   const call = pushCall(target, target.tag, access);
-  const earlier = `${target.registry}/${target.name}@${recorded.digest}`;
+  const earlier = target.atDigest(recorded.digest);
   const notes: string[] = [];
   const attest = access.supply.reissue(
     access.client,
@@ -96,7 +91,7 @@ export async function reuseByKey(
     },
     notes,
   );
-  access.reusedFrom?.(`${target.registry}/${target.name}`, recorded.digest);
+  access.reusedFrom?.(target.repository, recorded.digest);
   const labels = {
     [LABEL_SOURCE]: origin.repository,
     [LABEL_REVISION]: origin.commit,
@@ -119,7 +114,7 @@ export async function reuseByKey(
 
 /** Signs `digest` of `target` when a key is configured: the log line, or undefined. */
 export async function signAnswered(
-  target: ReuseTarget,
+  target: TaggedImageTarget,
   digest: string,
   access: RegistryAccess,
 ): Promise<string | undefined> {
@@ -127,7 +122,7 @@ export async function signAnswered(
 }
 
 /** The digest the registry serves for `target.tag` (the image just pushed or written). */
-export async function pushedDigest(target: ReuseTarget, access: RegistryAccess): Promise<string> {
+export async function pushedDigest(target: TaggedImageTarget, access: RegistryAccess): Promise<string> {
   const call = pushCall(target, target.tag, access);
   const manifest = await access.client.getManifest(call, target.tag);
   if (manifest === undefined) throw imageNotFound(call.ref.image);
@@ -135,7 +130,11 @@ export async function pushedDigest(target: ReuseTarget, access: RegistryAccess):
 }
 
 /** Records `key` for the image just pushed under `target.tag` (the same manifest under the key's tag). */
-export async function recordKey(key: string, target: ReuseTarget, access: RegistryAccess): Promise<string> {
+export async function recordKey(
+  key: string,
+  target: TaggedImageTarget,
+  access: RegistryAccess,
+): Promise<string> {
   const built = pushCall(target, target.tag, access);
   const manifest = await access.client.getManifest(built, target.tag);
   if (manifest === undefined) throw imageNotFound(built.ref.image);
