@@ -12,14 +12,7 @@ import type { ImageReference } from '../../src/registry/reference.js';
 import { putManifest } from '../../src/registry/push.js';
 import { manifestMediaType, writeRelabelled } from '../../src/registry/relabel.js';
 import type { SupplyChain } from '../../src/supply-chain/supply-chain.js';
-import {
-  LABEL_BRANCH,
-  LABEL_BUILD_KEY,
-  LABEL_BUILT,
-  LABEL_NAMED_TAG,
-  LABEL_REVISION,
-  LABEL_SOURCE,
-} from '../../src/rules/image-labels.js';
+import { IMAGE_LABELS } from '../../src/rules/image-labels.js';
 import { buildKeyTag } from './build-key.js';
 import type { CredentialsFor } from './registry-credentials.js';
 import type { TaggedImageTarget } from '../../src/rules/image-target.js';
@@ -93,12 +86,12 @@ export async function reuseByKey(
   );
   access.reusedFrom?.(target.repository, recorded.digest);
   const labels = {
-    [LABEL_SOURCE]: origin.repository,
-    [LABEL_REVISION]: origin.commit,
-    [LABEL_BRANCH]: origin.branch,
-    [LABEL_BUILT]: new Date().toISOString(),
-    [LABEL_NAMED_TAG]: origin.namedTag,
-    [LABEL_BUILD_KEY]: key,
+    [IMAGE_LABELS.source]: origin.repository,
+    [IMAGE_LABELS.revision]: origin.commit,
+    [IMAGE_LABELS.branch]: origin.branch,
+    [IMAGE_LABELS.built]: new Date().toISOString(),
+    [IMAGE_LABELS.namedTag]: origin.namedTag,
+    [IMAGE_LABELS.buildKey]: key,
   };
   // The signature is written beside the final PUT: its digest is known before the registry has it.
   const beside = async (digest: string): Promise<void> => {
