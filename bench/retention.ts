@@ -15,7 +15,7 @@ import { putManifest, uploadBlob } from '../src/registry/push.js';
 import { parseReference } from '../src/registry/reference.js';
 import { Retention } from '../src/retention/retention.js';
 import { MemoryServedStore } from '../src/retention/served.js';
-import { LABEL_BRANCH, LABEL_BUILD_KEY, LABEL_BUILT, LABEL_NAMED_TAG } from '../src/rules/image-labels.js';
+import { IMAGE_LABELS } from '../src/rules/image-labels.js';
 import { createLogger } from '../src/observability/logger.js';
 import { Metrics } from '../src/observability/metrics.js';
 import { startOwnRegistry } from '../test/helpers/own-registry.js';
@@ -46,10 +46,10 @@ async function pushImage(client: RegistryClient, call: RegistryCall, i: number, 
     config: {
       Labels: {
         'org.opencontainers.image.source': 'https://git.example/bench.git',
-        [LABEL_BRANCH]: `branch-${i % BRANCHES}`,
-        [LABEL_BUILT]: new Date(Date.now() - (IMAGES - i) * 60_000).toISOString(),
-        [LABEL_NAMED_TAG]: '',
-        [LABEL_BUILD_KEY]: key,
+        [IMAGE_LABELS.branch]: `branch-${i % BRANCHES}`,
+        [IMAGE_LABELS.built]: new Date(Date.now() - (IMAGES - i) * 60_000).toISOString(),
+        [IMAGE_LABELS.namedTag]: '',
+        [IMAGE_LABELS.buildKey]: key,
       },
     },
     rootfs: { type: 'layers', diff_ids: [sha256(base), sha256(own)] },

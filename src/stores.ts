@@ -13,9 +13,9 @@ import { createLogStore } from './logs/store.js';
 import type { LogStore } from './logs/types.js';
 import type { Logger } from './observability/logger.js';
 import { MemoryServedStore, type ServedStore } from './retention/served.js';
+import { SCHEDULE_LOCK } from './redis/keys.js';
+import { LEASE_MS } from './redis/lease.js';
 
-/** The schedule lock's lease: a dead holder's schedules move within it (plus a tick). */
-const SCHEDULE_LEASE_MS = 15_000;
 import { openFileJournal, openRedisJournal, type OpenedJournal } from './events/journal.js';
 import {
   redisIdentityKey,
@@ -85,14 +85,14 @@ export async function createStores(
     { createRedisBuildRegistry },
     { createRedisBuildLeases },
     { RedisServedStore },
-    { redisScheduleLock },
+    { RedisLock },
   ] = await Promise.all([
     import('./redis/connection.js'),
     import('./logs/redis-store.js'),
     import('./builds/redis-registry.js'),
     import('../workers/leases/redis-leases.js'),
     import('./retention/redis-served.js'),
-    import('./prebuilds/redis-schedule-lock.js'),
+    import('./redis/lock.js'),
   ]);
   const redis = createRedisConnection(config.redisUrl, logger);
   const logStore = createRedisLogStore({ config, connection: redis, logger });
@@ -111,7 +111,7 @@ export async function createStores(
     leases,
     secretIdentityKey: redisIdentityKey(redis),
     served: new RedisServedStore(redis),
-    scheduleLock: redisScheduleLock(redis.client, SCHEDULE_LEASE_MS),
+    scheduleLock: new RedisLock(redis, SCHEDULE_LOCK, LEASE_MS),
     events,
     sharedStoreProbe: () => redis.probe(),
     close: async () => {

@@ -22,6 +22,7 @@ import type { InFlightBuild, OwnedBuild } from './reuse/in-flight.js';
 import { requestIdentity } from './reuse/request-identity.js';
 import { reasonOf, registryAccess } from './reuse/reuse-deps.js';
 import { pushedDigest, reuseByKey } from './reuse/reuse-image.js';
+import { TaggedImageTarget } from '../src/rules/image-target.js';
 
 /** Reuse for a job: its entry in the in-flight map, and whether it may follow another build. */
 export interface JobReuse {
@@ -120,17 +121,18 @@ async function follow(
     if (!outcome.ok) return building(outcome.why, outcome.lost === true);
     const other = outcome.built;
     const { soFar } = following;
+    const target = new TaggedImageTarget(soFar.registry, soFar.name, soFar.tag);
     if (other.registry === soFar.registry && other.name === soFar.name && other.tag === soFar.tag) {
       following.log.write(
         `the build with the same key pushed ${other.image} itself: reused, nothing to write\n`,
       );
       admission.deps.metrics.buildReusesTotal.inc();
-      const digest = other.digest ?? (await pushedDigest(soFar, registryAccess(plan, admission.deps)));
+      const digest = other.digest ?? (await pushedDigest(target, registryAccess(plan, admission.deps)));
       return { ...soFar, imageBuildLogId: following.log.id, digest };
     }
     const reused = await reuseByKey(
       following.keyed.key,
-      { registry: soFar.registry, name: soFar.name, tag: soFar.tag },
+      target,
       {
         repository: plan.repository,
         branch: soFar.branch,

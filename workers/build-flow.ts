@@ -28,7 +28,8 @@ import {
 import { admit as admitBuild, type Admission, type JobReuse } from './admit.js';
 import { answerBuild, type Answering, type Settled } from './answer.js';
 import { reasonOf, registryAccess } from './reuse/reuse-deps.js';
-import { pushedDigest, signAnswered, type ReuseTarget } from './reuse/reuse-image.js';
+import { pushedDigest, signAnswered } from './reuse/reuse-image.js';
+import { ImageTarget, type TaggedImageTarget } from '../src/rules/image-target.js';
 import { keyFromTrees as treeKey } from './reuse/tree-key.js';
 
 /** A build's way from its plan to its answer: admission, refusal, and how it is answered. */
@@ -80,7 +81,7 @@ interface Job {
 /** A job once cloned. */
 interface Cloned extends Job {
   readonly open: OpenClone;
-  readonly target: ReuseTarget;
+  readonly target: TaggedImageTarget;
   readonly soFar: ResultSoFar;
 }
 
@@ -162,20 +163,19 @@ async function clone(job: Job): Promise<Cloned> {
   await reporter.phase('cloning');
   const open = await openClone(plan, { ...deps, blobs: deps.reuse.blobs }, dir, signal);
   reuse?.own.setCommit(open.commit);
-  const tag = plan.image.tag ?? `sha-${open.commit.slice(0, 7)}`;
-  const image = `${plan.image.registry}/${plan.image.name}:${tag}`;
-  await reporter.resolved({ branch: open.branch, commit: open.commit, image });
+  const target = ImageTarget.of(plan.image).atCommit(open.commit);
+  await reporter.resolved({ branch: open.branch, commit: open.commit, image: target.image });
   await reporter.phase('resolving');
   const soFar: ResultSoFar = {
-    image,
-    registry: plan.image.registry,
-    name: plan.image.name,
-    tag,
+    image: target.image,
+    registry: target.registry,
+    name: target.name,
+    tag: target.tag,
     branch: open.branch,
     commit: open.commit,
     gitCloneLogId: open.logId,
   };
-  return { ...job, open, target: { registry: plan.image.registry, name: plan.image.name, tag }, soFar };
+  return { ...job, open, target, soFar };
 }
 
 // 3. key from the trees: the commit's trees and the blobs an earlier build read (no checkout).

@@ -5,6 +5,7 @@
  * registry, the reuse side, and the 429 with its Retry-After.
  */
 import { supplyChainOf } from '../src/supply-chain/supply-chain.js';
+import { ImageTarget } from '../src/rules/image-target.js';
 import { busyRetryAfter } from './common/retry-after.js';
 import type { BuildLeases } from './leases/leases.js';
 import { BuildResource } from './build-resource.js';
@@ -120,10 +121,6 @@ export interface Submission extends StartOptions {
   readonly signal: AbortSignal;
 }
 
-/** The image a plan targets before its commit is known: `<registry>/<name>[:<tag>]`. */
-const targetImage = (plan: BuildPlan): string =>
-  `${plan.image.registry}/${plan.image.name}${plan.image.tag === undefined ? '' : `:${plan.image.tag}`}`;
-
 function newBuild(submission: Submission, plan: BuildPlan): NewBuild {
   return {
     requestId: submission.requestId,
@@ -131,7 +128,7 @@ function newBuild(submission: Submission, plan: BuildPlan): NewBuild {
     ...(submission.idempotency === undefined ? {} : { idempotencyKey: submission.idempotency.key }),
     repository: plan.repository,
     ...(plan.branch === undefined ? {} : { branch: plan.branch }),
-    image: targetImage(plan),
+    image: ImageTarget.of(plan.image).image,
   };
 }
 

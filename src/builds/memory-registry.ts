@@ -4,15 +4,7 @@
  */
 import { finishedWithin, FinishWaiters } from './finish-wait.js';
 import { matchesFilter, newBuildEntry, toRecord, type BuildEntry } from './records.js';
-import type {
-  BuildFilter,
-  BuildOutcome,
-  BuildRecord,
-  BuildRegistry,
-  BuildUpdate,
-  KeyReservation,
-  NewBuild,
-} from './types.js';
+import type { BuildOutcome, BuildRecord, BuildRegistry, BuildUpdate, KeyReservation } from './types.js';
 
 export interface MemoryRegistryOptions {
   /** Finished builds kept (the newest). */
@@ -88,24 +80,25 @@ export function createMemoryBuildRegistry(options: MemoryRegistryOptions): Build
     return entry === undefined ? undefined : toRecord(entry, now());
   };
 
+  // The methods take their parameter types from BuildRegistry (types.ts).
   return {
-    async start(build: NewBuild) {
+    async start(build) {
       const entry = newBuildEntry(build, now());
       running.set(entry.id, entry);
       return entry.id;
     },
 
-    async update(id: string, update: BuildUpdate) {
+    async update(id, update) {
       const entry = running.get(id);
       if (entry !== undefined) applyUpdate(entry, update);
     },
 
-    async addWaiters(id: string, delta: number) {
+    async addWaiters(id, delta) {
       const entry = running.get(id);
       if (entry !== undefined) entry.waiters = Math.max(0, entry.waiters + delta);
     },
 
-    async finish(id: string, outcome: BuildOutcome) {
+    async finish(id, outcome) {
       const entry = running.get(id);
       if (entry === undefined) return;
       running.delete(id);
@@ -124,7 +117,7 @@ export function createMemoryBuildRegistry(options: MemoryRegistryOptions): Build
     requestCancel: async () => undefined,
     onCancel: () => undefined,
 
-    async list(filter: BuildFilter = {}) {
+    async list(filter = {}) {
       const at = now();
       return [...running.values(), ...finished]
         .filter((entry) => matchesFilter(entry, filter))

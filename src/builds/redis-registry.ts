@@ -19,6 +19,7 @@ import {
   idempotencyKey,
   RUNNING_BUILDS,
 } from '../redis/keys.js';
+import { LEASE_MS } from '../redis/lease.js';
 import { redisScript } from '../redis/script.js';
 import { createSubscriptionHub } from '../redis/subscriptions.js';
 import { buildLost } from '../errors/errors.js';
@@ -33,9 +34,6 @@ import type {
   KeyReservation,
   NewBuild,
 } from './types.js';
-
-/** A running build's lease expires this long after its replica's last renewal (renewed every third of it). */
-export const LEASE_MS = 15_000;
 
 const RUNNING = RUNNING_BUILDS;
 const FINISHED = FINISHED_BUILDS;

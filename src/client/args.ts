@@ -5,6 +5,7 @@
  */
 import { parseArgs } from 'node:util';
 import { EXIT_CODES } from './exit-codes.js';
+import { REQUEST_ID_CHARACTERS, REQUEST_ID_MAX_LENGTH } from '../rules/limits.js';
 
 export const COMMANDS = {
   build: {
@@ -115,7 +116,7 @@ export const OPTIONS: readonly OptionRow[] = [
     value: 'ID',
     default: 'a new UUID',
     commands: ['build'],
-    description: 'X-Request-Id of the build ([A-Za-z0-9._:-], 1-128)',
+    description: `X-Request-Id of the build (${REQUEST_ID_CHARACTERS}, 1-${REQUEST_ID_MAX_LENGTH})`,
   },
   {
     name: 'timeout',

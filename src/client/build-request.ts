@@ -4,9 +4,7 @@
  */
 import { UsageError, type Values } from './args.js';
 import type { Credentials } from './env.js';
-
-/** docs/openapi.yaml RequestIdValue. */
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+import { REQUEST_ID_CHARACTERS, REQUEST_ID_MAX_LENGTH, REQUEST_ID_PATTERN } from '../rules/limits.js';
 
 const text = (value: Values[string]): string | undefined => (typeof value === 'string' ? value : undefined);
 
@@ -40,7 +38,10 @@ export function timeoutSeconds(value: Values[string]): number {
 
 export function requestIdOf(value: Values[string], fresh: () => string): string {
   const id = text(value) ?? fresh();
-  if (!REQUEST_ID.test(id)) throw new UsageError(`--request-id: 1 to 128 of [A-Za-z0-9._:-], not "${id}"`);
+  if (!REQUEST_ID_PATTERN.test(id))
+    throw new UsageError(
+      `--request-id: 1 to ${REQUEST_ID_MAX_LENGTH} of ${REQUEST_ID_CHARACTERS}, not "${id}"`,
+    );
   return id;
 }
 

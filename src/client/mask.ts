@@ -3,13 +3,13 @@
  * itself, but nothing printed by ibs relies on that. Each secret is masked as given, URL-encoded
  * and inside the base64 of `user:secret` (the forms a log line could carry it in).
  */
-
-export const MASK = '***';
+import { encodeBasicAuth } from '../secrets/basic-auth.js';
+import { MASK } from '../secrets/masking.js';
 
 /** The strings to hide for one secret (and its user, for the Basic form). */
 function formsOf(secret: string, user?: string): string[] {
   const forms = [secret, encodeURIComponent(secret)];
-  if (user !== undefined) forms.push(Buffer.from(`${user}:${secret}`).toString('base64'));
+  if (user !== undefined) forms.push(encodeBasicAuth(user, secret));
   return forms;
 }
 

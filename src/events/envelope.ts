@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { ARTIFACT_PUBLISHED, BUILD_FINISHED, IMAGE_DELETED } from '../rules/event-types.js';
 import { ociPurl, type ImageParts } from './purl.js';
 import type { CloudEvent, EndedBuild } from './types.js';
+import { ImageTarget } from '../rules/image-target.js';
 
 /** The CDEvents specification version of the events' context. */
 export const CDEVENTS_VERSION = '0.4.1';
@@ -133,7 +134,7 @@ export interface DeletedImage extends ImageParts {
 }
 
 export function imageDeletedEvent(deleted: DeletedImage, source: string): CloudEvent {
-  const reference = `${deleted.registry}/${deleted.name}@${deleted.digest}`;
+  const reference = ImageTarget.of(deleted).atDigest(deleted.digest);
   return cloudEvent(source, IMAGE_DELETED, reference, (id, time) => ({
     context: context(id, source, IMAGE_DELETED, time),
     subject: { id: ociPurl(deleted), source, type: 'artifact', content: {} },

@@ -18,9 +18,7 @@ import {
 import { redisScript } from '../redis/script.js';
 import { deliveryKey, matching, RECENT_DELIVERIES } from './recent-deliveries.js';
 import type { CloudEvent, Delivery, DeliveryFilter, EventJournal, JournalEntry } from './types.js';
-
-/** A subscription's lease lives this long unless renewed: a dead replica's is taken over after it. */
-export const OWNER_TTL_MS = 15_000;
+import { LEASE_MS } from '../redis/lease.js';
 
 /** 2: taken now (claim the previous owner's pending entry), 1: renewed, 0: another replica's. */
 const TAKE_LEASE = redisScript(`
@@ -103,7 +101,7 @@ export class RedisJournal implements EventJournal {
     const taken = await TAKE_LEASE.run(
       this.#redis,
       [eventOwnerKey(subscription)],
-      [this.#consumer, OWNER_TTL_MS],
+      [this.#consumer, LEASE_MS],
     );
     if (taken === 2) this.#takenOver.add(subscription);
     return taken !== 0;

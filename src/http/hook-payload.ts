@@ -5,11 +5,12 @@
  */
 import { hookEventUnsupported, invalidHookPayload, invalidJson } from '../errors/errors.js';
 import type { Forge, PushEvent } from '../prebuilds/types.js';
+import { GIT_OBJECT_ID_PATTERN } from '../rules/text-patterns.js';
 
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-const COMMIT = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
+const COMMIT = new RegExp(GIT_OBJECT_ID_PATTERN);
 const REF = /^refs\/[^\s\0]{1,1024}$/;
 const MAX_URL = 2048;
 

@@ -19,6 +19,7 @@ import {
   REGISTRY_PATTERN,
   TAG_PATTERN,
 } from '../rules/image-reference.js';
+import { ImageTarget } from '../rules/image-target.js';
 
 const NAME_RE = new RegExp(NAME_PATTERN);
 const TAG_RE = new RegExp(TAG_PATTERN);
@@ -145,6 +146,6 @@ export function parseReference(input: ReferenceInput, insecureRegistries: readon
     origin: `${resolvedScheme}://${host}`,
     name: remoteName,
     tag: input.tag,
-    image: `${registry}/${name}:${input.tag}`,
+    image: new ImageTarget(registry, name, input.tag).image,
   });
 }

@@ -16,6 +16,7 @@ import { planRepository, type RepositoryPlan } from './policy.js';
 import { type RepositoryAnswer, type RetentionAnswer, planAnswer, runAnswer } from './answer.js';
 import type { ServedStore } from './served.js';
 import { readSnapshot } from './snapshot.js';
+import { ImageTarget } from '../rules/image-target.js';
 
 export interface RetentionDeps {
   readonly settings: RetentionSettings;
@@ -67,7 +68,10 @@ export class Retention {
     const body = record.answer?.status === 200 ? record.answer.body : undefined;
     const { registry, name, digest, tag } = body ?? {};
     if (typeof registry !== 'string' || typeof name !== 'string' || typeof digest !== 'string') return;
-    this.served(`${registry}/${name}`, typeof tag === 'string' ? [digest, `tag:${tag}`] : [digest]);
+    this.served(
+      new ImageTarget(registry, name).repository,
+      typeof tag === 'string' ? [digest, `tag:${tag}`] : [digest],
+    );
   };
 
   /** Adds a listener told of every image a run deletes (the events' image.deleted). */

@@ -11,7 +11,7 @@ export interface ServiceImage {
   readonly digest: string;
   /** Platform and attestation manifests under an index (none for a single manifest). */
   readonly children: readonly string[];
-  /** The git repository (`org.opencontainers.image.source`). */
+  /** The git repository (its OCI source label, `IMAGE_LABELS.source`). */
   readonly source: string;
   readonly branch: string;
   /** Build time, ms since the epoch. */

@@ -6,12 +6,11 @@
 import { registryAnswered } from '../errors/errors.js';
 import { LIMITS, type RegistryCall, type RegistryClient } from '../registry/client.js';
 import { parseImageConfig, parseManifest } from '../registry/manifest.js';
-import { LABEL_BRANCH, LABEL_BUILD_KEY, LABEL_BUILT, LABEL_NAMED_TAG } from '../rules/image-labels.js';
+import { IMAGE_LABELS } from '../rules/image-labels.js';
 import type { AttachedTag, OtherTag, RepositorySnapshot, ServiceImage } from './snapshot-types.js';
 
 const KEY_TAG = /^build-key-([0-9a-f]{64})$/;
 const SIGNATURE_TAG = /^sha256-([0-9a-f]{64})\.(sig|att)$/;
-const SOURCE_LABEL = 'org.opencontainers.image.source';
 /** Tags read at once. */
 const CONCURRENCY = 8;
 /** Pages of the tags list followed at most (a registry pages with Link). */
@@ -61,8 +60,8 @@ async function readTag(client: RegistryClient, call: RegistryCall, tag: string):
   const manifest = parseManifest(fetched.body, fetched.contentType);
   const children = manifest?.kind === 'index' ? manifest.manifests.map((d) => d.digest) : [];
   const labels = await labelsOf(client, call, fetched.body, fetched.contentType);
-  const branch = labels[LABEL_BRANCH];
-  const builtMs = Date.parse(labels[LABEL_BUILT] ?? '');
+  const branch = labels[IMAGE_LABELS.branch];
+  const builtMs = Date.parse(labels[IMAGE_LABELS.built] ?? '');
   if (branch === undefined || branch === '' || Number.isNaN(builtMs)) {
     return { kind: 'other', other: { tag, digest: fetched.digest, children } };
   }
@@ -70,11 +69,11 @@ async function readTag(client: RegistryClient, call: RegistryCall, tag: string):
     tag,
     digest: fetched.digest,
     children,
-    source: labels[SOURCE_LABEL] ?? '',
+    source: labels[IMAGE_LABELS.source] ?? '',
     branch,
     builtMs,
-    namedTag: labels[LABEL_NAMED_TAG] ?? '',
-    key: labels[LABEL_BUILD_KEY] ?? '',
+    namedTag: labels[IMAGE_LABELS.namedTag] ?? '',
+    key: labels[IMAGE_LABELS.buildKey] ?? '',
   };
   return { kind: 'image', image };
 }

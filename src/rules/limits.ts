@@ -14,5 +14,7 @@ export const HOOK_BODY_LIMIT_BYTES = 25 * 1024 * 1024;
 
 /** The longest request id (X-Request-Id). */
 export const REQUEST_ID_MAX_LENGTH = 128;
-/** 1 to REQUEST_ID_MAX_LENGTH characters of `[A-Za-z0-9._:-]`: what a request id may be. */
-export const REQUEST_ID_PATTERN = new RegExp(`^[A-Za-z0-9._:-]{1,${REQUEST_ID_MAX_LENGTH}}$`);
+/** The characters a request id may hold, as a pattern's character class. */
+export const REQUEST_ID_CHARACTERS = '[A-Za-z0-9._:-]';
+/** 1 to REQUEST_ID_MAX_LENGTH of REQUEST_ID_CHARACTERS: what a request id may be. */
+export const REQUEST_ID_PATTERN = new RegExp(`^${REQUEST_ID_CHARACTERS}{1,${REQUEST_ID_MAX_LENGTH}}$`);

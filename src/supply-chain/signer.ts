@@ -17,6 +17,7 @@ import {
   signatureTag,
   simpleSigningPayload,
 } from './simple-signing.js';
+import { ImageTarget } from '../rules/image-target.js';
 
 const CONFIG_TYPE = 'application/vnd.oci.image.config.v1+json';
 
@@ -53,7 +54,7 @@ export class ImageSigner {
 
   /** Signs `digest` of the call's repository (the call needs push scope). */
   async sign(client: RegistryClient, call: RegistryCall, digest: string): Promise<SignOutcome> {
-    const payload = simpleSigningPayload(`${call.ref.registry}/${call.ref.name}`, digest);
+    const payload = simpleSigningPayload(ImageTarget.of(call.ref).repository, digest);
     const layer: SignatureLayer = {
       mediaType: SIMPLE_SIGNING_MEDIA_TYPE,
       digest: sha256(payload),

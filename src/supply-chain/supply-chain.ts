@@ -22,6 +22,7 @@ import {
 } from './in-toto.js';
 import { ImageSigner } from './signer.js';
 import { signatureTag } from './simple-signing.js';
+import { ImageTarget } from '../rules/image-target.js';
 
 export interface SupplyChainOptions {
   readonly provenance: ProvenanceMode;
@@ -81,7 +82,12 @@ export class SupplyChain {
   ): Json[] {
     const { ref } = call;
     const { entry, found } = source;
-    const subject = subjectOf(`${ref.registry}/${ref.name}`, ref.tag ?? '', written.platform, written.digest);
+    const subject = subjectOf(
+      ImageTarget.of(ref).repository,
+      ref.tag ?? '',
+      written.platform,
+      written.digest,
+    );
     const hasProvenance = found.predicateTypes.some((type) => type.startsWith(SLSA_PROVENANCE_PREFIX));
     const sboms = found.statements
       .filter((s) => s.predicateType === SPDX_DOCUMENT)
@@ -102,7 +108,7 @@ export class SupplyChain {
       ...(entry !== undefined && hasProvenance
         ? {
             sourceProvenance: {
-              uri: `${ref.registry}/${ref.name}@${String(entry.digest)}`,
+              uri: ImageTarget.of(ref).atDigest(String(entry.digest)),
               digest: String(entry.digest),
             },
           }
@@ -121,7 +127,7 @@ export class SupplyChain {
   async sign(client: RegistryClient, call: RegistryCall, digest: string): Promise<string | undefined> {
     if (this.signer === undefined) return undefined;
     const outcome = await this.signer.sign(client, call, digest);
-    return `# ${outcome === 'signed' ? 'signed' : 'already signed'} ${digest} (cosign signature ${call.ref.registry}/${call.ref.name}:${signatureTag(digest)})\n`;
+    return `# ${outcome === 'signed' ? 'signed' : 'already signed'} ${digest} (cosign signature ${new ImageTarget(call.ref.registry, call.ref.name, signatureTag(digest)).image})\n`;
   }
 }
 

@@ -5,7 +5,7 @@
  * Environment: config.childEnv plus BUILDX_BUILDER, the request's DOCKER_CONFIG, and HOME,
  * XDG dirs and TMPDIR inside the request's scratch directory, and the build secrets folder's path.
  */
-import { LABEL_BRANCH, LABEL_BUILD_KEY, LABEL_BUILT, LABEL_NAMED_TAG } from '../../src/rules/image-labels.js';
+import { IMAGE_LABELS } from '../../src/rules/image-labels.js';
 import { mkdir } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -163,10 +163,10 @@ const retentionLabelList = (labels: RetentionLabels | undefined): [string, strin
   labels === undefined
     ? []
     : [
-        [LABEL_BRANCH, labels.branch],
-        [LABEL_BUILT, labels.built],
-        [LABEL_NAMED_TAG, labels.namedTag],
-        [LABEL_BUILD_KEY, labels.key],
+        [IMAGE_LABELS.branch, labels.branch],
+        [IMAGE_LABELS.built, labels.built],
+        [IMAGE_LABELS.namedTag, labels.namedTag],
+        [IMAGE_LABELS.buildKey, labels.key],
       ];
 
 const retentionEnv = (labels: RetentionLabels | undefined): Record<string, string> =>
@@ -239,8 +239,8 @@ function cliArgs(options: BuildAndPushOptions, dockerPath: string | undefined): 
     mode: plan.mode,
     omitSyntaxDirective: OMIT_SYNTAX_DIRECTIVE,
     labels: [
-      ['org.opencontainers.image.source', plan.repository],
-      ['org.opencontainers.image.revision', options.commit],
+      [IMAGE_LABELS.source, plan.repository],
+      [IMAGE_LABELS.revision, options.commit],
       ...retentionLabelList(options.retention),
     ],
     ...(dockerPath === undefined ? {} : { dockerPath }),

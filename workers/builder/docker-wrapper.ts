@@ -8,7 +8,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { LABEL_BRANCH, LABEL_BUILD_KEY, LABEL_BUILT, LABEL_NAMED_TAG } from '../../src/rules/image-labels.js';
+import { IMAGE_LABELS } from '../../src/rules/image-labels.js';
 
 export const LABEL_SOURCE_VAR = 'IBS_LABEL_SOURCE';
 export const LABEL_REVISION_VAR = 'IBS_LABEL_REVISION';
@@ -76,8 +76,8 @@ const IDENTITY_ARGUMENT = [
 /** The retention labels (src/rules/image-labels.ts), when the build is given them. */
 const RETENTION_LABELS = [
   `  if [ -n "$${LABEL_BRANCH_VAR}" ]; then`,
-  `    set -- --label "${LABEL_BRANCH}=$${LABEL_BRANCH_VAR}" --label "${LABEL_BUILT}=$${LABEL_BUILT_VAR}" \\`,
-  `      --label "${LABEL_NAMED_TAG}=$${LABEL_TAG_VAR}" --label "${LABEL_BUILD_KEY}=$${LABEL_KEY_VAR}" "$@"`,
+  `    set -- --label "${IMAGE_LABELS.branch}=$${LABEL_BRANCH_VAR}" --label "${IMAGE_LABELS.built}=$${LABEL_BUILT_VAR}" \\`,
+  `      --label "${IMAGE_LABELS.namedTag}=$${LABEL_TAG_VAR}" --label "${IMAGE_LABELS.buildKey}=$${LABEL_KEY_VAR}" "$@"`,
   '  fi',
 ];
 
@@ -120,8 +120,8 @@ export function dockerWrapperScript(keyer: string = KEYED_DOCKERFILE_SCRIPT): st
     '  fi',
     ...RETENTION_LABELS,
     '  exec docker buildx build \\',
-    `    --label "org.opencontainers.image.source=$${LABEL_SOURCE_VAR}" \\`,
-    `    --label "org.opencontainers.image.revision=$${LABEL_REVISION_VAR}" \\`,
+    `    --label "${IMAGE_LABELS.source}=$${LABEL_SOURCE_VAR}" \\`,
+    `    --label "${IMAGE_LABELS.revision}=$${LABEL_REVISION_VAR}" \\`,
     '    "$@"',
     'fi',
     'exec docker "$@"',

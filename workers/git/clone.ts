@@ -36,6 +36,7 @@ import {
   widenReadSet,
 } from './sparse-checkout.js';
 import { sideBySide } from '../../src/logs/side-by-side.js';
+import { GIT_OBJECT_ID_PATTERN } from '../../src/rules/text-patterns.js';
 
 export interface ClonedRepository {
   /** The clone's working tree: only the read set is checked out. */
@@ -53,7 +54,7 @@ export interface ClonedRepository {
   readonly partial: boolean;
 }
 
-const COMMIT = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
+const COMMIT = new RegExp(GIT_OBJECT_ID_PATTERN);
 
 /** The log with NULs (of `-z` listings) shown as line breaks. */
 function readableLog(log: CommandLogWriter): CommandLogWriter {

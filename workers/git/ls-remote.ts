@@ -10,15 +10,47 @@ import type { StepDeps } from '../common/step-deps.js';
 import type { BuildPlan } from '../plan/plan-types.js';
 import { createRequestDir, removeRequestDir } from '../common/request-dir.js';
 import { gitSecrets, requestGitEnv } from './request-git-env.js';
+import { GIT_OBJECT_ID_PATTERN } from '../../src/rules/text-patterns.js';
 
 const LS_REMOTE_TIMEOUT_SECONDS = 30;
+const OBJECT_ID = new RegExp(GIT_OBJECT_ID_PATTERN);
 
-/** The object ids of `git ls-remote` output lines (pure). */
-export function parseLsRemote(output: string): string[] {
+/** The `[object id, ref]` pairs of `git ls-remote` output lines (pure). */
+export function parseLsRemote(output: string): Array<[id: string, ref: string]> {
   return output
     .split('\n')
-    .map((line) => line.split('\t')[0]?.trim() ?? '')
-    .filter((id) => /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/.test(id));
+    .map((line): [string, string] => {
+      const [id = '', ref = ''] = line.trim().split('\t');
+      return [id, ref];
+    })
+    .filter(([id]) => OBJECT_ID.test(id));
+}
+
+/** One `git ls-remote <args> -- <url> <refs>` in a request directory of its own: its listing. */
+async function lsRemote(
+  plan: BuildPlan,
+  deps: Pick<StepDeps, 'config' | 'groups'>,
+  signal: AbortSignal,
+  command: { readonly options: readonly string[]; readonly refs: readonly string[] },
+): Promise<Array<[id: string, ref: string]>> {
+  const dir = await createRequestDir(deps.config.scratchDir);
+  try {
+    const listed = await run(
+      'git',
+      ['ls-remote', ...command.options, '--', plan.url.cloneUrl, ...command.refs],
+      {
+        baseEnv: await requestGitEnv(plan, deps.config, dir),
+        signal,
+        groups: deps.groups,
+        secrets: gitSecrets(plan),
+        timeoutSeconds: LS_REMOTE_TIMEOUT_SECONDS,
+        captureStdout: true,
+      },
+    );
+    return parseLsRemote(listed.stdout);
+  } finally {
+    await removeRequestDir(dir);
+  }
 }
 
 export async function remoteTip(
@@ -26,24 +58,11 @@ export async function remoteTip(
   deps: Pick<StepDeps, 'config' | 'groups'>,
   signal: AbortSignal,
 ): Promise<string[]> {
-  const dir = await createRequestDir(deps.config.scratchDir);
-  try {
-    const refs =
-      plan.branch === undefined
-        ? ['HEAD']
-        : [`refs/heads/${plan.branch}`, `refs/tags/${plan.branch}`, `refs/tags/${plan.branch}^{}`];
-    const listed = await run('git', ['ls-remote', '--', plan.url.cloneUrl, ...refs], {
-      baseEnv: await requestGitEnv(plan, deps.config, dir),
-      signal,
-      groups: deps.groups,
-      secrets: gitSecrets(plan),
-      timeoutSeconds: LS_REMOTE_TIMEOUT_SECONDS,
-      captureStdout: true,
-    });
-    return parseLsRemote(listed.stdout);
-  } finally {
-    await removeRequestDir(dir);
-  }
+  const refs =
+    plan.branch === undefined
+      ? ['HEAD']
+      : [`refs/heads/${plan.branch}`, `refs/tags/${plan.branch}`, `refs/tags/${plan.branch}^{}`];
+  return (await lsRemote(plan, deps, signal, { options: [], refs })).map(([id]) => id);
 }
 
 /** Every branch of the repository and its head (`git ls-remote --heads`), for the prebuilds' reconcile. */
@@ -52,24 +71,8 @@ export async function remoteHeads(
   deps: Pick<StepDeps, 'config' | 'groups'>,
   signal: AbortSignal,
 ): Promise<Map<string, string>> {
-  const dir = await createRequestDir(deps.config.scratchDir);
-  try {
-    const listed = await run('git', ['ls-remote', '--heads', '--', plan.url.cloneUrl], {
-      baseEnv: await requestGitEnv(plan, deps.config, dir),
-      signal,
-      groups: deps.groups,
-      secrets: gitSecrets(plan),
-      timeoutSeconds: LS_REMOTE_TIMEOUT_SECONDS,
-      captureStdout: true,
-    });
-    const heads = new Map<string, string>();
-    for (const line of listed.stdout.split('\n')) {
-      const [id = '', ref = ''] = line.trim().split('\t');
-      if (/^(?:[0-9a-f]{40}|[0-9a-f]{64})$/.test(id) && ref.startsWith('refs/heads/'))
-        heads.set(ref.slice('refs/heads/'.length), id);
-    }
-    return heads;
-  } finally {
-    await removeRequestDir(dir);
-  }
+  const heads = new Map<string, string>();
+  for (const [id, ref] of await lsRemote(plan, deps, signal, { options: ['--heads'], refs: [] }))
+    if (ref.startsWith('refs/heads/')) heads.set(ref.slice('refs/heads/'.length), id);
+  return heads;
 }

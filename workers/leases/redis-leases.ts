@@ -24,7 +24,7 @@ import {
   type FollowedOutcome,
   type LeaseRole,
 } from './leases.js';
-import { LEASE_MS } from '../../src/builds/redis-registry.js';
+import { LEASE_MS } from '../../src/redis/lease.js';
 
 /** A released lease's outcome stays readable this long (for followers that subscribed just then). */
 const OUTCOME_TTL_MS = 60_000;

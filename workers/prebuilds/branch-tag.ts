@@ -14,7 +14,7 @@ import { manifestMediaType } from '../../src/registry/relabel.js';
 import { parseReference } from '../../src/registry/reference.js';
 import { findRegistryAuth } from '../../src/registry/docker-auth.js';
 import { branchTag } from '../../src/prebuilds/names.js';
-import { LABEL_REVISION } from '../reuse/reuse-image.js';
+import { IMAGE_LABELS } from '../../src/rules/image-labels.js';
 
 export interface TagAccess {
   readonly client: RegistryClient;
@@ -59,7 +59,7 @@ export async function branchImageCommit(
   const platform = parsePlatform(configuration.platforms?.[0] ?? 'linux/amd64');
   try {
     const read = await readImageConfig(access.client, call, platform, false);
-    return read.labels[LABEL_REVISION];
+    return read.labels[IMAGE_LABELS.revision];
   } catch (err) {
     if (isServiceError(err) && err.code === 'IMAGE_NOT_FOUND') return undefined;
     throw err;

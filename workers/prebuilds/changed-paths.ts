@@ -4,13 +4,9 @@
  * a request directory of its own, then `git diff-tree`. Undefined when the old commit cannot be
  * fetched (a force push past it): the caller then builds.
  */
-import { run } from '../../src/exec/run.js';
-import { createRequestDir, removeRequestDir } from '../common/request-dir.js';
 import type { StepDeps } from '../common/step-deps.js';
-import { gitSecrets, requestGitEnv } from '../git/request-git-env.js';
+import { openBareRepository } from '../git/bare-repository.js';
 import type { BuildPlan } from '../plan/plan-types.js';
-
-const GIT_TIMEOUT_SECONDS = 60;
 
 export async function changedPaths(
   plan: BuildPlan,
@@ -18,49 +14,21 @@ export async function changedPaths(
   commits: { readonly before: string; readonly after: string },
   signal: AbortSignal,
 ): Promise<string[] | undefined> {
-  const dir = await createRequestDir(deps.config.scratchDir);
+  const repository = await openBareRepository(plan, deps, signal);
   try {
-    const options = {
-      baseEnv: await requestGitEnv(plan, deps.config, dir),
-      signal,
-      groups: deps.groups,
-      secrets: gitSecrets(plan),
-      timeoutSeconds: GIT_TIMEOUT_SECONDS,
-    };
-    await run('git', ['init', '-q', '--bare', dir.clone], options);
-    const git = (...args: string[]) => run('git', ['-C', dir.clone, ...args], options);
+    const { before, after } = commits;
     try {
-      await git(
-        'fetch',
-        '-q',
-        '--no-tags',
-        '--depth=1',
-        '--filter=blob:none',
-        '--',
-        plan.url.cloneUrl,
-        commits.before,
-        commits.after,
-      );
+      const fetch = ['fetch', '-q', '--no-tags', '--depth=1', '--filter=blob:none'];
+      await repository.git([...fetch, '--', plan.url.cloneUrl, before, after]);
     } catch {
       return undefined;
     }
-    const diff = await run(
-      'git',
-      [
-        '-C',
-        dir.clone,
-        'diff-tree',
-        '-r',
-        '--name-only',
-        '--no-commit-id',
-        '-z',
-        commits.before,
-        commits.after,
-      ],
-      { ...options, captureStdout: true },
+    const diff = await repository.git(
+      ['diff-tree', '-r', '--name-only', '--no-commit-id', '-z', before, after],
+      'stdout',
     );
     return diff.stdout.split('\0').filter((path) => path.length > 0);
   } finally {
-    await removeRequestDir(dir);
+    await repository.close();
   }
 }

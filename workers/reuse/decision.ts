@@ -16,9 +16,9 @@ import type { BuildPlan, BuildResult } from '../plan/plan-types.js';
 import { buildKeyTag, changedInputs } from './build-key.js';
 import type { Keyed } from './checkout-key.js';
 import type { InFlightBuild, OwnedBuild } from './in-flight.js';
-import { RecentInputs } from './recent-inputs.js';
 import { reasonOf, registryAccess, type ReuseDeps } from './reuse-deps.js';
-import { recordKey, reuseByKey, type ReuseTarget } from './reuse-image.js';
+import { recordKey, reuseByKey } from './reuse-image.js';
+import type { TaggedImageTarget } from '../../src/rules/image-target.js';
 
 /**
  * What a build does for its key. `lease`: this build owns its key across replicas; the job
@@ -35,7 +35,7 @@ export interface DecisionInput {
   readonly deps: Pick<StepDeps, 'config' | 'metrics'> & { readonly reuse: ReuseDeps };
   readonly branch: string;
   readonly commit: string;
-  readonly target: ReuseTarget;
+  readonly target: TaggedImageTarget;
   readonly log: CommandLogWriter;
   /** This build in the in-flight map (the key is added to it). */
   readonly own: OwnedBuild<BuildResult>;
@@ -92,12 +92,8 @@ export function followInProcess(build: InFlightBuild<BuildResult>): FollowedBuil
   };
 }
 
-/** The in-flight key of a build key in one target repository. */
-export const keyInFlightId = (target: ReuseTarget, key: string): string =>
-  `key:${target.registry}/${target.name}:${key}`;
-
-const recentId = (plan: BuildPlan, branch: string): string =>
-  RecentInputs.keyOf(plan.repository, branch, `${plan.image.registry}/${plan.image.name}`);
+const recentId = (input: Pick<DecisionInput, 'plan' | 'branch' | 'target'>): string =>
+  input.target.recentId(input.plan.repository, input.branch);
 
 /**
  * A build with the same key to follow (in this process first, then on another replica), else this
@@ -108,12 +104,10 @@ async function followOrOwn(
   keyed: Keyed,
 ): Promise<Extract<Decision, { kind: 'follow' }> | { readonly kind: 'own'; readonly lease?: HeldLease }> {
   const { deps, log, target } = input;
-  const inFlightId = keyInFlightId(target, keyed.key);
+  const inFlightId = target.keyInFlightId(keyed.key);
   const other = deps.reuse.inFlight.find(inFlightId);
   if (other !== undefined && other !== input.own && input.followAllowed) {
-    log.write(
-      `# a build with the same key is in flight for ${target.registry}/${target.name}: waiting for it\n`,
-    );
+    log.write(`# a build with the same key is in flight for ${target.repository}: waiting for it\n`);
     return { kind: 'follow', keyed, followed: followInProcess(other) };
   }
   input.own.alias(inFlightId);
@@ -121,7 +115,7 @@ async function followOrOwn(
     const role = await deps.reuse.leases.holdOrFollow(inFlightId, { follow: input.followAllowed });
     if (role.kind === 'follow') {
       log.write(
-        `# a build with the same key runs on another replica for ${target.registry}/${target.name}: waiting for it\n`,
+        `# a build with the same key runs on another replica for ${target.repository}: waiting for it\n`,
       );
       return { kind: 'follow', keyed, followed: role.build };
     }
@@ -155,20 +149,12 @@ async function reuseRecorded(
       registryAccess(plan, deps),
     );
     if (outcome.kind === 'reused') {
-      logReused(
-        log,
-        outcome,
-        keyed.key,
-        formatElapsed(started),
-        `${target.registry}/${target.name}:${target.tag}`,
-      );
-      deps.reuse.recent.set(recentId(plan, input.branch), keyed.input);
+      logReused(log, outcome, keyed.key, formatElapsed(started), target.image);
+      deps.reuse.recent.set(recentId(input), keyed.input);
       deps.metrics.buildReusesTotal.inc();
       return outcome.digest;
     }
-    log.write(
-      `no earlier image with this key (${buildKeyTag(keyed.key)} is not in ${target.registry}/${target.name})\n`,
-    );
+    log.write(`no earlier image with this key (${buildKeyTag(keyed.key)} is not in ${target.repository})\n`);
   } catch (err) {
     log.write(`# reuse of key ${keyed.key} failed (${reasonOf(err)}): building\n`);
   }
@@ -177,7 +163,7 @@ async function reuseRecorded(
 
 /** Before a build: what changed since the last build of this repository and branch here. */
 function logChangedInputs(input: DecisionInput, keyed: Keyed): void {
-  const before = input.deps.reuse.recent.get(recentId(input.plan, input.branch));
+  const before = input.deps.reuse.recent.get(recentId(input));
   if (before === undefined) return;
   const changed = changedInputs(before, keyed.input);
   input.log.write(
@@ -216,7 +202,7 @@ export async function recordBuiltKey(
   keyed: Keyed,
 ): Promise<void> {
   const { plan, deps, log } = input;
-  deps.reuse.recent.set(recentId(plan, input.branch), keyed.input);
+  deps.reuse.recent.set(recentId(input), keyed.input);
   try {
     const recorded = await recordKey(keyed.key, input.target, registryAccess(plan, deps));
     log.write(`# build key recorded as ${recorded}\n`);

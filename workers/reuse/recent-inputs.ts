@@ -11,10 +11,6 @@ export class RecentInputs {
 
   constructor(private readonly max = MAX_ENTRIES) {}
 
-  static keyOf(repository: string, branch: string, target: string): string {
-    return JSON.stringify([repository, branch, target]);
-  }
-
   get(key: string): BuildKeyInput | undefined {
     return this.entries.get(key);
   }

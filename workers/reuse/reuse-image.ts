@@ -12,18 +12,10 @@ import type { ImageReference } from '../../src/registry/reference.js';
 import { putManifest } from '../../src/registry/push.js';
 import { manifestMediaType, writeRelabelled } from '../../src/registry/relabel.js';
 import type { SupplyChain } from '../../src/supply-chain/supply-chain.js';
-import { LABEL_BRANCH, LABEL_BUILD_KEY, LABEL_BUILT, LABEL_NAMED_TAG } from '../../src/rules/image-labels.js';
+import { IMAGE_LABELS } from '../../src/rules/image-labels.js';
 import { buildKeyTag } from './build-key.js';
 import type { CredentialsFor } from './registry-credentials.js';
-
-export const LABEL_SOURCE = 'org.opencontainers.image.source';
-export const LABEL_REVISION = 'org.opencontainers.image.revision';
-
-export interface ReuseTarget {
-  readonly registry: string;
-  readonly name: string;
-  readonly tag: string;
-}
+import type { TaggedImageTarget } from '../../src/rules/image-target.js';
 
 export interface RegistryAccess {
   readonly client: RegistryClient;
@@ -44,8 +36,8 @@ export interface ReuseOrigin {
   readonly namedTag: string;
 }
 
-function pushCall(target: ReuseTarget, tag: string, access: RegistryAccess): RegistryCall {
-  const parsed = parseImageString(`${target.registry}/${target.name}:${tag}`, access.insecureRegistries);
+function pushCall(target: TaggedImageTarget, tag: string, access: RegistryAccess): RegistryCall {
+  const parsed = parseImageString(target.withTag(tag).image, access.insecureRegistries);
   // The plan checked registry, name and tag already: a refusal here is a programming error.
   if (parsed === undefined) throw internal('a planned image reference failed the reference grammar');
   const ref: ImageReference = parsed.ref;
@@ -69,7 +61,7 @@ export type ReuseOutcome =
  */
 export async function reuseByKey(
   key: string,
-  target: ReuseTarget,
+  target: TaggedImageTarget,
   origin: ReuseOrigin,
   access: RegistryAccess,
 ): Promise<ReuseOutcome> {
@@ -77,7 +69,7 @@ export async function reuseByKey(
   const recorded = await access.client.getManifest(keyCall, keyCall.ref.tag);
   if (recorded === undefined) return { kind: 'absent' };
   const call = pushCall(target, target.tag, access);
-  const earlier = `${target.registry}/${target.name}@${recorded.digest}`;
+  const earlier = target.atDigest(recorded.digest);
   const notes: string[] = [];
   const attest = access.supply.reissue(
     access.client,
@@ -92,14 +84,14 @@ export async function reuseByKey(
     },
     notes,
   );
-  access.reusedFrom?.(`${target.registry}/${target.name}`, recorded.digest);
+  access.reusedFrom?.(target.repository, recorded.digest);
   const labels = {
-    [LABEL_SOURCE]: origin.repository,
-    [LABEL_REVISION]: origin.commit,
-    [LABEL_BRANCH]: origin.branch,
-    [LABEL_BUILT]: new Date().toISOString(),
-    [LABEL_NAMED_TAG]: origin.namedTag,
-    [LABEL_BUILD_KEY]: key,
+    [IMAGE_LABELS.source]: origin.repository,
+    [IMAGE_LABELS.revision]: origin.commit,
+    [IMAGE_LABELS.branch]: origin.branch,
+    [IMAGE_LABELS.built]: new Date().toISOString(),
+    [IMAGE_LABELS.namedTag]: origin.namedTag,
+    [IMAGE_LABELS.buildKey]: key,
   };
   // The signature is written beside the final PUT: its digest is known before the registry has it.
   const beside = async (digest: string): Promise<void> => {
@@ -115,7 +107,7 @@ export async function reuseByKey(
 
 /** Signs `digest` of `target` when a key is configured: the log line, or undefined. */
 export async function signAnswered(
-  target: ReuseTarget,
+  target: TaggedImageTarget,
   digest: string,
   access: RegistryAccess,
 ): Promise<string | undefined> {
@@ -123,7 +115,7 @@ export async function signAnswered(
 }
 
 /** The digest the registry serves for `target.tag` (the image just pushed or written). */
-export async function pushedDigest(target: ReuseTarget, access: RegistryAccess): Promise<string> {
+export async function pushedDigest(target: TaggedImageTarget, access: RegistryAccess): Promise<string> {
   const call = pushCall(target, target.tag, access);
   const manifest = await access.client.getManifest(call, target.tag);
   if (manifest === undefined) throw imageNotFound(call.ref.image);
@@ -131,7 +123,11 @@ export async function pushedDigest(target: ReuseTarget, access: RegistryAccess):
 }
 
 /** Records `key` for the image just pushed under `target.tag` (the same manifest under the key's tag). */
-export async function recordKey(key: string, target: ReuseTarget, access: RegistryAccess): Promise<string> {
+export async function recordKey(
+  key: string,
+  target: TaggedImageTarget,
+  access: RegistryAccess,
+): Promise<string> {
   const built = pushCall(target, target.tag, access);
   const manifest = await access.client.getManifest(built, target.tag);
   if (manifest === undefined) throw imageNotFound(built.ref.image);

@@ -1,5 +1,6 @@
 import test from 'ava';
-import { MASK, masker } from '../../../src/client/mask.js';
+import { masker } from '../../../src/client/mask.js';
+import { MASK } from '../../../src/secrets/masking.js';
 import { credentialsOf, secretsOf } from '../../../src/client/env.js';
 import { buildBody } from '../../../src/client/build-request.js';
 import { UsageError } from '../../../src/client/args.js';
