@@ -21,7 +21,7 @@ import {
 } from '../redis/keys.js';
 import { redisScript } from '../redis/script.js';
 import { createFollowerHub } from '../redis/subscriptions.js';
-import { buildLost } from '../errors/errors.js';
+import { serviceError } from '../errors/errors.js';
 import { finishedWithin } from './finish-wait.js';
 import { matchesFilter, newBuildEntry, toRecord, type BuildEntry } from './records.js';
 import type {
@@ -207,7 +207,7 @@ class RedisRegistry implements RedisBuildRegistry {
   readonly #history: number;
   readonly #leaseMs: number;
   readonly #hub: ReturnType<typeof createFollowerHub>;
-  readonly #lostBody = JSON.stringify(buildLost(REPLICA_MARK).toBody());
+  readonly #lostBody = JSON.stringify(serviceError('BUILD_LOST', { replica: REPLICA_MARK }).toBody());
   /** The builds this replica runs: their leases are renewed. */
   readonly #own = new Set<string>();
   readonly #stop = new AbortController();
