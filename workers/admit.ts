@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Cancellation } from '../src/exec/cancellation.js';
-import { internal } from '../src/errors/errors.js';
+import { serviceError } from '../src/errors/errors.js';
 import type { BuildDeps } from './build-deps.js';
 import type { BuildPlan, BuildResult } from './plan/plan-types.js';
 import type { BuildQueue } from './queue.js';
@@ -50,7 +50,8 @@ export interface Admission {
 
 /** A job outcome that must be a result (reuse off: the job never follows). */
 function resultOf(outcome: JobOutcome): BuildResult {
-  if (isFollowingJob(outcome)) throw internal('a job without reuse cannot follow another build');
+  if (isFollowingJob(outcome))
+    throw serviceError('INTERNAL', {}, { cause: 'a job without reuse cannot follow another build' });
   return outcome;
 }
 
@@ -174,7 +175,7 @@ async function ownBuild(
 ): Promise<BuildResult> {
   const { inFlight } = admission.deps.reuse;
   const own = inFlight.start(id) ?? inFlight.start(`${id}#${randomUUID()}`);
-  if (own === undefined) throw internal('no in-flight entry could be started');
+  if (own === undefined) throw serviceError('INTERNAL', {}, { cause: 'no in-flight entry could be started' });
   const left = onAbort(clientSignal, () => own.waiter.leave(new Cancellation('client_gone')));
   const cancelled = onAbort(admission.cancelSignal, () => own.cancel(admission.cancelSignal.reason));
   const detach = (): void => {

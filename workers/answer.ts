@@ -4,7 +4,7 @@
  * "build failed", with the cancellation's reason when the build was cancelled).
  */
 import type { BuildAnswer } from '../src/builds/types.js';
-import { buildCancelled, internal, isServiceError, withLogId } from '../src/errors/errors.js';
+import { serviceError, isServiceError, withLogId } from '../src/errors/errors.js';
 import { cancellationOf } from '../src/exec/cancellation.js';
 import type { Logger } from '../src/observability/logger.js';
 import type { BuildStatus, Metrics } from '../src/observability/metrics.js';
@@ -81,13 +81,15 @@ export function statusOfAnswer(answer: BuildAnswer): BuildStatus {
 /** What a synchronous request is answered for `settled`: the result, or the error's status and body. */
 export function answerOf(settled: Settled): BuildAnswer {
   if (settled.ok) return { status: 200, body: { ...settled.result } };
-  const error = isServiceError(settled.err) ? settled.err : internal(settled.err);
+  const error = isServiceError(settled.err)
+    ? settled.err
+    : serviceError('INTERNAL', {}, { cause: settled.err });
   return { status: error.status, body: error.toBody() };
 }
 
 /** The error of a build cancelled by `by` (DELETE /builds/{id}), keeping the log of `thrown`. */
 export function cancelledBy(by: string, thrown: unknown): Error {
-  const cancelled = buildCancelled(by);
+  const cancelled = serviceError('BUILD_CANCELLED', { by });
   const logId = isServiceError(thrown) ? thrown.details.logId : undefined;
   return logId === undefined ? cancelled : withLogId(cancelled, logId);
 }

@@ -6,7 +6,7 @@
  */
 import type { HeldLease } from './leases/leases.js';
 import type { BuildReporter } from '../src/builds/types.js';
-import { BuildersFullError, BusyError, stepFailed, type ServiceError } from '../src/errors/errors.js';
+import { BuildersFullError, BusyError, serviceError, type ServiceError } from '../src/errors/errors.js';
 import { cancellationOf } from '../src/exec/cancellation.js';
 import type { CommandLogWriter, LogStore } from '../src/logs/types.js';
 import { resolveDefinition, type DevcontainerDefinition } from './builder/definition.js';
@@ -343,14 +343,14 @@ async function readPushedDigest(job: Cloned, log: CommandLogWriter): Promise<str
     log.write(`# pushed ${job.soFar.image} is ${digest}\n`);
   } catch (err) {
     log.write(`# the pushed image's digest could not be read (${reasonOf(err)})\n`);
-    throw stepFailed('reading the pushed digest', log.id, err);
+    throw serviceError('STEP_FAILED', { step: 'reading the pushed digest' }, { logId: log.id, cause: err });
   }
   try {
     const signed = await signAnswered(job.target, digest, access);
     if (signed !== undefined) log.write(signed);
   } catch (err) {
     log.write(`# ${digest} could not be signed (${reasonOf(err)})\n`);
-    throw stepFailed('signing the pushed image', log.id, err);
+    throw serviceError('STEP_FAILED', { step: 'signing the pushed image' }, { logId: log.id, cause: err });
   }
   return digest;
 }

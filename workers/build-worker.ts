@@ -19,15 +19,7 @@ import type {
   NewBuild,
 } from '../src/builds/types.js';
 import type { Config } from '../src/config/types.js';
-import {
-  busy,
-  buildersFull,
-  buildFinished,
-  buildNotFound,
-  BusyError,
-  idempotencyKeyReused,
-  storeUnavailable,
-} from '../src/errors/errors.js';
+import { serviceError, BusyError } from '../src/errors/errors.js';
 import type { ProcessGroups } from '../src/exec/process-groups.js';
 import type { LogStore } from '../src/logs/types.js';
 import type { Logger } from '../src/observability/logger.js';
@@ -210,10 +202,10 @@ export class BuildWorker {
     for (;;) {
       const held = await this.#ctx.builds.reserveKey(idempotency.key, idempotency.digest);
       if (held.kind === 'reserved') return undefined;
-      if (!held.sameBody) throw idempotencyKeyReused();
+      if (!held.sameBody) throw serviceError('IDEMPOTENCY_KEY_REUSED');
       if (held.buildId !== undefined) return held.buildId;
       // The first request is being admitted: its build's id comes within moments.
-      if (Date.now() > deadline) throw storeUnavailable();
+      if (Date.now() > deadline) throw serviceError('STORE_UNAVAILABLE');
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   }
@@ -225,7 +217,7 @@ export class BuildWorker {
   async answerOf(id: string, signal?: AbortSignal): Promise<BuildAnswer> {
     for (;;) {
       const record = await this.#ctx.builds.waitFinished(id, ATTACHED_POLL_MS, signal);
-      if (record === undefined) throw buildNotFound(id);
+      if (record === undefined) throw serviceError('BUILD_NOT_FOUND', { id });
       if (record.answer !== undefined) {
         this.#ctx.metrics.countBuild(statusOfAnswer(record.answer), record.durationSeconds);
         return record.answer;
@@ -237,7 +229,7 @@ export class BuildWorker {
   /** The record of the build `id` for an async request attached to it (counted once it is answered). */
   async attached(id: string): Promise<BuildRecord> {
     const record = await this.#ctx.builds.get(id);
-    if (record === undefined) throw buildNotFound(id);
+    if (record === undefined) throw serviceError('BUILD_NOT_FOUND', { id });
     void this.answerOf(id).catch(() => undefined);
     return record;
   }
@@ -267,15 +259,15 @@ export class BuildWorker {
     // Ended before it had an id: refused (429), or its record could not be written.
     if (id === undefined) await result;
     const record = id === undefined ? undefined : await this.#ctx.builds.get(id);
-    if (record === undefined) throw storeUnavailable();
+    if (record === undefined) throw serviceError('STORE_UNAVAILABLE');
     return record;
   }
 
   /** Cancels the running build `id` (here, or on the replica running it); its record as it stands. */
   async cancel(id: string, by: string): Promise<BuildRecord> {
     const record = await this.#ctx.builds.get(id);
-    if (record === undefined) throw buildNotFound(id);
-    if (record.phase === 'finished') throw buildFinished(id);
+    if (record === undefined) throw serviceError('BUILD_NOT_FOUND', { id });
+    if (record.phase === 'finished') throw serviceError('BUILD_FINISHED', { id });
     const local = this.#local.get(id);
     if (local !== undefined) local.cancel(by);
     else await this.#ctx.builds.requestCancel(id, by);
@@ -414,7 +406,11 @@ export class BuildWorker {
       'build refused: busy',
     );
     return queueFull
-      ? busy(this.#queue.capacity, retryAfter)
-      : buildersFull(this.#ctx.config.build.maxPerBuilder, retryAfter);
+      ? serviceError('BUSY', { running: this.#queue.capacity }, { retryAfterSeconds: retryAfter })
+      : serviceError(
+          'BUILDERS_FULL',
+          { perBuilder: this.#ctx.config.build.maxPerBuilder },
+          { retryAfterSeconds: retryAfter },
+        );
   }
 }

@@ -8,7 +8,7 @@
 import { setMaxListeners } from 'node:events';
 import PQueue from 'p-queue';
 import { RETRY_AFTER } from './common/retry-after.js';
-import { busy } from '../src/errors/errors.js';
+import { serviceError } from '../src/errors/errors.js';
 import { Cancellation } from '../src/exec/cancellation.js';
 import type { Metrics } from '../src/observability/metrics.js';
 
@@ -65,7 +65,8 @@ export function createBuildQueue(options: BuildQueueOptions): BuildQueue {
     run<T>(job: (signal: AbortSignal) => Promise<T>, jobOptions: JobOptions = {}): Promise<T> {
       // Decided and started in the same synchronous step (p-queue starts a job inside add() when
       // a slot is free), so a burst can never admit more than `capacity` jobs.
-      if (capacity > 0 && queue.pending >= capacity) throw busy(capacity, BUSY_RETRY_AFTER_SECONDS);
+      if (capacity > 0 && queue.pending >= capacity)
+        throw serviceError('BUSY', { running: capacity }, { retryAfterSeconds: BUSY_RETRY_AFTER_SECONDS });
 
       const controller = new AbortController();
       setMaxListeners(50, controller.signal);

@@ -22,7 +22,7 @@ import {
 import { LEASE_MS } from '../redis/lease.js';
 import { redisScript } from '../redis/script.js';
 import { createSubscriptionHub } from '../redis/subscriptions.js';
-import { buildLost } from '../errors/errors.js';
+import { serviceError } from '../errors/errors.js';
 import { finishedWithin } from './finish-wait.js';
 import { matchesFilter, newBuildEntry, toRecord, type BuildEntry } from './records.js';
 import type {
@@ -205,7 +205,7 @@ class RedisRegistry implements RedisBuildRegistry {
   readonly #history: number;
   readonly #leaseMs: number;
   readonly #hub: ReturnType<typeof createSubscriptionHub>;
-  readonly #lostBody = JSON.stringify(buildLost(REPLICA_MARK).toBody());
+  readonly #lostBody = JSON.stringify(serviceError('BUILD_LOST', { replica: REPLICA_MARK }).toBody());
   /** The builds this replica runs: their leases are renewed. */
   readonly #own = new Set<string>();
   readonly #stop = new AbortController();

@@ -3,7 +3,7 @@
  * the label parsed into entries, merged the way the Dev Containers CLI merges it, plus
  * lifecycle scripts, VS Code customizations and warnings. Pure: no I/O.
  */
-import { metadataLabelMissing, metadataLabelNotEntries, metadataLabelNotJson } from '../errors/errors.js';
+import { serviceError } from '../errors/errors.js';
 import { type Entry, isPlainObject } from './entries.js';
 import { fieldTypeWarnings } from './field-types.js';
 import { type LifecycleScripts, lifecycleScripts } from './lifecycle-scripts.js';
@@ -31,17 +31,17 @@ export interface DevcontainerView {
  */
 export function parseMetadataLabel(label: string | undefined | null): Record<string, unknown>[] {
   if (label === undefined || label === null) {
-    throw metadataLabelMissing();
+    throw serviceError('METADATA_LABEL_MISSING');
   }
   let parsed: unknown;
   try {
     parsed = JSON.parse(label);
   } catch {
-    throw metadataLabelNotJson();
+    throw serviceError('METADATA_LABEL_NOT_JSON');
   }
   const entries = Array.isArray(parsed) ? parsed : isPlainObject(parsed) ? [parsed] : undefined;
   if (!entries) {
-    throw metadataLabelNotEntries();
+    throw serviceError('METADATA_LABEL_NOT_ENTRIES');
   }
   return entries as Record<string, unknown>[];
 }

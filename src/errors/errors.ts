@@ -1,10 +1,9 @@
 /**
- * Every error the service answers, in one place: the ERRORS table gives each stable code its
- * HTTP status, its text (a template whose `{placeholders}` the constructors below fill with
- * values, never with prose) and when it happens. docs/errors.md is generated from the table
- * (`npm run docs:errors`). Throw a ServiceError (from a constructor here) anywhere below the
- * HTTP layer; the error middleware in src/http/app.ts turns it into the response.
- * Never identify an error by its message text: compare `code`.
+ * Every error the service answers, in one table: each stable code's HTTP status, its text (a
+ * template whose `{placeholders}` take values, never prose), how a value is shown, its Retry-After
+ * and when it happens; docs/errors.md is generated from it. Throw `serviceError(code, values)`
+ * anywhere below the HTTP layer; src/http/app.ts answers it. Each code has its own class: tell
+ * errors apart with `instanceof`, never by comparing `code` or the text.
  */
 import {
   BUILD_SECRET_ID_RULE,
@@ -13,46 +12,35 @@ import {
 } from '../rules/build-secret-rules.js';
 import { CACHE_TYPES } from '../rules/cache-spec.js';
 import { DEFINITION_PLACES } from '../rules/definition.js';
-import { BODY_LIMIT_BYTES, BUILDER_MODES, REQUEST_ID_MAX_LENGTH } from '../rules/limits.js';
+import { BODY_LIMIT_BYTES } from '../rules/limits.js';
+import { BUILD_FILTER_RULES, BUILD_REQUEST_FIELDS, QUERY_PARAMETER_RULES } from '../rules/request-shapes.js';
 
-/** `a, b or c`. */
-const orList = (items: readonly string[]): string =>
-  items.length < 2 ? items.join('') : `${items.slice(0, -1).join(', ')} or ${items.at(-1)}`;
+/** A value the request gave, shown quoted (it may hold spaces, quotes or nothing). */
+const quoted = (value: string): string => JSON.stringify(value);
+/** A value the request gave that failed its grammar: quoted, at most 80 characters of it. */
+const quotedCut = (value: string): string => JSON.stringify(value.slice(0, 80));
+/** Items `; `-separated. */
+const listed = (items: readonly string[]): string => items.join('; ');
+/** Names shown as their rule (a name without one as itself), `; `-separated. */
+const ruleList =
+  (rules: Readonly<Record<string, string>>) =>
+  (names: readonly string[]): string =>
+    listed(names.map((name) => rules[name] ?? name));
+const listOrNone = (items: readonly string[]): string => (items.length > 0 ? items.join(', ') : 'none');
 
 interface ErrorEntry {
   readonly status: number;
-  /** The `error` text of the body; `{name}` is replaced by the constructor's value `name`. */
+  /** The `error` text of the body; `{name}` is replaced by the value `name`. */
   readonly text: string;
+  /** How a value is shown in the text (`String(value)` for one not listed). */
+  readonly format?: Readonly<Record<string, (value: never) => string>>;
+  /** Body fields beside `error`, each holding a value as given (field name: placeholder name). */
+  readonly body?: Readonly<Record<string, string>>;
+  /** The Retry-After header, in seconds: fixed, or `given` by the thrower (an estimate). */
+  readonly retryAfter?: number | 'given';
   /** One line: when the service answers this. */
   readonly when: string;
 }
-
-/** The accepted shape of a POST /build body, for the shape-check 400. */
-const BUILD_REQUEST_FIELDS =
-  'repository (required); branch (optional non-empty string or null: branch or tag, default branch when unset); ' +
-  'image (optional object or null: registry, name, tag, each an optional non-empty string, derived when unset); ' +
-  'gitCredentials (optional object: username and token, together); ' +
-  'registryCredentials (optional object: registry, username and password, together); ' +
-  'platforms (optional array of "os/arch[/variant]" strings); ' +
-  'buildSecrets (optional object: secret id -> value string); ' +
-  `buildOptions (optional object: noCache boolean, cacheFrom and cacheTo cache specs of type ${orList(CACHE_TYPES)}, ` +
-  `mode ${orList(BUILDER_MODES.map((m) => `"${m}"`))})`;
-
-/** What each filter of GET /builds must be (`other`: a filter that does not exist). */
-const BUILD_FILTER_RULES: Readonly<Record<string, string>> = {
-  requestId: `requestId (1 to ${REQUEST_ID_MAX_LENGTH} characters of A-Z a-z 0-9 . _ : -)`,
-  repository: 'repository (the repository as given to POST /build, at most 2048 characters)',
-  status: 'status (running, or a metric status: success, failure, invalid_request, busy)',
-  other: 'no other filter (filters: requestId, repository, status)',
-};
-
-/** What each query parameter of GET/DELETE /image and GET /devcontainer must be. */
-const QUERY_PARAMETER_RULES: Readonly<Record<string, string>> = {
-  registry: 'registry (required, non-empty string, host[:port] optionally followed by a namespace path)',
-  name: 'name (required, non-empty string)',
-  tag: 'tag (required, non-empty string)',
-  platform: 'platform (optional, os/arch[/variant])',
-};
 
 export const ERRORS = {
   // --- any route ---
@@ -87,9 +75,7 @@ export const ERRORS = {
   },
   SCHEME_NOT_ALLOWED: {
     status: 400,
-    text:
-      'repository URL scheme "{scheme}://" is not allowed: use https://, ssh:// or SCP-style (user@host:path)' +
-      ' (git:// and http:// need insecure git protocols allowed)',
+    text: 'repository URL scheme "{scheme}://" is not allowed: use https://, ssh:// or SCP-style (user@host:path) (git:// and http:// need insecure git protocols allowed)',
     when: '`repository` uses a scheme other than https:// or ssh:// (git:// and http:// unless allowed).',
   },
   CREDENTIALS_IN_URL: {
@@ -101,11 +87,13 @@ export const ERRORS = {
     status: 400,
     text: 'invalid branch {branch}: must be a valid git branch or tag name (git check-ref-format) not starting with "-"',
     when: '`branch` is not a valid git ref name.',
+    format: { branch: quoted },
   },
   INVALID_BUILD_SECRET_ID: {
     status: 400,
     text: `buildSecrets: invalid secret id {id}: an id is ${BUILD_SECRET_ID_RULE}`,
     when: 'A key of `buildSecrets` is not a valid secret id.',
+    format: { id: quotedCut },
   },
   BUILD_SECRET_NOT_STRING: {
     status: 400,
@@ -154,20 +142,20 @@ export const ERRORS = {
   },
   DEFINITION_OUTSIDE_READ_SET: {
     status: 400,
-    text:
-      "{path} is a symbolic link to a part of the repository the build does not read (only the definition's folder," +
-      ' its Dockerfile and build context, local features and compose files are checked out); refusing to build it',
+    text: "{path} is a symbolic link to a part of the repository the build does not read (only the definition's folder, its Dockerfile and build context, local features and compose files are checked out); refusing to build it",
     when: 'A symbolic link among the paths a build reads (or a `.devcontainer` folder that is a link) leads elsewhere in the repository.',
   },
   BUSY: {
     status: 429,
     text: 'already running {running} builds, the maximum; retry later',
     when: 'The instance already runs its maximum of concurrent builds; `Retry-After` gives seconds to wait.',
+    retryAfter: 'given',
   },
   BUILDERS_FULL: {
     status: 429,
     text: 'every builder that answers already runs {perBuilder} builds, the maximum per builder; retry later',
     when: 'Every healthy builder runs `--max-builds-per-builder` builds (docs/fleet.md); `Retry-After` gives seconds to wait.',
+    retryAfter: 'given',
   },
   PLATFORM_NOT_DECLARED: {
     status: 400,
@@ -178,6 +166,7 @@ export const ERRORS = {
     status: 503,
     text: 'every builder declaring platform {platform} is down or full, and only native platforms are built; retry later',
     when: '`build.nativePlatformsOnly` is on and no builder declaring a requested platform answers or has room; `Retry-After` gives seconds to wait.',
+    retryAfter: 'given',
   },
 
   // --- POST /build: the commands ---
@@ -202,6 +191,7 @@ export const ERRORS = {
     status: 400,
     text: 'invalid log id: {id}',
     when: 'The `{id}` of /logs/{id} does not have the form of a log id.',
+    format: { id: quoted },
   },
   LOG_NOT_FOUND: {
     status: 404,
@@ -219,6 +209,7 @@ export const ERRORS = {
     status: 400,
     text: 'invalid filters for GET /builds: {filters}',
     when: 'A filter of `GET /builds` is unknown, repeated, empty or malformed.',
+    format: { filters: ruleList(BUILD_FILTER_RULES) },
   },
 
   // --- GET /events/deliveries ---
@@ -226,6 +217,7 @@ export const ERRORS = {
     status: 400,
     text: 'invalid filters for GET /events/deliveries: {filters}',
     when: 'A filter of `GET /events/deliveries` is unknown, repeated, or names no subscription or state.',
+    format: { filters: listed },
   },
   // --- the build resource: async POST /build, GET and DELETE /builds/{id} ---
   BUILD_NOT_FOUND: {
@@ -269,6 +261,7 @@ export const ERRORS = {
     status: 503,
     text: 'the shared store (Redis) is unavailable: builds and command logs need it; retry later',
     when: 'Redis mode: Redis does not answer (POST /build, GET /builds, GET/DELETE /logs); with Retry-After: 10.',
+    retryAfter: 10,
   },
 
   // --- build secrets identity ---
@@ -288,6 +281,7 @@ export const ERRORS = {
     status: 409,
     text: 'a retention run is already under way (on this or another replica); retry later',
     when: '`POST /retention/run` while another run holds the retention lock; with Retry-After: 60.',
+    retryAfter: 60,
   },
 
   // --- GET/DELETE /image, GET /devcontainer: the request ---
@@ -295,6 +289,7 @@ export const ERRORS = {
     status: 400,
     text: 'missing or invalid query parameters: {parameters}',
     when: 'A query parameter is missing, empty, holds a control character, or `platform` is not os/arch[/variant].',
+    format: { parameters: ruleList(QUERY_PARAMETER_RULES) },
   },
   REGISTRY_HEADERS_UNPAIRED: {
     status: 400,
@@ -310,6 +305,7 @@ export const ERRORS = {
     status: 400,
     text: 'registry: {registry} is not a host[:port], optionally followed by a namespace path',
     when: '`registry` is not a host name or address with an optional port and an optional namespace path (`ghcr.io/org`).',
+    format: { registry: quoted },
   },
   REGISTRY_HTTP_NOT_ALLOWED: {
     status: 400,
@@ -320,11 +316,13 @@ export const ERRORS = {
     status: 400,
     text: 'name: {name} is not a valid repository name (lowercase path components [a-z0-9] separated by ".", "_", "__", "-" and "/"; at most 255 characters with the registry\'s namespace)',
     when: "`name` is not a valid registry repository name, or is too long with the registry's namespace path.",
+    format: { name: quoted },
   },
   INVALID_TAG: {
     status: 400,
     text: 'tag: {tag} is not a valid tag ([A-Za-z0-9_][A-Za-z0-9._-], at most 128 characters)',
     when: '`tag` is not a valid registry tag.',
+    format: { tag: quoted },
   },
 
   // --- GET /devcontainer: the image ---
@@ -348,6 +346,7 @@ export const ERRORS = {
     status: 400,
     text: 'unsupported {forge} event {event} (push and ping are taken)',
     when: 'A signed webhook delivery of an event other than push or ping.',
+    format: { event: quoted },
   },
   HOOK_BODY_TOO_LARGE: {
     status: 413,
@@ -364,6 +363,8 @@ export const ERRORS = {
     status: 422,
     text: 'platform {platform} not found in {image}; available: {available}',
     when: 'The image has no entry for the asked platform; `availablePlatforms` lists those it has.',
+    format: { available: listOrNone },
+    body: { availablePlatforms: 'available' },
   },
   METADATA_LABEL_MISSING: {
     status: 422,
@@ -500,20 +501,38 @@ export type TransportReason = keyof typeof TRANSPORT_REASONS;
 type Placeholders<T extends string> = T extends `${string}{${infer Name}}${infer Rest}`
   ? Name | Placeholders<Rest>
   : never;
-type Values<C extends ErrorCode> = Readonly<
-  Record<Placeholders<(typeof ERRORS)[C]['text']>, string | number>
->;
+type Entry<C extends ErrorCode> = (typeof ERRORS)[C];
+type Formats<C extends ErrorCode> = Entry<C> extends { readonly format: infer F } ? F : object;
+/** A value is what its formatter takes, or a string or number shown as is. */
+type ValueOf<F, K extends string> = K extends keyof F
+  ? F[K] extends (value: infer V) => string
+    ? V
+    : never
+  : string | number;
+/** The values of the placeholders of `code`'s text, typed by the table. */
+export type ErrorValues<C extends ErrorCode> = [Placeholders<Entry<C>['text']>] extends [never]
+  ? Readonly<Record<string, never>>
+  : { readonly [K in Placeholders<Entry<C>['text']>]: ValueOf<Formats<C>, K> };
 
 type ReasonValues<R extends TransportReason> = Readonly<
   Record<Placeholders<(typeof TRANSPORT_REASONS)[R]['text']>, string | number>
 >;
 
-const fill = (template: string, values: Readonly<Record<string, string | number>>): string =>
-  template.replace(/\{([A-Za-z]+)\}/g, (_, name: string) => String(values[name]));
+type Formatter = (value: unknown) => string;
 
-/** The table's text of `code` with its placeholders filled (pure). */
-export function errorText<C extends ErrorCode>(code: C, values: Values<C>): string {
-  return fill(ERRORS[code].text, values);
+const fill = (
+  template: string,
+  values: Readonly<Record<string, unknown>>,
+  format: Readonly<Record<string, Formatter>> = {},
+): string =>
+  template.replace(/\{([A-Za-z]+)\}/g, (_, name: string) => (format[name] ?? String)(values[name]));
+
+const textOf = (entry: ErrorEntry, values: Readonly<Record<string, unknown>>): string =>
+  fill(entry.text, values, entry.format as Readonly<Record<string, Formatter>> | undefined);
+
+/** The table's text of `code` with its placeholders filled, each value shown as the table says (pure). */
+export function errorText<C extends ErrorCode>(code: C, values: ErrorValues<C>): string {
+  return textOf(ERRORS[code], values);
 }
 
 /** The text of a transport failure's reason, placeholders filled (pure). */
@@ -541,7 +560,7 @@ export class ServiceError extends Error {
   readonly status: number;
   readonly details: ErrorDetails;
 
-  /** Only the constructors of this file call this: the message is always the table's text. */
+  /** Only serviceError and withLogId call this (through ERROR_CLASSES): the message is always the table's text. */
   constructor(code: ErrorCode, message: string, details: ErrorDetails = {}) {
     super(message, details.cause === undefined ? undefined : { cause: details.cause });
     this.name = 'ServiceError';
@@ -587,233 +606,36 @@ export const CommandFailedError = ERROR_CLASSES.COMMAND_FAILED;
 export const StepFailedError = ERROR_CLASSES.STEP_FAILED;
 export const ImageNotFoundError = ERROR_CLASSES.IMAGE_NOT_FOUND;
 
-const make = <C extends ErrorCode>(code: C, values: Values<C>, details?: ErrorDetails): ServiceError =>
-  new ERROR_CLASSES[code](errorText(code, values), details);
+/** What a thrower may add to an error (never a secret): the step's log, the cause for the service's own log. */
+export interface ErrorOptions {
+  logId?: string;
+  cause?: unknown;
+}
+type GivenRetryAfter = { readonly retryAfter: 'given' };
+/** The options of `code`: the Retry-After seconds where the table says the thrower gives them. */
+type OptionsOf<C extends ErrorCode> =
+  Entry<C> extends GivenRetryAfter
+    ? [options: ErrorOptions & { readonly retryAfterSeconds: number }]
+    : [options?: ErrorOptions];
+/** The values, then the options (values may be left out where the text has no placeholder). */
+type Arguments<C extends ErrorCode> = [Placeholders<Entry<C>['text']>] extends [never]
+  ? Entry<C> extends GivenRetryAfter
+    ? [values: ErrorValues<C>, ...OptionsOf<C>]
+    : [values?: ErrorValues<C>, ...OptionsOf<C>]
+  : [values: ErrorValues<C>, ...OptionsOf<C>];
+
+/** The error of `code`: the table's text filled with `values`, its Retry-After, its class. */
+export function serviceError<C extends ErrorCode>(code: C, ...args: Arguments<C>): CodedError<C> {
+  const [values = {}, options = {}] = args as unknown as [Readonly<Record<string, unknown>>?, ErrorOptions?];
+  const { retryAfterSeconds, ...details } = options as ErrorOptions & { retryAfterSeconds?: number };
+  const entry: ErrorEntry = ERRORS[code];
+  const seconds = retryAfterSeconds ?? (entry.retryAfter === 'given' ? undefined : entry.retryAfter);
+  const headers = seconds === undefined ? {} : { headers: { 'Retry-After': String(seconds) } };
+  const fields = Object.entries(entry.body ?? {}).map(([field, name]) => [field, values[name]]);
+  const body = fields.length === 0 ? {} : { body: Object.fromEntries(fields) as Record<string, unknown> };
+  return new ERROR_CLASSES[code](textOf(entry, values), { ...details, ...headers, ...body });
+}
 
 /** The same error answered with the id of the log of the step it happened in. */
 export const withLogId = (err: ServiceError, logId: string): ServiceError =>
   new ERROR_CLASSES[err.code](err.message, { ...err.details, logId });
-
-// --- any route ---
-
-export const notFound = (): ServiceError => make('NOT_FOUND', {});
-
-export const retentionNotDeleteMode = (mode: string): ServiceError =>
-  make('RETENTION_NOT_DELETE_MODE', { mode });
-
-export const retentionRunning = (): ServiceError =>
-  make('RETENTION_RUNNING', {}, { headers: { 'Retry-After': '60' } });
-
-export const invalidJson = (): ServiceError => make('INVALID_JSON', {});
-
-export const bodyTooLarge = (limitBytes: number): ServiceError =>
-  make('BODY_TOO_LARGE', { limit: limitBytes });
-
-/** `reason` is the HTTP layer's own short message (e.g. `request aborted`). */
-export const unreadableRequest = (reason: string): ServiceError => make('UNREADABLE_REQUEST', { reason });
-
-export const internal = (cause: unknown): ServiceError => make('INTERNAL', {}, { cause });
-
-// --- POST /build ---
-
-export const invalidFields = (): ServiceError => make('INVALID_FIELDS', {});
-
-export const invalidRepositoryUrl = (repository: string): ServiceError =>
-  make('INVALID_REPOSITORY_URL', { repository });
-
-export const schemeNotAllowed = (scheme: string): ServiceError => make('SCHEME_NOT_ALLOWED', { scheme });
-
-export const credentialsInUrl = (): ServiceError => make('CREDENTIALS_IN_URL', {});
-
-export const invalidBranch = (branch: string): ServiceError =>
-  make('INVALID_BRANCH', { branch: JSON.stringify(branch) });
-
-/** `id` is the request's key, shown quoted and cut to 80 characters (it failed the id grammar). */
-export const invalidBuildSecretId = (id: string): ServiceError =>
-  make('INVALID_BUILD_SECRET_ID', { id: JSON.stringify(id.slice(0, 80)) });
-
-/** `id` has passed the id grammar; the value is never shown. */
-export const buildSecretNotString = (id: string): ServiceError => make('BUILD_SECRET_NOT_STRING', { id });
-
-export const buildSecretTooLarge = (id: string): ServiceError => make('BUILD_SECRET_TOO_LARGE', { id });
-
-export const tooManyBuildSecrets = (count: number): ServiceError => make('TOO_MANY_BUILD_SECRETS', { count });
-
-export const cacheTypeNotAllowed = (field: 'cacheFrom' | 'cacheTo', type: string): ServiceError =>
-  make('CACHE_TYPE_NOT_ALLOWED', { field, type });
-
-export const imageNameUnderivable = (path: string): ServiceError => make('IMAGE_NAME_UNDERIVABLE', { path });
-
-export const noRegistry = (repository: string): ServiceError => make('NO_REGISTRY', { repository });
-
-export const hostKeyNotPinned = (host: string): ServiceError => make('HOST_KEY_NOT_PINNED', { host });
-
-export const noDefinition = (): ServiceError => make('NO_DEFINITION', {});
-
-/** `path` names the offending path as written in the repository (never a server path). */
-export const definitionOutsideClone = (path: string): ServiceError =>
-  make('DEFINITION_OUTSIDE_CLONE', { path });
-
-export const definitionOutsideReadSet = (path: string): ServiceError =>
-  make('DEFINITION_OUTSIDE_READ_SET', { path });
-
-export const busy = (running: number, retryAfterSeconds: number): ServiceError =>
-  make('BUSY', { running }, { headers: { 'Retry-After': String(retryAfterSeconds) } });
-
-export const buildersFull = (perBuilder: number, retryAfterSeconds: number): ServiceError =>
-  make('BUILDERS_FULL', { perBuilder }, { headers: { 'Retry-After': String(retryAfterSeconds) } });
-
-export const platformNotDeclared = (platform: string): ServiceError =>
-  make('PLATFORM_NOT_DECLARED', { platform });
-
-export const platformBuildersUnavailable = (platform: string, retryAfterSeconds: number): ServiceError =>
-  make(
-    'PLATFORM_BUILDERS_UNAVAILABLE',
-    { platform },
-    { headers: { 'Retry-After': String(retryAfterSeconds) } },
-  );
-
-/** A real external command ran and failed: the body names the command and its outcome, never its output. */
-export const commandFailed = (commandLine: string, outcome: string, logId: string): ServiceError =>
-  make('COMMAND_FAILED', { command: commandLine, outcome }, { logId });
-
-/** Thrown inside a step; src/exec/failure.ts adds the step's logId. */
-export const commandOutputUnexpected = (commandLine: string): ServiceError =>
-  make('COMMAND_OUTPUT_UNEXPECTED', { command: commandLine });
-
-/** `step` names the step (`git clone`, `image build`); its log says what failed. */
-export const stepFailed = (step: string, logId: string, cause: unknown): ServiceError =>
-  make('STEP_FAILED', { step }, { logId, cause });
-
-// --- logs ---
-
-export const invalidLogId = (id: string): ServiceError => make('INVALID_LOG_ID', { id: JSON.stringify(id) });
-
-export const logNotFound = (logId: string): ServiceError => make('LOG_NOT_FOUND', {}, { logId });
-
-export const invalidFollow = (): ServiceError => make('INVALID_FOLLOW', {});
-
-// --- GET /builds ---
-
-/** `filters`: the names of the offending filters (`other` for one that does not exist). */
-export const invalidBuildFilters = (filters: readonly string[]): ServiceError =>
-  make('INVALID_BUILD_FILTERS', { filters: filters.map((f) => BUILD_FILTER_RULES[f] ?? f).join('; ') });
-/** `filters`: what is wrong with each offending filter. */
-export const invalidDeliveryFilters = (filters: readonly string[]): ServiceError =>
-  make('INVALID_DELIVERY_FILTERS', { filters: filters.join('; ') });
-
-// --- the build resource ---
-
-export const buildNotFound = (id: string): ServiceError => make('BUILD_NOT_FOUND', { id });
-export const buildFinished = (id: string): ServiceError => make('BUILD_FINISHED', { id });
-export const invalidWait = (min: number, max: number): ServiceError => make('INVALID_WAIT', { min, max });
-/** `by`: who cancelled it (the DELETE's request id). */
-export const buildCancelled = (by: string): ServiceError => make('BUILD_CANCELLED', { by });
-export const buildLost = (replica: string): ServiceError => make('BUILD_LOST', { replica });
-export const invalidIdempotencyKey = (max: number): ServiceError => make('INVALID_IDEMPOTENCY_KEY', { max });
-export const idempotencyKeyReused = (): ServiceError => make('IDEMPOTENCY_KEY_REUSED', {});
-// --- Redis mode ---
-
-/** Never carries the Redis URL or the client's error (they can name the server's password). */
-export const storeUnavailable = (): ServiceError =>
-  make('STORE_UNAVAILABLE', {}, { headers: { 'Retry-After': '10' } });
-
-/** `where` names the store (a path or a Redis key), never the key's value. */
-export const secretsIdentityKeyInvalid = (where: string): ServiceError =>
-  make('SECRETS_IDENTITY_KEY_INVALID', { where });
-
-// --- registry endpoints: the request ---
-
-/** `parameters` are the names of the failing query parameters. */
-export const invalidQuery = (parameters: readonly string[]): ServiceError =>
-  make('INVALID_QUERY', { parameters: parameters.map((p) => QUERY_PARAMETER_RULES[p] ?? p).join('; ') });
-
-export const registryHeadersUnpaired = (): ServiceError => make('REGISTRY_HEADERS_UNPAIRED', {});
-
-export const registrySchemeNotAllowed = (scheme: string): ServiceError =>
-  make('REGISTRY_SCHEME_NOT_ALLOWED', { scheme });
-
-export const invalidRegistry = (registry: string): ServiceError =>
-  make('INVALID_REGISTRY', { registry: JSON.stringify(registry) });
-
-export const registryHttpNotAllowed = (): ServiceError => make('REGISTRY_HTTP_NOT_ALLOWED', {});
-
-export const invalidImageName = (name: string): ServiceError =>
-  make('INVALID_IMAGE_NAME', { name: JSON.stringify(name) });
-
-export const invalidTag = (tag: string): ServiceError => make('INVALID_TAG', { tag: JSON.stringify(tag) });
-
-// --- GET /devcontainer: the image ---
-
-// --- POST /hooks/{forge} ---
-export const hookNotConfigured = (forge: string): ServiceError => make('HOOK_NOT_CONFIGURED', { forge });
-export const hookSignatureInvalid = (): ServiceError => make('HOOK_SIGNATURE_INVALID', {});
-export const invalidHookPayload = (forge: string, field: string): ServiceError =>
-  make('INVALID_HOOK_PAYLOAD', { forge, field });
-export const hookEventUnsupported = (forge: string, event: string): ServiceError =>
-  make('HOOK_EVENT_UNSUPPORTED', { forge, event: JSON.stringify(event) });
-export const hookBodyTooLarge = (limit: number): ServiceError => make('HOOK_BODY_TOO_LARGE', { limit });
-
-export const imageNotFound = (image: string): ServiceError => make('IMAGE_NOT_FOUND', { image });
-
-export const platformNotFound = (image: string, platform: string, available: string[]): ServiceError =>
-  make(
-    'PLATFORM_NOT_FOUND',
-    { platform, image, available: available.length > 0 ? available.join(', ') : 'none' },
-    { body: { availablePlatforms: available } },
-  );
-
-export const metadataLabelMissing = (): ServiceError => make('METADATA_LABEL_MISSING', {});
-export const metadataLabelNotJson = (): ServiceError => make('METADATA_LABEL_NOT_JSON', {});
-export const metadataLabelNotEntries = (): ServiceError => make('METADATA_LABEL_NOT_ENTRIES', {});
-
-// --- registry endpoints: the registry (never carries a credential) ---
-
-export const registryAnswered = (registry: string, status: number, image: string): ServiceError =>
-  make('REGISTRY_ANSWERED', { registry, status, image });
-
-export const platformManifestMissing = (registry: string, image: string, digest: string): ServiceError =>
-  make('PLATFORM_MANIFEST_MISSING', { registry, image, digest });
-
-/** `reason` is a transport failure's reason (transportReason). */
-export const registryUnreachable = (
-  registry: string,
-  reason: string,
-  image: string,
-  cause?: unknown,
-): ServiceError => make('REGISTRY_UNREACHABLE', { registry, reason, image }, { cause });
-
-export const tokenRealmUnreachable = (
-  registry: string,
-  realm: string,
-  reason: string,
-  image: string,
-  cause?: unknown,
-): ServiceError => make('TOKEN_REALM_UNREACHABLE', { registry, realm, reason, image }, { cause });
-
-export const tokenRealmInvalid = (registry: string, image: string): ServiceError =>
-  make('TOKEN_REALM_INVALID', { registry, image });
-
-export const tokenRealmSchemeRefused = (registry: string, scheme: string, image: string): ServiceError =>
-  make('TOKEN_REALM_SCHEME_REFUSED', { registry, scheme, image });
-
-export const tokenNotJson = (registry: string, image: string): ServiceError =>
-  make('TOKEN_NOT_JSON', { registry, image });
-
-export const tokenMissing = (registry: string, image: string): ServiceError =>
-  make('TOKEN_MISSING', { registry, image });
-
-export const digestAlgorithmUnsupported = (registry: string, digest: string, image: string): ServiceError =>
-  make('DIGEST_ALGORITHM_UNSUPPORTED', { registry, digest, image });
-
-export const digestMismatch = (registry: string, digest: string, image: string): ServiceError =>
-  make('DIGEST_MISMATCH', { registry, digest, image });
-
-export const manifestInvalid = (registry: string, image: string): ServiceError =>
-  make('MANIFEST_INVALID', { registry, image });
-
-export const platformManifestUnsupported = (registry: string, digest: string, image: string): ServiceError =>
-  make('PLATFORM_MANIFEST_UNSUPPORTED', { registry, digest, image });
-
-export const imageConfigInvalid = (registry: string, image: string): ServiceError =>
-  make('IMAGE_CONFIG_INVALID', { registry, image });

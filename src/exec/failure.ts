@@ -4,7 +4,7 @@
  * (`<command> <args...> exited with code <n>`), anything else as a 500 naming the step, its
  * reason written as the log's last line.
  */
-import { commandFailed, isServiceError, stepFailed, withLogId, type ServiceError } from '../errors/errors.js';
+import { serviceError, isServiceError, withLogId, type ServiceError } from '../errors/errors.js';
 import type { CommandLogWriter } from '../logs/types.js';
 import { CommandFailure, describeOutcome } from './run.js';
 
@@ -15,13 +15,17 @@ export function stepFailure(
   log: Pick<CommandLogWriter, 'id' | 'write'>,
 ): unknown {
   if (err instanceof CommandFailure)
-    return commandFailed(err.commandLine, describeOutcome(err.result), log.id);
+    return serviceError(
+      'COMMAND_FAILED',
+      { command: err.commandLine, outcome: describeOutcome(err.result) },
+      { logId: log.id },
+    );
   if (isServiceError(err)) {
     if (err.status < 500 || err.details.logId !== undefined) return err;
     log.write(`\n# ${err.message}\n`);
     return withLogId(err, log.id);
   }
-  const reason: ServiceError = stepFailed(step, log.id, err);
+  const reason: ServiceError = serviceError('STEP_FAILED', { step }, { logId: log.id, cause: err });
   log.write(`\n# ${reason.message}: ${err instanceof Error ? err.message : String(err)}\n`);
   return reason;
 }

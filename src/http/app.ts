@@ -2,13 +2,11 @@ import Koa from 'koa';
 import type { AppContext } from './context.js';
 import {
   CommandFailedError,
-  internal,
+  serviceError,
   InternalError,
   isServiceError,
-  notFound,
   type ServiceError,
   StepFailedError,
-  unreadableRequest,
 } from '../errors/errors.js';
 import { createBuildRouter } from './build-router.js';
 import { createBuildsRouter } from './builds-router.js';
@@ -30,9 +28,11 @@ function toServiceError(err: unknown): ServiceError {
   const e = err as { status?: unknown; message?: unknown };
   if (typeof e.status === 'number' && e.status >= 400 && e.status < 500) {
     // Other framework client errors (unsupported charset, aborted request...) stay client errors.
-    return unreadableRequest(typeof e.message === 'string' ? e.message : 'bad request');
+    return serviceError('UNREADABLE_REQUEST', {
+      reason: typeof e.message === 'string' ? e.message : 'bad request',
+    });
   }
-  return internal(err);
+  return serviceError('INTERNAL', {}, { cause: err });
 }
 
 /** Answers `err` (status, body, headers); a 5xx is logged when it is ours and always reported. */
@@ -66,7 +66,7 @@ function answerErrors(ctx: AppContext): Koa.Middleware {
     const scope = requestScope(koaCtx);
     try {
       await next();
-      if (koaCtx.status === 404 && koaCtx.body === undefined) throw notFound();
+      if (koaCtx.status === 404 && koaCtx.body === undefined) throw serviceError('NOT_FOUND');
     } catch (err) {
       answerError(ctx, koaCtx, scope, err);
     } finally {

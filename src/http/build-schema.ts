@@ -8,7 +8,7 @@
  */
 import type { JSONSchemaType } from 'ajv';
 import { ajv } from '../rules/ajv.js';
-import { invalidFields } from '../errors/errors.js';
+import { serviceError } from '../errors/errors.js';
 import { BUILD_PLATFORM_PATTERN } from '../rules/image-reference.js';
 import { NAME_PATTERN, REGISTRY_PATTERN, TAG_PATTERN } from '../rules/image-reference.js';
 import { BUILDER_MODES } from '../rules/limits.js';
@@ -85,7 +85,7 @@ const validate = ajv.compile(buildRequestSchema);
 /** Returns the typed request, or throws the shape-check 400 (docs/errors.md) (`missing or invalid fields: ...`). */
 export function parseBuildRequest(body: unknown): BuildRequest {
   if (validate(body)) return body;
-  const err = invalidFields();
+  const err = serviceError('INVALID_FIELDS');
   // For the service's own log only (never in the response): where the shape check failed.
   Object.assign(err.details, {
     cause: (validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? ''}`.trim()),

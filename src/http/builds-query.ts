@@ -2,12 +2,12 @@
 import type { ErrorObject, JSONSchemaType } from 'ajv';
 import { ajv } from '../rules/ajv.js';
 import type { BuildFilter, BuildStatusFilter } from '../builds/types.js';
-import { invalidBuildFilters, invalidWait } from '../errors/errors.js';
+import { serviceError } from '../errors/errors.js';
 import { BUILD_STATUSES } from '../observability/metrics.js';
 import { REQUEST_ID_PATTERN } from '../rules/limits.js';
+import { MAX_REPOSITORY_FILTER_LENGTH } from '../rules/request-shapes.js';
 
 const STATUS_VALUES: readonly BuildStatusFilter[] = ['running', ...BUILD_STATUSES];
-const MAX_REPOSITORY_LENGTH = 2048;
 
 interface BuildsQuery {
   requestId?: string;
@@ -24,7 +24,7 @@ const schema: JSONSchemaType<BuildsQuery> = {
       type: 'string',
       nullable: true,
       minLength: 1,
-      maxLength: MAX_REPOSITORY_LENGTH,
+      maxLength: MAX_REPOSITORY_FILTER_LENGTH,
       pattern: '^[^\\x00-\\x1f\\x7f]+$',
     },
     status: { type: 'string', nullable: true, enum: [...STATUS_VALUES] },
@@ -49,7 +49,7 @@ function offending(errors: ErrorObject[] | null | undefined): string[] {
 
 /** The filter of a GET /builds query (koa's parsed query: repeated parameters are arrays, hence refused). */
 export function parseBuildsQuery(query: unknown): BuildFilter {
-  if (!validate(query)) throw invalidBuildFilters(offending(validate.errors));
+  if (!validate(query)) throw serviceError('INVALID_BUILD_FILTERS', { filters: offending(validate.errors) });
   return {
     ...(query.requestId === undefined ? {} : { requestId: query.requestId }),
     ...(query.repository === undefined ? {} : { repository: query.repository }),
@@ -63,13 +63,13 @@ export const WAIT_SECONDS = { min: 1, max: 60 } as const;
 /** GET /builds/{id}'s only parameter: `wait`, whole seconds from 1 to 60; anything else is a 400. */
 export function parseWait(query: Record<string, unknown>): number | undefined {
   const names = Object.keys(query);
-  if (names.some((name) => name !== 'wait')) throw invalidWait(WAIT_SECONDS.min, WAIT_SECONDS.max);
+  if (names.some((name) => name !== 'wait')) throw serviceError('INVALID_WAIT', WAIT_SECONDS);
   const value = query.wait;
   if (value === undefined) return undefined;
   if (typeof value !== 'string' || !/^[0-9]{1,2}$/.test(value))
-    throw invalidWait(WAIT_SECONDS.min, WAIT_SECONDS.max);
+    throw serviceError('INVALID_WAIT', WAIT_SECONDS);
   const seconds = Number(value);
   if (seconds < WAIT_SECONDS.min || seconds > WAIT_SECONDS.max)
-    throw invalidWait(WAIT_SECONDS.min, WAIT_SECONDS.max);
+    throw serviceError('INVALID_WAIT', WAIT_SECONDS);
   return seconds;
 }

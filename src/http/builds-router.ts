@@ -5,7 +5,7 @@
 import Router from '@koa/router';
 import type { AppContext } from './context.js';
 import { parseBuildsQuery, parseWait } from './builds-query.js';
-import { buildNotFound } from '../errors/errors.js';
+import { serviceError } from '../errors/errors.js';
 import { requestScope } from './request-id.js';
 
 export function createBuildsRouter(ctx: Pick<AppContext, 'builds' | 'buildWorker'>): Router {
@@ -27,7 +27,7 @@ export function createBuildsRouter(ctx: Pick<AppContext, 'builds' | 'buildWorker
         wait === undefined
           ? await ctx.builds.get(id)
           : await ctx.builds.waitFinished(id, wait * 1000, gone.signal);
-      if (record === undefined) throw buildNotFound(id);
+      if (record === undefined) throw serviceError('BUILD_NOT_FOUND', { id });
       koaCtx.set('Cache-Control', 'no-store');
       koaCtx.body = record;
     } finally {

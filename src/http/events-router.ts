@@ -1,7 +1,7 @@
 /** GET /events/deliveries: the recent deliveries of events, newest first, filtered by subscription and state. */
 import Router from '@koa/router';
 import type { Config } from '../config/types.js';
-import { invalidDeliveryFilters } from '../errors/errors.js';
+import { serviceError } from '../errors/errors.js';
 import { DELIVERY_STATES, type DeliveryFilter, type DeliveryState } from '../events/types.js';
 import type { AppContext } from './context.js';
 
@@ -24,7 +24,7 @@ export function parseDeliveriesQuery(
     (typeof status !== 'string' || !(DELIVERY_STATES as readonly string[]).includes(status))
   )
     problems.push(`status must be one of ${DELIVERY_STATES.join(', ')}`);
-  if (problems.length > 0) throw invalidDeliveryFilters(problems);
+  if (problems.length > 0) throw serviceError('INVALID_DELIVERY_FILTERS', { filters: problems });
   return {
     ...(typeof subscription === 'string' ? { subscription } : {}),
     ...(typeof status === 'string' ? { status: status as DeliveryState } : {}),

@@ -3,7 +3,7 @@
  * and, for a push, the ref, the two commits and the repository's URLs. Everything else in the
  * payload is ignored; a missing or malformed field is a 400 naming it, and nothing is built.
  */
-import { hookEventUnsupported, invalidHookPayload, invalidJson } from '../errors/errors.js';
+import { serviceError } from '../errors/errors.js';
 import type { Forge, PushEvent } from '../prebuilds/types.js';
 import { GIT_OBJECT_ID_PATTERN } from '../rules/text-patterns.js';
 
@@ -27,9 +27,9 @@ function parseBody(body: Buffer): Json {
   try {
     json = JSON.parse(body.toString('utf8'));
   } catch {
-    throw invalidJson();
+    throw serviceError('INVALID_JSON');
   }
-  if (!isObject(json)) throw invalidJson();
+  if (!isObject(json)) throw serviceError('INVALID_JSON');
   return json;
 }
 
@@ -42,17 +42,19 @@ const URL_FIELDS: Readonly<Record<Forge, { readonly object: string; readonly fie
 function repositoryUrls(forge: Forge, json: Json): string[] {
   const { object, fields } = URL_FIELDS[forge];
   const repo = json[object];
-  if (!isObject(repo)) throw invalidHookPayload(forge, object);
+  if (!isObject(repo)) throw serviceError('INVALID_HOOK_PAYLOAD', { forge, field: object });
   const urls = fields
     .map((field) => repo[field])
     .filter((v): v is string => typeof v === 'string' && v.length > 0 && v.length <= MAX_URL);
-  if (urls.length === 0) throw invalidHookPayload(forge, `${object}.${fields[0] ?? 'url'}`);
+  if (urls.length === 0)
+    throw serviceError('INVALID_HOOK_PAYLOAD', { forge, field: `${object}.${fields[0] ?? 'url'}` });
   return urls;
 }
 
 function field(forge: Forge, json: Json, name: string, pattern: RegExp): string {
   const value = json[name];
-  if (typeof value !== 'string' || !pattern.test(value)) throw invalidHookPayload(forge, name);
+  if (typeof value !== 'string' || !pattern.test(value))
+    throw serviceError('INVALID_HOOK_PAYLOAD', { forge, field: name });
   return value;
 }
 
@@ -64,7 +66,8 @@ export function readHookDelivery(
 ): HookDelivery {
   const event = eventOf(forge, header);
   if (event === 'ping') return { kind: 'ping' };
-  if (event !== (forge === 'gitlab' ? 'Push Hook' : 'push')) throw hookEventUnsupported(forge, event);
+  if (event !== (forge === 'gitlab' ? 'Push Hook' : 'push'))
+    throw serviceError('HOOK_EVENT_UNSUPPORTED', { forge, event });
   const json = parseBody(body);
   const deliveryId =
     header('x-github-delivery') ?? header('x-gitea-delivery') ?? header('x-gitlab-event-uuid');

@@ -5,7 +5,7 @@
  */
 import Router from '@koa/router';
 import type { Context } from 'koa';
-import { hookBodyTooLarge, hookNotConfigured, hookSignatureInvalid, notFound } from '../errors/errors.js';
+import { serviceError } from '../errors/errors.js';
 import { FORGES, type Forge } from '../prebuilds/types.js';
 import { HOOK_BODY_LIMIT_BYTES } from '../rules/limits.js';
 import type { AppContext } from './context.js';
@@ -16,12 +16,14 @@ import { requestScope } from './request-id.js';
 /** The raw body, refused past the limit (413) without reading it whole. */
 async function rawBody(koaCtx: Context): Promise<Buffer> {
   const declared = Number(koaCtx.get('content-length') || '0');
-  if (declared > HOOK_BODY_LIMIT_BYTES) throw hookBodyTooLarge(HOOK_BODY_LIMIT_BYTES);
+  if (declared > HOOK_BODY_LIMIT_BYTES)
+    throw serviceError('HOOK_BODY_TOO_LARGE', { limit: HOOK_BODY_LIMIT_BYTES });
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of koaCtx.req as AsyncIterable<Buffer>) {
     size += chunk.length;
-    if (size > HOOK_BODY_LIMIT_BYTES) throw hookBodyTooLarge(HOOK_BODY_LIMIT_BYTES);
+    if (size > HOOK_BODY_LIMIT_BYTES)
+      throw serviceError('HOOK_BODY_TOO_LARGE', { limit: HOOK_BODY_LIMIT_BYTES });
     chunks.push(chunk);
   }
   return Buffer.concat(chunks);
@@ -32,12 +34,12 @@ const isForge = (name: string): name is Forge => (FORGES as readonly string[]).i
 async function receive(ctx: AppContext, koaCtx: Context, forge: Forge): Promise<void> {
   const secret = ctx.config.prebuilds.hookSecrets[forge];
   const prebuilds = ctx.prebuilds;
-  if (secret === undefined || prebuilds === undefined) throw hookNotConfigured(forge);
+  if (secret === undefined || prebuilds === undefined) throw serviceError('HOOK_NOT_CONFIGURED', { forge });
   const body = await rawBody(koaCtx);
   const header = (name: string): string | undefined => koaCtx.get(name) || undefined;
   if (!validHookSignature(forge, secret, body, header)) {
     await prebuilds.refuse(forge, 'refused: bad signature');
-    throw hookSignatureInvalid();
+    throw serviceError('HOOK_SIGNATURE_INVALID');
   }
   const delivery = readHookDelivery(forge, body, header);
   if (delivery.kind === 'ping') {
@@ -53,7 +55,7 @@ export function createHooksRouter(ctx: AppContext): Router {
   const router = new Router();
   router.post('/hooks/:forge', async (koaCtx) => {
     const forge = koaCtx.params.forge ?? '';
-    if (!isForge(forge)) throw notFound();
+    if (!isForge(forge)) throw serviceError('NOT_FOUND');
     await receive(ctx, koaCtx, forge);
   });
   router.get('/hooks/deliveries', async (koaCtx) => {

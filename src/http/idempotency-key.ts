@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Context } from 'koa';
-import { invalidIdempotencyKey } from '../errors/errors.js';
+import { serviceError } from '../errors/errors.js';
 
 export const IDEMPOTENCY_KEY_MAX = 255;
 const KEY_PATTERN = new RegExp(`^[\\x21-\\x7e]{1,${IDEMPOTENCY_KEY_MAX}}$`);
@@ -16,7 +16,7 @@ export function idempotencyKeyOf(koaCtx: Context): string | undefined {
   if (raw === undefined) return undefined;
   const [key] = raw;
   if (raw.length !== 1 || key === undefined || !KEY_PATTERN.test(key))
-    throw invalidIdempotencyKey(IDEMPOTENCY_KEY_MAX);
+    throw serviceError('INVALID_IDEMPOTENCY_KEY', { max: IDEMPOTENCY_KEY_MAX });
   return key;
 }
 

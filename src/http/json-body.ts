@@ -1,6 +1,6 @@
 import type { Context } from 'koa';
 import bodyParser from 'koa-bodyparser';
-import { bodyTooLarge, invalidJson, isServiceError, type ServiceError } from '../errors/errors.js';
+import { serviceError, isServiceError, type ServiceError } from '../errors/errors.js';
 import { BODY_LIMIT_BYTES } from '../rules/limits.js';
 
 const parser = bodyParser({
@@ -16,10 +16,11 @@ const parser = bodyParser({
 export function bodyError(err: unknown): ServiceError | undefined {
   if (isServiceError(err)) return err;
   const e = err as { status?: unknown; type?: unknown };
-  if (e.status === 413 || e.type === 'entity.too.large') return bodyTooLarge(BODY_LIMIT_BYTES);
+  if (e.status === 413 || e.type === 'entity.too.large')
+    return serviceError('BODY_TOO_LARGE', { limit: BODY_LIMIT_BYTES });
   // co-body rethrows JSON.parse's SyntaxError with status 400.
   if (e.type === 'entity.parse.failed' || (err instanceof SyntaxError && e.status === 400))
-    return invalidJson();
+    return serviceError('INVALID_JSON');
   return undefined;
 }
 

@@ -7,7 +7,7 @@
 import { Readable } from 'node:stream';
 import Router from '@koa/router';
 import type { AppContext } from './context.js';
-import { invalidFollow } from '../errors/errors.js';
+import { serviceError } from '../errors/errors.js';
 
 export const LOG_COMPLETE_HEADER = 'X-Log-Complete';
 
@@ -15,7 +15,7 @@ export const LOG_COMPLETE_HEADER = 'X-Log-Complete';
 function followRequested(follow: string | string[] | undefined): boolean {
   if (follow === undefined || follow === 'false') return false;
   if (follow === 'true') return true;
-  throw invalidFollow();
+  throw serviceError('INVALID_FOLLOW');
 }
 
 export function createLogsRouter(ctx: Pick<AppContext, 'logStore'>): Router {

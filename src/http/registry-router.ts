@@ -3,7 +3,7 @@ import type { Context } from 'koa';
 import { findRegistryAuth, type RegistryCredentials } from '../registry/docker-auth.js';
 import type { AppContext } from './context.js';
 import { describeDevcontainer, METADATA_LABEL, parseMetadataLabel } from '../devcontainer/index.js';
-import { ImageNotFoundError, isServiceError, registryHeadersUnpaired } from '../errors/errors.js';
+import { ImageNotFoundError, isServiceError, serviceError } from '../errors/errors.js';
 import type {
   DevcontainerLookupResult,
   ImageCheckResult,
@@ -35,7 +35,7 @@ function credentialsFor(
   const password = value(PASSWORD_HEADER);
   if (username !== undefined && password !== undefined) return { username, password };
   if (username !== undefined || password !== undefined) {
-    throw registryHeadersUnpaired();
+    throw serviceError('REGISTRY_HEADERS_UNPAIRED');
   }
   return (
     findRegistryAuth(ctx.config.registryAuth, ref.registry) ??

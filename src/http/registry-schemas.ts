@@ -4,7 +4,7 @@
  */
 import type { ErrorObject, JSONSchemaType } from 'ajv';
 import { ajv } from '../rules/ajv.js';
-import { invalidQuery } from '../errors/errors.js';
+import { serviceError } from '../errors/errors.js';
 import { PLATFORM_PARAM_PATTERN } from '../rules/image-reference.js';
 import { NO_CONTROL_PATTERN } from '../rules/text-patterns.js';
 
@@ -55,7 +55,7 @@ function fieldsOf(errors: ErrorObject[] | null | undefined): string[] {
 }
 
 function fail(errors: ErrorObject[] | null | undefined): never {
-  throw invalidQuery(fieldsOf(errors));
+  throw serviceError('INVALID_QUERY', { parameters: fieldsOf(errors) });
 }
 
 export function parseImageQuery(query: unknown): ImageQuery {

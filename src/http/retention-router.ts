@@ -3,7 +3,7 @@
  * delete mode only; 409 while another run holds the lock). docs/retention.md.
  */
 import Router from '@koa/router';
-import { retentionNotDeleteMode, retentionRunning } from '../errors/errors.js';
+import { serviceError } from '../errors/errors.js';
 import type { Retention } from '../retention/retention.js';
 
 export function createRetentionRouter(retention: Pick<Retention, 'mode' | 'plan' | 'run'>): Router {
@@ -12,9 +12,10 @@ export function createRetentionRouter(retention: Pick<Retention, 'mode' | 'plan'
     koaCtx.body = await retention.plan();
   });
   router.post('/retention/run', async (koaCtx) => {
-    if (retention.mode !== 'delete') throw retentionNotDeleteMode(retention.mode);
+    if (retention.mode !== 'delete')
+      throw serviceError('RETENTION_NOT_DELETE_MODE', { mode: retention.mode });
     const answer = await retention.run();
-    if (answer === undefined) throw retentionRunning();
+    if (answer === undefined) throw serviceError('RETENTION_RUNNING');
     koaCtx.body = answer;
   });
   return router;

@@ -6,7 +6,7 @@
  */
 import type { Redis } from 'ioredis';
 import type { Config } from '../config/types.js';
-import { invalidLogId, logNotFound } from '../errors/errors.js';
+import { serviceError } from '../errors/errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { RedisConnection } from '../redis/connection.js';
 import { redisScript } from '../redis/script.js';
@@ -66,7 +66,7 @@ interface RedisLogs {
 }
 
 const checked = (id: string): string => {
-  if (!isLogId(id)) throw invalidLogId(id);
+  if (!isLogId(id)) throw serviceError('INVALID_LOG_ID', { id });
   return id;
 };
 
@@ -133,7 +133,7 @@ function writer(logs: RedisLogs, id: string, kind: LogKind, secrets: readonly st
 async function read(logs: RedisLogs, id: string): Promise<LogSnapshot> {
   checked(id);
   const [state, text] = await readElements(logs, id, 0, -1);
-  if (state === null || state === undefined) throw logNotFound(id);
+  if (state === null || state === undefined) throw serviceError('LOG_NOT_FOUND', {}, { logId: id });
   // Decoded whole: an element may end inside a character that the next one completes.
   return { text: Buffer.concat(text).toString('utf8'), complete: state !== 'open' };
 }
@@ -145,7 +145,7 @@ async function follow(logs: RedisLogs, id: string, signal?: AbortSignal): Promis
   const subscription = await connection.call(() => logs.followers.subscribe(channelOf(id)));
   try {
     const state = await connection.call((client) => client.hget(metaKey(id), 'state'));
-    if (state === null) throw logNotFound(id);
+    if (state === null) throw serviceError('LOG_NOT_FOUND', {}, { logId: id });
   } catch (err) {
     subscription.release();
     throw err;
@@ -199,7 +199,7 @@ export function createRedisLogStore(deps: RedisLogStoreDeps): RedisLogStore {
       const removed = await connection.call((client) =>
         REMOVE.run(client, [textKey(id), metaKey(id)], [id, closedKey('')]),
       );
-      if (removed === 0) throw logNotFound(id);
+      if (removed === 0) throw serviceError('LOG_NOT_FOUND', {}, { logId: id });
     },
     async close() {
       await Promise.all(logs.closing);

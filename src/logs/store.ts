@@ -2,7 +2,7 @@ import { createWriteStream } from 'node:fs';
 import { access, mkdir, readFile, rm, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Config } from '../config/types.js';
-import { invalidLogId, logNotFound } from '../errors/errors.js';
+import { serviceError } from '../errors/errors.js';
 import { followFile, LiveLog } from './live.js';
 import { isLogId, newLogId } from './log-id.js';
 import { createLineMasker } from '../secrets/line-masker.js';
@@ -27,14 +27,15 @@ interface FileLogs {
 const pathOf = (logs: FileLogs, id: string): string => join(logs.dir, `${id}.log`);
 
 function checkedPath(logs: FileLogs, id: string): string {
-  if (!isLogId(id)) throw invalidLogId(id);
+  if (!isLogId(id)) throw serviceError('INVALID_LOG_ID', { id });
   return pathOf(logs, id);
 }
 
 /** An unknown log (its file missing) is LOG_NOT_FOUND. */
 function notFoundAs(id: string) {
   return (err: unknown): never => {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw logNotFound(id);
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT')
+      throw serviceError('LOG_NOT_FOUND', {}, { logId: id });
     throw err;
   };
 }

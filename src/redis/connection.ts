@@ -6,7 +6,7 @@
  */
 import { Redis, type RedisOptions } from 'ioredis';
 import { redisEndpoint } from '../config/redis-url.js';
-import { isServiceError, storeUnavailable } from '../errors/errors.js';
+import { isServiceError, serviceError } from '../errors/errors.js';
 import { maskSecrets, redisSecrets, secretVariants } from '../secrets/masking.js';
 import type { Logger } from '../observability/logger.js';
 
@@ -125,7 +125,7 @@ export function createRedisConnection(
         return await fn(client);
       } catch (err) {
         if (isServiceError(err)) throw err;
-        throw storeUnavailable();
+        throw serviceError('STORE_UNAVAILABLE');
       }
     },
     async close() {

@@ -6,7 +6,7 @@
  */
 import type { Redis } from 'ioredis';
 import { ChangeCounter } from './change-counter.js';
-import { storeUnavailable } from '../errors/errors.js';
+import { serviceError } from '../errors/errors.js';
 import type { RedisConnection } from './connection.js';
 
 /** A subscription not confirmed this long: the store is unavailable (503). */
@@ -32,7 +32,7 @@ async function subscribed(sub: Redis, channel: string): Promise<void> {
     await Promise.race([
       sub.subscribe(channel),
       new Promise((_, reject) => {
-        timer = setTimeout(() => reject(storeUnavailable()), SUBSCRIBE_TIMEOUT_MS);
+        timer = setTimeout(() => reject(serviceError('STORE_UNAVAILABLE')), SUBSCRIBE_TIMEOUT_MS);
       }),
     ]);
   } finally {

@@ -1,5 +1,5 @@
 /** GET /image: does the tag's manifest exist? (HEAD, one round trip when warm) */
-import { registryAnswered } from '../errors/errors.js';
+import { serviceError } from '../errors/errors.js';
 import type { RegistryCall, RegistryClient } from './client.js';
 
 /** true on 200, false when the registry says the manifest is unknown (404); anything else throws. */
@@ -7,5 +7,5 @@ export async function imageExists(client: RegistryClient, call: RegistryCall): P
   const { status } = await client.headManifest(call, call.ref.tag);
   if (status === 200) return true;
   if (status === 404) return false;
-  throw registryAnswered(call.ref.registry, status, call.ref.image);
+  throw serviceError('REGISTRY_ANSWERED', { registry: call.ref.registry, status, image: call.ref.image });
 }

@@ -6,17 +6,7 @@
 import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { RegistryCredentials } from './docker-auth.js';
-import {
-  digestAlgorithmUnsupported,
-  digestMismatch,
-  registryAnswered,
-  registryUnreachable,
-  tokenMissing,
-  tokenNotJson,
-  tokenRealmInvalid,
-  tokenRealmSchemeRefused,
-  tokenRealmUnreachable,
-} from '../errors/errors.js';
+import { serviceError } from '../errors/errors.js';
 import { withSpan } from '../observability/tracing.js';
 import {
   TokenCache,
@@ -132,7 +122,11 @@ export class RegistryClient {
     const url = typeof path === 'string' ? new URL(`${ref.origin}/v2/${path}`) : path;
     if (url.origin !== ref.origin) {
       // An upload location on another origin would receive this registry's credentials.
-      throw registryUnreachable(ref.registry, `upload location on another origin refused`, ref.image);
+      throw serviceError('REGISTRY_UNREACHABLE', {
+        registry: ref.registry,
+        reason: `upload location on another origin refused`,
+        image: ref.image,
+      });
     }
     const scope = repositoryScope(ref.name, call.actions);
     const mode = this.authModes.get(ref.origin);
@@ -236,10 +230,14 @@ export class RegistryClient {
     try {
       realm = new URL(key.realm);
     } catch {
-      throw tokenRealmInvalid(ref.registry, ref.image);
+      throw serviceError('TOKEN_REALM_INVALID', { registry: ref.registry, image: ref.image });
     }
     if (realm.protocol !== 'https:' && realm.protocol !== 'http:') {
-      throw tokenRealmSchemeRefused(ref.registry, realm.protocol, ref.image);
+      throw serviceError('TOKEN_REALM_SCHEME_REFUSED', {
+        registry: ref.registry,
+        scheme: realm.protocol,
+        image: ref.image,
+      });
     }
     if (key.service) realm.searchParams.set('service', key.service);
     for (const scope of scopes) realm.searchParams.append('scope', scope);
@@ -253,12 +251,17 @@ export class RegistryClient {
       maxBytes: LIMITS.tokenBytes,
       span: 'registry.token',
     });
-    if (res.status !== 200) throw registryAnswered(ref.registry, res.status, ref.image);
+    if (res.status !== 200)
+      throw serviceError('REGISTRY_ANSWERED', {
+        registry: ref.registry,
+        status: res.status,
+        image: ref.image,
+      });
     let json: unknown;
     try {
       json = JSON.parse(res.body.toString('utf8'));
     } catch {
-      throw tokenNotJson(ref.registry, ref.image);
+      throw serviceError('TOKEN_NOT_JSON', { registry: ref.registry, image: ref.image });
     }
     const doc = (typeof json === 'object' && json !== null ? json : {}) as Record<string, unknown>;
     const token =
@@ -267,7 +270,7 @@ export class RegistryClient {
         : typeof doc.access_token === 'string' && doc.access_token
           ? doc.access_token
           : undefined;
-    if (!token) throw tokenMissing(ref.registry, ref.image);
+    if (!token) throw serviceError('TOKEN_MISSING', { registry: ref.registry, image: ref.image });
     this.tokens.set(key, token, tokenLifetimeMs(doc.expires_in));
     return token;
   }
@@ -312,8 +315,16 @@ export class RegistryClient {
     } catch (err) {
       if (err instanceof TransportError) {
         if (options.span === 'registry.token')
-          throw tokenRealmUnreachable(call.ref.registry, url.host, err.reason, call.ref.image, err);
-        throw registryUnreachable(call.ref.registry, err.reason, call.ref.image, err);
+          throw serviceError(
+            'TOKEN_REALM_UNREACHABLE',
+            { registry: call.ref.registry, realm: url.host, reason: err.reason, image: call.ref.image },
+            { cause: err },
+          );
+        throw serviceError(
+          'REGISTRY_UNREACHABLE',
+          { registry: call.ref.registry, reason: err.reason, image: call.ref.image },
+          { cause: err },
+        );
       }
       throw err;
     }
@@ -349,7 +360,12 @@ export class RegistryClient {
       maxBytes: LIMITS.manifestBytes,
     });
     if (res.status === 404) return undefined;
-    if (res.status !== 200) throw registryAnswered(call.ref.registry, res.status, call.ref.image);
+    if (res.status !== 200)
+      throw serviceError('REGISTRY_ANSWERED', {
+        registry: call.ref.registry,
+        status: res.status,
+        image: call.ref.image,
+      });
     const contentType = header(res.headers, 'content-type');
     if (byDigest) {
       this.verify(call, reference, res.body);
@@ -365,7 +381,12 @@ export class RegistryClient {
     const cached = this.content.get(cacheKey);
     if (cached) return cached;
     const res = await this.request(call, 'GET', `${call.ref.name}/blobs/${digest}`, { maxBytes });
-    if (res.status !== 200) throw registryAnswered(call.ref.registry, res.status, call.ref.image);
+    if (res.status !== 200)
+      throw serviceError('REGISTRY_ANSWERED', {
+        registry: call.ref.registry,
+        status: res.status,
+        image: call.ref.image,
+      });
     this.verify(call, digest, res.body);
     this.content.set(cacheKey, res.body);
     return res.body;
@@ -375,11 +396,15 @@ export class RegistryClient {
   private verify(call: RegistryCall, digest: string, body: Buffer): void {
     const [algorithm, hex] = digest.split(':');
     if ((algorithm !== 'sha256' && algorithm !== 'sha512') || !hex) {
-      throw digestAlgorithmUnsupported(call.ref.registry, digest, call.ref.image);
+      throw serviceError('DIGEST_ALGORITHM_UNSUPPORTED', {
+        registry: call.ref.registry,
+        digest,
+        image: call.ref.image,
+      });
     }
     const actual = createHash(algorithm).update(body).digest('hex');
     if (actual !== hex) {
-      throw digestMismatch(call.ref.registry, digest, call.ref.image);
+      throw serviceError('DIGEST_MISMATCH', { registry: call.ref.registry, digest, image: call.ref.image });
     }
   }
 }

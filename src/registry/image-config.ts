@@ -2,14 +2,7 @@
  * GET /devcontainer's registry part: tag -> (index -> platform manifest) -> config blob.
  * Manifests by digest and config blobs are cached, so a repeated lookup costs one round trip.
  */
-import {
-  imageConfigInvalid,
-  imageNotFound,
-  manifestInvalid,
-  platformManifestMissing,
-  platformManifestUnsupported,
-  platformNotFound,
-} from '../errors/errors.js';
+import { serviceError } from '../errors/errors.js';
 import { LIMITS, type RegistryCall, type RegistryClient } from './client.js';
 import { type Platform, parseImageConfig, parseManifest } from './manifest.js';
 import { formatPlatform, normalizePlatform, platformMatches, selectPlatform } from './platform.js';
@@ -32,29 +25,42 @@ export async function readImageConfig(
 ): Promise<ImageConfigRead> {
   const { ref } = call;
   const top = await client.getManifest(call, ref.tag);
-  if (!top) throw imageNotFound(ref.image);
+  if (!top) throw serviceError('IMAGE_NOT_FOUND', { image: ref.image });
   let manifest = parseManifest(top.body, top.contentType);
-  if (!manifest) throw manifestInvalid(ref.registry, ref.image);
+  if (!manifest) throw serviceError('MANIFEST_INVALID', { registry: ref.registry, image: ref.image });
   let digest = top.digest;
   const isIndex = manifest.kind === 'index';
   if (manifest.kind === 'index') {
     const selection = selectPlatform(manifest.manifests, wanted);
-    if (!selection.found) throw platformNotFound(ref.image, formatPlatform(wanted), selection.available);
+    if (!selection.found)
+      throw serviceError('PLATFORM_NOT_FOUND', {
+        image: ref.image,
+        platform: formatPlatform(wanted),
+        available: selection.available,
+      });
     digest = selection.descriptor.digest;
     const platformManifest = await client.getManifest(call, digest);
-    if (!platformManifest) throw platformManifestMissing(ref.registry, ref.image, digest);
+    if (!platformManifest)
+      throw serviceError('PLATFORM_MANIFEST_MISSING', { registry: ref.registry, image: ref.image, digest });
     manifest = parseManifest(platformManifest.body, platformManifest.contentType);
     if (manifest?.kind !== 'image') {
-      throw platformManifestUnsupported(ref.registry, digest, ref.image);
+      throw serviceError('PLATFORM_MANIFEST_UNSUPPORTED', {
+        registry: ref.registry,
+        digest,
+        image: ref.image,
+      });
     }
   }
-  if (manifest.kind !== 'image') throw manifestInvalid(ref.registry, ref.image);
+  if (manifest.kind !== 'image')
+    throw serviceError('MANIFEST_INVALID', { registry: ref.registry, image: ref.image });
   const config = parseImageConfig(await client.getBlob(call, manifest.config.digest, LIMITS.configBytes));
-  if (!config) throw imageConfigInvalid(ref.registry, ref.image);
+  if (!config) throw serviceError('IMAGE_CONFIG_INVALID', { registry: ref.registry, image: ref.image });
   if (!isIndex && strictPlatform && config.platform && !platformMatches(config.platform, wanted)) {
-    throw platformNotFound(ref.image, formatPlatform(wanted), [
-      formatPlatform(normalizePlatform(config.platform)),
-    ]);
+    throw serviceError('PLATFORM_NOT_FOUND', {
+      image: ref.image,
+      platform: formatPlatform(wanted),
+      available: [formatPlatform(normalizePlatform(config.platform))],
+    });
   }
   return { digest, labels: config.labels };
 }

@@ -3,7 +3,7 @@
  * (skipped when the repository already has the blob) and a manifest PUT. Failures throw
  * REGISTRY_FAILED, without any credential in them.
  */
-import { registryAnswered, registryUnreachable } from '../errors/errors.js';
+import { serviceError } from '../errors/errors.js';
 import { LIMITS, type RegistryCall, type RegistryClient, sha256 } from './client.js';
 
 export async function blobExists(
@@ -14,7 +14,11 @@ export async function blobExists(
   const res = await client.request(call, 'HEAD', `${call.ref.name}/blobs/${digest}`, { maxBytes: 0 });
   if (res.status === 200) return true;
   if (res.status === 404) return false;
-  throw registryAnswered(call.ref.registry, res.status, call.ref.image);
+  throw serviceError('REGISTRY_ANSWERED', {
+    registry: call.ref.registry,
+    status: res.status,
+    image: call.ref.image,
+  });
 }
 
 /**
@@ -37,13 +41,21 @@ export async function uploadBlob(
   });
   const location = started.headers.location;
   if (started.status !== 202 || typeof location !== 'string') {
-    throw registryAnswered(ref.registry, started.status, ref.image);
+    throw serviceError('REGISTRY_ANSWERED', {
+      registry: ref.registry,
+      status: started.status,
+      image: ref.image,
+    });
   }
   let url: URL;
   try {
     url = new URL(location, `${ref.origin}/v2/`);
   } catch {
-    throw registryUnreachable(ref.registry, 'invalid upload location', ref.image);
+    throw serviceError('REGISTRY_UNREACHABLE', {
+      registry: ref.registry,
+      reason: 'invalid upload location',
+      image: ref.image,
+    });
   }
   url.searchParams.set('digest', digest);
   const done = await client.request(call, 'PUT', url, {
@@ -52,7 +64,11 @@ export async function uploadBlob(
     contentType: 'application/octet-stream',
   });
   if (done.status !== 201)
-    throw registryAnswered(ref.registry, done.status, `${ref.image} (blob ${mediaType})`);
+    throw serviceError('REGISTRY_ANSWERED', {
+      registry: ref.registry,
+      status: done.status,
+      image: `${ref.image} (blob ${mediaType})`,
+    });
   return digest;
 }
 
@@ -70,6 +86,7 @@ export async function putManifest(
     body,
     contentType: mediaType,
   });
-  if (res.status !== 201 && res.status !== 200) throw registryAnswered(ref.registry, res.status, ref.image);
+  if (res.status !== 201 && res.status !== 200)
+    throw serviceError('REGISTRY_ANSWERED', { registry: ref.registry, status: res.status, image: ref.image });
   return sha256(body);
 }

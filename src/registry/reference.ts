@@ -5,13 +5,7 @@
  * /image, /devcontainer). A namespace path goes to the name and the API call to the host
  * (docs/behaviour.md). Pure; parseReference throws a 400 ServiceError before any network call.
  */
-import {
-  invalidImageName,
-  invalidRegistry,
-  invalidTag,
-  registryHttpNotAllowed,
-  registrySchemeNotAllowed,
-} from '../errors/errors.js';
+import { serviceError } from '../errors/errors.js';
 import {
   DIGEST_PATTERN,
   MAX_NAME_LENGTH,
@@ -112,31 +106,31 @@ export function parseReference(input: ReferenceInput, insecureRegistries: readon
   if (scheme) {
     const s = (scheme[1] ?? '').toLowerCase();
     if (s !== 'https' && s !== 'http') {
-      throw registrySchemeNotAllowed(s);
+      throw serviceError('REGISTRY_SCHEME_NOT_ALLOWED', { scheme: s });
     }
     explicitScheme = s;
     registry = registry.slice(scheme[0].length).replace(/\/+$/, '');
   }
   const split = splitRegistry(registry);
   if (split === undefined) {
-    throw invalidRegistry(input.registry);
+    throw serviceError('INVALID_REGISTRY', { registry: input.registry });
   }
   const named = split.host.toLowerCase();
   const host = isDockerHub(named) ? DOCKER_HUB_HOST : named;
   const insecure =
     isInsecureRegistry(host, insecureRegistries) || isInsecureRegistry(named, insecureRegistries);
   if (explicitScheme === 'http' && !insecure) {
-    throw registryHttpNotAllowed();
+    throw serviceError('REGISTRY_HTTP_NOT_ALLOWED');
   }
   const resolvedScheme = explicitScheme ?? (insecure ? 'http' : 'https');
 
   const name = input.name;
   const path = split.namespace === undefined ? name : `${split.namespace}/${name}`;
   if (!isValidName(name) || path.length > MAX_NAME_LENGTH) {
-    throw invalidImageName(name);
+    throw serviceError('INVALID_IMAGE_NAME', { name });
   }
   if (!isValidTag(input.tag)) {
-    throw invalidTag(input.tag);
+    throw serviceError('INVALID_TAG', { tag: input.tag });
   }
   const remoteName = host === DOCKER_HUB_HOST && !path.includes('/') ? `library/${path}` : path;
   return Object.freeze({

@@ -5,7 +5,7 @@
  * are left out; an `attest` hook may add new ones for the new manifests (src/supply-chain/).
  * Layers are not copied: a gone layer makes the registry refuse the manifest (REGISTRY_FAILED).
  */
-import { registryUnreachable } from '../errors/errors.js';
+import { serviceError } from '../errors/errors.js';
 import { LIMITS, type FetchedManifest, type RegistryCall, type RegistryClient, sha256 } from './client.js';
 import { MEDIA_TYPES } from './manifest.js';
 import { putManifest, uploadBlob } from './push.js';
@@ -21,7 +21,11 @@ function parseObject(body: Buffer, what: string, call: RegistryCall): Json {
   } catch {
     // reported below
   }
-  throw registryUnreachable(call.ref.registry, `${what} is not a JSON object`, call.ref.image);
+  throw serviceError('REGISTRY_UNREACHABLE', {
+    registry: call.ref.registry,
+    reason: `${what} is not a JSON object`,
+    image: call.ref.image,
+  });
 }
 
 /** The image config with `labels` set in `config.Labels` (pure). */
@@ -104,7 +108,11 @@ async function prepareImage(
 ): Promise<PreparedImage> {
   const config = isObject(manifest.config) ? manifest.config : undefined;
   if (config === undefined || typeof config.digest !== 'string') {
-    throw registryUnreachable(call.ref.registry, 'manifest without a config', call.ref.image);
+    throw serviceError('REGISTRY_UNREACHABLE', {
+      registry: call.ref.registry,
+      reason: 'manifest without a config',
+      image: call.ref.image,
+    });
   }
   const configBody = await client.getBlob(call, config.digest, LIMITS.configBytes);
   const sourceConfig = parseObject(configBody, 'image config', call);
@@ -226,7 +234,11 @@ async function writePlatform(
   const digest = String(entry.digest);
   const child = await client.getManifest(call, digest);
   if (child === undefined) {
-    throw registryUnreachable(call.ref.registry, `platform manifest ${digest} is gone`, call.ref.image);
+    throw serviceError('REGISTRY_UNREACHABLE', {
+      registry: call.ref.registry,
+      reason: `platform manifest ${digest} is gone`,
+      image: call.ref.image,
+    });
   }
   const childJson = parseObject(child.body, 'platform manifest', call);
   const childType =
@@ -261,7 +273,11 @@ export async function writeRelabelled(
   const entries = Array.isArray(top.manifests) ? top.manifests.filter(isObject) : [];
   const platforms = entries.filter((entry) => !isAttestation(entry) && typeof entry.digest === 'string');
   if (platforms.length === 0) {
-    throw registryUnreachable(call.ref.registry, 'index without a platform manifest', call.ref.image);
+    throw serviceError('REGISTRY_UNREACHABLE', {
+      registry: call.ref.registry,
+      reason: 'index without a platform manifest',
+      image: call.ref.image,
+    });
   }
   // Every platform at once; the new entries in the source's order, each followed by its attestations.
   const written = await Promise.all(

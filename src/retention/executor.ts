@@ -7,7 +7,7 @@
 import { LIMITS, type RegistryCall, type RegistryClient, errorCodes } from '../registry/client.js';
 import { putManifest } from '../registry/push.js';
 import { manifestMediaType } from '../registry/relabel.js';
-import { imageNotFound, isServiceError, registryAnswered } from '../errors/errors.js';
+import { serviceError, isServiceError } from '../errors/errors.js';
 import type { DeleteStep, PlannedImage, RepositoryPlan } from './policy.js';
 
 export type ImageOutcome = 'kept' | 'deleted' | 'unsupported' | 'error';
@@ -51,13 +51,20 @@ async function deleteManifest(
   if (res.status === 200 || res.status === 202 || res.status === 204) return 'deleted';
   if (res.status === 404) return 'absent';
   if (isUnsupported(res.status, res.body)) return 'unsupported';
-  throw registryAnswered(call.ref.registry, res.status, `${call.ref.registry}/${call.ref.name}@${digest}`);
+  throw serviceError('REGISTRY_ANSWERED', {
+    registry: call.ref.registry,
+    status: res.status,
+    image: `${call.ref.registry}/${call.ref.name}@${digest}`,
+  });
 }
 
 /** The key tag written anew over the kept image's manifest (same bytes, so the same digest). */
 async function moveKey(client: RegistryClient, call: RegistryCall, step: DeleteStep): Promise<StepResult> {
   const heir = await client.getManifest(call, step.to ?? '');
-  if (heir === undefined) throw imageNotFound(`${call.ref.registry}/${call.ref.name}@${step.to ?? ''}`);
+  if (heir === undefined)
+    throw serviceError('IMAGE_NOT_FOUND', {
+      image: `${call.ref.registry}/${call.ref.name}@${step.to ?? ''}`,
+    });
   await putManifest(client, call, step.target, heir.body, manifestMediaType(heir));
   return 'moved';
 }

@@ -3,7 +3,7 @@
  * tag's manifest, and for the service's images the config labels of the first platform (the
  * retention labels of src/rules/image-labels.ts). Build-key and cosign tags are only resolved.
  */
-import { registryAnswered } from '../errors/errors.js';
+import { serviceError } from '../errors/errors.js';
 import { LIMITS, type RegistryCall, type RegistryClient } from '../registry/client.js';
 import { parseImageConfig, parseManifest } from '../registry/manifest.js';
 import { IMAGE_LABELS } from '../rules/image-labels.js';
@@ -23,7 +23,12 @@ export async function listTags(client: RegistryClient, call: RegistryCall): Prom
   for (let page = 0; page < MAX_PAGES; page += 1) {
     const res = await client.request(call, 'GET', path, { maxBytes: LIMITS.tagsBytes });
     if (res.status === 404) return tags;
-    if (res.status !== 200) throw registryAnswered(call.ref.registry, res.status, call.ref.image);
+    if (res.status !== 200)
+      throw serviceError('REGISTRY_ANSWERED', {
+        registry: call.ref.registry,
+        status: res.status,
+        image: call.ref.image,
+      });
     const body = JSON.parse(res.body.toString('utf8')) as { tags?: unknown };
     if (Array.isArray(body.tags)) tags.push(...body.tags.filter((t): t is string => typeof t === 'string'));
     const link = /<([^>]+)>/.exec(String(res.headers.link ?? ''))?.[1];

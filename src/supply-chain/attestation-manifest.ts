@@ -4,7 +4,7 @@
  * `unknown/unknown` with the `vnd.docker.reference.*` annotations naming the manifest they attest.
  * buildx imagetools and policy engines find them there.
  */
-import { registryUnreachable } from '../errors/errors.js';
+import { serviceError } from '../errors/errors.js';
 import { LIMITS, type RegistryCall, type RegistryClient, sha256 } from '../registry/client.js';
 import { MEDIA_TYPES } from '../registry/manifest.js';
 import { putManifest, uploadBlob } from '../registry/push.js';
@@ -69,7 +69,11 @@ export async function readAttestations(
         const body = await client.getBlob(call, String(layer.digest), LIMITS.configBytes);
         const statement: unknown = JSON.parse(body.toString('utf8'));
         if (!isObject(statement))
-          throw registryUnreachable(call.ref.registry, 'a statement is not an object', call.ref.image);
+          throw serviceError('REGISTRY_UNREACHABLE', {
+            registry: call.ref.registry,
+            reason: 'a statement is not an object',
+            image: call.ref.image,
+          });
         return { predicateType: type, statement };
       }),
   );

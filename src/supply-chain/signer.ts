@@ -5,7 +5,7 @@
  */
 import { sign, verify } from 'node:crypto';
 import type { SigningKey } from '../config/types.js';
-import { registryUnreachable } from '../errors/errors.js';
+import { serviceError } from '../errors/errors.js';
 import { LIMITS, type RegistryCall, type RegistryClient, sha256 } from '../registry/client.js';
 import { MEDIA_TYPES } from '../registry/manifest.js';
 import { putManifest, uploadBlob } from '../registry/push.js';
@@ -29,7 +29,11 @@ function layersOf(body: Buffer, call: RegistryCall): SignatureLayer[] {
   try {
     json = JSON.parse(body.toString('utf8'));
   } catch {
-    throw registryUnreachable(call.ref.registry, 'the signature manifest is not JSON', call.ref.image);
+    throw serviceError('REGISTRY_UNREACHABLE', {
+      registry: call.ref.registry,
+      reason: 'the signature manifest is not JSON',
+      image: call.ref.image,
+    });
   }
   const layers = isObject(json) && Array.isArray(json.layers) ? json.layers.filter(isObject) : [];
   return layers.map((layer) => ({
@@ -95,7 +99,11 @@ export class ImageSigner {
       }),
     );
     if (body.length > LIMITS.manifestBytes)
-      throw registryUnreachable(call.ref.registry, 'too many signatures', call.ref.image);
+      throw serviceError('REGISTRY_UNREACHABLE', {
+        registry: call.ref.registry,
+        reason: 'too many signatures',
+        image: call.ref.image,
+      });
     await putManifest(client, call, signatureTag(digest), body, MEDIA_TYPES.ociManifest);
   }
 }

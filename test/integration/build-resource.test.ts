@@ -19,13 +19,7 @@ import {
 } from '../helpers/build-support.js';
 import { eventually } from '../helpers/eventually.js';
 import { metricValue } from '../helpers/metrics.js';
-import {
-  buildFinished,
-  buildNotFound,
-  idempotencyKeyReused,
-  invalidIdempotencyKey,
-  invalidWait,
-} from '../../src/errors/errors.js';
+import { serviceError } from '../../src/errors/errors.js';
 
 const request = (repository: string, name: string) => ({
   repository,
@@ -99,12 +93,12 @@ test('GET /builds/{id}: an unknown id is a 404, a bad wait a 400, both with the 
   const id = `bld-${randomUUID()}`;
   const unknown = await call(`${service.url}/builds/${id}`);
   t.is(unknown.status, 404);
-  t.deepEqual(unknown.body, buildNotFound(id).toBody());
+  t.deepEqual(unknown.body, serviceError('BUILD_NOT_FOUND', { id }).toBody());
   t.is((await call(`${service.url}/builds/bld-${randomUUID()}`, { method: 'DELETE' })).status, 404);
   for (const wait of ['0', '61', 'abc', '1.5', '']) {
     const bad = await call(`${service.url}/builds/bld-${randomUUID()}?wait=${wait}`);
     t.is(bad.status, 400, `wait=${wait}`);
-    t.deepEqual(bad.body, invalidWait(1, 60).toBody());
+    t.deepEqual(bad.body, serviceError('INVALID_WAIT', { min: 1, max: 60 }).toBody());
   }
 });
 
@@ -143,7 +137,7 @@ test('DELETE of a running sync build: its slot is freed, its record and its wait
   t.is(await metricValue(service.url, 'service_builds_total', { status: 'failure' }), 1);
   const again = await call(`${service.url}/builds/${id}`, { method: 'DELETE' });
   t.is(again.status, 409);
-  t.deepEqual(again.body, buildFinished(id).toBody());
+  t.deepEqual(again.body, serviceError('BUILD_FINISHED', { id }).toBody());
 });
 
 test('Idempotency-Key: the same key and body attach to one build (async and sync); another body is a 422', async (t) => {
@@ -173,7 +167,7 @@ test('Idempotency-Key: the same key and body attach to one build (async and sync
   );
   const other = await post(service, { ...body, branch: 'main' }, headers);
   t.is(other.status, 422);
-  t.deepEqual(other.body, idempotencyKeyReused().toBody());
+  t.deepEqual(other.body, serviceError('IDEMPOTENCY_KEY_REUSED').toBody());
   const otherSync = await post(service, { ...body, branch: 'main' }, { 'Idempotency-Key': key });
   t.is(otherSync.status, 422);
 });
@@ -187,7 +181,7 @@ test('Idempotency-Key: anything but 1 to 255 visible ASCII characters is a 400 a
     );
     if (refused === undefined) continue; // a value fetch itself refuses to send
     t.is(refused.status, 400, JSON.stringify(key));
-    t.deepEqual(refused.body, invalidIdempotencyKey(255).toBody());
+    t.deepEqual(refused.body, serviceError('INVALID_IDEMPOTENCY_KEY', { max: 255 }).toBody());
   }
   const twice = await fetch(`${service.url}/build`, {
     method: 'POST',

@@ -1,6 +1,6 @@
 // The Redis build registry against a real redis-server of the test's own: two registries on two
 // connections stand for two replicas; one that stops renewing (its process died) loses its builds.
-import { buildLost } from '../../src/errors/errors.js';
+import { serviceError } from '../../src/errors/errors.js';
 import test from 'ava';
 import { createRedisBuildRegistry, type RedisBuildRegistry } from '../../src/builds/redis-registry.js';
 import type { RedisConnection } from '../../src/redis/connection.js';
@@ -97,5 +97,8 @@ test('the builds of a replica that stops renewing (died) end as failures naming 
   t.log(`gone after ${Date.now() - started} ms`);
   const ended = await alive.registry.get(lost);
   t.is(ended?.status, 'failure');
-  t.deepEqual(ended?.answer, { status: 500, body: buildLost('test-replica').toBody() });
+  t.deepEqual(ended?.answer, {
+    status: 500,
+    body: serviceError('BUILD_LOST', { replica: 'test-replica' }).toBody(),
+  });
 });

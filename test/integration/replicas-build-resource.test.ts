@@ -7,7 +7,7 @@
 import test from 'ava';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { buildLost } from '../../src/errors/errors.js';
+import { serviceError } from '../../src/errors/errors.js';
 import { httpsCreds, httpsRepo, ownDockerfileRepo, stack, uniqueName } from '../helpers/build-support.js';
 import { eventually } from '../helpers/eventually.js';
 import { metricValue } from '../helpers/metrics.js';
@@ -149,7 +149,10 @@ test.serial(
     const tookMs = Date.now() - lostAt;
     t.true(tookMs <= 45_000, `the record ended ${tookMs} ms after the replica died`);
     t.is(record.status, 'failure');
-    t.deepEqual(record.answer, { status: 500, body: buildLost(`${hostname()}:${String(pid)}`).toBody() });
+    t.deepEqual(record.answer, {
+      status: 500,
+      body: serviceError('BUILD_LOST', { replica: `${hostname()}:${String(pid)}` }).toBody(),
+    });
   },
 );
 

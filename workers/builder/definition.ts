@@ -8,7 +8,7 @@
 import type { Dirent } from 'node:fs';
 import { lstat, readdir, readFile, readlink, realpath, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
-import { definitionOutsideClone, definitionOutsideReadSet, noDefinition } from '../../src/errors/errors.js';
+import { serviceError } from '../../src/errors/errors.js';
 import {
   DEVCONTAINER_DIR,
   findDefinitionIn,
@@ -56,7 +56,7 @@ async function realpathLoose(path: string, hops = 0): Promise<string> {
 /** Throws DEFINITION_OUTSIDE_CLONE unless `path` stays in `root` lexically and after symlinks. */
 async function assertInside(root: string, path: string, shown: string): Promise<void> {
   if (!isInside(root, path) || !isInside(root, await realpathLoose(path)))
-    throw definitionOutsideClone(shown);
+    throw serviceError('DEFINITION_OUTSIDE_CLONE', { path: shown });
 }
 
 /** The lookup rule on disk: the candidates that exist (following links) as a listing. */
@@ -84,7 +84,8 @@ async function assertReadable(
   shown: string,
 ): Promise<void> {
   await assertInside(root, path, shown);
-  if (!inReadSet(root, readSet, await realpathLoose(path))) throw definitionOutsideReadSet(shown);
+  if (!inReadSet(root, readSet, await realpathLoose(path)))
+    throw serviceError('DEFINITION_OUTSIDE_READ_SET', { path: shown });
 }
 
 /** Every symbolic link under `path` (itself included), not following any; the clone's `.git` left out. */
@@ -128,7 +129,8 @@ export async function resolveDefinition(options: {
   const root = await realpath(options.cloneDir);
   const found = options.configPath ?? (await findDefinition(root));
   if (found === undefined) {
-    if (options.fallbackImage === undefined || options.fallbackImage === '') throw noDefinition();
+    if (options.fallbackImage === undefined || options.fallbackImage === '')
+      throw serviceError('NO_DEFINITION');
     const configFile = join(options.generatedDir, 'devcontainer.json');
     await writeFile(configFile, fallbackDefinitionText(options.fallbackImage), {
       mode: 0o600,
@@ -146,7 +148,8 @@ export async function resolveDefinition(options: {
     definition = undefined;
   }
   const readSet = buildReadSet(found, definition);
-  if (!inReadSet(root, readSet, realConfig)) throw definitionOutsideReadSet(found);
+  if (!inReadSet(root, readSet, realConfig))
+    throw serviceError('DEFINITION_OUTSIDE_READ_SET', { path: found });
   const configDir = dirname(realConfig);
   for (const ref of definition === undefined ? [] : referencedPaths(definition)) {
     const target = resolve(configDir, ref);

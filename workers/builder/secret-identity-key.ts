@@ -10,7 +10,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RedisConnection } from '../../src/redis/connection.js';
 import { SECRETS_IDENTITY_KEY } from '../../src/redis/keys.js';
-import { secretsIdentityKeyInvalid } from '../../src/errors/errors.js';
+import { serviceError } from '../../src/errors/errors.js';
 
 /** Resolves the key (the same Buffer on every call of one process). */
 export type SecretIdentityKey = () => Promise<Buffer>;
@@ -23,7 +23,7 @@ const HEX_KEY = /^[0-9a-f]{64}$/;
 export const KEY_FILE = 'build-secrets-identity.key';
 
 function fromHex(text: string, where: string): Buffer {
-  if (!HEX_KEY.test(text)) throw secretsIdentityKeyInvalid(where);
+  if (!HEX_KEY.test(text)) throw serviceError('SECRETS_IDENTITY_KEY_INVALID', { where });
   return Buffer.from(text, 'hex');
 }
 

@@ -6,7 +6,7 @@
  * `checkout` fetches the read set and seals the clone, or `end` closes it with nothing checked out.
  */
 import { rm } from 'node:fs/promises';
-import { commandOutputUnexpected } from '../../src/errors/errors.js';
+import { serviceError } from '../../src/errors/errors.js';
 import { stepFailure } from '../../src/exec/failure.js';
 import type { CommandLogWriter } from '../../src/logs/types.js';
 import { run, type RunOptions } from '../../src/exec/run.js';
@@ -155,7 +155,8 @@ async function readHead(clone: Clone) {
     (to) => storedObjects(capture(to)),
   ] as const);
   const [commit = '', headName = ''] = head.trim().split('\n');
-  if (!COMMIT.test(commit)) throw commandOutputUnexpected('git rev-parse HEAD --abbrev-ref HEAD');
+  if (!COMMIT.test(commit))
+    throw serviceError('COMMAND_OUTPUT_UNEXPECTED', { command: 'git rev-parse HEAD --abbrev-ref HEAD' });
   return { commit, branch: clone.plan.branch ?? headName.trim(), located, stored };
 }
 

@@ -8,11 +8,7 @@
 import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
-import {
-  commandOutputUnexpected,
-  definitionOutsideClone,
-  definitionOutsideReadSet,
-} from '../../src/errors/errors.js';
+import { serviceError } from '../../src/errors/errors.js';
 import { DEFINITION_ROOTS, findDefinitionIn, type ListingKind } from '../../src/rules/definition.js';
 import { parseJsonc } from '../builder/jsonc.js';
 import { buildReadSet, type ReadPath, repositoryFolder, repositoryPath } from '../builder/read-set.js';
@@ -48,7 +44,7 @@ async function contentEntry(
   if (entry.mode !== LINK_MODE) return entry;
   const target = await git(['cat-file', 'blob', entry.oid]);
   const resolved = repositoryPath(repositoryFolder(entry.path), target);
-  if (resolved === undefined) throw definitionOutsideClone(entry.path);
+  if (resolved === undefined) throw serviceError('DEFINITION_OUTSIDE_CLONE', { path: entry.path });
   const folder = repositoryFolder(entry.path);
   const linked = entries.get(resolved);
   if (
@@ -57,7 +53,7 @@ async function contentEntry(
     linked === undefined ||
     linked.mode === LINK_MODE
   )
-    throw definitionOutsideReadSet(entry.path);
+    throw serviceError('DEFINITION_OUTSIDE_READ_SET', { path: entry.path });
   return linked;
 }
 
@@ -84,9 +80,10 @@ export async function locateDefinition(
   );
   const found = findDefinitionIn(listing);
   if (found === undefined) return undefined;
-  if ('linkedFolder' in found) throw definitionOutsideReadSet(found.linkedFolder);
+  if ('linkedFolder' in found)
+    throw serviceError('DEFINITION_OUTSIDE_READ_SET', { path: found.linkedFolder });
   const entry = entries.get(found.path);
-  if (entry === undefined) throw commandOutputUnexpected('git ls-tree');
+  if (entry === undefined) throw serviceError('COMMAND_OUTPUT_UNEXPECTED', { command: 'git ls-tree' });
   // A definition naming nothing reads just its own place: always part of the full read set.
   return { entry, entries, listing: tree, ownPlace: buildReadSet(found.path, {}) };
 }

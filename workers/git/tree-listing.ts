@@ -1,4 +1,4 @@
-import { commandOutputUnexpected } from '../../src/errors/errors.js';
+import { serviceError } from '../../src/errors/errors.js';
 
 /**
  * `git ls-tree -z` output as entries (pure): `<mode> SP <type> SP <oid> TAB <path> NUL`.
@@ -21,7 +21,7 @@ export function parseLsTree(output: string): TreeEntry[] {
   for (const record of output.split('\0')) {
     if (record === '') continue;
     const m = ENTRY.exec(record);
-    if (m === null) throw commandOutputUnexpected('git ls-tree');
+    if (m === null) throw serviceError('COMMAND_OUTPUT_UNEXPECTED', { command: 'git ls-tree' });
     entries.push({ mode: m[1] ?? '', type: m[2] ?? '', oid: m[3] ?? '', path: m[4] ?? '' });
   }
   return entries;

@@ -7,7 +7,7 @@
  */
 import type { Config, GitCredential } from '../../src/config/types.js';
 import { formatKnownHostsLine, keyLines, parseKnownHostsLine } from '../../src/config/known-hosts.js';
-import { hostKeyNotPinned } from '../../src/errors/errors.js';
+import { serviceError } from '../../src/errors/errors.js';
 import type { PlannedGitCredential, RepoUrl } from './plan-types.js';
 import { knownHostsName } from './repo-url.js';
 
@@ -33,7 +33,9 @@ export function resolveGitCredential(
   if (config.sshHostKeyPolicy === 'pinned') {
     const pinned = entry?.pinnedHostKey?.trim();
     if (!entry || !pinned)
-      throw hostKeyNotPinned(url.port === undefined ? url.host : `${url.host}:${url.port}`);
+      throw serviceError('HOST_KEY_NOT_PINNED', {
+        host: url.port === undefined ? url.host : `${url.host}:${url.port}`,
+      });
     return { kind: 'ssh', privateKey: entry.privateKey, pinnedHostKey: knownHostsLines(pinned, url) };
   }
   return entry ? { kind: 'ssh', privateKey: entry.privateKey } : undefined;

@@ -6,13 +6,7 @@
  * and the pinned host key, the cache specs, the build secrets. Request values override configuration defaults.
  */
 import type { Config } from '../../src/config/types.js';
-import {
-  cacheTypeNotAllowed,
-  imageNameUnderivable,
-  invalidBranch,
-  invalidFields,
-  noRegistry,
-} from '../../src/errors/errors.js';
+import { serviceError } from '../../src/errors/errors.js';
 import { parseCacheSpec } from '../../src/rules/cache-spec.js';
 import { resolveGitCredential } from './credentials.js';
 import { isValidRefName } from './ref-name.js';
@@ -27,7 +21,9 @@ import { matchRegistryRule } from '../../src/config/registry-mapping.js';
 export function normaliseCacheSpec(field: 'cacheFrom' | 'cacheTo', spec: string): string {
   const parsed = parseCacheSpec(spec);
   if (parsed.ok) return parsed.spec;
-  throw parsed.problem === 'type' ? cacheTypeNotAllowed(field, parsed.type) : invalidFields();
+  throw parsed.problem === 'type'
+    ? serviceError('CACHE_TYPE_NOT_ALLOWED', { field, type: parsed.type })
+    : serviceError('INVALID_FIELDS');
 }
 
 /** The plan of a request that passed the shape check (src/http/build-schema.ts). */
@@ -38,14 +34,14 @@ export function planBuild(request: BuildRequest, config: Config): BuildPlan {
   const buildSecrets = offeredSecrets(config.buildSecrets ?? [], url, requestSecrets(request.buildSecrets));
 
   const branch = request.branch ?? undefined;
-  if (branch !== undefined && !isValidRefName(branch)) throw invalidBranch(branch);
+  if (branch !== undefined && !isValidRefName(branch)) throw serviceError('INVALID_BRANCH', { branch });
 
   const name = request.image?.name ?? deriveImageName(url.path);
-  if (name === undefined) throw imageNameUnderivable(url.path);
+  if (name === undefined) throw serviceError('IMAGE_NAME_UNDERIVABLE', { path: url.path });
 
   const registry =
     request.image?.registry ?? matchRegistryRule(config.registryMappingRules, url.host, url.path)?.registry;
-  if (registry === undefined) throw noRegistry(repository);
+  if (registry === undefined) throw serviceError('NO_REGISTRY', { repository });
 
   const cacheFromSpec = request.buildOptions?.cacheFrom ?? config.build.cacheFrom;
   const cacheToSpec = request.buildOptions?.cacheTo ?? config.build.cacheTo;

@@ -5,7 +5,7 @@
  * forms, whitespace or control characters, a host or user starting with `-`, an empty host,
  * credentials (a password, or any user on https/http/git). `cloneUrl` is rebuilt from the parts.
  */
-import { credentialsInUrl, invalidRepositoryUrl, schemeNotAllowed } from '../../src/errors/errors.js';
+import { serviceError } from '../../src/errors/errors.js';
 import type { RepoScheme, RepoUrl } from './plan-types.js';
 
 export const MAX_REPOSITORY_LENGTH = 2048;
@@ -30,7 +30,7 @@ const PATH_CHARS = /^[A-Za-z0-9\-._~!$&'()*+,;=:@%/]+$/;
 
 /** Parses `repository` under `policy`; throws the 400s of docs/errors.md. */
 export function parseRepoUrl(repository: string, policy: RepoUrlPolicy): RepoUrl {
-  const unparseable = () => invalidRepositoryUrl(repository);
+  const unparseable = () => serviceError('INVALID_REPOSITORY_URL', { repository });
   if (repository.length === 0 || repository.length > MAX_REPOSITORY_LENGTH) throw unparseable();
   if (UNSAFE_CHARS.test(repository)) throw unparseable();
   if (repository.startsWith('-')) throw unparseable();
@@ -42,9 +42,9 @@ export function parseRepoUrl(repository: string, policy: RepoUrlPolicy): RepoUrl
 }
 
 function parseSchemeUrl(repository: string, rawScheme: string, rest: string, policy: RepoUrlPolicy): RepoUrl {
-  const unparseable = () => invalidRepositoryUrl(repository);
+  const unparseable = () => serviceError('INVALID_REPOSITORY_URL', { repository });
   const scheme = rawScheme.toLowerCase();
-  if (!isAllowedScheme(scheme, policy)) throw schemeNotAllowed(scheme);
+  if (!isAllowedScheme(scheme, policy)) throw serviceError('SCHEME_NOT_ALLOWED', { scheme });
 
   const slash = rest.indexOf('/');
   const authority = slash < 0 ? rest : rest.slice(0, slash);
@@ -57,7 +57,7 @@ function parseSchemeUrl(repository: string, rawScheme: string, rest: string, pol
     const userinfo = authority.slice(0, at);
     hostPort = authority.slice(at + 1);
     // A password, or any user on https/http/git (a token is often passed as the user name).
-    if (userinfo.includes(':') || scheme !== 'ssh') throw credentialsInUrl();
+    if (userinfo.includes(':') || scheme !== 'ssh') throw serviceError('CREDENTIALS_IN_URL');
     if (!SSH_USER.test(userinfo)) throw unparseable();
     user = userinfo;
   }
@@ -81,9 +81,9 @@ function parseSchemeUrl(repository: string, rawScheme: string, rest: string, pol
 
 /** `[user@]host:path` where the first `:` comes before any `/` (git's own rule); anything else is a local path. */
 function parseScpStyle(repository: string): RepoUrl {
-  const unparseable = () => invalidRepositoryUrl(repository);
+  const unparseable = () => serviceError('INVALID_REPOSITORY_URL', { repository });
   // `user:token@host:path`: a password before the host (git would read `user` as the host).
-  if (/^[^/@:[\]]*:[^/]*@/.test(repository)) throw credentialsInUrl();
+  if (/^[^/@:[\]]*:[^/]*@/.test(repository)) throw serviceError('CREDENTIALS_IN_URL');
   // IPv6 host: `[::1]:path` or `user@[::1]:path`.
   const match = /^(?:([^@/:[\]]*)@)?(\[[^\]/]*\]|[^@/:[\]]*):(.*)$/s.exec(repository);
   if (!match) throw unparseable();

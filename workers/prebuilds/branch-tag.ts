@@ -5,7 +5,7 @@
  * commit of the branch's newest image, from its revision label.
  */
 import type { DockerConfigDocument, PrebuildConfiguration } from '../../src/config/types.js';
-import { imageNotFound, isServiceError } from '../../src/errors/errors.js';
+import { ImageNotFoundError, serviceError } from '../../src/errors/errors.js';
 import { PULL, PUSH_ACTIONS, type RegistryCall, type RegistryClient } from '../../src/registry/client.js';
 import { readImageConfig } from '../../src/registry/image-config.js';
 import { parsePlatform } from '../../src/registry/platform.js';
@@ -44,7 +44,7 @@ export async function moveBranchTag(
   const tag = branchTag(branch);
   const call = callFor(access, image, fromTag, PUSH_ACTIONS);
   const manifest = await access.client.getManifest(call, fromTag);
-  if (manifest === undefined) throw imageNotFound(call.ref.image);
+  if (manifest === undefined) throw serviceError('IMAGE_NOT_FOUND', { image: call.ref.image });
   await putManifest(access.client, call, tag, manifest.body, manifestMediaType(manifest));
   return tag;
 }
@@ -61,7 +61,7 @@ export async function branchImageCommit(
     const read = await readImageConfig(access.client, call, platform, false);
     return read.labels[IMAGE_LABELS.revision];
   } catch (err) {
-    if (isServiceError(err) && err.code === 'IMAGE_NOT_FOUND') return undefined;
+    if (err instanceof ImageNotFoundError) return undefined;
     throw err;
   }
 }

@@ -5,7 +5,7 @@
  * and writes its own tag: a relabelled copy (src/registry/relabel.ts) with this request's
  * revision and source labels. Every call uses the push credentials of the build.
  */
-import { imageNotFound, internal } from '../../src/errors/errors.js';
+import { serviceError } from '../../src/errors/errors.js';
 import { PUSH_ACTIONS, type RegistryCall, type RegistryClient } from '../../src/registry/client.js';
 import { parseImageString } from '../../src/registry/image-string.js';
 import type { ImageReference } from '../../src/registry/reference.js';
@@ -39,7 +39,8 @@ export interface ReuseOrigin {
 function pushCall(target: TaggedImageTarget, tag: string, access: RegistryAccess): RegistryCall {
   const parsed = parseImageString(target.withTag(tag).image, access.insecureRegistries);
   // The plan checked registry, name and tag already: a refusal here is a programming error.
-  if (parsed === undefined) throw internal('a planned image reference failed the reference grammar');
+  if (parsed === undefined)
+    throw serviceError('INTERNAL', {}, { cause: 'a planned image reference failed the reference grammar' });
   const ref: ImageReference = parsed.ref;
   return { ref, credentials: access.credentialsFor(ref), actions: PUSH_ACTIONS };
 }
@@ -118,7 +119,7 @@ export async function signAnswered(
 export async function pushedDigest(target: TaggedImageTarget, access: RegistryAccess): Promise<string> {
   const call = pushCall(target, target.tag, access);
   const manifest = await access.client.getManifest(call, target.tag);
-  if (manifest === undefined) throw imageNotFound(call.ref.image);
+  if (manifest === undefined) throw serviceError('IMAGE_NOT_FOUND', { image: call.ref.image });
   return manifest.digest;
 }
 
@@ -130,7 +131,7 @@ export async function recordKey(
 ): Promise<string> {
   const built = pushCall(target, target.tag, access);
   const manifest = await access.client.getManifest(built, target.tag);
-  if (manifest === undefined) throw imageNotFound(built.ref.image);
+  if (manifest === undefined) throw serviceError('IMAGE_NOT_FOUND', { image: built.ref.image });
   const keyCall = pushCall(target, buildKeyTag(key), access);
   await putManifest(access.client, keyCall, keyCall.ref.tag, manifest.body, manifestMediaType(manifest));
   return keyCall.ref.image;

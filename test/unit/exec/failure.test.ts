@@ -1,5 +1,5 @@
 import test from 'ava';
-import { commandOutputUnexpected, invalidFields, isServiceError } from '../../../src/errors/errors.js';
+import { serviceError, isServiceError } from '../../../src/errors/errors.js';
 import { stepFailure } from '../../../src/exec/failure.js';
 import { CommandFailure } from '../../../src/exec/run.js';
 
@@ -47,12 +47,16 @@ test('any other failure becomes a 500 naming the step, with the log id; the log 
 
 test('a 500 ServiceError raised in the step gets the log id; client errors pass unchanged', (t) => {
   const log = fakeLog();
-  const err = stepFailure(commandOutputUnexpected('git rev-parse HEAD'), 'git clone', log);
+  const err = stepFailure(
+    serviceError('COMMAND_OUTPUT_UNEXPECTED', { command: 'git rev-parse HEAD' }),
+    'git clone',
+    log,
+  );
   t.true(isServiceError(err) && err.code === 'COMMAND_OUTPUT_UNEXPECTED');
   t.deepEqual(isServiceError(err) && err.toBody(), {
     error: 'git rev-parse HEAD printed unexpected output',
     logId: 'git-0000',
   });
-  const clientError = invalidFields();
+  const clientError = serviceError('INVALID_FIELDS');
   t.is(stepFailure(clientError, 'git clone', log), clientError);
 });

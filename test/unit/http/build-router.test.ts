@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import test, { type ExecutionContext } from 'ava';
 import type { Config } from '../../../src/config/types.js';
 import type { AppContext } from '../../../src/http/context.js';
-import { commandFailed, ServiceError } from '../../../src/errors/errors.js';
+import { serviceError, ServiceError } from '../../../src/errors/errors.js';
 import type { BuildJobRunner } from '../../../workers/build-worker.js';
 import type { BuildPlan } from '../../../workers/plan/plan-types.js';
 import { startApp, testConfig } from '../../helpers/app.js';
@@ -203,10 +203,13 @@ test('success: 200 with the BuildResult, the plan handed to the job, counted and
 test('job errors: 4xx counted invalid_request, 5xx and unexpected errors counted failure, all timed', async (t) => {
   const errors: unknown[] = [
     new ServiceError('NO_DEFINITION', 'no dev container definition and no fallback image configured'),
-    commandFailed(
-      'git clone --depth 1 -- https://git.example.com/org/app.git',
-      'exited with code 128',
-      'git-1234',
+    serviceError(
+      'COMMAND_FAILED',
+      {
+        command: 'git clone --depth 1 -- https://git.example.com/org/app.git',
+        outcome: 'exited with code 128',
+      },
+      { logId: 'git-1234' },
     ),
     new Error('unexpected'),
   ];

@@ -5,7 +5,7 @@
 import test from 'ava';
 import { createMemoryBuildRegistry } from '../../../src/builds/memory-registry.js';
 import type { BuildRecord } from '../../../src/builds/types.js';
-import { commandFailed, noDefinition } from '../../../src/errors/errors.js';
+import { serviceError } from '../../../src/errors/errors.js';
 import type { BuildJobRunner } from '../../../workers/build-worker.js';
 import type { BuildResult } from '../../../workers/plan/plan-types.js';
 import { startApp, testConfig, type RunningApp } from '../../helpers/app.js';
@@ -32,11 +32,16 @@ function steppedRunner() {
     const image = `${plan.image.registry}/${plan.image.name}:sha-0123456`;
     await reporter.resolved({ branch: plan.branch ?? 'main', commit: COMMIT, image });
     await reporter.phase('resolving');
-    if (plan.branch === 'no-definition') throw noDefinition();
+    if (plan.branch === 'no-definition') throw serviceError('NO_DEFINITION');
     await reporter.phase('building');
     await reporter.logOpened('img', IMG_LOG);
     await step('building');
-    if (plan.branch === 'broken') throw commandFailed('devcontainer build', 'exited with code 1', IMG_LOG);
+    if (plan.branch === 'broken')
+      throw serviceError(
+        'COMMAND_FAILED',
+        { command: 'devcontainer build', outcome: 'exited with code 1' },
+        { logId: IMG_LOG },
+      );
     const result: BuildResult = {
       image,
       registry: plan.image.registry,

@@ -5,7 +5,7 @@ import test, { type ExecutionContext } from 'ava';
 import { createHash } from 'node:crypto';
 import type Router from '@koa/router';
 import { createApp } from '../../../src/http/app.js';
-import { commandFailed, ERRORS } from '../../../src/errors/errors.js';
+import { serviceError, ERRORS } from '../../../src/errors/errors.js';
 import type { BuildDeps } from '../../../workers/build-deps.js';
 import type { BuildPlan, BuildResult } from '../../../workers/plan/plan-types.js';
 import { startApp, testConfig } from '../../helpers/app.js';
@@ -134,7 +134,11 @@ function fakeRunner(holds: (() => void)[]) {
       const log = await deps.logStore.open('git');
       log.write('fatal: repository not found\n');
       await log.close();
-      throw commandFailed(`git clone -- ${plan.repository} /tmp/x`, 'exited with code 128', log.id);
+      throw serviceError(
+        'COMMAND_FAILED',
+        { command: `git clone -- ${plan.repository} /tmp/x`, outcome: 'exited with code 128' },
+        { logId: log.id },
+      );
     }
     const { registry, name } = plan.image;
     return {

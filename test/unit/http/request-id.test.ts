@@ -4,7 +4,7 @@
  */
 import { connect } from 'node:net';
 import test from 'ava';
-import { commandFailed } from '../../../src/errors/errors.js';
+import { serviceError } from '../../../src/errors/errors.js';
 import type { BuildJobRunner } from '../../../workers/build-worker.js';
 import { REQUEST_ID_PATTERN } from '../../../src/rules/limits.js';
 import { startApp, testConfig, type RunningApp } from '../../helpers/app.js';
@@ -25,7 +25,11 @@ function gatedRunner(): { runJob: BuildJobRunner; release: () => void; started: 
       started += 1;
       await gate;
       if (plan.branch === 'fail')
-        throw commandFailed('git clone', 'exited with code 128', RESULT.gitCloneLogId);
+        throw serviceError(
+          'COMMAND_FAILED',
+          { command: 'git clone', outcome: 'exited with code 128' },
+          { logId: RESULT.gitCloneLogId },
+        );
       return RESULT;
     },
   };

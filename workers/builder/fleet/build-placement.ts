@@ -4,7 +4,7 @@
  * each slot's builder must answer, or the slot moves on in its order (one img log line naming
  * both); then the build uses that builder's buildx builder, or one with a node per builder.
  */
-import { platformBuildersUnavailable, stepFailed } from '../../../src/errors/errors.js';
+import { serviceError } from '../../../src/errors/errors.js';
 import type { BuildStatus } from '../../../src/observability/metrics.js';
 import { RETRY_AFTER } from '../../common/retry-after.js';
 import type {
@@ -115,9 +115,13 @@ export class Placement implements BuilderHandle {
         `# builder ${from.spec.endpoint} unreachable: ${reason}; no other builder can take ${what}\n`,
       );
       if (this.#fleet.nativeOnly && slot.platform !== undefined) {
-        throw platformBuildersUnavailable(slot.platform, RETRY_AFTER.default);
+        throw serviceError(
+          'PLATFORM_BUILDERS_UNAVAILABLE',
+          { platform: slot.platform },
+          { retryAfterSeconds: RETRY_AFTER.default },
+        );
       }
-      throw stepFailed('image build', options.log.id, reason);
+      throw serviceError('STEP_FAILED', { step: 'image build' }, { logId: options.log.id, cause: reason });
     }
     const where = slot.platform === undefined ? '' : ` ${slot.platform}`;
     options.log.write(

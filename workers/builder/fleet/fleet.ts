@@ -8,7 +8,7 @@
 import type { Config } from '../../../src/config/types.js';
 import { createHash } from 'node:crypto';
 import { declaredPlatforms } from '../../../src/config/builder-endpoints.js';
-import { buildersFull, platformBuildersUnavailable } from '../../../src/errors/errors.js';
+import { serviceError } from '../../../src/errors/errors.js';
 import type { ProcessGroups } from '../../../src/exec/process-groups.js';
 import type { BuilderMetrics } from '../../../src/observability/builder-metrics.js';
 import type { Logger } from '../../../src/observability/logger.js';
@@ -94,7 +94,11 @@ export class BuilderFleet implements PlacementFleet {
     if (!placesPerPlatform(platforms, this.#declarations(), this.nativeOnly)) return;
     for (const { platform, order } of platformOrders('', platforms, this.#declarations(), this.nativeOnly)) {
       if (this.nativeOnly && !order.some((endpoint) => this.health.isUp(endpoint))) {
-        throw platformBuildersUnavailable(platform, RETRY_AFTER.default);
+        throw serviceError(
+          'PLATFORM_BUILDERS_UNAVAILABLE',
+          { platform },
+          { retryAfterSeconds: RETRY_AFTER.default },
+        );
       }
     }
   }
@@ -119,7 +123,12 @@ export class BuilderFleet implements PlacementFleet {
         ),
       );
       const member = this.#firstWithRoom(order, new Set());
-      if (member === undefined) throw buildersFull(this.#limit, RETRY_AFTER.default);
+      if (member === undefined)
+        throw serviceError(
+          'BUILDERS_FULL',
+          { perBuilder: this.#limit },
+          { retryAfterSeconds: RETRY_AFTER.default },
+        );
       return new Placement(this, [{ order, native: 0, member }]);
     }
     const slots: Slot[] = [];
@@ -133,8 +142,16 @@ export class BuilderFleet implements PlacementFleet {
       const member = this.#firstWithRoom(order, new Set(slots.map((slot) => slot.member)));
       if (member === undefined || (this.nativeOnly && !this.health.isUp(member.spec.endpoint))) {
         throw this.nativeOnly
-          ? platformBuildersUnavailable(platform, RETRY_AFTER.default)
-          : buildersFull(this.#limit, RETRY_AFTER.default);
+          ? serviceError(
+              'PLATFORM_BUILDERS_UNAVAILABLE',
+              { platform },
+              { retryAfterSeconds: RETRY_AFTER.default },
+            )
+          : serviceError(
+              'BUILDERS_FULL',
+              { perBuilder: this.#limit },
+              { retryAfterSeconds: RETRY_AFTER.default },
+            );
       }
       slots.push({ platform, order, native, member });
     }

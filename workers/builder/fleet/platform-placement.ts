@@ -5,7 +5,7 @@
  * all is refused before any work. Pure.
  */
 import type { BuilderDeclaration } from '../../../src/config/builder-endpoints.js';
-import { platformNotDeclared } from '../../../src/errors/errors.js';
+import { serviceError } from '../../../src/errors/errors.js';
 import { placementOrder } from './placement.js';
 
 /** The endpoints one platform may use, best first; the first `native` of them declare it. */
@@ -36,7 +36,7 @@ export function platformOrders(
   return [...new Set(platforms)].map((platform) => {
     const pool = builders.filter((builder) => builder.platforms.includes(platform)).map((b) => b.endpoint);
     const order = [...placementOrder(key, pool), ...fallback];
-    if (order.length === 0) throw platformNotDeclared(platform);
+    if (order.length === 0) throw serviceError('PLATFORM_NOT_DECLARED', { platform });
     return { platform, order, native: pool.length };
   });
 }
