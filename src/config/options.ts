@@ -177,7 +177,8 @@ const checkEndpoints = (value: OptionValue): string | undefined => {
   return twice === undefined ? undefined : `"${twice}" is listed twice`;
 };
 
-const TABLE = {
+/** The rows, by option name; a row's default is read from here wherever it is needed. */
+export const OPTION_TABLE = {
   builderEndpoint: {
     label: 'Builder endpoints',
     flag: '--builder-endpoint',
@@ -908,7 +909,7 @@ const TABLE = {
 
 /** Every option, in the README table's order. */
 export const OPTIONS: readonly OptionSpec[] = Object.freeze(
-  Object.entries(TABLE).map(
+  Object.entries(OPTION_TABLE).map(
     ([name, spec]) => Object.freeze({ ...spec, name: name as OptionName }) as OptionSpec,
   ),
 );
