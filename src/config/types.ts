@@ -223,3 +223,6 @@ export interface Config {
   /** The service's package version. */
   readonly version: string;
 }
+
+/** The process environment configuration is loaded from (handed in by the composition root). */
+export type Environment = Readonly<Record<string, string | undefined>>;
