@@ -5,7 +5,9 @@
  */
 import { readStructuredFile } from './files.js';
 import { OPTIONS } from './options.js';
-import { formatAjvErrors, pointerToPath, validateSettings } from './schema.js';
+import { formatAjvErrors, pointerToPath } from './ajv-problems.js';
+import { validateSettings } from './schema.js';
+import { SIDE_FILES } from './side-files.js';
 import { valueFromText } from './text-values.js';
 
 type Settings = Record<string, unknown>;
@@ -17,8 +19,16 @@ export interface SettingsFile {
   readonly invalid: ReadonlySet<string>;
 }
 
-/** The settings sections whose values are never shown in a problem (they hold secrets). */
-const SECRET_SECTIONS = ['gitCredentials', 'buildSecrets', 'events.subscriptions'];
+/** Whether a problem at `path` may show the value: never under a secret option or list. */
+function mayShow(path: string): boolean {
+  const secretLists = Object.values(SIDE_FILES).filter((side) => side.secret);
+  const secretOptions = OPTIONS.filter((o) => o.secret).map((o) => o.settingsKey ?? o.name);
+  return (
+    !secretOptions.some((key) => path.startsWith(key)) &&
+    // The list's section too: a whole section of the wrong type may be a secret itself.
+    !secretLists.some(({ settingsKey }) => path.startsWith(settingsKey) || path === settingsKey.split('.')[0])
+  );
+}
 
 /** The value at a dotted key (`build.platforms`), or undefined. */
 export function settingsValue(settings: Settings | undefined, key: string): unknown {
@@ -59,16 +69,7 @@ export function readSettings(path: string, problems: string[]): SettingsFile | u
   const values = listsFromText(file.value ?? {});
   if (validateSettings(values)) return { path, values: values as Settings, invalid: new Set() };
   const errors = validateSettings.errors ?? [];
-  const secretKeys = [
-    ...SECRET_SECTIONS,
-    ...OPTIONS.filter((o) => o.secret).map((o) => o.settingsKey ?? o.name),
-  ];
-  problems.push(
-    ...formatAjvErrors(errors, {
-      source: `${what} ${path}`,
-      showValue: (p) => !secretKeys.some((key) => p.startsWith(key)),
-    }),
-  );
+  problems.push(...formatAjvErrors(errors, { source: `${what} ${path}`, showValue: mayShow }));
   if (typeof values !== 'object' || values === null || Array.isArray(values)) return undefined;
   return {
     path,

@@ -1,19 +1,17 @@
 /**
- * The side files: lists (git credentials, registry mapping rules, build secrets, prebuild
- * configurations, event subscriptions) that a file named by an option gives, else the settings
- * file under a key. One loader reads them all (size limit, JSON or YAML, checks naming the file
- * and the entry); each file is a row of SIDE_FILES. No problem echoes a secret of them.
+ * The side files, one row each: lists (git credentials, registry mapping rules, build secrets,
+ * prebuild configurations, event subscriptions) that a file named by an option gives, else the
+ * settings file under a key. side-file-loader.ts reads them; schema.ts puts each list's schema at
+ * its settings key. A secret list never has a value shown in a problem.
  */
 import type { ServerBuildSecret } from '../rules/build-secret-rules.js';
-import type { ValidateFunction } from 'ajv';
 import { buildSecretEntries } from './build-secrets.js';
 import { duplicateCredentialProblems } from './credential-entries.js';
+import { GIT_CREDENTIAL_SCHEMA, REGISTRY_MAPPING_RULE_SCHEMA } from './entry-schemas.js';
 import { eventSubscriptions } from './event-subscriptions.js';
-import { readStructuredFile } from './files.js';
 import type { OptionValues } from './option-values.js';
+import { optionByName, type ValueSchema } from './options.js';
 import { prebuildConfigurations } from './prebuilds.js';
-import { formatAjvErrors, validateGitCredentialsFile, validateRegistryMappingFile } from './schema.js';
-import { isInvalid, settingsValue, type SettingsFile } from './settings-file.js';
 import type {
   EventSubscription,
   GitCredential,
@@ -29,115 +27,73 @@ export interface ListOrigin {
   readonly item: (index: number) => string;
 }
 
-/** Checks a parsed list (undefined: none) and returns its entries; every problem goes to `problems`. */
-type Entries<T> = (raw: unknown, origin: ListOrigin, problems: string[]) => T[];
-
-interface SideFile<T> {
-  /** How problems name the file. */
-  readonly what: string;
-  /** The option naming the file; the file replaces the settings file's list. */
+export interface SideFile<T> {
+  /**
+   * The option naming the file, which replaces the settings file's list; its label, less " path",
+   * names the file in problems.
+   */
   readonly option: keyof OptionValues & `${string}Path`;
   /** Where the settings file holds the list. */
   readonly settingsKey: string;
-  readonly entries: Entries<T>;
+  /** The list's schema: the settings file is checked with it, and a file too unless `entries` checks it. */
+  readonly schema?: ValueSchema;
+  /** Whether the list holds secrets: no value of it is shown in a problem. */
+  readonly secret: boolean;
+  /** A check of the whole list (undefined: none) naming entries by id, name or position. */
+  readonly entries?: (raw: unknown, source: string, problems: string[]) => T[];
+  /** Problems of valid entries together (a schema checks each alone). */
+  readonly across?: (entries: readonly T[], origin: ListOrigin) => string[];
 }
 
-/** A list checked whole with an ajv schema; values are shown in problems only when `showValues`. */
-function ajvEntries<T>(validate: ValidateFunction, showValues: boolean): Entries<T> {
-  return (raw, origin, problems) => {
-    const value = raw ?? [];
-    if (validate(value)) return value as T[];
-    const errors = validate.errors ?? [];
-    problems.push(...formatAjvErrors(errors, { source: origin.source, showValue: () => showValues }));
-    return [];
-  };
+const sideFile = <T>(row: SideFile<T>): SideFile<T> => row;
+
+/** A list whose entries its `entries` function checks: the settings file only asks for a list. */
+const LIST = { type: 'array' } as const;
+
+/** The list's schema. */
+export const listSchema = (side: Pick<SideFile<unknown>, 'schema'>): ValueSchema => side.schema ?? LIST;
+
+/** How problems name the file: `git credentials file`. */
+export function fileWhat(side: Pick<SideFile<unknown>, 'option'>): string {
+  const label = optionByName(side.option).label.replace(/ path$/, '');
+  return `${label.charAt(0).toLowerCase()}${label.slice(1)}`;
 }
-
-/** A checker whose problems name its entries itself (by id, name or position). */
-const bySource =
-  <T>(check: (raw: unknown, source: string, problems: string[]) => T[]): Entries<T> =>
-  (raw, origin, problems) =>
-    check(raw, origin.source, problems);
-
-const credentialEntries = ajvEntries<GitCredential>(validateGitCredentialsFile, false);
-
-/** Git credentials: as their schema says, and no two for the same host, kind and port. */
-const gitCredentialEntries: Entries<GitCredential> = (raw, origin, problems) => {
-  const entries = credentialEntries(raw, origin, problems);
-  problems.push(...duplicateCredentialProblems(entries, origin.item));
-  return entries;
-};
 
 export const SIDE_FILES = {
-  gitCredentials: {
-    what: 'git credentials file',
+  gitCredentials: sideFile<GitCredential>({
     option: 'gitCredentialsConfigPath',
     settingsKey: 'gitCredentials.entries',
-    entries: gitCredentialEntries,
-  } satisfies SideFile<GitCredential>,
-  registryMappingRules: {
-    what: 'registry mapping file',
+    schema: { type: 'array', items: GIT_CREDENTIAL_SCHEMA },
+    secret: true,
+    across: (entries, origin) => duplicateCredentialProblems(entries, origin.item),
+  }),
+  registryMappingRules: sideFile<RegistryMappingRule>({
     option: 'registryMappingConfigPath',
     settingsKey: 'registryMapping.rules',
-    entries: ajvEntries<RegistryMappingRule>(validateRegistryMappingFile, true),
-  } satisfies SideFile<RegistryMappingRule>,
-  buildSecrets: {
-    what: 'build secrets file',
+    schema: { type: 'array', items: REGISTRY_MAPPING_RULE_SCHEMA },
+    secret: false,
+  }),
+  buildSecrets: sideFile<ServerBuildSecret>({
     option: 'buildSecretsConfigPath',
     settingsKey: 'buildSecrets.entries',
-    entries: bySource(buildSecretEntries),
-  } satisfies SideFile<ServerBuildSecret>,
-  prebuildConfigurations: {
-    what: 'prebuild configurations file',
+    secret: true,
+    entries: buildSecretEntries,
+  }),
+  prebuildConfigurations: sideFile<PrebuildConfiguration>({
     option: 'prebuildConfigurationsPath',
     settingsKey: 'prebuilds.configurations',
-    entries: bySource(prebuildConfigurations),
-  } satisfies SideFile<PrebuildConfiguration>,
-  eventSubscriptions: {
-    what: 'event subscriptions file',
+    secret: false,
+    entries: prebuildConfigurations,
+  }),
+  eventSubscriptions: sideFile<EventSubscription>({
     option: 'eventSubscriptionsConfigPath',
     settingsKey: 'events.subscriptions',
-    entries: bySource(eventSubscriptions),
-  } satisfies SideFile<EventSubscription>,
+    secret: true,
+    entries: eventSubscriptions,
+  }),
 };
 
 type Table = typeof SIDE_FILES;
 
 /** What each side file gave. */
-export type SideLists = { readonly [K in keyof Table]: ReturnType<Table[K]['entries']> };
-
-/** One list: from its file when its option names one, else from the settings file, else none. */
-function loadList<T>(
-  file: SideFile<T>,
-  options: OptionValues,
-  settings: SettingsFile | undefined,
-  problems: string[],
-): T[] {
-  const path = options[file.option];
-  if (path !== undefined) {
-    const read = readStructuredFile(path, file.what);
-    if (!read.ok) {
-      problems.push(...read.problems);
-      return [];
-    }
-    const source = `${file.what} ${path}`;
-    return file.entries(read.value, { source, item: (index) => `${source}: [${index}]` }, problems);
-  }
-  if (settings === undefined || isInvalid(settings, file.settingsKey)) return [];
-  const source = `settings file ${settings.path}: ${file.settingsKey}`;
-  const raw = settingsValue(settings.values, file.settingsKey);
-  return file.entries(raw, { source, item: (index) => `${source}[${index}]` }, problems);
-}
-
-/** Every side file's list, in the order of SIDE_FILES (their problems too). */
-export function loadSideFiles(
-  options: OptionValues,
-  settings: SettingsFile | undefined,
-  problems: string[],
-): SideLists {
-  const lists: Record<string, unknown[]> = {};
-  for (const [name, file] of Object.entries(SIDE_FILES) as [string, SideFile<unknown>][]) {
-    lists[name] = loadList(file, options, settings, problems);
-  }
-  return lists as unknown as SideLists;
-}
+export type SideLists = { readonly [K in keyof Table]: Table[K] extends SideFile<infer T> ? T[] : never };

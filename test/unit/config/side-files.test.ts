@@ -6,7 +6,7 @@ import { ConfigError } from '../../../src/config/config-error.js';
 import { MAX_CONFIG_FILE_BYTES } from '../../../src/config/files.js';
 import { loadConfig } from '../../../src/config/load.js';
 import { OPTIONS, optionByName } from '../../../src/config/options.js';
-import { SIDE_FILES } from '../../../src/config/side-files.js';
+import { fileWhat, SIDE_FILES } from '../../../src/config/side-files.js';
 import { configScratch } from '../../helpers/config-scratch.js';
 
 const { baseEnv, file } = configScratch('ibs-side-files-');
@@ -36,7 +36,7 @@ for (const [name, side] of Object.entries(SIDE_FILES)) {
   test(`${name}: a file over the size limit is refused, naming the file and not its content`, (t) => {
     const problems = problemsOf([flag, tooLarge]);
     t.deepEqual(problems, [
-      `${side.what} ${tooLarge}: is larger than ${MAX_CONFIG_FILE_BYTES} bytes (${MAX_CONFIG_FILE_BYTES + 1})`,
+      `${fileWhat(side)} ${tooLarge}: is larger than ${MAX_CONFIG_FILE_BYTES} bytes (${MAX_CONFIG_FILE_BYTES + 1})`,
     ]);
     t.false(problems.join('\n').includes(CANARY));
   });
