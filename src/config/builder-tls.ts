@@ -5,7 +5,7 @@
  */
 import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import type { OptionValues } from './options.js';
+import type { OptionValues } from './option-values.js';
 import type { BuilderTls } from './types.js';
 
 type TlsOptions = Pick<

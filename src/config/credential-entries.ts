@@ -1,8 +1,11 @@
 /** Checks across git credential entries that a schema cannot express. Pure: no I/O. */
 import type { GitCredential } from './types.js';
 
-/** Two entries for the same host, kind and port would be ambiguous: each later one is a problem. */
-export function duplicateCredentialProblems(entries: readonly GitCredential[]): string[] {
+/** Two entries for the same host, kind and port would be ambiguous: each later one is a problem (named by `item`). */
+export function duplicateCredentialProblems(
+  entries: readonly GitCredential[],
+  item: (index: number) => string,
+): string[] {
   const seen = new Map<string, number>();
   const problems: string[] = [];
   entries.forEach((entry, index) => {
@@ -14,7 +17,7 @@ export function duplicateCredentialProblems(entries: readonly GitCredential[]): 
     }
     const port = entry.port === undefined ? '' : ` port ${entry.port}`;
     problems.push(
-      `[${index}]: duplicate of entry [${first}] (host "${entry.host}"${port}, kind ${entry.kind})`,
+      `${item(index)}: duplicate of entry [${first}] (host "${entry.host}"${port}, kind ${entry.kind})`,
     );
   });
   return problems;

@@ -1,10 +1,10 @@
 /**
- * The files configuration reads at startup: the settings file, the git credentials file and the
- * registry mapping file (JSON or YAML by extension), and the ambient docker config document.
- * Problems are returned as texts; parser messages are not echoed (they quote file content,
- * which may hold secrets), only the position.
+ * The files configuration reads at startup: the settings file and the side files (JSON or YAML by
+ * extension, at most MAX_CONFIG_FILE_BYTES), and the ambient docker config document. Problems are
+ * returned as texts; parser messages are not echoed (they quote file content, which may hold
+ * secrets), only the position.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { extname, join } from 'node:path';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
 import { decodeBasicAuth } from '../secrets/basic-auth.js';
@@ -12,10 +12,17 @@ import type { DockerAuthEntry, DockerConfigDocument } from './types.js';
 
 export type FileResult<T> = { ok: true; value: T } | { ok: false; problems: string[] };
 
+/** The largest settings or side file read, in bytes (4 MiB): far above any real configuration. */
+export const MAX_CONFIG_FILE_BYTES = 4 * 1024 * 1024;
+
 const fail = <T>(...problems: string[]): FileResult<T> => ({ ok: false, problems });
 
 function readText(path: string, what: string): FileResult<string> {
   try {
+    const { size } = statSync(path);
+    if (size > MAX_CONFIG_FILE_BYTES) {
+      return fail(`${what} ${path}: is larger than ${MAX_CONFIG_FILE_BYTES} bytes (${size})`);
+    }
     return { ok: true, value: readFileSync(path, 'utf8') };
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code ?? 'error';

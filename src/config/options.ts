@@ -1,91 +1,32 @@
 /**
- * THE option table: one entry per server option (the README's Configuration table is generated from it)
- * (plus the shutdown grace period). It drives argv and env parsing, the settings file schema,
- * `--help` and the README configuration table. Pure: no I/O.
+ * THE option table: one row per server option. It drives argv and env parsing, the settings file
+ * schema, `--help`, the README configuration table, the type of the values (option-values.ts) and
+ * where each value lands in Config. Pure: no I/O.
  */
-import {
-  PROVENANCE_MODES,
-  RETENTION_MODES,
-  type BuilderMode,
-  type ProvenanceMode,
-  type RetentionMode,
-  type SshHostKeyPolicy,
-} from './types.js';
+import { PROVENANCE_MODES, RETENTION_MODES } from './types.js';
 import { BUILD_PLATFORM_PATTERN } from '../rules/image-reference.js';
 import { CACHE_TYPES, parseCacheSpec } from '../rules/cache-spec.js';
 import { BUILDER_MODES } from '../rules/limits.js';
 import { builderEntryProblem, builderEntryText, parseBuilderEntry } from './builder-endpoints.js';
+import type { ConfigPath } from './config-paths.js';
 
-/** The values the option table resolves (before the derived fields of Config are added). */
-export interface OptionValues {
-  builderEndpoint: string[];
-  builderTlsCa?: string;
-  builderTlsCert?: string;
-  builderTlsKey?: string;
-  builderTlsServerName?: string;
-  port: number;
-  host?: string;
-  builderName: string;
-  sshHostKeyPolicy: SshHostKeyPolicy;
-  insecureRegistries: string[];
-  allowInsecureGitProtocols: boolean;
-  gitCredentialsConfigPath?: string;
-  registryMappingConfigPath?: string;
-  buildSecretsConfigPath?: string;
-  eventSubscriptionsConfigPath?: string;
-  eventRetrySeconds: string[];
-  buildPlatforms: string[];
-  buildNoCache: boolean;
-  buildCacheFrom?: string;
-  buildCacheTo?: string;
-  builderMode: BuilderMode;
-  cloneTimeoutSeconds: number;
-  buildTimeoutSeconds: number;
-  maxConcurrentBuilds: number;
-  maxBuildsPerBuilder: number;
-  nativePlatformsOnly: boolean;
-  buildReuse: boolean;
-  fallbackImage?: string;
-  buildProvenance: ProvenanceMode;
-  buildSbom: boolean;
-  buildSbomGenerator?: string;
-  provenanceBuilderId: string;
-  signingKeyPath?: string;
-  errorTrackingDsn?: string;
-  serviceName: string;
-  environment: string;
-  commandLogRetention: number;
-  buildHistory: number;
-  retentionMode: RetentionMode;
-  retentionKeepPerBranch: number;
-  retentionKeepServedDays: number;
-  retentionKeepTags: string[];
-  retentionIntervalMinutes: number;
-  retentionRepositories: string[];
-  redisUrl?: string;
-  prebuildConfigurationsPath?: string;
-  prebuildReconcileIntervalSeconds: number;
-  prebuildRefreshIntervalSeconds: number;
-  githubHookSecretFile?: string;
-  gitlabHookTokenFile?: string;
-  giteaHookSecretFile?: string;
-  shutdownGraceSeconds: number;
-  settingsPath?: string;
-}
-
-export type OptionName = keyof OptionValues;
 export type OptionType = 'string' | 'integer' | 'number' | 'boolean' | 'list';
 export type OptionValue = string | number | boolean | readonly string[];
 
 /** A JSON schema fragment for one value (ajv); `description` doubles as the hint of a pattern error. */
 export type ValueSchema = Readonly<Record<string, unknown>>;
 
-export interface OptionSpec {
-  readonly name: OptionName;
+/** One row of the table: everything said about an option but its name (the row's key). */
+export interface OptionRow {
   /** Human label, as in the README's Configuration table. */
   readonly label: string;
   readonly flag: `--${string}`;
   readonly env: string;
+  /**
+   * The Config field the value lands in as it is; absent: a named step reads it
+   * (src/config/config-fields.ts: files it names, values it converts or combines).
+   */
+  readonly lands?: ConfigPath;
   /** Dotted path in the settings file; absent when the option has no settings key. */
   readonly settingsKey?: string;
   readonly type: OptionType;
@@ -95,7 +36,7 @@ export interface OptionSpec {
   readonly default?: OptionValue;
   /** How the default reads in `--help` and the README. */
   readonly defaultText: string;
-  /** Allowed values (enums). */
+  /** Allowed values (enums): the option's value type is their union. */
   readonly values?: readonly string[];
   /** Constraints of a value (or of each list item), checked with ajv for every source. */
   readonly schema: ValueSchema;
@@ -110,11 +51,17 @@ export interface OptionSpec {
   readonly description: string;
 }
 
-type Spec<K extends OptionName> = Omit<OptionSpec, 'name'> & { readonly name?: K };
+export type OptionName = keyof typeof OPTION_TABLE;
+
+export interface OptionSpec extends OptionRow {
+  readonly name: OptionName;
+}
 
 const PORT_SCHEMA = { type: 'integer', minimum: 0, maximum: 65535 } as const;
 const SECONDS_SCHEMA = { type: 'integer', minimum: 1 } as const;
 const NON_EMPTY = { type: 'string', minLength: 1 } as const;
+/** What every option naming a file shares. */
+const FILE_PATH = { type: 'string', placeholder: '<file>', schema: NON_EMPTY, secret: false } as const;
 
 const checkCacheSpec = (value: OptionValue): string | undefined => {
   const parsed = parseCacheSpec(String(value));
@@ -149,6 +96,25 @@ const checkRedisUrl = (value: OptionValue): string | undefined => {
   return undefined;
 };
 
+/** What every switch that is off by default shares. */
+const OFF_SWITCH = {
+  type: 'boolean',
+  default: false,
+  defaultText: 'false',
+  schema: { type: 'boolean' },
+  secret: false,
+} as const;
+
+/** What the two cache spec options share. */
+const CACHE_SPEC = {
+  type: 'string',
+  placeholder: '<spec>',
+  defaultText: 'unset',
+  schema: NON_EMPTY,
+  check: checkCacheSpec,
+  secret: false,
+} as const;
+
 /** One entry `endpoint[=platform+...]` (a settings file `{endpoint, platforms}` is read as that text). */
 const ENDPOINT_SCHEMA = {
   type: 'string',
@@ -177,7 +143,8 @@ const checkEndpoints = (value: OptionValue): string | undefined => {
   return twice === undefined ? undefined : `"${twice}" is listed twice`;
 };
 
-const TABLE = {
+/** The rows, by option name; a row's default is read from here wherever it is needed. */
+export const OPTION_TABLE = {
   builderEndpoint: {
     label: 'Builder endpoints',
     flag: '--builder-endpoint',
@@ -203,11 +170,8 @@ const TABLE = {
     flag: '--builder-tls-ca',
     env: 'BUILDER_TLS_CA_PATH',
     settingsKey: 'builder.tls.ca',
-    type: 'string',
-    placeholder: '<file>',
+    ...FILE_PATH,
     defaultText: 'unset',
-    schema: NON_EMPTY,
-    secret: false,
     description: "PEM file of the CA that signed the builders' server certificates (mutual TLS).",
   },
   builderTlsCert: {
@@ -215,11 +179,8 @@ const TABLE = {
     flag: '--builder-tls-cert',
     env: 'BUILDER_TLS_CERT_PATH',
     settingsKey: 'builder.tls.cert',
-    type: 'string',
-    placeholder: '<file>',
+    ...FILE_PATH,
     defaultText: 'unset',
-    schema: NON_EMPTY,
-    secret: false,
     description: "PEM file of the service's client certificate for the builders; given with its key.",
   },
   builderTlsKey: {
@@ -227,11 +188,8 @@ const TABLE = {
     flag: '--builder-tls-key',
     env: 'BUILDER_TLS_KEY_PATH',
     settingsKey: 'builder.tls.key',
-    type: 'string',
-    placeholder: '<file>',
+    ...FILE_PATH,
     defaultText: 'unset',
-    schema: NON_EMPTY,
-    secret: false,
     description:
       "PEM file of the client certificate's private key; only its path is ever passed on (the key is a secret).",
   },
@@ -255,6 +213,7 @@ const TABLE = {
     label: 'HTTP port',
     flag: '--port',
     env: 'PORT',
+    lands: 'port',
     settingsKey: 'service.port',
     type: 'integer',
     placeholder: '<port>',
@@ -268,6 +227,7 @@ const TABLE = {
     label: 'Listen address',
     flag: '--host',
     env: 'HOST',
+    lands: 'host',
     settingsKey: 'service.host',
     type: 'string',
     placeholder: '<address>',
@@ -284,6 +244,7 @@ const TABLE = {
     label: 'Builder name',
     flag: '--builder-name',
     env: 'BUILDER_NAME',
+    lands: 'builderName',
     type: 'string',
     placeholder: '<name>',
     default: 'service-remote',
@@ -300,6 +261,7 @@ const TABLE = {
     label: 'SSH host key policy',
     flag: '--ssh-host-key-policy',
     env: 'SSH_HOST_KEY_POLICY',
+    lands: 'sshHostKeyPolicy',
     settingsKey: 'sshHostKeyPolicy',
     type: 'string',
     placeholder: '<policy>',
@@ -315,6 +277,7 @@ const TABLE = {
     label: 'Plain-HTTP registries',
     flag: '--insecure-registries',
     env: 'INSECURE_REGISTRIES',
+    lands: 'insecureRegistries',
     settingsKey: 'insecureRegistries',
     type: 'list',
     placeholder: '<host:port,...>',
@@ -328,23 +291,17 @@ const TABLE = {
     label: 'Accept `git://` and `http://` URLs',
     flag: '--allow-insecure-git-protocols',
     env: 'ALLOW_INSECURE_GIT_PROTOCOLS',
+    lands: 'allowInsecureGitProtocols',
     settingsKey: 'git.allowInsecureProtocols',
-    type: 'boolean',
-    default: false,
-    defaultText: 'false',
-    schema: { type: 'boolean' },
-    secret: false,
+    ...OFF_SWITCH,
     description: 'Accept `git://` and `http://` repository URLs.',
   },
   gitCredentialsConfigPath: {
     label: 'Git credentials file path',
     flag: '--git-credentials-config-path',
     env: 'GIT_CREDENTIALS_CONFIG_PATH',
-    type: 'string',
-    placeholder: '<file>',
+    ...FILE_PATH,
     defaultText: 'unset (empty list)',
-    schema: NON_EMPTY,
-    secret: false,
     description:
       "JSON/YAML array of git credential entries; replaces the settings file's `gitCredentials.entries`.",
   },
@@ -352,11 +309,8 @@ const TABLE = {
     label: 'Registry mapping file path',
     flag: '--registry-mapping-config-path',
     env: 'REGISTRY_MAPPING_CONFIG_PATH',
-    type: 'string',
-    placeholder: '<file>',
+    ...FILE_PATH,
     defaultText: 'unset (empty list)',
-    schema: NON_EMPTY,
-    secret: false,
     description:
       "JSON/YAML array of registry mapping rules; replaces the settings file's `registryMapping.rules`.",
   },
@@ -364,11 +318,8 @@ const TABLE = {
     label: 'Build secrets file path',
     flag: '--build-secrets-config-path',
     env: 'BUILD_SECRETS_CONFIG_PATH',
-    type: 'string',
-    placeholder: '<file>',
+    ...FILE_PATH,
     defaultText: 'unset (no server build secrets)',
-    schema: NON_EMPTY,
-    secret: false,
     description:
       'JSON/YAML array of build secret entries `{id, value | file, repositories: [{host, pathPrefix?}]}`' +
       " (docs/secrets.md); replaces the settings file's `buildSecrets.entries`.",
@@ -377,11 +328,8 @@ const TABLE = {
     label: 'Event subscriptions file path',
     flag: '--event-subscriptions-config-path',
     env: 'EVENT_SUBSCRIPTIONS_CONFIG_PATH',
-    type: 'string',
-    placeholder: '<file>',
+    ...FILE_PATH,
     defaultText: 'unset (no subscriptions)',
-    schema: NON_EMPTY,
-    secret: false,
     description:
       'JSON/YAML array of event subscriptions `{name, url, secrets, types?, repositories?, statuses?}`' +
       " (docs/events.md); replaces the settings file's `events.subscriptions`.",
@@ -410,6 +358,7 @@ const TABLE = {
     label: 'Default platforms',
     flag: '--build-platforms',
     env: 'BUILD_PLATFORMS',
+    lands: 'build.platforms',
     settingsKey: 'build.platforms',
     type: 'list',
     placeholder: '<os/arch,...>',
@@ -427,44 +376,34 @@ const TABLE = {
     label: 'Default no-cache',
     flag: '--build-no-cache',
     env: 'BUILD_NO_CACHE',
+    lands: 'build.noCache',
     settingsKey: 'build.noCache',
-    type: 'boolean',
-    default: false,
-    defaultText: 'false',
-    schema: { type: 'boolean' },
-    secret: false,
+    ...OFF_SWITCH,
     description: 'Build without cache unless a request says otherwise.',
   },
   buildCacheFrom: {
     label: 'Default cache-from',
     flag: '--build-cache-from',
     env: 'BUILD_CACHE_FROM',
+    lands: 'build.cacheFrom',
     settingsKey: 'build.cacheFrom',
-    type: 'string',
-    placeholder: '<spec>',
-    defaultText: 'unset',
-    schema: NON_EMPTY,
-    check: checkCacheSpec,
-    secret: false,
+    ...CACHE_SPEC,
     description: `Cache import spec (buildx syntax; type ${CACHE_TYPES.join(', ')}).`,
   },
   buildCacheTo: {
     label: 'Default cache-to',
     flag: '--build-cache-to',
     env: 'BUILD_CACHE_TO',
+    lands: 'build.cacheTo',
     settingsKey: 'build.cacheTo',
-    type: 'string',
-    placeholder: '<spec>',
-    defaultText: 'unset',
-    schema: NON_EMPTY,
-    check: checkCacheSpec,
-    secret: false,
+    ...CACHE_SPEC,
     description: `Cache export spec (buildx syntax; type ${CACHE_TYPES.join(', ')}).`,
   },
   builderMode: {
     label: 'Default builder mode',
     flag: '--builder-mode',
     env: 'BUILDER_MODE',
+    lands: 'build.mode',
     settingsKey: 'build.mode',
     type: 'string',
     placeholder: '<mode>',
@@ -479,6 +418,7 @@ const TABLE = {
     label: 'Clone timeout, seconds',
     flag: '--clone-timeout',
     env: 'CLONE_TIMEOUT_SECONDS',
+    lands: 'build.cloneTimeoutSeconds',
     settingsKey: 'build.cloneTimeoutSeconds',
     type: 'integer',
     placeholder: '<seconds>',
@@ -492,6 +432,7 @@ const TABLE = {
     label: 'Build and push timeout, seconds',
     flag: '--build-timeout',
     env: 'BUILD_TIMEOUT_SECONDS',
+    lands: 'build.timeoutSeconds',
     settingsKey: 'build.timeoutSeconds',
     type: 'integer',
     placeholder: '<seconds>',
@@ -505,6 +446,7 @@ const TABLE = {
     label: 'Concurrent builds per instance',
     flag: '--max-concurrent-builds',
     env: 'MAX_CONCURRENT_BUILDS',
+    lands: 'build.maxConcurrent',
     settingsKey: 'build.maxConcurrent',
     type: 'integer',
     placeholder: '<n>',
@@ -518,6 +460,7 @@ const TABLE = {
     label: 'Concurrent builds per builder',
     flag: '--max-builds-per-builder',
     env: 'MAX_BUILDS_PER_BUILDER',
+    lands: 'build.maxPerBuilder',
     settingsKey: 'build.maxPerBuilder',
     type: 'integer',
     placeholder: '<n>',
@@ -532,12 +475,9 @@ const TABLE = {
     label: 'Native platforms only',
     flag: '--native-platforms-only',
     env: 'NATIVE_PLATFORMS_ONLY',
+    lands: 'build.nativePlatformsOnly',
     settingsKey: 'build.nativePlatformsOnly',
-    type: 'boolean',
-    default: false,
-    defaultText: 'false',
-    schema: { type: 'boolean' },
-    secret: false,
+    ...OFF_SWITCH,
     description:
       'A platform no declaring builder can take fails the build (400 when none declares it, 503 when they are down or full) ' +
       'instead of falling back to a builder that declares none (docs/fleet.md).',
@@ -546,6 +486,7 @@ const TABLE = {
     label: 'Build reuse',
     flag: '--build-reuse',
     env: 'BUILD_REUSE',
+    lands: 'build.reuse',
     settingsKey: 'build.reuse',
     type: 'boolean',
     default: true,
@@ -559,6 +500,7 @@ const TABLE = {
     label: 'Fallback image',
     flag: '--fallback-image',
     env: 'FALLBACK_IMAGE',
+    lands: 'build.fallbackImage',
     settingsKey: 'build.fallbackImage',
     type: 'string',
     placeholder: '<image>',
@@ -571,6 +513,7 @@ const TABLE = {
     label: 'Provenance attestation',
     flag: '--build-provenance',
     env: 'BUILD_PROVENANCE',
+    lands: 'build.provenance',
     settingsKey: 'build.provenance',
     type: 'string',
     placeholder: '<mode>',
@@ -586,12 +529,9 @@ const TABLE = {
     label: 'SBOM attestation',
     flag: '--build-sbom',
     env: 'BUILD_SBOM',
+    lands: 'build.sbom',
     settingsKey: 'build.sbom',
-    type: 'boolean',
-    default: false,
-    defaultText: 'false',
-    schema: { type: 'boolean' },
-    secret: false,
+    ...OFF_SWITCH,
     description:
       'Attach an SBOM attestation to built images (`buildx build --attest type=sbom`); a reuse carries it over.',
   },
@@ -599,6 +539,7 @@ const TABLE = {
     label: 'SBOM generator image',
     flag: '--build-sbom-generator',
     env: 'BUILD_SBOM_GENERATOR',
+    lands: 'build.sbomGenerator',
     settingsKey: 'build.sbomGenerator',
     type: 'string',
     placeholder: '<image>',
@@ -612,6 +553,7 @@ const TABLE = {
     label: 'Provenance builder id',
     flag: '--provenance-builder-id',
     env: 'PROVENANCE_BUILDER_ID',
+    lands: 'provenanceBuilderId',
     settingsKey: 'build.provenanceBuilderId',
     type: 'string',
     placeholder: '<uri>',
@@ -631,11 +573,8 @@ const TABLE = {
     flag: '--signing-key',
     env: 'SIGNING_KEY_PATH',
     settingsKey: 'signing.keyPath',
-    type: 'string',
-    placeholder: '<file>',
+    ...FILE_PATH,
     defaultText: 'unset (nothing signed)',
-    schema: NON_EMPTY,
-    secret: false,
     description:
       'PEM private key (ECDSA P-256, PKCS#8; if encrypted, its password in `SIGNING_KEY_PASSWORD`): every image answered is signed for `cosign verify --key`.',
   },
@@ -643,6 +582,7 @@ const TABLE = {
     label: 'Error-tracking DSN',
     flag: '--error-tracking-dsn',
     env: 'ERROR_TRACKING_DSN',
+    lands: 'errorTrackingDsn',
     settingsKey: 'errorTracking.dsn',
     type: 'string',
     placeholder: '<dsn>',
@@ -656,6 +596,7 @@ const TABLE = {
     label: 'Service name',
     flag: '--service-name',
     env: 'SERVICE_NAME',
+    lands: 'serviceName',
     settingsKey: 'observability.serviceName',
     type: 'string',
     placeholder: '<name>',
@@ -669,6 +610,7 @@ const TABLE = {
     label: 'Deployment environment',
     flag: '--environment',
     env: 'DEPLOYMENT_ENVIRONMENT',
+    lands: 'environment',
     settingsKey: 'observability.environment',
     type: 'string',
     placeholder: '<name>',
@@ -682,6 +624,7 @@ const TABLE = {
     label: 'Command-log retention per kind',
     flag: '--command-log-retention',
     env: 'COMMAND_LOG_RETENTION',
+    lands: 'commandLogRetention',
     settingsKey: 'logs.retention',
     type: 'integer',
     placeholder: '<n>',
@@ -695,6 +638,7 @@ const TABLE = {
     label: 'Finished builds listed',
     flag: '--build-history',
     env: 'BUILD_HISTORY',
+    lands: 'buildHistory',
     settingsKey: 'build.history',
     type: 'integer',
     placeholder: '<n>',
@@ -709,6 +653,7 @@ const TABLE = {
     label: 'Retention mode',
     flag: '--retention-mode',
     env: 'RETENTION_MODE',
+    lands: 'retention.mode',
     settingsKey: 'retention.mode',
     type: 'string',
     placeholder: '<mode>',
@@ -724,6 +669,7 @@ const TABLE = {
     label: 'Retention: newest images kept per branch',
     flag: '--retention-keep-per-branch',
     env: 'RETENTION_KEEP_PER_BRANCH',
+    lands: 'retention.keepPerBranch',
     settingsKey: 'retention.keepPerBranch',
     type: 'integer',
     placeholder: '<n>',
@@ -737,6 +683,7 @@ const TABLE = {
     label: 'Retention: days an image served is kept',
     flag: '--retention-keep-served-days',
     env: 'RETENTION_KEEP_SERVED_DAYS',
+    lands: 'retention.keepServedDays',
     settingsKey: 'retention.keepServedDays',
     type: 'number',
     placeholder: '<days>',
@@ -751,6 +698,7 @@ const TABLE = {
     label: 'Retention: tags always kept',
     flag: '--retention-keep-tags',
     env: 'RETENTION_KEEP_TAGS',
+    lands: 'retention.keepTags',
     settingsKey: 'retention.keepTags',
     type: 'list',
     placeholder: '<glob,...>',
@@ -765,6 +713,7 @@ const TABLE = {
     label: 'Retention: minutes between runs',
     flag: '--retention-interval-minutes',
     env: 'RETENTION_INTERVAL_MINUTES',
+    lands: 'retention.intervalMinutes',
     settingsKey: 'retention.intervalMinutes',
     type: 'integer',
     placeholder: '<minutes>',
@@ -778,6 +727,7 @@ const TABLE = {
     label: 'Retention: repositories always scanned',
     flag: '--retention-repositories',
     env: 'RETENTION_REPOSITORIES',
+    lands: 'retention.repositories',
     settingsKey: 'retention.repositories',
     type: 'list',
     placeholder: '<registry/name,...>',
@@ -792,6 +742,7 @@ const TABLE = {
     label: 'Redis URL',
     flag: '--redis-url',
     env: 'REDIS_URL',
+    lands: 'redisUrl',
     settingsKey: 'redis.url',
     type: 'string',
     placeholder: '<url>',
@@ -807,11 +758,8 @@ const TABLE = {
     label: 'Prebuild configurations file path',
     flag: '--prebuild-configurations-path',
     env: 'PREBUILD_CONFIGURATIONS_PATH',
-    type: 'string',
-    placeholder: '<file>',
+    ...FILE_PATH,
     defaultText: 'unset (no prebuilds)',
-    schema: NON_EMPTY,
-    secret: false,
     description:
       'JSON/YAML array of prebuild configurations `{repository, branches, paths?, image, ...}`' +
       " (docs/prebuilds.md); replaces the settings file's `prebuilds.configurations`.",
@@ -820,6 +768,7 @@ const TABLE = {
     label: 'Prebuild reconcile interval',
     flag: '--prebuild-reconcile-interval-seconds',
     env: 'PREBUILD_RECONCILE_INTERVAL_SECONDS',
+    lands: 'prebuilds.reconcileIntervalSeconds',
     settingsKey: 'prebuilds.reconcileIntervalSeconds',
     type: 'integer',
     placeholder: '<s>',
@@ -833,6 +782,7 @@ const TABLE = {
     label: 'Prebuild refresh interval',
     flag: '--prebuild-refresh-interval-seconds',
     env: 'PREBUILD_REFRESH_INTERVAL_SECONDS',
+    lands: 'prebuilds.refreshIntervalSeconds',
     settingsKey: 'prebuilds.refreshIntervalSeconds',
     type: 'integer',
     placeholder: '<s>',
@@ -847,11 +797,8 @@ const TABLE = {
     flag: '--github-hook-secret-file',
     env: 'GITHUB_HOOK_SECRET_FILE',
     settingsKey: 'prebuilds.hooks.githubSecretFile',
-    type: 'string',
-    placeholder: '<file>',
+    ...FILE_PATH,
     defaultText: 'unset (POST /hooks/github refused)',
-    schema: NON_EMPTY,
-    secret: false,
     description: 'File holding the secret of the GitHub webhook (`X-Hub-Signature-256`).',
   },
   gitlabHookTokenFile: {
@@ -859,11 +806,8 @@ const TABLE = {
     flag: '--gitlab-hook-token-file',
     env: 'GITLAB_HOOK_TOKEN_FILE',
     settingsKey: 'prebuilds.hooks.gitlabTokenFile',
-    type: 'string',
-    placeholder: '<file>',
+    ...FILE_PATH,
     defaultText: 'unset (POST /hooks/gitlab refused)',
-    schema: NON_EMPTY,
-    secret: false,
     description: 'File holding the secret token of the GitLab webhook (`X-Gitlab-Token`).',
   },
   giteaHookSecretFile: {
@@ -871,17 +815,15 @@ const TABLE = {
     flag: '--gitea-hook-secret-file',
     env: 'GITEA_HOOK_SECRET_FILE',
     settingsKey: 'prebuilds.hooks.giteaSecretFile',
-    type: 'string',
-    placeholder: '<file>',
+    ...FILE_PATH,
     defaultText: 'unset (POST /hooks/gitea refused)',
-    schema: NON_EMPTY,
-    secret: false,
     description: 'File holding the secret of the Gitea or Forgejo webhook (`X-Hub-Signature-256`).',
   },
   shutdownGraceSeconds: {
     label: 'Shutdown grace, seconds',
     flag: '--shutdown-grace-seconds',
     env: 'SHUTDOWN_GRACE_SECONDS',
+    lands: 'shutdownGraceSeconds',
     settingsKey: 'service.shutdownGraceSeconds',
     type: 'integer',
     placeholder: '<seconds>',
@@ -897,18 +839,16 @@ const TABLE = {
     label: 'Settings file path',
     flag: '--settings',
     env: 'SERVICE_CONFIG_PATH',
-    type: 'string',
-    placeholder: '<file>',
+    lands: 'settingsPath',
+    ...FILE_PATH,
     defaultText: 'unset',
-    schema: NON_EMPTY,
-    secret: false,
     description: 'JSON (`.json`) or YAML (`.yaml`, `.yml`) settings file.',
   },
-} as const satisfies { [K in OptionName]-?: Spec<K> };
+} as const satisfies Readonly<Record<string, OptionRow>>;
 
 /** Every option, in the README table's order. */
 export const OPTIONS: readonly OptionSpec[] = Object.freeze(
-  Object.entries(TABLE).map(
+  Object.entries(OPTION_TABLE).map(
     ([name, spec]) => Object.freeze({ ...spec, name: name as OptionName }) as OptionSpec,
   ),
 );

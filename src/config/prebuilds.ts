@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { ajv } from '../rules/ajv.js';
 import { BUILD_PLATFORM_PATTERN, NAME_PATTERN, REGISTRY_PATTERN } from '../rules/image-reference.js';
 import { BUILDER_MODES } from '../rules/limits.js';
-import { formatAjvErrors } from './schema.js';
+import { formatAjvErrors } from './ajv-problems.js';
 import type { HookSecrets, PrebuildConfiguration } from './types.js';
 
 const NON_EMPTY = { type: 'string', minLength: 1 } as const;

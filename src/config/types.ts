@@ -196,7 +196,7 @@ export interface Config {
   readonly redisUrl?: string;
   /**
    * Seconds in-flight requests get after SIGTERM/SIGINT before running commands are killed
-   * (loadConfig always sets it, default 290; src/service.ts falls back to that default).
+   * (loadConfig always sets it, to the option table's default when unset; src/service.ts falls back to that default).
    */
   readonly shutdownGraceSeconds?: number;
   /** `builder.id` of the provenance a reuse re-issues. */
@@ -223,3 +223,6 @@ export interface Config {
   /** The service's package version. */
   readonly version: string;
 }
+
+/** The process environment configuration is loaded from (handed in by the composition root). */
+export type Environment = Readonly<Record<string, string | undefined>>;

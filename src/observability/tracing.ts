@@ -25,8 +25,9 @@ import {
   ATTR_URL_PATH,
 } from './semconv.js';
 import type { TracingSettings } from './tracing-sdk.js';
+import { OPTION_TABLE } from '../config/options.js';
 
-export const DEFAULT_SERVICE_NAME = 'service-builder';
+export const DEFAULT_SERVICE_NAME: string = OPTION_TABLE.serviceName.default;
 const TRACER_NAME = 'image-build-service';
 /** The request's id (X-Request-Id, given or generated) on its SERVER span (the service's own name). */
 export const ATTR_REQUEST_ID = 'request.id';
@@ -49,10 +50,10 @@ export function tracingSettings(env: NodeJS.ProcessEnv, version: string): Tracin
   if (url === undefined) return undefined;
   const resource: Record<string, string> = {
     [ATTR_SERVICE_NAME]:
-      nonEmpty(env.OTEL_SERVICE_NAME) ?? nonEmpty(env.SERVICE_NAME) ?? DEFAULT_SERVICE_NAME,
+      nonEmpty(env.OTEL_SERVICE_NAME) ?? nonEmpty(env[OPTION_TABLE.serviceName.env]) ?? DEFAULT_SERVICE_NAME,
     [ATTR_SERVICE_VERSION]: version,
   };
-  const environment = nonEmpty(env.DEPLOYMENT_ENVIRONMENT);
+  const environment = nonEmpty(env[OPTION_TABLE.environment.env]);
   if (environment !== undefined) resource[ATTR_DEPLOYMENT_ENVIRONMENT_NAME] = environment;
   const delay = Number(nonEmpty(env.OTEL_BSP_SCHEDULE_DELAY));
   return Number.isInteger(delay) && delay > 0

@@ -9,6 +9,7 @@ import { putManifest } from '../registry/push.js';
 import { manifestMediaType } from '../registry/relabel.js';
 import { serviceError, isServiceError } from '../errors/errors.js';
 import type { DeleteStep, PlannedImage, RepositoryPlan } from './policy.js';
+import { ImageTarget } from '../rules/image-target.js';
 
 export type ImageOutcome = 'kept' | 'deleted' | 'unsupported' | 'error';
 export type StepResult = 'deleted' | 'moved' | 'absent' | 'unsupported' | 'error';
@@ -54,7 +55,7 @@ async function deleteManifest(
   throw serviceError('REGISTRY_ANSWERED', {
     registry: call.ref.registry,
     status: res.status,
-    image: `${call.ref.registry}/${call.ref.name}@${digest}`,
+    image: ImageTarget.of(call.ref).atDigest(digest),
   });
 }
 
@@ -63,7 +64,7 @@ async function moveKey(client: RegistryClient, call: RegistryCall, step: DeleteS
   const heir = await client.getManifest(call, step.to ?? '');
   if (heir === undefined)
     throw serviceError('IMAGE_NOT_FOUND', {
-      image: `${call.ref.registry}/${call.ref.name}@${step.to ?? ''}`,
+      image: ImageTarget.of(call.ref).atDigest(step.to ?? ''),
     });
   await putManifest(client, call, step.target, heir.body, manifestMediaType(heir));
   return 'moved';

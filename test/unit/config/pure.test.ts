@@ -3,7 +3,7 @@ import { parseArgv } from '../../../src/config/argv.js';
 import { childEnvironment, DEFAULT_PATH } from '../../../src/config/child-env.js';
 import { optionByName } from '../../../src/config/options.js';
 import { matchRegistryRule } from '../../../src/config/registry-mapping.js';
-import { pointerToPath } from '../../../src/config/schema.js';
+import { pointerToPath } from '../../../src/config/ajv-problems.js';
 import { valueFromText } from '../../../src/config/text-values.js';
 import type { RegistryMappingRule } from '../../../src/config/types.js';
 

@@ -1,0 +1,78 @@
+/**
+ * The Config of what loading gave: each option lands where its row of the option table says;
+ * every other field is one named step of STEPS, whose type makes the compiler check that the rows
+ * and the steps fill each field of Config once. Pure: the files were read before.
+ */
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { builderDeclarations } from './builder-endpoints.js';
+import { builderTls } from './builder-tls.js';
+import { childEnvironment } from './child-env.js';
+import type { ConfigPath, ConfigValue } from './config-paths.js';
+import type { LandedPath, OptionValues } from './option-values.js';
+import { OPTIONS } from './options.js';
+import type { SideLists } from './side-files.js';
+import type { Config, DockerConfigDocument, Environment, HookSecrets, SigningKey } from './types.js';
+import { packageVersion } from './version.js';
+
+/** What loading gave: the options, the side files' lists and what else was read at startup. */
+export interface Loaded {
+  readonly options: OptionValues;
+  readonly lists: SideLists;
+  readonly hookSecrets: HookSecrets;
+  readonly signing: SigningKey | undefined;
+  readonly dockerConfigDir: string;
+  readonly registryAuth: DockerConfigDocument;
+  readonly env: Environment;
+}
+
+type Step<P extends ConfigPath> = (loaded: Loaded) => ConfigValue<P>;
+
+/** The fields no option lands in as it is (undefined: the field is absent). */
+const STEPS: { readonly [P in Exclude<ConfigPath, LandedPath>]: Step<P> } = {
+  builderEndpoints: ({ options }) => builderDeclarations(options.builderEndpoint).map((b) => b.endpoint),
+  builders: ({ options }) => builderDeclarations(options.builderEndpoint),
+  builderTls: ({ options }) => builderTls(options),
+  gitCredentials: ({ lists }) => lists.gitCredentials.map((entry) => ({ ...entry })),
+  registryMappingRules: ({ lists }) => lists.registryMappingRules.map((rule) => ({ ...rule })),
+  buildSecrets: ({ lists }) => (lists.buildSecrets.length > 0 ? lists.buildSecrets : undefined),
+  'events.subscriptions': ({ lists }) => lists.eventSubscriptions,
+  'events.retrySeconds': ({ options }) => options.eventRetrySeconds.map(Number),
+  signing: ({ signing }) => signing,
+  'prebuilds.configurations': ({ lists }) => lists.prebuildConfigurations,
+  'prebuilds.hookSecrets': ({ hookSecrets }) => hookSecrets,
+  scratchDir: ({ env }) =>
+    join(env.TMPDIR !== undefined && env.TMPDIR !== '' ? env.TMPDIR : tmpdir(), 'image-build-service'),
+  dockerConfigDir: ({ dockerConfigDir }) => dockerConfigDir,
+  registryAuth: ({ registryAuth }) => ({ auths: { ...registryAuth.auths } }),
+  childEnv: ({ env }) => childEnvironment(env),
+  version: () => packageVersion(),
+};
+
+/** Puts a value at its place (`port`, `build.noCache`); undefined leaves the field absent. */
+function place(config: Record<string, unknown>, path: string, value: unknown): void {
+  if (value === undefined) return;
+  const [head = '', field] = path.split('.');
+  if (field === undefined) {
+    config[head] = value;
+    return;
+  }
+  const section = (config[head] ??= {}) as Record<string, unknown>;
+  section[field] = value;
+}
+
+/** The configuration: the landing options (lists copied), then the steps. */
+export function configOf(loaded: Loaded): Config {
+  const config: Record<string, unknown> = {};
+  for (const option of OPTIONS) {
+    if (option.lands === undefined) continue;
+    const value = loaded.options[option.name];
+    place(config, option.lands, Array.isArray(value) ? [...(value as string[])] : value);
+  }
+  for (const [path, step] of Object.entries(STEPS) as [ConfigPath, (loaded: Loaded) => unknown][]) {
+    place(config, path, step(loaded));
+  }
+  // Complete and well typed: the rows' places fit their values (option-values.ts) and STEPS
+  // holds every other place (its type).
+  return config as unknown as Config;
+}
