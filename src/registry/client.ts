@@ -20,7 +20,7 @@ import {
 } from './auth.js';
 import { ContentCache } from './content-cache.js';
 import { MANIFEST_ACCEPT } from './manifest.js';
-import { type ImageReference, isInsecureRegistry } from './reference.js';
+import { type ImageReference, isInsecureRegistry, unexpectedAnswer } from './reference.js';
 import { Transport, TransportError, type TransportResponse } from './transport.js';
 
 /** Limits of what the service reads from a registry. */
@@ -251,12 +251,7 @@ export class RegistryClient {
       maxBytes: LIMITS.tokenBytes,
       span: 'registry.token',
     });
-    if (res.status !== 200)
-      throw serviceError('REGISTRY_ANSWERED', {
-        registry: ref.registry,
-        status: res.status,
-        image: ref.image,
-      });
+    if (res.status !== 200) throw unexpectedAnswer(ref, res.status);
     let json: unknown;
     try {
       json = JSON.parse(res.body.toString('utf8'));
@@ -360,12 +355,7 @@ export class RegistryClient {
       maxBytes: LIMITS.manifestBytes,
     });
     if (res.status === 404) return undefined;
-    if (res.status !== 200)
-      throw serviceError('REGISTRY_ANSWERED', {
-        registry: call.ref.registry,
-        status: res.status,
-        image: call.ref.image,
-      });
+    if (res.status !== 200) throw unexpectedAnswer(call.ref, res.status);
     const contentType = header(res.headers, 'content-type');
     if (byDigest) {
       this.verify(call, reference, res.body);
@@ -381,12 +371,7 @@ export class RegistryClient {
     const cached = this.content.get(cacheKey);
     if (cached) return cached;
     const res = await this.request(call, 'GET', `${call.ref.name}/blobs/${digest}`, { maxBytes });
-    if (res.status !== 200)
-      throw serviceError('REGISTRY_ANSWERED', {
-        registry: call.ref.registry,
-        status: res.status,
-        image: call.ref.image,
-      });
+    if (res.status !== 200) throw unexpectedAnswer(call.ref, res.status);
     this.verify(call, digest, res.body);
     this.content.set(cacheKey, res.body);
     return res.body;

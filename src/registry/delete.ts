@@ -2,9 +2,8 @@
  * DELETE /image: resolve the tag's digest (HEAD), delete the manifest by digest. Best effort:
  * a registry without deletion support is a normal outcome (`unsupported`), not an error.
  */
-import { serviceError } from '../errors/errors.js';
 import { LIMITS, type RegistryCall, type RegistryClient, errorCodes } from './client.js';
-import { isValidTag } from './reference.js';
+import { isValidTag, unexpectedAnswer } from './reference.js';
 
 export type DeleteResult = 'deleted' | 'unsupported';
 
@@ -22,12 +21,7 @@ export async function deleteImage(client: RegistryClient, call: RegistryCall): P
   const { ref } = call;
   const head = await client.headManifest(call, ref.tag);
   if (head.status === 404) return { deleted: true, reason: 'already absent', result: 'deleted' };
-  if (head.status !== 200)
-    throw serviceError('REGISTRY_ANSWERED', {
-      registry: ref.registry,
-      status: head.status,
-      image: ref.image,
-    });
+  if (head.status !== 200) throw unexpectedAnswer(ref, head.status);
   const digest = head.digest ?? (await client.getManifest(call, ref.tag))?.digest;
   if (!digest) return { deleted: true, reason: 'already absent', result: 'deleted' };
 
@@ -48,11 +42,7 @@ export async function deleteImage(client: RegistryClient, call: RegistryCall): P
       maxBytes: LIMITS.errorBytes,
     });
     if (!isSuccess(untag.status) && untag.status !== 404) {
-      throw serviceError('REGISTRY_ANSWERED', {
-        registry: ref.registry,
-        status: untag.status,
-        image: ref.image,
-      });
+      throw unexpectedAnswer(ref, untag.status);
     }
     res = await client.request(call, 'DELETE', path, { maxBytes: LIMITS.errorBytes });
     codes = errorCodes(res.body);
@@ -76,7 +66,7 @@ export async function deleteImage(client: RegistryClient, call: RegistryCall): P
       result: 'unsupported',
     };
   }
-  throw serviceError('REGISTRY_ANSWERED', { registry: ref.registry, status: res.status, image: ref.image });
+  throw unexpectedAnswer(ref, res.status);
 }
 
 const isSuccess = (status: number): boolean => status === 200 || status === 202 || status === 204;

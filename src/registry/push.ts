@@ -5,6 +5,7 @@
  */
 import { serviceError } from '../errors/errors.js';
 import { LIMITS, type RegistryCall, type RegistryClient, sha256 } from './client.js';
+import { unexpectedAnswer } from './reference.js';
 
 export async function blobExists(
   client: RegistryClient,
@@ -14,11 +15,7 @@ export async function blobExists(
   const res = await client.request(call, 'HEAD', `${call.ref.name}/blobs/${digest}`, { maxBytes: 0 });
   if (res.status === 200) return true;
   if (res.status === 404) return false;
-  throw serviceError('REGISTRY_ANSWERED', {
-    registry: call.ref.registry,
-    status: res.status,
-    image: call.ref.image,
-  });
+  throw unexpectedAnswer(call.ref, res.status);
 }
 
 /**
@@ -41,11 +38,7 @@ export async function uploadBlob(
   });
   const location = started.headers.location;
   if (started.status !== 202 || typeof location !== 'string') {
-    throw serviceError('REGISTRY_ANSWERED', {
-      registry: ref.registry,
-      status: started.status,
-      image: ref.image,
-    });
+    throw unexpectedAnswer(ref, started.status);
   }
   let url: URL;
   try {
@@ -63,12 +56,7 @@ export async function uploadBlob(
     body,
     contentType: 'application/octet-stream',
   });
-  if (done.status !== 201)
-    throw serviceError('REGISTRY_ANSWERED', {
-      registry: ref.registry,
-      status: done.status,
-      image: `${ref.image} (blob ${mediaType})`,
-    });
+  if (done.status !== 201) throw unexpectedAnswer(ref, done.status, `${ref.image} (blob ${mediaType})`);
   return digest;
 }
 
@@ -86,7 +74,6 @@ export async function putManifest(
     body,
     contentType: mediaType,
   });
-  if (res.status !== 201 && res.status !== 200)
-    throw serviceError('REGISTRY_ANSWERED', { registry: ref.registry, status: res.status, image: ref.image });
+  if (res.status !== 201 && res.status !== 200) throw unexpectedAnswer(ref, res.status);
   return sha256(body);
 }

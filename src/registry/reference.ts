@@ -5,7 +5,7 @@
  * /image, /devcontainer). A namespace path goes to the name and the API call to the host
  * (docs/behaviour.md). Pure; parseReference throws a 400 ServiceError before any network call.
  */
-import { serviceError } from '../errors/errors.js';
+import { serviceError, type ServiceError } from '../errors/errors.js';
 import {
   DIGEST_PATTERN,
   MAX_NAME_LENGTH,
@@ -143,3 +143,13 @@ export function parseReference(input: ReferenceInput, insecureRegistries: readon
     image: new ImageTarget(registry, name, input.tag).image,
   });
 }
+
+/**
+ * The 502 for an answer a registry call did not expect: the registry, the status and the image
+ * (`image` when the call was about one part of it, a digest or a blob).
+ */
+export const unexpectedAnswer = (
+  ref: Pick<ImageReference, 'registry' | 'image'>,
+  status: number,
+  image: string = ref.image,
+): ServiceError => serviceError('REGISTRY_ANSWERED', { registry: ref.registry, status, image });

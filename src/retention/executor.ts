@@ -10,6 +10,7 @@ import { manifestMediaType } from '../registry/relabel.js';
 import { serviceError, isServiceError } from '../errors/errors.js';
 import type { DeleteStep, PlannedImage, RepositoryPlan } from './policy.js';
 import { ImageTarget } from '../rules/image-target.js';
+import { unexpectedAnswer } from '../registry/reference.js';
 
 export type ImageOutcome = 'kept' | 'deleted' | 'unsupported' | 'error';
 export type StepResult = 'deleted' | 'moved' | 'absent' | 'unsupported' | 'error';
@@ -52,11 +53,7 @@ async function deleteManifest(
   if (res.status === 200 || res.status === 202 || res.status === 204) return 'deleted';
   if (res.status === 404) return 'absent';
   if (isUnsupported(res.status, res.body)) return 'unsupported';
-  throw serviceError('REGISTRY_ANSWERED', {
-    registry: call.ref.registry,
-    status: res.status,
-    image: ImageTarget.of(call.ref).atDigest(digest),
-  });
+  throw unexpectedAnswer(call.ref, res.status, ImageTarget.of(call.ref).atDigest(digest));
 }
 
 /** The key tag written anew over the kept image's manifest (same bytes, so the same digest). */

@@ -3,11 +3,11 @@
  * tag's manifest, and for the service's images the config labels of the first platform (the
  * retention labels of src/rules/image-labels.ts). Build-key and cosign tags are only resolved.
  */
-import { serviceError } from '../errors/errors.js';
 import { LIMITS, type RegistryCall, type RegistryClient } from '../registry/client.js';
 import { parseImageConfig, parseManifest } from '../registry/manifest.js';
 import { IMAGE_LABELS } from '../rules/image-labels.js';
 import type { AttachedTag, OtherTag, RepositorySnapshot, ServiceImage } from './snapshot-types.js';
+import { unexpectedAnswer } from '../registry/reference.js';
 
 const KEY_TAG = /^build-key-([0-9a-f]{64})$/;
 const SIGNATURE_TAG = /^sha256-([0-9a-f]{64})\.(sig|att)$/;
@@ -23,12 +23,7 @@ export async function listTags(client: RegistryClient, call: RegistryCall): Prom
   for (let page = 0; page < MAX_PAGES; page += 1) {
     const res = await client.request(call, 'GET', path, { maxBytes: LIMITS.tagsBytes });
     if (res.status === 404) return tags;
-    if (res.status !== 200)
-      throw serviceError('REGISTRY_ANSWERED', {
-        registry: call.ref.registry,
-        status: res.status,
-        image: call.ref.image,
-      });
+    if (res.status !== 200) throw unexpectedAnswer(call.ref, res.status);
     const body = JSON.parse(res.body.toString('utf8')) as { tags?: unknown };
     if (Array.isArray(body.tags)) tags.push(...body.tags.filter((t): t is string => typeof t === 'string'));
     const link = /<([^>]+)>/.exec(String(res.headers.link ?? ''))?.[1];
