@@ -287,7 +287,8 @@ test('reuse off, burst of 10 with limit 3: exactly 3 run, 7 get 429 (Retry-After
   t.is(app.calls.length, 6);
 });
 
-test('reuse off, maxConcurrent 0: no limit', async (t) => {
+/** An app whose builds all wait until `release()`, at most `maxConcurrent` at once, reuse off. */
+async function gatedApp(t: ExecutionContext, maxConcurrent: number) {
   let release!: () => void;
   const gate = new Promise<void>((resolve) => (release = resolve));
   const app = await startWithRunner(
@@ -296,8 +297,13 @@ test('reuse off, maxConcurrent 0: no limit', async (t) => {
       await gate;
       return RESULT;
     },
-    { build: { ...testConfig({ scratchDir: '/x' }).build, maxConcurrent: 0, reuse: false } },
+    { build: { ...testConfig({ scratchDir: '/x' }).build, maxConcurrent, reuse: false } },
   );
+  return { app, release: () => release() };
+}
+
+test('reuse off, maxConcurrent 0: no limit', async (t) => {
+  const { app, release } = await gatedApp(t, 0);
   const body = { repository: REPO, image: { registry: 'registry.example.com' } };
   const pending = Array.from({ length: 12 }, () => post(app.url, body));
   await eventually(() => app.calls.length >= 12, { what: '12 running jobs' });
@@ -335,16 +341,7 @@ test('an empty body is a shape-check 400; the service log says where the shape f
 });
 
 test('async POST beyond the limit: 429 with Retry-After at once, nothing started; an admitted one is 202', async (t) => {
-  let release!: () => void;
-  const gate = new Promise<void>((resolve) => (release = resolve));
-  const app = await startWithRunner(
-    t,
-    async () => {
-      await gate;
-      return RESULT;
-    },
-    { build: { ...testConfig({ scratchDir: '/x' }).build, maxConcurrent: 1, reuse: false } },
-  );
+  const { app, release } = await gatedApp(t, 1);
   const body = JSON.stringify({ repository: REPO, image: { registry: 'registry.example.com' } });
   const asyncPost = () =>
     fetch(`${app.url}/build`, {

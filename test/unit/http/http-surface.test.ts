@@ -97,6 +97,14 @@ test('metrics expose the contract names with every label value at 0', async (t) 
   t.is(value('service_builds_capacity'), 4);
 });
 
+/** One prebuild configuration, as configured and as /config shows it (it holds no secret). */
+const PREBUILD = {
+  repository: 'https://127.0.0.1:1/t/app.git',
+  branches: ['main'],
+  image: { registry: 'r.example', name: 't/app' },
+  refreshOnBaseChange: true,
+};
+
 test('the config view shows the contract fields and no secret', async (t) => {
   const app = await startApp({
     builderEndpoints: ['tcp://127.0.0.1:1234'],
@@ -110,14 +118,7 @@ test('the config view shows the contract fields and no secret', async (t) => {
       { id: 'npmrc', value: 'NPM-SECRET-4', repositories: [{ host: 'git.example', pathPrefix: 't/' }] },
     ],
     prebuilds: {
-      configurations: [
-        {
-          repository: 'https://127.0.0.1:1/t/app.git',
-          branches: ['main'],
-          image: { registry: 'r.example', name: 't/app' },
-          refreshOnBaseChange: true,
-        },
-      ],
+      configurations: [PREBUILD],
       reconcileIntervalSeconds: 300,
       refreshIntervalSeconds: 21600,
       hookSecrets: { github: 'HOOK-SECRET-5' },
@@ -185,14 +186,7 @@ test('the config view shows the contract fields and no secret', async (t) => {
     registryAuth: [{ registry: 'r.example' }],
     redis: { configured: false },
     prebuilds: {
-      configurations: [
-        {
-          repository: 'https://127.0.0.1:1/t/app.git',
-          branches: ['main'],
-          image: { registry: 'r.example', name: 't/app' },
-          refreshOnBaseChange: true,
-        },
-      ],
+      configurations: [PREBUILD],
       reconcileIntervalSeconds: 300,
       refreshIntervalSeconds: 21600,
       hooks: { github: true, gitlab: false, gitea: false },
