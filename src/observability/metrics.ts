@@ -26,6 +26,36 @@ function withDefaultMetrics(registry: Registry): Registry {
   return registry;
 }
 
+/** Each metric's help text, by name (docs/operations.md lists them). */
+const HELP = {
+  service_builds_total: 'POST /build attempts by final status.',
+  service_build_duration_seconds: 'Wall-clock time of builds (clone, build and push) by final status.',
+  service_image_checks_total: 'GET /image calls by result.',
+  service_image_deletes_total: 'DELETE /image calls by result.',
+  service_prebuild_triggers_total:
+    'Prebuild deliveries and scheduled checks by trigger (push, reconcile, refresh) and decision.',
+  service_devcontainer_lookups_total: 'GET /devcontainer calls by result.',
+  service_retention_runs_total: 'Image retention runs (scheduled or POST /retention/run) by result.',
+  service_retention_images_total:
+    'Images a retention run in delete mode kept, deleted, found undeletable (unsupported) or failed on.',
+  service_builds_in_flight: 'Builds running now.',
+  service_builds_capacity: 'Maximum concurrent builds of this instance (0 means no limit).',
+  service_build_reuses_total:
+    'POST /build answers given without a build (inputs unchanged: the earlier image relabelled).',
+  service_builds_coalesced_total:
+    'POST /build requests that followed an identical build in flight instead of starting one.',
+} as const;
+
+type MetricName = keyof typeof HELP;
+/** Each label of a metric, with the values that exist from the start at 0 (none: created when used). */
+type Labels<L extends string> = Readonly<Record<L, readonly string[]>>;
+
+/** The series of `labels` that exist from the start: one per value of each label that lists values. */
+const zeroSeries = <L extends string>(labels: Labels<L>): Partial<Record<L, string>>[] =>
+  (Object.entries(labels) as [L, readonly string[]][]).flatMap(([label, values]) =>
+    values.map((value) => ({ [label]: value }) as Partial<Record<L, string>>),
+  );
+
 /**
  * The service's metrics on a private registry (one per app, so tests never share counters).
  * Every label value docs/operations.md lists exists from the start at 0.
@@ -36,87 +66,43 @@ export class Metrics {
   readonly builders = new BuilderMetrics(this.registry);
   /** The event deliveries' series (labelled `subscription`). */
   readonly events = new EventMetrics(this.registry);
-  readonly #registers = [this.registry];
-  readonly buildsTotal: Counter<'status'> = new Counter({
-    name: 'service_builds_total',
-    help: 'POST /build attempts by final status.',
-    labelNames: ['status'],
-    registers: this.#registers,
+  readonly buildsTotal = this.#counter('service_builds_total', { status: BUILD_STATUSES });
+  readonly buildDuration = this.#histogram('service_build_duration_seconds', { status: BUILD_STATUSES });
+  readonly imageChecksTotal = this.#counter('service_image_checks_total', { result: IMAGE_CHECK_RESULTS });
+  readonly imageDeletesTotal = this.#counter('service_image_deletes_total', { result: IMAGE_DELETE_RESULTS });
+  readonly prebuildTriggersTotal = this.#counter('service_prebuild_triggers_total', {
+    trigger: [],
+    decision: [],
   });
-  readonly buildDuration: Histogram<'status'> = new Histogram({
-    name: 'service_build_duration_seconds',
-    help: 'Wall-clock time of builds (clone, build and push) by final status.',
-    labelNames: ['status'],
-    buckets: BUILD_DURATION_BUCKETS,
-    registers: this.#registers,
+  readonly devcontainerLookupsTotal = this.#counter('service_devcontainer_lookups_total', {
+    result: DEVCONTAINER_LOOKUP_RESULTS,
   });
-  readonly imageChecksTotal: Counter<'result'> = new Counter({
-    name: 'service_image_checks_total',
-    help: 'GET /image calls by result.',
-    labelNames: ['result'],
-    registers: this.#registers,
+  readonly retentionRunsTotal = this.#counter('service_retention_runs_total', {
+    result: RETENTION_RUN_RESULTS,
   });
-  readonly imageDeletesTotal: Counter<'result'> = new Counter({
-    name: 'service_image_deletes_total',
-    help: 'DELETE /image calls by result.',
-    labelNames: ['result'],
-    registers: this.#registers,
+  readonly retentionImagesTotal = this.#counter('service_retention_images_total', {
+    action: RETENTION_IMAGE_ACTIONS,
   });
-  readonly prebuildTriggersTotal: Counter<'trigger' | 'decision'> = new Counter({
-    name: 'service_prebuild_triggers_total',
-    help: 'Prebuild deliveries and scheduled checks by trigger (push, reconcile, refresh) and decision.',
-    labelNames: ['trigger', 'decision'],
-    registers: this.#registers,
-  });
-  readonly devcontainerLookupsTotal: Counter<'result'> = new Counter({
-    name: 'service_devcontainer_lookups_total',
-    help: 'GET /devcontainer calls by result.',
-    labelNames: ['result'],
-    registers: this.#registers,
-  });
-  readonly retentionRunsTotal: Counter<'result'> = new Counter({
-    name: 'service_retention_runs_total',
-    help: 'Image retention runs (scheduled or POST /retention/run) by result.',
-    labelNames: ['result'],
-    registers: this.#registers,
-  });
-  readonly retentionImagesTotal: Counter<'action'> = new Counter({
-    name: 'service_retention_images_total',
-    help: 'Images a retention run in delete mode kept, deleted, found undeletable (unsupported) or failed on.',
-    labelNames: ['action'],
-    registers: this.#registers,
-  });
-  readonly buildsInFlight: Gauge = new Gauge({
-    name: 'service_builds_in_flight',
-    help: 'Builds running now.',
-    registers: this.#registers,
-  });
-  readonly buildsCapacity: Gauge = new Gauge({
-    name: 'service_builds_capacity',
-    help: 'Maximum concurrent builds of this instance (0 means no limit).',
-    registers: this.#registers,
-  });
-  readonly buildReusesTotal: Counter = new Counter({
-    name: 'service_build_reuses_total',
-    help: 'POST /build answers given without a build (inputs unchanged: the earlier image relabelled).',
-    registers: this.#registers,
-  });
-  readonly buildFollowsTotal: Counter = new Counter({
-    name: 'service_builds_coalesced_total',
-    help: 'POST /build requests that followed an identical build in flight instead of starting one.',
-    registers: this.#registers,
-  });
+  readonly buildsInFlight = new Gauge({ ...this.#named('service_builds_in_flight'), labelNames: [] });
+  readonly buildsCapacity = new Gauge({ ...this.#named('service_builds_capacity'), labelNames: [] });
+  readonly buildReusesTotal = this.#counter('service_build_reuses_total', {});
+  readonly buildFollowsTotal = this.#counter('service_builds_coalesced_total', {});
 
-  constructor() {
-    for (const status of BUILD_STATUSES) {
-      this.buildsTotal.inc({ status }, 0);
-      this.buildDuration.zero({ status });
-    }
-    for (const result of IMAGE_CHECK_RESULTS) this.imageChecksTotal.inc({ result }, 0);
-    for (const result of IMAGE_DELETE_RESULTS) this.imageDeletesTotal.inc({ result }, 0);
-    for (const result of DEVCONTAINER_LOOKUP_RESULTS) this.devcontainerLookupsTotal.inc({ result }, 0);
-    for (const result of RETENTION_RUN_RESULTS) this.retentionRunsTotal.inc({ result }, 0);
-    for (const action of RETENTION_IMAGE_ACTIONS) this.retentionImagesTotal.inc({ action }, 0);
+  #named(name: MetricName): { name: MetricName; help: string; registers: Registry[] } {
+    return { name, help: HELP[name], registers: [this.registry] };
+  }
+
+  #counter<L extends string = never>(name: MetricName, labels: Labels<L>): Counter<L> {
+    const counter = new Counter<L>({ ...this.#named(name), labelNames: Object.keys(labels) as L[] });
+    for (const series of zeroSeries(labels)) counter.inc(series, 0);
+    return counter;
+  }
+
+  #histogram<L extends string>(name: MetricName, labels: Labels<L>): Histogram<L> {
+    const labelNames = Object.keys(labels) as L[];
+    const histogram = new Histogram<L>({ ...this.#named(name), labelNames, buckets: BUILD_DURATION_BUCKETS });
+    for (const series of zeroSeries(labels)) histogram.zero(series);
+    return histogram;
   }
 
   countBuild(status: BuildStatus, durationSeconds?: number): void {
