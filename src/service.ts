@@ -1,6 +1,6 @@
 /**
- * The service process and its only composition root, started by the entry (main.ts, the
- * package's bin): tracing, configuration, stores, the build worker, the HTTP server, signals. The only place that calls
+ * The service process, started by the entry (main.ts, the package's bin): tracing, configuration,
+ * stores, the context (context.ts), the HTTP server, signals. The only place that calls
  * process.exit. The OpenTelemetry and Sentry SDKs are loaded only when configured (startTracing,
  * createErrorTracker): idle memory stays low.
  */
@@ -16,17 +16,13 @@ import { packageVersion } from './config/version.js';
 import type { AppContext } from './http/context.js';
 import { ProcessGroups } from './exec/process-groups.js';
 import { createLogger, type Logger } from './observability/logger.js';
-import { Metrics } from './observability/metrics.js';
 import { createErrorTracker } from './observability/error-tracking.js';
 import type { ErrorTracker } from './observability/error-tracker.js';
 import { startTracing } from './observability/tracing.js';
 import { redisEndpoint } from './config/redis-url.js';
 import { createStores } from './stores.js';
-import { EventService } from './events/events.js';
-import { Retention } from './retention/retention.js';
+import { createContext } from './context.js';
 import { startRetentionSchedule } from './retention/schedule.js';
-import { BuildWorker } from '../workers/build-worker.js';
-import { createPrebuilds } from '../workers/prebuilds-start.js';
 import { prebuildPlanProblems } from '../workers/prebuilds/plan.js';
 import { createShutdown, DEFAULT_SHUTDOWN_GRACE_SECONDS } from './shutdown.js';
 
@@ -87,8 +83,8 @@ async function startReporting(config: Config): Promise<Reporting> {
   return { logger, errorTracker, flush };
 }
 
-/** The stores of the mode, the build worker, and the context every router reads. */
-async function createContext(
+/** The stores of the mode and the context every router reads; retention's schedule started. */
+async function startContext(
   config: Config,
   reporting: Reporting,
   shutdownSignal: AbortSignal,
@@ -96,52 +92,18 @@ async function createContext(
   const { logger, errorTracker } = reporting;
   // Redis mode (redisUrl set): stores shared by every replica; else embedded (this instance only).
   const stores = await createStores(config, logger);
-  const metrics = new Metrics();
-  const retention = new Retention({
-    ...config,
-    settings: config.retention,
-    store: stores.served,
-    metrics,
+  const processGroups = new ProcessGroups().killOnExit(process);
+  const { ctx, retention } = createContext({
+    config,
     logger,
+    errorTracker,
+    stores,
+    processGroups,
+    shutdownSignal,
   });
   startRetentionSchedule(retention, config.retention, logger, shutdownSignal);
   shutdownSignal.addEventListener('abort', () => retention.client.close(), { once: true });
-  const events = new EventService({
-    config,
-    ...stores.events,
-    metrics: metrics.events,
-    logger,
-    shutdownSignal,
-  }).start();
-  const shared = {
-    config,
-    logger,
-    metrics,
-    retention,
-    logStore: stores.logStore,
-    builds: stores.builds,
-    leases: stores.leases,
-    secretIdentityKey: stores.secretIdentityKey,
-    processGroups: new ProcessGroups().killOnExit(process),
-    shutdownSignal,
-  };
-  const buildWorker = new BuildWorker({
-    ...shared,
-    reuseSourceServed: (repository, digest) => retention.served(repository, [digest]),
-  });
-  // Each build's end: its events recorded, what it answered counted as served (docs/events.md).
-  buildWorker.onBuildEnded(events.onBuildEnded);
-  buildWorker.onBuildEnded(retention.servedOnAnswer);
-  // Each image a retention run deletes: an image.deleted event.
-  retention.onImageDeleted(events.emitImageDeleted);
-  return {
-    ...shared,
-    ...(stores.sharedStoreProbe === undefined ? {} : { sharedStoreProbe: stores.sharedStoreProbe }),
-    errorTracker,
-    events,
-    buildWorker,
-    prebuilds: createPrebuilds(shared, buildWorker, stores.scheduleLock),
-  };
+  return ctx;
 }
 
 /** What the service says once it listens; a warning when pinned host keys are missing. */
@@ -188,7 +150,7 @@ async function main(): Promise<void> {
   const config = await configOrExit(process.argv.slice(2));
   const reporting = await startReporting(config);
   const abort = new AbortController();
-  const ctx = await createContext(config, reporting, abort.signal);
+  const ctx = await startContext(config, reporting, abort.signal);
   const server = listen(ctx, reporting.flush);
   const shutdown = createShutdown({
     server,

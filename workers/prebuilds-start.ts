@@ -1,7 +1,7 @@
 /**
- * The prebuilds of one service instance, made by the composition root (src/service.ts, or a
- * test's app): the deliveries, a registry client of their own, and the adapter that starts
- * their builds through the build worker.
+ * The prebuilds of one service instance, made with the application context (src/context.ts, for
+ * the service and the tests' app alike): the deliveries, a registry client of their own, and the
+ * adapter that starts their builds through the build worker.
  */
 import type { BuildRegistry } from '../src/builds/types.js';
 import type { Config } from '../src/config/types.js';

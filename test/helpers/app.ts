@@ -11,12 +11,9 @@ import type { AppContext } from '../../src/http/context.js';
 import { ProcessGroups } from '../../src/exec/process-groups.js';
 import { noopErrorTracker, type ErrorTracker } from '../../src/observability/error-tracker.js';
 import { createLogger } from '../../src/observability/logger.js';
-import { Metrics } from '../../src/observability/metrics.js';
+import { createContext } from '../../src/context.js';
 import { createStores } from '../../src/stores.js';
-import { EventService } from '../../src/events/events.js';
-import { Retention } from '../../src/retention/retention.js';
-import { BuildWorker, type BuildWorkerOptions } from '../../workers/build-worker.js';
-import { createPrebuilds } from '../../workers/prebuilds-start.js';
+import type { BuildWorkerOptions } from '../../workers/build-worker.js';
 
 /** Options of the app a test starts (tests inject a fake job runner or queue into the worker). */
 export interface AppOptions {
@@ -72,50 +69,16 @@ export async function startApp(
   });
   // Embedded, or Redis mode when the overrides set redisUrl (as src/service.ts does).
   const stores = await createStores(config, logger);
-  const metrics = new Metrics();
-  const retention = new Retention({
-    ...config,
-    settings: config.retention,
-    store: stores.served,
-    metrics,
-    logger,
-  });
-  const shared = {
+  const { ctx, retention, events } = createContext({
     config,
     logger,
-    metrics,
-    retention,
-    logStore: stores.logStore,
-    builds: options.builds ?? stores.builds,
-    leases: stores.leases,
-    secretIdentityKey: stores.secretIdentityKey,
+    errorTracker: options.errorTracker ?? noopErrorTracker,
+    stores,
     processGroups: new ProcessGroups(),
     shutdownSignal: abort.signal,
-  };
-  const events = new EventService({
-    config,
-    ...stores.events,
-    metrics: shared.metrics.events,
-    logger,
-    shutdownSignal: abort.signal,
-  }).start();
-  const buildWorker = new BuildWorker(
-    { ...shared, reuseSourceServed: (repository, digest) => retention.served(repository, [digest]) },
-    options.app?.build,
-  );
-  // Each build's end: its events recorded, what it answered counted as served (docs/events.md).
-  buildWorker.onBuildEnded(events.onBuildEnded);
-  buildWorker.onBuildEnded(retention.servedOnAnswer);
-  // Each image a retention run deletes: an image.deleted event.
-  retention.onImageDeleted(events.emitImageDeleted);
-  const ctx: AppContext = {
-    ...shared,
-    events,
-    ...(stores.sharedStoreProbe === undefined ? {} : { sharedStoreProbe: stores.sharedStoreProbe }),
-    errorTracker: options.errorTracker ?? noopErrorTracker,
-    buildWorker,
-    prebuilds: createPrebuilds(shared, buildWorker, stores.scheduleLock),
-  };
+    ...(options.builds === undefined ? {} : { builds: options.builds }),
+    ...(options.app?.build === undefined ? {} : { worker: options.app.build }),
+  });
   const server = createApp(ctx).listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', resolve));
   const { port } = server.address() as AddressInfo;
