@@ -2,23 +2,9 @@ import test from 'ava';
 import type { BuildPlan } from '../../../workers/plan/plan-types.js';
 import { withSecretsIdentity } from '../../../workers/builder/secret-identity.js';
 import { requestIdentity } from '../../../workers/reuse/request-identity.js';
+import { PLAN } from '../../helpers/fake-build.js';
 
-const plan = {
-  repository: 'https://git.example/o/app.git',
-  url: {
-    scheme: 'https',
-    scpStyle: false,
-    host: 'git.example',
-    path: 'o/app.git',
-    cloneUrl: 'https://git.example/o/app.git',
-  },
-  image: { registry: 'r.example', name: 'app' },
-  platforms: [],
-  noCache: false,
-  mode: 'auto',
-  buildSecrets: [],
-  secrets: [],
-} as unknown as BuildPlan;
+const plan = PLAN;
 const key = async (): Promise<Buffer> => Buffer.alloc(32, 1);
 const offered = (value: string): BuildPlan => ({
   ...plan,

@@ -6,7 +6,7 @@ import test from 'ava';
 import pino from 'pino';
 import { Metrics } from '../../../src/observability/metrics.js';
 import type { BuildDeps } from '../../../workers/build-deps.js';
-import type { BuildPlan, BuildResult } from '../../../workers/plan/plan-types.js';
+import type { BuildResult } from '../../../workers/plan/plan-types.js';
 import { createBuildQueue } from '../../../workers/queue.js';
 import type { FollowedOutcome } from '../../../workers/leases/leases.js';
 import type { JobOutcome } from '../../../workers/reuse/decision.js';
@@ -14,24 +14,10 @@ import { admit, type Admission } from '../../../workers/admit.js';
 import { createInProcessInFlight } from '../../../workers/reuse/in-flight.js';
 import { RecentInputs } from '../../../workers/reuse/recent-inputs.js';
 import { eventually } from '../../helpers/eventually.js';
+import { PLAN } from '../../helpers/fake-build.js';
 
 const COMMIT = 'a'.repeat(40);
-const plan = {
-  repository: 'https://git.example/o/app.git',
-  url: {
-    scheme: 'https',
-    scpStyle: false,
-    host: 'git.example',
-    path: 'o/app.git',
-    cloneUrl: 'https://git.example/o/app.git',
-  },
-  image: { registry: 'r.example', name: 'app' },
-  platforms: [],
-  noCache: false,
-  mode: 'auto',
-  buildSecrets: [],
-  secrets: [],
-} as BuildPlan;
+const plan = PLAN;
 
 const result = (commit: string): BuildResult => ({
   image: `r.example/app:sha-${commit.slice(0, 7)}`,
