@@ -1,65 +1,9 @@
 /**
- * Helpers of the retention tests: a repository with commits on several branches (a bare repository
- * under the stack's repos dir, served by its git servers), a definition that builds and keys, and
- * registry read-backs: tags, manifests, everything a tag reaches.
+ * Helpers of the retention tests (their repositories come from pushed-repo.ts): a definition that
+ * builds and keys, and registry read-backs: tags, manifests, everything a tag reaches.
  */
-import { randomBytes } from 'node:crypto';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { execa } from 'execa';
 import { MANIFEST_ACCEPT, registryFetch } from '../stack/registry-client.js';
 import { stack } from './build-support.js';
-
-const gitEnv = {
-  PATH: process.env.PATH ?? '/usr/bin:/bin',
-  GIT_CONFIG_NOSYSTEM: '1',
-  GIT_AUTHOR_NAME: 'IBS Test',
-  GIT_AUTHOR_EMAIL: 'test@ibs.invalid',
-  GIT_COMMITTER_NAME: 'IBS Test',
-  GIT_COMMITTER_EMAIL: 'test@ibs.invalid',
-};
-
-export interface BranchRepo {
-  readonly url: string;
-  /** Writes `files`, commits on `branch` (created from main when new), pushes; the commit id. */
-  commit(branch: string, files: Record<string, string>): Promise<string>;
-  dispose(): Promise<void>;
-}
-
-export async function branchRepo(label: string): Promise<BranchRepo> {
-  const name = `it-${label}-${randomBytes(4).toString('hex')}`;
-  const bare = join(stack.GIT_REPOS_DIR, `${name}.git`);
-  const work = await mkdtemp(join(tmpdir(), `ibs-${label}-`));
-  const env = { ...gitEnv, HOME: work };
-  const tree = join(work, 'tree');
-  const git = async (...args: string[]) => (await execa('git', ['-C', tree, ...args], { env })).stdout.trim();
-  await execa('git', ['init', '-q', '--bare', '-b', 'main', bare], { env });
-  await execa('git', ['-C', bare, 'config', 'uploadpack.allowFilter', 'true'], { env });
-  await execa('git', ['init', '-q', '-b', 'main', tree], { env });
-  const branches = new Set<string>();
-  return {
-    url: `${stack.GIT_HTTPS_URL}/${name}.git`,
-    commit: async (branch, files) => {
-      if (branches.size > 0) {
-        await git('checkout', '-q', ...(branches.has(branch) ? [branch] : ['-b', branch, 'main']));
-      }
-      branches.add(branch);
-      for (const [path, content] of Object.entries(files)) {
-        await mkdir(dirname(join(tree, path)), { recursive: true });
-        await writeFile(join(tree, path), content);
-      }
-      await git('add', '-A');
-      await git('commit', '-q', '--allow-empty', '-m', `change on ${branch}`);
-      await git('push', '-q', bare, branch);
-      return git('rev-parse', 'HEAD');
-    },
-    dispose: async () => {
-      await rm(work, { recursive: true, force: true });
-      await rm(bare, { recursive: true, force: true });
-    },
-  };
-}
 
 const json = (v: unknown): string => `${JSON.stringify(v, null, 2)}\n`;
 

@@ -1,26 +1,16 @@
 /**
- * Helpers of the build-reuse tests: repositories that the test commits to while it runs
- * (bare repositories under the stack's repos dir, served by its git servers), OCI features
+ * Helpers of the build-reuse tests: repositories committed to on main while the test runs
+ * (pushed-repo.ts), OCI features
  * published to a test namespace of the anonymous registry with the Dev Containers CLI, and
  * read-backs of pushed images over the registry API.
  */
-import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { execa } from 'execa';
 import { devcontainerCliScript } from '../../workers/builder/devcontainer-build.js';
 import { MANIFEST_ACCEPT, registryFetch, type RegistryCreds } from '../stack/registry-client.js';
-import { stack } from './build-support.js';
-
-const gitEnv = {
-  PATH: process.env.PATH ?? '/usr/bin:/bin',
-  GIT_CONFIG_NOSYSTEM: '1',
-  GIT_AUTHOR_NAME: 'IBS Test',
-  GIT_AUTHOR_EMAIL: 'test@ibs.invalid',
-  GIT_COMMITTER_NAME: 'IBS Test',
-  GIT_COMMITTER_EMAIL: 'test@ibs.invalid',
-};
+import { pushedRepo } from './pushed-repo.js';
 
 export interface TestRepo {
   /** The https URL the service clones. */
@@ -30,42 +20,13 @@ export interface TestRepo {
   dispose(): Promise<void>;
 }
 
+/** A pushed repository whose every commit is on main. */
 export async function testRepo(label: string): Promise<TestRepo> {
-  const name = `it-${label}-${randomBytes(4).toString('hex')}`;
-  const bare = join(stack.GIT_REPOS_DIR, `${name}.git`);
-  const work = await mkdtemp(join(tmpdir(), `ibs-${label}-`));
-  const home = join(work, '.home');
-  const tree = join(work, 'tree');
-  await mkdir(home);
-  const env = { ...gitEnv, HOME: home };
-  await execa('git', ['init', '-q', '--bare', '-b', 'main', bare], { env });
-  // Partial clones, like the stack's fixture repositories.
-  await execa('git', ['-C', bare, 'config', 'uploadpack.allowFilter', 'true'], { env });
-  await execa('git', ['init', '-q', '-b', 'main', tree], { env });
-  let n = 0;
+  const repo = await pushedRepo(label);
   return {
-    url: `${stack.GIT_HTTPS_URL}/${name}.git`,
-    commit: async (files, message) => {
-      n += 1;
-      for (const [path, content] of Object.entries(files)) {
-        const file = join(tree, path);
-        if (content === null) await rm(file, { force: true });
-        else {
-          await mkdir(dirname(file), { recursive: true });
-          await writeFile(file, content);
-        }
-      }
-      await execa('git', ['-C', tree, 'add', '-A'], { env });
-      await execa('git', ['-C', tree, 'commit', '-q', '--allow-empty', '-m', message ?? `change ${n}`], {
-        env,
-      });
-      await execa('git', ['-C', tree, 'push', '-q', bare, 'main'], { env });
-      return (await execa('git', ['-C', tree, 'rev-parse', 'HEAD'], { env })).stdout.trim();
-    },
-    dispose: async () => {
-      await rm(work, { recursive: true, force: true });
-      await rm(bare, { recursive: true, force: true });
-    },
+    url: repo.url,
+    commit: async (files, message) => (await repo.push('main', files, message)).after,
+    dispose: repo.dispose,
   };
 }
 

@@ -8,16 +8,8 @@ import type { RunningApp } from '../helpers/app.js';
 import { startBuildApp, stack } from '../helpers/build-support.js';
 import { eventually } from '../helpers/eventually.js';
 import { metricValue } from '../helpers/metrics.js';
-import {
-  githubHook,
-  githubPush,
-  githubSignature,
-  pushedRepo,
-  sendHook,
-  tagDigest,
-  ZERO,
-  type PushedRepo,
-} from '../helpers/prebuild-support.js';
+import { githubHook, githubPush, githubSignature, sendHook, tagDigest } from '../helpers/prebuild-support.js';
+import { pushedRepo, ZERO, type PushedRepo } from '../helpers/pushed-repo.js';
 import { SLOW_FIXTURE_DOCKERFILE } from '../stack/fixtures.js';
 
 const secret = `canary-github-${randomBytes(6).toString('hex')}`;

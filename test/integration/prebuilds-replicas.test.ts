@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import test from 'ava';
 import { stack } from '../helpers/build-support.js';
 import { eventually } from '../helpers/eventually.js';
-import { pushedRepo, type PushedRepo } from '../helpers/prebuild-support.js';
+import { pushedRepo, type PushedRepo } from '../helpers/pushed-repo.js';
 import { startRedis, type RedisProcess } from '../helpers/redis-process.js';
 import { replicaEnv, startReplicas, stopReplicas, within, type Replica } from '../helpers/replicas.js';
 

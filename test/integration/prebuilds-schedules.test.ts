@@ -7,7 +7,8 @@ import type { BuildRecord } from '../../src/builds/types.js';
 import type { RunningApp } from '../helpers/app.js';
 import { postBuild, startBuildApp, stack } from '../helpers/build-support.js';
 import { eventually } from '../helpers/eventually.js';
-import { pushedRepo, tagDigest, type PushedRepo } from '../helpers/prebuild-support.js';
+import { tagDigest } from '../helpers/prebuild-support.js';
+import { pushedRepo, type PushedRepo } from '../helpers/pushed-repo.js';
 
 const INTERVAL_SECONDS = 3;
 const creds = { username: stack.GIT_HTTPS_USER, token: stack.GIT_HTTPS_PASSWORD };

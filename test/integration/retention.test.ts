@@ -29,14 +29,13 @@ import { metricValue } from '../helpers/metrics.js';
 import { startOwnRegistry } from '../helpers/own-registry.js';
 import { startRedis } from '../helpers/redis-process.js';
 import { replicaEnv, startReplicas, stopReplicas } from '../helpers/replicas.js';
+import { pushedRepo, type PushedRepo } from '../helpers/pushed-repo.js';
 import {
-  branchRepo,
   keyedDefinition,
   manifestOf,
   reachable,
   registryTags,
   tagDigests,
-  type BranchRepo,
 } from '../helpers/retention-support.js';
 import { loadSigningKey } from '../../src/config/signing-key.js';
 import type { RetentionSettings } from '../../src/config/types.js';
@@ -47,7 +46,7 @@ import { IMAGE_DELETED } from '../../src/rules/event-types.js';
 const SHORT_DAYS = 90 / 86_400;
 
 interface Built {
-  readonly repo: BranchRepo;
+  readonly repo: PushedRepo;
   readonly registry: string;
   readonly name: string;
   /** Tags in build order: main c1..c5 (c2 is `release-1`), then feature-x f1..f3. */
@@ -86,7 +85,7 @@ async function signingKey() {
 
 async function build(
   app: RunningApp,
-  repo: BranchRepo,
+  repo: PushedRepo,
   registry: string,
   name: string,
   branch: string,
@@ -107,14 +106,14 @@ async function build(
 
 /** Builds `mainCount` commits on main (the second under `namedTag` when given) and `featureCount` on feature-x. */
 async function buildHistory(registry: string, label: string, counts: [number, number], namedTag?: string) {
-  const repo = await branchRepo(label);
+  const repo = await pushedRepo(label);
   cleanups.push(repo.dispose);
   const name = uniqueName(label);
   const main: string[] = [];
   const feature: string[] = [];
   let key = '';
   for (let i = 1; i <= counts[0]; i += 1) {
-    await repo.commit(
+    await repo.push(
       'main',
       i === 1 ? { ...keyedDefinition(), 'README.md': 'one\n' } : { 'README.md': `${i}\n` },
     );
@@ -124,7 +123,7 @@ async function buildHistory(registry: string, label: string, counts: [number, nu
     if (i === 1) key = (await registryTags(registry, name)).find((t) => t.startsWith('build-key-')) ?? '';
   }
   for (let i = 1; i <= counts[1]; i += 1) {
-    await repo.commit('feature-x', { 'FEATURE.md': `${i}\n` });
+    await repo.push('feature-x', { 'FEATURE.md': `${i}\n` });
     feature.push(String((await build(builder, repo, registry, name, 'feature-x')).tag));
   }
   return { repo, registry, name, main, feature, key };
