@@ -10,9 +10,9 @@ import { join } from 'node:path';
 import { Cancellation } from '../../../src/exec/cancellation.js';
 import { ProcessGroups } from '../../../src/exec/process-groups.js';
 import { CommandFailure } from '../../../src/exec/run.js';
-import type { CommandLogWriter } from '../../../src/logs/types.js';
 import { startPendingCli } from '../../../workers/builder/pending-cli.js';
 import { eventually } from '../../helpers/eventually.js';
+import { memoryLog } from '../../helpers/memory-log.js';
 
 const FAKE_CLI = `
 console.log(JSON.stringify({
@@ -24,19 +24,6 @@ console.log(JSON.stringify({
 }));
 if (process.argv[2] === 'fail') { console.error('fake failure'); process.exit(3); }
 `;
-
-function memoryLog(): CommandLogWriter & { text: () => string } {
-  let text = '';
-  return {
-    id: 'img-00000000-0000-0000-0000-000000000000',
-    write: (chunk) => {
-      text += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
-    },
-    addSecrets: () => undefined,
-    close: async () => undefined,
-    text: () => text,
-  };
-}
 
 /** Every process whose command line names `path`. */
 function processesRunning(path: string): number[] {

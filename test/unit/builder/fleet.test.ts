@@ -2,7 +2,6 @@
 import test from 'ava';
 import { BuilderMetrics } from '../../../src/observability/builder-metrics.js';
 import { Registry } from 'prom-client';
-import type { CommandLogWriter } from '../../../src/logs/types.js';
 import { BuilderFleet } from '../../../workers/builder/fleet/fleet.js';
 import {
   normalisedRepository,
@@ -10,6 +9,7 @@ import {
   placementOrder,
 } from '../../../workers/builder/fleet/placement.js';
 import type { ProbeResult } from '../../../workers/builder/fleet/probe.js';
+import { memoryLog } from '../../helpers/memory-log.js';
 
 const ENDPOINTS = ['tcp://a:1234', 'tcp://b:1234', 'tcp://c:1234', 'tcp://d:1234'];
 const REPOS = Array.from({ length: 400 }, (_, i) =>
@@ -97,17 +97,6 @@ test('bounded load: a full first builder passes the build to the next in order; 
   t.is(fleet.place(REPO, undefined)?.endpoint, order[0], 'its place is free again');
 });
 
-function memoryLog(): CommandLogWriter & { text: () => string } {
-  let text = '';
-  return {
-    id: 'img-x',
-    write: (c) => void (text += String(c)),
-    addSecrets: () => undefined,
-    close: async () => undefined,
-    text: () => text,
-  };
-}
-
 test('a builder that does not answer is down at once; the build moves on with one log line naming both', async (t) => {
   const endpoints = ENDPOINTS.slice(0, 2);
   const [home, next] = placementOrder(placementKey(REPO, undefined), endpoints) as [string, string];
@@ -116,7 +105,7 @@ test('a builder that does not answer is down at once; the build moves on with on
   const placement = fleet.place(REPO, undefined);
   const moves: string[] = [];
   if (placement) placement.onMove = (e) => void moves.push(e);
-  const log = memoryLog();
+  const log = memoryLog('img-x');
   // The buildx setup of the next builder fails here (no docker config): the move happened before it.
   await t.throwsAsync(
     placement?.ensure({ log, home: '/nonexistent', signal: new AbortController().signal }) ??
@@ -149,7 +138,7 @@ test('no builder answers: the build fails naming the failure', async (t) => {
     ENDPOINTS.slice(0, 2).map((e) => [e, { ok: false, reason: 'TLS handshake failed (X)' }]),
   );
   const { fleet } = fleetOf(ENDPOINTS.slice(0, 2), 0, answers);
-  const log = memoryLog();
+  const log = memoryLog('img-x');
   const err = await t.throwsAsync(
     fleet.place(REPO, undefined)?.ensure({ log, home: '/x', signal: new AbortController().signal }) ??
       Promise.resolve(),

@@ -4,12 +4,12 @@
 import test from 'ava';
 import { Registry } from 'prom-client';
 import type { BuilderDeclaration } from '../../../src/config/builder-endpoints.js';
-import type { CommandLogWriter } from '../../../src/logs/types.js';
 import { BuilderMetrics } from '../../../src/observability/builder-metrics.js';
 import { BuilderFleet } from '../../../workers/builder/fleet/fleet.js';
 import { placementKey, placementOrder } from '../../../workers/builder/fleet/placement.js';
 import { platformOrders } from '../../../workers/builder/fleet/platform-placement.js';
 import type { ProbeResult } from '../../../workers/builder/fleet/probe.js';
+import { memoryLog } from '../../helpers/memory-log.js';
 
 const AMD = ['tcp://a1:1', 'tcp://a2:1', 'tcp://a3:1'];
 const I386 = 'tcp://b:1';
@@ -39,17 +39,6 @@ function fleetOf(
     metrics: new BuilderMetrics(new Registry()),
     probe: async (endpoint) => answers.get(endpoint) ?? { ok: true },
   });
-}
-
-function memoryLog(): CommandLogWriter & { text: () => string } {
-  let text = '';
-  return {
-    id: 'img-x',
-    write: (c) => void (text += String(c)),
-    addSecrets: () => undefined,
-    close: async () => undefined,
-    text: () => text,
-  };
 }
 
 test('each platform goes to its own pool, by the repository order within that pool', (t) => {
@@ -92,7 +81,7 @@ test('its builders down: the platform falls back, the log says where; with only 
   const placement = fleet.place(REPOS[0] as string, undefined, ['linux/386']);
   const moves: unknown[] = [];
   if (placement) placement.onMove = (endpoint, builders) => void moves.push({ endpoint, builders });
-  const log = memoryLog();
+  const log = memoryLog('img-x');
   // The buildx setup fails here (no docker): the move and the log lines came before it.
   await t.throwsAsync(
     placement?.ensure({ log, home: '/nonexistent', signal: new AbortController().signal }) ??

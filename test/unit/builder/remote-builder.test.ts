@@ -3,13 +3,13 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CommandFailure } from '../../../src/exec/run.js';
-import type { CommandLogWriter } from '../../../src/logs/types.js';
 import {
   builderSpecs,
   instanceNodes,
   RemoteBuilder,
   type BuilderSpec,
 } from '../../../workers/builder/remote-builder.js';
+import { memoryLog } from '../../helpers/memory-log.js';
 
 /**
  * A fake `docker` recording its calls in calls.log; `buildx create --name N ... ENDPOINT` writes
@@ -26,17 +26,6 @@ if [ "$1 $2" = "buildx create" ]; then
 fi
 exit 0
 `;
-
-function memoryLog(): CommandLogWriter & { text: () => string } {
-  let text = '';
-  return {
-    id: 'img-00000000-0000-0000-0000-000000000000',
-    write: (c) => void (text += String(c)),
-    addSecrets: () => undefined,
-    close: async () => undefined,
-    text: () => text,
-  };
-}
 
 async function setup(t: ExecutionContext) {
   const dir = await mkdtemp(join(tmpdir(), 'builder-test-'));

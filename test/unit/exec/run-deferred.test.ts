@@ -8,23 +8,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CommandFailure, runDeferred, type DeferredStart } from '../../../src/exec/run.js';
 import { ProcessGroups } from '../../../src/exec/process-groups.js';
-import type { CommandLogWriter } from '../../../src/logs/types.js';
 import { eventually } from '../../helpers/eventually.js';
+import { memoryLog } from '../../helpers/memory-log.js';
 
 const baseEnv = { PATH: '/usr/local/bin:/usr/bin:/bin' };
-
-function memoryLog(): CommandLogWriter & { text: () => string } {
-  let text = '';
-  return {
-    id: 'img-00000000-0000-0000-0000-000000000000',
-    write: (chunk) => {
-      text += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
-    },
-    addSecrets: () => undefined,
-    close: async () => undefined,
-    text: () => text,
-  };
-}
 
 async function scratch(t: { teardown: (fn: () => Promise<void>) => void }): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'ibs-run-deferred-'));

@@ -1,17 +1,6 @@
 import test from 'ava';
-import type { CommandLogWriter } from '../../../src/logs/types.js';
 import { sideBySide } from '../../../src/logs/side-by-side.js';
-
-function memoryLog(): CommandLogWriter & { text: () => string } {
-  let text = '';
-  return {
-    id: 'git-test',
-    write: (chunk) => void (text += String(chunk)),
-    addSecrets: () => undefined,
-    close: () => Promise.resolve(),
-    text: () => text,
-  };
-}
+import { memoryLog } from '../../helpers/memory-log.js';
 
 /** A point in one step that another step waits for: steps end in the order the test chooses. */
 function milestone(): { reach: () => void; reached: Promise<void> } {
@@ -21,7 +10,7 @@ function milestone(): { reach: () => void; reached: Promise<void> } {
 }
 
 test('steps run side by side; their output reaches the log in the order given, whatever order they end in', async (t) => {
-  const log = memoryLog();
+  const log = memoryLog('git-test');
   const started: string[] = [];
   const fastEnded = milestone();
   const results = await sideBySide(log, [
@@ -45,7 +34,7 @@ test('steps run side by side; their output reaches the log in the order given, w
 });
 
 test('the first failure in the order given, once every step has ended and written', async (t) => {
-  const log = memoryLog();
+  const log = memoryLog('git-test');
   let lastEnded = false;
   const threeFailed = milestone();
   const twoFailed = milestone();
