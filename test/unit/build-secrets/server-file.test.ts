@@ -2,25 +2,18 @@
 // entry stops startup naming the entry by id and never echoing its value; an unscoped entry is
 // refused; `file` is read at startup; the settings file's buildSecrets.entries is the fallback.
 import test from 'ava';
-import { ConfigError } from '../../../src/config/config-error.js';
+import type { ConfigError } from '../../../src/config/config-error.js';
 import { loadConfig } from '../../../src/config/load.js';
 import { effectiveConfigView } from '../../../src/config/view.js';
 import { configScratch } from '../../helpers/config-scratch.js';
 
-const { baseEnv, file } = configScratch('ibs-build-secrets-');
+const scratch = configScratch('ibs-build-secrets-');
+const { baseEnv, file } = scratch;
 const CANARY = 'CANARY-build-secret-value-5b1f';
 const SCOPE = [{ host: 'git.example.com', pathPrefix: 'team/' }];
 
-function problemsOf(entries: unknown): string[] {
-  const path = file('.json', JSON.stringify(entries));
-  try {
-    loadConfig({ argv: ['--build-secrets-config-path', path], env: baseEnv });
-  } catch (err) {
-    if (err instanceof ConfigError) return [...err.problems];
-    throw err;
-  }
-  return [];
-}
+const problemsOf = (entries: unknown): string[] =>
+  scratch.problemsOf(['--build-secrets-config-path', file('.json', JSON.stringify(entries))]);
 
 const BAD: readonly [string, unknown, RegExp][] = [
   [

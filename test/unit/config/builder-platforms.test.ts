@@ -2,22 +2,11 @@
 // `endpoint=os/arch+os/arch`, the settings file's `{endpoint, platforms}` entries, /config's view,
 // and the startup refusals of a malformed declaration.
 import test from 'ava';
-import { ConfigError } from '../../../src/config/config-error.js';
 import { loadConfig } from '../../../src/config/load.js';
 import { effectiveConfigView } from '../../../src/config/view.js';
 import { configScratch } from '../../helpers/config-scratch.js';
 
-const { baseEnv, file } = configScratch('ibs-builder-platforms-');
-
-function problemsOf(argv: string[], env: Record<string, string> = {}): string[] {
-  try {
-    loadConfig({ argv, env: { ...baseEnv, ...env } });
-  } catch (err) {
-    if (err instanceof ConfigError) return [...err.problems];
-    throw err;
-  }
-  return [];
-}
+const { baseEnv, file, problemsOf } = configScratch('ibs-builder-platforms-');
 
 const DECLARED = [
   { endpoint: 'tcp://a:1', platforms: ['linux/amd64', 'linux/arm64/v8'] },

@@ -1,13 +1,12 @@
 // Startup refusals of the builder endpoints and TLS options (docs/fleet.md): each names its option,
 // none quotes a file's content, and a consistent set loads with only paths in the configuration.
 import test from 'ava';
-import { ConfigError } from '../../../src/config/config-error.js';
 import { loadConfig } from '../../../src/config/load.js';
 import { effectiveConfigView } from '../../../src/config/view.js';
 import { configScratch } from '../../helpers/config-scratch.js';
 import { selfSignedCert } from '../../helpers/fake-registry.js';
 
-const { baseEnv, file } = configScratch('ibs-builder-tls-');
+const { baseEnv, file, problemsOf } = configScratch('ibs-builder-tls-');
 const pem = selfSignedCert();
 const other = selfSignedCert();
 const CANARY = 'CANARY-KEY-TEXT-4711';
@@ -18,16 +17,6 @@ const otherKey = file('.pem', other.key);
 const notPemKey = file('.pem', `not a key ${CANARY}\n`);
 const brokenKey = file('.pem', `-----BEGIN PRIVATE KEY-----\n${CANARY}\n-----END PRIVATE KEY-----\n`);
 const TCP = ['--builder-endpoint', 'tcp://127.0.0.1:1234'];
-
-function problemsOf(argv: string[], env: Record<string, string> = {}): string[] {
-  try {
-    loadConfig({ argv, env: { ...baseEnv, ...env } });
-  } catch (err) {
-    if (err instanceof ConfigError) return [...err.problems];
-    throw err;
-  }
-  return [];
-}
 
 const CASES: readonly { title: string; argv: string[]; env?: Record<string, string>; problem: RegExp }[] = [
   {

@@ -5,20 +5,10 @@ import { ConfigError } from '../../../src/config/config-error.js';
 import { loadConfig } from '../../../src/config/load.js';
 import { configScratch } from '../../helpers/config-scratch.js';
 
-const { dir, baseEnv, file } = configScratch('ibs-config-errors-');
+const { dir, baseEnv, file, problemsOf } = configScratch('ibs-config-errors-');
 
 const SECRET_KEY =
   '-----BEGIN OPENSSH PRIVATE KEY-----\nS3CRET-KEY-MATERIAL\n-----END OPENSSH PRIVATE KEY-----\n';
-
-function problemsOf(argv: string[], env: Record<string, string> = {}): string[] {
-  try {
-    loadConfig({ argv, env: { ...baseEnv, ...env } });
-  } catch (err) {
-    if (err instanceof ConfigError) return [...err.problems];
-    throw err;
-  }
-  return [];
-}
 
 const CASES: readonly {
   title: string;

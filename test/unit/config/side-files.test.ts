@@ -2,25 +2,13 @@
 // refused naming it (never its content), a file just under it loads, and no two rows land in
 // the same place of Config.
 import test from 'ava';
-import { ConfigError } from '../../../src/config/config-error.js';
 import { MAX_CONFIG_FILE_BYTES } from '../../../src/config/files.js';
-import { loadConfig } from '../../../src/config/load.js';
 import { OPTIONS, optionByName } from '../../../src/config/options.js';
 import { fileWhat, SIDE_FILES } from '../../../src/config/side-files.js';
 import { configScratch } from '../../helpers/config-scratch.js';
 
-const { baseEnv, file } = configScratch('ibs-side-files-');
+const { file, problemsOf } = configScratch('ibs-side-files-');
 const CANARY = 'side-file-canary-7f3a';
-
-function problemsOf(argv: string[]): string[] {
-  try {
-    loadConfig({ argv, env: baseEnv });
-  } catch (err) {
-    if (err instanceof ConfigError) return [...err.problems];
-    throw err;
-  }
-  return [];
-}
 
 /** A YAML list `[]` padded with a comment up to `bytes`, the comment holding the canary. */
 function paddedList(bytes: number): string {
