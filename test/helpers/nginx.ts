@@ -9,7 +9,8 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { eventually } from './eventually.js';
-import { freePort, isListening } from './service-process.js';
+import { isListening } from './service-process.js';
+import { freePort } from '../stack/proc.js';
 
 export const NGINX_BIN = '/usr/sbin/nginx';
 

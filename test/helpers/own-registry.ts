@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { stringify } from 'yaml';
 import { eventually } from './eventually.js';
-import { freePort } from './service-process.js';
+import { freePort } from '../stack/proc.js';
 
 export interface OwnRegistry {
   /** `127.0.0.1:<port>` */

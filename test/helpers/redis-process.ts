@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { redisAnswers, redisUrl, writeRedisConfig } from '../stack/redis-server.js';
-import { freePort } from './service-process.js';
+import { freePort } from '../stack/proc.js';
 import { eventually } from './eventually.js';
 
 export interface RedisProcess {

@@ -126,17 +126,3 @@ export function isListening(port: number, host = '127.0.0.1'): Promise<boolean> 
     socket.once('error', () => resolve(false));
   });
 }
-
-/** A port that was free a moment ago. */
-export async function freePort(): Promise<number> {
-  const { createServer } = await import('node:net');
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}

@@ -18,6 +18,7 @@ import {
   uniqueName,
 } from '../helpers/build-support.js';
 import { cmdlineOf, descendantPids } from '../helpers/processes.js';
+import { freePort } from '../stack/proc.js';
 
 test('wrong git password: 500 from git clone, the log says why and never shows the password', async (t) => {
   const app = await startBuildApp();
@@ -79,10 +80,7 @@ test('registry push denied: 500 from devcontainer build, the registry refusal in
 });
 
 test('builder unreachable: 500 before the build, its img log naming the builder', async (t) => {
-  const closed = createServer();
-  await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
-  const port = (closed.address() as { port: number }).port;
-  await new Promise<void>((resolve) => closed.close(() => resolve()));
+  const port = await freePort(); // nothing listens there
   const app = await startBuildApp({
     builderEndpoints: [`tcp://127.0.0.1:${port}`],
     builderName: 'it-unreachable',

@@ -23,7 +23,7 @@ import { ibsBuildArgs, runIbs } from '../helpers/ibs-process.js';
 import { eventually } from '../helpers/eventually.js';
 import { metricValue } from '../helpers/metrics.js';
 import { watchCommandLines } from '../helpers/processes.js';
-import { freePort } from '../helpers/service-process.js';
+import { freePort } from '../stack/proc.js';
 import { SLOW_FIXTURE_DOCKERFILE, SLOW_STEP_SECONDS, SLOW_STEP_STARTED } from '../stack/fixtures.js';
 
 /** A copy of the slow fixture whose step no concurrent build shares (BuildKit merges those). */

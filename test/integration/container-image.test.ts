@@ -12,10 +12,10 @@ import test from 'ava';
 import { execa } from 'execa';
 import { createHash, randomBytes } from 'node:crypto';
 import { chmod, chown, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stackEnv } from '../stack/env.js';
+import { freePort } from '../stack/proc.js';
 import { eventually } from '../helpers/eventually.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -54,14 +54,6 @@ async function timed<T>(what: string, fn: () => Promise<T>): Promise<T> {
     timings[what] = Math.round(ms) / 1000;
     progress(`${what}: ${outcome} in ${seconds(ms)}`);
   }
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 /** The local base image, tagged by what it is made of so CI imports it once per change. */

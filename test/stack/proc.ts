@@ -215,8 +215,35 @@ export async function sweep(l: Layout, graceMs = 3000): Promise<string[]> {
   return described;
 }
 
-/** A TCP port that is free on 127.0.0.1 right now. */
-export function freePort(): Promise<number> {
+/**
+ * A TCP port that is free on 127.0.0.1 right now, chosen below the kernel's ephemeral range: a port
+ * from that range can be taken by any outgoing connection or `listen(0)` between the choice and
+ * the listen of the process it is for (seen as EADDRINUSE under load).
+ */
+export async function freePort(): Promise<number> {
+  const low = ephemeralLow();
+  const from = 20_000;
+  if (low - from < 1000) return kernelPort();
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = from + Math.floor(Math.random() * (low - from));
+    if (await portFree(port)) return port;
+  }
+  return kernelPort();
+}
+
+/** The first port of the range the kernel hands out for outgoing connections and `listen(0)`. */
+function ephemeralLow(): number {
+  try {
+    const low = Number(
+      fs.readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0],
+    );
+    return Number.isInteger(low) && low > 0 ? low : 32_768;
+  } catch {
+    return 32_768;
+  }
+}
+
+function kernelPort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
     srv.once('error', reject);

@@ -5,7 +5,8 @@ import { request, type IncomingMessage } from 'node:http';
 import { join } from 'node:path';
 import { OPTIONS } from '../../../src/config/options.js';
 import { eventually } from '../../helpers/eventually.js';
-import { freePort, isListening, spawnService } from '../../helpers/service-process.js';
+import { isListening, spawnService } from '../../helpers/service-process.js';
+import { freePort } from '../../stack/proc.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
   version: string;
