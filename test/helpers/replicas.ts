@@ -121,3 +121,16 @@ export async function within(
   await eventually(() => check().catch(() => false), { timeout: timeoutMs, interval: everyMs, what });
   return Date.now() - started;
 }
+
+/** The milliseconds until no one of `replicas` lists the build of `requestId` as running. */
+export function leftRunningList(
+  replicas: readonly { readonly url: string }[],
+  requestId: string,
+): Promise<number> {
+  return within('the dead build leaves the list', 60_000, async () => {
+    const lists = await Promise.all(
+      replicas.map((replica) => listBuilds(replica, `requestId=${requestId}&status=running`)),
+    );
+    return lists.every((list) => list.length === 0);
+  });
+}

@@ -154,14 +154,22 @@ test('placement: each repository built twice lands on one builder, the second fr
   t.deepEqual([...used].sort(), [...endpoints].sort());
 });
 
-test('failover: a builder stopped while idle is seen down, its repositories build elsewhere; seen up once back', async (t) => {
+/**
+ * A service on two private bridges, and where `fixture`'s repository goes: its home builder, the
+ * other, and the bridge in front of the home one (for a test to stop).
+ */
+async function placedOnTwo(t: ExecutionContext, fixture: string) {
   const [a, b] = await privateBridges(t);
   const endpoints = [a.endpoint, b.endpoint];
   const service = await startBuildAppFor(t, { builderEndpoints: endpoints });
-  const repository = httpsRepo('image');
+  const repository = httpsRepo(fixture);
   const [home, other] = placementOrder(placementKey(repository, undefined), endpoints) as [string, string];
-  const bridge = home === a.endpoint ? a : b;
-  await bridge.stop();
+  return { a, b, service, repository, home, other, homeBridge: home === a.endpoint ? a : b };
+}
+
+test('failover: a builder stopped while idle is seen down, its repositories build elsewhere; seen up once back', async (t) => {
+  const { a, b, service, repository, home, other, homeBridge } = await placedOnTwo(t, 'image');
+  await homeBridge.stop();
   await eventually(async () => ((await builderUp(service, home)) === 0 ? true : undefined), {
     timeout: 60_000,
     interval: 200,
@@ -173,7 +181,7 @@ test('failover: a builder stopped while idle is seen down, its repositories buil
   const res = await postBuild(service, requestBody(repository));
   t.is(res.status, 200, JSON.stringify(res.body));
   t.is(await builderOf(service, repository, res.body.imageBuildLogId), other);
-  await bridge.start();
+  await homeBridge.start();
   await eventually(async () => ((await builderUp(service, home)) === 1 ? true : undefined), {
     timeout: 60_000,
     interval: 200,
@@ -213,15 +221,11 @@ function slowStepRunning(service: RunningApp): Promise<BuildRecord> {
 }
 
 test('a builder lost mid-build: that build is a 500 with its img log; the next build of the repository goes to the other', async (t) => {
-  const [a, b] = await privateBridges(t);
-  const endpoints = [a.endpoint, b.endpoint];
-  const service = await startBuildAppFor(t, { builderEndpoints: endpoints });
-  const repository = httpsRepo('slow');
-  const [home, other] = placementOrder(placementKey(repository, undefined), endpoints) as [string, string];
+  const { service, home, other, homeBridge } = await placedOnTwo(t, 'slow');
   const answer = slowBuild(service);
   const running = await slowStepRunning(service);
   t.is(running.builder, home);
-  await (home === a.endpoint ? a : b).stop();
+  await homeBridge.stop();
   const lost = await answer;
   t.is(lost.status, 500, JSON.stringify(lost.body));
   t.is(lost.body.logId, running.imageBuildLogId);

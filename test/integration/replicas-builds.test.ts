@@ -8,6 +8,7 @@ import { stackEnv } from '../stack/env.js';
 import { SLOW_STEP_STARTED } from '../stack/fixtures.js';
 import { startRedis } from '../helpers/redis-process.js';
 import {
+  leftRunningList,
   listBuilds,
   replicaEnv,
   startReplicas,
@@ -74,13 +75,7 @@ test('GET /builds on any replica lists the builds of all; a log followed on B st
   // SIGKILL of A: its build leaves the running list of B and C once its 15 s lease expires.
   // A replica lost with its pod or node: the service and the commands it runs, all at once.
   await a.service.lose();
-  const took = await within('the dead build leaves the list', 60_000, async () => {
-    const [onB, onCNow] = await Promise.all([
-      listBuilds(b, `requestId=${requestId}&status=running`),
-      listBuilds(c, `requestId=${requestId}&status=running`),
-    ]);
-    return onB.length === 0 && onCNow.length === 0;
-  });
+  const took = await leftRunningList([b, c], requestId);
   t.log(`gone ${took} ms after the SIGKILL`);
   t.is(await answer, 'connection lost');
 });

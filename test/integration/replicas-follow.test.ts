@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { startRedis } from '../helpers/redis-process.js';
 import {
   getText,
+  leftRunningList,
   listBuilds,
   postJson,
   replicaEnv,
@@ -142,13 +143,7 @@ test('SIGKILL of A during a slow build: its build leaves the list once its lease
 
   // A replica lost with its pod or node: the service and the commands it runs, all at once.
   await a.service.lose();
-  const took = await within('the dead build leaves the list', 60_000, async () => {
-    const [onBList, onCList] = await Promise.all([
-      listBuilds(b, `requestId=${requestId}&status=running`),
-      listBuilds(c, `requestId=${requestId}&status=running`),
-    ]);
-    return onBList.length === 0 && onCList.length === 0;
-  });
+  const took = await leftRunningList([b, c], requestId);
   t.log(`A's build left the running list ${took} ms after the SIGKILL`);
   t.is(await onA, 'connection lost');
 
