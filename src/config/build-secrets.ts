@@ -4,7 +4,6 @@
  * its `file` read once, at startup. A problem names the entry by its id (or its position when the
  * id itself is wrong), never by its value; an entry without a scope is refused.
  */
-import { readFileSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
 import {
   BUILD_SECRET_ID_RULE,
@@ -14,6 +13,7 @@ import {
   MAX_BUILD_SECRET_BYTES,
   type ServerBuildSecret,
 } from '../rules/build-secret-rules.js';
+import { readText } from './files.js';
 
 const ENTRY_KEYS = new Set(['id', 'value', 'file', 'repositories']);
 const SCOPE_KEYS = new Set(['host', 'pathPrefix']);
@@ -53,11 +53,9 @@ function entryValue(entry: Record<string, unknown>): { value: string } | { probl
   let text: string;
   if (file !== undefined) {
     if (typeof file !== 'string' || !isAbsolute(file)) return { problem: 'file must be an absolute path' };
-    try {
-      text = readFileSync(file, 'utf8');
-    } catch (err) {
-      return { problem: `file ${file} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})` };
-    }
+    const read = readText(file);
+    if (!read.ok) return { problem: `file ${file} ${read.why}` };
+    text = read.text;
   } else {
     if (typeof value !== 'string') return { problem: 'value must be a string' };
     text = value;

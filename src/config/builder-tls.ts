@@ -3,8 +3,8 @@
  * at startup to refuse what buildx would only reject at the first build. Only their paths go on (the
  * buildx remote driver's cacert, cert, key); the key's text is never kept, echoed or parsed into a message.
  */
-import { X509Certificate, createPrivateKey } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { KeyObject, X509Certificate, createPrivateKey } from 'node:crypto';
+import { readText } from './files.js';
 import type { OptionValues } from './option-values.js';
 import type { BuilderTls } from './types.js';
 
@@ -15,35 +15,31 @@ type TlsOptions = Pick<
 
 type Kind = 'certificate' | 'key';
 
-/** A problem text naming the option, or undefined when the file is a readable PEM of that kind. */
-function pemProblem(option: string, path: string, kind: Kind): string | undefined {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (err) {
-    return `${option}: ${path} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`;
-  }
+/** The file parsed as a PEM of that kind, or a problem text naming the option. */
+function pemFile(
+  option: string,
+  path: string,
+  kind: Kind,
+): { problem: string } | { parsed: X509Certificate | KeyObject } {
+  const read = readText(path);
+  if (!read.ok) return { problem: `${option}: ${path} ${read.why}` };
   const expected = kind === 'key' ? 'a PEM private key' : 'a PEM certificate';
   const marker = kind === 'key' ? /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----/ : /-----BEGIN CERTIFICATE-----/;
-  if (!marker.test(text)) return `${option}: ${path} is not ${expected}`;
+  if (!marker.test(read.text)) return { problem: `${option}: ${path} is not ${expected}` };
   try {
-    if (kind === 'key') createPrivateKey(text);
-    else new X509Certificate(text);
+    return { parsed: kind === 'key' ? createPrivateKey(read.text) : new X509Certificate(read.text) };
   } catch {
     // The parser's message is not echoed: it could quote the file.
-    return `${option}: ${path} is not ${expected} (it does not parse)`;
+    return { problem: `${option}: ${path} is not ${expected} (it does not parse)` };
   }
-  return undefined;
 }
 
-/** The client certificate must be the key's (both already checked readable PEM). */
-function pairProblem(options: TlsOptions): string[] {
-  if (options.builderTlsCert === undefined || options.builderTlsKey === undefined) return [];
-  const cert = new X509Certificate(readFileSync(options.builderTlsCert, 'utf8'));
-  const key = createPrivateKey(readFileSync(options.builderTlsKey, 'utf8'));
-  return cert.checkPrivateKey(key)
-    ? []
-    : ['--builder-tls-key (BUILDER_TLS_KEY_PATH) is not the key of the --builder-tls-cert certificate'];
+/** Whether the client certificate is the key's (true when either is not given). */
+function keyMatches(
+  cert: X509Certificate | KeyObject | undefined,
+  key: X509Certificate | KeyObject | undefined,
+): boolean {
+  return !(cert instanceof X509Certificate && key instanceof KeyObject) || cert.checkPrivateKey(key);
 }
 
 /** Every problem of the TLS options, each naming its option (empty when they are consistent). */
@@ -54,17 +50,24 @@ export function builderTlsProblems(options: TlsOptions): string[] {
     ['--builder-tls-cert (BUILDER_TLS_CERT_PATH)', options.builderTlsCert, 'certificate'],
     ['--builder-tls-key (BUILDER_TLS_KEY_PATH)', options.builderTlsKey, 'key'],
   ];
-  for (const [option, path, kind] of files) {
-    const problem = path === undefined ? undefined : pemProblem(option, path, kind);
-    if (problem !== undefined) problems.push(problem);
-  }
+  const parsed = files.map(([option, path, kind]) => {
+    if (path === undefined) return undefined;
+    const file = pemFile(option, path, kind);
+    if ('problem' in file) problems.push(file.problem);
+    return 'parsed' in file ? file.parsed : undefined;
+  });
   if (options.builderTlsCert !== undefined && options.builderTlsKey === undefined) {
     problems.push('--builder-tls-cert (BUILDER_TLS_CERT_PATH) is given without --builder-tls-key');
   }
   if (options.builderTlsKey !== undefined && options.builderTlsCert === undefined) {
     problems.push('--builder-tls-key (BUILDER_TLS_KEY_PATH) is given without --builder-tls-cert');
   }
-  if (problems.length === 0) problems.push(...pairProblem(options));
+  const [, cert, key] = parsed;
+  if (problems.length === 0 && !keyMatches(cert, key)) {
+    problems.push(
+      '--builder-tls-key (BUILDER_TLS_KEY_PATH) is not the key of the --builder-tls-cert certificate',
+    );
+  }
   const anyFile = files.some(([, path]) => path !== undefined);
   if (options.builderTlsServerName !== undefined && !anyFile) {
     problems.push('--builder-tls-server-name (BUILDER_TLS_SERVER_NAME) is given without TLS files');

@@ -1,8 +1,9 @@
 /**
- * The files configuration reads at startup: the settings file and the side files (JSON or YAML by
- * extension, at most MAX_CONFIG_FILE_BYTES), and the ambient docker config document. Problems are
- * returned as texts; parser messages are not echoed (they quote file content, which may hold
- * secrets), only the position.
+ * The files configuration reads at startup: every file's text through readText (so each says alike
+ * why it cannot be read), the settings and side files (JSON or YAML by extension, at most
+ * MAX_CONFIG_FILE_BYTES) and the ambient docker config document. Problems are returned as texts;
+ * parser messages are not echoed (they quote file content, which may hold secrets), only the
+ * position.
  */
 import { readFileSync, statSync } from 'node:fs';
 import { extname, join } from 'node:path';
@@ -17,16 +18,19 @@ export const MAX_CONFIG_FILE_BYTES = 4 * 1024 * 1024;
 
 const fail = <T>(...problems: string[]): FileResult<T> => ({ ok: false, problems });
 
-function readText(path: string, what: string): FileResult<string> {
+/** A file's text, or why not: `cannot be read (ENOENT)`, or over `maxBytes`. Never its content. */
+export type TextRead = { ok: true; text: string } | { ok: false; code: string; why: string };
+
+/** The one reader of configuration files, so each says why it could not be read alike. */
+export function readText(path: string, maxBytes = Number.POSITIVE_INFINITY): TextRead {
   try {
-    const { size } = statSync(path);
-    if (size > MAX_CONFIG_FILE_BYTES) {
-      return fail(`${what} ${path}: is larger than ${MAX_CONFIG_FILE_BYTES} bytes (${size})`);
-    }
-    return { ok: true, value: readFileSync(path, 'utf8') };
+    const size = Number.isFinite(maxBytes) ? statSync(path).size : 0;
+    if (size > maxBytes)
+      return { ok: false, code: 'EFBIG', why: `is larger than ${maxBytes} bytes (${size})` };
+    return { ok: true, text: readFileSync(path, 'utf8') };
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code ?? 'error';
-    return fail(`${what} ${path}: cannot be read (${code})`);
+    return { ok: false, code, why: `cannot be read (${code})` };
   }
 }
 
@@ -63,9 +67,9 @@ export function readStructuredFile(path: string, what: string): FileResult<unkno
   if (extension !== '.json' && extension !== '.yaml' && extension !== '.yml') {
     return fail(`${what} ${path}: unsupported extension "${extension}" (use .json, .yaml or .yml)`);
   }
-  const text = readText(path, what);
-  if (!text.ok) return text;
-  return extension === '.json' ? parseJson(text.value, path, what) : parseYamlText(text.value, path, what);
+  const read = readText(path, MAX_CONFIG_FILE_BYTES);
+  if (!read.ok) return fail(`${what} ${path}: ${read.why}`);
+  return extension === '.json' ? parseJson(read.text, path, what) : parseYamlText(read.text, path, what);
 }
 
 const AUTH_FIELDS = ['auth', 'username', 'password', 'identitytoken'] as const;
@@ -77,14 +81,12 @@ const AUTH_FIELDS = ['auth', 'username', 'password', 'identitytoken'] as const;
 export function readDockerConfig(dir: string): FileResult<DockerConfigDocument> {
   const path = join(dir, 'config.json');
   const what = 'docker config';
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') return { ok: true, value: { auths: {} } };
-    return fail(`${what} ${path}: cannot be read (${code ?? 'error'})`);
+  const read = readText(path);
+  if (!read.ok) {
+    if (read.code === 'ENOENT' || read.code === 'ENOTDIR') return { ok: true, value: { auths: {} } };
+    return fail(`${what} ${path}: ${read.why}`);
   }
+  const { text } = read;
   if (text.trim() === '') return { ok: true, value: { auths: {} } };
   const parsed = parseJson(text, path, what);
   if (!parsed.ok) return parsed;

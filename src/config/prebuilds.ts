@@ -3,11 +3,11 @@
  * settings file's `prebuilds.configurations`), checked here with problems naming the entry by
  * position and repository; the webhook secrets read once from their files at startup.
  */
-import { readFileSync } from 'node:fs';
 import { ajv } from '../rules/ajv.js';
 import { BUILD_PLATFORM_PATTERN, NAME_PATTERN, REGISTRY_PATTERN } from '../rules/image-reference.js';
 import { BUILDER_MODES } from '../rules/limits.js';
 import { formatAjvErrors } from './ajv-problems.js';
+import { readText } from './files.js';
 import type { HookSecrets, PrebuildConfiguration } from './types.js';
 
 const NON_EMPTY = { type: 'string', minLength: 1 } as const;
@@ -86,14 +86,12 @@ export function prebuildConfigurations(
 /** A webhook secret from its file (trailing newline dropped); the problem never shows the content. */
 export function hookSecret(path: string | undefined, what: string, problems: string[]): string | undefined {
   if (path === undefined) return undefined;
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (err) {
-    problems.push(`${what} ${path} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+  const read = readText(path);
+  if (!read.ok) {
+    problems.push(`${what} ${path} ${read.why}`);
     return undefined;
   }
-  const secret = text.replace(/\r?\n$/, '');
+  const secret = read.text.replace(/\r?\n$/, '');
   if (secret.length === 0 || /[\r\n]/.test(secret)) {
     problems.push(`${what} ${path} must hold one non-empty line`);
     return undefined;

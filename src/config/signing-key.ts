@@ -4,7 +4,7 @@
  * signatures against through its public half. Problems name the option, never the key.
  */
 import { createHash, createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readText } from './files.js';
 import type { SigningKey } from './types.js';
 
 const PKCS8 = /^-----BEGIN (ENCRYPTED )?PRIVATE KEY-----/;
@@ -23,12 +23,9 @@ function privateKeyOf(pem: string, password: string | undefined): KeyObject | st
 
 /** The key at `path`, or a problem text (without any of the file's content). */
 export function loadSigningKey(path: string, password: string | undefined): SigningKey | string {
-  let pem: string;
-  try {
-    pem = readFileSync(path, 'utf8').trim();
-  } catch (err) {
-    return `cannot read ${path} (${(err as NodeJS.ErrnoException).code ?? 'unreadable'})`;
-  }
+  const read = readText(path);
+  if (!read.ok) return `cannot read ${path} (${read.code})`;
+  const pem = read.text.trim();
   if (!PKCS8.test(pem)) return `${path} ${WHAT}`;
   const privateKey = privateKeyOf(pem, password);
   if (typeof privateKey === 'string') return `${path} ${privateKey}`;
