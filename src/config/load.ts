@@ -84,14 +84,12 @@ interface Inputs {
 /** An option's environment variable; an empty value means unset. */
 function envText(env: Environment, option: OptionSpec): string | undefined {
   const text = env[option.env];
-  // An empty environment value means unset.
   return text === undefined || text === '' ? undefined : text;
 }
 
 /** The settings file path itself: flag > env. */
 function settingsPathOf(argv: ParsedArgv, env: Environment): string | undefined {
-  const settingsOption = OPTIONS.find((o) => o.name === 'settingsPath') as OptionSpec;
-  const text = argv.values.get('settingsPath') ?? envText(env, settingsOption);
+  const text = argv.values.get('settingsPath') ?? envText(env, optionByName('settingsPath'));
   return text === undefined || text === '' ? undefined : text;
 }
 

@@ -19,10 +19,11 @@ export interface SettingsFile {
   readonly invalid: ReadonlySet<string>;
 }
 
+const secretLists = Object.values(SIDE_FILES).filter((side) => side.secret);
+const secretOptions = OPTIONS.filter((o) => o.secret).map((o) => o.settingsKey ?? o.name);
+
 /** Whether a problem at `path` may show the value: never under a secret option or list. */
 function mayShow(path: string): boolean {
-  const secretLists = Object.values(SIDE_FILES).filter((side) => side.secret);
-  const secretOptions = OPTIONS.filter((o) => o.secret).map((o) => o.settingsKey ?? o.name);
   return (
     !secretOptions.some((key) => path.startsWith(key)) &&
     // The list's section too: a whole section of the wrong type may be a secret itself.
