@@ -47,6 +47,10 @@ export interface PlacementFleet {
 export type { PlatformBuilder } from '../../../src/builds/types.js';
 import type { PlatformBuilder } from '../../../src/builds/types.js';
 
+/** 503: no builder of `platform` answers, and only native builders may build it. */
+export const platformUnavailable = (platform: string) =>
+  serviceError('PLATFORM_BUILDERS_UNAVAILABLE', { platform }, { retryAfterSeconds: RETRY_AFTER.default });
+
 export class Placement implements BuilderHandle {
   readonly #fleet: PlacementFleet;
   readonly #slots: readonly Slot[];
@@ -115,11 +119,7 @@ export class Placement implements BuilderHandle {
         `# builder ${from.spec.endpoint} unreachable: ${reason}; no other builder can take ${what}\n`,
       );
       if (this.#fleet.nativeOnly && slot.platform !== undefined) {
-        throw serviceError(
-          'PLATFORM_BUILDERS_UNAVAILABLE',
-          { platform: slot.platform },
-          { retryAfterSeconds: RETRY_AFTER.default },
-        );
+        throw platformUnavailable(slot.platform);
       }
       throw serviceError('STEP_FAILED', { step: 'image build' }, { logId: options.log.id, cause: reason });
     }

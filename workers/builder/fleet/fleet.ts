@@ -16,7 +16,13 @@ import { BUILD_STATUSES, type BuildStatus } from '../../../src/observability/met
 import { RETRY_AFTER } from '../../common/retry-after.js';
 import { RemoteBuilder, builderSpecs, type BuilderHandle, type BuilderNode } from '../remote-builder.js';
 export { Placement } from './build-placement.js';
-import { Placement, type Member, type PlacementFleet, type Slot } from './build-placement.js';
+import {
+  Placement,
+  platformUnavailable,
+  type Member,
+  type PlacementFleet,
+  type Slot,
+} from './build-placement.js';
 import { BuilderHealth, type BuilderState } from './health.js';
 import { placementKey, placementOrder } from './placement.js';
 import { placesPerPlatform, platformOrders } from './platform-placement.js';
@@ -94,11 +100,7 @@ export class BuilderFleet implements PlacementFleet {
     if (!placesPerPlatform(platforms, this.#declarations(), this.nativeOnly)) return;
     for (const { platform, order } of platformOrders('', platforms, this.#declarations(), this.nativeOnly)) {
       if (this.nativeOnly && !order.some((endpoint) => this.health.isUp(endpoint))) {
-        throw serviceError(
-          'PLATFORM_BUILDERS_UNAVAILABLE',
-          { platform },
-          { retryAfterSeconds: RETRY_AFTER.default },
-        );
+        throw platformUnavailable(platform);
       }
     }
   }
@@ -123,12 +125,7 @@ export class BuilderFleet implements PlacementFleet {
         ),
       );
       const member = this.#firstWithRoom(order, new Set());
-      if (member === undefined)
-        throw serviceError(
-          'BUILDERS_FULL',
-          { perBuilder: this.#limit },
-          { retryAfterSeconds: RETRY_AFTER.default },
-        );
+      if (member === undefined) throw this.#full();
       return new Placement(this, [{ order, native: 0, member }]);
     }
     const slots: Slot[] = [];
@@ -141,21 +138,20 @@ export class BuilderFleet implements PlacementFleet {
       const order = this.#inOrder(endpoints);
       const member = this.#firstWithRoom(order, new Set(slots.map((slot) => slot.member)));
       if (member === undefined || (this.nativeOnly && !this.health.isUp(member.spec.endpoint))) {
-        throw this.nativeOnly
-          ? serviceError(
-              'PLATFORM_BUILDERS_UNAVAILABLE',
-              { platform },
-              { retryAfterSeconds: RETRY_AFTER.default },
-            )
-          : serviceError(
-              'BUILDERS_FULL',
-              { perBuilder: this.#limit },
-              { retryAfterSeconds: RETRY_AFTER.default },
-            );
+        throw this.nativeOnly ? platformUnavailable(platform) : this.#full();
       }
       slots.push({ platform, order, native, member });
     }
     return new Placement(this, slots);
+  }
+
+  /** 429: every builder that answers already runs its limit of builds. */
+  #full() {
+    return serviceError(
+      'BUILDERS_FULL',
+      { perBuilder: this.#limit },
+      { retryAfterSeconds: RETRY_AFTER.default },
+    );
   }
 
   #declarations(): { endpoint: string; platforms: readonly string[] }[] {
