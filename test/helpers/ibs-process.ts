@@ -59,8 +59,9 @@ export function runIbs(args: readonly string[], env: Record<string, string> = {}
     arrivals.push({ at: Date.now(), length: err.length });
     for (const w of wake) w();
   });
+  // 'close', not 'exit': the last of stdout may still be in the pipe when the process has exited.
   const exited = new Promise<number | string>((resolve) => {
-    child.once('exit', (code, signal) => {
+    child.once('close', (code, signal) => {
       for (const w of wake) w();
       resolve(code ?? signal ?? 'unknown');
     });
