@@ -28,11 +28,15 @@ export interface ContextParts {
   readonly worker?: BuildWorkerOptions;
 }
 
-/** The context, and the two parts the caller starts and stops beside the server. */
+/**
+ * The context, the two parts the caller starts and stops beside the server, and the stop of the
+ * prebuild schedules (resolves once no pass runs).
+ */
 export function createContext(parts: ContextParts): {
   ctx: AppContext;
   retention: Retention;
   events: EventService;
+  stopPrebuilds: () => Promise<void>;
 } {
   const { config, logger, stores, shutdownSignal } = parts;
   const metrics = new Metrics();
@@ -71,13 +75,14 @@ export function createContext(parts: ContextParts): {
   buildWorker.onBuildEnded(retention.servedOnAnswer);
   // Each image a retention run deletes: an image.deleted event.
   retention.onImageDeleted(events.emitImageDeleted);
+  const prebuilds = createPrebuilds(shared, buildWorker, stores.scheduleLock);
   const ctx: AppContext = {
     ...shared,
     ...(stores.sharedStoreProbe === undefined ? {} : { sharedStoreProbe: stores.sharedStoreProbe }),
     errorTracker: parts.errorTracker,
     events,
     buildWorker,
-    prebuilds: createPrebuilds(shared, buildWorker, stores.scheduleLock),
+    prebuilds: prebuilds.prebuilds,
   };
-  return { ctx, retention, events };
+  return { ctx, retention, events, stopPrebuilds: prebuilds.stop };
 }

@@ -83,17 +83,20 @@ async function startReporting(config: Config): Promise<Reporting> {
   return { logger, errorTracker, flush };
 }
 
-/** The stores of the mode and the context every router reads; retention's schedule started. */
+/**
+ * The stores of the mode and the context every router reads; retention's schedule started. With
+ * the stop of the prebuild schedules, which the drain awaits.
+ */
 async function startContext(
   config: Config,
   reporting: Reporting,
   shutdownSignal: AbortSignal,
-): Promise<AppContext> {
+): Promise<{ ctx: AppContext; stopPrebuilds: () => Promise<void> }> {
   const { logger, errorTracker } = reporting;
   // Redis mode (redisUrl set): stores shared by every replica; else embedded (this instance only).
   const stores = await createStores(config, logger);
   const processGroups = new ProcessGroups().killOnExit(process);
-  const { ctx, retention } = createContext({
+  const { ctx, retention, stopPrebuilds } = createContext({
     config,
     logger,
     errorTracker,
@@ -103,7 +106,7 @@ async function startContext(
   });
   startRetentionSchedule(retention, config.retention, logger, shutdownSignal);
   shutdownSignal.addEventListener('abort', () => retention.client.close(), { once: true });
-  return ctx;
+  return { ctx, stopPrebuilds };
 }
 
 /** What the service says once it listens; a warning when pinned host keys are missing. */
@@ -150,14 +153,18 @@ async function main(): Promise<void> {
   const config = await configOrExit(process.argv.slice(2));
   const reporting = await startReporting(config);
   const abort = new AbortController();
-  const ctx = await startContext(config, reporting, abort.signal);
+  const { ctx, stopPrebuilds } = await startContext(config, reporting, abort.signal);
   const server = listen(ctx, reporting.flush);
   const shutdown = createShutdown({
     server,
     logger: reporting.logger,
     abort,
     graceMs: (config.shutdownGraceSeconds ?? DEFAULT_SHUTDOWN_GRACE_SECONDS) * 1000,
-    drained: () => ctx.buildWorker.drained?.() ?? Promise.resolve(),
+    // No new prebuild pass once shutting down (the lock goes to another replica); the one in
+    // flight and the builds running end first.
+    drained: async () => {
+      await Promise.all([ctx.buildWorker.drained?.(), stopPrebuilds()]);
+    },
     flush: reporting.flush,
     exit: (code) => process.exit(code),
   });

@@ -30,12 +30,15 @@ export interface PrebuildsContext {
   readonly shutdownSignal: AbortSignal;
 }
 
-/** The prebuilds, told of every build's end; their schedules start when any configuration is set. */
+/**
+ * The prebuilds, told of every build's end; their schedules start when any configuration is set.
+ * `stop` ends the schedules and resolves once no pass runs any more.
+ */
 export function createPrebuilds(
   ctx: PrebuildsContext,
   worker: Pick<BuildWorker, 'start' | 'cancel' | 'onBuildEnded'>,
   lock: ScheduleLock,
-): Prebuilds {
+): { prebuilds: Prebuilds; stop: () => Promise<void> } {
   const registry = new RegistryClient({ insecureRegistries: ctx.config.insecureRegistries });
   ctx.shutdownSignal.addEventListener('abort', () => registry.close(), { once: true });
   const builds = new WorkerPrebuildBuilds(worker, ctx.logger);
@@ -49,8 +52,9 @@ export function createPrebuilds(
     registry,
   });
   worker.onBuildEnded(prebuilds.ended);
-  if (ctx.config.prebuilds.configurations.length > 0) schedule(ctx, prebuilds, registry, lock);
-  return prebuilds;
+  if (ctx.config.prebuilds.configurations.length === 0) return { prebuilds, stop: async () => undefined };
+  const scheduled = schedule(ctx, prebuilds, registry, lock);
+  return { prebuilds, stop: () => scheduled.stop() };
 }
 
 function schedule(
@@ -58,7 +62,7 @@ function schedule(
   prebuilds: Prebuilds,
   registry: RegistryClient,
   lock: ScheduleLock,
-): void {
+): PrebuildSchedule {
   const deps = { config: ctx.config, groups: ctx.processGroups, registry, logger: ctx.logger };
   const reconciler = new Reconciler(prebuilds, deps);
   const refresher = new Refresher(prebuilds, deps);
@@ -75,5 +79,7 @@ function schedule(
       run: (l: Logger) => refresher.pass(l),
     },
   ];
-  new PrebuildSchedule(lock, passes, ctx.logger).start(SCHEDULE_TICK_MS, ctx.shutdownSignal);
+  const scheduled = new PrebuildSchedule(lock, passes, ctx.logger);
+  scheduled.start(SCHEDULE_TICK_MS, ctx.shutdownSignal);
+  return scheduled;
 }

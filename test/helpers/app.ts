@@ -69,7 +69,7 @@ export async function startApp(
   });
   // Embedded, or Redis mode when the overrides set redisUrl (as src/service.ts does).
   const stores = await createStores(config, logger);
-  const { ctx, retention, events } = createContext({
+  const { ctx, retention, events, stopPrebuilds } = createContext({
     config,
     logger,
     errorTracker: options.errorTracker ?? noopErrorTracker,
@@ -94,11 +94,12 @@ export async function startApp(
     close: async () => {
       abort.abort();
       retention.client.close();
+      await stopPrebuilds();
       await events.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await stores.close();
-      // A prebuild pass or an event append may still be ending in it: retry as Node's rm does.
+      // A build's clean-up may still be ending in it: retry as Node's rm does.
       if (overrides.scratchDir === undefined)
         await rm(scratchDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
     },

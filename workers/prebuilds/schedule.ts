@@ -1,7 +1,8 @@
 /**
  * The prebuild schedules: every tick this instance asks the schedule lock; the holder runs a
  * reconcile and a refresh at once when it takes the lock (at startup, or after the holder died),
- * then each every its interval. Passes never overlap.
+ * then each every its interval. Passes never overlap; stopping waits for the pass in flight, so
+ * nothing of it still runs (or writes in the scratch space) once stop() resolves.
  */
 import type { Logger } from '../../src/observability/logger.js';
 import type { ScheduleLock } from '../../src/prebuilds/schedule-lock.js';
@@ -19,7 +20,9 @@ export class PrebuildSchedule {
   /** When each pass is due next (0: at once). */
   readonly #due = new Map<string, number>();
   #held = false;
-  #running = false;
+  /** The passes in flight, if any (never two at once). */
+  #passing: Promise<void> | undefined;
+  #stopped = false;
   #timer: NodeJS.Timeout | undefined;
 
   constructor(lock: ScheduleLock, passes: readonly ScheduledPass[], logger: Logger) {
@@ -37,14 +40,18 @@ export class PrebuildSchedule {
     tick();
   }
 
+  /** Stops ticking, waits for the passes in flight, then lets the lock go. */
   async stop(): Promise<void> {
+    this.#stopped = true;
     clearInterval(this.#timer);
+    await this.#passing;
     if (this.#held) await this.#lock.release().catch(() => undefined);
     this.#held = false;
   }
 
   /** Renews (or takes) the lock, then starts the passes due unless some still run. */
   async tick(): Promise<void> {
+    if (this.#stopped) return;
     let held: boolean;
     try {
       held = await this.#lock.hold();
@@ -57,20 +64,18 @@ export class PrebuildSchedule {
       this.#due.clear();
     }
     this.#held = held;
-    if (!held || this.#running) return;
-    this.#running = true;
-    try {
-      await this.#runDue();
-    } catch (err) {
-      this.#logger.warn({ err }, 'prebuild schedules: pass failed');
-    } finally {
-      this.#running = false;
-    }
+    if (!held || this.#stopped || this.#passing !== undefined) return;
+    this.#passing = this.#runDue()
+      .catch((err: unknown) => this.#logger.warn({ err }, 'prebuild schedules: pass failed'))
+      .finally(() => {
+        this.#passing = undefined;
+      });
+    await this.#passing;
   }
 
   async #runDue(): Promise<void> {
     for (const pass of this.#passes) {
-      if (!this.#held) return;
+      if (!this.#held || this.#stopped) return;
       const now = Date.now();
       if ((this.#due.get(pass.name) ?? 0) > now) continue;
       this.#due.set(pass.name, now + pass.intervalMs);
