@@ -41,6 +41,15 @@ const STEPS: { readonly [P in Exclude<ConfigPath, LandedPath>]: Step<P> } = {
   signing: ({ signing }) => signing,
   'prebuilds.configurations': ({ lists }) => lists.prebuildConfigurations,
   'prebuilds.hookSecrets': ({ hookSecrets }) => hookSecrets,
+  'auth.issuers': ({ lists }) => lists.authIssuers,
+  // Digests compared in lower case (src/auth/static-tokens.ts).
+  'auth.tokens': ({ lists }) => lists.authTokens.map((t) => ({ ...t, sha256: t.sha256.toLowerCase() })),
+  'auth.rules': ({ lists }) =>
+    lists.authRules.map((rule) => ({
+      ...rule,
+      repositories: rule.repositories ?? [],
+      images: rule.images ?? [],
+    })),
   scratchDir: ({ env }) =>
     join(env.TMPDIR !== undefined && env.TMPDIR !== '' ? env.TMPDIR : tmpdir(), 'image-build-service'),
   dockerConfigDir: ({ dockerConfigDir }) => dockerConfigDir,

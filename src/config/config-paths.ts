@@ -5,7 +5,7 @@
 import type { Config } from './types.js';
 
 /** The fields of Config that are objects filled field by field. */
-export type ConfigSection = 'build' | 'retention' | 'events' | 'prebuilds';
+export type ConfigSection = 'build' | 'retention' | 'events' | 'prebuilds' | 'auth';
 
 /** `port`, `build.noCache`, ...: every place of Config. */
 export type ConfigPath =

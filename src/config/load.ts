@@ -7,6 +7,7 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgv, type ParsedArgv } from './argv.js';
+import { authProblems } from './auth.js';
 import { builderTlsProblems } from './builder-tls.js';
 import { configOf } from './config-fields.js';
 import { ConfigError } from './config-error.js';
@@ -189,6 +190,14 @@ export function loadConfigWithSources(input: LoadInput): LoadedConfig {
   const docker = ambientDockerConfig(env, problems);
   const signing = signingKeyOf(options.signingKeyPath, sources.signingKeyPath, env, problems);
   problems.push(...builderTlsProblems(options));
+  problems.push(
+    ...authProblems({
+      mode: options.authMode,
+      issuers: lists.authIssuers,
+      tokens: lists.authTokens,
+      rules: lists.authRules,
+    }),
+  );
   if (problems.length > 0) throw new ConfigError(problems);
   const config = configOf({ options, lists, hookSecrets: hooks, signing, ...docker, env });
   return deepFreeze({ config, sources });

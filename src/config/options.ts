@@ -3,7 +3,7 @@
  * schema, `--help`, the README configuration table, the type of the values (option-values.ts) and
  * where each value lands in Config. Pure: no I/O.
  */
-import { PROVENANCE_MODES, RETENTION_MODES } from './types.js';
+import { AUTH_MODES, PROVENANCE_MODES, RETENTION_MODES } from './types.js';
 import { BUILD_PLATFORM_PATTERN } from '../rules/image-reference.js';
 import { CACHE_TYPES, parseCacheSpec } from '../rules/cache-spec.js';
 import { BUILDER_MODES } from '../rules/limits.js';
@@ -818,6 +818,52 @@ export const OPTION_TABLE = {
     ...FILE_PATH,
     defaultText: 'unset (POST /hooks/gitea refused)',
     description: 'File holding the secret of the Gitea or Forgejo webhook (`X-Hub-Signature-256`).',
+  },
+  authMode: {
+    label: 'Caller identity mode',
+    flag: '--auth-mode',
+    env: 'AUTH_MODE',
+    lands: 'auth.mode',
+    settingsKey: 'auth.mode',
+    type: 'string',
+    placeholder: '<mode>',
+    default: 'off',
+    defaultText: '`off`',
+    values: AUTH_MODES,
+    schema: { type: 'string', enum: [...AUTH_MODES] },
+    secret: false,
+    description:
+      'Caller identity (docs/auth.md): `off` answers every caller (cluster-internal use), `enforce` asks ' +
+      'each request for a bearer token (OIDC ID token or static token) that a rule allows.',
+  },
+  authIssuersPath: {
+    label: 'Identity issuers file path',
+    flag: '--auth-issuers-path',
+    env: 'AUTH_ISSUERS_PATH',
+    ...FILE_PATH,
+    defaultText: 'unset (empty list)',
+    description:
+      "JSON/YAML array of OIDC issuers `{name, issuer, audience}`; replaces the settings file's `auth.issuers`.",
+  },
+  authTokensPath: {
+    label: 'Static tokens file path',
+    flag: '--auth-tokens-path',
+    env: 'AUTH_TOKENS_PATH',
+    ...FILE_PATH,
+    defaultText: 'unset (empty list)',
+    description:
+      "JSON/YAML array of static bearer tokens `{name, sha256}` (the token's sha256, hex); " +
+      "replaces the settings file's `auth.tokens`.",
+  },
+  authRulesPath: {
+    label: 'Access rules file path',
+    flag: '--auth-rules-path',
+    env: 'AUTH_RULES_PATH',
+    ...FILE_PATH,
+    defaultText: 'unset (empty list)',
+    description:
+      'JSON/YAML array of access rules `{name, issuer | token, claims?, actions, repositories, images}` ' +
+      "(docs/auth.md); replaces the settings file's `auth.rules`.",
   },
   shutdownGraceSeconds: {
     label: 'Shutdown grace, seconds',

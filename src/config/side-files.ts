@@ -5,6 +5,7 @@
  * its settings key. A secret list never has a value shown in a problem.
  */
 import type { ServerBuildSecret } from '../rules/build-secret-rules.js';
+import { AUTH_ISSUER_SCHEMA, AUTH_RULE_SCHEMA, AUTH_TOKEN_SCHEMA, duplicateNameProblems } from './auth.js';
 import { buildSecretEntries } from './build-secrets.js';
 import { duplicateCredentialProblems } from './credential-entries.js';
 import { GIT_CREDENTIAL_SCHEMA, REGISTRY_MAPPING_RULE_SCHEMA } from './entry-schemas.js';
@@ -13,6 +14,9 @@ import type { OptionValues } from './option-values.js';
 import { optionByName, type ValueSchema } from './options.js';
 import { prebuildConfigurations } from './prebuilds.js';
 import type {
+  AuthIssuer,
+  AuthRule,
+  AuthToken,
   EventSubscription,
   GitCredential,
   PrebuildConfiguration,
@@ -90,6 +94,28 @@ export const SIDE_FILES = {
     settingsKey: 'events.subscriptions',
     secret: true,
     entries: eventSubscriptions,
+  }),
+  authIssuers: sideFile<AuthIssuer>({
+    option: 'authIssuersPath',
+    settingsKey: 'auth.issuers',
+    schema: { type: 'array', items: AUTH_ISSUER_SCHEMA },
+    secret: false,
+    across: (entries, origin) => duplicateNameProblems(entries, origin.item),
+  }),
+  // A token's digest is not the token, but it is never shown either (docs/auth.md).
+  authTokens: sideFile<AuthToken>({
+    option: 'authTokensPath',
+    settingsKey: 'auth.tokens',
+    schema: { type: 'array', items: AUTH_TOKEN_SCHEMA },
+    secret: true,
+    across: (entries, origin) => duplicateNameProblems(entries, origin.item),
+  }),
+  authRules: sideFile<AuthRule>({
+    option: 'authRulesPath',
+    settingsKey: 'auth.rules',
+    schema: { type: 'array', items: AUTH_RULE_SCHEMA },
+    secret: false,
+    across: (entries, origin) => duplicateNameProblems(entries, origin.item),
   }),
 };
 

@@ -17,6 +17,61 @@ export const PROVENANCE_MODES = ['min', 'max', 'off'] as const;
 /** `buildx build --provenance`: min and max as BuildKit's modes, off for none. */
 export type ProvenanceMode = (typeof PROVENANCE_MODES)[number];
 
+/** Caller identity (docs/auth.md): `off` is the contract (no identity asked); `enforce` asks every caller. */
+export const AUTH_MODES = ['off', 'enforce'] as const;
+export type AuthMode = (typeof AUTH_MODES)[number];
+/** What an access rule grants (docs/auth.md lists the routes of each). */
+export const AUTH_ACTIONS = ['build', 'read', 'cancel', 'delete', 'admin'] as const;
+export type AuthAction = (typeof AUTH_ACTIONS)[number];
+
+/** An OIDC issuer whose ID tokens are accepted. */
+export interface AuthIssuer {
+  readonly name: string;
+  /** `https://...`, compared exactly with a token's `iss`; discovery and keys are fetched from it. */
+  readonly issuer: string;
+  /** A token's `aud` must contain it. */
+  readonly audience: string;
+}
+
+/** A static bearer token, kept only as the sha256 (hex) of the token. */
+export interface AuthToken {
+  readonly name: string;
+  readonly sha256: string;
+}
+
+/** Repositories a rule covers: the host (`*`: any) and a glob of the path (`{claim}` placeholders). */
+export interface AuthRepositoryPattern {
+  readonly host: string;
+  readonly path: string;
+}
+
+/** Images a rule covers: the registry exactly (`*`: any) and a glob of the name (`{claim}` placeholders). */
+export interface AuthImagePattern {
+  readonly registry: string;
+  readonly name: string;
+}
+
+/** One access rule: whose tokens it applies to, and the actions it grants on which resources. */
+export interface AuthRule {
+  readonly name: string;
+  /** The issuer (by name) whose ID tokens the rule applies to; or `token`. */
+  readonly issuer?: string;
+  /** The static token (by name) the rule applies to. */
+  readonly token?: string;
+  /** Each named claim of the token must equal its value. */
+  readonly claims?: Readonly<Record<string, string>>;
+  readonly actions: readonly AuthAction[];
+  readonly repositories: readonly AuthRepositoryPattern[];
+  readonly images: readonly AuthImagePattern[];
+}
+
+export interface AuthSettings {
+  readonly mode: AuthMode;
+  readonly issuers: readonly AuthIssuer[];
+  readonly tokens: readonly AuthToken[];
+  readonly rules: readonly AuthRule[];
+}
+
 export interface GitCredentialHttps {
   readonly host: string;
   /** Narrows the entry to one port when set. */
@@ -207,6 +262,8 @@ export interface Config {
   readonly settingsPath?: string;
   /** Prebuilds on push, reconcile and refresh (docs/prebuilds.md); no configuration: none. */
   readonly prebuilds: PrebuildSettings;
+  /** Caller identity and access rules (docs/auth.md). */
+  readonly auth: AuthSettings;
 
   // Derived from the process environment (not options of the table in options.ts).
   /** Scratch space: per-request dirs, captured logs, tool caches. `<os tmpdir>/image-build-service`. */

@@ -5,22 +5,12 @@
 import type { EventSubscription } from '../config/types.js';
 import { scopeCovers } from '../rules/build-secret-rules.js';
 import { typeMatches } from '../rules/event-types.js';
+import { repositoryParts } from '../rules/repository-parts.js';
 
 /** What a subscription filters on besides the type (absent for events of no build). */
 export interface EventScope {
   readonly repository?: string;
   readonly status?: string;
-}
-
-function repositoryParts(repository: string): { host: string; path: string } | undefined {
-  try {
-    const url = new URL(repository);
-    return { host: url.hostname, path: url.pathname.replace(/^\//, '') };
-  } catch {
-    // scp-like `git@host:path`.
-    const match = /^(?:[^@/]+@)?([^:/]+):(.+)$/.exec(repository);
-    return match === null ? undefined : { host: match[1] ?? '', path: (match[2] ?? '').replace(/^\//, '') };
-  }
 }
 
 function repositoryMatches(subscription: EventSubscription, repository: string | undefined): boolean {

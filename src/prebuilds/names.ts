@@ -1,26 +1,7 @@
 /**
- * The pure rules of prebuilds (docs/prebuilds.md): globs of branches and paths, the branch tag,
- * and the key a repository URL is matched by (host and path, whatever the scheme).
+ * The pure rules of prebuilds (docs/prebuilds.md): the branch tag and the key a repository URL is
+ * matched by (host and path, whatever the scheme). Branch and path globs: src/rules/globs.ts.
  */
-
-/** A glob as a RegExp: `**` any characters, `*` any but `/`, `?` one but `/`. */
-export function globToRegExp(glob: string): RegExp {
-  let out = '';
-  for (let i = 0; i < glob.length; i += 1) {
-    const c = glob[i] ?? '';
-    if (c === '*' && glob[i + 1] === '*') {
-      // `**/` also matches no folder at all.
-      out += glob[i + 2] === '/' ? '(?:.*/)?' : '.*';
-      i += glob[i + 2] === '/' ? 2 : 1;
-    } else if (c === '*') out += '[^/]*';
-    else if (c === '?') out += '[^/]';
-    else out += c.replace(/[.+^${}()|[\]\\]/g, '\\$&');
-  }
-  return new RegExp(`^${out}$`);
-}
-
-export const matchesAny = (value: string, globs: readonly string[]): boolean =>
-  globs.some((glob) => globToRegExp(glob).test(value));
 
 /** `<name>:<branch>` tag part: lower case, every character outside `[a-z0-9_.-]` made `-`. */
 export function branchTag(branch: string): string {

@@ -5,7 +5,7 @@
  * and the log names each change: `base image <ref>: <old> -> <new>`.
  */
 import type { Logger } from '../../src/observability/logger.js';
-import { matchesAny } from '../../src/prebuilds/names.js';
+import { matchesAny } from '../../src/rules/globs.js';
 import { remoteHeads } from '../git/ls-remote.js';
 import { branchImageCommit } from './branch-tag.js';
 import { prebuildPlan } from './plan.js';

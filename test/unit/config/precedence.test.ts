@@ -51,6 +51,12 @@ const hookFile = (name: string): string => {
   return path;
 };
 
+const tokensFile = (name: string): string => file(`tokens-${name}.yaml`, [{ name, sha256: 'ab'.repeat(32) }]);
+const issuersFile = (name: string): string =>
+  file(`issuers-${name}.yaml`, [{ name, issuer: `https://${name}.example`, audience: 'ibs' }]);
+const accessRulesFile = (name: string): string =>
+  file(`access-rules-${name}.yaml`, [{ name, token: 'ops', actions: ['read'] }]);
+
 const subscriptionsFile = (name: string): string =>
   file(`subscriptions-${name}.yaml`, [
     {
@@ -188,6 +194,30 @@ const CASES: { readonly [K in OptionName]: Case } = {
   redisUrl: {
     values: ['redis://:p1@flag.example:6379', 'rediss://u:p2@env.example:6380/2', 'redis://file.example'],
     read: (c) => c.redisUrl,
+  },
+  authMode: {
+    values: ['enforce', 'off', 'enforce'],
+    read: (c) => c.auth.mode,
+    companions: [`--auth-tokens-path=${tokensFile('ops')}`],
+  },
+  authIssuersPath: {
+    values: [issuersFile('flag'), issuersFile('env'), issuersFile('file')],
+    read: (c) => c.auth.issuers.map((i) => i.name),
+    expected: [['flag'], ['env'], ['file']],
+    unset: [],
+  },
+  authTokensPath: {
+    values: [tokensFile('flag'), tokensFile('env'), tokensFile('file')],
+    read: (c) => c.auth.tokens.map((t) => t.name),
+    expected: [['flag'], ['env'], ['file']],
+    unset: [],
+  },
+  authRulesPath: {
+    values: [accessRulesFile('flag'), accessRulesFile('env'), accessRulesFile('file')],
+    read: (c) => c.auth.rules.map((r) => r.name),
+    expected: [['flag'], ['env'], ['file']],
+    unset: [],
+    companions: [`--auth-tokens-path=${tokensFile('ops')}`],
   },
   prebuildConfigurationsPath: {
     values: [prebuildsFile('flag'), prebuildsFile('env'), prebuildsFile('file')],
@@ -327,6 +357,7 @@ test('the defaults are the contract table, and derived fields come from the envi
       allowInsecureGitProtocols: false,
       gitCredentials: [],
       registryMappingRules: [],
+      auth: { mode: 'off', issuers: [], tokens: [], rules: [] },
       events: { subscriptions: [], retrySeconds: [5, 300, 1800, 7200, 18000, 36000, 36000] },
       build: {
         platforms: [],

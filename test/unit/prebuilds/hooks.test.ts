@@ -5,7 +5,8 @@ import test from 'ava';
 import { isServiceError } from '../../../src/errors/errors.js';
 import { readHookDelivery } from '../../../src/http/hook-payload.js';
 import { validHookSignature } from '../../../src/http/hook-signature.js';
-import { branchTag, globToRegExp, matchesAny, repositoryKey } from '../../../src/prebuilds/names.js';
+import { branchTag, repositoryKey } from '../../../src/prebuilds/names.js';
+import { globToRegExp, matchesAny } from '../../../src/rules/globs.js';
 
 const secret = 's3cret';
 const body = Buffer.from(JSON.stringify({ hello: 'world' }));
