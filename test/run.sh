@@ -3,6 +3,21 @@
 # stack if this run started it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The system temporary directory (/tmp, and TMPDIR as it was before the run), listed before anything
+# of the run starts: whatever the run leaves there is a leftover (each test and each build removes
+# what it makes), except the stack's own state directory, tsx's shared compile cache and this
+# script's own files. IBS_TMP_IGNORE: space-separated name patterns of entries that other processes
+# of the machine make meanwhile (the run cannot tell who made an entry).
+sys_tmps=(/tmp)
+if [ -n "${TMPDIR:-}" ] && [ "$(realpath -m "$TMPDIR")" != /tmp ]; then sys_tmps+=("$(realpath -m "$TMPDIR")"); fi
+stack_dir=$(realpath -m "${IBS_STACK_DIR:-/tmp/ibs-stack}")
+tmp_listing() {
+  local dir
+  for dir in "${sys_tmps[@]}"; do
+    [ -d "$dir" ] && find "$dir" -mindepth 1 -maxdepth 1 -printf '%p\n'
+  done | sort
+}
+tmp_before=$(tmp_listing)
 # Stop at the end only a stack this run started (test/stack/session.ts): a stack that was already
 # running (the quick start's, another shell's) is left as it was found, also in CI.
 session=$(mktemp)
@@ -27,6 +42,20 @@ ln -s "$tmp_root/$tsx_cache" "$tests_tmp/$tsx_cache"
 limit=${IBS_TEST_TIME_LIMIT:-70m}
 TMPDIR=$tests_tmp setsid npx ava "$@" >"$out" 2>&1 &
 ava_pid=$!
+# Who made a leftover: each new entry of the system temporary directory is noted when first seen,
+# with how far the test output had come, so that the tests reported around that moment can be named.
+tmp_seen=$(mktemp)
+tmp_new() { comm -13 <(printf '%s\n' "$tmp_before") <(tmp_listing); }
+(
+  while kill -0 "$ava_pid" 2>/dev/null; do
+    lines=$(wc -l <"$out")
+    tmp_new | while IFS= read -r entry; do
+      grep -qxF -e "$entry" <(cut -f2 "$tmp_seen") || printf '%s\t%s\n' "$lines" "$entry" >>"$tmp_seen"
+    done
+    sleep 1
+  done
+) &
+tmp_watch_pid=$!
 watch=0
 timeout "$limit" tail -n +1 -f --pid="$ava_pid" "$out" || watch=$?
 if [ "$watch" = 124 ]; then
@@ -35,6 +64,7 @@ if [ "$watch" = 124 ]; then
   kill -TERM -- "-$ava_pid" 2>/dev/null || true
 fi
 wait "$ava_pid" || status=$?
+wait "$tmp_watch_pid" || true
 leftovers=$(find "$tests_tmp" -mindepth 1 -maxdepth 1 ! -name "$tsx_cache" -printf '  %f\n' | sort)
 rm -rf "$tests_tmp"
 if [ -n "$leftovers" ]; then
@@ -42,6 +72,41 @@ if [ -n "$leftovers" ]; then
   echo "$leftovers"
   status=1
 fi
+# The run's own leftovers in the system temporary directory (see tmp_listing above).
+own_files=("$session" "$out" "$tmp_seen" "$tests_tmp" "$(dirname "$tests_tmp")/$tsx_cache")
+tmp_leftovers=$(tmp_new | while IFS= read -r entry; do
+  resolved=$(realpath -m "$entry")
+  case "$resolved" in "$stack_dir" | "$stack_dir"/*) continue ;; esac
+  for own in "${own_files[@]}"; do [ "$resolved" = "$(realpath -m "$own")" ] && continue 2; done
+  for pattern in ${IBS_TMP_IGNORE:-}; do
+    # shellcheck disable=SC2254 # a pattern on purpose
+    case "${entry##*/}" in $pattern) continue 2 ;; esac
+  done
+  printf '%s\n' "$entry"
+done)
+if [ -n "$tmp_leftovers" ]; then
+  echo "---- the run left these in the system temporary directory (nothing of a test or build may) ----"
+  results='^ +(✔|✘)'
+  while IFS= read -r entry; do
+    echo "  $entry"
+    seen=$(awk -F '\t' -v e="$entry" '$2 == e { print $1; exit }' "$tmp_seen")
+    if [ -n "$seen" ]; then
+      before=$(head -n "$seen" "$out" | grep -E "$results" | tail -n 2 | sed 's/^ */      /')
+      after=$(tail -n "+$((seen + 1))" "$out" | grep -E "$results" | head -n 3 | sed 's/^ */      /')
+      echo "    first seen after:"
+      echo "${before:-      (no test reported yet)}"
+      echo "    made by one of the tests running then, reported next:"
+      echo "${after:-      (none: made at the end of the run)}"
+    fi
+    mentions=$(grep -F -- "${entry##*/}" "$out" | head -n 3 | sed 's/^ */      /' || true)
+    if [ -n "$mentions" ]; then
+      echo "    named in the test output:"
+      echo "$mentions"
+    fi
+  done <<<"$tmp_leftovers"
+  status=1
+fi
+rm -f "$tmp_seen"
 # What went wrong, again at the end (ava prints it where it happened, often far above the end):
 # each failure, uncaught exception, unhandled rejection or timeout, up to the next passing test.
 problems='^ +(✘|Uncaught exception|Unhandled rejection|Timed out)'

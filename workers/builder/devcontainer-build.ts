@@ -29,6 +29,7 @@ import {
   LABEL_REVISION_VAR,
   LABEL_SOURCE_VAR,
   LABEL_TAG_VAR,
+  KEYED_DIR_VAR,
   NODE_VAR,
   PLATFORMS_VAR,
   PROVENANCE_VAR,
@@ -265,7 +266,11 @@ function cliEnv(options: BuildAndPushOptions, prepared: Prepared): Record<string
     ...(prepared.secretsDir === undefined ? {} : { [SECRETS_DIR_VAR]: prepared.secretsDir }),
     ...(prepared.identity === undefined
       ? {}
-      : { [SECRETS_IDENTITY_VAR]: prepared.identity, [NODE_VAR]: process.execPath }),
+      : {
+          [SECRETS_IDENTITY_VAR]: prepared.identity,
+          [NODE_VAR]: process.execPath,
+          [KEYED_DIR_VAR]: dir.generated,
+        }),
   };
 }
 

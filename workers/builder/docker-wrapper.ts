@@ -31,6 +31,8 @@ export const SECRETS_DIR_VAR = 'IBS_BUILD_SECRETS_DIR';
  * passed as the build argument IDENTITY_ARG, last (so that no earlier `--build-arg` overrides it).
  */
 export const SECRETS_IDENTITY_VAR = 'IBS_BUILD_SECRETS_IDENTITY';
+/** The folder keyed-dockerfile.cjs writes its copies into: the request's own, in the scratch space. */
+export const KEYED_DIR_VAR = 'IBS_KEYED_DOCKERFILE_DIR';
 /** The node that runs keyed-dockerfile.cjs (this service's own). */
 export const NODE_VAR = 'IBS_NODE';
 /** The build argument that carries the identity into every stage (reserved: docs/secrets.md). */
@@ -41,7 +43,7 @@ export const KEYED_DOCKERFILE_SCRIPT = fileURLToPath(new URL('./keyed-dockerfile
 /** The keyed copy of the Dockerfile `$1` (a shell function of the wrapper; fails the build when it fails). */
 const KEY_FUNCTION = [
   'keyed() {',
-  `  copy=$("$${NODE_VAR}" "$keyer" "$1" ${IDENTITY_ARG}) || exit 1`,
+  `  copy=$("$${NODE_VAR}" "$keyer" "$1" ${IDENTITY_ARG} "$${KEYED_DIR_VAR}") || exit 1`,
   '  keyedfiles=$((keyedfiles + 1))',
   '}',
 ];

@@ -3,11 +3,12 @@
  * The Dockerfile of a build offered secrets, keyed (docs/secrets.md, The builder's cache): a copy
  * with `ARG <name>` after every FROM instruction, so that every RUN step of every stage has the
  * secrets' identity (a build argument) in its cache key. Run by the docker wrapper on the file the
- * Dev Containers CLI hands buildx. argv: [dockerfile, name]; writes the copy (and the file's own
- * `.dockerignore`, if any) into a new folder of TMPDIR and prints the copy's path.
+ * Dev Containers CLI hands buildx. argv: [dockerfile, name, folder]; writes the copy (and the file's
+ * own `.dockerignore`, if any) into a new folder inside `folder` (the request's own, in the scratch
+ * space: nothing of a build outlives it elsewhere) and prints the copy's path. Nothing is made when
+ * the Dockerfile cannot be read.
  */
 const fs = require('node:fs');
-const os = require('node:os');
 const path = require('node:path');
 
 /** `# directive=value` lines at the very top; only `escape` matters here. */
@@ -64,15 +65,21 @@ function keyedDockerfile(text, name) {
 }
 
 function main(argv) {
-  const [dockerfile, name] = argv;
-  if (dockerfile === undefined || name === undefined)
-    throw new Error('usage: keyed-dockerfile.cjs FILE NAME');
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'keyed-dockerfile-'));
-  const copy = path.join(dir, path.basename(dockerfile));
-  fs.writeFileSync(copy, keyedDockerfile(fs.readFileSync(dockerfile, 'utf8'), name), { mode: 0o600 });
-  const ignore = `${dockerfile}.dockerignore`;
-  if (fs.existsSync(ignore)) fs.copyFileSync(ignore, `${copy}.dockerignore`);
-  process.stdout.write(copy);
+  const [dockerfile, name, folder] = argv;
+  if (dockerfile === undefined || name === undefined || !folder)
+    throw new Error('usage: keyed-dockerfile.cjs FILE NAME FOLDER');
+  const keyed = keyedDockerfile(fs.readFileSync(dockerfile, 'utf8'), name);
+  const dir = fs.mkdtempSync(path.join(path.resolve(folder), 'keyed-dockerfile-'));
+  try {
+    const copy = path.join(dir, path.basename(dockerfile));
+    fs.writeFileSync(copy, keyed, { mode: 0o600 });
+    const ignore = `${dockerfile}.dockerignore`;
+    if (fs.existsSync(ignore)) fs.copyFileSync(ignore, `${copy}.dockerignore`);
+    process.stdout.write(copy);
+  } catch (err) {
+    fs.rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
 }
 
 module.exports = { keyedDockerfile };

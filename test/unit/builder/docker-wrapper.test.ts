@@ -1,11 +1,12 @@
 import test, { type ExecutionContext } from 'ava';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { run } from '../../../src/exec/run.js';
 import {
   IDENTITY_ARG,
+  KEYED_DIR_VAR,
   LABEL_BRANCH_VAR,
   LABEL_BUILT_VAR,
   LABEL_KEY_VAR,
@@ -131,7 +132,7 @@ test('with the secrets identity, each -f Dockerfile is replaced by its keyed cop
   const dockerfile = join(dir, 'my Dockerfile');
   await writeFile(dockerfile, 'FROM base\nRUN --mount=type=secret,id=npmrc true\n');
   await writeFile(`${dockerfile}.dockerignore`, 'secret-dir\n');
-  const env = { [SECRETS_IDENTITY_VAR]: 'a'.repeat(64), [NODE_VAR]: process.execPath, TMPDIR: dir };
+  const env = { [SECRETS_IDENTITY_VAR]: 'a'.repeat(64), [NODE_VAR]: process.execPath, [KEYED_DIR_VAR]: dir };
   const args = ['buildx', 'build', '-f', dockerfile, '--build-arg', `${IDENTITY_ARG}=forged`, '.'];
   const out = await call(args, env);
   const copy = out[7] ?? '';
@@ -158,12 +159,25 @@ test('with the secrets identity, each -f Dockerfile is replaced by its keyed cop
 });
 
 test('with the secrets identity, a buildx build without a Dockerfile to key is refused; without it nothing changes', async (t) => {
-  const { call } = await setup(t);
-  const env = { [SECRETS_IDENTITY_VAR]: 'a'.repeat(64), [NODE_VAR]: process.execPath };
+  const { dir, call } = await setup(t);
+  const keyedDir = join(dir, 'keyed');
+  await mkdir(keyedDir);
+  const env = {
+    [SECRETS_IDENTITY_VAR]: 'a'.repeat(64),
+    [NODE_VAR]: process.execPath,
+    [KEYED_DIR_VAR]: keyedDir,
+  };
   const refused = await t.throwsAsync(call(['buildx', 'build', '.'], env));
   t.regex(String(refused?.message), /exit|code|status/i);
   const missing = await t.throwsAsync(call(['buildx', 'build', '-f', '/nonexistent/Dockerfile', '.'], env));
   t.truthy(missing);
+  t.deepEqual(await readdir(keyedDir), [], 'a Dockerfile that cannot be read leaves nothing');
+  await writeFile(join(dir, 'Dockerfile'), 'FROM base\n');
+  const { [KEYED_DIR_VAR]: _unset, ...withoutDir } = env;
+  const nowhere = await t.throwsAsync(
+    call(['buildx', 'build', '-f', join(dir, 'Dockerfile'), '.'], withoutDir),
+  );
+  t.truthy(nowhere, 'without the folder to write into, the copy is refused');
   t.deepEqual((await call(['buildx', 'build', '-f', 'Dockerfile', '.'])).slice(6), ['-f', 'Dockerfile', '.']);
 });
 
@@ -178,7 +192,7 @@ test('a build with retention labels and offered secrets gets both: the four labe
     [LABEL_KEY_VAR]: 'cd'.repeat(32),
     [SECRETS_IDENTITY_VAR]: 'b'.repeat(64),
     [NODE_VAR]: process.execPath,
-    TMPDIR: dir,
+    [KEYED_DIR_VAR]: dir,
   });
   const copy = out[15] ?? '';
   t.deepEqual(out.slice(6), [
