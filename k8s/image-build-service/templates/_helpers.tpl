@@ -52,6 +52,12 @@ namespace="{{ .Release.Namespace }}",job="{{ include "ibs.fullname" . }}"
 {{- if $builder -}}
 {{- $_ := set $settings "builder" $builder -}}
 {{- end -}}
+{{- /* auth.mode off with no issuer or rule: no auth section, the settings of the contract as they were. */ -}}
+{{- with .Values.auth -}}
+{{- if or (eq .mode "enforce") .issuers .rules -}}
+{{- $_ := set $settings "auth" (dict "mode" .mode "issuers" .issuers "rules" .rules) -}}
+{{- end -}}
+{{- end -}}
 {{- toYaml $settings -}}
 {{- end -}}
 
@@ -124,4 +130,22 @@ namespace="{{ .Release.Namespace }}",job="{{ include "ibs.fullname" . }}"
 {{- if $tls.key }}{{ $files = append $files "tls.key" }}{{ end -}}
 {{- toJson $files -}}
 {{- end -}}
+{{- end -}}
+
+{{/* The Secret holding the static token list (tokens.yaml): the team's, or the chart's from auth.tokens. */}}
+{{- define "ibs.authTokensSecret" -}}
+{{- .Values.auth.existingSecret | default (printf "%s-auth-tokens" (include "ibs.fullname" .)) -}}
+{{- end -}}
+
+{{- define "ibs.hasAuthTokens" -}}
+{{- if or .Values.auth.existingSecret .Values.auth.tokens }}true{{ end -}}
+{{- end -}}
+
+{{/* Who the service's NetworkPolicy lets in, in words (the install notes). */}}
+{{- define "ibs.networkPolicySources" -}}
+{{- $from := list -}}
+{{- with .Values.networkPolicy.ingressNamespace }}{{ $from = append $from (printf "%s (ingress controller)" .) }}{{ end -}}
+{{- with .Values.networkPolicy.prometheusNamespace }}{{ $from = append $from (printf "%s (Prometheus)" .) }}{{ end -}}
+{{- $from = append $from (printf "%s (this release)" .Release.Namespace) -}}
+{{- join ", " $from -}}
 {{- end -}}

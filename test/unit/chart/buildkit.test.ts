@@ -183,7 +183,7 @@ test('the headless Service names each pod; the service and the builders select o
 });
 
 test('the NetworkPolicy admits only the service pods, and only to the BuildKit port', (t) => {
-  const policy = defaults.one('NetworkPolicy').spec as {
+  const policy = (defaults.find('NetworkPolicy', '-buildkit') as K8sObject).spec as {
     podSelector: { matchLabels: Record<string, string> };
     policyTypes: string[];
     ingress: { from: { podSelector: { matchLabels: Record<string, string> } }[]; ports: unknown[] }[];

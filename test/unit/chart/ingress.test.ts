@@ -54,9 +54,11 @@ test('enabled: each host reaches the chart Service by its named port, with class
 });
 
 test('no class and no TLS given: neither is rendered (the cluster default class, plain HTTP)', async (t) => {
-  const ingress = (await render([], { ingress: { enabled: true, hosts: [{ host: 'b.example.com' }] } })).one(
-    'Ingress',
-  );
+  const ingress = (
+    await render([], {
+      ingress: { enabled: true, allowAnonymous: true, hosts: [{ host: 'b.example.com' }] },
+    })
+  ).one('Ingress');
   const spec = specOf(ingress);
   t.false('ingressClassName' in spec);
   t.false('tls' in spec);
