@@ -56,7 +56,7 @@ async function embeddedStores(
     builds: createMemoryBuildRegistry({ history: config.buildHistory }),
     leases: createEmbeddedLeases(),
     secretIdentityKey: scratchIdentityKey(config.scratchDir),
-    served: new MemoryServedStore(),
+    served: new MemoryServedStore({ scratchDir: config.scratchDir }),
     scheduleLock: alwaysHeld,
     events: await openFileJournal(config.scratchDir, subscriptions),
     close: async () => undefined,

@@ -1,9 +1,13 @@
 /**
  * Where retention learns what was served lately (docs/retention.md): the digests and tags answered
  * by POST /build, read through GET /image and GET /devcontainer, or reused from, and the registry
- * repositories builds were answered for. Embedded mode keeps them in memory (forgotten on restart:
- * an image then counts as served at its build time); Redis mode shares them (redis-served.ts).
+ * repositories builds were answered for. Embedded mode keeps the served times in memory (forgotten
+ * on restart: an image then counts as served at its build time) and the list of repositories in a
+ * file of the scratch space, read at start-up, so that a restarted instance plans the same images;
+ * Redis mode shares both (redis-served.ts).
  */
+import { appendFile, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 
 export interface ServedStore {
   /** Records `refs` (`sha256:...` digests, `tag:<tag>`) of `repository` (`<registry>/<name>`) as served now. */
@@ -19,16 +23,74 @@ export interface ServedStore {
 /** Refs kept per repository in memory (the oldest are forgotten first: forgetting never deletes). */
 const MAX_REFS = 10_000;
 const MAX_REPOSITORIES = 10_000;
+/** The embedded list of repositories in the scratch space: one JSON string per line, appended. */
+export const REPOSITORIES_FILE = 'retention-repositories.jsonl';
+/** Longer lines are not a repository this service wrote (a registry host and a name). */
+const MAX_REPOSITORY_LENGTH = 1024;
+
+/** The repositories of the file's lines, in order, once each; a line cut short by a crash is skipped. */
+export function repositoriesOfFile(text: string): string[] {
+  const found = new Set<string>();
+  for (const line of text.split('\n')) {
+    if (line.trim() === '') continue;
+    try {
+      const value: unknown = JSON.parse(line);
+      if (typeof value === 'string' && value !== '' && value.length <= MAX_REPOSITORY_LENGTH)
+        found.add(value);
+    } catch {
+      // a partial line (the process ended while writing it): its repository is written again when marked
+    }
+  }
+  return [...found];
+}
+
+export interface MemoryServedOptions {
+  /** The scratch space: the list of repositories is kept there (REPOSITORIES_FILE); else in memory only. */
+  readonly scratchDir?: string;
+}
 
 export class MemoryServedStore implements ServedStore {
   readonly #served = new Map<string, Map<string, number>>();
+  readonly #file: string | undefined;
+  #loaded: Promise<void> | undefined;
   #running = false;
 
+  constructor(options: MemoryServedOptions = {}) {
+    this.#file = options.scratchDir === undefined ? undefined : join(options.scratchDir, REPOSITORIES_FILE);
+  }
+
+  /** The repositories the file names, once per process; a failed read is tried again next time. */
+  #load(): Promise<void> {
+    const file = this.#file;
+    if (file === undefined) return Promise.resolve();
+    this.#loaded ??= (async () => {
+      let text = '';
+      try {
+        text = await readFile(file, 'utf8');
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      }
+      for (const repository of repositoriesOfFile(text)) {
+        if (this.#served.size >= MAX_REPOSITORIES) break;
+        if (!this.#served.has(repository)) this.#served.set(repository, new Map());
+      }
+    })().catch((err: unknown) => {
+      this.#loaded = undefined;
+      throw err;
+    });
+    return this.#loaded;
+  }
+
   async mark(repository: string, refs: readonly string[]): Promise<void> {
+    await this.#load();
     let times = this.#served.get(repository);
     if (times === undefined) {
       if (this.#served.size >= MAX_REPOSITORIES) return;
-      times = new Map();
+      // Written before it is listed: a repository a plan names survives a restart (two marks of a
+      // new repository at once may both write it; it is read back once).
+      if (this.#file !== undefined && repository.length <= MAX_REPOSITORY_LENGTH)
+        await appendFile(this.#file, `${JSON.stringify(repository)}\n`, { mode: 0o600 });
+      times = this.#served.get(repository) ?? new Map<string, number>();
       this.#served.set(repository, times);
     }
     const now = Date.now();
@@ -37,15 +99,16 @@ export class MemoryServedStore implements ServedStore {
       times.set(ref, now);
       if (times.size > MAX_REFS) times.delete(times.keys().next().value as string);
     }
-    return Promise.resolve();
   }
 
   async servedTimes(repository: string): Promise<Map<string, number>> {
-    return Promise.resolve(new Map(this.#served.get(repository) ?? []));
+    await this.#load();
+    return new Map(this.#served.get(repository) ?? []);
   }
 
   async repositories(): Promise<string[]> {
-    return Promise.resolve([...this.#served.keys()]);
+    await this.#load();
+    return [...this.#served.keys()];
   }
 
   async exclusive(work: () => Promise<void>): Promise<boolean> {
