@@ -226,6 +226,14 @@ export const ENVIRONMENT: readonly { readonly name: string; readonly description
   { name: 'IBS_REGISTRY', description: 'the registry the next two are for (default: --registry)' },
   { name: 'IBS_REGISTRY_USERNAME, IBS_REGISTRY_PASSWORD', description: 'registry credentials (together)' },
   {
+    name: 'IBS_TOKEN',
+    description: 'the bearer token sent on every request (a static token, or GitLab id_tokens)',
+  },
+  {
+    name: 'IBS_OIDC_AUDIENCE',
+    description: 'GitHub Actions without IBS_TOKEN: the audience of the ID token ibs asks the runner for',
+  },
+  {
     name: 'GITHUB_OUTPUT',
     description: 'build: image, registry, name, tag, commit, digest are written there',
   },

@@ -5,6 +5,7 @@
  * as long as the service stays unreachable for less than --timeout.
  */
 import { Unreachable, call, jsonOf, type Answer } from './http.js';
+import { isRefusal } from './identity.js';
 import type { Sink } from './output.js';
 import { PollWait } from './poll-wait.js';
 import { sleep } from './signals.js';
@@ -19,6 +20,8 @@ const GATEWAY_STATUSES = new Set([502, 503, 504]);
 export type Awaited =
   | { readonly kind: 'answer'; readonly answer: Answer }
   | { readonly kind: 'gone'; readonly message: string }
+  /** 401 or 403: the service refused who ibs is (never asked again). */
+  | { readonly kind: 'refused'; readonly answer: Answer }
   | { readonly kind: 'interrupted' };
 
 /** A record's `answer: {status, body}` as the answer a synchronous request would have had. */
@@ -65,6 +68,7 @@ export async function awaitAnswer(options: AwaitOptions): Promise<Awaited> {
     }
     lastHeard = Date.now();
     announced = false;
+    if (isRefusal(outcome.status)) return { kind: 'refused', answer: outcome };
     if (outcome.status === 404)
       return { kind: 'gone', message: `build ${id} is gone (404): ${outcome.text}` };
     if (outcome.status !== 200)

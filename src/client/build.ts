@@ -2,14 +2,16 @@
  * `ibs build`: an async POST /build (Idempotency-Key: the request id, so a POST sent again after a
  * lost connection never starts a second build), the build watched (watch.ts) and its answer
  * long-polled (await-answer.ts), then on stdout and in GITHUB_OUTPUT. 429: wait Retry-After plus
- * jitter and try again until --timeout (retry.ts). Interrupted: DELETE the build. Exit codes: exit-codes.ts.
+ * jitter and try again until --timeout (retry.ts); 401 and 403 exit 2 at once. Interrupted: DELETE
+ * the build. Exit codes: exit-codes.ts.
  */
 import type { Values } from './args.js';
 import { buildBody, requestIdOf, serverUrl, timeoutSeconds } from './build-request.js';
 import { credentialsOf, githubOutputPath, type Env } from './env.js';
 import { EXIT, exitForStatus, type ExitCode } from './exit-codes.js';
 import { buildOutputs, writeGithubOutput } from './github-output.js';
-import { Unreachable, call, jsonOf, type Answer } from './http.js';
+import { Unreachable, call, jsonOf, sendsToken, type Answer } from './http.js';
+import { isRefusal, refusalOf } from './identity.js';
 import type { Terminal } from './output.js';
 import { planRetry, retryAfterSeconds } from './retry.js';
 import { cancelBuild } from './cancel.js';
@@ -134,6 +136,7 @@ async function accepted(
   if (awaited.kind === 'answer') return { answer: awaited.answer, watch: outcome.watch };
   outcome.watch.cancel();
   if (awaited.kind === 'interrupted') return undefined;
+  if (awaited.kind === 'refused') return refused(ctx, `GET /builds/${id}`, awaited.answer, target.server);
   return fail(ctx, EXIT.unreachable, awaited.message);
 }
 
@@ -146,11 +149,23 @@ async function succeeded(ctx: RunContext, { answer, watch }: Attempt): Promise<E
   );
   ctx.term.out.line(answer.text.trim());
   const path = githubOutputPath(ctx.env);
-  if (path !== undefined) await writeGithubOutput(path, buildOutputs(result));
+  if (path !== undefined) {
+    const outputs = Object.entries(buildOutputs(result)).map(([key, value]) => [key, ctx.term.mask(value)]);
+    await writeGithubOutput(path, Object.fromEntries(outputs) as Record<string, string>);
+  }
   return EXIT.ok;
 }
 
-async function failed(ctx: RunContext, { answer, watch }: Attempt): Promise<ExitCode> {
+/** A 401 or 403 (of the POST or of a poll): exit 2 with the service's reason, never retried. */
+function refused(ctx: RunContext, what: string, answer: Answer, server: URL): ExitCode {
+  return fail(ctx, EXIT.refused, refusalOf(what, answer, sendsToken(server)), { status: answer.status });
+}
+
+async function failed(ctx: RunContext, { answer, watch }: Attempt, server: URL): Promise<ExitCode> {
+  if (isRefusal(answer.status)) {
+    watch.cancel();
+    return refused(ctx, 'POST /build', answer, server);
+  }
   const body = jsonOf(answer) ?? {};
   const error = typeof body.error === 'string' ? body.error : answer.text.slice(0, 500);
   const logId = typeof body.logId === 'string' ? body.logId : undefined;
@@ -185,7 +200,7 @@ export async function runBuild(values: Values, ctx: RunContext): Promise<ExitCod
     if (outcome === undefined) return interrupted(ctx, target);
     if (typeof outcome === 'number') return outcome;
     if (outcome.answer.status === 200) return succeeded(ctx, outcome);
-    if (outcome.answer.status !== 429) return failed(ctx, outcome);
+    if (outcome.answer.status !== 429) return failed(ctx, outcome, server);
     outcome.watch.cancel();
     const wait = await waitWhileBusy(ctx, outcome.answer, deadline, tries);
     if (wait === 'interrupted') return interrupted(ctx, target);

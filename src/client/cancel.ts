@@ -3,7 +3,8 @@
  * service (an async build outlives its connection, so ending the request alone would not). When
  * ibs was interrupted before it learned the id, the running build of its request id is looked up.
  */
-import { call, jsonOf } from './http.js';
+import { call, jsonOf, reasonOf, sendsToken } from './http.js';
+import { isRefusal, refusalOf } from './identity.js';
 import type { Sink } from './output.js';
 
 /** The cancel gets this long (each call) before ibs exits anyway. */
@@ -27,13 +28,15 @@ export async function cancelBuild(
   try {
     const target = id ?? (await runningIdOf(server, requestId));
     if (target === undefined) return sink.line('ibs: no running build of this request to cancel');
+    const what = `DELETE /builds/${target}`;
     const answer = await call(new URL(`builds/${encodeURIComponent(target)}`, server), {
       method: 'DELETE',
       idleMs: CANCEL_MS,
     });
     if (answer.status >= 200 && answer.status < 300) sink.line(`==> cancelled build ${target}`);
     else if (answer.status === 409) sink.line(`ibs: build ${target} had already finished`);
-    else sink.line(`ibs: DELETE /builds/${target} answered ${answer.status}`);
+    else if (isRefusal(answer.status)) sink.line(`ibs: ${refusalOf(what, answer, sendsToken(server))}`);
+    else sink.line(`ibs: ${what} answered ${answer.status}: ${reasonOf(answer)}`);
   } catch (err) {
     sink.line(`ibs: could not cancel the build: ${(err as Error).message}`);
   }

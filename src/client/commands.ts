@@ -1,14 +1,15 @@
 /**
  * The thin commands: `image exists|delete`, `devcontainer` and `logs`, each one call with the
  * same server, credential and exit-code rules as `ibs build` (registry credentials from the
- * environment go in the X-Registry-* headers, never in argv).
+ * environment go in the X-Registry-* headers, never in argv; the bearer token is http.ts's).
  */
 import { UsageError, type Values } from './args.js';
 import { serverUrl } from './build-request.js';
 import { fail, type RunContext } from './build.js';
 import { credentialsOf } from './env.js';
 import { EXIT, exitForStatus, type ExitCode } from './exit-codes.js';
-import { Unreachable, call, jsonOf, type Answer } from './http.js';
+import { Unreachable, call, jsonOf, reasonOf, sendsToken, type Answer } from './http.js';
+import { isRefusal, refusalOf } from './identity.js';
 import { LogStream } from './log-stream.js';
 
 const HOOKS = [
@@ -40,16 +41,11 @@ async function request(url: URL, ctx: RunContext, method = 'GET', headers: Recor
   try {
     const answer = await call(url, { method, headers, signal: ctx.interrupt });
     if (answer.status >= 200 && answer.status < 300) return answer;
-    const error = jsonOf(answer)?.error;
-    const text = typeof error === 'string' ? error : answer.text.slice(0, 500);
-    return fail(
-      ctx,
-      exitForStatus(answer.status),
-      `${method} ${url.pathname} answered ${answer.status}: ${text}`,
-      {
-        status: answer.status,
-      },
-    );
+    const what = `${method} ${url.pathname}`;
+    const message = isRefusal(answer.status)
+      ? refusalOf(what, answer, sendsToken(url))
+      : `${what} answered ${answer.status}: ${reasonOf(answer)}`;
+    return fail(ctx, exitForStatus(answer.status), message, { status: answer.status });
   } catch (err) {
     if (ctx.interrupt.aborted) return fail(ctx, EXIT.interrupted, 'interrupted');
     if (err instanceof Unreachable) return fail(ctx, EXIT.unreachable, err.message);
@@ -107,10 +103,12 @@ export async function runLogs(values: Values, positionals: string[], ctx: RunCon
   if (id === undefined || extra.length > 0) throw new UsageError('ibs logs takes one log id');
   const server = serverUrl(values.server);
   if (values.follow === true && !ctx.json) {
-    const stream = new LogStream(server, id, '', ctx.term.out);
+    const stream = new LogStream(server, id, '', ctx.term.out, ctx.term.err);
     ctx.interrupt.addEventListener('abort', () => stream.stop(), { once: true });
     await stream.done;
-    return ctx.interrupt.aborted ? EXIT.interrupted : EXIT.ok;
+    if (ctx.interrupt.aborted) return EXIT.interrupted;
+    // An answer other than 200 was said on stderr by the stream; its exit code is the table's.
+    return stream.refused === undefined ? EXIT.ok : exitForStatus(stream.refused.status);
   }
   const answer = await request(new URL(`logs/${encodeURIComponent(id)}`, server), ctx);
   if (typeof answer === 'number') return answer;

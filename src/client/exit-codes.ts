@@ -22,7 +22,11 @@ export const EXIT_CODES: readonly { readonly code: ExitCode; readonly meaning: s
     meaning:
       'the build failed (500): the error and the last 30 lines of the failing log on stderr (`image exists`: absent)',
   },
-  { code: EXIT.refused, meaning: 'the request was refused (400, 404, 413) or an argument of ibs is wrong' },
+  {
+    code: EXIT.refused,
+    meaning:
+      'the request was refused (400, 401, 403, 404, 413), no token could be had, or an argument of ibs is wrong',
+  },
   { code: EXIT.busy, meaning: 'still busy (429) when --timeout ran out' },
   {
     code: EXIT.unreachable,
@@ -35,19 +39,21 @@ export const EXIT_CODES: readonly { readonly code: ExitCode; readonly meaning: s
 ];
 
 /**
- * The exit code of a final HTTP status (429 is retried before it gets here).
+ * The exit code of a final HTTP status (429 is retried before it gets here; 401 and 403 never are:
+ * the same token would be refused again).
  *
  * | status            | exit |
  * | ----------------- | ---- |
  * | 2xx               | 0    |
  * | 400, 404, 413     | 2    |
+ * | 401, 403          | 2    |
  * | 429               | 3    |
  * | 500               | 1    |
  * | anything else     | 4    |
  */
 export function exitForStatus(status: number): ExitCode {
   if (status >= 200 && status < 300) return EXIT.ok;
-  if (status === 400 || status === 404 || status === 413) return EXIT.refused;
+  if ([400, 401, 403, 404, 413].includes(status)) return EXIT.refused;
   if (status === 429) return EXIT.busy;
   if (status === 500) return EXIT.failed;
   return EXIT.unreachable;

@@ -2,7 +2,8 @@
  * The HTTP calls of ibs, on node:http/https (no fetch: it loads undici, which costs start-up
  * time on every CI step; node:https is loaded only for an https server). One keep-alive agent per
  * scheme for the small calls; the build request and log streams have no timeout (a build can take
- * an hour; docs/openapi.yaml).
+ * an hour; docs/openapi.yaml). The one place that adds ibs's bearer token (`authorize`): to every
+ * request to the service's origin, and to nothing else.
  */
 import http, { type IncomingMessage } from 'node:http';
 
@@ -45,6 +46,30 @@ async function clientFor(protocol: string): Promise<{ lib: Lib; agent: http.Agen
   return client;
 }
 
+/** The token ibs sends, bound to the service's origin: no other host ever sees it. */
+let bearer: { readonly origin: string; readonly token: () => Promise<string> } | undefined;
+
+/** From now on every request to `server`'s origin carries `Authorization: Bearer <token()>`. */
+export function authorize(server: URL, token: () => Promise<string>): void {
+  bearer = { origin: server.origin, token };
+}
+
+/** Whether requests to `url` carry ibs's token. */
+export const sendsToken = (url: URL): boolean => bearer?.origin === url.origin;
+
+/** The headers of a call, with the bearer token when it goes to the service. */
+async function headersOf(url: URL, call: Call): Promise<Record<string, string>> {
+  const headers: Record<string, string> = { ...call.headers };
+  const given = Object.keys(headers).some((name) => name.toLowerCase() === 'authorization');
+  if (bearer !== undefined && !given && url.origin === bearer.origin)
+    headers.authorization = `Bearer ${await bearer.token()}`;
+  if (call.body !== undefined) {
+    headers['content-type'] ??= 'application/json';
+    headers['content-length'] = String(Buffer.byteLength(call.body));
+  }
+  return headers;
+}
+
 /** Ends every idle connection (so the process can end by itself). */
 export function closeConnections(): void {
   for (const { agent } of agents.values()) agent.destroy();
@@ -53,13 +78,9 @@ export function closeConnections(): void {
 /** Opens a request and resolves with the response head; the body is the caller's to read. */
 export async function open(url: URL, call: Call = {}): Promise<IncomingMessage> {
   const { lib, agent } = await clientFor(url.protocol);
+  const headers = await headersOf(url, call);
   return new Promise((resolve, reject) => {
     let connected = false;
-    const headers: Record<string, string> = { ...call.headers };
-    if (call.body !== undefined) {
-      headers['content-type'] ??= 'application/json';
-      headers['content-length'] = String(Buffer.byteLength(call.body));
-    }
     const req = lib.request(
       url,
       { method: call.method ?? 'GET', headers, agent, signal: call.signal },
@@ -109,4 +130,16 @@ export function jsonOf(answer: Answer): Record<string, unknown> | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * What an error answer says: the body's `message` (or `error`) with its `code` when it names one,
+ * else the start of its text.
+ */
+export function reasonOf(answer: Answer): string {
+  const body = jsonOf(answer);
+  const text = [body?.message, body?.error].find((v): v is string => typeof v === 'string');
+  const code = typeof body?.code === 'string' ? body.code : undefined;
+  if (text === undefined) return code ?? (answer.text.trim().slice(0, 500) || '(no message)');
+  return code === undefined ? text : `${text} (${code})`;
 }

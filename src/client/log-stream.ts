@@ -6,7 +6,8 @@
  * a failure's tail.
  */
 import { StringDecoder } from 'node:string_decoder';
-import { Unreachable, open } from './http.js';
+import { Unreachable, open, readText, reasonOf, sendsToken, type Answer } from './http.js';
+import { isRefusal, refusalOf } from './identity.js';
 import type { Sink } from './output.js';
 
 export const TAIL_LINES = 30;
@@ -19,23 +20,32 @@ export class LogStream {
   readonly #url: URL;
   readonly #prefix: string;
   readonly #sink: Sink;
+  readonly #notices: Sink;
   readonly #stop = new AbortController();
   readonly #decoder = new StringDecoder('utf8');
   readonly #tail: string[] = [];
   #received = 0;
   #partial = '';
+  #refused: Answer | undefined;
 
-  constructor(server: URL, id: string, prefix: string, sink: Sink) {
+  /** The log's lines go to `sink`; what ibs says about the stream to `notices`. */
+  constructor(server: URL, id: string, prefix: string, sink: Sink, notices: Sink = sink) {
     this.id = id;
     this.#url = new URL(`logs/${encodeURIComponent(id)}?follow=true`, server);
     this.#prefix = prefix;
     this.#sink = sink;
+    this.#notices = notices;
     this.done = this.#run();
   }
 
   /** The last TAIL_LINES lines printed. */
   get tail(): readonly string[] {
     return this.#tail;
+  }
+
+  /** The answer other than 200 that ended the stream (a 404, a 401 or 403), if one did. */
+  get refused(): Answer | undefined {
+    return this.#refused;
   }
 
   stop(): void {
@@ -50,7 +60,7 @@ export class LogStream {
       } catch (err) {
         if (this.#stop.signal.aborted) break;
         if (!(err instanceof Unreachable)) throw err;
-        if (!announced) this.#sink.line(`ibs: ${err.message}; reconnecting to log ${this.id}`);
+        if (!announced) this.#notices.line(`ibs: ${err.message}; reconnecting to log ${this.id}`);
         announced = true;
         await new Promise((resolve) => setTimeout(resolve, RECONNECT_MS));
       }
@@ -62,8 +72,15 @@ export class LogStream {
   async #once(): Promise<boolean> {
     const res = await open(this.#url, { signal: this.#stop.signal });
     if (res.statusCode !== 200) {
-      res.resume();
-      this.#sink.line(`ibs: log ${this.id} answered ${res.statusCode}`);
+      const answer = { status: res.statusCode ?? 0, headers: res.headers, text: await readText(res) };
+      this.#refused = answer;
+      this.#notices.line(
+        `ibs: ${
+          isRefusal(answer.status)
+            ? refusalOf(`GET /logs/${this.id}`, answer, sendsToken(this.#url))
+            : `log ${this.id} answered ${answer.status}: ${reasonOf(answer)}`
+        }`,
+      );
       return true;
     }
     let skip = this.#received;

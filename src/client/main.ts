@@ -1,15 +1,18 @@
 #!/usr/bin/env node
 /**
  * `ibs`, the CI client of the image build service (docs/ci.md): parses the command line with the
- * argument table, runs the command, flushes its output and exits with the code of exit-codes.ts.
- * It imports nothing of the service: it stands alone.
+ * argument table, gets its identity (identity.ts: the bearer token of every request), runs the
+ * command, flushes its output and exits with the code of exit-codes.ts. It imports nothing of the
+ * service: it stands alone.
  */
 import { parseCommandLine, UsageError } from './args.js';
+import { serverUrl } from './build-request.js';
 import { runBuild, fail, type RunContext } from './build.js';
 import { credentialsOf, processEnv, secretsOf } from './env.js';
 import { EXIT, type ExitCode } from './exit-codes.js';
-import { closeConnections } from './http.js';
-import { masker } from './mask.js';
+import { authorize, closeConnections } from './http.js';
+import { IdentityError, identityOf, identitySecretsOf } from './identity.js';
+import { Masks } from './mask.js';
 import { terminal } from './output.js';
 import { interruptSignal } from './signals.js';
 import { PACKAGE_NAME, packageVersion } from './version.js';
@@ -24,12 +27,21 @@ function secretsOfEnv(env: ReturnType<typeof processEnv>): ReturnType<typeof sec
   }
 }
 
-async function run(argv: string[], ctx: RunContext): Promise<ExitCode> {
+/** Sends the environment's token (if any) to the service from now on; fetches an ID token first. */
+async function identify(server: URL, ctx: RunContext, masks: Masks): Promise<void> {
+  const identity = identityOf(ctx.env, (token) => masks.add({ value: token }));
+  if (identity === undefined) return;
+  await identity.token();
+  authorize(server, () => identity.token());
+}
+
+async function run(argv: string[], ctx: RunContext, masks: Masks): Promise<ExitCode> {
   const parsed = parseCommandLine(argv, ctx.env);
   if (parsed.kind === 'help') {
     ctx.term.out.write(`${PACKAGE_NAME} ${packageVersion()}\n${parsed.text}`);
     return EXIT.ok;
   }
+  await identify(serverUrl(parsed.values.server), ctx, masks);
   const run = { ...ctx, json: parsed.values.json === true };
   if (parsed.command === 'build') return runBuild(parsed.values, run);
   // The thin commands are loaded only when asked for (start-up time of every build step).
@@ -48,13 +60,14 @@ async function run(argv: string[], ctx: RunContext): Promise<ExitCode> {
 
 async function main(): Promise<void> {
   const env = processEnv();
-  const term = terminal(masker(secretsOfEnv(env)));
+  const masks = new Masks([...secretsOfEnv(env), ...identitySecretsOf(env).map((value) => ({ value }))]);
+  const term = terminal(masks.mask);
   const ctx: RunContext = { term, env, interrupt: interruptSignal(), json: process.argv.includes('--json') };
   let code: ExitCode;
   try {
-    code = await run(process.argv.slice(2), ctx);
+    code = await run(process.argv.slice(2), ctx, masks);
   } catch (err) {
-    if (!(err instanceof UsageError)) throw err;
+    if (!(err instanceof UsageError || err instanceof IdentityError)) throw err;
     code = fail(ctx, EXIT.refused, err.message);
   }
   closeConnections();

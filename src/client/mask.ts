@@ -30,3 +30,25 @@ export function masker(secrets: readonly Secret[]): (text: string) => string {
     return out;
   };
 }
+
+/**
+ * The secrets of one run of ibs, which can grow: an ID token fetched (or renewed) mid-run is
+ * masked from then on. `mask` always applies every secret known so far.
+ */
+export class Masks {
+  #secrets: Secret[];
+  #mask: (text: string) => string;
+
+  constructor(secrets: readonly Secret[] = []) {
+    this.#secrets = [...secrets];
+    this.#mask = masker(this.#secrets);
+  }
+
+  add(secret: Secret): void {
+    if (secret.value === '' || this.#secrets.some((s) => s.value === secret.value)) return;
+    this.#secrets = [...this.#secrets, secret];
+    this.#mask = masker(this.#secrets);
+  }
+
+  readonly mask = (text: string): string => this.#mask(text);
+}

@@ -62,9 +62,12 @@ export class Sink {
 export interface Terminal {
   readonly out: Sink;
   readonly err: Sink;
+  /** The masker of both streams, for what ibs writes elsewhere (GITHUB_OUTPUT). */
+  readonly mask: (text: string) => string;
 }
 
 export const terminal = (mask: (text: string) => string): Terminal => ({
   out: new Sink(1, mask),
   err: new Sink(2, mask),
+  mask,
 });

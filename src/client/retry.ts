@@ -2,6 +2,8 @@
  * The 429 schedule: wait what the server's Retry-After says, plus a little jitter (so jobs told
  * the same number do not all come back at the same instant), never less; give up when the next
  * try would start after the deadline (--timeout). Pure: the clock and the randomness are passed in.
+ * Only 429 is waited on: a 401 or 403 (no token, a bad one, no right) would be answered the same
+ * again, so it ends ibs at once (exit 2, exit-codes.ts).
  */
 
 /** Used when a 429 carries no usable Retry-After (docs/openapi.yaml: 30 without history). */

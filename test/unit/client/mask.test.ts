@@ -1,5 +1,5 @@
 import test from 'ava';
-import { masker } from '../../../src/client/mask.js';
+import { Masks, masker } from '../../../src/client/mask.js';
 import { MASK } from '../../../src/secrets/masking.js';
 import { credentialsOf, secretsOf } from '../../../src/client/env.js';
 import { buildBody } from '../../../src/client/build-request.js';
@@ -55,4 +55,13 @@ test('the build body carries only what was given', (t) => {
     },
   );
   t.throws(() => buildBody({}, {}), { instanceOf: UsageError, message: /--repository/ });
+});
+
+test('Masks grows: a secret learned mid-run is masked from then on, by the same function', (t) => {
+  const masks = new Masks([{ value: 'first-secret' }]);
+  const mask = masks.mask;
+  t.is(mask('first-secret later-token'), `${MASK} later-token`);
+  masks.add({ value: 'later-token' });
+  masks.add({ value: '' });
+  t.is(mask('first-secret later-token'), `${MASK} ${MASK}`);
 });
