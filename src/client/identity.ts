@@ -17,6 +17,9 @@ export const RENEW_BEFORE_MS = 60_000;
 /** How long the runner's token endpoint may stay silent. */
 const ENDPOINT_IDLE_MS = 30_000;
 
+/** What a bearer token may hold (visible ASCII): anything else could not go in a header. */
+const HEADER_TOKEN = /^[\x21-\x7e]+$/;
+
 const set = (value: string | undefined): value is string => value !== undefined && value !== '';
 
 /** The URL asking the Actions token endpoint for `audience` (the URL usually has a query already). */
@@ -70,8 +73,8 @@ async function requestIdToken(url: URL, requestToken: string, audience: string):
   if (answer.status !== 200)
     throw new IdentityError(`${why}: its token endpoint answered ${answer.status}: ${reasonOf(answer)}`);
   const value = jsonOf(answer)?.value;
-  if (typeof value !== 'string' || value === '')
-    throw new IdentityError(`${why}: the answer of its token endpoint carries no "value"`);
+  if (typeof value !== 'string' || !HEADER_TOKEN.test(value))
+    throw new IdentityError(`${why}: the answer of its token endpoint carries no "value" ibs can send`);
   return value;
 }
 
@@ -122,7 +125,13 @@ class ActionsIdentity implements Identity {
  */
 export function identityOf(env: Env, learned: (token: string) => void): Identity | undefined {
   if (set(env.IBS_TOKEN)) {
-    const token = env.IBS_TOKEN;
+    // A token read from a file or a Secret often ends with a newline; a header cannot carry one.
+    const token = env.IBS_TOKEN.trim();
+    if (!HEADER_TOKEN.test(token))
+      throw new IdentityError(
+        'IBS_TOKEN holds characters a header cannot carry (spaces, control characters)',
+      );
+    learned(token);
     return { source: 'IBS_TOKEN', token: () => Promise.resolve(token) };
   }
   if (!set(env.IBS_OIDC_AUDIENCE)) return undefined;

@@ -268,7 +268,7 @@ test('in GitHub Actions ibs asks the runner for an ID token of IBS_OIDC_AUDIENCE
   for (const request of seen) t.is(request.authorization, `Bearer ${endpoint.minted[0] ?? ''}`, request.url);
 });
 
-test('a request URL without a query gets "?audience="; IBS_TOKEN, when set, wins over Actions', async (t) => {
+test('a request URL without a query gets "?audience="; IBS_TOKEN (trimmed, header-safe) wins over Actions', async (t) => {
   const endpoint = await actionsTokenEndpoint(() => jwt(), { path: '/token' });
   t.teardown(() => endpoint.close());
   const { url, seen } = await service(t);
@@ -285,6 +285,14 @@ test('a request URL without a query gets "?audience="; IBS_TOKEN, when set, wins
   t.is(await both.exited, 0, both.stderr());
   t.is(endpoint.requests.length, 1, 'the runner is not asked when IBS_TOKEN is set');
   t.is(seen.at(-1)?.authorization, `Bearer ${token}`);
+
+  const newline = runIbs(image, { IBS_TOKEN: `${token}\n` });
+  t.is(await newline.exited, 0, newline.stderr());
+  t.is(seen.at(-1)?.authorization, `Bearer ${token}`, 'the trailing newline of a token file is dropped');
+  const inner = runIbs(image, { IBS_TOKEN: `${token} ${token}` });
+  t.is(await inner.exited, 2, inner.stderr());
+  t.regex(inner.stderr(), /IBS_TOKEN holds characters a header cannot carry/);
+  t.false(inner.stderr().includes(token));
 
   const anonymous = runIbs(image, { ...endpoint.env });
   t.is(await anonymous.exited, 0, anonymous.stderr());
@@ -347,7 +355,7 @@ test('no ID token to be had: exit 2 with the reason, nothing sent to the service
         t.teardown(() => empty.close());
         return empty.env;
       },
-      reason: /carries no "value"/,
+      reason: /carries no "value" ibs can send/,
     },
     {
       name: 'an endpoint that cannot be reached',
