@@ -52,6 +52,8 @@ test('--help of a command lists exactly its rows of the table; the general help 
     t.true(all.includes(usage), usage);
   }
   t.regex(all, /IBS_GIT_TOKEN/);
+  t.regex(all, /^ {2}IBS_TOKEN +the bearer token sent on every request/m);
+  t.regex(all, /^ {2}IBS_OIDC_AUDIENCE +GitHub Actions/m);
   t.regex(all, /^ {2}130 /m);
   t.is(parseCommandLine([], {}).kind, 'help');
 });
