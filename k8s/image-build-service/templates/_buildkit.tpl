@@ -159,3 +159,35 @@ and kept in .Values, so that every include (the Secret, the pods' checksums) see
 {{- end -}}
 {{- toJson $tls._generated -}}
 {{- end -}}
+
+{{/* Bytes of a size value (digits and an optional Kubernetes suffix, as the schema allows). */}}
+{{- define "ibs.bytes" -}}
+{{- $text := toString . -}}
+{{- $digits := regexFind "^[0-9]+" $text -}}
+{{- $units := dict "" 1 "k" 1000 "M" 1000000 "G" 1000000000 "T" 1000000000000 "P" 1000000000000000 "Ki" 1024 "Mi" 1048576 "Gi" 1073741824 "Ti" 1099511627776 "Pi" 1125899906842624 -}}
+{{- $unit := trimPrefix $digits $text -}}
+{{- if not (hasKey $units $unit) }}{{ fail (printf "%q is not a size" $text) }}{{ end -}}
+{{- mul (int64 $digits) (get $units $unit) -}}
+{{- end -}}
+
+{{/*
+The daemons' garbage-collection limits in bytes, as JSON strings: each set value, else a share of
+buildkit.cache.size (maxUsedSpace 80 %, reservedSpace 10 %, minFreeSpace 10 %).
+*/}}
+{{- define "ibs.buildkitGc" -}}
+{{- $gc := .Values.buildkit.gc -}}
+{{- $size := include "ibs.bytes" .Values.buildkit.cache.size | int64 -}}
+{{- $share := dict "maxUsedSpace" 80 "reservedSpace" 10 "minFreeSpace" 10 -}}
+{{- $out := dict -}}
+{{- range $key, $percent := $share -}}
+{{- $value := get $gc $key -}}
+{{- $_ := set $out $key (ternary (include "ibs.bytes" $value) (toString (div (mul $size $percent) 100)) (ne $value "")) -}}
+{{- end -}}
+{{- if gt (int64 $out.reservedSpace) (int64 $out.maxUsedSpace) -}}
+{{- fail (printf "buildkit.gc.reservedSpace (%s bytes) must not exceed maxUsedSpace (%s bytes)" $out.reservedSpace $out.maxUsedSpace) -}}
+{{- end -}}
+{{- if gt (int64 $out.maxUsedSpace) $size -}}
+{{- fail (printf "buildkit.gc.maxUsedSpace (%s bytes) must not exceed buildkit.cache.size (%d bytes)" $out.maxUsedSpace $size) -}}
+{{- end -}}
+{{- toJson $out -}}
+{{- end -}}
