@@ -406,10 +406,8 @@ test('401 for a bad token: exit 2 with invalid_token and the reason, never sent 
   );
   const doc = JSON.parse(ibs.stdout()) as Record<string, unknown>;
   t.like(doc, { exitCode: 2, status: 401 });
-  t.deepEqual(
-    seen.map((s) => s.method),
-    ['POST'],
-  );
+  // The watch may have asked for the build's phase meanwhile; the POST went once.
+  t.is(seen.filter((s) => s.method === 'POST').length, 1);
 });
 
 test('403 from the rules: exit 2 with the message and its code, on the POST, a poll and the commands', async (t) => {
