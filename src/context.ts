@@ -5,6 +5,7 @@
  */
 import type { BuildRegistry } from './builds/types.js';
 import type { Config } from './config/types.js';
+import { AccessControl } from './auth/access.js';
 import { EventService } from './events/events.js';
 import type { ProcessGroups } from './exec/process-groups.js';
 import type { AppContext } from './http/context.js';
@@ -76,10 +77,13 @@ export function createContext(parts: ContextParts): {
   // Each image a retention run deletes: an image.deleted event.
   retention.onImageDeleted(events.emitImageDeleted);
   const prebuilds = createPrebuilds(shared, buildWorker, stores.scheduleLock);
+  // The audit trail: each decision kept is also an access.decided event (docs/auth.md).
+  const access = new AccessControl(config.auth, { logger, metrics, audited: events.emitAccessDecided });
   const ctx: AppContext = {
     ...shared,
     ...(stores.sharedStoreProbe === undefined ? {} : { sharedStoreProbe: stores.sharedStoreProbe }),
     errorTracker: parts.errorTracker,
+    access,
     events,
     buildWorker,
     prebuilds: prebuilds.prebuilds,

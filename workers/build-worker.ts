@@ -34,6 +34,7 @@ import {
   stopwatch,
   type Answering,
 } from './answer.js';
+import type { RequestedBy } from '../src/rules/caller.js';
 import { createReuseDeps, type BuildDeps } from './build-deps.js';
 import { runBuild, runBuildJob } from './build-flow.js';
 import { devcontainerCliBundle } from './builder/devcontainer-build.js';
@@ -105,6 +106,8 @@ export interface StartOptions {
   readonly trigger?: BuildTrigger;
   /** Reserved with `attach` (which found no build to attach to): bound to the build's id. */
   readonly idempotency?: Idempotency;
+  /** Who asked, when identities are enforced (kept in the build's record). */
+  readonly requestedBy?: RequestedBy;
 }
 
 /** One submitted plan, waited for by its request. */
@@ -118,6 +121,7 @@ function newBuild(submission: Submission, plan: BuildPlan): NewBuild {
     requestId: submission.requestId,
     ...(submission.trigger === undefined ? {} : { trigger: submission.trigger }),
     ...(submission.idempotency === undefined ? {} : { idempotencyKey: submission.idempotency.key }),
+    ...(submission.requestedBy === undefined ? {} : { requestedBy: submission.requestedBy }),
     repository: plan.repository,
     ...(plan.branch === undefined ? {} : { branch: plan.branch }),
     image: ImageTarget.of(plan.image).image,

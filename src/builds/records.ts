@@ -3,6 +3,7 @@
  * GET /builds filter, and the record GET /builds lists. Pure: shared by the embedded and Redis registries.
  */
 import { randomUUID } from 'node:crypto';
+import type { RequestedBy } from '../rules/caller.js';
 import type {
   BuildFilter,
   BuildOutcome,
@@ -20,6 +21,7 @@ export interface BuildEntry {
   readonly trigger?: BuildTrigger;
   /** Kept to drop the key with the record (never listed). */
   readonly idempotencyKey?: string;
+  readonly requestedBy?: RequestedBy;
   readonly repository: string;
   readonly startedAtMs: number;
   branch?: string;
@@ -50,6 +52,7 @@ export function toRecord(entry: BuildEntry, at: number): BuildRecord {
     id: entry.id,
     requestId: entry.requestId,
     ...(entry.trigger === undefined ? {} : { trigger: entry.trigger }),
+    ...(entry.requestedBy === undefined ? {} : { requestedBy: entry.requestedBy }),
     repository: entry.repository,
     ...(entry.branch === undefined ? {} : { branch: entry.branch }),
     ...(entry.commit === undefined ? {} : { commit: entry.commit }),
@@ -81,6 +84,7 @@ export function newBuildEntry(build: NewBuild, startedAtMs: number): BuildEntry 
     requestId: build.requestId,
     ...(build.trigger === undefined ? {} : { trigger: build.trigger }),
     ...(build.idempotencyKey === undefined ? {} : { idempotencyKey: build.idempotencyKey }),
+    ...(build.requestedBy === undefined ? {} : { requestedBy: build.requestedBy }),
     repository: build.repository,
     startedAtMs,
     ...(build.branch === undefined ? {} : { branch: build.branch }),

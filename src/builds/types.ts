@@ -5,6 +5,7 @@
  * are made by the registry, records are plain JSON.
  */
 import type { BuildStatus } from '../observability/metrics.js';
+import type { RequestedBy } from '../rules/caller.js';
 
 export const BUILD_PHASES = ['cloning', 'resolving', 'building', 'reusing', 'finished'] as const;
 export type BuildPhase = (typeof BUILD_PHASES)[number];
@@ -31,6 +32,8 @@ export interface NewBuild {
   readonly trigger?: BuildTrigger;
   /** The request's Idempotency-Key, if any (never a credential: a key the client chose). */
   readonly idempotencyKey?: string;
+  /** Who asked for it, when identities are enforced (docs/auth.md); never a token. */
+  readonly requestedBy?: RequestedBy;
   /** As the request gave it (a URL with credentials is refused before any build starts). */
   readonly repository: string;
   /** The requested branch or tag; the default branch's name is reported once cloned. */
@@ -75,6 +78,8 @@ export interface BuildRecord {
   readonly id: string;
   readonly requestId: string;
   readonly trigger?: BuildTrigger;
+  /** Who asked for it, when identities are enforced (docs/auth.md). */
+  readonly requestedBy?: RequestedBy;
   readonly repository: string;
   readonly branch?: string;
   readonly commit?: string;

@@ -17,7 +17,7 @@ export const PROVENANCE_MODES = ['min', 'max', 'off'] as const;
 /** `buildx build --provenance`: min and max as BuildKit's modes, off for none. */
 export type ProvenanceMode = (typeof PROVENANCE_MODES)[number];
 
-/** Caller identity (docs/auth.md): `off` is the contract (no identity asked); `enforce` asks every caller. */
+/** Caller identity (docs/auth.md): `off` asks no caller for an identity; `enforce` asks every caller. */
 export const AUTH_MODES = ['off', 'enforce'] as const;
 export type AuthMode = (typeof AUTH_MODES)[number];
 /** What an access rule grants (docs/auth.md lists the routes of each). */

@@ -12,7 +12,7 @@ import {
 } from '../rules/build-secret-rules.js';
 import { CACHE_TYPES } from '../rules/cache-spec.js';
 import { DEFINITION_PLACES } from '../rules/definition.js';
-import { BODY_LIMIT_BYTES } from '../rules/limits.js';
+import { AUTH_REALM, BODY_LIMIT_BYTES } from '../rules/limits.js';
 import { BUILD_FILTER_RULES, BUILD_REQUEST_FIELDS, QUERY_PARAMETER_RULES } from '../rules/request-shapes.js';
 
 /** A value the request gave, shown quoted (it may hold spaces, quotes or nothing). */
@@ -38,6 +38,8 @@ interface ErrorEntry {
   readonly body?: Readonly<Record<string, string>>;
   /** The Retry-After header, in seconds: fixed, or `given` by the thrower (an estimate). */
   readonly retryAfter?: number | 'given';
+  /** Other headers of the answer, fixed (a challenge). */
+  readonly headers?: Readonly<Record<string, string>>;
   /** One line: when the service answers this. */
   readonly when: string;
 }
@@ -219,6 +221,31 @@ export const ERRORS = {
     when: 'A filter of `GET /events/deliveries` is unknown, repeated, or names no subscription or state.',
     format: { filters: listed },
   },
+  // --- caller identity (docs/auth.md; only with auth.mode enforce) ---
+  TOKEN_REQUIRED: {
+    status: 401,
+    text: 'a bearer token is required (Authorization: Bearer <token>)',
+    when: 'Identities are enforced and the request carries no `Authorization: Bearer` token.',
+    headers: { 'WWW-Authenticate': `Bearer realm="${AUTH_REALM}"` },
+  },
+  TOKEN_INVALID: {
+    status: 401,
+    text: 'the bearer token is refused: {reason}',
+    when: 'The token is no known static token and no valid ID token of a configured issuer (expired, not yet valid, wrong audience or issuer, bad signature, unsupported algorithm, malformed, over 8 KiB).',
+    headers: { 'WWW-Authenticate': `Bearer realm="${AUTH_REALM}", error="invalid_token"` },
+  },
+  ACCESS_DENIED: {
+    status: 403,
+    text: 'no access rule grants {action} on {resource} to {caller}',
+    when: 'The caller is known but no rule grants the action on every resource the request touches.',
+  },
+  ISSUER_UNAVAILABLE: {
+    status: 503,
+    text: 'the signing keys of issuer {issuer} cannot be fetched now; retry later',
+    when: 'An ID token of an issuer whose keys were never fetched, and its discovery or key set does not answer; with Retry-After: 30.',
+    retryAfter: 30,
+  },
+
   // --- the build resource: async POST /build, GET and DELETE /builds/{id} ---
   BUILD_NOT_FOUND: {
     status: 404,
@@ -630,7 +657,11 @@ export function serviceError<C extends ErrorCode>(code: C, ...args: Arguments<C>
   const { retryAfterSeconds, ...details } = options as ErrorOptions & { retryAfterSeconds?: number };
   const entry: ErrorEntry = ERRORS[code];
   const seconds = retryAfterSeconds ?? (entry.retryAfter === 'given' ? undefined : entry.retryAfter);
-  const headers = seconds === undefined ? {} : { headers: { 'Retry-After': String(seconds) } };
+  const fixed = entry.headers ?? {};
+  const headers =
+    seconds === undefined && entry.headers === undefined
+      ? {}
+      : { headers: { ...fixed, ...(seconds === undefined ? {} : { 'Retry-After': String(seconds) }) } };
   const fields = Object.entries(entry.body ?? {}).map(([field, name]) => [field, values[name]]);
   const body = fields.length === 0 ? {} : { body: Object.fromEntries(fields) as Record<string, unknown> };
   return new ERROR_CLASSES[code](textOf(entry, values), { ...details, ...headers, ...body });

@@ -4,10 +4,11 @@
  * secret. Pure.
  */
 import { randomUUID } from 'node:crypto';
-import { ARTIFACT_PUBLISHED, BUILD_FINISHED, IMAGE_DELETED } from '../rules/event-types.js';
+import { ACCESS_DECIDED, ARTIFACT_PUBLISHED, BUILD_FINISHED, IMAGE_DELETED } from '../rules/event-types.js';
 import { ociPurl, type ImageParts } from './purl.js';
 import type { CloudEvent, EndedBuild } from './types.js';
 import { ImageTarget } from '../rules/image-target.js';
+import type { RequestedBy } from '../rules/caller.js';
 
 /** The CDEvents specification version of the events' context. */
 export const CDEVENTS_VERSION = '0.4.1';
@@ -86,6 +87,7 @@ function buildFinished(build: EndedBuild, source: string): CloudEvent {
       digest: image?.digest,
       builder: build.builder,
       trigger: build.trigger ?? 'api',
+      requestedBy: build.requestedBy,
       gitCloneLogId: build.gitCloneLogId,
       imageBuildLogId: build.imageBuildLogId ?? text(body.imageBuildLogId),
       durationSeconds: build.durationSeconds,
@@ -115,6 +117,7 @@ function artifactPublished(
       reused: typeof body.reused === 'boolean' ? body.reused : undefined,
       buildId: build.id,
       repository: build.repository,
+      requestedBy: build.requestedBy,
       commit: build.commit ?? text(body.commit),
       imageBuildLogId: build.imageBuildLogId ?? text(body.imageBuildLogId),
     }),
@@ -146,5 +149,26 @@ export function imageDeletedEvent(deleted: DeletedImage, source: string): CloudE
       digest: deleted.digest,
       reason: deleted.reason,
     }),
+  }));
+}
+
+/** What the audit trail tells of an access decision (never a token). */
+export interface DecidedAccess {
+  readonly decision: string;
+  readonly action: string;
+  readonly resource: Readonly<Record<string, string>>;
+  readonly requestId: string;
+  readonly identity?: RequestedBy;
+  readonly rule?: string;
+  readonly reason?: string;
+}
+
+export function accessDecidedEvent(decided: DecidedAccess, source: string): CloudEvent {
+  const subject = `${decided.action} ${Object.values(decided.resource).join(' ')}`.trim();
+  return cloudEvent(source, ACCESS_DECIDED, subject, (id, time) => ({
+    context: context(id, source, ACCESS_DECIDED, time),
+    subject: { id: decided.requestId, source, type: 'access', content: {} },
+    customDataContentType: 'application/json',
+    customData: defined({ ...decided }),
   }));
 }

@@ -7,7 +7,13 @@ import type { EventSubscription, EventsConfig } from '../config/types.js';
 import type { EventMetrics } from '../observability/event-metrics.js';
 import type { Logger } from '../observability/logger.js';
 import { attemptDelivery } from './attempt.js';
-import { buildEvents, imageDeletedEvent, type DeletedImage } from './envelope.js';
+import {
+  accessDecidedEvent,
+  buildEvents,
+  imageDeletedEvent,
+  type DecidedAccess,
+  type DeletedImage,
+} from './envelope.js';
 import { subscribed, type EventScope } from './filter.js';
 import { SubscriptionLoop, type LoopDeps, type LoopTiming } from './subscription-loop.js';
 import type { CloudEvent, Delivery, DeliveryFilter, EndedBuild, EventJournal } from './types.js';
@@ -64,6 +70,11 @@ export class EventService {
   /** Retention's deletion listener: an image.deleted, recorded before the run goes on. */
   readonly emitImageDeleted = async (deleted: DeletedImage): Promise<void> => {
     await this.record(imageDeletedEvent(deleted, this.#source), {});
+  };
+
+  /** The audit trail's listener: an access.decided, recorded before the request is answered. */
+  readonly emitAccessDecided = async (decided: DecidedAccess): Promise<void> => {
+    await this.record(accessDecidedEvent(decided, this.#source), {});
   };
 
   /** Records `event` for every subscription it matches, then wakes their loops. */

@@ -4,7 +4,7 @@
  */
 import type { EventSubscription } from '../config/types.js';
 import { scopeCovers } from '../rules/build-secret-rules.js';
-import { typeMatches } from '../rules/event-types.js';
+import { OPT_IN_TYPES, typeMatches } from '../rules/event-types.js';
 import { repositoryParts } from '../rules/repository-parts.js';
 
 /** What a subscription filters on besides the type (absent for events of no build). */
@@ -28,7 +28,9 @@ function statusMatches(subscription: EventSubscription, status: string | undefin
 
 export function subscribed(subscription: EventSubscription, type: string, scope: EventScope): boolean {
   const typeOk =
-    subscription.types === undefined || subscription.types.some((name) => typeMatches(name, type));
+    subscription.types === undefined
+      ? !OPT_IN_TYPES.includes(type)
+      : subscription.types.some((name) => typeMatches(name, type));
   return (
     typeOk && repositoryMatches(subscription, scope.repository) && statusMatches(subscription, scope.status)
   );

@@ -111,7 +111,7 @@ export function createApp(ctx: AppContext): Koa {
     createBuildsRouter(ctx),
     createRegistryRouter(ctx),
     createLogsRouter(ctx),
-    ...(ctx.retention === undefined ? [] : [createRetentionRouter(ctx.retention)]),
+    ...(ctx.retention === undefined ? [] : [createRetentionRouter(ctx.retention, ctx.access)]),
     createHooksRouter(ctx),
     createEventsRouter(ctx),
   ]) {

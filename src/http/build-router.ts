@@ -1,5 +1,6 @@
 /**
- * POST /build, a thin adapter: body -> plan (every 400, no I/O) -> the build worker -> answer.
+ * POST /build, a thin adapter: caller -> body -> plan (every 400, no I/O) -> access to the
+ * repository and image target -> the build worker -> answer.
  * Synchronous by default: the answer is the worker's BuildResult or its error, and a client that
  * goes away before the answer aborts its submission (the build is cancelled with its last waiter).
  * With `Prefer: respond-async` (RFC 7240): 202, the build's record and its Location, at once.
@@ -19,9 +20,18 @@ import { requestScope } from './request-id.js';
 import { bodyDigest, idempotencyKeyOf } from './idempotency-key.js';
 import type { BuildRecord } from '../builds/types.js';
 import type { Idempotency } from '../../workers/build-worker.js';
+import { repositoryPathOf } from '../rules/repository-parts.js';
+import { authorize, callerOf, resourceNames } from './access.js';
+import type { Resources } from '../auth/rules.js';
 
 /** What the build router uses of the application. */
-export type BuildRouterContext = Pick<AppContext, 'config' | 'metrics' | 'buildWorker'>;
+export type BuildRouterContext = Pick<AppContext, 'config' | 'metrics' | 'buildWorker' | 'access'>;
+
+/** What a build touches: its repository, and its image target once derived. */
+const buildResources = (plan: BuildPlan): Resources => ({
+  repository: { host: plan.url.host, path: repositoryPathOf(plan.url.path) },
+  image: { registry: plan.image.registry, name: plan.image.name },
+});
 
 /** The plan of a request's body; a refusal is counted and logged by its code, never with the body. */
 async function planOf(
@@ -87,8 +97,11 @@ export function createBuildRouter(ctx: BuildRouterContext): Router {
   const router = new Router();
   router.post('/build', async (koaCtx) => {
     const request = requestScope(koaCtx);
+    const caller = await callerOf(ctx.access, koaCtx, 'build');
     const key = keyOf(koaCtx, ctx.metrics, request.logger);
     const plan = await planOf(koaCtx, ctx, request.logger, ctx.metrics);
+    const resources = buildResources(plan);
+    await authorize(ctx.access, koaCtx, { action: 'build', resources, resource: resourceNames(resources) });
     const idempotency: Idempotency | undefined =
       key === undefined ? undefined : { key, digest: bodyDigest(koaCtx) };
     const attachedTo = idempotency === undefined ? undefined : await ctx.buildWorker.attach(idempotency);
@@ -96,6 +109,7 @@ export function createBuildRouter(ctx: BuildRouterContext): Router {
       requestId: request.id,
       logger: request.logger,
       ...(idempotency === undefined ? {} : { idempotency }),
+      ...(ctx.access.enforced ? { requestedBy: caller.requestedBy } : {}),
     };
     if (prefersAsync(koaCtx)) {
       accepted(

@@ -3,21 +3,56 @@
  * GET /builds/{id} (with `wait`, a long poll) and DELETE /builds/{id}: one build as a resource.
  */
 import Router from '@koa/router';
+import type { Context } from 'koa';
+import type { AuthAction } from '../config/types.js';
+import type { BuildRecord } from '../builds/types.js';
 import type { AppContext } from './context.js';
+import { authorize, callerOf, repositoryResource, resourceNames } from './access.js';
 import { parseBuildsQuery, parseWait } from './builds-query.js';
 import { serviceError } from '../errors/errors.js';
 import { requestScope } from './request-id.js';
 
-export function createBuildsRouter(ctx: Pick<AppContext, 'builds' | 'buildWorker'>): Router {
+type BuildsContext = Pick<AppContext, 'builds' | 'buildWorker' | 'access'>;
+
+/**
+ * With identities enforced: the build `id` once `action` on its repository is granted; a build the
+ * caller may not read is answered as unknown (its existence is not told).
+ */
+async function guardBuild(
+  ctx: BuildsContext,
+  koaCtx: Context,
+  id: string,
+  action: AuthAction,
+): Promise<void> {
+  if (!ctx.access.enforced) return;
+  await callerOf(ctx.access, koaCtx, action, { build: id });
+  const record = await ctx.builds.get(id);
+  if (record === undefined) throw serviceError('BUILD_NOT_FOUND', { id });
+  const resources = { repository: repositoryResource(record.repository) };
+  const identity = await callerOf(ctx.access, koaCtx, action);
+  const readable = ctx.access.allows(identity, 'read', resources);
+  await authorize(ctx.access, koaCtx, {
+    action,
+    resources,
+    resource: resourceNames(resources, { build: id }),
+    ...(readable ? {} : { hidden: () => serviceError('BUILD_NOT_FOUND', { id }) }),
+  });
+}
+
+export function createBuildsRouter(ctx: BuildsContext): Router {
   const router = new Router();
   router.get('/builds', async (koaCtx) => {
+    const caller = await callerOf(ctx.access, koaCtx, 'read');
     const filter = parseBuildsQuery(koaCtx.query);
+    const readable = (record: BuildRecord): boolean =>
+      ctx.access.allows(caller, 'read', { repository: repositoryResource(record.repository) });
     koaCtx.set('Cache-Control', 'no-store');
-    koaCtx.body = { builds: await ctx.builds.list(filter) };
+    koaCtx.body = { builds: (await ctx.builds.list(filter)).filter(readable) };
   });
   router.get('/builds/:id', async (koaCtx) => {
     const { id } = koaCtx.params as { id: string };
     const wait = parseWait(koaCtx.query);
+    await guardBuild(ctx, koaCtx, id, 'read');
     // A long poll ends early when its client goes away.
     const gone = new AbortController();
     const onClose = (): void => gone.abort();
@@ -37,6 +72,7 @@ export function createBuildsRouter(ctx: Pick<AppContext, 'builds' | 'buildWorker
   router.delete('/builds/:id', async (koaCtx) => {
     const { id } = koaCtx.params as { id: string };
     const request = requestScope(koaCtx);
+    await guardBuild(ctx, koaCtx, id, 'cancel');
     const record = await ctx.buildWorker.cancel(id, `DELETE /builds/${id} (request ${request.id})`);
     request.logger.info({ buildId: id }, 'build cancel asked');
     koaCtx.status = 202;

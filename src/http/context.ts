@@ -1,3 +1,4 @@
+import type { AccessControl } from '../auth/access.js';
 import type { BuildRegistry } from '../builds/types.js';
 import type { Config } from '../config/types.js';
 import type { EventService } from '../events/events.js';
@@ -28,6 +29,8 @@ export interface AppContext {
   /** The builds this instance runs and the newest finished ones (GET /builds). */
   readonly builds: BuildRegistry;
   readonly errorTracker: ErrorTracker;
+  /** Caller identity and access rules (docs/auth.md): every route but probes, metrics and hooks asks it. */
+  readonly access: AccessControl;
   /** The process groups of running commands (killed if the service exits). */
   readonly processGroups: ProcessGroups;
   /** Aborted when the process must stop now (second signal, end of grace): running commands are killed. */

@@ -4,6 +4,7 @@ import type { Config } from '../config/types.js';
 import { serviceError } from '../errors/errors.js';
 import { DELIVERY_STATES, type DeliveryFilter, type DeliveryState } from '../events/types.js';
 import type { AppContext } from './context.js';
+import { authorizeAdmin } from './access.js';
 
 const FILTERS = new Set(['subscription', 'status']);
 
@@ -31,9 +32,10 @@ export function parseDeliveriesQuery(
   };
 }
 
-export function createEventsRouter(ctx: Pick<AppContext, 'config' | 'events'>): Router {
+export function createEventsRouter(ctx: Pick<AppContext, 'config' | 'events' | 'access'>): Router {
   const router = new Router();
   router.get('/events/deliveries', async (koaCtx) => {
+    await authorizeAdmin(ctx.access, koaCtx);
     const filter = parseDeliveriesQuery(koaCtx.query, ctx.config);
     koaCtx.set('Cache-Control', 'no-store');
     koaCtx.body = { deliveries: ctx.events === undefined ? [] : await ctx.events.deliveries(filter) };

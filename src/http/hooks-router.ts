@@ -12,6 +12,7 @@ import type { AppContext } from './context.js';
 import { readHookDelivery } from './hook-payload.js';
 import { validHookSignature } from './hook-signature.js';
 import { requestScope } from './request-id.js';
+import { authorizeAdmin } from './access.js';
 
 /** The raw body, refused past the limit (413) without reading it whole. */
 async function rawBody(koaCtx: Context): Promise<Buffer> {
@@ -59,6 +60,7 @@ export function createHooksRouter(ctx: AppContext): Router {
     await receive(ctx, koaCtx, forge);
   });
   router.get('/hooks/deliveries', async (koaCtx) => {
+    await authorizeAdmin(ctx.access, koaCtx);
     koaCtx.body = { deliveries: (await ctx.prebuilds?.deliveries()) ?? [] };
   });
   return router;

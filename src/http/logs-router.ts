@@ -6,8 +6,33 @@
  */
 import { Readable } from 'node:stream';
 import Router from '@koa/router';
+import type { Context } from 'koa';
 import type { AppContext } from './context.js';
+import type { AuthAction } from '../config/types.js';
 import { serviceError } from '../errors/errors.js';
+import { authorize, callerOf, repositoryResource, resourceNames } from './access.js';
+
+type LogsContext = Pick<AppContext, 'logStore' | 'builds' | 'access'>;
+
+/**
+ * With identities enforced: `action` on the repository of the build the log belongs to (a log of
+ * no kept build: on every repository); a log the caller may not read is answered as unknown.
+ */
+async function guardLog(ctx: LogsContext, koaCtx: Context, id: string, action: AuthAction): Promise<void> {
+  if (!ctx.access.enforced) return;
+  const identity = await callerOf(ctx.access, koaCtx, action, { log: id });
+  const owner = (await ctx.builds.list()).find((b) => b.gitCloneLogId === id || b.imageBuildLogId === id);
+  const resources = {
+    repository: owner === undefined ? ('anyRepository' as const) : repositoryResource(owner.repository),
+  };
+  const readable = ctx.access.allows(identity, 'read', resources);
+  await authorize(ctx.access, koaCtx, {
+    action,
+    resources,
+    resource: resourceNames(resources, { log: id }),
+    ...(readable ? {} : { hidden: () => serviceError('LOG_NOT_FOUND', {}, { logId: id }) }),
+  });
+}
 
 export const LOG_COMPLETE_HEADER = 'X-Log-Complete';
 
@@ -18,10 +43,11 @@ function followRequested(follow: string | string[] | undefined): boolean {
   throw serviceError('INVALID_FOLLOW');
 }
 
-export function createLogsRouter(ctx: Pick<AppContext, 'logStore'>): Router {
+export function createLogsRouter(ctx: LogsContext): Router {
   const router = new Router();
   router.get('/logs/:id', async (koaCtx) => {
     const id = koaCtx.params.id ?? '';
+    await guardLog(ctx, koaCtx, id, 'read');
     if (!followRequested(koaCtx.query.follow)) {
       const snapshot = await ctx.logStore.read(id);
       koaCtx.set(LOG_COMPLETE_HEADER, String(snapshot.complete));
@@ -41,6 +67,7 @@ export function createLogsRouter(ctx: Pick<AppContext, 'logStore'>): Router {
     koaCtx.body = Readable.from(stream, { objectMode: false });
   });
   router.delete('/logs/:id', async (koaCtx) => {
+    await guardLog(ctx, koaCtx, koaCtx.params.id ?? '', 'delete');
     await ctx.logStore.remove(koaCtx.params.id ?? '');
     koaCtx.status = 204;
   });

@@ -2,6 +2,7 @@ import Router from '@koa/router';
 import { declaredPlatforms } from '../config/builder-endpoints.js';
 import { effectiveConfigView } from '../config/view.js';
 import type { AppContext } from './context.js';
+import { authorizeAdmin } from './access.js';
 
 /** Each builder's state for the readiness body (docs/fleet.md): endpoints only, never credentials. */
 function builderStates(
@@ -48,7 +49,8 @@ export function createOpsRouter(ctx: AppContext): Router {
     koaCtx.body = await ctx.metrics.registry.metrics();
     koaCtx.type = ctx.metrics.registry.contentType;
   });
-  router.get('/config', (koaCtx) => {
+  router.get('/config', async (koaCtx) => {
+    await authorizeAdmin(ctx.access, koaCtx);
     koaCtx.body = effectiveConfigView(ctx.config);
   });
   return router;

@@ -16,6 +16,8 @@ import { readImageConfig } from '../registry/image-config.js';
 import { parsePlatform } from '../registry/platform.js';
 import { type ImageReference, parseReference } from '../registry/reference.js';
 import { parseDevcontainerQuery, parseImageQuery } from './registry-schemas.js';
+import type { AuthAction } from '../config/types.js';
+import { authorize, callerOf, resourceNames } from './access.js';
 
 const USER_HEADER = 'x-registry-username';
 const PASSWORD_HEADER = 'x-registry-password';
@@ -52,6 +54,23 @@ interface Registry {
   readonly client: RegistryClient;
 }
 
+/**
+ * The image of a query (400 when it is malformed), once `action` on it is granted to the caller
+ * (identified before the query is read: 401 comes first).
+ */
+async function authorizedQuery<Q extends { registry: string; name: string }>(
+  { ctx }: Registry,
+  koaCtx: Context,
+  action: AuthAction,
+  parse: (query: unknown) => Q,
+): Promise<Q> {
+  await callerOf(ctx.access, koaCtx, action);
+  const query = parse(koaCtx.query);
+  const resources = { image: { registry: query.registry, name: query.name } };
+  await authorize(ctx.access, koaCtx, { action, resources, resource: resourceNames(resources) });
+  return query;
+}
+
 const callFor = (
   { ctx }: Registry,
   koaCtx: Context,
@@ -63,7 +82,8 @@ async function checkImage(registry: Registry, koaCtx: Context): Promise<void> {
   const { ctx, client } = registry;
   let result: ImageCheckResult = 'error';
   try {
-    const ref = parseReference(parseImageQuery(koaCtx.query), ctx.config.insecureRegistries);
+    const query = await authorizedQuery(registry, koaCtx, 'read', parseImageQuery);
+    const ref = parseReference(query, ctx.config.insecureRegistries);
     const exists = await imageExists(client, callFor(registry, koaCtx, ref, PULL));
     result = exists ? 'exists' : 'absent';
     if (exists) ctx.retention?.served(repositoryOf(ref), [`tag:${ref.tag}`]);
@@ -77,7 +97,8 @@ async function removeImage(registry: Registry, koaCtx: Context): Promise<void> {
   const { ctx, client } = registry;
   let result: ImageDeleteResult = 'error';
   try {
-    const ref = parseReference(parseImageQuery(koaCtx.query), ctx.config.insecureRegistries);
+    const query = await authorizedQuery(registry, koaCtx, 'delete', parseImageQuery);
+    const ref = parseReference(query, ctx.config.insecureRegistries);
     const outcome = await deleteImage(client, callFor(registry, koaCtx, ref, DELETE_ACTIONS));
     result = outcome.result;
     koaCtx.body = { image: ref.image, deleted: outcome.deleted, reason: outcome.reason };
@@ -90,7 +111,7 @@ async function lookupDevcontainer(registry: Registry, koaCtx: Context): Promise<
   const { ctx, client } = registry;
   let result: DevcontainerLookupResult = 'error';
   try {
-    const query = parseDevcontainerQuery(koaCtx.query);
+    const query = await authorizedQuery(registry, koaCtx, 'read', parseDevcontainerQuery);
     const ref = parseReference(query, ctx.config.insecureRegistries);
     const call = callFor(registry, koaCtx, ref, PULL);
     const explicitPlatform = typeof koaCtx.query.platform === 'string';

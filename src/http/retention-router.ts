@@ -5,13 +5,20 @@
 import Router from '@koa/router';
 import { serviceError } from '../errors/errors.js';
 import type { Retention } from '../retention/retention.js';
+import type { AccessControl } from '../auth/access.js';
+import { authorizeAdmin } from './access.js';
 
-export function createRetentionRouter(retention: Pick<Retention, 'mode' | 'plan' | 'run'>): Router {
+export function createRetentionRouter(
+  retention: Pick<Retention, 'mode' | 'plan' | 'run'>,
+  access: AccessControl,
+): Router {
   const router = new Router();
   router.get('/retention/plan', async (koaCtx) => {
+    await authorizeAdmin(access, koaCtx);
     koaCtx.body = await retention.plan();
   });
   router.post('/retention/run', async (koaCtx) => {
+    await authorizeAdmin(access, koaCtx);
     if (retention.mode !== 'delete')
       throw serviceError('RETENTION_NOT_DELETE_MODE', { mode: retention.mode });
     const answer = await retention.run();

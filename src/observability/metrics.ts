@@ -44,6 +44,10 @@ const HELP = {
     'POST /build answers given without a build (inputs unchanged: the earlier image relabelled).',
   service_builds_coalesced_total:
     'POST /build requests that followed an identical build in flight instead of starting one.',
+  service_auth_decisions_total:
+    'Access decisions with identities enforced, by decision (allow, deny) and action (docs/auth.md).',
+  service_auth_key_fetches_total:
+    "Fetches of an OIDC issuer's discovery document and key set, by issuer and result (ok, error).",
 } as const;
 
 type MetricName = keyof typeof HELP;
@@ -87,6 +91,8 @@ export class Metrics {
   readonly buildsCapacity = new Gauge({ ...this.#named('service_builds_capacity'), labelNames: [] });
   readonly buildReusesTotal = this.#counter('service_build_reuses_total', {});
   readonly buildFollowsTotal = this.#counter('service_builds_coalesced_total', {});
+  readonly authDecisionsTotal = this.#counter('service_auth_decisions_total', { decision: [], action: [] });
+  readonly authKeyFetchesTotal = this.#counter('service_auth_key_fetches_total', { issuer: [], result: [] });
 
   #named(name: MetricName): { name: MetricName; help: string; registers: Registry[] } {
     return { name, help: HELP[name], registers: [this.registry] };

@@ -5,8 +5,12 @@
 export const BUILD_FINISHED = 'dev.cdevents.build.finished.0.2.0';
 export const ARTIFACT_PUBLISHED = 'dev.cdevents.artifact.published.0.2.0';
 export const IMAGE_DELETED = 'dev.imagebuildservice.image.deleted.0.1.0';
+/** An access decision of the audit trail (docs/auth.md). */
+export const ACCESS_DECIDED = 'dev.imagebuildservice.access.decided.0.1.0';
 
-export const EVENT_TYPES = [BUILD_FINISHED, ARTIFACT_PUBLISHED, IMAGE_DELETED] as const;
+export const EVENT_TYPES = [BUILD_FINISHED, ARTIFACT_PUBLISHED, IMAGE_DELETED, ACCESS_DECIDED] as const;
+/** Types sent only to subscriptions naming them (a subscription without `types` gets the others). */
+export const OPT_IN_TYPES: readonly string[] = [ACCESS_DECIDED];
 export type EventType = (typeof EVENT_TYPES)[number];
 
 /** The statuses a subscription may filter a finished build's events on. */

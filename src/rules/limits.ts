@@ -9,6 +9,11 @@ export type BuilderMode = (typeof BUILDER_MODES)[number];
 
 /** The largest request body read, in bytes (1 MiB). */
 export const BODY_LIMIT_BYTES = 1024 * 1024;
+/** The realm of the bearer challenge (docs/auth.md). */
+export const AUTH_REALM = 'image-build-service';
+/** The longest bearer token read, in bytes (8 KiB): anything longer is refused unread. */
+export const MAX_TOKEN_BYTES = 8 * 1024;
+
 /** Webhook bodies (POST /hooks/*): GitHub's own cap, 25 MiB. */
 export const HOOK_BODY_LIMIT_BYTES = 25 * 1024 * 1024;
 

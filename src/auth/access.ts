@@ -1,0 +1,171 @@
+/**
+ * Caller identity and access (docs/auth.md), the one owner of both: a request's bearer token
+ * becomes an Identity (a static token by its digest, else an ID token of a configured issuer),
+ * the rules decide each action on the resources a request touches, and every decision worth
+ * keeping (any on build, cancel, delete and admin; every denial) goes to the audit trail: a log
+ * line and an event. With `auth.mode` off every caller is ANONYMOUS and nothing is audited.
+ */
+import type { AuthAction, AuthSettings } from '../config/types.js';
+import { serviceError } from '../errors/errors.js';
+import type { Logger } from '../observability/logger.js';
+import type { Metrics } from '../observability/metrics.js';
+import type { RequestedBy } from '../rules/caller.js';
+import { MAX_TOKEN_BYTES } from '../rules/limits.js';
+import { IdTokens, IssuerUnavailable, TokenRefused } from './id-tokens.js';
+import { ANONYMOUS, type Identity } from './identity.js';
+import { grantingRule, type Resources } from './rules.js';
+import { StaticTokens } from './static-tokens.js';
+
+/** What the audit trail keeps of a decision (docs/auth.md); never a token. */
+export interface AccessDecision {
+  readonly decision: 'allow' | 'deny';
+  readonly action: AuthAction;
+  /** The resources by name: `host/path` of a repository, `registry/name` of an image, an id. */
+  readonly resource: Readonly<Record<string, string>>;
+  /** Absent when the caller could not be identified. */
+  readonly identity?: RequestedBy;
+  readonly rule?: string;
+  /** Why a caller was not identified (no token, or the refusal's words). */
+  readonly reason?: string;
+  readonly requestId: string;
+}
+
+export interface AccessDeps {
+  readonly logger: Logger;
+  readonly metrics: Pick<Metrics, 'authDecisionsTotal' | 'authKeyFetchesTotal'>;
+  /** Each audited decision (an event to the subscriptions asking for it); awaited. */
+  readonly audited?: (decision: AccessDecision) => Promise<void>;
+  readonly fetch?: typeof fetch;
+  readonly now?: () => number;
+}
+
+/** A request asking for access: its Authorization header, its id, its logger. */
+export interface AccessRequest {
+  readonly authorization: string | undefined;
+  readonly requestId: string;
+  readonly logger: Logger;
+}
+
+/** What a request is asked to do: the action, the resources it touches, and their names. */
+export interface AccessAsk {
+  readonly action: AuthAction;
+  readonly resources: Resources;
+  readonly resource: Readonly<Record<string, string>>;
+  /** A denial answers 404 with this error (the resource's existence is not told) instead of 403. */
+  readonly hidden?: () => Error;
+}
+
+/** The token of `Authorization: Bearer <token>`; any other scheme is not read. */
+function bearerOf(authorization: string | undefined): string | undefined {
+  const match = /^Bearer +(\S+) *$/i.exec(authorization ?? '');
+  return match?.[1];
+}
+
+const describeCaller = (identity: RequestedBy): string =>
+  identity.kind === 'token' ? `token ${identity.subject}` : `${identity.subject} (${identity.name ?? ''})`;
+
+export class AccessControl {
+  readonly #settings: AuthSettings;
+  readonly #deps: AccessDeps;
+  readonly #tokens: StaticTokens;
+  readonly #idTokens: IdTokens;
+
+  constructor(settings: AuthSettings, deps: AccessDeps) {
+    this.#settings = settings;
+    this.#deps = deps;
+    this.#tokens = new StaticTokens(settings.tokens);
+    this.#idTokens = new IdTokens(settings.issuers, (issuer) => ({
+      fetch: deps.fetch ?? fetch,
+      now: deps.now ?? Date.now,
+      fetched: (ok, err) => {
+        deps.metrics.authKeyFetchesTotal.inc({ issuer: issuer.name, result: ok ? 'ok' : 'error' });
+        if (!ok)
+          deps.logger.warn({ issuer: issuer.issuer, err }, 'the keys of an issuer could not be fetched');
+      },
+    }));
+  }
+
+  get enforced(): boolean {
+    return this.#settings.mode === 'enforce';
+  }
+
+  /** The caller of a request; throws TOKEN_REQUIRED, TOKEN_INVALID or ISSUER_UNAVAILABLE (each audited). */
+  async identify(
+    request: AccessRequest,
+    action: AuthAction,
+    resource: AccessAsk['resource'],
+  ): Promise<Identity> {
+    if (!this.enforced) return ANONYMOUS;
+    const token = bearerOf(request.authorization);
+    const refuse = async (reason: string, err: Error): Promise<never> => {
+      await this.#audit(request, {
+        decision: 'deny',
+        action,
+        resource,
+        reason,
+        requestId: request.requestId,
+      });
+      throw err;
+    };
+    if (token === undefined) return refuse('no token', serviceError('TOKEN_REQUIRED'));
+    if (Buffer.byteLength(token) > MAX_TOKEN_BYTES)
+      return refuse('too large', serviceError('TOKEN_INVALID', { reason: 'too large' }));
+    const name = this.#tokens.nameOf(token);
+    if (name !== undefined)
+      return { requestedBy: { kind: 'token', subject: name, name }, tokenName: name, claims: {} };
+    try {
+      const { issuer, claims } = await this.#idTokens.verify(token);
+      return {
+        requestedBy: { kind: 'oidc', issuer: issuer.issuer, subject: String(claims.sub), name: issuer.name },
+        issuerName: issuer.name,
+        claims,
+      };
+    } catch (err) {
+      if (err instanceof TokenRefused)
+        return refuse(err.reason, serviceError('TOKEN_INVALID', { reason: err.reason }));
+      if (err instanceof IssuerUnavailable)
+        return refuse('issuer unavailable', serviceError('ISSUER_UNAVAILABLE', { issuer: err.issuer }));
+      throw err;
+    }
+  }
+
+  /** Whether `identity` may do `action` on `resources` (no audit: a filter of what is shown). */
+  allows(identity: Identity, action: AuthAction, resources: Resources): boolean {
+    return !this.enforced || grantingRule(this.#settings.rules, identity, action, resources) !== undefined;
+  }
+
+  /** Decides `ask` for `identity`: audited as docs/auth.md says; throws ACCESS_DENIED (or `hidden`). */
+  async authorize(request: AccessRequest, identity: Identity, ask: AccessAsk): Promise<void> {
+    if (!this.enforced) return;
+    const rule = grantingRule(this.#settings.rules, identity, ask.action, ask.resources);
+    const decision: AccessDecision = {
+      decision: rule === undefined ? 'deny' : 'allow',
+      action: ask.action,
+      resource: ask.resource,
+      identity: identity.requestedBy,
+      ...(rule === undefined ? {} : { rule: rule.name }),
+      requestId: request.requestId,
+    };
+    this.#deps.metrics.authDecisionsTotal.inc({ decision: decision.decision, action: ask.action });
+    // Allowed reads are not audited: they would drown the trail.
+    if (rule === undefined || ask.action !== 'read') await this.#audit(request, decision);
+    if (rule !== undefined) return;
+    if (ask.hidden !== undefined) throw ask.hidden();
+    throw serviceError('ACCESS_DENIED', {
+      action: ask.action,
+      resource: Object.values(ask.resource).join(' '),
+      caller: describeCaller(identity.requestedBy),
+    });
+  }
+
+  async #audit(request: AccessRequest, decision: AccessDecision): Promise<void> {
+    if (decision.identity === undefined)
+      this.#deps.metrics.authDecisionsTotal.inc({ decision: 'deny', action: decision.action });
+    request.logger.info({ audit: decision }, 'access decided');
+    await this.#deps
+      .audited?.(decision)
+      .catch((err: unknown) =>
+        request.logger.warn({ err }, 'the access decision event could not be recorded'),
+      );
+  }
+}

@@ -1,0 +1,65 @@
+/**
+ * The routes' one way to ask for access (docs/auth.md): the caller identified once per request
+ * from its Authorization header, then the action decided on what the route touches. With
+ * identities off both are no-ops and every caller is anonymous.
+ */
+import type { Context } from 'koa';
+import type { AccessAsk, AccessControl, AccessRequest } from '../auth/access.js';
+import type { Identity } from '../auth/identity.js';
+import type { RepositoryResource, Resources } from '../auth/rules.js';
+import type { AuthAction } from '../config/types.js';
+import { repositoryParts, repositoryPathOf } from '../rules/repository-parts.js';
+import { requestScope } from './request-id.js';
+
+function accessRequest(koaCtx: Context): AccessRequest {
+  const scope = requestScope(koaCtx);
+  return {
+    authorization: koaCtx.get('authorization') || undefined,
+    requestId: scope.id,
+    logger: scope.logger,
+  };
+}
+
+/** The request's caller, identified on the first ask (401 or 503 when it cannot be). */
+export async function callerOf(
+  access: AccessControl,
+  koaCtx: Context,
+  action: AuthAction,
+  resource: AccessAsk['resource'] = {},
+): Promise<Identity> {
+  const state = koaCtx.state as { identity?: Identity };
+  state.identity ??= await access.identify(accessRequest(koaCtx), action, resource);
+  return state.identity;
+}
+
+/** The caller, once `ask` is granted to it (401, 403, or the ask's own 404 otherwise). */
+export async function authorize(access: AccessControl, koaCtx: Context, ask: AccessAsk): Promise<Identity> {
+  const identity = await callerOf(access, koaCtx, ask.action, ask.resource);
+  await access.authorize(accessRequest(koaCtx), identity, ask);
+  return identity;
+}
+
+/** The caller, once `admin` is granted to it: the route's own path names what it touches. */
+export const authorizeAdmin = (access: AccessControl, koaCtx: Context): Promise<Identity> =>
+  authorize(access, koaCtx, { action: 'admin', resources: {}, resource: { path: koaCtx.path } });
+
+/** A repository URL as rules see it; a text that is no URL is of no known repository. */
+export function repositoryResource(repository: string): RepositoryResource | 'anyRepository' {
+  const parts = repositoryParts(repository);
+  return parts === undefined ? 'anyRepository' : { host: parts.host, path: repositoryPathOf(parts.path) };
+}
+
+/** The names of the resources, as the audit trail keeps them. */
+export function resourceNames(
+  resources: Resources,
+  extra: Record<string, string> = {},
+): Record<string, string> {
+  const { repository, image } = resources;
+  return {
+    ...(repository === undefined
+      ? {}
+      : { repository: repository === 'anyRepository' ? '*' : `${repository.host}/${repository.path}` }),
+    ...(image === undefined ? {} : { image: `${image.registry}/${image.name}` }),
+    ...extra,
+  };
+}
