@@ -62,7 +62,7 @@ export function container(rendered: Rendered): Container {
   return containers[0] as Container;
 }
 
-/** Secrets the user keeps outside the chart: name -> key -> content. */
+/** Secrets (and ConfigMaps) the user keeps outside the chart: name -> key -> content. */
 export type ExternalSecrets = Map<string, Map<string, string>>;
 
 /** The files of a ConfigMap or Secret (the chart's, Secret data base64-decoded, or the user's), by name. */
@@ -73,8 +73,7 @@ function objectFiles(
   external: ExternalSecrets,
 ): Map<string, string> {
   const object = rendered.objects.find((o: K8sObject) => o.kind === kind && o.metadata.name === name);
-  if (object === undefined && kind === 'Secret' && external.has(name))
-    return external.get(name) as Map<string, string>;
+  if (object === undefined && external.has(name)) return external.get(name) as Map<string, string>;
   if (object === undefined)
     throw new Error(`the pod uses ${kind} ${name}, which is neither rendered nor the user's`);
   const data = (object.data ?? {}) as Record<string, string>;

@@ -6,7 +6,8 @@
 import { createHash } from 'node:crypto';
 import test from 'ava';
 import { parse } from 'yaml';
-import { CHART_DIR } from '../../helpers/chart/chart.js';
+import { AUTH_ISSUER_SCHEMA, AUTH_RULE_SCHEMA, AUTH_TOKEN_SCHEMA } from '../../../src/config/auth.js';
+import { CHART_DIR, valuesSchema } from '../../helpers/chart/chart.js';
 import {
   helm,
   render,
@@ -19,6 +20,7 @@ import {
 } from '../../helpers/chart/helm.js';
 import { container, deploymentSpec } from '../../helpers/chart/pod.js';
 
+type Json = Record<string, unknown>;
 const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
 
 const ISSUERS = [
@@ -40,7 +42,6 @@ const RULES = [
     actions: ['build', 'read', 'cancel', 'delete', 'admin'],
     repositories: [{ host: '*', path: '**' }],
     images: [{ registry: '*', name: '**' }],
-    tenant: 'platform',
   },
 ];
 const ENFORCE = { auth: { mode: 'enforce', issuers: ISSUERS, tokens: TOKENS, rules: RULES } };
@@ -257,4 +258,30 @@ test('the notes say who reaches the service without identities, and that identit
   const enforced = await notes([], { ...ENFORCE, ingress: INGRESS });
   t.regex(enforced, /Caller identity: enforced \(1 issuer\(s\), 1 static token\(s\), 2 rule\(s\)\)/);
   t.notRegex(enforced, /WARNING: the service is reachable/);
+});
+
+test("the schema's names and globs are the service's own patterns, its token digests stricter (lower case)", (t) => {
+  const definitions = valuesSchema().definitions as Record<string, { properties: Record<string, Json> }>;
+  const chart = (name: string): Record<string, Json> => definitions[name]?.properties ?? {};
+  const rule = chart('authRule');
+  t.is(chart('authIssuer').name?.pattern, AUTH_ISSUER_SCHEMA.properties.name.pattern);
+  t.is(chart('authToken').name?.pattern, AUTH_TOKEN_SCHEMA.properties.name.pattern);
+  for (const key of ['name', 'issuer', 'token'] as const)
+    t.is(rule[key]?.pattern, AUTH_RULE_SCHEMA.properties[key].pattern, key);
+  t.deepEqual(
+    (rule.claims?.propertyNames as Json | undefined)?.pattern,
+    AUTH_RULE_SCHEMA.properties.claims.propertyNames.pattern,
+  );
+  const items = (key: 'repositories' | 'images'): Record<string, Json> =>
+    ((rule[key]?.items as Json | undefined)?.properties ?? {}) as Record<string, Json>;
+  for (const [key, fields] of [
+    ['repositories', ['host', 'path']],
+    ['images', ['registry', 'name']],
+  ] as const) {
+    const service = AUTH_RULE_SCHEMA.properties[key].items.properties as Record<string, { pattern: string }>;
+    for (const field of fields) t.is(items(key)[field]?.pattern, service[field]?.pattern, `${key}.${field}`);
+  }
+  t.deepEqual(Object.keys(rule).sort(), Object.keys(AUTH_RULE_SCHEMA.properties).sort());
+  t.is(chart('authToken').sha256?.pattern, '^[0-9a-f]{64}$');
+  t.is(AUTH_TOKEN_SCHEMA.properties.sha256.pattern, '^[0-9a-fA-F]{64}$');
 });

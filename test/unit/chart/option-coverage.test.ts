@@ -87,16 +87,8 @@ const CHART_SOURCE: Record<OptionName, { values: string[] } | { chart: string }>
   settingsPath: { chart: 'the chart renders the settings file and sets SERVICE_CONFIG_PATH' },
 };
 
-/**
- * Values the service reads that are not rows of the option table: settings-file sections rendered
- * as they are, and files or variables read outside the table.
- */
+/** Values the service reads outside the option table: variables of Node itself. */
 const NOT_OPTIONS: Record<string, string> = {
-  'auth.mode': 'the settings file auth.mode',
-  'auth.issuers': 'the settings file auth.issuers',
-  'auth.rules': 'the settings file auth.rules',
-  'auth.tokens': 'the token list file AUTH_TOKENS_PATH names (a Secret of the chart)',
-  'auth.existingSecret': 'the token list file AUTH_TOKENS_PATH names (a Secret of yours)',
   'auth.issuerCa': "NODE_EXTRA_CA_CERTS, Node's own variable for a private CA",
 };
 

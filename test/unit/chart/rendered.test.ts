@@ -59,6 +59,9 @@ const USER_EVENT_SUBSCRIPTIONS = [
   },
 ];
 const USER_BUILD_SECRETS = [{ id: 'npmrc', value: 'v', repositories: [{ host: 'git.example.org' }] }];
+const USER_AUTH_TOKENS = [
+  { name: 'platform-ops', sha256: createHash('sha256').update('user token').digest('hex') },
+];
 const USER_DSN = 'https://key@errors.example.org/7';
 const USER_REDIS_URL = 'rediss://:user-secret@redis.example.org:6380/1';
 const USER_SIGNING_PASSWORD = 'user-signing-password';
@@ -136,6 +139,12 @@ function userSecrets(values: Values): ExternalSecrets {
   if (signing !== '' && (at(values, 'signing.passwordKey') as string) !== '')
     secrets.get(signing)?.set(at(values, 'signing.passwordKey'), USER_SIGNING_PASSWORD);
   addBuildkitSecrets(values, secrets);
+  const authSecret = at<string>(values, 'auth.existingSecret');
+  if (authSecret !== '')
+    secrets.set(authSecret, new Map([['tokens.yaml', JSON.stringify(USER_AUTH_TOKENS)]]));
+  // The issuer's CA is a ConfigMap of the team's.
+  const issuerCa = at<string>(values, 'auth.issuerCa');
+  if (issuerCa !== '') secrets.set(issuerCa, new Map([['ca.crt', selfSignedCert().cert]]));
   const hooks = at(values, 'prebuilds.hooks.existingSecret') as string;
   if (hooks !== '') {
     const keys = ['githubSecretKey', 'gitlabTokenKey', 'giteaSecretKey'].map((k) =>
@@ -325,6 +334,12 @@ for (const c of cases) {
       subscriptions.map((s) => s.name),
     );
     t.deepEqual(config.events.retrySeconds, at(c.values, 'events.retrySeconds'));
+    t.is(String(config.auth.mode), at<string>(c.values, 'auth.mode'));
+    const names = (list: unknown): string[] => (list as { name: string }[]).map((e) => e.name);
+    t.deepEqual(names(config.auth.issuers), names(at(c.values, 'auth.issuers')));
+    t.deepEqual(names(config.auth.rules), names(at(c.values, 'auth.rules')));
+    const authTokens = at(c.values, 'auth.existingSecret') ? USER_AUTH_TOKENS : at(c.values, 'auth.tokens');
+    t.deepEqual(config.auth.tokens, authTokens);
     const dsn = at(c.values, 'errorTracking.existingSecret') ? USER_DSN : at(c.values, 'errorTracking.dsn');
     t.is(config.errorTrackingDsn, (dsn as string) || undefined);
     const redisUrl = at(c.values, 'redis.existingSecret') ? USER_REDIS_URL : at(c.values, 'redis.url');
