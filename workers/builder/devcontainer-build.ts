@@ -12,7 +12,7 @@ import { dirname, join } from 'node:path';
 import type { BuilderMode } from '../../src/rules/limits.js';
 import type { BuildDefaults } from '../../src/config/types.js';
 import { stepFailure } from '../../src/exec/failure.js';
-import { run } from '../../src/exec/run.js';
+import { CommandFailure, run } from '../../src/exec/run.js';
 import type { CommandLogWriter } from '../../src/logs/types.js';
 import { withSpan } from '../../src/observability/tracing.js';
 import type { StepDeps } from '../common/step-deps.js';
@@ -22,6 +22,7 @@ import type { RequestDir } from '../common/request-dir.js';
 import { saveCliCache, seedCliCache } from './cli-cache.js';
 import { writeRequestDockerConfig } from './docker-config.js';
 import type { PendingCli } from './pending-cli.js';
+import { concurrentPushRefusal, pause, PUSH_RETRY_DELAY_MS, PUSH_TRIES, tailingLog } from './push-retry.js';
 import {
   LABEL_BRANCH_VAR,
   LABEL_BUILT_VAR,
@@ -274,6 +275,56 @@ function cliEnv(options: BuildAndPushOptions, prepared: Prepared): Record<string
   };
 }
 
+/**
+ * Runs the CLI once per try (the pending CLI first, when there is one): a try that the registry
+ * refused as it refuses a concurrent push of the same content (push-retry.ts) is run again, the
+ * build then cached (a pure push), up to PUSH_TRIES in all; any other failure ends it.
+ */
+async function runCliTries(
+  options: BuildAndPushOptions,
+  args: readonly string[],
+  env: Record<string, string>,
+  log: CommandLogWriter,
+): Promise<void> {
+  const { plan, deps } = options;
+  const { config } = deps;
+  const display = { command: 'devcontainer', args };
+  const tailing = tailingLog(log);
+  const startedAt = Date.now();
+  for (let attempt = 1; ; attempt++) {
+    tailing.restart();
+    try {
+      if (attempt === 1 && options.cli !== undefined)
+        await options.cli.run(args, env, { log: tailing.log, display });
+      else {
+        const timeout = config.build.timeoutSeconds;
+        const left = timeout > 0 ? Math.max(1, Math.ceil(timeout - (Date.now() - startedAt) / 1000)) : 0;
+        await run(process.execPath, [deps.devcontainerCli, ...args], {
+          baseEnv: config.childEnv,
+          env,
+          display,
+          log: tailing.log,
+          signal: options.signal,
+          groups: deps.groups,
+          secrets: plan.secrets,
+          timeoutSeconds: left,
+        });
+      }
+      return;
+    } catch (err) {
+      const ended = err instanceof CommandFailure && !err.result.aborted && !err.result.timedOut;
+      const refusal = ended ? concurrentPushRefusal(tailing.tail()) : undefined;
+      if (refusal === undefined || attempt >= PUSH_TRIES) throw err;
+      const delayMs = PUSH_RETRY_DELAY_MS * 2 ** (attempt - 1);
+      log.write(
+        `\n# the push was refused (${refusal}), as it is while an identical build pushes the same image:` +
+          ` pushing again in ${String(delayMs / 1000)} s (try ${String(attempt + 1)} of ${String(PUSH_TRIES)})\n`,
+      );
+      await pause(delayMs, options.signal);
+    }
+  }
+}
+
 export async function buildAndPush(options: BuildAndPushOptions): Promise<{ logId: string }> {
   const { plan, deps } = options;
   const { config } = deps;
@@ -288,20 +339,7 @@ export async function buildAndPush(options: BuildAndPushOptions): Promise<{ logI
             ' (it mis-parses a list), buildx builds them all\n',
         );
       }
-      const env = cliEnv(options, prepared);
-      const display = { command: 'devcontainer', args };
-      if (options.cli !== undefined) await options.cli.run(args, env, { log, display });
-      else
-        await run(process.execPath, [deps.devcontainerCli, ...args], {
-          baseEnv: config.childEnv,
-          env,
-          display,
-          log,
-          signal: options.signal,
-          groups: deps.groups,
-          secrets: plan.secrets,
-          timeoutSeconds: config.build.timeoutSeconds,
-        });
+      await runCliTries(options, args, cliEnv(options, prepared), log);
       await saveCliCache(prepared.tmp, config.scratchDir);
       return { logId: log.id };
     });

@@ -1,0 +1,98 @@
+/**
+ * Identical pushes at once (docs/behaviour.md, Known limits): two builds of the same
+ * content push the same blobs and manifest to one repository, and the registry may refuse one of
+ * them while the other's upload is under way (distribution: 400 MANIFEST_BLOB_UNKNOWN on the
+ * manifest PUT; 404 on a blob upload another push completed). BuildKit's push then fails the
+ * build; pushing again (the build is cached: a pure push) succeeds. This names those refusals in
+ * the CLI's output, and only those: buildx shows the status and not the registry's error code, so
+ * a 400/404 answered to a manifest PUT or a blob upload counts, and 401, 403, 429 and every other
+ * status (denied, quota, a refused manifest) never do. BuildKit's own image store refuses the same
+ * way when identical builds store one image name at once (`image "<ref>": already exists`).
+ */
+import type { CommandLogWriter } from '../../src/logs/types.js';
+
+/** Tries of the build's push in all: the first, and two more after a concurrent push's refusal. */
+export const PUSH_TRIES = 3;
+/** The pause before the second try; doubled before each next one (the other push ends meanwhile). */
+export const PUSH_RETRY_DELAY_MS = 1_000;
+
+/** containerd's message for a refused request: `unexpected status from PUT request to <url>: <status>`. */
+const UNEXPECTED_STATUS = /unexpected status from (PUT|POST|PATCH|HEAD|GET) request to (\S+): (\d{3})\b/g;
+/** A manifest PUT by digest or tag; a blob upload's commit. */
+const MANIFEST_URL = /\/v2\/.+\/manifests\/[^/?\s]+$/;
+const BLOB_UPLOAD_URL = /\/v2\/.+\/blobs\/uploads\//;
+
+/** BuildKit's image store, when an identical build stored the same image name at the same moment. */
+const IMAGE_EXISTS = /failed to solve: image "[^"\s]+": already exists/;
+
+/**
+ * The refusal of a concurrent push of the same content that `output` (one try's CLI output) ends
+ * on, as a short phrase for the log; undefined when it failed otherwise (or shows a real refusal).
+ */
+export function concurrentPushRefusal(output: string): string | undefined {
+  let found: string | undefined;
+  // Every refusal of the try must be of that kind: one real refusal makes the failure real.
+  for (const [, method, url = '', status = ''] of output.matchAll(UNEXPECTED_STATUS)) {
+    const path = url.replace(/[?#].*$/, '');
+    if (method === 'PUT' && MANIFEST_URL.test(path) && (status === '400' || status === '404'))
+      found ??= `${status} on a manifest PUT`;
+    else if (method === 'PUT' && BLOB_UPLOAD_URL.test(path) && status === '404')
+      found ??= `${status} on a blob upload`;
+    else return undefined;
+  }
+  if (found === undefined && IMAGE_EXISTS.test(output))
+    found = "the builder's image store: the image name already exists";
+  return found;
+}
+
+/** Output kept per try, for concurrentPushRefusal (the tail only: the failure is at the end). */
+const TAIL_CHARS = 64 * 1024;
+
+/**
+ * `log` as it is, also keeping the tail of what was written since the last `restart()` (masked or
+ * not: it is only matched, never shown nor stored).
+ */
+export function tailingLog(log: CommandLogWriter): {
+  readonly log: CommandLogWriter;
+  tail(): string;
+  restart(): void;
+} {
+  let tail = '';
+  const decoder = new TextDecoder();
+  const tailing: CommandLogWriter = {
+    id: log.id,
+    write(chunk) {
+      tail += typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true });
+      if (tail.length > 2 * TAIL_CHARS) tail = tail.slice(-TAIL_CHARS);
+      log.write(chunk);
+    },
+    addSecrets: (secrets) => log.addSecrets(secrets),
+    close: () => log.close(),
+  };
+  return {
+    log: tailing,
+    tail: () => tail.slice(-TAIL_CHARS),
+    restart: () => {
+      tail = '';
+    },
+  };
+}
+
+/** Resolves after `ms`, or rejects with the signal's reason once it aborts. */
+export function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
