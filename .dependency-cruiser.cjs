@@ -13,7 +13,7 @@ const LAYERS = [
   ['src/observability'],
   ['src/redis'],
   ['src/logs', 'src/registry', 'src/builds', 'src/devcontainer', 'src/prebuilds', 'src/auth'],
-  ['src/exec', 'src/supply-chain', 'src/retention', 'src/events'],
+  ['src/exec', 'src/supply-chain', 'src/retention', 'src/events', 'src/ui'],
   ['workers/plan', 'workers/common', 'workers/leases'],
   ['workers/builder'],
   ['workers/git'],

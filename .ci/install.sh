@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything the real local stack (test/stack) and the tests need on Debian bookworm.
 # Idempotent: every step checks first and is skipped when already done.
-#   - bookworm packages via apt-get, without starting or enabling their services;
+#   - bookworm packages via apt-get, without starting or enabling their services (headless
+#     Chromium among them: the web pages' browser tests and bench:ui);
 #   - trixie's docker.io (dockerd), docker-buildx and cosign, extracted with dpkg -x into
 #     /opt/ibs-docker through a private apt configuration (the system's sources are not touched);
 #   - the buildx CLI plugin in /usr/local/lib/docker/cli-plugins (found for every DOCKER_CONFIG);
@@ -24,7 +25,8 @@ if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
 
 # --- 1. bookworm packages -------------------------------------------------------------------------
 PKGS=(containerd runc docker-registry skopeo busybox-static openssh-server git apache2-utils openssl wrk
-  iptables iproute2 tini ca-certificates curl xz-utils debian-archive-keyring redis-server nginx)
+  iptables iproute2 tini ca-certificates curl xz-utils debian-archive-keyring redis-server nginx
+  chromium-headless-shell)
 missing=()
 for p in "${PKGS[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then missing+=("$p"); fi

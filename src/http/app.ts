@@ -19,6 +19,7 @@ import { createRegistryRouter } from './registry-router.js';
 import { createRetentionRouter } from './retention-router.js';
 import { assignRequestIds, requestIdOf, requestScope, type RequestScope } from './request-id.js';
 import { traceRequests } from '../observability/tracing.js';
+import { createUiRouter } from '../ui/router.js';
 
 /** Maps anything thrown below the routers to a ServiceError (framework client errors stay 4xx). */
 function toServiceError(err: unknown): ServiceError {
@@ -118,5 +119,6 @@ export function createApp(ctx: AppContext): Koa {
     // No allowedMethods(): a wrong method on a known path is a 404 like any unknown route.
     app.use(router.routes());
   }
+  app.use(createUiRouter());
   return app;
 }

@@ -1,0 +1,130 @@
+/**
+ * The pages' calls to the service's public JSON API: the same paths and answers a script uses,
+ * with the caller's bearer token (kept in this tab's sessionStorage) on every call.
+ */
+
+const TOKEN_KEY = 'ibs.token';
+
+export const token = {
+  get: (): string | null => sessionStorage.getItem(TOKEN_KEY),
+  set: (value: string): void => sessionStorage.setItem(TOKEN_KEY, value),
+  clear: (): void => sessionStorage.removeItem(TOKEN_KEY),
+};
+
+/** The service refused the call for want of a (valid) token: the sign-in prompt answers it. */
+export class SignInNeeded extends Error {}
+
+/** Any other refusal: its status and the service's error text. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+function headers(): Record<string, string> {
+  const value = token.get();
+  return value === null ? {} : { Authorization: `Bearer ${value}` };
+}
+
+/** A call to the API; a 401 throws SignInNeeded, another non-2xx ApiError. */
+export async function call(path: string, init: RequestInit = {}): Promise<Response> {
+  const res = await fetch(path, { ...init, headers: { ...headers(), ...init.headers }, cache: 'no-store' });
+  if (res.status === 401) throw new SignInNeeded('sign in');
+  if (!res.ok && res.status !== 503) {
+    let message = `${res.status} ${res.statusText}`;
+    try {
+      const body = (await res.json()) as { error?: unknown };
+      if (typeof body.error === 'string') message = body.error;
+    } catch {
+      // not JSON: the status says it
+    }
+    throw new ApiError(res.status, message);
+  }
+  return res;
+}
+
+export async function getJson<T>(path: string, signal?: AbortSignal): Promise<T> {
+  const res = await call(path, signal === undefined ? {} : { signal });
+  return (await res.json()) as T;
+}
+
+export interface PlatformBuilder {
+  readonly builder: string;
+  readonly platforms: readonly string[];
+}
+
+export interface Stage {
+  readonly name: string;
+  readonly startedAt: string;
+  readonly durationMs?: number;
+}
+
+export interface Step {
+  readonly name: string;
+  readonly cached: boolean;
+  readonly startedAt?: string;
+  readonly durationMs?: number;
+  readonly error?: string;
+}
+
+/** The pushed image: its digest, and each platform's manifest and compressed layer bytes. */
+export interface Pushed {
+  readonly digest: string;
+  readonly platforms: readonly { platform: string; digest: string; compressedBytes: number }[];
+}
+
+export interface KeyInfo {
+  readonly key: string;
+  readonly inputs: readonly { name: string; digest: string }[];
+}
+
+export interface Rebuilt {
+  /** The build compared with, when there was one. */
+  readonly since?: string;
+  /** The inputs whose digest differs, or `no earlier build`. */
+  readonly inputs: readonly string[];
+}
+
+/** A build as GET /builds and GET /builds/{id} answer it (fields a page shows). */
+export interface Build {
+  readonly id: string;
+  readonly requestId: string;
+  readonly trigger?: string;
+  readonly requestedBy?: { kind?: string; issuer?: string; subject?: string; name?: string };
+  readonly repository: string;
+  readonly branch?: string;
+  readonly commit?: string;
+  readonly image: string;
+  readonly phase: string;
+  readonly startedAt: string;
+  readonly elapsedSeconds: number;
+  readonly gitCloneLogId?: string;
+  readonly imageBuildLogId?: string;
+  readonly builder?: string;
+  readonly builders?: readonly PlatformBuilder[];
+  readonly waiters: number;
+  readonly status?: string;
+  readonly durationSeconds?: number;
+  readonly error?: string;
+  readonly answer?: { status: number; body: Record<string, unknown> };
+  readonly stages?: readonly Stage[];
+  readonly steps?: readonly Step[];
+  readonly cachedSteps?: number;
+  readonly totalSteps?: number;
+  readonly pushed?: Pushed;
+  readonly key?: KeyInfo;
+  readonly rebuiltBecause?: Rebuilt;
+}
+
+/** `running`, or how it ended. */
+export const statusOf = (build: Build): string => build.status ?? 'running';
+
+/** Who asked for a build, as one line of text. */
+export function callerOf(build: Build): string {
+  const by = build.requestedBy;
+  if (by === undefined) return '';
+  return [by.name, by.subject].filter((v) => typeof v === 'string' && v !== '').join(': ');
+}
