@@ -56,11 +56,29 @@ async function recordedHash(res: BuildResponse, ref = String(res.body.tag)): Pro
 /** The img log's time stamp of a line of output, when it has one. */
 const STAMP = '(?:\\[[^\\]]*\\] )?';
 
-/** Whether BuildKit answered the secret-mounting RUN step from its cache (its plain progress in the img log). */
+/**
+ * Whether BuildKit answered the secret-mounting RUN step from a cache (its plain progress in the img
+ * log): `#N CACHED`; or, for a registry cache's entry whose layer the build had to fetch, only that
+ * layer's download under the step (`#N sha256:<digest> <size> / <size> done`, maybe its extraction)
+ * before `#N DONE`: BuildKit shows one or the other for the same hit, as the fetch happens before
+ * the step's progress ends or after. A step that ran fetches nothing.
+ */
 function secretStepCached(log: string): boolean {
   const step = new RegExp(`^${STAMP}#(\\d+) \\[[^\\]]*\\] RUN --mount=type=secret`, 'm').exec(log)?.[1];
   if (step === undefined) throw new Error(`no secret-mounting step in:\n${log}`);
-  return new RegExp(`^${STAMP}#${step} CACHED$`, 'm').test(log);
+  const lines = log
+    .split(/\r?\n/)
+    .map((line) => line.replace(new RegExp(`^${STAMP}`), ''))
+    .filter((line) => line.startsWith(`#${step} `))
+    .slice(1);
+  if (lines.includes(`#${step} CACHED`)) return true;
+  const fetched = new RegExp(
+    `^#${step} (?:extracting )?sha256:[0-9a-f]{64}(?: \\S+ / \\S+)? (?:[0-9.]+s )?done$`,
+  );
+  const done = new RegExp(`^#${step} DONE [0-9.]+s$`);
+  return (
+    lines.some((line) => fetched.test(line)) && lines.every((line) => fetched.test(line) || done.test(line))
+  );
 }
 
 /** The digest BuildKit pushed for this build (its img log's `pushing manifest for <ref>@<digest>`). */
@@ -135,6 +153,7 @@ test('across builders, through a registry cache: outside the scope fails, the sa
     buildOptions: { cacheTo: `type=registry,ref=${cacheRef},mode=max` },
   });
   built(t, exported, 'the repository in scope on builder a');
+  t.false(secretStepCached(await imgLog(onA, exported)), 'the step ran on builder a');
   const cacheFrom = { buildOptions: { cacheFrom: `type=registry,ref=${cacheRef}` } };
   const outside = await postBuild(onB, { ...body(other.repository, 'fleet-other'), ...cacheFrom });
   await failedForMissingSecret(t, onB, outside, 'outside the scope on builder b');
