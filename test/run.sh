@@ -14,7 +14,8 @@ stack_dir=$(realpath -m "${IBS_STACK_DIR:-/tmp/ibs-stack}")
 tmp_listing() {
   local dir
   for dir in "${sys_tmps[@]}"; do
-    [ -d "$dir" ] && find "$dir" -mindepth 1 -maxdepth 1 -printf '%p\n'
+    # An entry removed while it is listed is no leftover: find's complaint about it is not a failure.
+    if [ -d "$dir" ]; then find "$dir" -mindepth 1 -maxdepth 1 -printf '%p\n' 2>/dev/null || true; fi
   done | sort
 }
 tmp_before=$(tmp_listing)
@@ -47,12 +48,15 @@ ava_pid=$!
 tmp_seen=$(mktemp)
 tmp_new() { comm -13 <(printf '%s\n' "$tmp_before") <(tmp_listing); }
 (
-  while kill -0 "$ava_pid" 2>/dev/null; do
+  # Once more after the tests ended: what appeared since the last look is noted too.
+  running=1
+  while [ -n "$running" ]; do
+    kill -0 "$ava_pid" 2>/dev/null || running=
     lines=$(wc -l <"$out")
     tmp_new | while IFS= read -r entry; do
       grep -qxF -e "$entry" <(cut -f2 "$tmp_seen") || printf '%s\t%s\n' "$lines" "$entry" >>"$tmp_seen"
     done
-    sleep 1
+    if [ -n "$running" ]; then sleep 1; fi
   done
 ) &
 tmp_watch_pid=$!
@@ -91,8 +95,8 @@ if [ -n "$tmp_leftovers" ]; then
     echo "  $entry"
     seen=$(awk -F '\t' -v e="$entry" '$2 == e { print $1; exit }' "$tmp_seen")
     if [ -n "$seen" ]; then
-      before=$(head -n "$seen" "$out" | grep -E "$results" | tail -n 2 | sed 's/^ */      /')
-      after=$(tail -n "+$((seen + 1))" "$out" | grep -E "$results" | head -n 3 | sed 's/^ */      /')
+      before=$(head -n "$seen" "$out" | grep -E "$results" | tail -n 2 | sed 's/^ */      /' || true)
+      after=$(tail -n "+$((seen + 1))" "$out" | grep -E "$results" | head -n 3 | sed 's/^ */      /' || true)
       echo "    first seen after:"
       echo "${before:-      (no test reported yet)}"
       echo "    made by one of the tests running then, reported next:"

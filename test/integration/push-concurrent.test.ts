@@ -1,8 +1,9 @@
 /**
- * Identical pushes at once (docs/behaviour.md, Known limits): a registry refuses a manifest PUT when another push
- * of the same content is under way (distribution's 400 MANIFEST_BLOB_UNKNOWN); the build pushes
- * again, a bounded number of times, and never retries a real refusal (403 DENIED). Through a front
- * before the stack's registry that the test controls, then bursts of identical builds for real.
+ * Identical pushes at once (docs/behaviour.md, Known limits): a registry refuses a manifest PUT
+ * while another push of the same content is under way (distribution's 400 MANIFEST_BLOB_UNKNOWN);
+ * the build pushes again, a bounded number of times, and never retries a real refusal (403
+ * DENIED). Through a front before the stack's registry that the test controls, then bursts of
+ * identical builds for real.
  */
 import test from 'ava';
 import { randomBytes } from 'node:crypto';
