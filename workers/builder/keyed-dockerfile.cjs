@@ -1,12 +1,10 @@
 'use strict';
 /**
  * The Dockerfile of a build offered secrets, keyed (docs/secrets.md, The builder's cache): a copy
- * with `ARG <name>` after every FROM instruction, so that every RUN step of every stage has the
- * secrets' identity (a build argument) in its cache key. Run by the docker wrapper on the file the
- * Dev Containers CLI hands buildx. argv: [dockerfile, name, folder]; writes the copy (and the file's
- * own `.dockerignore`, if any) into a new folder inside `folder` (the request's own, in the scratch
- * space: nothing of a build outlives it elsewhere) and prints the copy's path. Nothing is made when
- * the Dockerfile cannot be read.
+ * with `ARG <name>` after every FROM, so every RUN step has the secrets' identity in its cache key.
+ * argv: [dockerfile, name, folder]; writes the copy (and its `.dockerignore`) into a new folder
+ * inside `folder`, the request's own in the scratch space, and prints its path. Nothing is made
+ * when the Dockerfile cannot be read.
  */
 const fs = require('node:fs');
 const path = require('node:path');

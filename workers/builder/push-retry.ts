@@ -1,13 +1,9 @@
 /**
- * Identical pushes at once (docs/behaviour.md, Known limits): two builds of the same
- * content push the same blobs and manifest to one repository, and the registry may refuse one of
- * them while the other's upload is under way (distribution: 400 MANIFEST_BLOB_UNKNOWN on the
- * manifest PUT; 404 on a blob upload another push completed). BuildKit's push then fails the
- * build; pushing again (the build is cached: a pure push) succeeds. This names those refusals in
- * the CLI's output, and only those: buildx shows the status and not the registry's error code, so
- * a 400/404 answered to a manifest PUT or a blob upload counts, and 401, 403, 429 and every other
- * status (denied, quota, a refused manifest) never do. BuildKit's own image store refuses the same
- * way when identical builds store one image name at once (`image "<ref>": already exists`).
+ * Identical pushes at once (docs/behaviour.md, Known limits): the registry may refuse one of two
+ * pushes of the same content while the other's upload is under way, and pushing again (the build
+ * cached: a pure push) succeeds. This names those refusals in the CLI's output and only those: a
+ * 400/404 to a manifest PUT or blob upload, or BuildKit's `image "<ref>": already exists`; never
+ * 401, 403, 429 or another status (buildx shows the status, not the registry's error code).
  */
 import type { CommandLogWriter } from '../../src/logs/types.js';
 
