@@ -1,6 +1,6 @@
 /**
  * The life of one build, its stages in order (ARCHITECTURE.md, Life of a POST /build): 1 admit,
- * 2 clone, 3 key from the trees, 4 decide, 5 check out, 6 key from the checkout, 7 decide, 8 build
+ * (a commit answered before for the same request is answered from its record, reuse/commit-memo.ts) 2 clone, 3 key from the trees, 4 decide, 5 check out, 6 key from the checkout, 7 decide, 8 build
  * and push, 9 record, 10 answer. Stages 2 to 9 run in the build's slot (runBuildJob); a decision
  * to reuse or follow ends them early. The request directory is removed whatever happens.
  */
@@ -29,8 +29,10 @@ import { admit as admitBuild, type Admission, type JobReuse } from './admit.js';
 import { answerBuild, type Answering, type Settled } from './answer.js';
 import { reasonOf, registryAccess } from './reuse/reuse-deps.js';
 import { pushedDigest, signAnswered } from './reuse/reuse-image.js';
-import { ImageTarget, type TaggedImageTarget } from '../src/rules/image-target.js';
+import { ImageTarget, TaggedImageTarget } from '../src/rules/image-target.js';
 import { keyFromTrees as treeKey } from './reuse/tree-key.js';
+import { answerFromMemo, rememberAnswer } from './reuse/commit-memo.js';
+import { StageClock } from './common/stage-clock.js';
 
 /** A build's way from its plan to its answer: admission, refusal, and how it is answered. */
 export interface Flow {
@@ -76,6 +78,10 @@ interface Job {
   readonly keying: boolean;
   /** The pending CLI, started on the first call. */
   readonly cli: () => PendingCli;
+  /** The time of each stage, for the img log's `# stages:` line. */
+  readonly clock: StageClock;
+  /** A line for the img log: why the answered commits did not answer (absent: nothing to say). */
+  readonly memoNote?: string;
 }
 
 /** A job once cloned. */
@@ -121,8 +127,22 @@ export async function runBuildJob(
   const cli = (): PendingCli => (pending ??= startPendingCli(deps, { signal, secrets: plan.secrets }));
   const keying = reuse !== undefined && !plan.noCache;
   if (!keying) cli();
+  const clock = new StageClock();
   try {
-    const job = await clone({ plan, deps, dir, signal, reporter, reuse, keying, cli });
+    const memo = keying ? await fromMemo(plan, deps, signal, reporter, reuse, clock) : undefined;
+    if (memo !== undefined && typeof memo !== 'string') return memo;
+    const job = await clone({
+      plan,
+      deps,
+      dir,
+      signal,
+      reporter,
+      reuse,
+      keying,
+      cli,
+      clock,
+      ...(memo === undefined ? {} : { memoNote: memo }),
+    });
     try {
       return await afterClone(job);
     } finally {
@@ -138,20 +158,29 @@ export async function runBuildJob(
 async function afterClone(job: Cloned): Promise<JobOutcome> {
   const ending = new JobEnding(job);
   try {
+    const { clock } = job;
     const started = performance.now();
     const fromTrees = await keyFromTrees(job, ending);
+    clock.lap('key from the trees');
     const early = fromTrees === undefined ? undefined : await decide(job, ending, fromTrees, started);
+    if (early !== undefined) clock.lap(early.kind === 'reuse' ? 'decide and write the tag' : 'decide');
     if (early !== undefined && early.kind !== 'build') {
       await job.open.end('build inputs known from the trees and unchanged: nothing checked out');
-      return ending.ended(answered(job, early, await ending.log()));
+      clock.lap('clone end');
+      return ending.ended(await remembered(job, early, answered(job, early, await ending.log())));
     }
     const checkedOut = await checkOut(job);
+    clock.lap('check out');
     const imgLog = await ending.log();
     const decision = early ?? (await decideFromCheckout(job, ending, checkedOut, imgLog));
+    if (early === undefined && decision !== undefined) clock.lap('key from the checkout and decide');
     if (decision !== undefined && decision.kind !== 'build')
-      return ending.ended(answered(job, decision, imgLog));
+      return ending.ended(await remembered(job, decision, answered(job, decision, imgLog)));
     const pushed = await buildAndPush(job, checkedOut, imgLog, decision?.keyed?.key ?? '');
-    return ending.ended(await record(job, decision?.keyed, pushed, imgLog));
+    clock.lap('build and push');
+    const result = await record(job, decision?.keyed, pushed, imgLog);
+    clock.lap('record');
+    return ending.ended(await remembered(job, decision, result));
   } finally {
     await ending.close();
   }
@@ -162,6 +191,7 @@ async function clone(job: Job): Promise<Cloned> {
   const { plan, deps, dir, signal, reporter, reuse } = job;
   await reporter.phase('cloning');
   const open = await openClone(plan, { ...deps, blobs: deps.reuse.blobs }, dir, signal);
+  job.clock.lap('clone');
   reuse?.own.setCommit(open.commit);
   const target = ImageTarget.of(plan.image).atCommit(open.commit);
   await reporter.resolved({ branch: open.branch, commit: open.commit, image: target.image });
@@ -319,6 +349,73 @@ async function record(
   return { ...job.soFar, imageBuildLogId, digest };
 }
 
+// Before 2: the answered commits. A request whose branch head was answered for the same request
+// shape, its image and movable inputs unchanged, is answered from that record: no clone. Its
+// outcome: the result, or the line saying why not (undefined: no record could apply).
+async function fromMemo(
+  plan: BuildPlan,
+  deps: BuildDeps,
+  signal: AbortSignal,
+  reporter: BuildReporter,
+  reuse: JobReuse | undefined,
+  clock: StageClock,
+): Promise<BuildResult | string | undefined> {
+  const started = performance.now();
+  const memo = await answerFromMemo(plan, deps, signal, (stage) => clock.lap(stage));
+  if (memo.kind === 'missed') return memo.why === undefined ? undefined : `# ${memo.why}: full path\n`;
+  const { answer, head } = memo;
+  reuse?.own.setCommit(head);
+  const target = new TaggedImageTarget(answer.registry, answer.name, answer.tag);
+  await reporter.resolved({ branch: answer.branch, commit: head, image: target.image });
+  await reporter.phase('reusing');
+  const gitLog = await deps.logStore.open('git', plan.secrets);
+  gitLog.write(
+    `git ls-remote -- ${plan.url.cloneUrl} ${plan.branch ?? 'HEAD'}\n` +
+      `# ${plan.branch ?? 'HEAD'} is at ${head}, answered before for this request: nothing cloned\n`,
+  );
+  await gitLog.close();
+  const imgLog = await deps.logStore.open('img', plan.secrets);
+  try {
+    if (reuse?.note !== undefined) imgLog.write(reuse.note);
+    for (const note of memo.notes) imgLog.write(note);
+    imgLog.write(
+      `commit ${head} answered before as ${target.atDigest(answer.digest)}, key ${answer.key}; ` +
+        `${answer.movable.length} base image(s) and feature(s) by tag unchanged: reused, no build, no clone ` +
+        `(${((performance.now() - started) / 1000).toFixed(2)} s); ${target.image} is ${answer.digest}\n`,
+    );
+    deps.metrics.buildReusesTotal.inc();
+    deps.reuse.reusedFrom?.(target.repository, answer.digest);
+    clock.lap('answer');
+    imgLog.write(clock.line());
+  } finally {
+    await imgLog.close();
+  }
+  return {
+    image: target.image,
+    registry: answer.registry,
+    name: answer.name,
+    tag: answer.tag,
+    branch: answer.branch,
+    commit: head,
+    gitCloneLogId: gitLog.id,
+    imageBuildLogId: imgLog.id,
+    digest: answer.digest,
+  };
+}
+
+/** A keyed answer, remembered for the request's shape (answered commits); the result as it was. */
+async function remembered(
+  job: Cloned,
+  decision: Decision | undefined,
+  result: JobOutcome,
+): Promise<JobOutcome> {
+  if (decision?.keyed === undefined || isFollowingJob(result)) return result;
+  const failed = await rememberAnswer(job.plan, job.deps, decision.keyed, result);
+  if (failed !== undefined) job.deps.logger.warn({ repository: job.plan.repository }, failed.trim());
+  job.clock.lap('remember');
+  return result;
+}
+
 // 10. answer: counted in service_builds_total and told in one service-log line (answer.ts).
 function answer(flow: Flow, settled: Settled): void {
   answerBuild(flow.plan, flow.answering, settled, flow.signal);
@@ -390,6 +487,7 @@ class JobEnding {
     const { plan, deps, reuse } = this.#job;
     const opened = await deps.logStore.open('img', plan.secrets);
     if (reuse?.note !== undefined) opened.write(reuse.note);
+    if (this.#job.memoNote !== undefined) opened.write(this.#job.memoNote);
     this.#log = opened;
     return opened;
   }
@@ -411,6 +509,9 @@ class JobEnding {
     const built = outcome === undefined || isFollowingJob(outcome) ? undefined : outcome;
     // The builds that follow this one on other replicas learn where its image is (or that it failed).
     await this.#lease?.release(built);
-    if (outcome === undefined || !isFollowingJob(outcome)) await this.#log?.close();
+    if (outcome === undefined || !isFollowingJob(outcome)) {
+      this.#log?.write(this.#job.clock.line());
+      await this.#log?.close();
+    }
   }
 }

@@ -37,6 +37,8 @@ export const idempotencyKey = (keyHash: string): string => `${PREFIX}idempotency
 export const leaseKey = (id: string): string => `${PREFIX}lease:${id}`;
 export const leaseOutcomeKey = (id: string): string => `${leaseKey(id)}:outcome`;
 export const leaseChannel = leaseKey;
+/** The commits answered for a request shape (a digest): a hash commit -> JSON (docs/reuse.md). */
+export const answeredKey = (shape: string): string => `${PREFIX}answered:${shape}`;
 
 /** Retention: when each digest or tag of a repository was last served (a hash ref -> ms). */
 export const servedKey = (repository: string): string => `${PREFIX}retention:served:${repository}`;

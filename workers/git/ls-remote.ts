@@ -76,3 +76,26 @@ export async function remoteHeads(
     if (ref.startsWith('refs/heads/')) heads.set(ref.slice('refs/heads/'.length), id);
   return heads;
 }
+
+/**
+ * The commit a clone of the plan's branch would check out now (one `git ls-remote`): the branch's
+ * head, else the tag's commit (peeled), else undefined (no such ref, or an unpeeled tag object).
+ */
+export async function remoteHead(
+  plan: BuildPlan,
+  deps: Pick<StepDeps, 'config' | 'groups'>,
+  signal: AbortSignal,
+): Promise<string | undefined> {
+  const refs =
+    plan.branch === undefined
+      ? ['HEAD']
+      : [`refs/heads/${plan.branch}`, `refs/tags/${plan.branch}`, `refs/tags/${plan.branch}^{}`];
+  const listed = new Map(
+    (await lsRemote(plan, deps, signal, { options: [], refs })).map(([id, ref]) => [ref, id]),
+  );
+  if (plan.branch === undefined) return listed.get('HEAD');
+  const head = listed.get(`refs/heads/${plan.branch}`);
+  if (head !== undefined) return head;
+  // An annotated tag lists its tag object and, peeled, its commit; a lightweight tag its commit only.
+  return listed.get(`refs/tags/${plan.branch}^{}`) ?? listed.get(`refs/tags/${plan.branch}`);
+}

@@ -3,9 +3,10 @@
  * key is known asks for the key's lease (an id: the build key in one target repository): the first
  * holds it until its build ends, then releases it with where it pushed the image; a later one
  * follows the build that holds it instead of building. Embedded mode has nobody to share with:
- * every build runs unshared (createEmbeddedLeases); Redis mode: redis-leases.ts.
- * Only image references leave the replica (no request, no credential: secrets never go to Redis).
+ * every build runs unshared (createEmbeddedLeases); Redis mode: redis-leases.ts. The answered
+ * commits live beside them. Only image references leave the replica (no credential goes to Redis).
  */
+import { createMemoryAnsweredCommits, type AnsweredCommits } from './answered-commits.js';
 
 /** Where a build pushed its image: what it tells the requests that waited for it. */
 export interface BuiltImage {
@@ -63,9 +64,15 @@ export interface BuildLeases {
   holdOrFollow(id: string, options: { readonly follow: boolean }): Promise<LeaseRole>;
   /** Stops renewing leases (the process is ending). */
   close(): Promise<void>;
+  /** The commits answered by request shape: this instance's, or every replica's (Redis mode). */
+  readonly answered: AnsweredCommits;
 }
 
 /** Embedded mode: one instance, no other replica to follow; builds in flight here are found in the in-flight map. */
 export function createEmbeddedLeases(): BuildLeases {
-  return { holdOrFollow: async () => ({ kind: 'unshared' }), close: async () => undefined };
+  return {
+    holdOrFollow: async () => ({ kind: 'unshared' }),
+    close: async () => undefined,
+    answered: createMemoryAnsweredCommits(),
+  };
 }

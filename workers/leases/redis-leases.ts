@@ -25,6 +25,8 @@ import {
   type LeaseRole,
 } from './leases.js';
 import { LEASE_MS } from '../../src/redis/lease.js';
+import type { AnsweredCommits } from './answered-commits.js';
+import { createRedisAnsweredCommits } from './redis-answered-commits.js';
 
 /** A released lease's outcome stays readable this long (for followers that subscribed just then). */
 const OUTCOME_TTL_MS = 60_000;
@@ -210,9 +212,11 @@ class RedisBuildLeases implements BuildLeases {
   readonly #deps: Required<RedisLeasesDeps>;
   readonly #hub: SubscriptionHub;
   readonly #held: HeldLeases;
+  readonly answered: AnsweredCommits;
 
   constructor(deps: Required<RedisLeasesDeps>) {
     this.#deps = deps;
+    this.answered = createRedisAnsweredCommits(deps.connection);
     this.#hub = createSubscriptionHub(deps.connection);
     this.#held = new HeldLeases(deps);
   }

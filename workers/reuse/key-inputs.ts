@@ -65,7 +65,7 @@ const objectOf = (v: unknown): Record<string, unknown> =>
 const sha256 = (bytes: Buffer): string => `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
 
 /** The digest of one image or feature reference (pinned digest as is; a tag through a manifest HEAD). */
-async function resolve(ref: string, what: string, deps: KeyDeps): Promise<KeyedReference> {
+export async function resolve(ref: string, what: string, deps: KeyDeps): Promise<KeyedReference> {
   const parsed = parseImageString(ref, deps.insecureRegistries);
   if (parsed === undefined) {
     throw new Unkeyable(`${what} ${JSON.stringify(ref.slice(0, 200))} is not an image reference`);

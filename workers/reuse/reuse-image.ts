@@ -123,6 +123,23 @@ export async function pushedDigest(target: TaggedImageTarget, access: RegistryAc
   return manifest.digest;
 }
 
+/** The digest the registry serves for `target.tag` (one HEAD), or undefined when it has none. */
+export async function servedDigest(
+  target: TaggedImageTarget,
+  access: RegistryAccess,
+): Promise<string | undefined> {
+  const call = pushCall(target, target.tag, access);
+  const head = await access.client.headManifest(call, target.tag);
+  if (head.status === 404) return undefined;
+  if (head.status !== 200 || head.digest === undefined)
+    throw serviceError('REGISTRY_UNREACHABLE', {
+      registry: call.ref.registry,
+      reason: `manifest HEAD answered ${head.status}`,
+      image: call.ref.image,
+    });
+  return head.digest;
+}
+
 /** Records `key` for the image just pushed under `target.tag` (the same manifest under the key's tag). */
 export async function recordKey(
   key: string,
