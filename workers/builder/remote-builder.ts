@@ -136,7 +136,10 @@ function createArgs(
 }
 
 /** What buildx knows of `name` without contacting it: undefined when no such builder. */
-async function existingNodes(dockerConfigDir: string, name: string): Promise<InstanceNode[] | undefined> {
+export async function existingNodes(
+  dockerConfigDir: string,
+  name: string,
+): Promise<InstanceNode[] | undefined> {
   const text = await readFile(join(dockerConfigDir, 'buildx', 'instances', name.toLowerCase()), 'utf8').catch(
     () => undefined,
   );

@@ -23,6 +23,7 @@ import {
   type PlacementFleet,
   type Slot,
 } from './build-placement.js';
+import { BuilderCacheUse, type CacheUse } from './cache-use.js';
 import { BuilderHealth, type BuilderState } from './health.js';
 import { placementKey, placementOrder } from './placement.js';
 import { placesPerPlatform, platformOrders } from './platform-placement.js';
@@ -55,6 +56,8 @@ export class BuilderFleet implements PlacementFleet {
   readonly #multiNode = new Map<string, RemoteBuilder>();
   readonly health: BuilderHealth;
   readonly nativeOnly: boolean;
+  /** Each builder's cache use, read with buildx at most once a minute (cache-use.ts). */
+  readonly #cacheUse: BuilderCacheUse;
 
   constructor(options: FleetOptions) {
     const { config } = options;
@@ -63,6 +66,10 @@ export class BuilderFleet implements PlacementFleet {
     this.#limit = config.build.maxPerBuilder;
     this.nativeOnly = config.build.nativePlatformsOnly;
     this.#metrics = options.metrics;
+    this.#cacheUse = new BuilderCacheUse({
+      config,
+      ...(options.groups === undefined ? {} : { groups: options.groups }),
+    });
     this.#members = builderSpecs(config).map((spec) => ({
       spec,
       remote: new RemoteBuilder(config, spec, options.groups),
@@ -83,13 +90,21 @@ export class BuilderFleet implements PlacementFleet {
     return this.#members.length;
   }
 
-  /** Each builder's state and declared platforms, in the order configured. */
-  states(): (BuilderState & { inFlight: number; platforms: readonly string[] })[] {
-    return this.health.states().map((state, index) => ({
-      ...state,
-      inFlight: this.#members[index]?.inFlight ?? 0,
-      platforms: this.#members[index]?.platforms ?? [],
-    }));
+  /**
+   * Each builder's state, declared platforms and (once read: cache-use.ts, never waited for) its
+   * cache use, in the order configured.
+   */
+  states(): (BuilderState & { inFlight: number; platforms: readonly string[]; cache?: CacheUse })[] {
+    return this.health.states().map((state, index) => {
+      const member = this.#members[index];
+      const cache = member === undefined ? undefined : this.#cacheUse.read(member.spec.name);
+      return {
+        ...state,
+        inFlight: member?.inFlight ?? 0,
+        platforms: member?.platforms ?? [],
+        ...(cache === undefined ? {} : { cache }),
+      };
+    });
   }
 
   /**
