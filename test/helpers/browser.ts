@@ -1,0 +1,45 @@
+/**
+ * A real browser for the web pages' tests and bench: Debian's headless Chromium
+ * (`chromium-headless-shell`, installed by .ci/install.sh) driven by puppeteer-core.
+ */
+import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+
+export const CHROMIUM = '/usr/bin/chromium-headless-shell';
+
+export async function launchBrowser(): Promise<Browser> {
+  return puppeteer.launch({
+    executablePath: CHROMIUM,
+    // As root (the CI machine) Chromium refuses to start sandboxed.
+    args: process.getuid?.() === 0 ? ['--no-sandbox'] : [],
+  });
+}
+
+/** What a page did that it must not: a dialog opened, an error thrown, a CSP violation. */
+export interface PageWatch {
+  readonly dialogs: string[];
+  readonly errors: string[];
+  readonly violations: string[];
+}
+
+/** A new page of `browser` at `width` x 900, every dialog dismissed and recorded. */
+export async function newPage(browser: Browser, width = 1280): Promise<{ page: Page; watch: PageWatch }> {
+  const page = await browser.newPage();
+  await page.setViewport({ width, height: 900 });
+  const watch: PageWatch = { dialogs: [], errors: [], violations: [] };
+  page.on('dialog', (dialog) => {
+    watch.dialogs.push(dialog.message());
+    void dialog.dismiss();
+  });
+  page.on('pageerror', (err) => watch.errors.push(String(err)));
+  page.on('console', (message) => {
+    if (/Content Security Policy/i.test(message.text())) watch.violations.push(message.text());
+  });
+  return { page, watch };
+}
+
+/** The visible text of the page's main area. */
+export const mainText = (page: Page): Promise<string> =>
+  page.evaluate('document.getElementById("app").innerText') as Promise<string>;
+
+/** Runs `script` (an expression, in the page) and answers its JSON value. */
+export const inPage = <T>(page: Page, script: string): Promise<T> => page.evaluate(script) as Promise<T>;

@@ -1,0 +1,95 @@
+/**
+ * The web pages in headless Chromium against the service on the real stack (git, the Dev
+ * Containers CLI, BuildKit, a registry): a build started over HTTP shows on /ui/ without a reload,
+ * its page follows its log while it runs (HTML in the log and in the branch name drawn as text,
+ * no script of theirs run), and Cancel ends it as `failure` on the page and in the API.
+ */
+import { randomBytes } from 'node:crypto';
+import test from 'ava';
+import type { Browser } from 'puppeteer-core';
+import { httpsCreds, stack, startBuildAppFor, uniqueName } from '../helpers/build-support.js';
+import { inPage, launchBrowser, mainText, newPage } from '../helpers/browser.js';
+import { eventually } from '../helpers/eventually.js';
+import { pushedRepo } from '../helpers/pushed-repo.js';
+import { buildUiBundle } from '../helpers/ui-bundle.js';
+
+const XSS_LINE = '<img src=x onerror=alert(1)>';
+const BRANCH = `ui/<b>bold</b>-${randomBytes(2).toString('hex')}`;
+/** What the RUN step prints (its command line, also in the log, holds `$((6 * 7))` instead). */
+const STARTED = 'step started 42';
+
+let browser: Browser;
+test.before(async () => {
+  buildUiBundle();
+  browser = await launchBrowser();
+});
+test.after.always(() => browser?.close());
+
+test('a build started over HTTP shows on /ui/ within 2 s, its log live as text, and Cancel fails it', async (t) => {
+  const app = await startBuildAppFor(t);
+  const repo = await pushedRepo('ui-live');
+  t.teardown(() => repo.dispose());
+  await repo.push('main', {
+    '.devcontainer/devcontainer.json': JSON.stringify({ build: { dockerfile: 'Dockerfile' } }),
+    '.devcontainer/Dockerfile': [
+      `FROM ${stack.BASE_IMAGE_ANON}`,
+      `RUN echo '${XSS_LINE}' && echo "step started $((6 * 7))" && sleep 120`,
+      '',
+    ].join('\n'),
+  });
+  await repo.push(BRANCH, { 'README.md': '# a branch with markup in its name\n' });
+
+  const { page, watch } = await newPage(browser);
+  await page.goto(`${app.url}/ui/`);
+  await page.waitForSelector('.builds[aria-busy="false"]');
+
+  const res = await fetch(`${app.url}/build`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', Prefer: 'respond-async' },
+    body: JSON.stringify({
+      repository: repo.url,
+      branch: BRANCH,
+      gitCredentials: httpsCreds(),
+      image: { registry: stack.REGISTRY_ANON, name: uniqueName('ui-live') },
+      buildOptions: { noCache: true },
+    }),
+  });
+  t.is(res.status, 202);
+  const { id } = (await res.json()) as { id: string };
+  const asked = Date.now();
+  await page.waitForSelector(`a[data-build="${id}"]`, { timeout: 2000 });
+  t.log(`listed ${Date.now() - asked} ms after the 202`);
+  t.true((await mainText(page)).includes(BRANCH), 'the branch name is drawn as its characters');
+
+  await page.click(`a[data-build="${id}"]`);
+  await page.waitForFunction(`location.pathname === '/ui/builds/${id}'`);
+  await page.waitForFunction(
+    `[...document.querySelectorAll('pre.log')].some((log) => log.textContent.includes(${JSON.stringify(STARTED)}))`,
+    { timeout: 240_000 },
+  );
+  const record = (await (await fetch(`${app.url}/builds/${id}`)).json()) as { status?: string };
+  t.is(record.status, undefined, 'the log showed while the build ran');
+
+  const text = await mainText(page);
+  t.true(text.includes(XSS_LINE), 'the log line shows as its characters');
+  t.true(text.includes(BRANCH));
+  t.is(
+    await inPage<number>(page, `document.querySelectorAll('#app img, #app b').length`),
+    0,
+    'no markup of theirs',
+  );
+
+  await page.click('button[data-action="cancel"]');
+  await page.waitForSelector('.build-head .badge.failure', { timeout: 60_000 });
+  const ended = await eventually(
+    async () => {
+      const body = (await (await fetch(`${app.url}/builds/${id}`)).json()) as { status?: string };
+      return body.status !== undefined && body;
+    },
+    { timeout: 30_000, what: 'the cancelled build finished' },
+  );
+  t.is(ended.status, 'failure');
+  t.is(await page.$('button[data-action="cancel"]'), null, 'no Cancel once it ended');
+  t.deepEqual(watch.dialogs, []);
+  t.deepEqual(watch.errors, []);
+});
