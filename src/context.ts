@@ -68,7 +68,7 @@ export function createContext(parts: ContextParts): {
     shutdownSignal,
   };
   const buildWorker = new BuildWorker(
-    { ...shared, reuseSourceServed: (repository, digest) => retention.served(repository, [digest]) },
+    { ...shared, queue: stores.queue, reuseSourceServed: (repo, digest) => retention.served(repo, [digest]) },
     parts.worker,
   );
   // Each build's end: its events recorded, what it answered counted as served (docs/events.md).

@@ -8,6 +8,7 @@ import { hostname } from 'node:os';
 import { createEmbeddedLeases, type BuildLeases } from '../workers/leases/leases.js';
 import { createMemoryBuildRegistry } from './builds/memory-registry.js';
 import type { BuildRegistry } from './builds/types.js';
+import type { QueueStore } from './queue/types.js';
 import type { Config } from './config/types.js';
 import { createLogStore } from './logs/store.js';
 import type { LogStore } from './logs/types.js';
@@ -39,6 +40,8 @@ export interface Stores {
   readonly sharedStoreProbe?: () => Promise<boolean>;
   /** Who runs the prebuild schedules: this instance (embedded), or one replica at a time (Redis). */
   readonly scheduleLock: ScheduleLock;
+  /** Redis mode: the build queue every replica shares (embedded: the worker's own, in memory). */
+  readonly queue?: { readonly store: QueueStore; readonly replica: string };
   /** Closes the Redis connections (nothing in embedded mode). */
   close(): Promise<void>;
 }
@@ -78,6 +81,15 @@ export async function createStores(
 ): Promise<Stores> {
   const subscriptions = config.events.subscriptions.map((s) => s.name);
   if (config.redisUrl === undefined) return embeddedStores(config, subscriptions);
+  return redisStores({ ...config, redisUrl: config.redisUrl }, logger, subscriptions);
+}
+
+/** Redis mode: every store shared by the replicas through one Redis. */
+async function redisStores(
+  config: Parameters<typeof createStores>[0] & { readonly redisUrl: string },
+  logger: Logger,
+  subscriptions: string[],
+): Promise<Stores> {
   // Loaded only in Redis mode: an embedded instance never loads the Redis client (memory at rest).
   const [
     { createRedisConnection },
@@ -86,6 +98,7 @@ export async function createStores(
     { createRedisBuildLeases },
     { RedisServedStore },
     { RedisLock },
+    { createRedisQueue },
   ] = await Promise.all([
     import('./redis/connection.js'),
     import('./logs/redis-store.js'),
@@ -93,6 +106,7 @@ export async function createStores(
     import('../workers/leases/redis-leases.js'),
     import('./retention/redis-served.js'),
     import('./redis/lock.js'),
+    import('./queue/redis-queue.js'),
   ]);
   const redis = createRedisConnection(config.redisUrl, logger);
   const logStore = createRedisLogStore({ config, connection: redis, logger });
@@ -105,16 +119,19 @@ export async function createStores(
   });
   const leases = createRedisBuildLeases({ connection: redis, logger });
   const events = await openRedisJournal(redis, subscriptions);
+  const queue = createRedisQueue(redis, replica, logger);
   return {
     logStore,
     builds,
     leases,
+    queue: { store: queue, replica },
     secretIdentityKey: redisIdentityKey(redis),
     served: new RedisServedStore(redis),
     scheduleLock: new RedisLock(redis, SCHEDULE_LOCK, LEASE_MS),
     events,
     sharedStoreProbe: () => redis.probe(),
     close: async () => {
+      queue.close();
       builds.close();
       await leases.close();
       await logStore.close();

@@ -7,7 +7,7 @@
  */
 import { Cancellation, cancellationOf } from '../src/exec/cancellation.js';
 import type { Logger } from '../src/observability/logger.js';
-import { recordBuild, type BuildRecording } from '../src/builds/reporter.js';
+import { recordBuild, recordingOf, type BuildRecording } from '../src/builds/reporter.js';
 import type {
   BuildEndedListener,
   BuildOutcome,
@@ -26,6 +26,7 @@ export class BuildResource {
   readonly #controller = new AbortController();
   #state: ResourceState = 'new';
   #recording: BuildRecording | undefined;
+  #bound = false;
   #id: string | undefined;
   #resolveId: (id: string | undefined) => void = () => undefined;
   /** The build's id once recorded or followed; undefined when it ended before either. */
@@ -52,6 +53,11 @@ export class BuildResource {
     return cancellationOf(this.#controller.signal.reason);
   }
 
+  /** Whether the record was made before this resource (a queued build). */
+  get bound(): boolean {
+    return this.#bound;
+  }
+
   get reporter(): BuildReporter | undefined {
     return this.#recording?.reporter;
   }
@@ -65,6 +71,23 @@ export class BuildResource {
       this.#resolveId(this.#id);
     }
     return this.#recording.reporter;
+  }
+
+  /** The record of a queued build (recorded when it was queued): ended here, run or not. */
+  bind(id: string): void {
+    if (this.#state !== 'new') return;
+    this.#recording = recordingOf(this.#registry, id, this.#logger);
+    this.#bound = true;
+    this.#id = id;
+    this.#state = 'recorded';
+    this.#resolveId(id);
+  }
+
+  /** A queued build taken to run here: its record adopted (phase cloning); false when no longer queued. */
+  async adopt(id: string): Promise<boolean> {
+    if (!(await this.#registry.adopt(id))) return false;
+    this.bind(id);
+    return true;
   }
 
   /** The request follows the build `id` (an identical request in flight): no record of its own. */

@@ -43,8 +43,12 @@ import type { BuilderState } from './builder/fleet/health.js';
 import type { Probe } from './builder/fleet/probe.js';
 import { RemoteBuilder } from './builder/remote-builder.js';
 import { remoteTip } from './git/ls-remote.js';
-import type { BuildPlan, BuildResult } from './plan/plan-types.js';
-import { createBuildQueue, type BuildQueue } from './queue.js';
+import type { BuildPlan, BuildRequest, BuildResult } from './plan/plan-types.js';
+import { createBuildQueue, type BuildQueue, type Reservation } from './queue.js';
+import { planBuild } from './plan/plan.js';
+import { createMemoryQueue } from '../src/queue/memory-queue.js';
+import type { QueueStore } from '../src/queue/types.js';
+import { tenantOf, WaitingBuilds, type TakenBuild } from './waiting-builds.js';
 import { scratchIdentityKey, type SecretIdentityKey } from './builder/secret-identity-key.js';
 import { withSecretsIdentity } from './builder/secret-identity.js';
 import type { JobOutcome } from './reuse/decision.js';
@@ -79,6 +83,8 @@ export interface BuildWorkerContext {
   readonly shutdownSignal: AbortSignal;
   /** Told the source image of each reuse (retention's "served", docs/retention.md). */
   readonly reuseSourceServed?: (repository: string, digest: string) => void;
+  /** The shared queue (Redis mode; default: this instance's, in memory) and this replica's name. */
+  readonly queue?: { readonly store: QueueStore; readonly replica: string } | undefined;
 }
 
 export interface BuildWorkerOptions {
@@ -108,12 +114,30 @@ export interface StartOptions {
   readonly idempotency?: Idempotency;
   /** Who asked, when identities are enforced (kept in the build's record). */
   readonly requestedBy?: RequestedBy;
+  /** The tenant of its quotas and turn in the queue (default: the repository's owner, docs/queue.md). */
+  readonly tenant?: string;
 }
 
 /** One submitted plan, waited for by its request. */
 export interface Submission extends StartOptions {
   /** Aborted when the client goes away: the build is cancelled (when it is its last waiter). */
   readonly signal: AbortSignal;
+  /** The slot held for it (a build taken from the queue, or an async one started at once). */
+  readonly reservation?: Reservation;
+}
+
+/** `queue` whose next job takes `slot` (later jobs of the same build wait for none). */
+function withSlot(queue: BuildQueue, slot: Reservation | undefined): BuildQueue {
+  if (slot === undefined) return queue;
+  return {
+    get inFlight() {
+      return queue.inFlight;
+    },
+    capacity: queue.capacity,
+    reserve: () => queue.reserve(),
+    onFree: (listener) => queue.onFree(listener),
+    run: (job, options = {}) => queue.run(job, { ...options, reservation: slot }),
+  };
 }
 
 function newBuild(submission: Submission, plan: BuildPlan): NewBuild {
@@ -139,6 +163,8 @@ export class BuildWorker {
   readonly #listeners: BuildEndedListener[] = [];
   /** Every request's flow in progress, sync or async (the drain on SIGTERM waits for them). */
   readonly #runs = new Set<Promise<unknown>>();
+  /** Async builds and prebuilds waiting for a slot (docs/queue.md). */
+  readonly #waiting: WaitingBuilds;
 
   constructor(ctx: BuildWorkerContext, options: BuildWorkerOptions = {}) {
     this.#ctx = ctx;
@@ -181,6 +207,19 @@ export class BuildWorker {
         shutdownSignal: ctx.shutdownSignal,
         metrics: ctx.metrics,
       });
+    const queue = ctx.queue ?? { store: createMemoryQueue('local'), replica: 'local' };
+    this.#waiting = new WaitingBuilds({
+      config: ctx.config,
+      store: queue.store,
+      shared: ctx.queue !== undefined,
+      replica: queue.replica,
+      registry: ctx.builds,
+      slots: this.#queue,
+      logger: ctx.logger,
+      metrics: ctx.metrics,
+      run: (taken) => void this.#runTaken(taken),
+      endUnstarted: (id, err) => this.#endUnstarted(id, err),
+    });
   }
 
   /** Each builder's state as this instance sees it (readiness, docs/fleet.md). */
@@ -190,8 +229,11 @@ export class BuildWorker {
 
   /** Builds (or reuses) `plan`; throws a ServiceError (BUSY: 429 with its Retry-After). */
   async submit(plan: BuildPlan, submission: Submission): Promise<BuildResult> {
+    const tenant = submission.tenant ?? tenantOf(plan);
+    await this.#waiting.refuseSync(tenant);
     const resource = this.#resource(submission.logger);
     const { result } = this.#run(plan, submission, resource);
+    this.#countRunning(resource, tenant, result);
     if (submission.idempotency !== undefined) void this.#bind(submission.idempotency, resource);
     return result;
   }
@@ -254,9 +296,13 @@ export class BuildWorker {
    * apart from any connection. Throws as `submit` does when it is refused (429, 503).
    */
   async start(plan: BuildPlan, options: StartOptions): Promise<BuildRecord> {
+    const tenant = options.tenant ?? tenantOf(plan);
+    const slot = (await this.#waiting.mustWait(tenant)) ? undefined : this.#queue.reserve();
+    if (slot === undefined) return this.#enqueue(plan, options, tenant);
     const resource = this.#resource(options.logger);
     const never = new AbortController().signal;
-    const { result } = this.#run(plan, { ...options, signal: never }, resource);
+    const { result } = this.#run(plan, { ...options, signal: never, reservation: slot }, resource);
+    this.#countRunning(resource, tenant, result);
     result.catch(() => undefined);
     const id = await Promise.race([resource.id, result.then(() => resource.id)]);
     if (options.idempotency !== undefined) await this.#bind(options.idempotency, resource);
@@ -272,6 +318,11 @@ export class BuildWorker {
     const record = await this.#ctx.builds.get(id);
     if (record === undefined) throw serviceError('BUILD_NOT_FOUND', { id });
     if (record.phase === 'finished') throw serviceError('BUILD_FINISHED', { id });
+    // Taken out of the queue: it never runs.
+    if (record.phase === 'queued' && (await this.#waiting.remove(id))) {
+      await this.#endUnstarted(id, cancelledBy(by, undefined));
+      return record;
+    }
     const local = this.#local.get(id);
     if (local !== undefined) local.cancel(by);
     else await this.#ctx.builds.requestCancel(id, by);
@@ -324,6 +375,8 @@ export class BuildWorker {
         });
         throw err;
       } finally {
+        // A slot held for this build and never taken (refused before its job) frees.
+        submission.reservation?.release();
         void resource.id.then(
           (id) => id !== undefined && this.#local.get(id) === resource && this.#local.delete(id),
         );
@@ -346,16 +399,103 @@ export class BuildWorker {
     }
   }
 
-  /** Resolves once no build runs here (async ones included): the drain on SIGTERM waits for it. */
+  /** Each queued build's place in the queue (GET /builds, docs/queue.md). */
+  queuePositions(): Promise<Map<string, { position: number; ahead: number }>> {
+    return this.#waiting.positions();
+  }
+
+  /**
+   * Resolves once no build runs here (async ones included): the drain on SIGTERM waits for it. No
+   * queued build starts any more; those only this replica could run end as failures.
+   */
   async drained(): Promise<void> {
+    await this.#waiting.stop();
     while (this.#runs.size > 0) await Promise.all([...this.#runs]);
+  }
+
+  /** Queues an async build or prebuild: its record (phase `queued`, its place) at once. */
+  async #enqueue(plan: BuildPlan, options: StartOptions, tenant: string): Promise<BuildRecord> {
+    const build = newBuild({ ...options, signal: new AbortController().signal }, plan);
+    const id = await this.#waiting.enqueue(
+      build,
+      { plan, options },
+      { class: options.trigger ?? 'api', tenant },
+    );
+    if (options.idempotency !== undefined) await this.#ctx.builds.bindKey(options.idempotency.key, id);
+    const [record, places] = await Promise.all([this.#ctx.builds.get(id), this.#waiting.positions()]);
+    if (record === undefined) throw serviceError('STORE_UNAVAILABLE');
+    const place = places.get(id);
+    return place === undefined || record.phase !== 'queued' ? record : { ...record, queue: place };
+  }
+
+  /** Runs a build taken from the queue in its reserved slot: planned again unless this replica held it. */
+  async #runTaken(taken: TakenBuild): Promise<void> {
+    const { entry, slot } = taken;
+    const logger = (taken.held?.options.logger ?? this.#ctx.logger).child({
+      requestId: entry.requestId,
+      buildId: entry.id,
+    });
+    let plan: BuildPlan;
+    try {
+      plan = taken.held?.plan ?? planBuild(entry.request as unknown as BuildRequest, this.#ctx.config);
+    } catch (err) {
+      slot.release();
+      await this.#endUnstarted(entry.id, err);
+      return;
+    }
+    const resource = this.#resource(logger);
+    if (!(await resource.adopt(entry.id).catch(() => false))) {
+      slot.release();
+      return;
+    }
+    const submission: Submission = {
+      requestId: entry.requestId,
+      logger,
+      ...(entry.class === 'api' ? {} : { trigger: entry.class }),
+      ...(entry.requestedBy === undefined ? {} : { requestedBy: entry.requestedBy }),
+      signal: new AbortController().signal,
+      reservation: slot,
+    };
+    this.#local.set(entry.id, resource);
+    const { result } = this.#run(plan, submission, resource);
+    await result.catch(() => undefined);
+    await this.#waiting.ended(entry.id).catch(() => undefined);
+  }
+
+  /** Ends the record of a queued build that never started, answered with `err`. */
+  async #endUnstarted(id: string, err: unknown): Promise<void> {
+    const record = await this.#ctx.builds.get(id);
+    const resource = this.#resource(this.#ctx.logger);
+    resource.bind(id);
+    const answer = answerOf({ ok: false, err });
+    const status = failureStatus(err);
+    this.#ctx.metrics.countBuild(status);
+    await resource.end({
+      status,
+      durationSeconds: record?.elapsedSeconds ?? 0,
+      error: String(answer.body.error),
+      answer,
+    });
+  }
+
+  /** A build started at once counts toward its tenant's quota until it ends (when quotas exist). */
+  #countRunning(resource: BuildResource, tenant: string, result: Promise<unknown>): void {
+    if (this.#ctx.config.build.quotas.length === 0) return;
+    void resource.id
+      .then(async (id) => {
+        if (id === undefined) return;
+        await this.#waiting.started(id, tenant);
+        await result.catch(() => undefined);
+        await this.#waiting.ended(id);
+      })
+      .catch((err: unknown) => this.#ctx.logger.warn({ err }, 'the queue could not count a running build'));
   }
 
   #admission(plan: BuildPlan, submission: Submission, resource: BuildResource): Admission {
     const deps: BuildDeps = { ...this.#deps, logger: submission.logger };
     const build = newBuild(submission, plan);
     return {
-      queue: this.#queue,
+      queue: withSlot(this.#queue, submission.reservation),
       deps,
       deadlineSeconds: this.#ctx.config.build.cloneTimeoutSeconds + this.#ctx.config.build.timeoutSeconds,
       refusePlatforms: () => this.#fleet.refuse(plan.platforms),
@@ -386,6 +526,8 @@ export class BuildWorker {
       placement?.finish('failure');
       throw err;
     });
+    // A queued build's record was made before it was placed: its builder is told now.
+    if (resource.bound && build.builder !== undefined) void reporter.builder(build.builder, build.builders);
     const id = await resource.id;
     if (id !== undefined) this.#local.set(id, resource);
     reuse?.own.setBuildId(id);

@@ -5,7 +5,7 @@
  * keeping (any on build, cancel, delete and admin; every denial) goes to the audit trail: a log
  * line and an event. With `auth.mode` off every caller is ANONYMOUS and nothing is audited.
  */
-import type { AuthAction, AuthSettings } from '../config/types.js';
+import type { AuthAction, AuthRule, AuthSettings } from '../config/types.js';
 import { serviceError } from '../errors/errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
@@ -134,9 +134,12 @@ export class AccessControl {
     return !this.enforced || grantingRule(this.#settings.rules, identity, action, resources) !== undefined;
   }
 
-  /** Decides `ask` for `identity`: audited as docs/auth.md says; throws ACCESS_DENIED (or `hidden`). */
-  async authorize(request: AccessRequest, identity: Identity, ask: AccessAsk): Promise<void> {
-    if (!this.enforced) return;
+  /**
+   * Decides `ask` for `identity`: audited as docs/auth.md says; throws ACCESS_DENIED (or `hidden`).
+   * The granting rule (none while identities are off).
+   */
+  async authorize(request: AccessRequest, identity: Identity, ask: AccessAsk): Promise<AuthRule | undefined> {
+    if (!this.enforced) return undefined;
     const rule = grantingRule(this.#settings.rules, identity, ask.action, ask.resources);
     const decision: AccessDecision = {
       decision: rule === undefined ? 'deny' : 'allow',
@@ -149,7 +152,7 @@ export class AccessControl {
     this.#deps.metrics.authDecisionsTotal.inc({ decision: decision.decision, action: ask.action });
     // Allowed reads are not audited: they would drown the trail.
     if (rule === undefined || ask.action !== 'read') await this.#audit(request, decision);
-    if (rule !== undefined) return;
+    if (rule !== undefined) return rule;
     if (ask.hidden !== undefined) throw ask.hidden();
     throw serviceError('ACCESS_DENIED', {
       action: ask.action,

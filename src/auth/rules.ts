@@ -85,6 +85,10 @@ function appliesTo(rule: AuthRule, identity: Identity): boolean {
   return Object.entries(rule.claims ?? {}).every(([name, value]) => identity.claims[name] === value);
 }
 
+/** The tenant a rule names for the builds it admits (docs/queue.md); undefined when it names none or cannot. */
+export const ruleTenant = (rule: AuthRule | undefined, identity: Identity): string | undefined =>
+  rule?.tenant === undefined ? undefined : expand(rule.tenant, identity.claims);
+
 /** The first rule granting `action` on every resource of `resources`, or undefined. */
 export function grantingRule(
   rules: readonly AuthRule[],

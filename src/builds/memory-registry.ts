@@ -67,6 +67,13 @@ class MemoryKeys {
   }
 }
 
+/** A queued entry taken to run (phase cloning); false when it is not queued. */
+function adoptQueued(entry: BuildEntry | undefined): boolean {
+  if (entry === undefined || entry.phase !== 'queued') return false;
+  entry.phase = 'cloning';
+  return true;
+}
+
 export function createMemoryBuildRegistry(options: MemoryRegistryOptions): BuildRegistry {
   const now = options.now ?? Date.now;
   const history = Math.max(0, Math.floor(options.history));
@@ -92,6 +99,8 @@ export function createMemoryBuildRegistry(options: MemoryRegistryOptions): Build
       const entry = running.get(id);
       if (entry !== undefined) applyUpdate(entry, update);
     },
+
+    adopt: async (id) => adoptQueued(running.get(id)),
 
     async addWaiters(id, delta) {
       const entry = running.get(id);

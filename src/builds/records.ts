@@ -42,7 +42,9 @@ export function matchesFilter(entry: BuildEntry, filter: BuildFilter): boolean {
   if (filter.requestId !== undefined && entry.requestId !== filter.requestId) return false;
   if (filter.repository !== undefined && entry.repository !== filter.repository) return false;
   if (filter.status === undefined) return true;
-  return filter.status === 'running' ? entry.outcome === undefined : entry.outcome?.status === filter.status;
+  if (filter.status === 'queued') return entry.phase === 'queued';
+  if (filter.status === 'running') return entry.outcome === undefined && entry.phase !== 'queued';
+  return entry.outcome?.status === filter.status;
 }
 
 /** The record GET /builds lists, `at` the time of the listing (elapsed time of a running build). */
@@ -91,7 +93,7 @@ export function newBuildEntry(build: NewBuild, startedAtMs: number): BuildEntry 
     image: build.image,
     ...(build.builder === undefined ? {} : { builder: build.builder }),
     ...(build.builders === undefined ? {} : { builders: build.builders }),
-    phase: 'cloning',
+    phase: build.queued === true ? 'queued' : 'cloning',
     waiters: 1,
   };
 }

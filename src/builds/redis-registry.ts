@@ -40,11 +40,27 @@ const FINISHED = FINISHED_BUILDS;
 /** In the lost answer's JSON, replaced by the replica's name (from the record) in Lua. */
 const REPLICA_MARK = '@@replica@@';
 
-/** KEYS: build, running, alive. ARGV: id, record json, started ms, lease ms, replica. */
+/**
+ * KEYS: build, running, alive. ARGV: id, record json, started ms, lease ms, replica. A queued
+ * build has no lease (0): the queue keeps it until a replica adopts it.
+ */
 const START = redisScript(`
 redis.call('SET', KEYS[1], ARGV[2])
-redis.call('SET', KEYS[3], ARGV[5], 'PX', ARGV[4])
+if tonumber(ARGV[4]) > 0 then redis.call('SET', KEYS[3], ARGV[5], 'PX', ARGV[4]) end
 redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
+return 1
+`);
+
+/** KEYS: build, alive. ARGV: replica, lease ms. A queued record taken to run here, leased. */
+const ADOPT = redisScript(`
+local text = redis.call('GET', KEYS[1])
+if not text then return 0 end
+local entry = cjson.decode(text)
+if entry.phase ~= 'queued' then return 0 end
+entry.phase = 'cloning'
+entry.replica = ARGV[1]
+redis.call('SET', KEYS[1], cjson.encode(entry))
+redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
 return 1
 `);
 
@@ -107,6 +123,8 @@ const GET = redisScript(`${FINISH_ENTRY}
 local text = redis.call('GET', KEYS[1])
 if text then
   if redis.call('EXISTS', KEYS[4]) == 1 then return text end
+  local entry = cjson.decode(text)
+  if entry.phase == 'queued' then return text end
   return cjson.encode(lose(KEYS[2], KEYS[3], ARGV[2], cjson.decode(text), ARGV[3], tonumber(ARGV[4]), ARGV[5]))
 end
 local needle = '"id":"' .. ARGV[2] .. '"'
@@ -132,7 +150,7 @@ for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
   local text = redis.call('GET', ARGV[1] .. id)
   if not text then
     redis.call('ZREM', KEYS[1], id)
-  elseif redis.call('EXISTS', ARGV[1] .. id .. ALIVE) == 1 then
+  elseif redis.call('EXISTS', ARGV[1] .. id .. ALIVE) == 1 or string.find(text, '"phase":"queued"', 1, true) then
     table.insert(running, text)
   else
     lose(KEYS[1], KEYS[2], id, cjson.decode(text), ARGV[2], tonumber(ARGV[3]), ARGV[4])
@@ -250,11 +268,21 @@ class RedisRegistry implements RedisBuildRegistry {
       START.run(
         client,
         [buildKey(id), RUNNING, buildAliveKey(id)],
-        [id, JSON.stringify(entry), entry.startedAtMs, this.#leaseMs, replica],
+        [id, JSON.stringify(entry), entry.startedAtMs, build.queued === true ? 0 : this.#leaseMs, replica],
       ),
     );
-    this.#own.add(id);
+    if (build.queued !== true) this.#own.add(id);
     return id;
+  }
+
+  async adopt(id: string): Promise<boolean> {
+    const { replica } = this.#deps;
+    const adopted = (await this.#deps.connection.call((client) =>
+      ADOPT.run(client, [buildKey(id), buildAliveKey(id)], [replica, this.#leaseMs]),
+    )) as number;
+    if (adopted !== 1) return false;
+    this.#own.add(id);
+    return true;
   }
 
   update(id: string, patch: BuildUpdate): Promise<void> {

@@ -56,6 +56,15 @@ export async function recordBuild(
     logger.warn({ err }, 'could not record build');
     return { id: undefined, reporter: unrecorded, finish: async () => undefined };
   }
+  return recordingOf(registry, buildId, logger);
+}
+
+/** The recording of the build `buildId`, recorded before (a queued build taken to run, or ended unstarted). */
+export function recordingOf(
+  registry: Pick<BuildRegistry, 'update' | 'finish'>,
+  buildId: string,
+  logger: Pick<Logger, 'warn'>,
+): BuildRecording {
   const reporter = buildReporter(registry, buildId, logger);
   return {
     id: buildId,

@@ -7,7 +7,7 @@
 import type { BuildStatus } from '../observability/metrics.js';
 import type { RequestedBy } from '../rules/caller.js';
 
-export const BUILD_PHASES = ['cloning', 'resolving', 'building', 'reusing', 'finished'] as const;
+export const BUILD_PHASES = ['queued', 'cloning', 'resolving', 'building', 'reusing', 'finished'] as const;
 export type BuildPhase = (typeof BUILD_PHASES)[number];
 export type RunningPhase = Exclude<BuildPhase, 'finished'>;
 
@@ -44,6 +44,8 @@ export interface NewBuild {
   readonly builder?: string;
   /** Each builder and its platforms, when the platforms were placed one by one. */
   readonly builders?: readonly PlatformBuilder[];
+  /** Waits in the queue for a slot (phase `queued`) instead of starting now (docs/queue.md). */
+  readonly queued?: boolean;
 }
 
 /** Fields a running build learns as it goes (each set once known; absent fields are left as they are). */
@@ -97,6 +99,8 @@ export interface BuildRecord {
   readonly builders?: readonly PlatformBuilder[];
   /** Requests waiting on this build (1 unless others follow it). */
   readonly waiters: number;
+  /** While queued: its place in the queue (`position` 1 starts next; `ahead` start before it). */
+  readonly queue?: { readonly position: number; readonly ahead: number };
   readonly status?: BuildOutcome['status'];
   readonly durationSeconds?: number;
   readonly error?: string;
@@ -110,8 +114,8 @@ export interface BuildRecord {
  */
 export type BuildEndedListener = (record: BuildRecord) => Promise<void>;
 
-/** `running`, or a metric status (service_builds_total). */
-export type BuildStatusFilter = 'running' | BuildStatus;
+/** `running` (started, not finished), `queued`, or a metric status (service_builds_total). */
+export type BuildStatusFilter = 'running' | 'queued' | BuildStatus;
 
 /** Every given field must match exactly; an empty filter lists everything. */
 export interface BuildFilter {
@@ -135,6 +139,11 @@ export interface BuildRegistry {
   start(build: NewBuild): Promise<string>;
   /** Merges what a running build learned; an unknown or finished id is ignored. */
   update(id: string, update: BuildUpdate): Promise<void>;
+  /**
+   * A queued build taken by this replica to run now: phase `cloning`, leased by this replica
+   * (Redis mode); false when it is no longer queued (cancelled, or taken by another).
+   */
+  adopt(id: string): Promise<boolean>;
   /** Changes the number of requests waiting on a running build by `delta` (requests that follow it). */
   addWaiters(id: string, delta: number): Promise<void>;
   /** Marks a build finished; only the newest N finished builds are kept (N: config.buildHistory). */

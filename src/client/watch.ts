@@ -1,7 +1,8 @@
 /**
  * Watches one build from the outside, as docs/openapi.yaml describes for CI jobs: polls
  * `GET /builds?requestId=` for its phase and log ids, prints a heading per phase, and follows
- * each step's log (clone, then build) with that step's prefix. Once the answer is in, every log
+ * each step's log (clone, then build) with that step's prefix; while it waits in the queue, its
+ * place (`queued: position N`) each time it moves. Once the answer is in, every log
  * it names is read to its end, whether or not it was seen while running (drop nothing).
  */
 import { call, jsonOf } from './http.js';
@@ -31,6 +32,7 @@ export class BuildWatch {
   readonly #logs = new Map<string, LogStream>();
   readonly #polling: Promise<void>;
   #phase: string | undefined;
+  #position: number | undefined;
 
   constructor(server: URL, requestId: string, sink: Sink) {
     this.#server = server;
@@ -72,6 +74,14 @@ export class BuildWatch {
     this.#sink.line(`==> ${HEADINGS[phase]}`);
   }
 
+  /** A queued build's place, printed when it moves. */
+  #queued(record: Record<string, unknown>): void {
+    const place = (record.queue as { position?: unknown } | undefined)?.position;
+    if (record.phase !== 'queued' || typeof place !== 'number' || place === this.#position) return;
+    this.#position = place;
+    this.#sink.line(`queued: position ${place}`);
+  }
+
   async #poll(): Promise<void> {
     const url = new URL(`builds?requestId=${encodeURIComponent(this.#requestId)}`, this.#server);
     while (!this.#stop.signal.aborted) {
@@ -84,6 +94,7 @@ export class BuildWatch {
       // A clone done within one poll is never seen as a phase: its log still gets its heading.
       if (typeof record.gitCloneLogId === 'string' && this.#phase === undefined) this.#heading('cloning');
       if (typeof record.phase === 'string') this.#heading(record.phase);
+      this.#queued(record);
       if (typeof record.gitCloneLogId === 'string') this.log(record.gitCloneLogId);
       if (typeof record.imageBuildLogId === 'string') this.log(record.imageBuildLogId);
       // The build log followed and its phase known: the streams carry the rest.

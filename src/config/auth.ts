@@ -52,6 +52,7 @@ export const AUTH_RULE_SCHEMA = {
     name: NAME,
     issuer: NAME,
     token: NAME,
+    tenant: PATTERN,
     claims: {
       type: 'object',
       propertyNames: { pattern: '^[A-Za-z0-9_.:-]{1,64}$' },

@@ -41,6 +41,7 @@ const STEPS: { readonly [P in Exclude<ConfigPath, LandedPath>]: Step<P> } = {
   signing: ({ signing }) => signing,
   'prebuilds.configurations': ({ lists }) => lists.prebuildConfigurations,
   'prebuilds.hookSecrets': ({ hookSecrets }) => hookSecrets,
+  'build.quotas': ({ lists }) => lists.buildQuotas,
   'auth.issuers': ({ lists }) => lists.authIssuers,
   // Digests compared in lower case (src/auth/static-tokens.ts).
   'auth.tokens': ({ lists }) => lists.authTokens.map((t) => ({ ...t, sha256: t.sha256.toLowerCase() })),

@@ -49,6 +49,23 @@ export const GIT_CREDENTIAL_SCHEMA = {
   ],
 } as const;
 
+export const TENANT_QUOTA_SCHEMA = {
+  type: 'object',
+  required: ['tenant'],
+  properties: {
+    tenant: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 256,
+      pattern: '^[^\\s]+$',
+      description: 'a tenant glob',
+    },
+    maxRunning: { type: 'integer', minimum: 1 },
+    maxQueued: { type: 'integer', minimum: 0 },
+  },
+  additionalProperties: false,
+} as const;
+
 export const REGISTRY_MAPPING_RULE_SCHEMA = {
   type: 'object',
   required: ['registry'],

@@ -21,7 +21,9 @@ import type {
   GitCredential,
   PrebuildConfiguration,
   RegistryMappingRule,
+  TenantQuota,
 } from './types.js';
+import { TENANT_QUOTA_SCHEMA } from './entry-schemas.js';
 
 /** Where a list came from, as problems name it and its items. */
 export interface ListOrigin {
@@ -94,6 +96,12 @@ export const SIDE_FILES = {
     settingsKey: 'events.subscriptions',
     secret: true,
     entries: eventSubscriptions,
+  }),
+  buildQuotas: sideFile<TenantQuota>({
+    option: 'buildQuotasPath',
+    settingsKey: 'build.quotas',
+    schema: { type: 'array', items: TENANT_QUOTA_SCHEMA },
+    secret: false,
   }),
   authIssuers: sideFile<AuthIssuer>({
     option: 'authIssuersPath',

@@ -159,6 +159,24 @@ export const ERRORS = {
     when: 'Every healthy builder runs `--max-builds-per-builder` builds (docs/fleet.md); `Retry-After` gives seconds to wait.',
     retryAfter: 'given',
   },
+  QUEUE_FULL: {
+    status: 429,
+    text: '{queued} builds already wait for a slot, the maximum; retry later',
+    when: 'An async build or a prebuild finds the queue full (`build.maxQueued`, docs/queue.md); `Retry-After` from how fast the queue drains.',
+    retryAfter: 'given',
+  },
+  TENANT_QUEUE_FULL: {
+    status: 429,
+    text: 'tenant {tenant} already has {queued} builds waiting, its quota; retry later',
+    when: "An async build or a prebuild of a tenant at its quota's `maxQueued` (docs/queue.md); `Retry-After` from how fast the queue drains.",
+    retryAfter: 'given',
+  },
+  TENANT_BUSY: {
+    status: 429,
+    text: 'tenant {tenant} already runs {running} builds, its quota; retry later',
+    when: "A synchronous `POST /build` of a tenant at its quota's `maxRunning` (an async one waits in the queue); `Retry-After` gives seconds to wait.",
+    retryAfter: 'given',
+  },
   PLATFORM_NOT_DECLARED: {
     status: 400,
     text: 'no builder declares platform {platform}, and no other builder may build it',
@@ -266,6 +284,11 @@ export const ERRORS = {
     status: 500,
     text: 'the build was cancelled by {by}',
     when: 'The build was cancelled by `DELETE /builds/{id}` before it ended (counted as `failure`).',
+  },
+  BUILD_NOT_STARTED: {
+    status: 503,
+    text: 'the build waited in the queue and never started: {reason}',
+    when: 'A queued build ended before a slot took it: the service stopped (embedded mode), or its replica died holding the credentials of its request (Redis mode); counted as `failure`.',
   },
   BUILD_LOST: {
     status: 500,

@@ -6,7 +6,7 @@
 import type { Context } from 'koa';
 import type { AccessAsk, AccessControl, AccessRequest } from '../auth/access.js';
 import type { Identity } from '../auth/identity.js';
-import type { RepositoryResource, Resources } from '../auth/rules.js';
+import { ruleTenant, type RepositoryResource, type Resources } from '../auth/rules.js';
 import type { AuthAction } from '../config/types.js';
 import { repositoryParts, repositoryPathOf } from '../rules/repository-parts.js';
 import { requestScope } from './request-id.js';
@@ -32,16 +32,24 @@ export async function callerOf(
   return state.identity;
 }
 
-/** The caller, once `ask` is granted to it (401, 403, or the ask's own 404 otherwise). */
-export async function authorize(access: AccessControl, koaCtx: Context, ask: AccessAsk): Promise<Identity> {
+/**
+ * The caller, once `ask` is granted to it (401, 403, or the ask's own 404 otherwise), and the
+ * tenant its rule names for the builds it admits, if any.
+ */
+export async function authorize(
+  access: AccessControl,
+  koaCtx: Context,
+  ask: AccessAsk,
+): Promise<{ identity: Identity; tenant?: string }> {
   const identity = await callerOf(access, koaCtx, ask.action, ask.resource);
-  await access.authorize(accessRequest(koaCtx), identity, ask);
-  return identity;
+  const tenant = ruleTenant(await access.authorize(accessRequest(koaCtx), identity, ask), identity);
+  return { identity, ...(tenant === undefined ? {} : { tenant }) };
 }
 
 /** The caller, once `admin` is granted to it: the route's own path names what it touches. */
-export const authorizeAdmin = (access: AccessControl, koaCtx: Context): Promise<Identity> =>
-  authorize(access, koaCtx, { action: 'admin', resources: {}, resource: { path: koaCtx.path } });
+export const authorizeAdmin = async (access: AccessControl, koaCtx: Context): Promise<void> => {
+  await authorize(access, koaCtx, { action: 'admin', resources: {}, resource: { path: koaCtx.path } });
+};
 
 /** A repository URL as rules see it; a text that is no URL is of no known repository. */
 export function repositoryResource(repository: string): RepositoryResource | 'anyRepository' {

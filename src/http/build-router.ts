@@ -101,7 +101,11 @@ export function createBuildRouter(ctx: BuildRouterContext): Router {
     const key = keyOf(koaCtx, ctx.metrics, request.logger);
     const plan = await planOf(koaCtx, ctx, request.logger, ctx.metrics);
     const resources = buildResources(plan);
-    await authorize(ctx.access, koaCtx, { action: 'build', resources, resource: resourceNames(resources) });
+    const { tenant } = await authorize(ctx.access, koaCtx, {
+      action: 'build',
+      resources,
+      resource: resourceNames(resources),
+    });
     const idempotency: Idempotency | undefined =
       key === undefined ? undefined : { key, digest: bodyDigest(koaCtx) };
     const attachedTo = idempotency === undefined ? undefined : await ctx.buildWorker.attach(idempotency);
@@ -110,6 +114,7 @@ export function createBuildRouter(ctx: BuildRouterContext): Router {
       logger: request.logger,
       ...(idempotency === undefined ? {} : { idempotency }),
       ...(ctx.access.enforced ? { requestedBy: caller.requestedBy } : {}),
+      ...(tenant === undefined ? {} : { tenant }),
     };
     if (prefersAsync(koaCtx)) {
       accepted(

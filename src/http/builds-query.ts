@@ -7,7 +7,7 @@ import { BUILD_STATUSES } from '../observability/metrics.js';
 import { REQUEST_ID_PATTERN } from '../rules/limits.js';
 import { MAX_REPOSITORY_FILTER_LENGTH } from '../rules/request-shapes.js';
 
-const STATUS_VALUES: readonly BuildStatusFilter[] = ['running', ...BUILD_STATUSES];
+const STATUS_VALUES: readonly BuildStatusFilter[] = ['running', 'queued', ...BUILD_STATUSES];
 
 interface BuildsQuery {
   requestId?: string;

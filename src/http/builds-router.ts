@@ -14,6 +14,17 @@ import { requestScope } from './request-id.js';
 
 type BuildsContext = Pick<AppContext, 'builds' | 'buildWorker' | 'access'>;
 
+/** Queued records with their place in the queue (docs/queue.md); the queue is read only when one waits. */
+async function withPlaces(ctx: BuildsContext, records: BuildRecord[]): Promise<BuildRecord[]> {
+  if (!records.some((r) => r.phase === 'queued') || ctx.buildWorker.queuePositions === undefined)
+    return records;
+  const places = await ctx.buildWorker.queuePositions();
+  return records.map((record) => {
+    const place = record.phase === 'queued' ? places.get(record.id) : undefined;
+    return place === undefined ? record : { ...record, queue: place };
+  });
+}
+
 /**
  * With identities enforced: the build `id` once `action` on its repository is granted; a build the
  * caller may not read is answered as unknown (its existence is not told).
@@ -47,7 +58,7 @@ export function createBuildsRouter(ctx: BuildsContext): Router {
     const readable = (record: BuildRecord): boolean =>
       ctx.access.allows(caller, 'read', { repository: repositoryResource(record.repository) });
     koaCtx.set('Cache-Control', 'no-store');
-    koaCtx.body = { builds: (await ctx.builds.list(filter)).filter(readable) };
+    koaCtx.body = { builds: await withPlaces(ctx, (await ctx.builds.list(filter)).filter(readable)) };
   });
   router.get('/builds/:id', async (koaCtx) => {
     const { id } = koaCtx.params as { id: string };
@@ -64,7 +75,7 @@ export function createBuildsRouter(ctx: BuildsContext): Router {
           : await ctx.builds.waitFinished(id, wait * 1000, gone.signal);
       if (record === undefined) throw serviceError('BUILD_NOT_FOUND', { id });
       koaCtx.set('Cache-Control', 'no-store');
-      koaCtx.body = record;
+      koaCtx.body = (await withPlaces(ctx, [record]))[0];
     } finally {
       koaCtx.res.off('close', onClose);
     }

@@ -46,6 +46,7 @@ export interface AppContext {
     BuildWorker,
     'submit' | 'start' | 'cancel' | 'attach' | 'attached' | 'answerOf'
   > &
+    Partial<Pick<BuildWorker, 'queuePositions'>> &
     Partial<Pick<BuildWorker, 'builders' | 'drained'>>;
   /** Redis mode: whether the shared store answers now (readiness fails when it does not). */
   readonly sharedStoreProbe?: () => Promise<boolean>;

@@ -1,6 +1,7 @@
 import { EventMetrics } from './event-metrics.js';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { BuilderMetrics } from './builder-metrics.js';
+import { QUEUE_CLASSES } from '../rules/build-classes.js';
 
 export const BUILD_STATUSES = ['success', 'failure', 'invalid_request', 'busy'] as const;
 export const IMAGE_CHECK_RESULTS = ['exists', 'absent', 'error'] as const;
@@ -44,6 +45,8 @@ const HELP = {
     'POST /build answers given without a build (inputs unchanged: the earlier image relabelled).',
   service_builds_coalesced_total:
     'POST /build requests that followed an identical build in flight instead of starting one.',
+  service_build_queue_depth: 'Async builds and prebuilds waiting for a slot, by class (docs/queue.md).',
+  service_build_queue_wait_seconds: 'Time builds waited in the queue before a slot took them, by class.',
   service_auth_decisions_total:
     'Access decisions with identities enforced, by decision (allow, deny) and action (docs/auth.md).',
   service_auth_key_fetches_total:
@@ -91,6 +94,8 @@ export class Metrics {
   readonly buildsCapacity = new Gauge({ ...this.#named('service_builds_capacity'), labelNames: [] });
   readonly buildReusesTotal = this.#counter('service_build_reuses_total', {});
   readonly buildFollowsTotal = this.#counter('service_builds_coalesced_total', {});
+  readonly queueDepth = this.#gauge('service_build_queue_depth', { class: QUEUE_CLASSES });
+  readonly queueWait = this.#histogram('service_build_queue_wait_seconds', { class: QUEUE_CLASSES });
   readonly authDecisionsTotal = this.#counter('service_auth_decisions_total', { decision: [], action: [] });
   readonly authKeyFetchesTotal = this.#counter('service_auth_key_fetches_total', { issuer: [], result: [] });
 
@@ -102,6 +107,12 @@ export class Metrics {
     const counter = new Counter<L>({ ...this.#named(name), labelNames: Object.keys(labels) as L[] });
     for (const series of zeroSeries(labels)) counter.inc(series, 0);
     return counter;
+  }
+
+  #gauge<L extends string>(name: MetricName, labels: Labels<L>): Gauge<L> {
+    const gauge = new Gauge<L>({ ...this.#named(name), labelNames: Object.keys(labels) as L[] });
+    for (const series of zeroSeries(labels)) gauge.set(series, 0);
+    return gauge;
   }
 
   #histogram<L extends string>(name: MetricName, labels: Labels<L>): Histogram<L> {

@@ -48,6 +48,8 @@ export async function startBuildApp(
         timeoutSeconds: 600,
         maxConcurrent: 0,
         maxPerBuilder: 0,
+        maxQueued: 200,
+        quotas: [],
         nativePlatformsOnly: false,
         // The build tests exercise building (and re-run against registries that keep earlier keys);
         // the reuse tests (build-reuse.test.ts) turn it on.

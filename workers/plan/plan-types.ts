@@ -4,7 +4,7 @@
  * Types only.
  */
 import type { BuildSecret } from '../../src/rules/build-secret-rules.js';
-import type { BuilderMode } from '../../src/rules/limits.js';
+import type { BuilderMode, LayerCompression } from '../../src/rules/limits.js';
 
 /** A POST /build body that passed the shape check (src/http/build-schema.ts). */
 export interface BuildRequest {
@@ -21,6 +21,7 @@ export interface BuildRequest {
     cacheFrom?: string | null;
     cacheTo?: string | null;
     mode?: BuilderMode | null;
+    compression?: LayerCompression | null;
   } | null;
 }
 
@@ -73,6 +74,8 @@ export interface BuildPlan {
   /** Normalised: `type=...` always present. */
   cacheTo?: string;
   mode: BuilderMode;
+  /** Layer compression of the pushed image (a build key input when not gzip). */
+  compression: LayerCompression;
   /**
    * The build secrets offered (docs/secrets.md), sorted by id: the server entries in scope, then
    * the request's. Never written anywhere but the request directory's 0600 files.
@@ -85,6 +88,11 @@ export interface BuildPlan {
   secretsIdentity?: string;
   /** Every secret string of this request (tokens, passwords, keys) to mask in logs. */
   secrets: string[];
+  /**
+   * The request, when it carried no credential or secret of its own: another replica plans it
+   * again from its own settings to run it from the shared queue (docs/queue.md).
+   */
+  request?: BuildRequest;
 }
 
 export interface BuildResult {

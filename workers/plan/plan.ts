@@ -74,7 +74,27 @@ export function planBuild(request: BuildRequest, config: Config): BuildPlan {
     ...(cacheFrom === undefined ? {} : { cacheFrom }),
     ...(cacheTo === undefined ? {} : { cacheTo }),
     mode: request.buildOptions?.mode ?? config.build.mode,
+    compression: request.buildOptions?.compression ?? config.build.compression ?? 'gzip',
     buildSecrets,
     secrets: [...secrets],
+    ...(portable(request) ? { request: portableRequest(request) } : {}),
   };
+}
+
+/** A request that carried no credential or secret of its own: any replica may plan it again. */
+const portable = (request: BuildRequest): boolean =>
+  !request.gitCredentials &&
+  !request.registryCredentials &&
+  Object.keys(request.buildSecrets ?? {}).length === 0;
+
+/** The fields of the request that shape its build, as given (nothing else is kept). */
+function portableRequest(request: BuildRequest): BuildRequest {
+  const { repository, branch, image, platforms, buildOptions } = request;
+  return structuredClone({
+    repository,
+    ...(branch == null ? {} : { branch }),
+    ...(image == null ? {} : { image }),
+    ...(platforms == null ? {} : { platforms }),
+    ...(buildOptions == null ? {} : { buildOptions }),
+  });
 }

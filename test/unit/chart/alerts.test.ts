@@ -32,6 +32,8 @@ test('the rule has the alerts of the design card and the builder alert', (t) => 
     'ImageBuildServiceBusy',
     'ImageBuildServiceFailureRatioHigh',
     'ImageBuildServiceNotReady',
+    'ImageBuildServiceQueueFull',
+    'ImageBuildServiceQueueWaitLong',
   ]);
 });
 
@@ -79,6 +81,11 @@ test('the build alerts read the series they are about, with the values from valu
   );
   t.is(byName.ImageBuildServiceBuilderDown?.for, '5m');
   t.is(byName.ImageBuildServiceNotReady?.labels.severity, 'critical');
+  t.deepEqual(metrics('ImageBuildServiceQueueFull'), ['service_build_queue_depth']);
+  t.regex(byName.ImageBuildServiceQueueFull?.expr ?? '', />= 200\s*$/);
+  t.is(byName.ImageBuildServiceQueueFull?.for, '10m');
+  t.deepEqual(metrics('ImageBuildServiceQueueWaitLong'), ['service_build_queue_wait_seconds_bucket']);
+  t.regex(byName.ImageBuildServiceQueueWaitLong?.expr ?? '', /> 600\s*$/);
 });
 
 test('the check refuses a misspelt series, an unknown label value and a bare series name', (t) => {

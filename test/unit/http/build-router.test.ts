@@ -288,7 +288,7 @@ test('reuse off, burst of 10 with limit 3: exactly 3 run, 7 get 429 (Retry-After
 });
 
 /** An app whose builds all wait until `release()`, at most `maxConcurrent` at once, reuse off. */
-async function gatedApp(t: ExecutionContext, maxConcurrent: number) {
+async function gatedApp(t: ExecutionContext, maxConcurrent: number, maxQueued = 200) {
   let release!: () => void;
   const gate = new Promise<void>((resolve) => (release = resolve));
   const app = await startWithRunner(
@@ -297,7 +297,7 @@ async function gatedApp(t: ExecutionContext, maxConcurrent: number) {
       await gate;
       return RESULT;
     },
-    { build: { ...testConfig({ scratchDir: '/x' }).build, maxConcurrent, reuse: false } },
+    { build: { ...testConfig({ scratchDir: '/x' }).build, maxConcurrent, maxQueued, reuse: false } },
   );
   return { app, release: () => release() };
 }
@@ -340,8 +340,8 @@ test('an empty body is a shape-check 400; the service log says where the shape f
   t.is(app.calls.length, 0);
 });
 
-test('async POST beyond the limit: 429 with Retry-After at once, nothing started; an admitted one is 202', async (t) => {
-  const { app, release } = await gatedApp(t, 1);
+test('async POST beyond the limit waits in the queue, runs once a slot frees; a full queue is 429', async (t) => {
+  const { app, release } = await gatedApp(t, 1, 1);
   const body = JSON.stringify({ repository: REPO, image: { registry: 'registry.example.com' } });
   const asyncPost = () =>
     fetch(`${app.url}/build`, {
@@ -351,13 +351,28 @@ test('async POST beyond the limit: 429 with Retry-After at once, nothing started
     });
   const admitted = await asyncPost();
   t.is(admitted.status, 202);
+  const waiting = await asyncPost();
+  t.is(waiting.status, 202);
+  const queued = (await waiting.json()) as { id: string; phase: string; queue?: unknown };
+  t.is(queued.phase, 'queued');
+  t.deepEqual(queued.queue, { position: 1, ahead: 0 });
+  const listed = (await (await fetch(`${app.url}/builds?status=queued`)).json()) as {
+    builds: { id: string }[];
+  };
+  t.deepEqual(
+    listed.builds.map((b) => b.id),
+    [queued.id],
+  );
   const refused = await asyncPost();
   t.is(refused.status, 429);
-  t.is(refused.headers.get('retry-after'), '30');
-  t.deepEqual(await refused.json(), { error: 'already running 1 builds, the maximum; retry later' });
+  t.truthy(refused.headers.get('retry-after'));
+  t.deepEqual(await refused.json(), { error: '1 builds already wait for a slot, the maximum; retry later' });
+  t.is(app.calls.length, 1);
   release();
   const { id } = (await admitted.json()) as { id: string };
-  const record = (await (await fetch(`${app.url}/builds/${id}?wait=30`)).json()) as { answer?: unknown };
-  t.deepEqual(record.answer, { status: 200, body: RESULT });
-  t.is(app.calls.length, 1);
+  for (const each of [id, queued.id]) {
+    const record = (await (await fetch(`${app.url}/builds/${each}?wait=30`)).json()) as { answer?: unknown };
+    t.deepEqual(record.answer, { status: 200, body: RESULT });
+  }
+  t.is(app.calls.length, 2);
 });

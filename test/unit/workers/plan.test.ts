@@ -317,6 +317,8 @@ test('a minimal request: derived name, no tag, config defaults, unknown top-leve
     mode: 'auto',
     buildSecrets: [],
     secrets: [],
+    // No credential of its own: another replica may plan it again (docs/queue.md).
+    request: { repository: REPO, ...REG },
   });
 });
 
