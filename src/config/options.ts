@@ -3,7 +3,7 @@
  * schema, `--help`, the README configuration table, the type of the values (option-values.ts) and
  * where each value lands in Config. Pure: no I/O.
  */
-import { AUTH_MODES, PROVENANCE_MODES, RETENTION_MODES } from './types.js';
+import { AUTH_MODES, LAYER_COMPRESSIONS, PROVENANCE_MODES, RETENTION_MODES } from './types.js';
 import { BUILD_PLATFORM_PATTERN } from '../rules/image-reference.js';
 import { CACHE_TYPES, parseCacheSpec } from '../rules/cache-spec.js';
 import { BUILDER_MODES } from '../rules/limits.js';
@@ -456,6 +456,30 @@ export const OPTION_TABLE = {
     secret: false,
     description: 'Builds running at once; one more answers 429 with Retry-After.',
   },
+  maxQueuedBuilds: {
+    label: 'Queued builds',
+    flag: '--max-queued-builds',
+    env: 'MAX_QUEUED_BUILDS',
+    lands: 'build.maxQueued',
+    settingsKey: 'build.maxQueued',
+    type: 'integer',
+    placeholder: '<n>',
+    default: 200,
+    defaultText: '200',
+    schema: { type: 'integer', minimum: 0 },
+    secret: false,
+    description:
+      'Async builds and prebuilds waiting for a slot (docs/queue.md; shared by every replica in Redis mode); one more answers 429.',
+  },
+  buildQuotasPath: {
+    label: 'Tenant quotas file path',
+    flag: '--build-quotas-path',
+    env: 'BUILD_QUOTAS_PATH',
+    ...FILE_PATH,
+    defaultText: 'unset (no per-tenant cap)',
+    description:
+      "JSON/YAML array of tenant quotas `{tenant, maxRunning?, maxQueued?}` (docs/queue.md); replaces the settings file's `build.quotas`.",
+  },
   maxBuildsPerBuilder: {
     label: 'Concurrent builds per builder',
     flag: '--max-builds-per-builder',
@@ -524,6 +548,22 @@ export const OPTION_TABLE = {
     secret: false,
     description:
       'SLSA provenance of built images (`buildx build --provenance`); a reuse re-issues it for the image it writes (docs/supply-chain.md).',
+  },
+  buildCompression: {
+    label: 'Layer compression',
+    flag: '--build-compression',
+    env: 'BUILD_COMPRESSION',
+    lands: 'build.compression',
+    settingsKey: 'build.compression',
+    type: 'string',
+    placeholder: '<compression>',
+    default: 'gzip',
+    defaultText: '`gzip` (as buildx)',
+    values: LAYER_COMPRESSIONS,
+    schema: { type: 'string', enum: LAYER_COMPRESSIONS },
+    secret: false,
+    description:
+      'Layer compression of built images: gzip, zstd or estargz (OCI media types); `buildOptions.compression` chooses per request, and a reuse keeps the image it reuses (docs/reuse.md).',
   },
   buildSbom: {
     label: 'SBOM attestation',

@@ -13,6 +13,8 @@ export type { BuilderMode } from '../rules/limits.js';
 import type { BuilderMode } from '../rules/limits.js';
 import type { BuilderDeclaration } from './builder-endpoints.js';
 export type { BuilderDeclaration } from './builder-endpoints.js';
+export { LAYER_COMPRESSIONS, type LayerCompression } from '../rules/limits.js';
+import type { LayerCompression } from '../rules/limits.js';
 export const PROVENANCE_MODES = ['min', 'max', 'off'] as const;
 /** `buildx build --provenance`: min and max as BuildKit's modes, off for none. */
 export type ProvenanceMode = (typeof PROVENANCE_MODES)[number];
@@ -58,6 +60,8 @@ export interface AuthRule {
   readonly issuer?: string;
   /** The static token (by name) the rule applies to. */
   readonly token?: string;
+  /** The tenant of the builds it admits (docs/queue.md), `{claim}` placeholders allowed. */
+  readonly tenant?: string;
   /** Each named claim of the token must equal its value. */
   readonly claims?: Readonly<Record<string, string>>;
   readonly actions: readonly AuthAction[];
@@ -138,6 +142,13 @@ export interface RetentionSettings {
   readonly repositories: readonly string[];
 }
 
+/** A cap on the builds of the tenants its glob matches (docs/queue.md). */
+export interface TenantQuota {
+  readonly tenant: string;
+  readonly maxRunning?: number;
+  readonly maxQueued?: number;
+}
+
 export interface BuildDefaults {
   readonly platforms: readonly string[];
   readonly noCache: boolean;
@@ -150,12 +161,18 @@ export interface BuildDefaults {
   readonly maxConcurrent: number;
   /** Builds one builder runs at once; 0 means no limit. */
   readonly maxPerBuilder: number;
+  /** Async builds and prebuilds waiting for a slot (docs/queue.md). */
+  readonly maxQueued: number;
+  /** Per-tenant caps, the first whose glob matches a tenant applies (docs/queue.md). */
+  readonly quotas: readonly TenantQuota[];
   /** A platform no declaring builder can take fails the build instead of falling back. */
   readonly nativePlatformsOnly: boolean;
   /** Reuse an earlier image when the build key is unchanged; follow identical builds in flight. */
   readonly reuse: boolean;
   readonly fallbackImage?: string;
   readonly provenance: ProvenanceMode;
+  /** Layer compression of built images (absent: gzip); zstd and estargz with OCI media types. */
+  readonly compression?: LayerCompression;
   readonly sbom: boolean;
   readonly sbomGenerator?: string;
 }

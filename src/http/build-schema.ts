@@ -11,7 +11,7 @@ import { ajv } from '../rules/ajv.js';
 import { serviceError } from '../errors/errors.js';
 import { BUILD_PLATFORM_PATTERN } from '../rules/image-reference.js';
 import { NAME_PATTERN, REGISTRY_PATTERN, TAG_PATTERN } from '../rules/image-reference.js';
-import { BUILDER_MODES } from '../rules/limits.js';
+import { BUILDER_MODES, LAYER_COMPRESSIONS } from '../rules/limits.js';
 import { BASIC_AUTH_USER_PATTERN, NO_CONTROL_PATTERN } from '../rules/text-patterns.js';
 import type { BuildRequest } from '../../workers/plan/plan-types.js';
 
@@ -75,6 +75,7 @@ export const buildRequestSchema: JSONSchemaType<BuildRequest> = {
         cacheFrom: { type: 'string', nullable: true, minLength: 1 },
         cacheTo: { type: 'string', nullable: true, minLength: 1 },
         mode: { type: 'string', nullable: true, enum: [...BUILDER_MODES] },
+        compression: { type: 'string', nullable: true, enum: [...LAYER_COMPRESSIONS] },
       },
     },
   },

@@ -30,6 +30,12 @@ export const BUILD_CANCEL_CHANNEL = `${PREFIX}builds:cancel`;
 export const RUNNING_BUILDS = `${PREFIX}builds:running`;
 export const FINISHED_BUILDS = `${PREFIX}builds:finished`;
 
+/** The shared build queue: one JSON document (docs/queue.md), and its change channel. */
+export const BUILD_QUEUE = `${PREFIX}queue`;
+export const BUILD_QUEUE_CHANNEL = `${PREFIX}queue:changed`;
+/** A replica's heartbeat while it holds queued builds (its name, with a lease). */
+export const replicaAliveKey = (replica: string): string => `${PREFIX}replica:${replica}`;
+
 /** An Idempotency-Key of POST /build, by the SHA-256 of the key: a hash {digest (of the body), id}. */
 export const idempotencyKey = (keyHash: string): string => `${PREFIX}idempotency:${keyHash}`;
 

@@ -7,6 +7,10 @@
 export const BUILDER_MODES = ['auto', 'never'] as const;
 export type BuilderMode = (typeof BUILDER_MODES)[number];
 
+/** The layer compressions of `buildOptions.compression` and `--build-compression` (docs/reuse.md). */
+export const LAYER_COMPRESSIONS = ['gzip', 'zstd', 'estargz'] as const;
+export type LayerCompression = (typeof LAYER_COMPRESSIONS)[number];
+
 /** The largest request body read, in bytes (1 MiB). */
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 /** The realm of the bearer challenge (docs/auth.md). */

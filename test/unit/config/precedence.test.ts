@@ -51,6 +51,7 @@ const hookFile = (name: string): string => {
   return path;
 };
 
+const quotasFile = (tenant: string): string => file(`quotas-${tenant}.yaml`, [{ tenant, maxRunning: 1 }]);
 const tokensFile = (name: string): string => file(`tokens-${name}.yaml`, [{ name, sha256: 'ab'.repeat(32) }]);
 const issuersFile = (name: string): string =>
   file(`issuers-${name}.yaml`, [{ name, issuer: `https://${name}.example`, audience: 'ibs' }]);
@@ -157,10 +158,18 @@ const CASES: { readonly [K in OptionName]: Case } = {
   buildTimeoutSeconds: { values: [10, 20, 30], read: (c) => c.build.timeoutSeconds },
   maxConcurrentBuilds: { values: [0, 1, 9], read: (c) => c.build.maxConcurrent },
   maxBuildsPerBuilder: { values: [1, 2, 3], read: (c) => c.build.maxPerBuilder },
+  maxQueuedBuilds: { values: [0, 5, 9], read: (c) => c.build.maxQueued },
+  buildQuotasPath: {
+    values: [quotasFile('flag'), quotasFile('env'), quotasFile('file')],
+    read: (c) => c.build.quotas.map((q) => q.tenant),
+    expected: [['flag'], ['env'], ['file']],
+    unset: [],
+  },
   buildReuse: { values: [false, true, false], read: (c) => c.build.reuse },
   nativePlatformsOnly: { values: [true, false, true], read: (c) => c.build.nativePlatformsOnly },
   fallbackImage: { values: ['r/flag:1', 'r/env:1', 'r/file:1'], read: (c) => c.build.fallbackImage },
   buildProvenance: { values: ['max', 'off', 'max'], read: (c) => c.build.provenance },
+  buildCompression: { values: ['zstd', 'estargz', 'zstd'], read: (c) => c.build.compression },
   buildSbom: { values: [true, false, true], read: (c) => c.build.sbom },
   buildSbomGenerator: {
     values: ['r/gen:flag', 'r/gen:env', 'r/gen:file'],
@@ -367,6 +376,8 @@ test('the defaults are the contract table, and derived fields come from the envi
         timeoutSeconds: 3600,
         maxConcurrent: 4,
         maxPerBuilder: 0,
+        maxQueued: 200,
+        quotas: [],
         nativePlatformsOnly: false,
         reuse: true,
         provenance: 'min',
