@@ -1,0 +1,84 @@
+// What the web pages cost a reader (`npm run bench:ui`; no stack needed: headless Chromium and the
+// in-process service, its memory build registry filled directly with 500 finished builds).
+// In one run:
+//   - the bundle's size, raw and gzip (app.js and app.css as served from dist/ui);
+//   - from navigation to the list drawn (/ui/, all 500 rows), median of 10;
+//   - from navigation to a build's page drawn (its record and a 2,000-line build log), median of 10.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { startApp } from '../test/helpers/app.js';
+import { launchBrowser, newPage } from '../test/helpers/browser.js';
+import { buildUiBundle } from '../test/helpers/ui-bundle.js';
+
+const BUILDS = 500;
+const RUNS = 10;
+const LOG_LINES = 2000;
+
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
+const kib = (bytes: number): string => `${(bytes / 1024).toFixed(1)} KiB`;
+
+const dir = buildUiBundle();
+const files = ['app.js', 'app.css'].map((name) => readFileSync(join(dir, name)));
+const raw = files.reduce((sum, file) => sum + file.length, 0);
+const gzip = files.reduce((sum, file) => sum + gzipSync(file, { level: 9 }).length, 0);
+
+const app = await startApp({ buildHistory: BUILDS });
+for (let i = 0; i < BUILDS - 1; i += 1) {
+  const id = await app.ctx.builds.start({
+    requestId: `bench-${i}`,
+    repository: `https://git.example.com/team-${i % 7}/app-${i % 40}.git`,
+    branch: i % 3 === 0 ? 'main' : `feature/${i}`,
+    image: `registry.example.com/team-${i % 7}/app-${i % 40}`,
+  });
+  await app.ctx.builds.update(id, { phase: 'building', commit: `${i}`.padStart(40, 'c') });
+  await app.ctx.builds.finish(id, {
+    status: i % 9 === 0 ? 'failure' : 'success',
+    durationSeconds: 20 + (i % 50),
+    ...(i % 9 === 0 ? { error: 'the build failed' } : { image: `registry.example.com/app:${i}` }),
+  });
+}
+const log = await app.ctx.logStore.open('img');
+for (let i = 0; i < LOG_LINES; i += 1)
+  log.write(`#${i % 40} ${(i / 10).toFixed(3)} \x1b[32mstep output line ${i}\x1b[0m\n`);
+await log.close();
+// A finished build's record cannot change any more: this one's log is attached before it ends.
+const withLog = await app.ctx.builds.start({
+  requestId: 'bench-log',
+  repository: 'https://git.example.com/a.git',
+  image: 'r/a',
+});
+await app.ctx.builds.update(withLog, { imageBuildLogId: log.id });
+await app.ctx.builds.finish(withLog, { status: 'success', durationSeconds: 42, image: 'r/a:1' });
+
+const browser = await launchBrowser();
+try {
+  const { page } = await newPage(browser);
+  const list: number[] = [];
+  const build: number[] = [];
+  for (let run = 0; run < RUNS; run += 1) {
+    let started = performance.now();
+    await page.goto(`${app.url}/ui/`, { waitUntil: 'domcontentloaded' });
+    await page.waitForFunction(`document.querySelectorAll('a[data-build]').length === ${BUILDS}`, {
+      polling: 'mutation',
+    });
+    list.push(performance.now() - started);
+    started = performance.now();
+    await page.goto(`${app.url}/ui/builds/${withLog}`, { waitUntil: 'domcontentloaded' });
+    await page.waitForFunction(
+      `document.querySelector('.build-head .badge') !== null && (document.querySelector('pre.log')?.textContent.includes('line ${LOG_LINES - 1}') ?? false)`,
+      { polling: 'mutation' },
+    );
+    build.push(performance.now() - started);
+  }
+  console.log(`bundle: ${kib(raw)} raw, ${kib(gzip)} gzip (app.js + app.css)`);
+  console.log(
+    `/ui/ with ${BUILDS} builds: navigation to list drawn, median of ${RUNS}: ${median(list).toFixed(0)} ms`,
+  );
+  console.log(
+    `/ui/builds/<id> with a ${LOG_LINES}-line log: navigation to page drawn, median of ${RUNS}: ${median(build).toFixed(0)} ms`,
+  );
+} finally {
+  await browser.close();
+  await app.close();
+}
