@@ -220,6 +220,7 @@ export class BuildWorker {
       run: (taken) => void this.#runTaken(taken),
       endUnstarted: (id, err) => this.#endUnstarted(id, err),
     });
+    ctx.shutdownSignal.addEventListener('abort', () => this.#waiting.halt(), { once: true });
   }
 
   /** Each builder's state as this instance sees it (readiness, docs/fleet.md). */

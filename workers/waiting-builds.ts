@@ -203,8 +203,7 @@ export class WaitingBuilds {
    * in embedded mode) end as failures now, never silently.
    */
   async stop(): Promise<void> {
-    this.#stopped = true;
-    clearInterval(this.#timer);
+    this.halt();
     const mine = await this.#deps.store.update((state) => {
       const ending = state.waiting.filter(
         (w) => w.owner === this.#deps.replica && (!this.#deps.shared || w.request === undefined),
@@ -216,6 +215,12 @@ export class WaitingBuilds {
       ? 'its replica stopped, and the credentials of its request were only there'
       : 'the service stopped before a slot was free (queued builds are kept in memory only)';
     await Promise.all(mine.map((w) => this.#endUnstarted(w.id, reason)));
+  }
+
+  /** Takes no more builds (the process stops now): what waits stays in the queue. */
+  halt(): void {
+    this.#stopped = true;
+    clearInterval(this.#timer);
   }
 
   /** Starts queued builds while this replica has free slots. */
