@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync, type Dirent } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { Config } from '../../src/config/types.js';
 import { startApp, type RunningApp } from './app.js';
 import { privateBuilderBridge, type PrivateBridge } from '../stack/builders.js';
@@ -205,10 +205,13 @@ export function filesUnder(dir: string): string[] {
 
 /**
  * A repository served by the stack's git servers (with partial clones allowed, as the fixtures),
- * made for one test by `files` writing into its working tree, removed afterwards.
+ * made for one test by `files` writing into its working tree, removed afterwards. `name` may hold
+ * folders (`team-a/app`): the repository's URL path.
  */
-export function servedRepo(files: (dir: string) => void): { name: string; remove: () => void } {
-  const name = uniqueName('escape').replace('/', '-');
+export function servedRepo(
+  files: (dir: string) => void,
+  name = uniqueName('escape').replace('/', '-'),
+): { name: string; remove: () => void } {
   const work = mkdtempSync(join(tmpdir(), 'ibs-escape-'));
   const bare = join(stack.GIT_REPOS_DIR, `${name}.git`);
   const git = (...args: string[]) =>
@@ -228,6 +231,7 @@ export function servedRepo(files: (dir: string) => void): { name: string; remove
   files(work);
   git('add', '-A');
   git('commit', '-q', '-m', 'escape');
+  mkdirSync(dirname(bare), { recursive: true });
   execFileSync('git', ['clone', '-q', '--bare', work, bare]);
   execFileSync('git', ['-C', bare, 'config', 'uploadpack.allowFilter', 'true']);
   rmSync(work, { recursive: true, force: true });

@@ -3,7 +3,6 @@
 // in Redis mode; real builds, real registry deletes, ibs as a CI job runs it. Nothing inside the
 // service is replaced. The tests run in order: the key set is rotated and the issuer stopped late.
 import test from 'ava';
-import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,7 +10,7 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { ACCESS_DECIDED } from '../../src/rules/event-types.js';
 import { actionsTokenEndpoint } from '../helpers/actions-token-endpoint.js';
-import { httpsCreds, stack } from '../helpers/build-support.js';
+import { httpsCreds, servedRepo, stack } from '../helpers/build-support.js';
 import { eventually } from '../helpers/eventually.js';
 import { newSecret, startReceiver, type EventReceiver } from '../helpers/event-receiver.js';
 import { ibsBuildArgs, runIbs } from '../helpers/ibs-process.js';
@@ -26,34 +25,20 @@ const sha256 = (text: string): string => createHash('sha256').update(text).diges
 
 /** A repository `<owner>/<app>` served by the stack's https git server, with an image definition. */
 function ownedRepo(owner: string, app: string): { repository: string; path: string; remove: () => void } {
-  const work = mkdtempSync(join(tmpdir(), 'ibs-auth-repo-'));
-  const bare = join(stack.GIT_REPOS_DIR, owner, `${app}.git`);
-  const env = {
-    PATH: process.env.PATH,
-    GIT_CONFIG_NOSYSTEM: '1',
-    GIT_CONFIG_GLOBAL: '/dev/null',
-    GIT_AUTHOR_NAME: 't',
-    GIT_AUTHOR_EMAIL: 't@t',
-    GIT_COMMITTER_NAME: 't',
-    GIT_COMMITTER_EMAIL: 't@t',
-  };
-  const git = (...args: string[]) => execFileSync('git', args, { cwd: work, env, stdio: 'ignore' });
-  git('init', '-q', '-b', 'main');
-  mkdirSync(join(work, '.devcontainer'));
-  writeFileSync(
-    join(work, '.devcontainer', 'devcontainer.json'),
-    JSON.stringify({ image: stack.BASE_IMAGE_ANON, remoteUser: `u${hex()}` }),
-  );
-  git('add', '-A');
-  git('commit', '-q', '-m', 'definition');
-  mkdirSync(join(stack.GIT_REPOS_DIR, owner), { recursive: true });
-  execFileSync('git', ['clone', '-q', '--bare', work, bare], { stdio: 'ignore' });
-  execFileSync('git', ['-C', bare, 'config', 'uploadpack.allowFilter', 'true']);
-  rmSync(work, { recursive: true, force: true });
+  const repo = servedRepo((work) => {
+    mkdirSync(join(work, '.devcontainer'));
+    writeFileSync(
+      join(work, '.devcontainer', 'devcontainer.json'),
+      JSON.stringify({ image: stack.BASE_IMAGE_ANON, remoteUser: `u${hex()}` }),
+    );
+  }, `${owner}/${app}`);
   return {
     repository: `${stack.GIT_HTTPS_URL}/${owner}/${app}.git`,
     path: `${owner}/${app}`,
-    remove: () => rmSync(join(stack.GIT_REPOS_DIR, owner), { recursive: true, force: true }),
+    remove: () => {
+      repo.remove();
+      rmSync(join(stack.GIT_REPOS_DIR, owner), { recursive: true, force: true });
+    },
   };
 }
 
