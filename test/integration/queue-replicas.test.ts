@@ -1,0 +1,154 @@
+/**
+ * Redis mode, three real service processes of one slot each, one queue for all (docs/queue.md):
+ * builds accepted by a replica whose slot is full run on the others, and when that replica is
+ * lost (SIGKILL of it and its children) while it holds queued builds, every one of them runs on
+ * another replica, exactly once. The requests carry no credentials of their own: the replicas
+ * have the stack's git credentials as server entries, so any of them can run any queued build.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import test, { type ExecutionContext } from 'ava';
+import type { BuildRecord } from '../../src/builds/types.js';
+import { ownDockerfileRepo, stack, uniqueName } from '../helpers/build-support.js';
+import { eventually } from '../helpers/eventually.js';
+import { startRedis, type RedisProcess } from '../helpers/redis-process.js';
+import { replicaEnv, startReplicas, stopReplicas, type Replica } from '../helpers/replicas.js';
+import { SLOW_FIXTURE_DOCKERFILE } from '../stack/fixtures.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'ibs-queue-replicas-'));
+const removals: (() => void)[] = [];
+let redis: RedisProcess;
+let replicas: Replica[] = [];
+
+test.before(async () => {
+  redis = await startRedis();
+  const credentials = join(dir, 'git-credentials.json');
+  writeFileSync(
+    credentials,
+    JSON.stringify([
+      { host: '127.0.0.1', kind: 'https', username: stack.GIT_HTTPS_USER, token: stack.GIT_HTTPS_PASSWORD },
+    ]),
+  );
+  replicas = await startReplicas(
+    ['a', 'b', 'c'],
+    replicaEnv(stack, redis.url, { MAX_CONCURRENT_BUILDS: '1', GIT_CREDENTIALS_CONFIG_PATH: credentials }),
+  );
+});
+
+test.after.always(async () => {
+  await stopReplicas(replicas);
+  await redis?.dispose();
+  for (const remove of removals) remove();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** A repository of its own: a cheap build, or one whose step waits (until cancelled). */
+function repository(kind: 'cheap' | 'slow'): string {
+  const nonce = randomBytes(8).toString('hex');
+  const repo = ownDockerfileRepo(
+    kind === 'slow'
+      ? SLOW_FIXTURE_DOCKERFILE(stack.BASE_IMAGE_ANON, nonce, 600)
+      : `FROM ${stack.BASE_IMAGE_ANON}\nENV IBS_QUEUE_NONCE=${nonce}\n`,
+  );
+  removals.push(repo.remove);
+  return repo.repository;
+}
+
+async function postAsync(replica: Replica, repo: string): Promise<BuildRecord> {
+  const res = await fetch(`${replica.url}/build`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', Prefer: 'respond-async' },
+    body: JSON.stringify({
+      repository: repo,
+      image: { registry: stack.REGISTRY_ANON, name: uniqueName('queue-r') },
+    }),
+  });
+  if (res.status !== 202) throw new Error(`POST /build answered ${String(res.status)}: ${await res.text()}`);
+  return (await res.json()) as BuildRecord;
+}
+
+/** Holds `replica`'s one slot with a build whose step waits; its id (DELETE on any replica frees it). */
+async function holdSlot(t: ExecutionContext, replica: Replica): Promise<string> {
+  const held = await postAsync(replica, repository('slow'));
+  t.not(held.phase, 'queued', `replica ${replica.name}'s slot is held`);
+  return held.id;
+}
+
+const cancel = async (replica: Replica, id: string): Promise<void> => {
+  await fetch(`${replica.url}/builds/${id}`, { method: 'DELETE' });
+};
+
+const get = async (replica: Replica, id: string): Promise<BuildRecord> =>
+  (await (await fetch(`${replica.url}/builds/${id}`)).json()) as BuildRecord;
+
+/** How many times each replica logged the build `id` as succeeded. */
+const ranOn = (id: string): Record<string, number> =>
+  Object.fromEntries(
+    replicas.map((r) => [
+      r.name,
+      r.service.lines().filter((l) => l.msg === 'build succeeded' && l.buildId === id).length,
+    ]),
+  );
+
+async function allFinished(replica: Replica, ids: readonly string[]): Promise<BuildRecord[]> {
+  let records: BuildRecord[] = [];
+  await eventually(
+    async () => {
+      records = await Promise.all(ids.map((id) => get(replica, id)));
+      return records.every((r) => r.phase === 'finished');
+    },
+    { timeout: 300_000, interval: 250, what: 'the queued builds to end' },
+  );
+  return records;
+}
+
+test.serial('builds accepted by a replica whose slot is full run on the others', async (t) => {
+  const [a, b] = replicas as [Replica, Replica, Replica];
+  const hold = await holdSlot(t, a);
+  const accepted = [await postAsync(a, repository('cheap')), await postAsync(a, repository('cheap'))];
+  const records = await allFinished(
+    b,
+    accepted.map((r) => r.id),
+  );
+  t.deepEqual(
+    records.map((r) => r.status),
+    ['success', 'success'],
+  );
+  for (const { id } of accepted) {
+    const ran = ranOn(id);
+    t.is(ran.a, 0, 'not on the replica that accepted it');
+    t.is((ran.b ?? 0) + (ran.c ?? 0), 1, JSON.stringify(ran));
+  }
+  t.is((await get(a, hold)).phase !== 'finished', true, 'the slot of a stayed held meanwhile');
+  await cancel(a, hold);
+  await allFinished(a, [hold]);
+});
+
+test.serial('a replica lost while it holds queued builds: each runs on another, exactly once', async (t) => {
+  const [a, b, c] = replicas as [Replica, Replica, Replica];
+  const holds = await Promise.all([holdSlot(t, a), holdSlot(t, b), holdSlot(t, c)]);
+  const accepted = [];
+  for (let i = 0; i < 4; i += 1) accepted.push(await postAsync(a, repository('cheap')));
+  t.true(
+    accepted.every((r) => r.phase === 'queued'),
+    'every slot is full: they wait',
+  );
+  await a.service.lose();
+  await Promise.all([cancel(b, holds[1] ?? ''), cancel(c, holds[2] ?? '')]);
+  const records = await allFinished(
+    b,
+    accepted.map((r) => r.id),
+  );
+  t.deepEqual(
+    records.map((r) => r.status),
+    ['success', 'success', 'success', 'success'],
+    'none lost',
+  );
+  for (const { id } of accepted) {
+    const ran = ranOn(id);
+    t.is(ran.a, 0);
+    t.is((ran.b ?? 0) + (ran.c ?? 0), 1, `run exactly once: ${JSON.stringify(ran)}`);
+  }
+});
