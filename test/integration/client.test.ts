@@ -1,7 +1,8 @@
 /**
  * `ibs build` against the real service and the real stack (git over https, the Dev Containers
- * CLI, BuildKit, a registry): the slow build followed live, the queued wait, the 429 of a full queue, every exit code,
- * GITHUB_OUTPUT, Ctrl-C freeing the slot, and the git token nowhere in ibs's output or any argv.
+ * CLI, BuildKit, a registry): the slow build followed live, the wait in the queue, the 429 of a
+ * full queue, every exit code, GITHUB_OUTPUT, Ctrl-C freeing the slot, and the git token nowhere
+ * in ibs's output or any argv.
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
