@@ -34,6 +34,7 @@ import {
   NODE_VAR,
   PLATFORMS_VAR,
   PROVENANCE_VAR,
+  COMPRESSION_VAR,
   SBOM_VAR,
   SECRETS_DIR_VAR,
   SECRETS_IDENTITY_VAR,
@@ -264,6 +265,7 @@ function cliEnv(options: BuildAndPushOptions, prepared: Prepared): Record<string
     ...retentionEnv(options.retention),
     ...(plan.platforms.length > 1 ? { [PLATFORMS_VAR]: plan.platforms.join(',') } : {}),
     ...attestationEnv(deps.config.build),
+    [COMPRESSION_VAR]: plan.compression,
     ...(prepared.secretsDir === undefined ? {} : { [SECRETS_DIR_VAR]: prepared.secretsDir }),
     ...(prepared.identity === undefined
       ? {}

@@ -2,8 +2,8 @@
  * The docker CLI as the Dev Containers CLI sees it (`--docker-path`): a sh wrapper that passes all to
  * docker except `docker buildx build`, to which it adds what @devcontainers/cli 0.89.0 drops or cannot
  * say (docs/behaviour.md, Known limits): the OCI and retention labels, the full `--platform` list, the
- * attestations (docs/supply-chain.md), a `--secret` per secret file and the secrets' keyed identity
- * (docs/secrets.md). Values come from environment variables in double quotes; argv is rebuilt with `set --`.
+ * layer compression, the attestations (docs/supply-chain.md), a `--secret` per secret file and the
+ * secrets' keyed identity (docs/secrets.md). Values come from environment variables in double quotes.
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -21,6 +21,11 @@ export const LABEL_KEY_VAR = 'IBS_LABEL_KEY';
 export const PLATFORMS_VAR = 'IBS_BUILD_PLATFORMS';
 /** When set: `buildx build --provenance` (`mode=min`, `mode=max` or `false`). */
 export const PROVENANCE_VAR = 'IBS_PROVENANCE';
+/**
+ * When set: `--push` becomes `--output type=image,push=true,compression=<it>,force-compression=true`
+ * (and `oci-mediatypes=true` but for gzip): layers cached in another compression are converted.
+ */
+export const COMPRESSION_VAR = 'IBS_LAYER_COMPRESSION';
 /** When set: `buildx build --attest` of the SBOM (`type=sbom[,generator=<image>]`). */
 export const SBOM_VAR = 'IBS_ATTEST_SBOM';
 /** When set: the folder of the build secret files (one file per secret, named by its id). */
@@ -108,6 +113,12 @@ export function dockerWrapperScript(keyer: string = KEYED_DOCKERFILE_SCRIPT): st
     '      continue',
     '    fi',
     `    if [ "$arg" = --platform ] && [ -n "$${PLATFORMS_VAR}" ]; then replace=1; fi`,
+    `    if [ "$arg" = --push ] && [ -n "$${COMPRESSION_VAR}" ]; then`,
+    '      output="type=image,push=true,compression=$' + COMPRESSION_VAR + ',force-compression=true"',
+    `      [ "$${COMPRESSION_VAR}" = gzip ] || output="$output,oci-mediatypes=true"`,
+    '      set -- "$@" --output "$output"',
+    '      continue',
+    '    fi',
     ...KEYED_FILE_OPTION,
     '    set -- "$@" "$arg"',
     '  done',

@@ -39,6 +39,8 @@ export interface BuildKeyInput {
   readonly secretIds?: readonly string[];
   /** The keyed identity of the build secrets offered, ids and values (docs/secrets.md); absent: none. */
   readonly secretsIdentity?: string;
+  /** The layer compression when not gzip (absent: gzip, so that gzip keys stay as they were). */
+  readonly compression?: string;
 }
 
 const byRef = (a: KeyedReference, b: KeyedReference): number => (a.ref < b.ref ? -1 : a.ref > b.ref ? 1 : 0);
@@ -58,6 +60,7 @@ function canonical(input: BuildKeyInput): string {
     input.buildProcessVersion,
     ...(input.secretIds !== undefined && input.secretIds.length > 0 ? [[...input.secretIds].sort()] : []),
     ...(input.secretsIdentity === undefined ? [] : [input.secretsIdentity]),
+    ...(input.compression === undefined ? [] : [['compression', input.compression]]),
   ]);
 }
 
@@ -110,6 +113,8 @@ export function changedInputs(before: BuildKeyInput, after: BuildKeyInput): stri
   if (ids(before) !== ids(after))
     out.push(`build secret ids: ${ids(before) || 'none'} -> ${ids(after) || 'none'}`);
   else if (before.secretsIdentity !== after.secretsIdentity) out.push('build secrets: other values');
+  if (before.compression !== after.compression)
+    out.push(`layer compression: ${before.compression ?? 'gzip'} -> ${after.compression ?? 'gzip'}`);
   if (before.buildProcessVersion !== after.buildProcessVersion) {
     out.push(`build process version: ${before.buildProcessVersion} -> ${after.buildProcessVersion}`);
   }

@@ -47,6 +47,7 @@ export function keyDeps(plan: BuildPlan, deps: ReuseStepDeps): KeyDeps {
     cliVersion: devcontainerCliVersion(),
     secretIds: plan.buildSecrets.map((secret) => secret.id),
     ...(plan.secretsIdentity === undefined ? {} : { secretsIdentity: plan.secretsIdentity }),
+    compression: plan.compression,
   };
 }
 

@@ -23,9 +23,9 @@ const sha256 = (text: string): string => createHash('sha256').update(text).diges
 
 /**
  * The shape of a request (a digest): what, with the commit, decides its answer. Repository,
- * branch, target, platforms, build options, build secrets (ids and keyed identity) and the
- * fallback definition; never credentials: the `ls-remote` and the registry calls of the memo use
- * the request's own, so a caller is answered only what it may read.
+ * branch, target, platforms, build options (compression too), build secrets (ids and keyed
+ * identity) and the fallback definition; never credentials: the `ls-remote` and the registry calls
+ * of the memo use the request's own, so a caller is answered only what it may read.
  */
 export function requestShape(plan: BuildPlan, fallbackImage: string | undefined): string {
   return sha256(
@@ -43,6 +43,7 @@ export function requestShape(plan: BuildPlan, fallbackImage: string | undefined)
       plan.buildSecrets.map((secret) => secret.id),
       plan.secretsIdentity ?? null,
       fallbackImage ?? null,
+      plan.compression,
     ]),
   );
 }
@@ -136,7 +137,7 @@ export async function answerFromMemo(
     if (head === undefined || answer === undefined) return { kind: 'missed' };
     const notes: string[] = [];
     const stale = await staleness(plan, deps, shape, answer, notes);
-    lap('image, references and signature checked');
+    lap('registry checks');
     if (stale !== undefined)
       return {
         kind: 'missed',

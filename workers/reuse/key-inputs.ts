@@ -51,6 +51,8 @@ export interface KeyDeps {
   readonly secretIds: readonly string[];
   /** The keyed identity of their ids and values (never a value); absent: none offered. */
   readonly secretsIdentity?: string;
+  /** The layer compression of the build (gzip: absent from the key). */
+  readonly compression?: string;
 }
 
 export type KeyOutcome =
@@ -138,6 +140,9 @@ export async function computeKeyInput(source: KeySource, deps: KeyDeps): Promise
       buildProcessVersion: BUILD_PROCESS_VERSION,
       ...(deps.secretIds.length > 0 ? { secretIds: [...deps.secretIds] } : {}),
       ...(deps.secretsIdentity === undefined ? {} : { secretsIdentity: deps.secretsIdentity }),
+      ...(deps.compression === undefined || deps.compression === 'gzip'
+        ? {}
+        : { compression: deps.compression }),
     };
     return { kind: 'keyed', key: buildKey(input), input };
   } catch (err) {

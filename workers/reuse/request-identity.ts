@@ -26,6 +26,7 @@ export function requestIdentity(plan: BuildPlan): string {
       credentials,
       plan.buildSecrets.map((secret) => secret.id),
       ...(plan.secretsIdentity === undefined ? [] : [plan.secretsIdentity]),
+      ...(plan.compression === 'gzip' ? [] : [['compression', plan.compression]]),
     ]),
   );
 }

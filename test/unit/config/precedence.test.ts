@@ -373,6 +373,7 @@ test('the defaults are the contract table, and derived fields come from the envi
         noCache: false,
         mode: 'auto',
         cloneTimeoutSeconds: 600,
+        compression: 'gzip',
         timeoutSeconds: 3600,
         maxConcurrent: 4,
         maxPerBuilder: 0,

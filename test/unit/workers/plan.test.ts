@@ -315,6 +315,7 @@ test('a minimal request: derived name, no tag, config defaults, unknown top-leve
     platforms: [],
     noCache: false,
     mode: 'auto',
+    compression: 'gzip',
     buildSecrets: [],
     secrets: [],
     // No credential of its own: another replica may plan it again (docs/queue.md).
