@@ -32,7 +32,9 @@ import { pushedDigest, signAnswered } from './reuse/reuse-image.js';
 import { ImageTarget, TaggedImageTarget } from '../src/rules/image-target.js';
 import { keyFromTrees as treeKey } from './reuse/tree-key.js';
 import { answerFromMemo, rememberAnswer } from './reuse/commit-memo.js';
-import { StageClock } from './common/stage-clock.js';
+import { StageClock, type Lap } from './common/stage-clock.js';
+import { StepTracker } from './builder/buildkit-steps.js';
+import { maskSecrets, secretVariants } from '../src/secrets/masking.js';
 
 /** A build's way from its plan to its answer: admission, refusal, and how it is answered. */
 export interface Flow {
@@ -127,7 +129,7 @@ export async function runBuildJob(
   const cli = (): PendingCli => (pending ??= startPendingCli(deps, { signal, secrets: plan.secrets }));
   const keying = reuse !== undefined && !plan.noCache;
   if (!keying) cli();
-  const clock = new StageClock();
+  const clock = stageClock(reporter);
   try {
     const memo = keying ? await fromMemo(plan, deps, signal, reporter, reuse, clock) : undefined;
     if (memo !== undefined && typeof memo !== 'string') return memo;
@@ -315,8 +317,23 @@ async function buildAndPush(
   imgLog: CommandLogWriter,
   key: string,
 ): Promise<string> {
-  const { plan, deps, dir, signal, open, soFar } = job;
   await job.reporter.phase('building');
+  const steps = new StepTracker();
+  try {
+    return await devcontainerBuildSteps(job, checkedOut, tappedLog(imgLog, steps), key);
+  } finally {
+    await reportSteps(job, steps);
+  }
+}
+
+/** `devcontainer build` itself, its output to `imgLog`. */
+async function devcontainerBuildSteps(
+  job: Cloned,
+  checkedOut: CheckedOut,
+  imgLog: CommandLogWriter,
+  key: string,
+): Promise<string> {
+  const { plan, deps, dir, signal, open, soFar } = job;
   const pushed = await devcontainerBuild({
     plan,
     deps,
@@ -453,6 +470,47 @@ async function readPushedDigest(job: Cloned, log: CommandLogWriter): Promise<str
 }
 
 /** The log store, reporting the id of each log it opens. */
+/** The job's stage clock: each stage is listed in the build's record as it ends. */
+function stageClock(reporter: BuildReporter): StageClock {
+  const stages: Lap[] = [];
+  return new StageClock((lap) => {
+    stages.push(lap);
+    void reporter.details({ stages: [...stages] });
+  });
+}
+
+/** `log`, whose every piece is also read by `steps` (BuildKit's progress in it). */
+function tappedLog(log: CommandLogWriter, steps: StepTracker): CommandLogWriter {
+  const decoder = new TextDecoder();
+  return {
+    id: log.id,
+    write: (chunk) => {
+      steps.write(typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true }));
+      log.write(chunk);
+    },
+    addSecrets: (secrets) => log.addSecrets(secrets),
+    close: () => log.close(),
+  };
+}
+
+/**
+ * The build's BuildKit steps into its record and service_build_steps_total, the request's secrets
+ * masked (the server's own never reach a Dockerfile step).
+ */
+async function reportSteps(job: Cloned, tracker: StepTracker): Promise<void> {
+  const variants = secretVariants(job.plan.secrets);
+  const mask = (text: string): string => maskSecrets(text, variants);
+  const steps = tracker.steps().map((step) => ({
+    ...step,
+    name: mask(step.name),
+    ...(step.error === undefined ? {} : { error: mask(step.error) }),
+  }));
+  const cached = steps.filter((step) => step.cached).length;
+  job.deps.metrics.buildStepsTotal.inc({ cached: 'true' }, cached);
+  job.deps.metrics.buildStepsTotal.inc({ cached: 'false' }, steps.length - cached);
+  await job.reporter.details({ steps, cachedSteps: cached, totalSteps: steps.length });
+}
+
 function reportingLogStore(logStore: LogStore, reporter: BuildReporter): LogStore {
   return {
     read: (id) => logStore.read(id),

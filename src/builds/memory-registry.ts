@@ -31,6 +31,7 @@ function applyUpdate(entry: BuildEntry, update: BuildUpdate): void {
   if (update.imageBuildLogId !== undefined) entry.imageBuildLogId = update.imageBuildLogId;
   if (update.builder !== undefined) entry.builder = update.builder;
   if (update.builders !== undefined) entry.builders = update.builders;
+  if (update.details !== undefined) entry.details = update.details;
 }
 
 /** Idempotency-Keys: the body digest and the build's id; dropped with the build's record. */

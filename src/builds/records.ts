@@ -10,6 +10,7 @@ import type {
   BuildRecord,
   BuildTrigger,
   NewBuild,
+  BuildDetails,
   PlatformBuilder,
   RunningPhase,
 } from './types.js';
@@ -33,6 +34,7 @@ export interface BuildEntry {
   builder?: string;
   builders?: readonly PlatformBuilder[];
   waiters: number;
+  details?: BuildDetails;
   outcome?: BuildOutcome;
 }
 
@@ -68,6 +70,7 @@ export function toRecord(entry: BuildEntry, at: number): BuildRecord {
     ...(entry.builder === undefined ? {} : { builder: entry.builder }),
     ...(entry.builders === undefined ? {} : { builders: entry.builders }),
     waiters: entry.waiters,
+    ...entry.details,
     ...(outcome === undefined
       ? {}
       : {

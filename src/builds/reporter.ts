@@ -5,7 +5,14 @@
  * holding up the build (a shared registry costs a round trip per update); the finish waits for it.
  */
 import type { Logger } from '../observability/logger.js';
-import type { BuildOutcome, BuildRegistry, BuildReporter, BuildUpdate, NewBuild } from './types.js';
+import type {
+  BuildDetails,
+  BuildOutcome,
+  BuildRegistry,
+  BuildReporter,
+  BuildUpdate,
+  NewBuild,
+} from './types.js';
 
 export function buildReporter(
   registry: Pick<BuildRegistry, 'update'>,
@@ -14,6 +21,8 @@ export function buildReporter(
 ): BuildReporter & { sent(): Promise<void> } {
   /** The updates reported so far, each sent once the one before has been answered. */
   let queue: Promise<void> = Promise.resolve();
+  /** Every detail reported so far: an update carries them whole. */
+  let details: BuildDetails = {};
   const report = async (update: BuildUpdate): Promise<void> => {
     queue = queue.then(async () => {
       try {
@@ -28,6 +37,10 @@ export function buildReporter(
     logOpened: (kind, logId) =>
       report(kind === 'git' ? { gitCloneLogId: logId } : { imageBuildLogId: logId }),
     resolved: ({ branch, commit, image }) => report({ branch, commit, image }),
+    details: (more) => {
+      details = { ...details, ...more };
+      return report({ details });
+    },
     builder: (endpoint, builders) =>
       report({ builder: endpoint, ...(builders === undefined ? {} : { builders: [...builders] }) }),
     sent: () => queue,
@@ -86,4 +99,5 @@ const unrecorded: BuildReporter = {
   logOpened: async () => undefined,
   builder: async () => undefined,
   resolved: async () => undefined,
+  details: async () => undefined,
 };

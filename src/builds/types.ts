@@ -48,6 +48,65 @@ export interface NewBuild {
   readonly queued?: boolean;
 }
 
+/** One stage of a build's job (workers/build-flow.ts): clone, key, decide, build and push, record... */
+export interface BuildStage {
+  readonly name: string;
+  /** ISO 8601, UTC. */
+  readonly startedAt: string;
+  readonly durationMs: number;
+}
+
+/** One step of BuildKit's build (a Dockerfile instruction), as its own progress reported it. */
+export interface BuildStep {
+  /** As BuildKit names it: `[stage 2/3] RUN apt-get update`. */
+  readonly name: string;
+  /** Answered from BuildKit's cache, not run. */
+  readonly cached: boolean;
+  /** ISO 8601, UTC: when the service read the step's start in BuildKit's progress. */
+  readonly startedAt: string;
+  /** As BuildKit reported it (absent while it runs, or when it never ended). */
+  readonly durationMs?: number;
+  /** BuildKit's error line for this step. */
+  readonly error?: string;
+}
+
+/** The image a build pushed, from the registry's manifests. */
+export interface PushedImage {
+  /** The digest the registry serves for the tag (an index or a manifest). */
+  readonly digest: string;
+  /** Each platform's manifest and the compressed size of its layers (bytes). */
+  readonly platforms: readonly {
+    readonly platform: string;
+    readonly digest: string;
+    readonly compressedBytes: number;
+  }[];
+}
+
+/** A build key and each of its inputs by name with its digest (no secret's value: docs/reuse.md). */
+export interface BuildKeyView {
+  readonly key: string;
+  readonly inputs: readonly { readonly name: string; readonly digest: string }[];
+}
+
+/** Why a build ran: its key's inputs that differ from the newest earlier build of its repository and branch. */
+export interface RebuiltBecause {
+  /** The earlier build compared with; absent when there was none. */
+  readonly since?: string;
+  /** The inputs whose digest differs, or `no earlier build`. */
+  readonly inputs: readonly string[];
+}
+
+/** What a build's record tells of how it went (each part set once known). */
+export interface BuildDetails {
+  readonly stages?: readonly BuildStage[];
+  readonly steps?: readonly BuildStep[];
+  readonly cachedSteps?: number;
+  readonly totalSteps?: number;
+  readonly pushed?: PushedImage;
+  readonly key?: BuildKeyView;
+  readonly rebuiltBecause?: RebuiltBecause;
+}
+
 /** Fields a running build learns as it goes (each set once known; absent fields are left as they are). */
 export interface BuildUpdate {
   readonly phase?: RunningPhase;
@@ -59,6 +118,8 @@ export interface BuildUpdate {
   /** The build moved to another builder (the one it was placed on did not answer). */
   readonly builder?: string;
   readonly builders?: readonly PlatformBuilder[];
+  /** Replaces the record's details (the reporter sends them whole). */
+  readonly details?: BuildDetails;
 }
 
 /** How a build ended. */
@@ -76,7 +137,7 @@ export interface BuildOutcome {
 }
 
 /** One build as GET /builds lists it (JSON; never a credential). */
-export interface BuildRecord {
+export interface BuildRecord extends BuildDetails {
   readonly id: string;
   readonly requestId: string;
   readonly trigger?: BuildTrigger;
@@ -179,6 +240,8 @@ export interface BuildReporter {
   logOpened(kind: 'git' | 'img', logId: string): Promise<void>;
   /** The build moved to the builder `endpoint` (its platforms to `builders`). */
   builder(endpoint: string, builders?: readonly PlatformBuilder[]): Promise<void>;
+  /** Merges `details` into what the record tells of the build (stages, steps, image, key). */
+  details(details: BuildDetails): Promise<void>;
   /** The clone told what is being built. */
   resolved(found: {
     readonly branch: string;

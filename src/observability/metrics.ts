@@ -41,6 +41,8 @@ const HELP = {
     'Images a retention run in delete mode kept, deleted, found undeletable (unsupported) or failed on.',
   service_builds_in_flight: 'Builds running now.',
   service_builds_capacity: 'Maximum concurrent builds of this instance (0 means no limit).',
+  service_build_steps_total:
+    "BuildKit steps of the builds that ran, by whether BuildKit's cache answered them (cached) or they ran.",
   service_build_reuses_total:
     'POST /build answers given without a build (inputs unchanged: the earlier image relabelled).',
   service_builds_coalesced_total:
@@ -93,6 +95,7 @@ export class Metrics {
   readonly buildsInFlight = new Gauge({ ...this.#named('service_builds_in_flight'), labelNames: [] });
   readonly buildsCapacity = new Gauge({ ...this.#named('service_builds_capacity'), labelNames: [] });
   readonly buildReusesTotal = this.#counter('service_build_reuses_total', {});
+  readonly buildStepsTotal = this.#counter('service_build_steps_total', { cached: ['true', 'false'] });
   readonly buildFollowsTotal = this.#counter('service_builds_coalesced_total', {});
   readonly queueDepth = this.#gauge('service_build_queue_depth', { class: QUEUE_CLASSES });
   readonly queueWait = this.#histogram('service_build_queue_wait_seconds', { class: QUEUE_CLASSES });

@@ -152,6 +152,7 @@ function recordingReporter(): BuildReporter & { calls: string[] } {
     logOpened: async (kind, logId) => void calls.push(`${kind} log ${logId}`),
     builder: async (endpoint) => void calls.push(`builder ${endpoint}`),
     resolved: async ({ branch, commit, image }) => void calls.push(`resolved ${branch} ${commit} ${image}`),
+    details: async () => undefined,
   };
 }
 
