@@ -22,7 +22,8 @@ function finishedEntry(entry: BuildEntry, outcome: BuildOutcome): BuildEntry {
 }
 
 /** Merges what a running build learned into its entry. */
-function applyUpdate(entry: BuildEntry, update: BuildUpdate): void {
+function applyUpdate(entry: BuildEntry | undefined, update: BuildUpdate): void {
+  if (entry === undefined) return;
   if (update.phase !== undefined) entry.phase = update.phase;
   if (update.branch !== undefined) entry.branch = update.branch;
   if (update.commit !== undefined) entry.commit = update.commit;
@@ -96,11 +97,7 @@ export function createMemoryBuildRegistry(options: MemoryRegistryOptions): Build
       return entry.id;
     },
 
-    async update(id, update) {
-      const entry = running.get(id);
-      if (entry !== undefined) applyUpdate(entry, update);
-    },
-
+    update: async (id, update) => applyUpdate(running.get(id), update),
     adopt: async (id) => adoptQueued(running.get(id)),
 
     async addWaiters(id, delta) {
