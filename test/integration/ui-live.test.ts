@@ -5,9 +5,10 @@
  * no script of theirs run), and Cancel ends it as `failure` on the page and in the API.
  */
 import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
 import test from 'ava';
 import type { Browser } from 'puppeteer-core';
-import { httpsCreds, stack, startBuildAppFor, uniqueName } from '../helpers/build-support.js';
+import { httpsCreds, httpsRepo, stack, startBuildAppFor, uniqueName } from '../helpers/build-support.js';
 import { inPage, launchBrowser, mainText, newPage } from '../helpers/browser.js';
 import { eventually } from '../helpers/eventually.js';
 import { pushedRepo } from '../helpers/pushed-repo.js';
@@ -91,5 +92,48 @@ test('a build started over HTTP shows on /ui/ within 2 s, its log live as text, 
   t.is(ended.status, 'failure');
   t.is(await page.$('button[data-action="cancel"]'), null, 'no Cancel once it ended');
   t.deepEqual(watch.dialogs, []);
+  t.deepEqual(watch.errors, []);
+});
+
+test("a finished build's page shows its stages and BuildKit steps at 1280 and 390 px (the README's screenshot)", async (t) => {
+  const app = await startBuildAppFor(t);
+  const res = await fetch(`${app.url}/build`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      repository: httpsRepo('dockerfile'),
+      gitCredentials: httpsCreds(),
+      image: { registry: stack.REGISTRY_ANON, name: uniqueName('ui-page') },
+    }),
+  });
+  t.is(res.status, 200);
+  const [record] = (
+    (await (await fetch(`${app.url}/builds`)).json()) as { builds: { id: string; totalSteps?: number }[] }
+  ).builds;
+  if (record === undefined) throw new Error('no build listed');
+  t.true((record.totalSteps ?? 0) > 0, 'the record lists its steps');
+
+  const { page, watch } = await newPage(browser);
+  await page.goto(`${app.url}/ui/builds/${record.id}`);
+  await page.waitForSelector('.build-head .badge.success');
+  await page.waitForFunction(
+    `[...document.querySelectorAll('pre.log')].some((log) => log.textContent.includes('exporting to image'))`,
+  );
+  const text = await mainText(page);
+  t.regex(text, /Build steps: \d+\/\d+ cached \(\d+%\)/);
+  for (const stage of ['clone', 'check out', 'build and push', 'record']) t.true(text.includes(stage), stage);
+  await page.screenshot({
+    path: join(import.meta.dirname, '..', '..', 'docs', 'ui-build.png'),
+    fullPage: false,
+  });
+
+  await page.setViewport({ width: 390, height: 900 });
+  t.true(
+    await inPage<boolean>(page, 'document.documentElement.scrollWidth <= 390'),
+    'nothing wider than 390 px',
+  );
+  await page.goto(`${app.url}/ui/`);
+  await page.waitForSelector(`a[data-build="${record.id}"]`);
+  t.true(await inPage<boolean>(page, 'document.documentElement.scrollWidth <= 390'), 'the list fits 390 px');
   t.deepEqual(watch.errors, []);
 });
