@@ -14,6 +14,8 @@ function builderStates(
     builder: builderState.endpoint,
     state: builderState.up ? 'up' : 'down',
     ...('reason' in builderState && builderState.reason !== undefined ? { reason: builderState.reason } : {}),
+    // Each builder's cache use as BuildKit reports it (read at most once a minute, docs/fleet.md).
+    ...('cache' in builderState && builderState.cache !== undefined ? { cache: builderState.cache } : {}),
     platforms: [...declaredPlatforms(ctx.config.builders, builderState.endpoint)],
   }));
 }
