@@ -23,7 +23,11 @@ export interface RedisProcess {
   dispose(): Promise<void>;
 }
 
-export async function startRedis(): Promise<RedisProcess> {
+/**
+ * `args` are added to redis-server's command line after its config file (they win over it), e.g.
+ * `['--appendonly', 'yes']` for a server that keeps its data across a restart.
+ */
+export async function startRedis(args: readonly string[] = []): Promise<RedisProcess> {
   const dir = mkdtempSync(join(tmpdir(), 'ibs-redis-'));
   const port = await freePort();
   const password = `canary-${randomBytes(12).toString('hex')}`;
@@ -32,7 +36,7 @@ export async function startRedis(): Promise<RedisProcess> {
   let exited: Promise<void> = Promise.resolve();
 
   const start = async (): Promise<void> => {
-    const proc = spawn('redis-server', [config], { stdio: 'ignore' });
+    const proc = spawn('redis-server', [config, ...args], { stdio: 'ignore' });
     child = proc;
     let problem: Error | undefined;
     exited = new Promise((resolve) => {

@@ -14,6 +14,8 @@ export interface Refusal {
   readonly code: string;
   /** How many matching requests are refused (then passed through); unset: all of them. */
   readonly times?: number;
+  /** Date.now() from which the rule no longer matches (an outage of a set length); unset: never. */
+  readonly until?: number;
 }
 
 export interface SeenRequest {
@@ -21,6 +23,8 @@ export interface SeenRequest {
   readonly path: string;
   readonly status: number;
   readonly refused: boolean;
+  /** Date.now() when it was answered. */
+  readonly at: number;
 }
 
 export interface RegistryFront {
@@ -42,10 +46,16 @@ export async function registryFront(target: string): Promise<RegistryFront> {
   const server = http.createServer((req, res) => {
     const method = req.method ?? 'GET';
     const path = (req.url ?? '/').split('?')[0] ?? '/';
-    const match = rules.find(({ rule, left }) => left > 0 && rule.method === method && rule.path.test(path));
+    const match = rules.find(
+      ({ rule, left }) =>
+        left > 0 &&
+        (rule.until === undefined || Date.now() < rule.until) &&
+        rule.method === method &&
+        rule.path.test(path),
+    );
     if (match !== undefined) {
       match.left -= 1;
-      requests.push({ method, path, status: match.rule.status, refused: true });
+      requests.push({ method, path, status: match.rule.status, refused: true, at: Date.now() });
       // The request body is read to its end first, as a registry does before it answers.
       req.resume();
       req.on('end', () => {
@@ -64,7 +74,7 @@ export async function registryFront(target: string): Promise<RegistryFront> {
     const upstream = http.request(
       { host: targetHost, port: Number(targetPort), method, path: req.url, headers: req.headers },
       (answer) => {
-        requests.push({ method, path, status: answer.statusCode ?? 0, refused: false });
+        requests.push({ method, path, status: answer.statusCode ?? 0, refused: false, at: Date.now() });
         res.writeHead(answer.statusCode ?? 502, answer.headers);
         answer.pipe(res);
       },
