@@ -259,7 +259,12 @@ export class WaitingBuilds {
       }
       const held = this.#held.get(taken.id);
       this.#held.delete(taken.id);
-      this.#deps.metrics.queueWait.observe({ class: taken.class }, (this.#now() - taken.enqueuedAtMs) / 1000);
+      const waitedMs = this.#now() - taken.enqueuedAtMs;
+      this.#deps.metrics.queueWait.observe({ class: taken.class }, waitedMs / 1000);
+      this.#deps.logger.info(
+        { buildId: taken.id, tenant: taken.tenant, class: taken.class, owner: taken.owner, waitedMs },
+        'build taken from the queue',
+      );
       this.#deps.run({ entry: taken, slot, ...(held === undefined ? {} : { held }) });
     }
   }
