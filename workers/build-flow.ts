@@ -34,6 +34,7 @@ import { keyFromTrees as treeKey } from './reuse/tree-key.js';
 import { answerFromMemo, rememberAnswer } from './reuse/commit-memo.js';
 import { StageClock, type Lap } from './common/stage-clock.js';
 import { StepTracker } from './builder/buildkit-steps.js';
+import { keyView, rebuiltBecause } from './build-details.js';
 import { maskSecrets, secretVariants } from '../src/secrets/masking.js';
 
 /** A build's way from its plan to its answer: admission, refusal, and how it is answered. */
@@ -176,6 +177,7 @@ async function afterClone(job: Cloned): Promise<JobOutcome> {
     const imgLog = await ending.log();
     const decision = early ?? (await decideFromCheckout(job, ending, checkedOut, imgLog));
     if (early === undefined && decision !== undefined) clock.lap('key from the checkout and decide');
+    if (decision?.keyed !== undefined) await reportKey(job, decision);
     if (decision !== undefined && decision.kind !== 'build')
       return ending.ended(await remembered(job, decision, answered(job, decision, imgLog)));
     const pushed = await buildAndPush(job, checkedOut, imgLog, decision?.keyed?.key ?? '');
@@ -470,6 +472,17 @@ async function readPushedDigest(job: Cloned, log: CommandLogWriter): Promise<str
 }
 
 /** The log store, reporting the id of each log it opens. */
+/** The build key and its inputs into the record; for a build that runs, why it was not reused. */
+async function reportKey(job: Cloned, decision: Decision): Promise<void> {
+  if (decision.keyed === undefined) return;
+  const { key, input } = decision.keyed;
+  const before = job.deps.reuse.recent.get(job.target.recentId(job.plan.repository, job.open.branch));
+  await job.reporter.details({
+    key: keyView(key, input),
+    ...(decision.kind === 'build' ? { rebuiltBecause: rebuiltBecause(before, input) } : {}),
+  });
+}
+
 /** The job's stage clock: each stage is listed in the build's record as it ends. */
 function stageClock(reporter: BuildReporter): StageClock {
   const stages: Lap[] = [];

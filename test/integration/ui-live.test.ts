@@ -137,3 +137,65 @@ test("a finished build's page shows its stages and BuildKit steps at 1280 and 39
   t.true(await inPage<boolean>(page, 'document.documentElement.scrollWidth <= 390'), 'the list fits 390 px');
   t.deepEqual(watch.errors, []);
 });
+
+test('a second build after a change to one file shows the earlier steps cached and why it was rebuilt', async (t) => {
+  const app = await startBuildAppFor(t, { build: { reuse: true } });
+  const repo = await pushedRepo('ui-rebuilt');
+  t.teardown(() => repo.dispose());
+  const files = (note: string): Record<string, string> => ({
+    '.devcontainer/devcontainer.json': JSON.stringify({
+      build: { dockerfile: 'Dockerfile', context: 'ctx' },
+    }),
+    '.devcontainer/Dockerfile': `FROM ${stack.BASE_IMAGE_ANON}\nRUN echo ${randomBytes(4).toString('hex')} > /one\nCOPY note.txt /note.txt\n`,
+    '.devcontainer/ctx/note.txt': note,
+  });
+  const body = JSON.stringify({
+    repository: repo.url,
+    gitCredentials: httpsCreds(),
+    image: { registry: stack.REGISTRY_ANON, name: uniqueName('ui-rebuilt') },
+  });
+  const build = async (): Promise<string> => {
+    const res = await fetch(`${app.url}/build`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+    });
+    t.is(res.status, 200, await res.clone().text());
+    const [latest] = ((await (await fetch(`${app.url}/builds`)).json()) as { builds: { id: string }[] })
+      .builds;
+    return latest?.id ?? '';
+  };
+  const first = files('one\n');
+  await repo.push('main', first);
+  await build();
+  await repo.push('main', { '.devcontainer/ctx/note.txt': 'two\n' });
+  const id = await build();
+
+  const record = (await (await fetch(`${app.url}/builds/${id}`)).json()) as {
+    steps?: { name: string; cached: boolean }[];
+    cachedSteps?: number;
+    key?: { key: string; inputs: { name: string; digest: string }[] };
+    rebuiltBecause?: { inputs: string[] };
+  };
+  const steps = record.steps ?? [];
+  t.true(steps.find((step) => step.name.includes('RUN echo'))?.cached, 'the RUN before the change is cached');
+  t.false(
+    steps.find((step) => step.name.includes('COPY note.txt'))?.cached ?? true,
+    'the COPY of the file ran',
+  );
+  t.true((record.cachedSteps ?? 0) >= 1);
+  t.regex(record.key?.key ?? '', /^[0-9a-f]{64}$/);
+  t.true((record.key?.inputs ?? []).some((input) => input.name === 'path .devcontainer'));
+  t.deepEqual(
+    (record.rebuiltBecause?.inputs ?? []).map((line) => line.split(':')[0]),
+    ['path .devcontainer'],
+  );
+
+  const { page } = await newPage(browser);
+  await page.goto(`${app.url}/ui/builds/${id}`);
+  await page.waitForSelector('.rebuilt li');
+  const text = await mainText(page);
+  t.true(text.includes('Rebuilt because'));
+  t.true(text.includes('path .devcontainer: '));
+  t.true((await inPage<number>(page, `document.querySelectorAll('.badge.cached').length`)) >= 1);
+});

@@ -1,0 +1,38 @@
+/**
+ * What a build's record tells of its key (workers/reuse/build-key.ts): each input by name with its
+ * digest, and for a build that ran, the inputs that differ from the last build of its repository
+ * and branch on this instance. Of the build secrets only their ids and a digest of their keyed
+ * identity, never a value.
+ */
+import { createHash } from 'node:crypto';
+import type { BuildKeyView, RebuiltBecause } from '../src/builds/types.js';
+import { changedInputs, type BuildKeyInput } from './reuse/build-key.js';
+
+const sha256 = (text: string): string => `sha256:${createHash('sha256').update(text).digest('hex')}`;
+
+/** The key and its inputs by name (paths by their git object id). */
+export function keyView(key: string, input: BuildKeyInput): BuildKeyView {
+  const inputs = [
+    { name: 'config file', digest: input.configDigest },
+    ...input.paths.map((path) => ({ name: `path ${path.path || '/'}`, digest: path.objectId })),
+    ...input.baseImages.map((ref) => ({ name: `base image ${ref.ref}`, digest: ref.digest })),
+    ...input.features.map((ref) => ({ name: `feature ${ref.ref}`, digest: ref.digest })),
+    { name: 'platforms', digest: input.platforms.join(',') || 'default' },
+    { name: 'Dev Containers CLI', digest: input.cliVersion },
+    { name: 'build process', digest: String(input.buildProcessVersion) },
+    ...(input.secretIds === undefined || input.secretIds.length === 0
+      ? []
+      : [{ name: `build secrets ${[...input.secretIds].sort().join(',')}`, digest: 'ids only' }]),
+    ...(input.secretsIdentity === undefined
+      ? []
+      : [{ name: 'build secrets identity', digest: sha256(input.secretsIdentity) }]),
+  ];
+  return { key, inputs };
+}
+
+/** Why a build ran: the inputs changed since `before` (undefined: no earlier build here). */
+export function rebuiltBecause(before: BuildKeyInput | undefined, after: BuildKeyInput): RebuiltBecause {
+  if (before === undefined) return { inputs: ['no earlier build'] };
+  const changed = changedInputs(before, after);
+  return { inputs: changed.length > 0 ? changed : ['none: the earlier image is gone'] };
+}
