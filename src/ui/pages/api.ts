@@ -119,8 +119,9 @@ export interface Build {
   readonly rebuiltBecause?: Rebuilt;
 }
 
-/** `running`, or how it ended. */
-export const statusOf = (build: Build): string => build.status ?? 'running';
+/** `queued`, `running`, or how it ended. */
+export const statusOf = (build: Build): string =>
+  build.status ?? (build.phase === 'queued' ? 'queued' : 'running');
 
 /** Who asked for a build, as one line of text. */
 export function callerOf(build: Build): string {

@@ -11,7 +11,7 @@ const FILTERS = ['status', 'repository', 'branch', 'trigger', 'caller'] as const
 type Filter = (typeof FILTERS)[number];
 type Filters = Partial<Record<Filter, string>>;
 
-const STATUSES = ['running', 'success', 'failure', 'invalid_request'];
+const STATUSES = ['queued', 'running', 'success', 'failure', 'invalid_request'];
 const TRIGGERS = ['api', 'push', 'reconcile', 'refresh'];
 
 /** How often the list is asked again (a new build shows within this and one answer). */
