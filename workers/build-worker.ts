@@ -200,6 +200,8 @@ export class BuildWorker {
     this.#fleet.health.start(ctx.shutdownSignal);
     // A DELETE on another replica (Redis mode) reaches the builds this instance runs.
     ctx.builds.onCancel((id, by) => this.#local.get(id)?.cancel(by));
+    // A build whose replica died ends here, when this replica's read finds it lost: its events too.
+    ctx.builds.onLost((record) => void this.#tellEnded(record));
     this.#queue =
       options.queue ??
       createBuildQueue({
@@ -328,6 +330,17 @@ export class BuildWorker {
     if (local !== undefined) local.cancel(by);
     else await this.#ctx.builds.requestCancel(id, by);
     return record;
+  }
+
+  /** Runs every build-ended listener on `record` (a build finished as lost elsewhere). */
+  async #tellEnded(record: BuildRecord): Promise<void> {
+    for (const listener of this.#listeners) {
+      try {
+        await listener(record);
+      } catch (err) {
+        this.#ctx.logger.warn({ err, buildId: record.id }, 'a build-ended listener failed');
+      }
+    }
   }
 
   /** Called with each build's finished record before any waiter gets its answer. */

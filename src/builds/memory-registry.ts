@@ -123,6 +123,7 @@ export function createMemoryBuildRegistry(options: MemoryRegistryOptions): Build
     // One instance: every build it runs is cancelled by the worker that runs it.
     requestCancel: async () => undefined,
     onCancel: () => undefined,
+    onLost: () => undefined,
 
     async list(filter = {}) {
       const at = now();

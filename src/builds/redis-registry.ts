@@ -125,7 +125,9 @@ if text then
   if redis.call('EXISTS', KEYS[4]) == 1 then return text end
   local entry = cjson.decode(text)
   if entry.phase == 'queued' then return text end
-  return cjson.encode(lose(KEYS[2], KEYS[3], ARGV[2], cjson.decode(text), ARGV[3], tonumber(ARGV[4]), ARGV[5]))
+  local lost = lose(KEYS[2], KEYS[3], ARGV[2], entry, ARGV[3], tonumber(ARGV[4]), ARGV[5])
+  lost.lostNow = true
+  return cjson.encode(lost)
 end
 local needle = '"id":"' .. ARGV[2] .. '"'
 for _, item in ipairs(redis.call('ZRANGE', KEYS[3], 0, -1)) do
@@ -142,10 +144,11 @@ return 1
 
 /**
  * KEYS: running, finished. ARGV: build key prefix, now ms, history, lost body json. Returns
- * {running records, finished records}; a running build whose lease expired is finished as lost.
+ * {running records, finished records, ids finished as lost now}; a running build whose lease
+ * expired is finished as lost.
  */
 const LIST = redisScript(`${FINISH_ENTRY}
-local running = {}
+local running, lostIds = {}, {}
 for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
   local text = redis.call('GET', ARGV[1] .. id)
   if not text then
@@ -154,9 +157,10 @@ for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
     table.insert(running, text)
   else
     lose(KEYS[1], KEYS[2], id, cjson.decode(text), ARGV[2], tonumber(ARGV[3]), ARGV[4])
+    table.insert(lostIds, id)
   end
 end
-return {running, redis.call('ZRANGE', KEYS[2], 0, -1)}
+return {running, redis.call('ZRANGE', KEYS[2], 0, -1), lostIds}
 `);
 
 /** KEYS: build, cancel channel. ARGV: by. Marks a running record as asked to cancel, and tells every replica. */
@@ -224,6 +228,8 @@ class RedisRegistry implements RedisBuildRegistry {
   readonly #leaseMs: number;
   readonly #hub: ReturnType<typeof createSubscriptionHub>;
   readonly #lostBody = JSON.stringify(serviceError('BUILD_LOST', { replica: REPLICA_MARK }).toBody());
+  /** Told of each build this replica's read finished as lost (its events are sent here). */
+  readonly #lostListeners: ((record: BuildRecord) => void)[] = [];
   /** The builds this replica runs: their leases are renewed. */
   readonly #own = new Set<string>();
   readonly #stop = new AbortController();
@@ -257,7 +263,23 @@ class RedisRegistry implements RedisBuildRegistry {
     const text = (await this.#deps.connection.call((client) =>
       GET.run(client, entryKeys(id), [PREFIX, id, this.#now(), this.#history, this.#lostBody]),
     )) as string | null;
-    return typeof text === 'string' ? (JSON.parse(text) as BuildEntry) : undefined;
+    if (typeof text !== 'string') return undefined;
+    const entry = JSON.parse(text) as BuildEntry & { lostNow?: boolean };
+    if (entry.lostNow === true) {
+      delete entry.lostNow;
+      this.#tellLost(entry);
+    }
+    return entry;
+  }
+
+  onLost(listener: (record: BuildRecord) => void): void {
+    this.#lostListeners.push(listener);
+  }
+
+  /** A build this read finished as lost: told once, by the one replica whose read did it. */
+  #tellLost(entry: BuildEntry): void {
+    const record = toRecord(entry, this.#now());
+    for (const listener of this.#lostListeners) listener(record);
   }
 
   async start(build: NewBuild): Promise<string> {
@@ -301,12 +323,14 @@ class RedisRegistry implements RedisBuildRegistry {
   }
 
   async list(filter: BuildFilter = {}): Promise<BuildRecord[]> {
-    const [running, finished] = (await this.#deps.connection.call((client) =>
+    const [running, finished, lostIds] = (await this.#deps.connection.call((client) =>
       LIST.run(client, [RUNNING, FINISHED], [PREFIX, this.#now(), this.#history, this.#lostBody]),
-    )) as [string[], string[]];
+    )) as [string[], string[], string[]];
     const at = this.#now();
-    return [...running, ...finished]
-      .map((text) => JSON.parse(text) as BuildEntry)
+    const entries = [...running, ...finished].map((text) => JSON.parse(text) as BuildEntry);
+    for (const entry of entries)
+      if (lostIds.includes(entry.id) && entry.phase === 'finished') this.#tellLost(entry);
+    return entries
       .filter((entry) => matchesFilter(entry, filter))
       .sort((a, b) => b.startedAtMs - a.startedAtMs)
       .map((entry) => toRecord(entry, at));

@@ -56,6 +56,9 @@ export interface BuildRecording {
   finish(outcome: BuildOutcome): Promise<void>;
 }
 
+/** The waits before each new try to record a build's outcome (about half a minute in all). */
+const FINISH_RETRIES_MS = [500, 1000, 2000, 4000, 8000, 16_000];
+
 /** Starts recording a build just admitted; a registry that fails is logged and the build runs unrecorded. */
 export async function recordBuild(
   registry: Pick<BuildRegistry, 'start' | 'update' | 'finish'>,
@@ -85,10 +88,19 @@ export function recordingOf(
     finish: async (outcome) => {
       // After the progress reported before it (an update after the finish would be ignored).
       await reporter.sent();
-      try {
-        await registry.finish(buildId, outcome);
-      } catch (err) {
-        logger.warn({ err, buildId }, 'could not record build outcome');
+      // Tried again over half a minute: a store restarting (Redis) must not turn an answered
+      // build into a lost one.
+      for (let attempt = 0; ; attempt += 1) {
+        try {
+          await registry.finish(buildId, outcome);
+          return;
+        } catch (err) {
+          if (attempt >= FINISH_RETRIES_MS.length) {
+            logger.warn({ err, buildId }, 'could not record build outcome');
+            return;
+          }
+          await new Promise((resolve) => setTimeout(resolve, FINISH_RETRIES_MS[attempt]));
+        }
       }
     },
   };

@@ -224,6 +224,11 @@ export interface BuildRegistry {
    */
   requestCancel(id: string, by: string): Promise<void>;
   onCancel(listener: (id: string, by: string) => void): void;
+  /**
+   * Redis mode: told of each build whose replica died, as this replica's read finished it as lost
+   * (once for all replicas); its end's listeners run here. Embedded: never.
+   */
+  onLost(listener: (record: BuildRecord) => void): void;
   /** Reserves an Idempotency-Key for a body (its digest only: a body can hold credentials). */
   reserveKey(key: string, digest: string): Promise<KeyReservation>;
   bindKey(key: string, buildId: string): Promise<void>;

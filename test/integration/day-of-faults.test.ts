@@ -3,7 +3,7 @@
 // the registry answering 503 for 10 s, polls cut mid-wait. Every accepted build ends with a true
 // answer: nothing lost, no tag left broken, no tag pushed twice, every failure names its fault, a
 // build.finished for every answered build, and ibs ends 0 for the builds whose fault was
-// transient. Bounded to 5 minutes.
+// transient. Bounded to 10 minutes on a loaded machine (about 3 on a quiet one).
 import test from 'ava';
 import { dayTable, runFaultDay, type DayReport } from '../helpers/fault-day.js';
 
@@ -15,7 +15,7 @@ const lostBuild = (r: DayReport, id: string): boolean =>
 test.serial(
   'a day of faults: nothing lost, broken or pushed twice; every failure names its fault',
   async (t) => {
-    t.timeout(5 * 60_000);
+    t.timeout(10 * 60_000);
     const day = await runFaultDay({
       minBuilds: 12,
       everyMs: 2500,
@@ -65,12 +65,9 @@ test.serial(
   },
 );
 
-// Known defect: a build that another replica ends as lost (its lease expired: BUILD_LOST) is
-// ended inside the shared registry's read, where no build.finished is recorded, so subscribers
-// never hear of it. (A build that ends while Redis restarts meets it too: its outcome write is
-// given up, and its record later ends as lost.) Marked failing until it is fixed; it then fails
-// here, and the mark goes.
-test.serial.failing('a build ended as lost sends its build.finished too', (t) => {
+// A build that another replica ends as lost (its lease expired: BUILD_LOST) is ended inside the
+// shared registry's read; the replica whose read did it records its build.finished.
+test.serial('a build ended as lost sends its build.finished too', (t) => {
   if (report === undefined) return;
   const lost = report.sent.filter((s) => s.id !== undefined && lostBuild(report as DayReport, s.id));
   t.true(lost.length > 0);

@@ -78,7 +78,12 @@ test('a build started on one replica is listed, updated and finished as seen fro
 test('the builds of a replica that stops renewing (died) end as failures naming it once their lease expires', async (t) => {
   const leaseMs = 1500;
   const alive = await replica(t, { leaseMs });
+  const other = await replica(t, { leaseMs });
   const dying = await replica(t, { leaseMs });
+  // The replica whose read ends a build as lost is told, once for all replicas (its events go out).
+  const told: string[] = [];
+  alive.registry.onLost((record) => told.push(`${record.id} ${record.status ?? ''}`));
+  other.registry.onLost((record) => told.push(`${record.id} ${record.status ?? ''}`));
   const kept = await alive.registry.start(newBuild('alive'));
   const lost = await dying.registry.start(newBuild('dying'));
   const runningIds = async (): Promise<string[]> =>
@@ -96,6 +101,9 @@ test('the builds of a replica that stops renewing (died) end as failures naming 
   t.deepEqual(await runningIds(), [kept]);
   t.log(`gone after ${Date.now() - started} ms`);
   const ended = await alive.registry.get(lost);
+  await other.registry.get(lost);
+  await other.registry.list();
+  t.deepEqual(told, [`${lost} failure`]);
   t.is(ended?.status, 'failure');
   t.deepEqual(ended?.answer, {
     status: 500,
