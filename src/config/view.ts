@@ -46,7 +46,6 @@ export function effectiveConfigView(config: Config): Record<string, unknown> {
   };
   if (config.build.cacheFrom !== undefined) defaultBuildOptions.cacheFrom = config.build.cacheFrom;
   if (config.build.cacheTo !== undefined) defaultBuildOptions.cacheTo = config.build.cacheTo;
-  if (config.build.compression !== undefined) defaultBuildOptions.compression = config.build.compression;
   return {
     ...buildersView(config),
     sshHostKeyPolicy: config.sshHostKeyPolicy,

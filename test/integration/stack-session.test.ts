@@ -1,6 +1,9 @@
 // test/run.sh (the README's test command, run by .ci/run) on a machine where a stack already runs,
 // as after the quick start: it uses that stack and leaves it running, even with CI=true.
 import test from 'ava';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { COMPONENTS } from '../stack/components/index.js';
 import { stackEnv } from '../stack/env.js';
 import { layout } from '../stack/layout.js';
@@ -18,9 +21,12 @@ function daemonPids(): Record<string, number> {
 test('test/run.sh leaves a stack it did not start running', async (t) => {
   const before = daemonPids();
   t.truthy(before.dockerd && before.builder && before.redis, JSON.stringify(before));
-  // A quick unit file stands in for the whole suite: the stop logic runs after any test run.
+  // A quick unit file stands in for the whole suite: the stop logic runs after any test run. Its
+  // temporary directory is its own: the tests running beside it write into this run's.
+  const own = mkdtempSync(join(tmpdir(), 'ibs-nested-run-'));
+  t.teardown(() => rmSync(own, { recursive: true, force: true }));
   const { stdout } = await run('bash', ['test/run.sh', 'test/unit/stack/stack-env.test.ts'], {
-    env: { ...process.env, CI: 'true', IBS_STACK_DIR: env.STACK_DIR },
+    env: { ...process.env, CI: 'true', IBS_STACK_DIR: env.STACK_DIR, TMPDIR: own },
     timeoutMs: 280_000,
   });
   t.regex(stdout, /leaving the stack in .* up: it was running before this session started/);

@@ -61,6 +61,8 @@ const PLAIN_ERRORS: Readonly<Record<string, number>> = {
   'src/exec/run/command-line.ts': 1, // a secret in argv: refused before spawning
   'src/config/options.ts': 1, // an option name that the table lacks
   'src/config/version.ts': 1, // the package's own package.json missing
+  'workers/reuse/commit-memo.ts': 1, // a signature's failure kept as a value for the log, never answered
+  'src/ui/router.ts': 1, // the package's own package.json missing (the pages' bundle is found from it)
   'src/config/docs.ts': 1, // README markers missing (scripts only)
   'src/shutdown.ts': 1, // an abort reason, never answered
   'workers/git/host-keys.ts': 1, // pinned policy reached without a pin (credentials.ts refuses first)

@@ -196,6 +196,7 @@ test('a build hands the CLI the clone and the image, logs both commands, answers
     'IBS_LABEL_REVISION',
     'IBS_LABEL_SOURCE',
     'IBS_LABEL_TAG',
+    'IBS_LAYER_COMPRESSION',
     'IBS_PROVENANCE',
     'PATH',
     'TMPDIR',
