@@ -55,7 +55,7 @@ const input: BuildKeyInput = {
   buildProcessVersion: 1,
 };
 
-test('the compression is a key input, named in the diff; gzip is the key as before', (t) => {
+test('the compression is a key input, named in the diff; gzip leaves the key unchanged', (t) => {
   const zstd = { ...input, compression: 'zstd' };
   t.not(buildKey(zstd), buildKey(input));
   t.not(buildKey({ ...input, compression: 'estargz' }), buildKey(zstd));
