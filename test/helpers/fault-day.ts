@@ -1,6 +1,6 @@
 /**
- * A day of faults on the real stack, shared by test/integration/day-of-faults.test.ts (a short day,
- * asserting the zeros) and bench/faults.ts (a longer one, printing the table). Three replicas on a
+ * A day of faults on the real stack, run by bench/faults.ts (printing the table of what each build
+ * ended as, and each fault's recovery time). Three replicas on a
  * Redis of their own (append-only, so a restart keeps its data), two builders behind private
  * bridges, a registry front the day controls and a webhook receiver. A stream of async and sync
  * builds, reuses and real builds runs while one fault after another strikes: a replica SIGKILLed
