@@ -94,12 +94,12 @@ export async function startApp(
     close: async () => {
       abort.abort();
       retention.client.close();
-      await stopPrebuilds();
+      // The abort cancels each running build; their clean-up ends before the scratch dir goes.
+      await Promise.all([ctx.buildWorker.drained?.(), stopPrebuilds()]);
       await events.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await stores.close();
-      // A build's clean-up may still be ending in it: retry as Node's rm does.
       if (overrides.scratchDir === undefined)
         await rm(scratchDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
     },
