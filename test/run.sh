@@ -70,10 +70,14 @@ fi
 wait "$ava_pid" || status=$?
 wait "$tmp_watch_pid" || true
 leftovers=$(find "$tests_tmp" -mindepth 1 -maxdepth 1 ! -name "$tsx_cache" -printf '  %f\n' | sort)
+# What a leftover holds tells what wrote it after its test removed it.
+leftover_contents=$(find "$tests_tmp" -mindepth 2 -maxdepth 4 ! -path "$tests_tmp/$tsx_cache/*" -printf '    %P\n' 2>/dev/null | sort | head -40)
 rm -rf "$tests_tmp"
 if [ -n "$leftovers" ]; then
   echo "---- the tests left these in their temporary directory (each test removes what it makes) ----"
   echo "$leftovers"
+  echo "  holding:"
+  echo "$leftover_contents"
   status=1
 fi
 # The run's own leftovers in the system temporary directory (see tmp_listing above).

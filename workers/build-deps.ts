@@ -37,7 +37,7 @@ export function createReuseDeps(
     supply,
     inFlight: createInProcessInFlight<BuildResult>(),
     leases,
-    recent: new RecentInputs(),
+    recent: new RecentInputs(leases.recent),
     blobs: new BlobCache(),
   };
 }

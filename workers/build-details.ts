@@ -1,12 +1,12 @@
 /**
  * What a build's record tells of its key (workers/reuse/build-key.ts): each input by name with its
  * digest, and for a build that ran, the inputs that differ from the last build of its repository
- * and branch on this instance. Of the build secrets only their ids and a digest of their keyed
+ * and branch (every replica's in Redis mode). Of the build secrets only their ids and a digest of their keyed
  * identity, never a value.
  */
 import { createHash } from 'node:crypto';
 import type { BuildKeyView, RebuiltBecause } from '../src/builds/types.js';
-import { changedInputs, type BuildKeyInput } from './reuse/build-key.js';
+import type { BuildKeyInput } from './reuse/build-key.js';
 
 const sha256 = (text: string): string => `sha256:${createHash('sha256').update(text).digest('hex')}`;
 
@@ -30,9 +30,8 @@ export function keyView(key: string, input: BuildKeyInput): BuildKeyView {
   return { key, inputs };
 }
 
-/** Why a build ran: the inputs changed since `before` (undefined: no earlier build here). */
-export function rebuiltBecause(before: BuildKeyInput | undefined, after: BuildKeyInput): RebuiltBecause {
-  if (before === undefined) return { inputs: ['no earlier build'] };
-  const changed = changedInputs(before, after);
+/** Why a build ran: the inputs changed since the last build (undefined: no earlier build known). */
+export function rebuiltBecause(changed: readonly string[] | undefined): RebuiltBecause {
+  if (changed === undefined) return { inputs: ['no earlier build'] };
   return { inputs: changed.length > 0 ? changed : ['none: the earlier image is gone'] };
 }

@@ -28,7 +28,7 @@ import {
 import { admit as admitBuild, type Admission, type JobReuse } from './admit.js';
 import { answerBuild, type Answering, type Settled } from './answer.js';
 import { reasonOf, registryAccess } from './reuse/reuse-deps.js';
-import { pushedDigest, signAnswered } from './reuse/reuse-image.js';
+import { pushedDigest, pushedImage, signAnswered } from './reuse/reuse-image.js';
 import { ImageTarget, TaggedImageTarget } from '../src/rules/image-target.js';
 import { keyFromTrees as treeKey } from './reuse/tree-key.js';
 import { answerFromMemo, rememberAnswer } from './reuse/commit-memo.js';
@@ -361,6 +361,7 @@ async function record(
   imgLog: CommandLogWriter,
 ): Promise<BuildResult> {
   const digest = await readPushedDigest(job, imgLog);
+  await reportPushed(job, digest, imgLog);
   if (keyed !== undefined) {
     const { plan, deps, open, target } = job;
     await recordBuiltKey({ plan, deps, branch: open.branch, target, log: imgLog }, keyed);
@@ -450,6 +451,17 @@ function answered(
   return { ...job.soFar, imageBuildLogId: log.id, digest: decision.digest };
 }
 
+/** The pushed image's platforms and sizes into the record (a failure is only logged). */
+async function reportPushed(job: Cloned, digest: string, log: CommandLogWriter): Promise<void> {
+  try {
+    await job.reporter.details({
+      pushed: await pushedImage(job.target, registryAccess(job.plan, job.deps), digest),
+    });
+  } catch (err) {
+    log.write(`# the sizes of ${digest} could not be read (${reasonOf(err)})\n`);
+  }
+}
+
 /** The pushed digest, signed when a key is configured; a failure is the build's (500, img log). */
 async function readPushedDigest(job: Cloned, log: CommandLogWriter): Promise<string> {
   const access = registryAccess(job.plan, job.deps);
@@ -476,10 +488,12 @@ async function readPushedDigest(job: Cloned, log: CommandLogWriter): Promise<str
 async function reportKey(job: Cloned, decision: Decision): Promise<void> {
   if (decision.keyed === undefined) return;
   const { key, input } = decision.keyed;
-  const before = job.deps.reuse.recent.get(job.target.recentId(job.plan.repository, job.open.branch));
+  const recentId = job.target.recentId(job.plan.repository, job.open.branch);
+  const changes =
+    decision.kind === 'build' ? await job.deps.reuse.recent.changes(recentId, input) : undefined;
   await job.reporter.details({
     key: keyView(key, input),
-    ...(decision.kind === 'build' ? { rebuiltBecause: rebuiltBecause(before, input) } : {}),
+    ...(decision.kind === 'build' ? { rebuiltBecause: rebuiltBecause(changes) } : {}),
   });
 }
 

@@ -204,13 +204,20 @@ export class WaitingBuilds {
    */
   async stop(): Promise<void> {
     this.halt();
-    const mine = await this.#deps.store.update((state) => {
-      const ending = state.waiting.filter(
-        (w) => w.owner === this.#deps.replica && (!this.#deps.shared || w.request === undefined),
-      );
-      const rest = ending.reduce<QueueState>((current, w) => withoutWaiting(current, w.id), state);
-      return { state: rest, value: ending };
-    });
+    let mine: readonly QueueEntry[];
+    try {
+      mine = await this.#deps.store.update((state) => {
+        const ending = state.waiting.filter(
+          (w) => w.owner === this.#deps.replica && (!this.#deps.shared || w.request === undefined),
+        );
+        const rest = ending.reduce<QueueState>((current, w) => withoutWaiting(current, w.id), state);
+        return { state: rest, value: ending };
+      });
+    } catch (err) {
+      // The shared queue is unreachable: what waits there stays, for the replicas' lost-build check.
+      this.#deps.logger.warn({ err }, 'the build queue could not be read at stop');
+      return;
+    }
     const reason = this.#deps.shared
       ? 'its replica stopped, and the credentials of its request were only there'
       : 'the service stopped before a slot was free (queued builds are kept in memory only)';

@@ -45,6 +45,8 @@ export const leaseOutcomeKey = (id: string): string => `${leaseKey(id)}:outcome`
 export const leaseChannel = leaseKey;
 /** The commits answered for a request shape (a digest): a hash commit -> JSON (docs/reuse.md). */
 export const answeredKey = (shape: string): string => `${PREFIX}answered:${shape}`;
+/** The key inputs of the last build of a repository, branch and target (by a digest of them). */
+export const recentInputsKey = (digest: string): string => `${PREFIX}recent:${digest}`;
 
 /** Retention: when each digest or tag of a repository was last served (a hash ref -> ms). */
 export const servedKey = (repository: string): string => `${PREFIX}retention:served:${repository}`;

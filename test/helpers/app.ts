@@ -47,12 +47,18 @@ export interface RunningApp {
   close: () => Promise<void>;
 }
 
+/** The test file that starts an app, named in its scratch dir: a leftover then names its test. */
+function callerName(): string {
+  const file = /test\/(?:integration|unit)\/([\w/.-]+?)\.test\.ts/.exec(new Error('caller').stack ?? '')?.[1];
+  return file === undefined ? 'app' : file.replaceAll('/', '-');
+}
+
 /** Starts the real app on 127.0.0.1:0 with its own scratch dir; close() stops it and removes the scratch dir. */
 export async function startApp(
   overrides: Partial<Config> = {},
   options: { errorTracker?: ErrorTracker; app?: AppOptions; builds?: BuildRegistry } = {},
 ): Promise<RunningApp> {
-  const scratchDir = overrides.scratchDir ?? (await mkdtemp(join(tmpdir(), 'ibs-test-')));
+  const scratchDir = overrides.scratchDir ?? (await mkdtemp(join(tmpdir(), `ibs-test-${callerName()}-`)));
   const config = testConfig({ ...overrides, scratchDir });
   let text = '';
   const destination = new Writable({

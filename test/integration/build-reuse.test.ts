@@ -21,6 +21,9 @@ import { listBuilds, within } from '../helpers/replicas.js';
 import { fixtureBuilder } from '../helpers/registry-images.js';
 import { publishFeature, readImage, testRepo, type TestRepo } from '../helpers/reuse-support.js';
 import { metricValue } from '../helpers/metrics.js';
+import { loadOpenApi, schemaValidator } from '../helpers/openapi.js';
+import { MANIFEST_ACCEPT, registryFetch } from '../stack/registry-client.js';
+import type { BuildRecord } from '../../src/builds/types.js';
 
 const json = (v: unknown): string => `${JSON.stringify(v, null, 2)}\n`;
 const FEATURE_JSON = json({ id: 'hello', version: '1.0.0', name: 'hello' });
@@ -172,6 +175,49 @@ async function build(t: ExecutionContext, app: RunningApp, body: unknown): Promi
   return imgLog(t, app, await postBuild(app, body));
 }
 
+const recordSchema = schemaValidator(loadOpenApi())({ $ref: '#/components/schemas/BuildRecord' });
+
+/**
+ * Builds, and reads back the build's record (GET /builds/{id}, checked against docs/openapi.yaml):
+ * its stages, its BuildKit steps, the pushed image's sizes against the registry's own manifests,
+ * its key's inputs; returns the log and why it was rebuilt (its inputs joined by `; `).
+ */
+async function buildAndRecord(
+  t: ExecutionContext,
+  app: RunningApp,
+  body: unknown,
+): Promise<{ log: string; record: BuildRecord; rebuiltBecause: string }> {
+  const res = await postBuild(app, body);
+  const log = await imgLog(t, app, res);
+  const [listed] = (await listBuilds(app, 'status=success')).filter(
+    (item) => item.imageBuildLogId === res.body.imageBuildLogId,
+  );
+  const record = (await (await fetch(`${app.url}/builds/${listed?.id ?? 'none'}`)).json()) as BuildRecord;
+  t.true(recordSchema(record), JSON.stringify(recordSchema.errors));
+  const stages = record.stages?.map((stage) => stage.name) ?? [];
+  t.true(stages.includes('clone') && stages.includes('build and push'), stages.join(', '));
+  t.true((record.totalSteps ?? 0) > 0 && record.totalSteps === record.steps?.length, 'BuildKit steps listed');
+  t.is(record.pushed?.digest, res.body.digest as string);
+  for (const platform of record.pushed?.platforms ?? []) {
+    const manifest = await registryFetch(
+      stack.REGISTRY_ANON,
+      `/v2/${String(res.body.name)}/manifests/${platform.digest}`,
+      {
+        headers: { accept: MANIFEST_ACCEPT },
+      },
+    );
+    const layers = ((await manifest.json()) as { layers: { size: number }[] }).layers;
+    t.is(
+      platform.compressedBytes,
+      layers.reduce((sum, layer) => sum + layer.size, 0),
+      platform.platform,
+    );
+  }
+  t.true((record.pushed?.platforms.length ?? 0) > 0, 'the pushed image names its platforms');
+  t.regex(record.key?.key ?? '', /^[0-9a-f]{64}$/);
+  return { log, record, rebuiltBecause: (record.rebuiltBecause?.inputs ?? []).join('; ') };
+}
+
 /** The "inputs changed" line of a build's log. */
 const changedLine = (log: string): string =>
   /inputs changed since the last build[^\n]*/.exec(log)?.[0] ?? log;
@@ -200,9 +246,14 @@ test('every input kind rebuilds and the log names it: config file, local feature
     image: { registry: stack.REGISTRY_ANON, name: `${ns}/app` },
   };
   await repo.commit(definitionFiles(base, { [feature]: {} }));
-  const first = await build(t, app, body);
-  t.true(ranCli(first), first);
-  t.regex(first, /no earlier image with this key/);
+  const first = await buildAndRecord(t, app, body);
+  t.true(ranCli(first.log), first.log);
+  t.regex(first.log, /no earlier image with this key/);
+  t.is(first.rebuiltBecause, 'no earlier build');
+  const inputs = new Map(first.record.key?.inputs.map((input) => [input.name, input.digest]));
+  t.regex(inputs.get(`base image ${base}`) ?? '', /^sha256:[0-9a-f]{64}$/);
+  t.regex(inputs.get(`feature ${feature}`) ?? '', /^sha256:[0-9a-f]{64}$/);
+  t.regex(inputs.get('path .devcontainer') ?? '', /^[0-9a-f]{40}$/);
 
   const steps: Array<{ what: string; change: () => Promise<unknown>; body?: unknown; named: RegExp }> = [
     {
@@ -256,9 +307,10 @@ test('every input kind rebuilds and the log names it: config file, local feature
   ];
   for (const step of steps) {
     await step.change();
-    const log = await build(t, app, step.body ?? body);
+    const { log, rebuiltBecause } = await buildAndRecord(t, app, step.body ?? body);
     t.true(ranCli(log), `${step.what}: the CLI ran`);
     t.regex(changedLine(log), step.named, step.what);
+    t.regex(rebuiltBecause, step.named, `${step.what}: the record's rebuiltBecause`);
   }
   // And nothing changed: reused.
   await repo.commit({ 'README.md': '# nothing of the inputs\n' });

@@ -2,13 +2,15 @@
  * Answered commits in Redis mode: the records one replica writes are the ones every replica
  * reads (a redis-server of the test's own). Two lease stores on two connections share them, keep
  * the newest few per request shape and forget on request; two real service processes answer an
- * unchanged commit built on the other with no clone.
+ * unchanged commit built on the other with no clone. The key inputs of a repository's last build
+ * are shared the same way (a build's `rebuiltBecause`), the secrets identity only as its digest.
  */
 import test, { type ExecutionContext } from 'ava';
 import { randomBytes } from 'node:crypto';
 import type { AnsweredCommit } from '../../workers/leases/answered-commits.js';
 import { MAX_COMMITS_PER_SHAPE } from '../../workers/leases/answered-commits.js';
 import { createRedisBuildLeases } from '../../workers/leases/redis-leases.js';
+import { RecentInputs } from '../../workers/reuse/recent-inputs.js';
 import { answeredKey } from '../../src/redis/keys.js';
 import { stackEnv } from '../stack/env.js';
 import {
@@ -47,8 +49,43 @@ async function store(t: ExecutionContext) {
     await leases.close();
     await connection.close();
   });
-  return { answered: leases.answered, connection };
+  return { answered: leases.answered, recent: new RecentInputs(leases.recent), connection };
 }
+
+test("one replica's last build inputs are what another compares with; no secrets identity in Redis", async (t) => {
+  const a = await store(t);
+  const b = await store(t);
+  const id = `https://git.example/${randomBytes(8).toString('hex')}.git main`;
+  const identity = `identity-${randomBytes(16).toString('hex')}`;
+  const input = {
+    configDigest: `sha256:${'c'.repeat(64)}`,
+    paths: [{ path: '.devcontainer', kind: 'dir' as const, objectId: '1'.repeat(40) }],
+    baseImages: [{ ref: 'registry.example/base:1', digest: `sha256:${'b'.repeat(64)}` }],
+    features: [],
+    platforms: [],
+    cliVersion: '0.0.0',
+    buildProcessVersion: 1,
+    secretIds: ['token'],
+    secretsIdentity: identity,
+  };
+  t.is(await b.recent.changes(id, input), undefined, 'nothing known yet');
+  await a.recent.set(id, input);
+  t.deepEqual(await b.recent.changes(id, input), [], 'the same inputs, the same identity: no change');
+  const moved = {
+    ...input,
+    baseImages: [{ ref: 'registry.example/base:1', digest: `sha256:${'e'.repeat(64)}` }],
+  };
+  t.deepEqual(await b.recent.changes(id, moved), [
+    `base image registry.example/base:1: sha256:${'b'.repeat(64)} -> sha256:${'e'.repeat(64)}`,
+  ]);
+  t.deepEqual(await b.recent.changes(id, { ...input, secretsIdentity: 'another' }), [
+    'build secrets: other values',
+  ]);
+  const keys = await a.connection.call((client) => client.keys('ibs:recent:*'));
+  const stored = await a.connection.call((client) => client.mget(...keys));
+  t.true(keys.length > 0);
+  t.false(stored.join('\n').includes(identity), 'the identity is kept as its digest only');
+});
 
 test('what one replica remembers the other reads; the newest few are kept; forget removes one', async (t) => {
   const a = await store(t);

@@ -7,6 +7,7 @@
  * commits live beside them. Only image references leave the replica (no credential goes to Redis).
  */
 import { createMemoryAnsweredCommits, type AnsweredCommits } from './answered-commits.js';
+import { memoryRecentStore, type RecentStore } from './recent-store.js';
 
 /** Where a build pushed its image: what it tells the requests that waited for it. */
 export interface BuiltImage {
@@ -66,6 +67,8 @@ export interface BuildLeases {
   close(): Promise<void>;
   /** The commits answered by request shape: this instance's, or every replica's (Redis mode). */
   readonly answered: AnsweredCommits;
+  /** The key inputs of each repository's last build: this instance's, or every replica's. */
+  readonly recent: RecentStore;
 }
 
 /** Embedded mode: one instance, no other replica to follow; builds in flight here are found in the in-flight map. */
@@ -74,5 +77,6 @@ export function createEmbeddedLeases(): BuildLeases {
     holdOrFollow: async () => ({ kind: 'unshared' }),
     close: async () => undefined,
     answered: createMemoryAnsweredCommits(),
+    recent: memoryRecentStore(),
   };
 }

@@ -27,6 +27,7 @@ import {
 import { LEASE_MS } from '../../src/redis/lease.js';
 import type { AnsweredCommits } from './answered-commits.js';
 import { createRedisAnsweredCommits } from './redis-answered-commits.js';
+import { redisRecentStore, type RecentStore } from './recent-store.js';
 
 /** A released lease's outcome stays readable this long (for followers that subscribed just then). */
 const OUTCOME_TTL_MS = 60_000;
@@ -213,10 +214,12 @@ class RedisBuildLeases implements BuildLeases {
   readonly #hub: SubscriptionHub;
   readonly #held: HeldLeases;
   readonly answered: AnsweredCommits;
+  readonly recent: RecentStore;
 
   constructor(deps: Required<RedisLeasesDeps>) {
     this.#deps = deps;
     this.answered = createRedisAnsweredCommits(deps.connection);
+    this.recent = redisRecentStore(deps.connection);
     this.#hub = createSubscriptionHub(deps.connection);
     this.#held = new HeldLeases(deps);
   }

@@ -13,7 +13,7 @@ import {
 import type { CommandLogWriter } from '../../src/logs/types.js';
 import type { StepDeps } from '../common/step-deps.js';
 import type { BuildPlan, BuildResult } from '../plan/plan-types.js';
-import { buildKeyTag, changedInputs } from './build-key.js';
+import { buildKeyTag } from './build-key.js';
 import type { Keyed } from './checkout-key.js';
 import type { InFlightBuild, OwnedBuild } from './in-flight.js';
 import { reasonOf, registryAccess, type ReuseDeps } from './reuse-deps.js';
@@ -150,7 +150,7 @@ async function reuseRecorded(
     );
     if (outcome.kind === 'reused') {
       logReused(log, outcome, keyed.key, formatElapsed(started), target.image);
-      deps.reuse.recent.set(recentId(input), keyed.input);
+      await deps.reuse.recent.set(recentId(input), keyed.input);
       deps.metrics.buildReusesTotal.inc();
       return outcome.digest;
     }
@@ -162,12 +162,11 @@ async function reuseRecorded(
 }
 
 /** Before a build: what changed since the last build of this repository and branch here. */
-function logChangedInputs(input: DecisionInput, keyed: Keyed): void {
-  const before = input.deps.reuse.recent.get(recentId(input));
-  if (before === undefined) return;
-  const changed = changedInputs(before, keyed.input);
+async function logChangedInputs(input: DecisionInput, keyed: Keyed): Promise<void> {
+  const changed = await input.deps.reuse.recent.changes(recentId(input), keyed.input);
+  if (changed === undefined) return;
   input.log.write(
-    `inputs changed since the last build of this repository and branch on this instance: ${
+    `inputs changed since the last build of this repository and branch: ${
       changed.length > 0 ? changed.join('; ') : 'none (its image is gone)'
     }\n`,
   );
@@ -192,7 +191,7 @@ export async function decideForKey(
   const leased = owned.lease === undefined ? {} : { lease: owned.lease };
   const digest = await reuseRecorded(input, keyed, started);
   if (digest !== undefined) return { kind: 'reuse', keyed, digest, ...leased };
-  logChangedInputs(input, keyed);
+  await logChangedInputs(input, keyed);
   return { kind: 'build', keyed, ...leased };
 }
 
@@ -202,7 +201,7 @@ export async function recordBuiltKey(
   keyed: Keyed,
 ): Promise<void> {
   const { plan, deps, log } = input;
-  deps.reuse.recent.set(recentId(input), keyed.input);
+  await deps.reuse.recent.set(recentId(input), keyed.input);
   try {
     const recorded = await recordKey(keyed.key, input.target, registryAccess(plan, deps));
     log.write(`# build key recorded as ${recorded}\n`);

@@ -1,27 +1,31 @@
 /**
- * The key inputs of the last build of each repository, branch and target on this instance, so
- * that a build that runs can say which inputs changed. Bounded: the oldest entries go first.
+ * The key inputs of the last build of each repository, branch and target, so that a build that
+ * runs can say which inputs changed (its record's `rebuiltBecause`, its log), kept in the leases'
+ * store (leases/recent-store.ts). The secrets identity is kept only as its digest, so nothing kept
+ * can be tested against a guessed value.
  */
-import type { BuildKeyInput } from './build-key.js';
-
-const MAX_ENTRIES = 1000;
+import { createHash } from 'node:crypto';
+import { memoryRecentStore, type RecentStore } from '../leases/recent-store.js';
+import { changedInputs, type BuildKeyInput } from './build-key.js';
 
 export class RecentInputs {
-  private readonly entries = new Map<string, BuildKeyInput>();
+  constructor(private readonly store: RecentStore = memoryRecentStore()) {}
 
-  constructor(private readonly max = MAX_ENTRIES) {}
-
-  get(key: string): BuildKeyInput | undefined {
-    return this.entries.get(key);
+  /** What differs in `after` from the last build of `id`, or undefined when none is known. */
+  async changes(id: string, after: BuildKeyInput): Promise<string[] | undefined> {
+    const text = await this.store.get(id);
+    if (text === undefined) return undefined;
+    return changedInputs(JSON.parse(text) as BuildKeyInput, kept(after));
   }
 
-  set(key: string, input: BuildKeyInput): void {
-    this.entries.delete(key);
-    this.entries.set(key, input);
-    while (this.entries.size > this.max) {
-      const oldest = this.entries.keys().next().value;
-      if (oldest === undefined) break;
-      this.entries.delete(oldest);
-    }
+  set(id: string, input: BuildKeyInput): Promise<void> {
+    return this.store.set(id, JSON.stringify(kept(input)));
   }
+}
+
+/** The inputs as kept: the secrets identity by its digest. */
+function kept(input: BuildKeyInput): BuildKeyInput {
+  if (input.secretsIdentity === undefined) return input;
+  const digest = createHash('sha256').update(input.secretsIdentity).digest('hex');
+  return { ...input, secretsIdentity: `sha256:${digest}` };
 }

@@ -6,7 +6,14 @@
  * revision and source labels. Every call uses the push credentials of the build.
  */
 import { serviceError } from '../../src/errors/errors.js';
-import { PUSH_ACTIONS, type RegistryCall, type RegistryClient } from '../../src/registry/client.js';
+import { LIMITS, PUSH_ACTIONS, type RegistryCall, type RegistryClient } from '../../src/registry/client.js';
+import {
+  parseImageConfig,
+  parseManifest,
+  type Descriptor,
+  type Platform,
+} from '../../src/registry/manifest.js';
+import type { PushedImage } from '../../src/builds/types.js';
 import { parseImageString } from '../../src/registry/image-string.js';
 import type { ImageReference } from '../../src/registry/reference.js';
 import { putManifest } from '../../src/registry/push.js';
@@ -122,6 +129,46 @@ export async function pushedDigest(target: TaggedImageTarget, access: RegistryAc
   if (manifest === undefined) throw serviceError('IMAGE_NOT_FOUND', { image: call.ref.image });
   return manifest.digest;
 }
+
+/** What the registry serves as `digest` of the target: each platform's compressed layer bytes. */
+export async function pushedImage(
+  target: TaggedImageTarget,
+  access: RegistryAccess,
+  digest: string,
+): Promise<PushedImage> {
+  const call = pushCall(target, target.tag, access);
+  const read = async (reference: string) => {
+    const fetched = await access.client.getManifest(call, reference);
+    const manifest = fetched && parseManifest(fetched.body, fetched.contentType);
+    if (manifest === undefined)
+      throw serviceError('IMAGE_NOT_FOUND', { image: `${call.ref.image}@${reference}` });
+    return manifest;
+  };
+  const bytes = (layers: readonly Descriptor[]): number =>
+    layers.reduce((sum, layer) => sum + (layer.size ?? 0), 0);
+  const top = await read(digest);
+  if (top.kind === 'image') {
+    const config = parseImageConfig(await access.client.getBlob(call, top.config.digest, LIMITS.configBytes));
+    const platform = config?.platform === undefined ? 'unknown' : platformText(config.platform);
+    return { digest, platforms: [{ platform, digest, compressedBytes: bytes(top.layers) }] };
+  }
+  // Attestation manifests (platform unknown/unknown) are not images of a platform.
+  const images = top.manifests.filter(
+    (entry) => entry.platform !== undefined && entry.platform.os !== 'unknown',
+  );
+  const platforms = await Promise.all(
+    images.map(async (entry) => {
+      const manifest = await read(entry.digest);
+      const layers = manifest.kind === 'image' ? manifest.layers : [];
+      const platform = platformText(entry.platform as Platform);
+      return { platform, digest: entry.digest, compressedBytes: bytes(layers) };
+    }),
+  );
+  return { digest, platforms };
+}
+
+const platformText = (platform: Platform): string =>
+  [platform.os, platform.architecture, platform.variant].filter(Boolean).join('/');
 
 /** The digest the registry serves for `target.tag` (one HEAD), or undefined when it has none. */
 export async function servedDigest(
