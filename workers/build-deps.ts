@@ -3,9 +3,13 @@
  * worker's own parts, among them the reuse side it wires here (createReuseDeps). Built once by
  * the build worker (src/service.ts makes it), or by a test.
  */
+import type { Config } from '../src/config/types.js';
 import type { BuildLeases } from './leases/leases.js';
 import { RegistryClient } from '../src/registry/client.js';
-import type { SupplyChain } from '../src/supply-chain/supply-chain.js';
+import { supplyChainOf, type SupplyChain } from '../src/supply-chain/supply-chain.js';
+import { devcontainerCliBundle } from './builder/devcontainer-build.js';
+import { RemoteBuilder } from './builder/remote-builder.js';
+import { scratchIdentityKey, type SecretIdentityKey } from './builder/secret-identity-key.js';
 import type { BuilderHandle } from './builder/remote-builder.js';
 import type { StepDeps } from './common/step-deps.js';
 import type { BuildResult } from './plan/plan-types.js';
@@ -19,6 +23,44 @@ export interface BuildDeps extends StepDeps {
   readonly remoteBuilder: BuilderHandle;
   /** The build key, reuse and following (used when config.build.reuse is on). */
   readonly reuse: ReuseDeps;
+}
+
+/** What the worker's build dependencies are made of. */
+export interface BuildDepsContext {
+  readonly config: Config;
+  readonly logStore: StepDeps['logStore'];
+  readonly logger: StepDeps['logger'];
+  readonly metrics: StepDeps['metrics'];
+  readonly processGroups: StepDeps['groups'];
+  readonly leases: BuildLeases;
+  readonly secretIdentityKey?: SecretIdentityKey;
+  readonly reuseSourceServed?: (repository: string, digest: string) => void;
+}
+
+/**
+ * The build dependencies of one worker. `keySecrets` false: builds offered secrets are not keyed
+ * by them (bench/secret-identity.ts's baseline only).
+ */
+export function createBuildDeps(ctx: BuildDepsContext, keySecrets = true): BuildDeps {
+  return {
+    config: ctx.config,
+    logStore: ctx.logStore,
+    logger: ctx.logger,
+    metrics: ctx.metrics,
+    groups: ctx.processGroups,
+    // Without builders: a build's builder is this (nothing to set up, no BUILDX_BUILDER).
+    remoteBuilder: new RemoteBuilder(ctx.config, undefined, ctx.processGroups),
+    devcontainerCli: devcontainerCliBundle(),
+    secretIdentityKey: keySecrets
+      ? (ctx.secretIdentityKey ?? scratchIdentityKey(ctx.config.scratchDir))
+      : null,
+    reuse: createReuseDeps(
+      ctx.config.insecureRegistries,
+      ctx.leases,
+      supplyChainOf(ctx.config),
+      ctx.reuseSourceServed,
+    ),
+  };
 }
 
 /**

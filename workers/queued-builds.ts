@@ -1,0 +1,101 @@
+/**
+ * Async builds and prebuilds that wait for a slot (docs/queue.md), as the worker starts them: a
+ * queued record at once, each taken build run in its reserved slot (planned again unless this
+ * replica held it), and the builds started at once counted toward their tenant's quota.
+ */
+import type { BuildRecord } from '../src/builds/types.js';
+import { serviceError } from '../src/errors/errors.js';
+import { createMemoryQueue } from '../src/queue/memory-queue.js';
+import type { BuildResource } from './build-resource.js';
+import type { BuildRuns } from './build-runs.js';
+import { planBuild } from './plan/plan.js';
+import type { BuildPlan, BuildRequest } from './plan/plan-types.js';
+import { newBuild } from './placement.js';
+import type { BuildQueue } from './queue.js';
+import { WaitingBuilds, type TakenBuild } from './waiting-builds.js';
+import type { BuildWorkerContext, StartOptions, Submission } from './worker-types.js';
+
+export class QueuedBuilds {
+  readonly #ctx: BuildWorkerContext;
+  readonly #runs: BuildRuns;
+  readonly waiting: WaitingBuilds;
+
+  constructor(ctx: BuildWorkerContext, runs: BuildRuns, slots: BuildQueue) {
+    this.#ctx = ctx;
+    this.#runs = runs;
+    const queue = ctx.queue ?? { store: createMemoryQueue('local'), replica: 'local' };
+    this.waiting = new WaitingBuilds({
+      config: ctx.config,
+      store: queue.store,
+      shared: ctx.queue !== undefined,
+      replica: queue.replica,
+      registry: ctx.builds,
+      slots,
+      logger: ctx.logger,
+      metrics: ctx.metrics,
+      run: (taken) => void this.#runTaken(taken),
+      endUnstarted: (id, err) => runs.endUnstarted(id, err),
+    });
+    ctx.shutdownSignal.addEventListener('abort', () => this.waiting.halt(), { once: true });
+  }
+
+  /** Queues an async build or prebuild: its record (phase `queued`, its place) at once. */
+  async enqueue(plan: BuildPlan, options: StartOptions, tenant: string): Promise<BuildRecord> {
+    const id = await this.waiting.enqueue(
+      newBuild(options, plan),
+      { plan, options },
+      { class: options.trigger ?? 'api', tenant },
+    );
+    if (options.idempotency !== undefined) await this.#ctx.builds.bindKey(options.idempotency.key, id);
+    const [record, places] = await Promise.all([this.#ctx.builds.get(id), this.waiting.positions()]);
+    if (record === undefined) throw serviceError('STORE_UNAVAILABLE');
+    const place = places.get(id);
+    return place === undefined || record.phase !== 'queued' ? record : { ...record, queue: place };
+  }
+
+  /** A build started at once counts toward its tenant's quota until it ends (when quotas exist). */
+  countRunning(resource: BuildResource, tenant: string, result: Promise<unknown>): void {
+    if (this.#ctx.config.build.quotas.length === 0) return;
+    void resource.id
+      .then(async (id) => {
+        if (id === undefined) return;
+        await this.waiting.started(id, tenant);
+        await result.catch(() => undefined);
+        await this.waiting.ended(id);
+      })
+      .catch((err: unknown) => this.#ctx.logger.warn({ err }, 'the queue could not count a running build'));
+  }
+
+  /** Runs a build taken from the queue in its reserved slot: planned again unless this replica held it. */
+  async #runTaken(taken: TakenBuild): Promise<void> {
+    const { entry, slot } = taken;
+    const logger = (taken.held?.options.logger ?? this.#ctx.logger).child({
+      requestId: entry.requestId,
+      buildId: entry.id,
+    });
+    let plan: BuildPlan;
+    try {
+      plan = taken.held?.plan ?? planBuild(entry.request as unknown as BuildRequest, this.#ctx.config);
+    } catch (err) {
+      slot.release();
+      await this.#runs.endUnstarted(entry.id, err);
+      return;
+    }
+    const resource = this.#runs.resource(logger);
+    if (!(await resource.adopt(entry.id).catch(() => false))) {
+      slot.release();
+      return;
+    }
+    const submission: Submission = {
+      requestId: entry.requestId,
+      logger,
+      ...(entry.class === 'api' ? {} : { trigger: entry.class }),
+      ...(entry.requestedBy === undefined ? {} : { requestedBy: entry.requestedBy }),
+      signal: new AbortController().signal,
+      reservation: slot,
+    };
+    this.#runs.runsHere(entry.id, resource);
+    await this.#runs.run(plan, submission, resource).catch(() => undefined);
+    await this.waiting.ended(entry.id).catch(() => undefined);
+  }
+}
