@@ -2,7 +2,7 @@
  * Benchmark (not a test): what keying the builder's cache by the secrets offered (docs/secrets.md,
  * The builder's cache keeps the scope) costs a warm build. One repository, one request secret, reuse
  * off, the same builder: the service as it is, against the same service with the keying off (the
- * worker's keySecrets: false, as before the rule). Each side warmed once, then runs interleaved; every
+ * worker's keySecrets: false: the cache shared by all). Each side warmed once, then runs interleaved; every
  * measured build must find the secret-mounting step CACHED. Also: the keying script alone, `node -e 0`.
  *
  *   npm run stack -- up

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # One command for a newcomer: install what is missing, start the local stack (builder, registries,
 # git servers with fixture repositories), build and start the service configured against it on
-# 127.0.0.1:${PORT:-8080} (this machine only), and print a ready-to-paste curl that builds a fixture
-# repository. Another port: PORT=8081 bash scripts/quickstart.sh
+# 127.0.0.1:${PORT:-8080} (this machine only), and print ready-to-paste curls that build a fixture
+# repository and read it back. Another port: PORT=8081 bash scripts/quickstart.sh
+# It prints its steps and the curls (at most 40 lines); everything else (the installer, the stack,
+# the service's own log) goes to the log file it names first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PORT=${PORT:-8080}
+log="${TMPDIR:-/tmp}/ibs-quickstart-$PORT.log"
 
 # Stops with a clear message when the port is not a port or is already taken on 127.0.0.1.
 check_port() {
@@ -24,19 +27,37 @@ server.listen(Number(process.argv[1]), "127.0.0.1", () => server.close());
     exit 1
   fi
 }
-check_port
+# Runs a step with its output in the log; on failure, shows the log's end and stops.
+step() {
+  local what=$1
+  shift
+  echo "- $what"
+  if ! "$@" >>"$log" 2>&1; then
+    echo "failed: $what; the end of $log:" >&2
+    tail -n 20 "$log" >&2
+    exit 1
+  fi
+}
 
-bash .ci/install.sh
+check_port
+: >"$log"
+echo "Quick start on http://127.0.0.1:$PORT; the full output goes to $log"
+
+step "installing what is missing (.ci/install.sh; the first run on a machine takes minutes)" \
+  bash .ci/install.sh
 # `npm ci` (run by install.sh when node_modules is missing or stale) builds dist/ already: build
 # again only when a source is newer than the build.
 if [ ! -e dist/src/main.js ] ||
   [ -n "$(find src workers package.json tsconfig.json tsconfig.build.json -newer dist/src/main.js -print -quit)" ]; then
-  npm run --silent build
+  step "building the service (dist/)" npm run --silent build
 fi
-npm run --silent stack -- up
+step "starting the local stack (builders, registries, git servers)" npm run --silent stack -- up
 # The stack's endpoints as shell variables of this script only (never exported; no name is an
 # option's env var either: test/stack/env.ts).
-eval "$(npm run --silent stack -- env)"
+eval "$(npm run --silent stack -- env 2>>"$log")"
+# The stack made the fixture repository: the tag the service gives its build is known
+# (`sha-<7 hex of the commit>` of its default branch).
+tag="sha-$(git --git-dir "$GIT_REPOS_DIR/feature.git" rev-parse HEAD | cut -c1-7)"
 
 # Server-side git credentials for the fixture git servers (a file, as in a real deployment).
 creds="$STACK_DIR/quickstart-git-credentials.json"
@@ -74,7 +95,7 @@ env -i "${service_env[@]}" setsid node dist/src/main.js \
   --builder-endpoint "$STACK_BUILDER_ENDPOINT" \
   --insecure-registries "$REGISTRY_ANON,$REGISTRY_NODELETE,$REGISTRY_BASIC,$REGISTRY_TOKEN" \
   --fallback-image "$BASE_IMAGE_ANON" \
-  --git-credentials-config-path "$creds" &
+  --git-credentials-config-path "$creds" >>"$log" 2>&1 &
 service=$!
 stopping=0
 trap 'stopping=1; kill -TERM "$service" 2>/dev/null || true' INT TERM
@@ -86,11 +107,14 @@ wait_service() {
   wait "$service" || status=$?
 }
 
-echo "Waiting for the service to be ready on http://127.0.0.1:$PORT ..."
+echo "- starting the service, waiting until it is ready"
 until curl -fsS -o /dev/null "http://127.0.0.1:$PORT/health/ready" 2>/dev/null; do
   if [ "$stopping" = 1 ] || ! kill -0 "$service" 2>/dev/null; then
     wait_service
-    if [ "$stopping" = 0 ]; then echo "the service stopped (exit $status) before it was ready; its log is above" >&2; fi
+    if [ "$stopping" = 0 ]; then
+      echo "the service stopped (exit $status) before it was ready; the end of $log:" >&2
+      tail -n 20 "$log" >&2
+    fi
     exit 1
   fi
   sleep 1
@@ -98,7 +122,8 @@ done
 
 cat <<MSG
 
-Service ready on http://127.0.0.1:$PORT, this machine only (Ctrl-C stops it; \`npm run stack -- down\` stops the stack).
+Service ready on http://127.0.0.1:$PORT, this machine only; its log: $log
+Ctrl-C stops it; \`npm run stack -- down\` stops the stack.
 Build a fixture repository from the local https git server and push it to the local registry:
 
   curl -sS -X POST http://127.0.0.1:$PORT/build -H 'content-type: application/json' \\
@@ -106,7 +131,7 @@ Build a fixture repository from the local https git server and push it to the lo
 
 Then read it back:
 
-  curl -sS "http://127.0.0.1:$PORT/devcontainer?registry=$REGISTRY_ANON&name=feature&tag=<tag from the build>"
+  curl -sS "http://127.0.0.1:$PORT/devcontainer?registry=$REGISTRY_ANON&name=feature&tag=$tag"
 
 MSG
 

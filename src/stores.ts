@@ -15,7 +15,6 @@ import type { LogStore } from './logs/types.js';
 import type { Logger } from './observability/logger.js';
 import { MemoryServedStore, type ServedStore } from './retention/served.js';
 import { SCHEDULE_LOCK } from './redis/keys.js';
-import { LEASE_MS } from './redis/lease.js';
 
 import { openFileJournal, openRedisJournal, type OpenedJournal } from './events/journal.js';
 import {
@@ -127,7 +126,7 @@ async function redisStores(
     queue: { store: queue, replica },
     secretIdentityKey: redisIdentityKey(redis),
     served: new RedisServedStore(redis),
-    scheduleLock: new RedisLock(redis, SCHEDULE_LOCK, LEASE_MS),
+    scheduleLock: new RedisLock(redis, SCHEDULE_LOCK),
     events,
     sharedStoreProbe: () => redis.probe(),
     close: async () => {

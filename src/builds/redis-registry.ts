@@ -1,7 +1,7 @@
 /**
  * The build registry of Redis mode: every replica lists, reads, long-polls and cancels the builds
- * of all (docs/redis.md, What is shared; Keys). A running build's record sits beside a leased key
- * its replica renews; a record whose lease has expired is finished as lost (naming the replica)
+ * of all (docs/redis.md, What is shared; Keys). A running build's record sits beside its alive key,
+ * a lease (src/redis/lease.ts) its replica renews; a record whose lease has expired is finished as lost (naming the replica)
  * the next time any replica reads it. A finish is published on the build's channel; every change
  * is one Lua script (atomic): no read-modify-write from the service.
  */
@@ -19,7 +19,7 @@ import {
   idempotencyKey,
   RUNNING_BUILDS,
 } from '../redis/keys.js';
-import { LEASE_MS } from '../redis/lease.js';
+import { LEASE_LUA, LEASE_MS, renewLeases } from '../redis/lease.js';
 import { redisScript } from '../redis/script.js';
 import { createSubscriptionHub } from '../redis/subscriptions.js';
 import { serviceError } from '../errors/errors.js';
@@ -44,15 +44,15 @@ const REPLICA_MARK = '@@replica@@';
  * KEYS: build, running, alive. ARGV: id, record json, started ms, lease ms, replica. A queued
  * build has no lease (0): the queue keeps it until a replica adopts it.
  */
-const START = redisScript(`
+const START = redisScript(`${LEASE_LUA}
 redis.call('SET', KEYS[1], ARGV[2])
-if tonumber(ARGV[4]) > 0 then redis.call('SET', KEYS[3], ARGV[5], 'PX', ARGV[4]) end
+if tonumber(ARGV[4]) > 0 then lease_take(KEYS[3], ARGV[5], ARGV[4]) end
 redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
 return 1
 `);
 
 /** KEYS: build, alive. ARGV: replica, lease ms. A queued record taken to run here, leased. */
-const ADOPT = redisScript(`
+const ADOPT = redisScript(`${LEASE_LUA}
 local text = redis.call('GET', KEYS[1])
 if not text then return 0 end
 local entry = cjson.decode(text)
@@ -60,7 +60,7 @@ if entry.phase ~= 'queued' then return 0 end
 entry.phase = 'cloning'
 entry.replica = ARGV[1]
 redis.call('SET', KEYS[1], cjson.encode(entry))
-redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
+lease_take(KEYS[2], ARGV[1], ARGV[2])
 return 1
 `);
 
@@ -134,12 +134,6 @@ for _, item in ipairs(redis.call('ZRANGE', KEYS[3], 0, -1)) do
   if string.find(item, needle, 1, true) then return item end
 end
 return false
-`);
-
-/** KEYS: the leases to renew. ARGV: lease ms. */
-const RENEW = redisScript(`
-for _, key in ipairs(KEYS) do redis.call('PEXPIRE', key, ARGV[1]) end
-return 1
 `);
 
 /**
@@ -247,8 +241,9 @@ class RedisRegistry implements RedisBuildRegistry {
 
   #renew(): void {
     if (this.#own.size === 0) return;
-    const keys = [...this.#own].map(buildAliveKey);
-    RENEW.run(this.#deps.connection.client, keys, [this.#leaseMs]).catch((err: unknown) => {
+    const { replica, connection } = this.#deps;
+    const leases = [...this.#own].map((id) => ({ key: buildAliveKey(id), token: replica }));
+    renewLeases(connection.client, leases, this.#leaseMs).catch((err: unknown) => {
       this.#deps.logger.warn({ problem: (err as Error).message }, 'could not renew build leases');
     });
   }

@@ -15,21 +15,9 @@ import {
   eventOwnerKey,
   eventStreamKey,
 } from '../redis/keys.js';
-import { redisScript } from '../redis/script.js';
 import { deliveryKey, matching, RECENT_DELIVERIES } from './recent-deliveries.js';
 import type { CloudEvent, Delivery, DeliveryFilter, EventJournal, JournalEntry } from './types.js';
-import { LEASE_MS } from '../redis/lease.js';
-
-/** 2: taken now (claim the previous owner's pending entry), 1: renewed, 0: another replica's. */
-const TAKE_LEASE = redisScript(`
-local current = redis.call('GET', KEYS[1])
-if not current then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) return 2 end
-if current == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2]) return 1 end
-return 0`);
-
-const RELEASE_LEASE = redisScript(`
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0`);
+import { LEASE_MS, releaseLease, takeLease, type LeaseHold } from '../redis/lease.js';
 
 type StreamEntry = [string, string[]];
 
@@ -59,6 +47,11 @@ export class RedisJournal implements EventJournal {
   /** The groups are made by each loop's first step (Redis may not answer yet at start-up). */
   static open(connection: RedisConnection, consumer: string, subscriptions: readonly string[]): RedisJournal {
     return new RedisJournal(connection, consumer, subscriptions);
+  }
+
+  /** The lease of the replica delivering `subscription`, held under this consumer's name. */
+  #ownerLease(subscription: string): LeaseHold {
+    return { key: eventOwnerKey(subscription), token: this.#consumer };
   }
 
   async #ensureGroup(subscription: string): Promise<void> {
@@ -98,13 +91,9 @@ export class RedisJournal implements EventJournal {
 
   async own(subscription: string): Promise<boolean> {
     await this.#ensureGroup(subscription);
-    const taken = await TAKE_LEASE.run(
-      this.#redis,
-      [eventOwnerKey(subscription)],
-      [this.#consumer, LEASE_MS],
-    );
-    if (taken === 2) this.#takenOver.add(subscription);
-    return taken !== 0;
+    const taken = await takeLease(this.#redis, this.#ownerLease(subscription), LEASE_MS);
+    if (taken.kind === 'taken') this.#takenOver.add(subscription);
+    return taken.kind !== 'held';
   }
 
   async head(subscription: string): Promise<JournalEntry | undefined> {
@@ -173,7 +162,7 @@ export class RedisJournal implements EventJournal {
   async close(): Promise<void> {
     await Promise.all(
       this.#subscriptions.map((name) =>
-        RELEASE_LEASE.run(this.#redis, [eventOwnerKey(name)], [this.#consumer]).catch(() => undefined),
+        releaseLease(this.#redis, this.#ownerLease(name)).catch(() => undefined),
       ),
     );
   }

@@ -1,47 +1,51 @@
 /**
- * A lock of Redis mode: a key holding its holder's random token with a lease. Taking and renewing
- * are one Lua script (renewed only while it holds this token), letting go another (only by its
- * holder), so a replica that stopped answering loses it once the lease runs out. Each lock value
+ * A lock of Redis mode: one lease (lease.ts) under a random token of this holder. Each lock value
  * is one holder: the retention run lock and the prebuild schedules' lock (keys.ts).
  */
 import { randomUUID } from 'node:crypto';
 import type { RedisConnection } from './connection.js';
-import { redisScript } from './script.js';
-
-/** KEYS: lock. ARGV: token, ms. Renews while held by the token; takes it when free. */
-const HOLD = redisScript(`
-local holder = redis.call('GET', KEYS[1])
-if holder == ARGV[1] then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  return 1
-end
-if holder then return 0 end
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-return 1
-`);
-
-/** KEYS: lock. ARGV: token. Releases only the holder's lock. */
-const RELEASE = redisScript(`
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0
-`);
+import { LEASE_MS, releaseLease, takeLease, type LeaseHold } from './lease.js';
 
 export class RedisLock {
-  readonly #token = randomUUID();
+  readonly #lease: LeaseHold;
 
   constructor(
     private readonly redis: Pick<RedisConnection, 'call'>,
-    readonly key: string,
-    readonly leaseMs: number,
-  ) {}
+    key: string,
+    readonly leaseMs: number = LEASE_MS,
+  ) {
+    this.#lease = { key, token: randomUUID() };
+  }
+
+  get key(): string {
+    return this.#lease.key;
+  }
 
   /** Takes the lock, or renews it when this holder has it; whether this holder has it now. */
   async hold(): Promise<boolean> {
-    return (await this.redis.call((c) => HOLD.run(c, [this.key], [this.#token, this.leaseMs]))) === 1;
+    const taken = await this.redis.call((client) => takeLease(client, this.#lease, this.leaseMs));
+    return taken.kind !== 'held';
   }
 
   /** Lets it go, when this holder has it. */
   async release(): Promise<void> {
-    await this.redis.call((c) => RELEASE.run(c, [this.key], [this.#token]));
+    await this.redis.call((client) => releaseLease(client, this.#lease));
+  }
+
+  /**
+   * Runs `work` while holding the lock, renewed every third of its lease, then lets it go; false
+   * (and `work` not run) when another holder has it.
+   */
+  async holdWhile(work: () => Promise<void>): Promise<boolean> {
+    if (!(await this.hold())) return false;
+    const renew = setInterval(() => void this.hold().catch(() => undefined), this.leaseMs / 3);
+    renew.unref();
+    try {
+      await work();
+      return true;
+    } finally {
+      clearInterval(renew);
+      await this.release().catch(() => undefined);
+    }
   }
 }

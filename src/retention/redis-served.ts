@@ -1,7 +1,7 @@
 /**
  * The served store of Redis mode (served.ts), shared by every replica: a hash per repository
  * (ref -> ms, kept a year after its last mark), the set of repositories, and the run lock (a
- * src/redis/lock.ts lock of its own for each run, renewed while the run lasts).
+ * src/redis/lock.ts lock of its own for each run, held while the run lasts).
  */
 import type { RedisConnection } from '../redis/connection.js';
 import { RETENTION_LOCK, RETENTION_REPOSITORIES, servedKey } from '../redis/keys.js';
@@ -9,8 +9,6 @@ import { RedisLock } from '../redis/lock.js';
 import type { ServedStore } from './served.js';
 
 const SERVED_TTL_MS = 366 * 24 * 3600 * 1000;
-const LOCK_MS = 5 * 60 * 1000;
-const RENEW_MS = 60 * 1000;
 
 export class RedisServedStore implements ServedStore {
   constructor(private readonly redis: RedisConnection) {}
@@ -38,17 +36,7 @@ export class RedisServedStore implements ServedStore {
     return this.redis.call((c) => c.smembers(RETENTION_REPOSITORIES));
   }
 
-  async exclusive(work: () => Promise<void>): Promise<boolean> {
-    const lock = new RedisLock(this.redis, RETENTION_LOCK, LOCK_MS);
-    if (!(await lock.hold())) return false;
-    const renew = setInterval(() => void lock.hold().catch(() => undefined), RENEW_MS);
-    renew.unref();
-    try {
-      await work();
-      return true;
-    } finally {
-      clearInterval(renew);
-      await lock.release().catch(() => undefined);
-    }
+  exclusive(work: () => Promise<void>): Promise<boolean> {
+    return new RedisLock(this.redis, RETENTION_LOCK).holdWhile(work);
   }
 }

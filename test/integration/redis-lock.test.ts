@@ -42,3 +42,15 @@ test('a holder that stops renewing loses the lock once its lease runs out', asyn
   await eventually(() => b.hold(), { what: 'the lease to run out' });
   t.false(await a.hold(), 'the old holder does not take it back');
 });
+
+test('holding while work runs: others are refused during it, and it is let go after', async (t) => {
+  const [a, b] = await replicas(t, 3_000);
+  let refusedDuring: boolean | undefined;
+  const ran = await a.holdWhile(async () => {
+    refusedDuring = !(await b.hold());
+  });
+  t.true(ran);
+  t.true(refusedDuring);
+  t.true(await b.hold(), 'let go after the work');
+  t.false(await a.holdWhile(() => Promise.resolve()), 'not run while another holds it');
+});

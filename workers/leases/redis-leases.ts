@@ -1,16 +1,16 @@
 /**
  * Build leases of Redis mode (leases.ts): identical builds follow one across replicas (docs/redis.md,
- * Following across replicas; Keys). Hold (SET NX PX), renew and release are one Lua script each;
- * renew and release act only while the lease holds this build's token. A follower subscribes, then
- * reads the lease's PTTL and the outcome: again on each message and once that PTTL has passed (no
- * polling). Reading after subscribing closes the race with a release in between; a lease gone
- * without an outcome means its replica died: the follower builds.
+ * Following across replicas; Keys): a src/redis/lease.ts lease per build key, whose release leaves
+ * the outcome. A follower subscribes, then reads the lease's PTTL and outcome on each message and
+ * once that PTTL has passed (no polling): reading after subscribing closes the race with a release;
+ * a lease gone without an outcome means its replica died: the follower builds.
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../../src/observability/logger.js';
 import type { RedisConnection } from '../../src/redis/connection.js';
 import { leaseChannel, leaseKey, leaseOutcomeKey } from '../../src/redis/keys.js';
 import { redisScript } from '../../src/redis/script.js';
+import { LEASE_LUA, LEASE_MS, renewLeases, takeLease } from '../../src/redis/lease.js';
 import {
   createSubscriptionHub,
   type SubscriptionHub,
@@ -24,7 +24,6 @@ import {
   type FollowedOutcome,
   type LeaseRole,
 } from './leases.js';
-import { LEASE_MS } from '../../src/redis/lease.js';
 import type { AnsweredCommits } from './answered-commits.js';
 import { createRedisAnsweredCommits } from './redis-answered-commits.js';
 import { redisRecentStore, type RecentStore } from './recent-store.js';
@@ -45,25 +44,9 @@ const REMOTE_FAILED = 'the build with the same key failed on its replica';
 const UNREACHABLE =
   'the shared store (Redis) became unreachable while waiting for the build with the same key';
 
-/** KEYS: lease. ARGV: token, lease ms. Returns 1 (now held with the token) or the holder's token. */
-const HOLD = redisScript(`
-if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
-return redis.call('GET', KEYS[1])
-`);
-
-/** KEYS: leases. ARGV: lease ms, then each lease's token. Returns the leases no longer held. */
-const RENEW = redisScript(`
-local lost = {}
-for i, key in ipairs(KEYS) do
-  if redis.call('GET', key) == ARGV[i + 1] then redis.call('PEXPIRE', key, ARGV[1])
-  else table.insert(lost, key) end
-end
-return lost
-`);
-
 /** KEYS: lease, outcome. ARGV: token, outcome json, outcome ttl ms, channel. */
-const RELEASE = redisScript(`
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+const RELEASE = redisScript(`${LEASE_LUA}
+if not lease_held(KEYS[1], ARGV[1]) then return 0 end
 redis.call('DEL', KEYS[1])
 redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[3])
 redis.call('PUBLISH', ARGV[4], 'e')
@@ -71,9 +54,9 @@ return 1
 `);
 
 /** KEYS: lease, outcome. ARGV: holder token. Returns {PTTL while the holder holds the lease, else -2; outcome json or ''}. */
-const STATE = redisScript(`
+const STATE = redisScript(`${LEASE_LUA}
 local pttl = -2
-if redis.call('GET', KEYS[1]) == ARGV[1] then pttl = redis.call('PTTL', KEYS[1]) end
+if lease_held(KEYS[1], ARGV[1]) then pttl = redis.call('PTTL', KEYS[1]) end
 return {pttl, redis.call('GET', KEYS[2]) or ''}
 `);
 
@@ -164,12 +147,12 @@ class HeldLeases {
     if (this.#own.size === 0) return;
     const { connection, logger, leaseMs } = this.#deps;
     const held = [...this.#own];
-    RENEW.run(
+    renewLeases(
       connection.client,
-      held.map(([id]) => leaseKey(id)),
-      [leaseMs, ...held.map(([, token]) => token)],
+      held.map(([id, token]) => ({ key: leaseKey(id), token })),
+      leaseMs,
     ).then(
-      (lost) => this.#lost(held, new Set(lost as string[])),
+      (lost) => this.#lost(held, lost),
       (err: unknown) => logger.warn({ problem: (err as Error).message }, 'could not renew build leases'),
     );
   }
@@ -228,11 +211,12 @@ class RedisBuildLeases implements BuildLeases {
     const { connection, leaseMs } = this.#deps;
     for (let attempt = 0; attempt < HOLD_ATTEMPTS; attempt += 1) {
       const token = randomUUID();
-      const answer = await connection.call((client) => HOLD.run(client, [leaseKey(id)], [token, leaseMs]));
-      if (answer === 1) return this.#hold(id, token);
-      if (typeof answer !== 'string') continue;
+      const taken = await connection.call((client) =>
+        takeLease(client, { key: leaseKey(id), token }, leaseMs),
+      );
+      if (taken.kind !== 'held') return this.#hold(id, token);
       if (!options.follow) break;
-      const build = await this.#follow(id, answer);
+      const build = await this.#follow(id, taken.holder);
       if (build !== undefined) return { kind: 'follow', build };
     }
     return { kind: 'unshared' };

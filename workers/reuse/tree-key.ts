@@ -3,7 +3,7 @@
  * (docs/reuse.md, Unchanged pushes read no file): object ids from the clone's listing, the config's
  * and Dockerfile's bytes from the blob cache. The record is the one a checkout gives (key-inputs.ts),
  * so the key is the same. When the trees cannot stand for the checkout (docs/reuse.md lists when),
- * the answer is undefined and the job checks out and keys the files as before.
+ * the answer is undefined and the job checks out and keys the files.
  */
 import { DEFINITION_ROOTS } from '../../src/rules/definition.js';
 import { parseJsonc } from '../builder/jsonc.js';

@@ -113,7 +113,7 @@ test('its builders down: the platform falls back, the log says where; with only 
   t.notThrows(() => strict.refuse(['linux/amd64']), 'the other platforms still build');
 });
 
-test('without any declaration the build is placed whole, as before', (t) => {
+test('without any declaration the build is placed whole, on one builder', (t) => {
   const plain = BUILDERS.map((b) => ({ endpoint: b.endpoint, platforms: [] }));
   const placement = fleetOf(plain, false).place(REPOS[0] as string, undefined, ['linux/amd64', 'linux/386']);
   t.is(placement?.builders, undefined);

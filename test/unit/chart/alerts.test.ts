@@ -25,7 +25,7 @@ test.before(async () => {
   rules = spec.groups.flatMap((g) => g.rules);
 });
 
-test('the rule has the alerts of the design card and the builder alert', (t) => {
+test('the rule has the service alerts and the builder alert', (t) => {
   t.deepEqual(rules.map((r) => r.alert).sort(), [
     'ImageBuildServiceAtCapacity',
     'ImageBuildServiceBuilderDown',

@@ -1,6 +1,6 @@
 // The optional Grafana dashboard as Helm renders it: a ConfigMap the Grafana sidecar picks up, with
-// the panels of the design card, every query reading only series the running service exports (the
-// same check as the alert rules).
+// its six panels (builds, durations, busy answers, capacity, registry results, builders), every
+// query reading only series the running service exports (the same check as the alert rules).
 import test from 'ava';
 import {
   queryProblems,
@@ -58,7 +58,7 @@ test('a value in grafanaDashboard.labels overrides the sidecar label value', asy
   t.is(rendered.find('ConfigMap', '-grafana-dashboard')?.metadata.labels?.grafana_dashboard, 'builds');
 });
 
-test('the dashboard has the panels of the design card, each with queries', (t) => {
+test('the dashboard has its panels, each with queries', (t) => {
   t.is(dashboard.uid, 'image-build-service');
   t.deepEqual(
     dashboard.panels.map((p) => p.title),

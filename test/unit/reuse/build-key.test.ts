@@ -64,7 +64,7 @@ test('the root tree is named as such in the diff', (t) => {
   ]);
 });
 
-test('the secrets identity changes the key and is named without a value; without secrets the key is as before', (t) => {
+test('the secrets identity changes the key and is named without a value; without secrets the key has no secrets input', (t) => {
   const withSecrets: BuildKeyInput = { ...base, secretIds: ['npmrc'], secretsIdentity: 'a'.repeat(64) };
   const rotated: BuildKeyInput = { ...withSecrets, secretsIdentity: 'b'.repeat(64) };
   t.not(buildKey(rotated), buildKey(withSecrets));
