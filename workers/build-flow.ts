@@ -1,25 +1,23 @@
 /**
- * The life of one build, its stages in order (ARCHITECTURE.md, Life of a POST /build): 1 admit,
- * (a commit answered before for the same request is answered from its record, reuse/commit-memo.ts) 2 clone, 3 key from the trees, 4 decide, 5 check out, 6 key from the checkout, 7 decide, 8 build
- * and push, 9 record, 10 answer. Stages 2 to 9 run in the build's slot (runBuildJob); a decision
- * to reuse or follow ends them early. The request directory is removed whatever happens.
+ * The life of one build, its stages in order (ARCHITECTURE.md): 1 admit, (an answered commit,
+ * memo-stages.ts) 2 clone, 3 key from the trees, 4 decide, 5 check out, 6 key from the checkout,
+ * 7 decide, 8 build and push, 9 record, 10 answer. Stages 2 to 9 run in the build's slot; a
+ * decision to reuse or follow ends them early. The request directory is removed whatever happens.
  */
-import type { HeldLease } from './leases/leases.js';
 import type { BuildReporter } from '../src/builds/types.js';
 import { BuildersFullError, BusyError, serviceError, type ServiceError } from '../src/errors/errors.js';
 import { cancellationOf } from '../src/exec/cancellation.js';
-import type { CommandLogWriter, LogStore } from '../src/logs/types.js';
-import { resolveDefinition, type DevcontainerDefinition } from './builder/definition.js';
+import type { CommandLogWriter } from '../src/logs/types.js';
+import { resolveDefinition } from './builder/definition.js';
 import { buildAndPush as devcontainerBuild } from './builder/devcontainer-build.js';
 import { startPendingCli, type PendingCli } from './builder/pending-cli.js';
 import type { BuildDeps } from './build-deps.js';
-import { openClone, type ClonedRepository, type OpenClone } from './git/clone.js';
+import { openClone } from './git/clone.js';
 import type { BuildPlan, BuildResult } from './plan/plan-types.js';
-import { createRequestDir, removeRequestDir, type RequestDir } from './common/request-dir.js';
+import { createRequestDir, removeRequestDir } from './common/request-dir.js';
 import { guardedKey, keyDeps, keyFromCheckout as checkoutKey, type Keyed } from './reuse/checkout-key.js';
 import {
   decideForKey,
-  isFollowingJob,
   recordBuiltKey,
   type Decision,
   type JobOutcome,
@@ -28,14 +26,20 @@ import {
 import { admit as admitBuild, type Admission, type JobReuse } from './admit.js';
 import { answerBuild, type Answering, type Settled } from './answer.js';
 import { reasonOf, registryAccess } from './reuse/reuse-deps.js';
-import { pushedDigest, pushedImage, signAnswered } from './reuse/reuse-image.js';
-import { ImageTarget, TaggedImageTarget } from '../src/rules/image-target.js';
+import { pushedDigest, signAnswered } from './reuse/reuse-image.js';
+import { ImageTarget } from '../src/rules/image-target.js';
 import { keyFromTrees as treeKey } from './reuse/tree-key.js';
-import { answerFromMemo, rememberAnswer } from './reuse/commit-memo.js';
-import { StageClock, type Lap } from './common/stage-clock.js';
 import { StepTracker } from './builder/buildkit-steps.js';
-import { keyView, rebuiltBecause } from './build-details.js';
-import { maskSecrets, secretVariants } from '../src/secrets/masking.js';
+import { JobEnding, type CheckedOut, type Cloned, type Job } from './job.js';
+import {
+  reportingLogStore,
+  reportKey,
+  reportPushed,
+  reportSteps,
+  stageClock,
+  tappedLog,
+} from './job-details.js';
+import { fromMemo, remembered } from './memo-stages.js';
 
 /** A build's way from its plan to its answer: admission, refusal, and how it is answered. */
 export interface Flow {
@@ -67,37 +71,6 @@ export async function runBuild(flow: Flow): Promise<BuildResult> {
 function admit(flow: Flow): Promise<BuildResult> {
   flow.admission.refusePlatforms?.();
   return admitBuild(flow.plan, flow.admission, flow.signal);
-}
-
-/** One job in its slot: what every stage reads. */
-interface Job {
-  readonly plan: BuildPlan;
-  readonly deps: BuildDeps;
-  readonly dir: RequestDir;
-  readonly signal: AbortSignal;
-  readonly reporter: BuildReporter;
-  readonly reuse: JobReuse | undefined;
-  /** Whether the build key is computed (reuse on, no noCache). */
-  readonly keying: boolean;
-  /** The pending CLI, started on the first call. */
-  readonly cli: () => PendingCli;
-  /** The time of each stage, for the img log's `# stages:` line. */
-  readonly clock: StageClock;
-  /** A line for the img log: why the answered commits did not answer (absent: nothing to say). */
-  readonly memoNote?: string;
-}
-
-/** A job once cloned. */
-interface Cloned extends Job {
-  readonly open: OpenClone;
-  readonly target: TaggedImageTarget;
-  readonly soFar: ResultSoFar;
-}
-
-/** The read set checked out, and the definition found in it. */
-interface CheckedOut {
-  readonly cloned: ClonedRepository;
-  readonly definition: DevcontainerDefinition;
 }
 
 /** Stages 2 to 9 of a build admitted with a slot: its outcome (a result, or following another build). */
@@ -369,73 +342,6 @@ async function record(
   return { ...job.soFar, imageBuildLogId, digest };
 }
 
-// Before 2: the answered commits. A request whose branch head was answered for the same request
-// shape, its image and movable inputs unchanged, is answered from that record: no clone. Its
-// outcome: the result, or the line saying why not (undefined: no record could apply).
-async function fromMemo(
-  plan: BuildPlan,
-  deps: BuildDeps,
-  signal: AbortSignal,
-  reporter: BuildReporter,
-  reuse: JobReuse | undefined,
-  clock: StageClock,
-): Promise<BuildResult | string | undefined> {
-  const started = performance.now();
-  const memo = await answerFromMemo(plan, deps, signal, (stage) => clock.lap(stage));
-  if (memo.kind === 'missed') return memo.why === undefined ? undefined : `# ${memo.why}: full path\n`;
-  const { answer, head } = memo;
-  reuse?.own.setCommit(head);
-  const target = new TaggedImageTarget(answer.registry, answer.name, answer.tag);
-  await reporter.resolved({ branch: answer.branch, commit: head, image: target.image });
-  await reporter.phase('reusing');
-  const gitLog = await deps.logStore.open('git', plan.secrets);
-  gitLog.write(
-    `git ls-remote -- ${plan.url.cloneUrl} ${plan.branch ?? 'HEAD'}\n` +
-      `# ${plan.branch ?? 'HEAD'} is at ${head}, answered before for this request: nothing cloned\n`,
-  );
-  await gitLog.close();
-  const imgLog = await deps.logStore.open('img', plan.secrets);
-  try {
-    if (reuse?.note !== undefined) imgLog.write(reuse.note);
-    for (const note of memo.notes) imgLog.write(note);
-    imgLog.write(
-      `commit ${head} answered before as ${target.atDigest(answer.digest)}, key ${answer.key}; ` +
-        `${answer.movable.length} base image(s) and feature(s) by tag unchanged: reused, no build, no clone ` +
-        `(${((performance.now() - started) / 1000).toFixed(2)} s); ${target.image} is ${answer.digest}\n`,
-    );
-    deps.metrics.buildReusesTotal.inc();
-    deps.reuse.reusedFrom?.(target.repository, answer.digest);
-    clock.lap('answer');
-    imgLog.write(clock.line());
-  } finally {
-    await imgLog.close();
-  }
-  return {
-    image: target.image,
-    registry: answer.registry,
-    name: answer.name,
-    tag: answer.tag,
-    branch: answer.branch,
-    commit: head,
-    gitCloneLogId: gitLog.id,
-    imageBuildLogId: imgLog.id,
-    digest: answer.digest,
-  };
-}
-
-/** A keyed answer, remembered for the request's shape (answered commits); the result as it was. */
-async function remembered(
-  job: Cloned,
-  decision: Decision | undefined,
-  result: JobOutcome,
-): Promise<JobOutcome> {
-  if (decision?.keyed === undefined || isFollowingJob(result)) return result;
-  const failed = await rememberAnswer(job.plan, job.deps, decision.keyed, result);
-  if (failed !== undefined) job.deps.logger.warn({ repository: job.plan.repository }, failed.trim());
-  job.clock.lap('remember');
-  return result;
-}
-
 // 10. answer: counted in service_builds_total and told in one service-log line (answer.ts).
 function answer(flow: Flow, settled: Settled): void {
   answerBuild(flow.plan, flow.answering, settled, flow.signal);
@@ -449,17 +355,6 @@ function answered(
 ): JobOutcome {
   if (decision.kind === 'follow') return { ...decision, soFar: job.soFar, log };
   return { ...job.soFar, imageBuildLogId: log.id, digest: decision.digest };
-}
-
-/** The pushed image's platforms and sizes into the record (a failure is only logged). */
-async function reportPushed(job: Cloned, digest: string, log: CommandLogWriter): Promise<void> {
-  try {
-    await job.reporter.details({
-      pushed: await pushedImage(job.target, registryAccess(job.plan, job.deps), digest),
-    });
-  } catch (err) {
-    log.write(`# the sizes of ${digest} could not be read (${reasonOf(err)})\n`);
-  }
 }
 
 /** The pushed digest, signed when a key is configured; a failure is the build's (500, img log). */
@@ -481,122 +376,4 @@ async function readPushedDigest(job: Cloned, log: CommandLogWriter): Promise<str
     throw serviceError('STEP_FAILED', { step: 'signing the pushed image' }, { logId: log.id, cause: err });
   }
   return digest;
-}
-
-/** The log store, reporting the id of each log it opens. */
-/** The build key and its inputs into the record; for a build that runs, why it was not reused. */
-async function reportKey(job: Cloned, decision: Decision): Promise<void> {
-  if (decision.keyed === undefined) return;
-  const { key, input } = decision.keyed;
-  const recentId = job.target.recentId(job.plan.repository, job.open.branch);
-  const changes =
-    decision.kind === 'build' ? await job.deps.reuse.recent.changes(recentId, input) : undefined;
-  await job.reporter.details({
-    key: keyView(key, input),
-    ...(decision.kind === 'build' ? { rebuiltBecause: rebuiltBecause(changes) } : {}),
-  });
-}
-
-/** The job's stage clock: each stage is listed in the build's record as it ends. */
-function stageClock(reporter: BuildReporter): StageClock {
-  const stages: Lap[] = [];
-  return new StageClock((lap) => {
-    stages.push(lap);
-    void reporter.details({ stages: [...stages] });
-  });
-}
-
-/** `log`, whose every piece is also read by `steps` (BuildKit's progress in it). */
-function tappedLog(log: CommandLogWriter, steps: StepTracker): CommandLogWriter {
-  const decoder = new TextDecoder();
-  return {
-    id: log.id,
-    write: (chunk) => {
-      steps.write(typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true }));
-      log.write(chunk);
-    },
-    addSecrets: (secrets) => log.addSecrets(secrets),
-    close: () => log.close(),
-  };
-}
-
-/**
- * The build's BuildKit steps into its record and service_build_steps_total, the request's secrets
- * masked (the server's own never reach a Dockerfile step).
- */
-async function reportSteps(job: Cloned, tracker: StepTracker): Promise<void> {
-  const variants = secretVariants(job.plan.secrets);
-  const mask = (text: string): string => maskSecrets(text, variants);
-  const steps = tracker.steps().map((step) => ({
-    ...step,
-    name: mask(step.name),
-    ...(step.error === undefined ? {} : { error: mask(step.error) }),
-  }));
-  const cached = steps.filter((step) => step.cached).length;
-  job.deps.metrics.buildStepsTotal.inc({ cached: 'true' }, cached);
-  job.deps.metrics.buildStepsTotal.inc({ cached: 'false' }, steps.length - cached);
-  await job.reporter.details({ steps, cachedSteps: cached, totalSteps: steps.length });
-}
-
-function reportingLogStore(logStore: LogStore, reporter: BuildReporter): LogStore {
-  return {
-    read: (id) => logStore.read(id),
-    follow: (id, signal) => logStore.follow(id, signal),
-    remove: (id) => logStore.remove(id),
-    open: async (kind, secrets) => {
-      const log = await logStore.open(kind, secrets);
-      await reporter.logOpened(kind, log.id);
-      return log;
-    },
-  };
-}
-
-/**
- * What a job settles when it ends, whatever its path: the img log (opened on first use, the
- * reuse note first; closed, unless handed over with a follow) and the key's lease (released with
- * the image the job answered; with none when it failed or follows another build).
- */
-class JobEnding {
-  readonly #job: Cloned;
-  #log: CommandLogWriter | undefined;
-  #lease: HeldLease | undefined;
-  #outcome: JobOutcome | undefined;
-
-  constructor(job: Cloned) {
-    this.#job = job;
-  }
-
-  /** The img log, opened now if it is not yet. */
-  async log(): Promise<CommandLogWriter> {
-    if (this.#log !== undefined) return this.#log;
-    const { plan, deps, reuse } = this.#job;
-    const opened = await deps.logStore.open('img', plan.secrets);
-    if (reuse?.note !== undefined) opened.write(reuse.note);
-    if (this.#job.memoNote !== undefined) opened.write(this.#job.memoNote);
-    this.#log = opened;
-    return opened;
-  }
-
-  /** A decision: its lease (if any) is now the job's to release. */
-  decided(decision: Decision): Decision {
-    this.#lease = decision.kind === 'follow' ? undefined : decision.lease;
-    return decision;
-  }
-
-  /** The job's outcome: a result is what the lease is released with; following keeps the log open. */
-  ended(outcome: JobOutcome): JobOutcome {
-    this.#outcome = outcome;
-    return outcome;
-  }
-
-  async close(): Promise<void> {
-    const outcome = this.#outcome;
-    const built = outcome === undefined || isFollowingJob(outcome) ? undefined : outcome;
-    // The builds that follow this one on other replicas learn where its image is (or that it failed).
-    await this.#lease?.release(built);
-    if (outcome === undefined || !isFollowingJob(outcome)) {
-      this.#log?.write(this.#job.clock.line());
-      await this.#log?.close();
-    }
-  }
 }

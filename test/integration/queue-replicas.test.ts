@@ -13,6 +13,7 @@ import test, { type ExecutionContext } from 'ava';
 import type { BuildRecord } from '../../src/builds/types.js';
 import { ownDockerfileRepo, stack, uniqueName } from '../helpers/build-support.js';
 import { eventually } from '../helpers/eventually.js';
+import { metricValue } from '../helpers/metrics.js';
 import { startRedis, type RedisProcess } from '../helpers/redis-process.js';
 import { replicaEnv, startReplicas, stopReplicas, type Replica } from '../helpers/replicas.js';
 import { SLOW_FIXTURE_DOCKERFILE } from '../stack/fixtures.js';
@@ -71,6 +72,12 @@ async function postAsync(replica: Replica, repo: string): Promise<BuildRecord> {
 
 /** Holds `replica`'s one slot with a build whose step waits; its id (DELETE on any replica frees it). */
 async function holdSlot(t: ExecutionContext, replica: Replica): Promise<string> {
+  // A build whose record just finished frees its slot a moment later: wait for the slot itself.
+  await eventually(async () => (await metricValue(replica.url, 'service_builds_in_flight')) === 0, {
+    timeout: 60_000,
+    interval: 100,
+    what: `replica ${replica.name}'s slot to be free`,
+  });
   const held = await postAsync(replica, repository('slow'));
   t.not(held.phase, 'queued', `replica ${replica.name}'s slot is held`);
   return held.id;
