@@ -134,12 +134,7 @@ async function follow(
     const reused = await reuseByKey(
       following.keyed.key,
       target,
-      {
-        repository: plan.repository,
-        branch: soFar.branch,
-        commit: soFar.commit,
-        namedTag: plan.image.tag ?? '',
-      },
+      following.source,
       registryAccess(plan, admission.deps),
     );
     if (reused.kind === 'absent') return building('the build followed recorded no key');

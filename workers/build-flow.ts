@@ -182,7 +182,13 @@ async function clone(job: Job): Promise<Cloned> {
     commit: open.commit,
     gitCloneLogId: open.logId,
   };
-  return { ...job, open, target, soFar };
+  const source = {
+    repository: plan.repository,
+    commit: open.commit,
+    branch: open.branch,
+    namedTag: plan.image.tag ?? '',
+  };
+  return { ...job, open, target, soFar, source };
 }
 
 // 3. key from the trees: the commit's trees and the blobs an earlier build read (no checkout).
@@ -219,15 +225,14 @@ async function decide(
   keyed: Keyed | string,
   started: number,
 ): Promise<Decision | undefined> {
-  const { reuse, open } = job;
+  const { reuse } = job;
   if (reuse === undefined) return undefined;
   const log = await ending.log();
   const decision = await decideForKey(
     {
       plan: job.plan,
       deps: job.deps,
-      branch: open.branch,
-      commit: open.commit,
+      source: job.source,
       target: job.target,
       log,
       own: reuse.own,
@@ -308,7 +313,7 @@ async function devcontainerBuildSteps(
   imgLog: CommandLogWriter,
   key: string,
 ): Promise<string> {
-  const { plan, deps, dir, signal, open, soFar } = job;
+  const { plan, deps, dir, signal, soFar } = job;
   const pushed = await devcontainerBuild({
     plan,
     deps,
@@ -317,8 +322,7 @@ async function devcontainerBuildSteps(
     configFile: checkedOut.definition.configFile,
     dockerfileBased: checkedOut.definition.dockerfileBased,
     imageRef: soFar.image,
-    commit: open.commit,
-    retention: { branch: open.branch, built: new Date().toISOString(), namedTag: plan.image.tag ?? '', key },
+    origin: { ...job.source, built: new Date().toISOString(), key },
     signal,
     log: imgLog,
     cli: job.cli(),
@@ -336,8 +340,8 @@ async function record(
   const digest = await readPushedDigest(job, imgLog);
   await reportPushed(job, digest, imgLog);
   if (keyed !== undefined) {
-    const { plan, deps, open, target } = job;
-    await recordBuiltKey({ plan, deps, branch: open.branch, target, log: imgLog }, keyed);
+    const { plan, deps, source, target } = job;
+    await recordBuiltKey({ plan, deps, source, target, log: imgLog }, keyed);
   }
   return { ...job.soFar, imageBuildLogId, digest };
 }
@@ -353,7 +357,7 @@ function answered(
   decision: Exclude<Decision, { kind: 'build' }>,
   log: CommandLogWriter,
 ): JobOutcome {
-  if (decision.kind === 'follow') return { ...decision, soFar: job.soFar, log };
+  if (decision.kind === 'follow') return { ...decision, soFar: job.soFar, log, source: job.source };
   return { ...job.soFar, imageBuildLogId: log.id, digest: decision.digest };
 }
 

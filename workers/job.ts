@@ -14,6 +14,7 @@ import type { ClonedRepository, OpenClone } from './git/clone.js';
 import type { HeldLease } from './leases/leases.js';
 import type { BuildPlan } from './plan/plan-types.js';
 import { isFollowingJob, type Decision, type JobOutcome, type ResultSoFar } from './reuse/decision.js';
+import type { ImageSource } from '../src/rules/image-labels.js';
 import type { TaggedImageTarget } from '../src/rules/image-target.js';
 /** One job in its slot: what every stage reads. */
 export interface Job {
@@ -38,6 +39,8 @@ export interface Cloned extends Job {
   readonly open: OpenClone;
   readonly target: TaggedImageTarget;
   readonly soFar: ResultSoFar;
+  /** Where its image comes from, made once here: the labels of what it builds or reuses. */
+  readonly source: ImageSource;
 }
 
 /** The read set checked out, and the definition found in it. */

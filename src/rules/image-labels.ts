@@ -19,3 +19,32 @@ export const IMAGE_LABELS = {
   /** The build key of the image (64 hex), empty when the build had none. */
   buildKey: 'image-build-service.build-key',
 } as const;
+
+/** What the clone of a build knows of where its image comes from. */
+export interface ImageSource {
+  readonly repository: string;
+  readonly commit: string;
+  readonly branch: string;
+  /** The tag the request named, empty when the service chose it. */
+  readonly namedTag: string;
+}
+
+/** Where an image comes from, as its labels tell it. */
+export interface ImageOrigin extends ImageSource {
+  /** When the service wrote the image (ISO 8601). */
+  readonly built: string;
+  /** The build key, empty when the build had none. */
+  readonly key: string;
+}
+
+/** The labels of an image of `origin`, by name: the CLI's, the docker wrapper's and a reuse's. */
+export function imageLabels(origin: ImageOrigin): Record<string, string> {
+  return {
+    [IMAGE_LABELS.source]: origin.repository,
+    [IMAGE_LABELS.revision]: origin.commit,
+    [IMAGE_LABELS.branch]: origin.branch,
+    [IMAGE_LABELS.built]: origin.built,
+    [IMAGE_LABELS.namedTag]: origin.namedTag,
+    [IMAGE_LABELS.buildKey]: origin.key,
+  };
+}

@@ -5,7 +5,7 @@
  * Environment: config.childEnv plus BUILDX_BUILDER, the request's DOCKER_CONFIG, and HOME,
  * XDG dirs and TMPDIR inside the request's scratch directory, and the build secrets folder's path.
  */
-import { IMAGE_LABELS } from '../../src/rules/image-labels.js';
+import { IMAGE_LABELS, imageLabels, type ImageOrigin } from '../../src/rules/image-labels.js';
 import { mkdir } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -144,9 +144,8 @@ export interface BuildAndPushOptions {
   /** The definition builds a Dockerfile: the CLI would drop the labels, so the docker wrapper adds them. */
   dockerfileBased: boolean;
   imageRef: string;
-  commit: string;
-  /** What retention reads back from the image (src/rules/image-labels.ts). */
-  retention?: RetentionLabels;
+  /** Where the image comes from: its labels (src/rules/image-labels.ts). */
+  origin: ImageOrigin;
   signal: AbortSignal;
   /** An `img` log the caller opened (and closes); else one is opened and closed here. */
   log?: CommandLogWriter;
@@ -154,33 +153,23 @@ export interface BuildAndPushOptions {
   cli?: PendingCli;
 }
 
-/** The retention labels' values: branch, build time, the tag the request named, the build key. */
-export interface RetentionLabels {
-  readonly branch: string;
-  readonly built: string;
-  readonly namedTag: string;
-  readonly key: string;
-}
+/** The docker wrapper's variable of each label (it adds them when the CLI would drop them). */
+const WRAPPER_LABEL_VARS: Readonly<Record<string, string>> = {
+  [IMAGE_LABELS.source]: LABEL_SOURCE_VAR,
+  [IMAGE_LABELS.revision]: LABEL_REVISION_VAR,
+  [IMAGE_LABELS.branch]: LABEL_BRANCH_VAR,
+  [IMAGE_LABELS.built]: LABEL_BUILT_VAR,
+  [IMAGE_LABELS.namedTag]: LABEL_TAG_VAR,
+  [IMAGE_LABELS.buildKey]: LABEL_KEY_VAR,
+};
 
-const retentionLabelList = (labels: RetentionLabels | undefined): [string, string][] =>
-  labels === undefined
-    ? []
-    : [
-        [IMAGE_LABELS.branch, labels.branch],
-        [IMAGE_LABELS.built, labels.built],
-        [IMAGE_LABELS.namedTag, labels.namedTag],
-        [IMAGE_LABELS.buildKey, labels.key],
-      ];
-
-const retentionEnv = (labels: RetentionLabels | undefined): Record<string, string> =>
-  labels === undefined
-    ? {}
-    : {
-        [LABEL_BRANCH_VAR]: labels.branch,
-        [LABEL_BUILT_VAR]: labels.built,
-        [LABEL_TAG_VAR]: labels.namedTag,
-        [LABEL_KEY_VAR]: labels.key,
-      };
+const wrapperLabelEnv = (labels: Record<string, string>): Record<string, string> =>
+  Object.fromEntries(
+    Object.entries(labels).flatMap(([name, value]) => {
+      const variable = WRAPPER_LABEL_VARS[name];
+      return variable === undefined ? [] : [[variable, value]];
+    }),
+  );
 
 interface Prepared {
   readonly tmp: string;
@@ -241,11 +230,7 @@ function cliArgs(options: BuildAndPushOptions, dockerPath: string | undefined): 
     ...(plan.cacheTo === undefined ? {} : { cacheTo: plan.cacheTo }),
     mode: plan.mode,
     omitSyntaxDirective: OMIT_SYNTAX_DIRECTIVE,
-    labels: [
-      [IMAGE_LABELS.source, plan.repository],
-      [IMAGE_LABELS.revision, options.commit],
-      ...retentionLabelList(options.retention),
-    ],
+    labels: Object.entries(imageLabels(options.origin)),
     ...(dockerPath === undefined ? {} : { dockerPath }),
   });
 }
@@ -260,9 +245,7 @@ function cliEnv(options: BuildAndPushOptions, prepared: Prepared): Record<string
     XDG_CACHE_HOME: join(dir.home, '.cache'),
     XDG_CONFIG_HOME: join(dir.home, '.config'),
     TMPDIR: prepared.tmp,
-    [LABEL_SOURCE_VAR]: plan.repository,
-    [LABEL_REVISION_VAR]: options.commit,
-    ...retentionEnv(options.retention),
+    ...wrapperLabelEnv(imageLabels(options.origin)),
     ...(plan.platforms.length > 1 ? { [PLATFORMS_VAR]: plan.platforms.join(',') } : {}),
     ...attestationEnv(deps.config.build),
     [COMPRESSION_VAR]: plan.compression,

@@ -4,6 +4,7 @@
  * with the same key is in flight, here or on another replica: wait for it) or `build` (saying why
  * in the img log). A failure of the reuse path never fails the request: it is logged and the build runs.
  */
+import type { ImageSource } from '../../src/rules/image-labels.js';
 import {
   STOPPED_WAITING,
   type FollowedBuild,
@@ -33,8 +34,8 @@ export type Decision =
 export interface DecisionInput {
   readonly plan: BuildPlan;
   readonly deps: Pick<StepDeps, 'config' | 'metrics'> & { readonly reuse: ReuseDeps };
-  readonly branch: string;
-  readonly commit: string;
+  /** Where the image comes from (the clone's): the labels of a reuse. */
+  readonly source: ImageSource;
   readonly target: TaggedImageTarget;
   readonly log: CommandLogWriter;
   /** This build in the in-flight map (the key is added to it). */
@@ -92,8 +93,8 @@ export function followInProcess(build: InFlightBuild<BuildResult>): FollowedBuil
   };
 }
 
-const recentId = (input: Pick<DecisionInput, 'plan' | 'branch' | 'target'>): string =>
-  input.target.recentId(input.plan.repository, input.branch);
+const recentId = (input: Pick<DecisionInput, 'plan' | 'source' | 'target'>): string =>
+  input.target.recentId(input.plan.repository, input.source.branch);
 
 /**
  * A build with the same key to follow (in this process first, then on another replica), else this
@@ -137,17 +138,7 @@ async function reuseRecorded(
 ): Promise<string | undefined> {
   const { plan, deps, log, target } = input;
   try {
-    const outcome = await reuseByKey(
-      keyed.key,
-      target,
-      {
-        repository: plan.repository,
-        branch: input.branch,
-        commit: input.commit,
-        namedTag: plan.image.tag ?? '',
-      },
-      registryAccess(plan, deps),
-    );
+    const outcome = await reuseByKey(keyed.key, target, input.source, registryAccess(plan, deps));
     if (outcome.kind === 'reused') {
       logReused(log, outcome, keyed.key, formatElapsed(started), target.image);
       await deps.reuse.recent.set(recentId(input), keyed.input);
@@ -197,7 +188,7 @@ export async function decideForKey(
 
 /** After a successful build: record the key in the target repository (logged, never throws). */
 export async function recordBuiltKey(
-  input: Pick<DecisionInput, 'plan' | 'deps' | 'branch' | 'target' | 'log'>,
+  input: Pick<DecisionInput, 'plan' | 'deps' | 'source' | 'target' | 'log'>,
   keyed: Keyed,
 ): Promise<void> {
   const { plan, deps, log } = input;
@@ -216,6 +207,8 @@ export interface FollowingJob extends Extract<Decision, { kind: 'follow' }> {
   readonly soFar: ResultSoFar;
   /** The img log, left open for the wait. */
   readonly log: CommandLogWriter;
+  /** Where the image comes from (the clone's): the labels of the reuse written after the wait. */
+  readonly source: ImageSource;
 }
 
 /** What a build knows of its result once cloned. */

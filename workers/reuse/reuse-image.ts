@@ -19,7 +19,7 @@ import type { ImageReference } from '../../src/registry/reference.js';
 import { putManifest } from '../../src/registry/push.js';
 import { manifestMediaType, writeRelabelled } from '../../src/registry/relabel.js';
 import type { SupplyChain } from '../../src/supply-chain/supply-chain.js';
-import { IMAGE_LABELS } from '../../src/rules/image-labels.js';
+import { imageLabels, type ImageSource } from '../../src/rules/image-labels.js';
 import { buildKeyTag } from './build-key.js';
 import type { CredentialsFor } from './registry-credentials.js';
 import type { TaggedImageTarget } from '../../src/rules/image-target.js';
@@ -32,15 +32,6 @@ export interface RegistryAccess {
   readonly supply: SupplyChain;
   /** Told the image a reuse was written from (retention counts it as served). */
   readonly reusedFrom?: (repository: string, digest: string) => void;
-}
-
-/** Where the image a reuse writes comes from: the request's repository, branch and commit. */
-export interface ReuseOrigin {
-  readonly repository: string;
-  readonly branch: string;
-  readonly commit: string;
-  /** The tag the request named, empty when the service chose it. */
-  readonly namedTag: string;
 }
 
 function pushCall(target: TaggedImageTarget, tag: string, access: RegistryAccess): RegistryCall {
@@ -70,7 +61,7 @@ export type ReuseOutcome =
 export async function reuseByKey(
   key: string,
   target: TaggedImageTarget,
-  origin: ReuseOrigin,
+  origin: ImageSource,
   access: RegistryAccess,
 ): Promise<ReuseOutcome> {
   const keyCall = pushCall(target, buildKeyTag(key), access);
@@ -93,14 +84,7 @@ export async function reuseByKey(
     notes,
   );
   access.reusedFrom?.(target.repository, recorded.digest);
-  const labels = {
-    [IMAGE_LABELS.source]: origin.repository,
-    [IMAGE_LABELS.revision]: origin.commit,
-    [IMAGE_LABELS.branch]: origin.branch,
-    [IMAGE_LABELS.built]: new Date().toISOString(),
-    [IMAGE_LABELS.namedTag]: origin.namedTag,
-    [IMAGE_LABELS.buildKey]: key,
-  };
+  const labels = imageLabels({ ...origin, built: new Date().toISOString(), key });
   // The signature is written beside the final PUT: its digest is known before the registry has it.
   const beside = async (digest: string): Promise<void> => {
     const signed = await access.supply.sign(access.client, call, digest);
