@@ -37,7 +37,7 @@ test('the advertisement lists what git ls-remote lists', async (t) => {
   await git(['-C', dir, 'commit', '-q', '--allow-empty', '-m', 'two']);
   await git(['-C', dir, 'tag', 'light']);
   await git(['-C', dir, 'branch', 'team/main', 'HEAD~1']);
-  const refs = parseAdvertisement(await advertisement(dir));
+  const refs = parseAdvertisement(await advertisement(dir))?.refs;
   if (refs === undefined) return t.fail('not parsed');
   for (const patterns of [
     ['HEAD'],
@@ -56,7 +56,7 @@ test('an empty repository lists nothing; anything else is not an advertisement',
   const dir = await mkdtemp(join(tmpdir(), 'ibs-http-refs-'));
   t.teardown(() => rm(dir, { recursive: true, force: true }));
   await git(['init', '-q', '--bare', dir]);
-  t.deepEqual(parseAdvertisement(await advertisement(dir)), []);
+  t.deepEqual(parseAdvertisement(await advertisement(dir))?.refs, []);
   t.is(parseAdvertisement(Buffer.from('<html>sign in</html>')), undefined);
   t.is(
     parseAdvertisement(Buffer.concat([pkt('# service=git-upload-pack\n'), Buffer.from('0000')])),
