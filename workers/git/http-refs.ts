@@ -170,7 +170,7 @@ export async function smartHttp(
 /**
  * The repository's advertisement (refs and capabilities), or undefined when git has to list them
  * (another scheme, a proxy, another answer than a smart-HTTP advertisement, or any failure: git
- * then says what went wrong, as it always did). Only a cancellation throws.
+ * then says what went wrong). Only a cancellation throws.
  */
 export function advertisement(
   plan: BuildPlan,

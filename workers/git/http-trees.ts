@@ -1,7 +1,7 @@
 /**
  * A commit's trees over smart HTTP without a git process: one protocol-v2 `fetch` of the commit,
  * depth 1, `blob:none` (what the clone's first step fetches), read in memory (pack.ts). The build key
- * of an unchanged push needs no more; whatever needs files clones as before (tree-clone.ts).
+ * of an unchanged push needs no more; whatever needs files is cloned by git (tree-clone.ts).
  * Undefined whenever git would have to say why (a server without v2 or filters, any failure).
  */
 import type { StepDeps } from '../common/step-deps.js';

@@ -2,7 +2,7 @@
  * An open clone whose first step runs without git over http(s): the branch's head from the
  * repository's advertisement and the commit's trees from one tree-only fetch, read in process
  * (http-refs.ts, http-trees.ts). What an unchanged push needs ends there; a checkout clones with git
- * as before, at the same commit, into the same git log. Where git is needed to see it, git clones.
+ * (clone.ts) at the same commit, into the same git log. Where git is needed to see it, git clones.
  */
 import { stepFailure } from '../../src/exec/failure.js';
 import type { RequestDir } from '../common/request-dir.js';
