@@ -1,7 +1,8 @@
 /**
  * The in-process ref listing (http-refs.ts) against git itself: the advertisement git's own
  * upload-pack writes for smart HTTP, parsed and matched, lists what `git ls-remote` lists for the
- * same patterns (branches, annotated and lightweight tags, a branch whose name ends like another).
+ * same patterns (branches, annotated and lightweight tags, a branch whose name ends like another);
+ * and the commit and branch a clone would have, read from it.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -11,6 +12,7 @@ import { execa } from 'execa';
 import { gitTestEnv } from '../../helpers/git-test-env.js';
 import { matchingRefs, parseAdvertisement } from '../../../workers/git/http-refs.js';
 import { parseLsRemote } from '../../../workers/git/ls-remote.js';
+import { headOf } from '../../../workers/git/tree-clone.js';
 
 const git = async (args: string[]): Promise<string> =>
   (await execa('git', args, { env: { ...gitTestEnv, GIT_PROTOCOL: '' }, extendEnv: false })).stdout;
@@ -37,8 +39,13 @@ test('the advertisement lists what git ls-remote lists', async (t) => {
   await git(['-C', dir, 'commit', '-q', '--allow-empty', '-m', 'two']);
   await git(['-C', dir, 'tag', 'light']);
   await git(['-C', dir, 'branch', 'team/main', 'HEAD~1']);
-  const refs = parseAdvertisement(await advertisement(dir))?.refs;
-  if (refs === undefined) return t.fail('not parsed');
+  const parsed = parseAdvertisement(await advertisement(dir));
+  if (parsed === undefined) return t.fail('not parsed');
+  const { refs } = parsed;
+  t.deepEqual(headOf(parsed, undefined), {
+    commit: (await git(['-C', dir, 'rev-parse', 'HEAD'])).trim(),
+    branch: 'main',
+  });
   for (const patterns of [
     ['HEAD'],
     ['refs/heads/main', 'refs/tags/main', 'refs/tags/main^{}'],
@@ -63,4 +70,24 @@ test('an empty repository lists nothing; anything else is not an advertisement',
     undefined,
   );
   t.is(parseAdvertisement(Buffer.concat([pkt('# service=git-upload-pack\n'), Buffer.from('00')])), undefined);
+});
+
+test('the commit and branch a clone would have: the default branch by its symref, a tag peeled', (t) => {
+  const [a, b, c] = ['a', 'b', 'c'].map((x) => x.repeat(40)) as [string, string, string];
+  const advertised = {
+    refs: [
+      [a, 'HEAD'],
+      [a, 'refs/heads/main'],
+      [b, 'refs/tags/v1'],
+      [c, 'refs/tags/v1^{}'],
+    ] as Array<[string, string]>,
+    capabilities: ['multi_ack', 'symref=HEAD:refs/heads/main', 'object-format=sha1'],
+  };
+  t.deepEqual(headOf(advertised, undefined), { commit: a, branch: 'main' });
+  t.deepEqual(headOf(advertised, 'main'), { commit: a, branch: 'main' });
+  t.deepEqual(headOf(advertised, 'v1'), { commit: c, branch: 'v1' });
+  t.is(headOf(advertised, 'gone'), undefined);
+  // No symref for HEAD, or another object format: git clones.
+  t.is(headOf({ ...advertised, capabilities: [] }, undefined), undefined);
+  t.is(headOf({ ...advertised, capabilities: ['object-format=sha256'] }, 'main'), undefined);
 });
