@@ -2,15 +2,16 @@
  * Benchmark (not a test): where a user waits on the reuse path, on the real stack. Three answers
  * for the same dev container (an image and a local feature), medians of 15 each:
  *   - a warm build, reuse off (a new commit each time; BuildKit's cache warm),
- *   - a new commit whose inputs did not change (reuse on: a clone, the key, a relabelled tag),
+ *   - a new commit whose inputs did not change (reuse on: its trees, the key, a relabelled tag),
  *   - an unchanged commit (reuse on: answered from the record of that commit, no clone).
- * Each with the median of every stage of its img log's `# stages:` line, and its ratio to the
- * warm build. Targets: new commit <= 0.05x, unchanged commit <= 0.03x.
+ * Each with the median of every stage of its build record's `stages` (GET /builds), and its
+ * ratio to the warm build. Targets: new commit <= 0.05x, unchanged commit <= 0.03x.
  *
  *   npm run stack -- up
  *   npm run bench:reuse [-- runs=15]
  */
 import { randomBytes } from 'node:crypto';
+import { cpus, loadavg } from 'node:os';
 import type { RunningApp } from '../test/helpers/app.js';
 import { startBuildApp } from '../test/helpers/build-support.js';
 import { testRepo } from '../test/helpers/reuse-support.js';
@@ -37,26 +38,30 @@ const median = (values: readonly number[]): number => {
 
 interface Answer {
   readonly ms: number;
-  /** Stage name -> seconds, from the img log's `# stages:` line. */
+  /** Stage name -> seconds, from the build record's `stages` (GET /builds?requestId=). */
   readonly stages: ReadonlyMap<string, number>;
   readonly log: string;
 }
 
-function stagesOf(log: string): Map<string, number> {
-  const line = /# stages: (.*) \(job [\d.]+ s\)/.exec(log)?.[1] ?? '';
+/** The stages of the build a request started, from its record. */
+async function stagesOf(app: RunningApp, requestId: string): Promise<Map<string, number>> {
+  const listed = (await (await fetch(`${app.url}/builds?requestId=${requestId}`)).json()) as {
+    builds: Array<{ stages?: Array<{ name: string; durationMs: number }> }>;
+  };
   const out = new Map<string, number>();
-  for (const part of line.split(', ')) {
-    const m = /^(.*) ([\d.]+) s$/.exec(part);
-    if (m?.[1] !== undefined) out.set(m[1], Number(m[2]));
-  }
+  for (const stage of listed.builds[0]?.stages ?? [])
+    out.set(stage.name, (out.get(stage.name) ?? 0) + stage.durationMs / 1000);
   return out;
 }
 
+let requests = 0;
+
 async function post(app: RunningApp, body: unknown): Promise<Answer> {
+  const requestId = `bench-reuse-${run}-${++requests}`;
   const started = performance.now();
   const res = await fetch(`${app.url}/build`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', 'x-request-id': requestId },
     body: JSON.stringify(body),
   });
   const ms = performance.now() - started;
@@ -65,7 +70,7 @@ async function post(app: RunningApp, body: unknown): Promise<Answer> {
   const log = await (await fetch(`${app.url}/logs/${logId}`)).text();
   if (res.status !== 200)
     throw new Error(`POST /build answered ${res.status}: ${JSON.stringify(out)}\n${log}`);
-  return { ms, stages: stagesOf(log), log };
+  return { ms, stages: await stagesOf(app, requestId), log };
 }
 
 interface Series {
@@ -99,6 +104,7 @@ function report(s: Series, warmMs: number): string {
 }
 
 const run = randomBytes(3).toString('hex');
+const startLoad = loadavg();
 const off = await startBuildApp({ commandLogRetention: 1000, build: { reuse: false } });
 const on = await startBuildApp({ commandLogRetention: 1000, build: { reuse: true } });
 const repo = await testRepo('bench-reuse');
@@ -141,6 +147,10 @@ try {
     (a) => /reused, no build, no clone/.test(a.log),
   );
   const warmMs = median(warm.answers.map((a) => a.ms));
+  const load = (when: string, avg: number[]): string => `${when} ${avg.map((l) => l.toFixed(2)).join(' ')}`;
+  console.log(
+    `${cpus().length} cores; load average (1, 5, 15 min): ${load('at the start', startLoad)}, ${load('at the end', loadavg())}`,
+  );
   console.log(`reuse answers, medians of ${RUNS} (POST /build wall time; ratio to the warm build):`);
   for (const s of [warm, newCommit, unchanged]) console.log(report(s, warmMs));
   const ratio = (s: Series): number => median(s.answers.map((a) => a.ms)) / warmMs;

@@ -13,6 +13,7 @@ import { buildAndPush as devcontainerBuild } from './builder/devcontainer-build.
 import { startPendingCli, type PendingCli } from './builder/pending-cli.js';
 import type { BuildDeps } from './build-deps.js';
 import { openClone } from './git/clone.js';
+import { openTreesFirst } from './git/tree-clone.js';
 import type { BuildPlan, BuildResult } from './plan/plan-types.js';
 import { createRequestDir, removeRequestDir } from './common/request-dir.js';
 import { guardedKey, keyDeps, keyFromCheckout as checkoutKey, type Keyed } from './reuse/checkout-key.js';
@@ -167,7 +168,13 @@ async function afterClone(job: Cloned): Promise<JobOutcome> {
 async function clone(job: Job): Promise<Cloned> {
   const { plan, deps, dir, signal, reporter, reuse } = job;
   await reporter.phase('cloning');
-  const open = await openClone(plan, { ...deps, blobs: deps.reuse.blobs }, dir, signal);
+  // A keyed job may end on the trees alone: over http(s) they are read in process (tree-clone.ts).
+  const open = await (job.keying ? openTreesFirst : openClone)(
+    plan,
+    { ...deps, blobs: deps.reuse.blobs },
+    dir,
+    signal,
+  );
   job.clock.lap('clone');
   reuse?.own.setCommit(open.commit);
   const target = ImageTarget.of(plan.image).atCommit(open.commit);
@@ -201,7 +208,7 @@ async function keyFromTrees(job: Cloned, ending: JobEnding): Promise<Keyed | und
       {
         repository: plan.repository,
         located: open.located,
-        git: open.git,
+        listPaths: open.listPaths,
         fallbackImage: deps.config.build.fallbackImage,
         blobs: deps.reuse.blobs,
       },

@@ -26,14 +26,16 @@ export async function fromMemo(
   const started = performance.now();
   const memo = await answerFromMemo(plan, deps, signal, (stage) => clock.lap(stage));
   if (memo.kind === 'missed') return memo.why === undefined ? undefined : `# ${memo.why}: full path\n`;
-  const { answer, head } = memo;
+  const { answer, head, via } = memo;
   reuse?.own.setCommit(head);
   const target = new TaggedImageTarget(answer.registry, answer.name, answer.tag);
   await reporter.resolved({ branch: answer.branch, commit: head, image: target.image });
   await reporter.phase('reusing');
   const gitLog = await deps.logStore.open('git', plan.secrets);
   gitLog.write(
-    `git ls-remote -- ${plan.url.cloneUrl} ${plan.branch ?? 'HEAD'}\n` +
+    (via === 'info/refs'
+      ? `GET ${plan.url.cloneUrl.replace(/\/+$/, '')}/info/refs?service=git-upload-pack\n`
+      : `git ls-remote -- ${plan.url.cloneUrl} ${plan.branch ?? 'HEAD'}\n`) +
       `# ${plan.branch ?? 'HEAD'} is at ${head}, answered before for this request: nothing cloned\n`,
   );
   await gitLog.close();

@@ -2,7 +2,8 @@
  * The web pages in headless Chromium against the service on the real stack (git, the Dev
  * Containers CLI, BuildKit, a registry): a build started over HTTP shows on /ui/ without a reload,
  * its page follows its log while it runs (HTML in the log and in the branch name drawn as text,
- * no script of theirs run), and Cancel ends it as `failure` on the page and in the API.
+ * no script of theirs run), and Cancel ends it as `failure` on the page and in the API. The
+ * builder that ran them shows its cache use on /ui/builders.
  */
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
@@ -198,4 +199,12 @@ test('a second build after a change to one file shows the earlier steps cached a
   t.true(text.includes('Rebuilt because'));
   t.true(text.includes('path .devcontainer: '));
   t.true((await inPage<number>(page, `document.querySelectorAll('.badge.cached').length`)) >= 1);
+
+  // The builder that ran both builds: its cache use as BuildKit reports it, on /ui/builders.
+  await page.goto(`${app.url}/ui/builders`);
+  await page.waitForSelector('.cache-use', { timeout: 60_000 });
+  t.regex(
+    await mainText(page),
+    /Cache[\s\S]*\d+(\.\d)? (B|KiB|MiB|GiB) \(\d+(\.\d)? (B|KiB|MiB|GiB) reclaimable\)/,
+  );
 });

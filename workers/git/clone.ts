@@ -18,8 +18,10 @@ import type { ReadPath } from '../builder/read-set.js';
 import {
   type CommitDefinition,
   type GitCapture,
+  gitTreeLister,
   type LocatedDefinition,
   locateDefinition,
+  type TreeLister,
   readDefinition,
 } from './commit-definition.js';
 import { placeBlobs, rememberBlobs, seedBlobs, type BlobStore } from './blob-seed.js';
@@ -79,8 +81,8 @@ export interface OpenClone {
   readonly logId: string;
   /** The definition's place in the commit's trees (with the listing around it); undefined: none. */
   readonly located: LocatedDefinition | undefined;
-  /** Read-only git in the clone, under the hardened environment and the request's credentials. */
-  readonly git: GitCapture;
+  /** The commit's trees at some paths (`git ls-tree` in the clone, or read in process). */
+  readonly listPaths: TreeLister;
   checkout(): Promise<ClonedRepository>;
   /** Idempotent; a no-op once `checkout` has run. `note`: a last line for the clone's log. */
   end(note?: string): Promise<void>;
@@ -151,7 +153,7 @@ async function readHead(clone: Clone) {
   const { capture } = clone;
   const [head, located, stored] = await sideBySide(clone.log, [
     (to) => capture(to)(['rev-parse', 'HEAD', '--abbrev-ref', 'HEAD']),
-    (to) => locateDefinition(capture(to), 'HEAD'),
+    (to) => locateDefinition(gitTreeLister(capture(to), 'HEAD')),
     (to) => storedObjects(capture(to)),
   ] as const);
   const [commit = '', headName = ''] = head.trim().split('\n');
@@ -218,14 +220,35 @@ async function checkoutAndSeal(
   };
 }
 
-/** Clone, read the commit, locate the definition from the trees; the clone stays open (see OpenClone). */
+/** What an open clone continues: the git log already opened, the commit already read (tree-clone.ts). */
+export interface CloneContinuing {
+  readonly log: CommandLogWriter;
+  readonly commit: string;
+}
+
+/**
+ * The clone at `commit` when its branch moved on since the commit was read: that commit fetched
+ * and the clone's HEAD set to it (rare: the branch moved in between).
+ */
+async function pinCommit(clone: Clone, commit: string): Promise<void> {
+  clone.log.write(`# the branch moved on since ${commit} was read: fetching that commit\n`);
+  const git = clone.capture(clone.log);
+  await git(['fetch', '--depth', '1', '--filter=blob:none', '--no-tags', 'origin', commit]);
+  await git(['update-ref', 'HEAD', commit]);
+}
+
+/**
+ * Clone, read the commit, locate the definition from the trees; the clone stays open (see
+ * OpenClone). `continuing`: the log to write to, and the commit the clone must be at.
+ */
 export async function openClone(
   plan: BuildPlan,
   deps: CloneDeps,
   dir: RequestDir,
   signal: AbortSignal,
+  continuing?: CloneContinuing,
 ): Promise<OpenClone> {
-  const log = await deps.logStore.open('git', gitSecrets(plan));
+  const log = continuing?.log ?? (await deps.logStore.open('git', gitSecrets(plan)));
   let ended = false;
   const end = async (note?: string): Promise<void> => {
     if (ended) return;
@@ -239,7 +262,12 @@ export async function openClone(
     return await withSpan('git.clone', span, async () => {
       const clone = await cloneGit(plan, deps, dir, log, signal);
       await run('git', cloneArgs(plan.url.cloneUrl, dir.clone, plan.branch), clone.options);
-      const { commit, branch, located, stored } = await readHead(clone);
+      let head = await readHead(clone);
+      if (continuing !== undefined && head.commit !== continuing.commit) {
+        await pinCommit(clone, continuing.commit);
+        head = { ...(await readHead(clone)), branch: head.branch };
+      }
+      const { commit, branch, located, stored } = head;
       const checkout = async (): Promise<ClonedRepository> => {
         try {
           const found = await withSpan('git.checkout', { 'log.id': log.id }, () =>
@@ -258,7 +286,7 @@ export async function openClone(
         commit,
         logId: log.id,
         located,
-        git: clone.capture(log),
+        listPaths: gitTreeLister(clone.capture(log), 'HEAD'),
         checkout,
         end,
       };

@@ -67,13 +67,29 @@ export interface LocatedDefinition {
   readonly ownPlace: ReadPath[];
 }
 
-/** Finds the definition from the trees of `treeish` alone (no file content needed); undefined: none. */
-export async function locateDefinition(
-  git: GitCapture,
-  treeish: string,
-): Promise<LocatedDefinition | undefined> {
-  const output = await git(['ls-tree', '-r', '-t', '-z', '--full-tree', treeish, '--', ...DEFINITION_ROOTS]);
-  const tree = new Map(parseLsTree(output).map((e) => [e.path, e] as const));
+/** The entries (trees included) of some paths of a commit and everything under them, by path. */
+export type TreeLister = (paths: readonly string[]) => Promise<TreeEntry[]>;
+
+/** A TreeLister by `git ls-tree -r -t -z --full-tree <treeish> -- <paths>` (literal paths). */
+export const gitTreeLister =
+  (git: GitCapture, treeish: string): TreeLister =>
+  async (paths) =>
+    parseLsTree(
+      await git([
+        'ls-tree',
+        '-r',
+        '-t',
+        '-z',
+        '--full-tree',
+        treeish,
+        '--',
+        ...paths.map((p) => `:(literal)${p}`),
+      ]),
+    );
+
+/** Finds the definition from the trees alone (no file content needed); undefined: none. */
+export async function locateDefinition(list: TreeLister): Promise<LocatedDefinition | undefined> {
+  const tree = new Map((await list(DEFINITION_ROOTS)).map((e) => [e.path, e] as const));
   const entries = new Map([...tree].filter(([, e]) => e.type === 'blob'));
   const listing = new Map<string, ListingKind>(
     [...entries.values()].map((e) => [e.path, e.mode === LINK_MODE ? 'link' : 'file']),

@@ -1,9 +1,8 @@
 /**
- * Where the requested branch (or tag, or the default branch) of the repository points now:
- * one `git ls-remote` with the request's credentials through the hardened git environment,
- * in a request directory of its own (removed at the end). Used to check that a build in flight
- * still builds the branch's tip before a request follows it. The commits listed, or [] when the
- * ref does not exist.
+ * Where the requested branch (or tag, or the default branch) of the repository points now: over
+ * http(s) one `GET info/refs` read in process (http-refs.ts), else one `git ls-remote` with the
+ * request's credentials through the hardened git environment, in a request directory of its own.
+ * For following a build in flight, the answered commits and the prebuilds' reconcile.
  */
 import { run } from '../../src/exec/run.js';
 import type { StepDeps } from '../common/step-deps.js';
@@ -11,6 +10,7 @@ import type { BuildPlan } from '../plan/plan-types.js';
 import { createRequestDir, removeRequestDir } from '../common/request-dir.js';
 import { gitSecrets, requestGitEnv } from './request-git-env.js';
 import { GIT_OBJECT_ID_PATTERN } from '../../src/rules/text-patterns.js';
+import { advertisedRefs, matchingRefs } from './http-refs.js';
 
 const LS_REMOTE_TIMEOUT_SECONDS = 30;
 const OBJECT_ID = new RegExp(GIT_OBJECT_ID_PATTERN);
@@ -26,8 +26,11 @@ export function parseLsRemote(output: string): Array<[id: string, ref: string]> 
     .filter(([id]) => OBJECT_ID.test(id));
 }
 
+/** How refs were listed: in process (one `GET info/refs`), or by a `git ls-remote` process. */
+export type ListedVia = 'info/refs' | 'git ls-remote';
+
 /** One `git ls-remote <args> -- <url> <refs>` in a request directory of its own: its listing. */
-async function lsRemote(
+async function gitLsRemote(
   plan: BuildPlan,
   deps: Pick<StepDeps, 'config' | 'groups'>,
   signal: AbortSignal,
@@ -53,6 +56,21 @@ async function lsRemote(
   }
 }
 
+/**
+ * The refs `git ls-remote -- <url> <refs>` lists: read in process from the repository's
+ * advertisement over http(s) (http-refs.ts), else by git (ssh, or whatever the former cannot see).
+ */
+async function lsRemote(
+  plan: BuildPlan,
+  deps: Pick<StepDeps, 'config' | 'groups'>,
+  signal: AbortSignal,
+  refs: readonly string[],
+): Promise<{ listed: Array<[id: string, ref: string]>; via: ListedVia }> {
+  const advertised = await advertisedRefs(plan, deps, signal, LS_REMOTE_TIMEOUT_SECONDS * 1000);
+  if (advertised !== undefined) return { listed: matchingRefs(advertised, refs), via: 'info/refs' };
+  return { listed: await gitLsRemote(plan, deps, signal, { options: [], refs }), via: 'git ls-remote' };
+}
+
 export async function remoteTip(
   plan: BuildPlan,
   deps: Pick<StepDeps, 'config' | 'groups'>,
@@ -62,7 +80,7 @@ export async function remoteTip(
     plan.branch === undefined
       ? ['HEAD']
       : [`refs/heads/${plan.branch}`, `refs/tags/${plan.branch}`, `refs/tags/${plan.branch}^{}`];
-  return (await lsRemote(plan, deps, signal, { options: [], refs })).map(([id]) => id);
+  return (await lsRemote(plan, deps, signal, refs)).listed.map(([id]) => id);
 }
 
 /** Every branch of the repository and its head (`git ls-remote --heads`), for the prebuilds' reconcile. */
@@ -72,30 +90,32 @@ export async function remoteHeads(
   signal: AbortSignal,
 ): Promise<Map<string, string>> {
   const heads = new Map<string, string>();
-  for (const [id, ref] of await lsRemote(plan, deps, signal, { options: ['--heads'], refs: [] }))
+  for (const [id, ref] of await gitLsRemote(plan, deps, signal, { options: ['--heads'], refs: [] }))
     if (ref.startsWith('refs/heads/')) heads.set(ref.slice('refs/heads/'.length), id);
   return heads;
 }
 
 /**
- * The commit a clone of the plan's branch would check out now (one `git ls-remote`): the branch's
- * head, else the tag's commit (peeled), else undefined (no such ref, or an unpeeled tag object).
+ * The commit a clone of the plan's branch would check out now (one listing of its refs): the
+ * branch's head, else the tag's commit (peeled), else undefined (no such ref, or an unpeeled tag
+ * object). `via`: how the refs were listed.
  */
 export async function remoteHead(
   plan: BuildPlan,
   deps: Pick<StepDeps, 'config' | 'groups'>,
   signal: AbortSignal,
-): Promise<string | undefined> {
+): Promise<{ head: string | undefined; via: ListedVia }> {
   const refs =
     plan.branch === undefined
       ? ['HEAD']
       : [`refs/heads/${plan.branch}`, `refs/tags/${plan.branch}`, `refs/tags/${plan.branch}^{}`];
-  const listed = new Map(
-    (await lsRemote(plan, deps, signal, { options: [], refs })).map(([id, ref]) => [ref, id]),
-  );
-  if (plan.branch === undefined) return listed.get('HEAD');
-  const head = listed.get(`refs/heads/${plan.branch}`);
-  if (head !== undefined) return head;
+  const { listed, via } = await lsRemote(plan, deps, signal, refs);
+  const byRef = new Map(listed.map(([id, ref]) => [ref, id]));
+  if (plan.branch === undefined) return { head: byRef.get('HEAD'), via };
   // An annotated tag lists its tag object and, peeled, its commit; a lightweight tag its commit only.
-  return listed.get(`refs/tags/${plan.branch}^{}`) ?? listed.get(`refs/tags/${plan.branch}`);
+  const head =
+    byRef.get(`refs/heads/${plan.branch}`) ??
+    byRef.get(`refs/tags/${plan.branch}^{}`) ??
+    byRef.get(`refs/tags/${plan.branch}`);
+  return { head, via };
 }

@@ -1,5 +1,5 @@
 /**
- * Answered commits (docs/reuse.md): a request whose branch head (one `git ls-remote`) was answered
+ * Answered commits (docs/reuse.md): a request whose branch head (one listing of refs) was answered
  * for the same request shape is answered from that record, with no clone, once its image is still
  * served under its tag and the references by tag still have their digests. Anything else takes
  * the full path, the img log saying why. The records: the leases' store (memory, or Redis).
@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import type { AnsweredCommit, MovableReference } from '../leases/answered-commits.js';
 import { parseImageString } from '../../src/registry/image-string.js';
-import { remoteHead } from '../git/ls-remote.js';
+import { remoteHead, type ListedVia } from '../git/ls-remote.js';
 import { devcontainerCliVersion } from '../builder/devcontainer-build.js';
 import type { StepDeps } from '../common/step-deps.js';
 import type { BuildPlan } from '../plan/plan-types.js';
@@ -70,6 +70,8 @@ export type MemoOutcome =
       readonly answer: AnsweredCommit;
       /** The commit the branch points at (the record's). */
       readonly head: string;
+      /** How the branch's head was looked up. */
+      readonly via: ListedVia;
       /** Lines for the img log (the signature). */
       readonly notes: readonly string[];
     }
@@ -131,8 +133,8 @@ export async function answerFromMemo(
     const answered = await deps.reuse.leases.answered.get(shape);
     lap('answered commits');
     if (answered.size === 0) return { kind: 'missed' };
-    const head = await remoteHead(plan, deps, signal);
-    lap('ls-remote');
+    const { head, via } = await remoteHead(plan, deps, signal);
+    lap('head lookup');
     const answer = head === undefined ? undefined : answered.get(head);
     if (head === undefined || answer === undefined) return { kind: 'missed' };
     const notes: string[] = [];
@@ -143,7 +145,7 @@ export async function answerFromMemo(
         kind: 'missed',
         why: `commit ${head} was answered before as ${answer.registry}/${answer.name}@${answer.digest}, but ${stale}`,
       };
-    return { kind: 'answered', answer, head, notes };
+    return { kind: 'answered', answer, head, via, notes };
   } catch (err) {
     if (signal.aborted) throw err;
     return { kind: 'missed', why: `answered commits not consulted (${reasonOf(err)})` };

@@ -18,8 +18,8 @@ import {
   repositoryFolder,
   repositoryPath,
 } from '../builder/read-set.js';
-import type { GitCapture, LocatedDefinition } from '../git/commit-definition.js';
-import { isRegularFile, LINK_MODE, parseLsTree, type TreeEntry } from '../git/tree-listing.js';
+import type { LocatedDefinition, TreeLister } from '../git/commit-definition.js';
+import { isRegularFile, LINK_MODE, type TreeEntry } from '../git/tree-listing.js';
 import type { BlobCache } from './blob-cache.js';
 import type { KeyedPath } from './build-key.js';
 import { computeKeyInput, type KeyDeps, type KeySource } from './key-inputs.js';
@@ -29,8 +29,8 @@ export interface TreeKeyInput {
   readonly repository: string;
   /** The definition located in the commit's trees (undefined: none, the fallback applies). */
   readonly located: LocatedDefinition | undefined;
-  /** Read-only git in the open clone (hardened environment, before it is sealed). */
-  readonly git: GitCapture;
+  /** The commit's trees at some paths (from the open clone, or read in process). */
+  readonly listPaths: TreeLister;
   readonly fallbackImage: string | undefined;
   readonly blobs: BlobCache;
 }
@@ -47,17 +47,7 @@ async function readSetEntries(
   const entries = new Map(listing);
   const outside = readSet.filter((p) => !LISTED_ROOTS.some((root) => isUnder(p.path, root)));
   if (outside.length > 0) {
-    const listed = await input.git([
-      'ls-tree',
-      '-r',
-      '-t',
-      '-z',
-      '--full-tree',
-      'HEAD',
-      '--',
-      ...outside.map((p) => `:(literal)${p.path}`),
-    ]);
-    for (const entry of parseLsTree(listed)) entries.set(entry.path, entry);
+    for (const entry of await input.listPaths(outside.map((p) => p.path))) entries.set(entry.path, entry);
   }
   for (const p of readSet) {
     const entry = entries.get(p.path);

@@ -1,10 +1,10 @@
 /**
- * The operators' pages, read-only: /ui/builders (GET /health/ready: each builder's state and
- * platforms, with the builds in flight on it), /ui/retention (GET /retention/plan: each image
+ * The operators' pages, read-only: /ui/builders (GET /health/ready: each builder's state,
+ * platforms and cache use, with the builds in flight on it), /ui/retention (GET /retention/plan: each image
  * kept or deleted, and why) and /ui/deliveries (GET /events/deliveries and GET /hooks/deliveries).
  */
 import { call, getJson, statusOf, type Build } from './api.js';
-import { h, replace, table, when } from './dom.js';
+import { bytes, h, replace, table, when } from './dom.js';
 import { poll } from './live.js';
 
 interface BuilderState {
@@ -12,6 +12,22 @@ interface BuilderState {
   readonly state: string;
   readonly reason?: string;
   readonly platforms: readonly string[];
+  /** The builder's cache use as BuildKit reports it; absent until read. */
+  readonly cache?: {
+    readonly totalBytes: number;
+    readonly reclaimableBytes: number;
+    readonly readAt: string;
+  };
+}
+
+/** A builder's cache use: its size, what BuildKit could reclaim, and when it was read. */
+function cacheUse(cache: BuilderState['cache']): HTMLElement {
+  if (cache === undefined) return h('span', { class: 'empty' }, 'not reported');
+  return h(
+    'span',
+    { class: 'cache-use', title: `read ${when(cache.readAt)}` },
+    `${bytes(cache.totalBytes)} (${bytes(cache.reclaimableBytes)} reclaimable)`,
+  );
 }
 
 const OPS_POLL_MS = 2000;
@@ -38,7 +54,7 @@ export async function buildersPage(root: HTMLElement, signal: AbortSignal): Prom
       body,
       h('p', {}, `Service: ${ready.status}${ready.reason === undefined ? '' : ` (${ready.reason})`}`),
       table(
-        ['Builder', 'State', 'Platforms', 'Builds in flight'],
+        ['Builder', 'State', 'Platforms', 'Cache', 'Builds in flight'],
         (ready.builders ?? []).map((builder) => {
           const here = running.filter((r) => statusOf(r) === 'running' && onBuilder(r, builder.builder));
           return [
@@ -49,6 +65,7 @@ export async function buildersPage(root: HTMLElement, signal: AbortSignal): Prom
               builder.reason === undefined ? builder.state : `${builder.state}: ${builder.reason}`,
             ),
             builder.platforms.join(', ') || 'its own',
+            cacheUse(builder.cache),
             h('span', {}, ...here.flatMap((r, i) => [i > 0 ? ', ' : '', buildLink(r.id)])),
           ];
         }),

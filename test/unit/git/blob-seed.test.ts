@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import test, { type ExecutionContext } from 'ava';
 import { execa } from 'execa';
 import { gitTestEnv } from '../../helpers/git-test-env.js';
-import { locateDefinition, type GitCapture } from '../../../workers/git/commit-definition.js';
+import { gitTreeLister, locateDefinition, type GitCapture } from '../../../workers/git/commit-definition.js';
 import { placeBlobs, rememberBlobs, seedBlobs } from '../../../workers/git/blob-seed.js';
 import { BlobCache } from '../../../workers/reuse/blob-cache.js';
 
@@ -51,7 +51,7 @@ async function partialClone(t: ExecutionContext) {
   await git(['config', 'core.sparseCheckout', 'true']);
   await git(['config', 'core.sparseCheckoutCone', 'false']);
   await writeFile(join(clone, '.git', 'info', 'sparse-checkout'), '/.devcontainer/\n');
-  const located = await locateDefinition(git, 'HEAD');
+  const located = await locateDefinition(gitTreeLister(git, 'HEAD'));
   if (located === undefined) throw new Error('no definition located');
   const entries = placeBlobs(located.listing, located.ownPlace);
   if (entries === undefined) throw new Error('the place has links');

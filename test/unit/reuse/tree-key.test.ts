@@ -11,12 +11,14 @@ import { execa } from 'execa';
 import { gitTestEnv } from '../../helpers/git-test-env.js';
 import { fallbackDefinitionText } from '../../../workers/builder/definition.js';
 import { parseJsonc } from '../../../workers/builder/jsonc.js';
-import { locateDefinition, type GitCapture } from '../../../workers/git/commit-definition.js';
+import { gitTreeLister, locateDefinition, type GitCapture } from '../../../workers/git/commit-definition.js';
 import { RegistryClient } from '../../../src/registry/client.js';
 import { BlobCache } from '../../../workers/reuse/blob-cache.js';
 import { computeKeyInput, type KeyDeps } from '../../../workers/reuse/key-inputs.js';
 import { readObjectIds } from '../../../workers/reuse/object-ids.js';
 import { keyFromTrees } from '../../../workers/reuse/tree-key.js';
+import { CommitTrees } from '../../../workers/git/http-trees.js';
+import { readPack } from '../../../workers/git/pack.js';
 
 const BASE = `example.invalid/dev/base@sha256:${'a'.repeat(64)}`;
 const FEATURE = `example.invalid/f/tool@sha256:${'b'.repeat(64)}`;
@@ -87,9 +89,34 @@ async function treeKey(
   fallbackImage?: string,
   repository = REPO,
 ): Promise<string | undefined> {
-  const located = await locateDefinition(repo.git, repo.commit);
-  const keyed = await keyFromTrees({ repository, located, git: repo.git, fallbackImage, blobs }, keyDeps());
+  const listPaths = gitTreeLister(repo.git, repo.commit);
+  const located = await locateDefinition(listPaths);
+  const keyed = await keyFromTrees({ repository, located, listPaths, fallbackImage, blobs }, keyDeps());
+  // The same trees read in process from a tree-only pack (http-trees.ts) give the same key.
+  const inMemory = CommitTrees.of(readPack(await treePack(repo)) ?? new Map(), repo.commit);
+  if (inMemory === undefined) throw new TypeError('the tree-only pack was not read');
+  const fromPack = (paths: readonly string[]) => Promise.resolve(inMemory.list(paths));
+  const packKeyed = await keyFromTrees(
+    { repository, located: await locateDefinition(fromPack), listPaths: fromPack, fallbackImage, blobs },
+    keyDeps(),
+  );
+  if (packKeyed?.key !== keyed?.key) throw new TypeError(`pack key ${packKeyed?.key} is not ${keyed?.key}`);
   return keyed?.key;
+}
+
+/** The commit and its trees, no blob, as a pack (what a tree-only fetch receives). */
+async function treePack(repo: Repo): Promise<Buffer> {
+  const listed = await execa('git', ['-C', repo.dir, 'rev-list', '--objects', '--filter=blob:none', 'HEAD'], {
+    env,
+    extendEnv: false,
+  });
+  const packed = await execa('git', ['-C', repo.dir, 'pack-objects', '--stdout'], {
+    env,
+    extendEnv: false,
+    input: `${listed.stdout}\n`,
+    encoding: 'buffer',
+  });
+  return Buffer.from(packed.stdout);
 }
 
 /** A cache holding the blobs of `paths`, as a build that read them would leave it. */
