@@ -6,7 +6,13 @@
  */
 import type { HeldLease } from './leases/leases.js';
 import type { BuildReporter } from '../src/builds/types.js';
-import { BuildersFullError, BusyError, serviceError, type ServiceError } from '../src/errors/errors.js';
+import {
+  BuildersFullError,
+  BusyError,
+  reasonOf,
+  serviceError,
+  type ServiceError,
+} from '../src/errors/errors.js';
 import { cancellationOf } from '../src/exec/cancellation.js';
 import type { CommandLogWriter, LogStore } from '../src/logs/types.js';
 import { resolveDefinition, type DevcontainerDefinition } from './builder/definition.js';
@@ -27,7 +33,7 @@ import {
 } from './reuse/decision.js';
 import { admit as admitBuild, type Admission, type JobReuse } from './admit.js';
 import { answerBuild, type Answering, type Settled } from './answer.js';
-import { reasonOf, registryAccess } from './reuse/reuse-deps.js';
+import { registryAccess } from './reuse/reuse-deps.js';
 import { pushedDigest, signAnswered } from './reuse/reuse-image.js';
 import { ImageTarget, TaggedImageTarget } from '../src/rules/image-target.js';
 import { keyFromTrees as treeKey } from './reuse/tree-key.js';

@@ -629,6 +629,16 @@ export class ServiceError extends Error {
 
 export const isServiceError = (err: unknown): err is ServiceError => err instanceof ServiceError;
 
+/** Why something failed, in words fit for a log line or an answer: the error's message. */
+export const reasonOf = (err: unknown): string => (err instanceof Error ? err.message : 'unknown failure');
+
+/**
+ * Why something failed, for a reader outside the service (a delivery record, a build log): a
+ * service error's text, else `fallback` (an unexpected error's message may say too much).
+ */
+export const publicReasonOf = (err: unknown, fallback: string): string =>
+  isServiceError(err) ? err.message : fallback;
+
 /** An error of one code. */
 export type CodedError<C extends ErrorCode> = ServiceError & { readonly code: C };
 type ErrorClass<C extends ErrorCode> = new (message: string, details?: ErrorDetails) => CodedError<C>;

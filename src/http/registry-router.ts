@@ -18,6 +18,7 @@ import { type ImageReference, parseReference } from '../registry/reference.js';
 import { parseDevcontainerQuery, parseImageQuery } from './registry-schemas.js';
 import type { AuthAction } from '../config/types.js';
 import { authorize, callerOf, resourceNames } from './access.js';
+import { servedTag } from '../retention/snapshot-types.js';
 
 const USER_HEADER = 'x-registry-username';
 const PASSWORD_HEADER = 'x-registry-password';
@@ -86,7 +87,7 @@ async function checkImage(registry: Registry, koaCtx: Context): Promise<void> {
     const ref = parseReference(query, ctx.config.insecureRegistries);
     const exists = await imageExists(client, callFor(registry, koaCtx, ref, PULL));
     result = exists ? 'exists' : 'absent';
-    if (exists) ctx.retention?.served(repositoryOf(ref), [`tag:${ref.tag}`]);
+    if (exists) ctx.retention?.served(repositoryOf(ref), [servedTag(ref.tag)]);
     koaCtx.body = { image: ref.image, exists };
   } finally {
     ctx.metrics.imageChecksTotal.inc({ result });
@@ -118,7 +119,7 @@ async function lookupDevcontainer(registry: Registry, koaCtx: Context): Promise<
     const read = await readImageConfig(client, call, parsePlatform(query.platform), explicitPlatform);
     const view = describeDevcontainer(parseMetadataLabel(read.labels[METADATA_LABEL]));
     result = 'found';
-    ctx.retention?.served(repositoryOf(ref), [`tag:${ref.tag}`, read.digest]);
+    ctx.retention?.served(repositoryOf(ref), [servedTag(ref.tag), read.digest]);
     koaCtx.body = { image: ref.image, digest: read.digest, ...view };
   } catch (err) {
     if (isServiceError(err)) {

@@ -8,7 +8,7 @@ import type { DockerConfigDocument, RetentionSettings } from '../config/types.js
 import { DELETE_ACTIONS, PULL, type RegistryCall, RegistryClient } from '../registry/client.js';
 import { findRegistryAuth } from '../registry/docker-auth.js';
 import { parseReference } from '../registry/reference.js';
-import { isServiceError } from '../errors/errors.js';
+import { reasonOf } from '../errors/errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics, RetentionRunResult } from '../observability/metrics.js';
 import { executePlan, type ImageRun, type StepOutcome } from './executor.js';
@@ -16,6 +16,7 @@ import { planRepository, type RepositoryPlan } from './policy.js';
 import { type RepositoryAnswer, type RetentionAnswer, planAnswer, runAnswer } from './answer.js';
 import type { ServedStore } from './served.js';
 import { readSnapshot } from './snapshot.js';
+import { servedTag } from './snapshot-types.js';
 import { ImageTarget } from '../rules/image-target.js';
 
 export interface RetentionDeps {
@@ -27,9 +28,6 @@ export interface RetentionDeps {
   readonly logger: Logger;
   readonly client?: RegistryClient;
 }
-
-const reasonOf = (err: unknown): string =>
-  isServiceError(err) || err instanceof Error ? err.message : 'unknown failure';
 
 /** An image a run deleted, as its listeners are told (the events' image.deleted). */
 export interface DeletedImageNotice {
@@ -70,7 +68,7 @@ export class Retention {
     if (typeof registry !== 'string' || typeof name !== 'string' || typeof digest !== 'string') return;
     this.served(
       new ImageTarget(registry, name).repository,
-      typeof tag === 'string' ? [digest, `tag:${tag}`] : [digest],
+      typeof tag === 'string' ? [digest, servedTag(tag)] : [digest],
     );
   };
 

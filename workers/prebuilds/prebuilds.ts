@@ -6,7 +6,7 @@
  */
 import type { BuildRecord } from '../../src/builds/types.js';
 import type { PrebuildConfiguration } from '../../src/config/types.js';
-import { isServiceError } from '../../src/errors/errors.js';
+import { publicReasonOf } from '../../src/errors/errors.js';
 import type { Logger } from '../../src/observability/logger.js';
 import { isZeroCommit, repositoryKey } from '../../src/prebuilds/names.js';
 import { matchesAny } from '../../src/rules/globs.js';
@@ -172,7 +172,7 @@ export class Prebuilds {
         { err, repository: configuration.repository, branch: candidate.branch },
         'prebuild not started',
       );
-      const reason = isServiceError(err) ? err.message : 'internal error';
+      const reason = publicReasonOf(err, 'internal error');
       return this.record({ ...base, decision: 'failed', reason: `failed: ${reason}` });
     }
   }

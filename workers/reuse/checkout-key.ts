@@ -3,6 +3,7 @@
  * dependencies of one request. The blobs it read are remembered (blob-cache.ts) so that the next
  * push with the same ones is keyed from the commit's trees, with no checkout (tree-key.ts).
  */
+import { reasonOf } from '../../src/errors/errors.js';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { cancellationOf } from '../../src/exec/cancellation.js';
@@ -16,7 +17,7 @@ import type { BuildKeyInput } from './build-key.js';
 import { computeKeyInput, type KeyDeps } from './key-inputs.js';
 import { readObjectIds } from './object-ids.js';
 import { buildCredentials } from './registry-credentials.js';
-import { reasonOf, type ReuseStepDeps } from './reuse-deps.js';
+import type { ReuseStepDeps } from './reuse-deps.js';
 
 /** A build key and what it was computed from. */
 export interface Keyed {

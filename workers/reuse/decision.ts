@@ -4,6 +4,7 @@
  * with the same key is in flight, here or on another replica: wait for it) or `build` (saying why
  * in the img log). A failure of the reuse path never fails the request: it is logged and the build runs.
  */
+import { reasonOf } from '../../src/errors/errors.js';
 import {
   STOPPED_WAITING,
   type FollowedBuild,
@@ -16,7 +17,7 @@ import type { BuildPlan, BuildResult } from '../plan/plan-types.js';
 import { buildKeyTag, changedInputs } from './build-key.js';
 import type { Keyed } from './checkout-key.js';
 import type { InFlightBuild, OwnedBuild } from './in-flight.js';
-import { reasonOf, registryAccess, type ReuseDeps } from './reuse-deps.js';
+import { registryAccess, type ReuseDeps } from './reuse-deps.js';
 import { recordKey, reuseByKey } from './reuse-image.js';
 import type { TaggedImageTarget } from '../../src/rules/image-target.js';
 

@@ -7,7 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import { posix } from 'node:path';
-import { isServiceError } from '../../src/errors/errors.js';
+import { publicReasonOf } from '../../src/errors/errors.js';
 import { PULL, type RegistryClient } from '../../src/registry/client.js';
 import { parseImageString } from '../../src/registry/image-string.js';
 import {
@@ -82,7 +82,7 @@ export async function resolve(ref: string, what: string, deps: KeyDeps): Promise
     return { ref, digest: head.digest };
   } catch (err) {
     if (err instanceof Unkeyable) throw err;
-    const why = isServiceError(err) ? err.message : 'registry call failed';
+    const why = publicReasonOf(err, 'registry call failed');
     throw new Unkeyable(`${what} ${ref}: ${why}`);
   }
 }

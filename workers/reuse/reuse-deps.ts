@@ -3,7 +3,6 @@
  * registry client, the in-flight map, the leases of the mode, recent inputs, the blobs the keys
  * read; and the registry access of one request drawn from them.
  */
-import { isServiceError } from '../../src/errors/errors.js';
 import type { RegistryClient } from '../../src/registry/client.js';
 import type { SupplyChain } from '../../src/supply-chain/supply-chain.js';
 import type { StepDeps } from '../common/step-deps.js';
@@ -30,9 +29,6 @@ export interface ReuseDeps {
 
 /** The slice of the step dependencies the reuse side reads. */
 export type ReuseStepDeps = Pick<StepDeps, 'config'> & { readonly reuse: ReuseDeps };
-
-export const reasonOf = (err: unknown): string =>
-  isServiceError(err) ? err.message : err instanceof Error ? err.message : 'unknown failure';
 
 export function registryAccess(plan: BuildPlan, deps: ReuseStepDeps): RegistryAccess {
   return {
