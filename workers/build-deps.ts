@@ -3,6 +3,7 @@
  * worker's own parts, among them the reuse side it wires here (createReuseDeps). Built once by
  * the build worker (src/service.ts makes it), or by a test.
  */
+import type { ImageTarget } from '../src/rules/image-target.js';
 import type { BuildLeases } from './leases/leases.js';
 import { RegistryClient } from '../src/registry/client.js';
 import type { SupplyChain } from '../src/supply-chain/supply-chain.js';
@@ -29,7 +30,7 @@ export function createReuseDeps(
   insecureRegistries: readonly string[],
   leases: BuildLeases,
   supply: SupplyChain,
-  reusedFrom?: (repository: string, digest: string) => void,
+  reusedFrom?: (repository: ImageTarget, digest: string) => void,
 ): ReuseDeps {
   return {
     ...(reusedFrom === undefined ? {} : { reusedFrom }),

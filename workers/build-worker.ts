@@ -82,7 +82,7 @@ export interface BuildWorkerContext {
   /** Aborted when the process must stop now: the worker's registry client closes. */
   readonly shutdownSignal: AbortSignal;
   /** Told the source image of each reuse (retention's "served", docs/retention.md). */
-  readonly reuseSourceServed?: (repository: string, digest: string) => void;
+  readonly reuseSourceServed?: (repository: ImageTarget, digest: string) => void;
   /** The shared queue (Redis mode; default: this instance's, in memory) and this replica's name. */
   readonly queue?: { readonly store: QueueStore; readonly replica: string } | undefined;
 }

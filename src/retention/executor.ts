@@ -10,7 +10,6 @@ import { manifestMediaType } from '../registry/relabel.js';
 import { reasonOf, serviceError } from '../errors/errors.js';
 import { deleteDone, deleteUnsupported } from '../registry/delete.js';
 import type { DeleteStep, PlannedImage, RepositoryPlan } from './policy.js';
-import { ImageTarget } from '../rules/image-target.js';
 import { unexpectedAnswer } from '../registry/reference.js';
 
 export type ImageOutcome = 'kept' | 'deleted' | 'unsupported' | 'error';
@@ -51,7 +50,7 @@ async function deleteManifest(
   if (deleteDone(res.status)) return 'deleted';
   if (res.status === 404) return 'absent';
   if (deleteUnsupported(res.status, errorCodes(res.body))) return 'unsupported';
-  throw unexpectedAnswer(call.ref, res.status, ImageTarget.of(call.ref).atDigest(digest));
+  throw unexpectedAnswer(call.ref, res.status, call.ref.target.atDigest(digest));
 }
 
 /** The key tag written anew over the kept image's manifest (same bytes, so the same digest). */
@@ -59,7 +58,7 @@ async function moveKey(client: RegistryClient, call: RegistryCall, step: DeleteS
   const heir = await client.getManifest(call, step.to ?? '');
   if (heir === undefined)
     throw serviceError('IMAGE_NOT_FOUND', {
-      image: ImageTarget.of(call.ref).atDigest(step.to ?? ''),
+      image: call.ref.target.atDigest(step.to ?? ''),
     });
   await putManifest(client, call, step.target, heir.body, manifestMediaType(heir));
   return 'moved';

@@ -11,7 +11,8 @@ import type { Logger } from '../../src/observability/logger.js';
 import { isZeroCommit, repositoryKey } from '../../src/prebuilds/names.js';
 import { matchesAny } from '../../src/rules/globs.js';
 import type { Delivery, Forge, NewDelivery, PrebuildTrigger, PushEvent } from '../../src/prebuilds/types.js';
-import { moveBranchTag, type TagAccess } from './branch-tag.js';
+import { moveBranchTag } from './branch-tag.js';
+import type { RegistryAccess } from '../../src/registry/call.js';
 import { changedPaths } from './changed-paths.js';
 import { prebuildPlan } from './plan.js';
 import type { PrebuildDeps } from './ports.js';
@@ -57,7 +58,7 @@ export class Prebuilds {
     return this.#deps.config.prebuilds.configurations;
   }
 
-  get tagAccess(): TagAccess {
+  get tagAccess(): RegistryAccess {
     const { config, registry } = this.#deps;
     return {
       client: registry,

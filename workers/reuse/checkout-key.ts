@@ -16,7 +16,7 @@ import type { BuildPlan } from '../plan/plan-types.js';
 import type { BuildKeyInput } from './build-key.js';
 import { computeKeyInput, type KeyDeps } from './key-inputs.js';
 import { readObjectIds } from './object-ids.js';
-import { buildCredentials } from './registry-credentials.js';
+import { buildAccess } from './registry-credentials.js';
 import type { ReuseStepDeps } from './reuse-deps.js';
 
 /** A build key and what it was computed from. */
@@ -41,9 +41,7 @@ export interface CheckoutKeySource {
 
 export function keyDeps(plan: BuildPlan, deps: ReuseStepDeps): KeyDeps {
   return {
-    client: deps.reuse.registry,
-    insecureRegistries: deps.config.insecureRegistries,
-    credentialsFor: buildCredentials(plan, deps.config.registryAuth),
+    access: buildAccess(plan, deps.reuse.registry, deps.config),
     platforms: plan.platforms,
     cliVersion: devcontainerCliVersion(),
     secretIds: plan.buildSecrets.map((secret) => secret.id),
