@@ -1,7 +1,8 @@
 /**
  * The application context every router reads, wired once: metrics, retention, events, the build
- * worker and the prebuilds over the stores of the mode, with the listeners of a build's end. The
- * service (service.ts) and the tests' app both build it here, so both run the same wiring.
+ * worker and the prebuilds over the stores of the mode, with the listeners of a build's end, and
+ * the one periodic runner of the prebuild passes and retention. The service (service.ts) and the
+ * tests' app both build it here, so both run the same wiring and the same schedules.
  */
 import type { BuildRegistry } from './builds/types.js';
 import type { Config } from './config/types.js';
@@ -13,9 +14,15 @@ import type { ErrorTracker } from './observability/error-tracker.js';
 import type { Logger } from './observability/logger.js';
 import { Metrics } from './observability/metrics.js';
 import { Retention } from './retention/retention.js';
+import { retentionPasses } from './retention/schedule.js';
+import type { ScheduledPass } from './prebuilds/schedule-lock.js';
+import { PeriodicRunner } from './schedules.js';
 import type { Stores } from './stores.js';
 import { BuildWorker, type BuildWorkerOptions } from '../workers/build-worker.js';
 import { createPrebuilds } from '../workers/prebuilds-start.js';
+
+/** How often an instance asks the schedule lock (and its holder renews it). */
+const SCHEDULE_TICK_MS = 3_000;
 
 export interface ContextParts {
   readonly config: Config;
@@ -30,14 +37,13 @@ export interface ContextParts {
 }
 
 /**
- * The context, the two parts the caller starts and stops beside the server, and the stop of the
- * prebuild schedules (resolves once no pass runs).
+ * The context, the events the caller closes beside the server, and the stop of the schedules
+ * (resolves once no pass runs).
  */
 export function createContext(parts: ContextParts): {
   ctx: AppContext;
-  retention: Retention;
   events: EventService;
-  stopPrebuilds: () => Promise<void>;
+  stopSchedules: () => Promise<void>;
 } {
   const { config, logger, stores, shutdownSignal } = parts;
   const metrics = new Metrics();
@@ -76,7 +82,7 @@ export function createContext(parts: ContextParts): {
   buildWorker.onBuildEnded(retention.servedOnAnswer);
   // Each image a retention run deletes: an image.deleted event.
   retention.onImageDeleted(events.emitImageDeleted);
-  const prebuilds = createPrebuilds(shared, buildWorker, stores.scheduleLock);
+  const prebuilds = createPrebuilds(shared, buildWorker);
   // The audit trail: each decision kept is also an access.decided event (docs/auth.md).
   const access = new AccessControl(config.auth, { logger, metrics, audited: events.emitAccessDecided });
   const ctx: AppContext = {
@@ -88,5 +94,15 @@ export function createContext(parts: ContextParts): {
     buildWorker,
     prebuilds: prebuilds.prebuilds,
   };
-  return { ctx, retention, events, stopPrebuilds: prebuilds.stop };
+  shutdownSignal.addEventListener('abort', () => retention.client.close(), { once: true });
+  const passes = [...prebuilds.passes, ...retentionPasses(retention, config.retention)];
+  return { ctx, events, stopSchedules: startSchedules(passes, parts) };
+}
+
+/** The periodic runner of `passes` on the holder of the schedule lock; its stop (none without a pass). */
+function startSchedules(passes: readonly ScheduledPass[], parts: ContextParts): () => Promise<void> {
+  if (passes.length === 0) return () => Promise.resolve();
+  const runner = new PeriodicRunner(parts.stores.scheduleLock, passes, parts.logger);
+  runner.start(SCHEDULE_TICK_MS, parts.shutdownSignal);
+  return () => runner.stop();
 }

@@ -22,7 +22,6 @@ import { startTracing } from './observability/tracing.js';
 import { redisEndpoint } from './config/redis-url.js';
 import { createStores } from './stores.js';
 import { createContext } from './context.js';
-import { startRetentionSchedule } from './retention/schedule.js';
 import { prebuildPlanProblems } from '../workers/prebuilds/plan.js';
 import { createShutdown, DEFAULT_SHUTDOWN_GRACE_SECONDS } from './shutdown.js';
 
@@ -84,19 +83,19 @@ async function startReporting(config: Config): Promise<Reporting> {
 }
 
 /**
- * The stores of the mode and the context every router reads; retention's schedule started. With
- * the stop of the prebuild schedules, which the drain awaits.
+ * The stores of the mode and the context every router reads, its schedules started. With the stop
+ * of the schedules, which the drain awaits.
  */
 async function startContext(
   config: Config,
   reporting: Reporting,
   shutdownSignal: AbortSignal,
-): Promise<{ ctx: AppContext; stopPrebuilds: () => Promise<void> }> {
+): Promise<{ ctx: AppContext; stopSchedules: () => Promise<void> }> {
   const { logger, errorTracker } = reporting;
   // Redis mode (redisUrl set): stores shared by every replica; else embedded (this instance only).
   const stores = await createStores(config, logger);
   const processGroups = new ProcessGroups().killOnExit(process);
-  const { ctx, retention, stopPrebuilds } = createContext({
+  const { ctx, stopSchedules } = createContext({
     config,
     logger,
     errorTracker,
@@ -104,9 +103,7 @@ async function startContext(
     processGroups,
     shutdownSignal,
   });
-  startRetentionSchedule(retention, config.retention, logger, shutdownSignal);
-  shutdownSignal.addEventListener('abort', () => retention.client.close(), { once: true });
-  return { ctx, stopPrebuilds };
+  return { ctx, stopSchedules };
 }
 
 /** What the service says once it listens; a warning when pinned host keys are missing. */
@@ -153,17 +150,17 @@ async function main(): Promise<void> {
   const config = await configOrExit(process.argv.slice(2));
   const reporting = await startReporting(config);
   const abort = new AbortController();
-  const { ctx, stopPrebuilds } = await startContext(config, reporting, abort.signal);
+  const { ctx, stopSchedules } = await startContext(config, reporting, abort.signal);
   const server = listen(ctx, reporting.flush);
   const shutdown = createShutdown({
     server,
     logger: reporting.logger,
     abort,
     graceMs: (config.shutdownGraceSeconds ?? DEFAULT_SHUTDOWN_GRACE_SECONDS) * 1000,
-    // No new prebuild pass once shutting down (the lock goes to another replica); the one in
+    // No new scheduled pass once shutting down (the lock goes to another replica); the one in
     // flight and the builds running end first.
     drained: async () => {
-      await Promise.all([ctx.buildWorker.drained?.(), stopPrebuilds()]);
+      await Promise.all([ctx.buildWorker.drained?.(), stopSchedules()]);
     },
     flush: reporting.flush,
     exit: (code) => process.exit(code),

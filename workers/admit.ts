@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Cancellation } from '../src/exec/cancellation.js';
-import { serviceError } from '../src/errors/errors.js';
+import { reasonOf, serviceError } from '../src/errors/errors.js';
 import type { BuildDeps } from './build-deps.js';
 import type { BuildPlan, BuildResult } from './plan/plan-types.js';
 import type { BuildQueue } from './queue.js';
@@ -20,7 +20,7 @@ import {
 } from './reuse/decision.js';
 import type { InFlightBuild, OwnedBuild } from './reuse/in-flight.js';
 import { requestIdentity } from './reuse/request-identity.js';
-import { reasonOf, registryAccess } from './reuse/reuse-deps.js';
+import { registryAccess } from './reuse/reuse-deps.js';
 import { pushedDigest, reuseByKey } from './reuse/reuse-image.js';
 import { TaggedImageTarget } from '../src/rules/image-target.js';
 

@@ -4,6 +4,7 @@
  * the build worker (src/service.ts makes it), or by a test.
  */
 import type { Config } from '../src/config/types.js';
+import type { ImageTarget } from '../src/rules/image-target.js';
 import type { BuildLeases } from './leases/leases.js';
 import { RegistryClient } from '../src/registry/client.js';
 import { supplyChainOf, type SupplyChain } from '../src/supply-chain/supply-chain.js';
@@ -34,7 +35,7 @@ export interface BuildDepsContext {
   readonly processGroups: StepDeps['groups'];
   readonly leases: BuildLeases;
   readonly secretIdentityKey?: SecretIdentityKey;
-  readonly reuseSourceServed?: (repository: string, digest: string) => void;
+  readonly reuseSourceServed?: (repository: ImageTarget, digest: string) => void;
 }
 
 /**
@@ -71,7 +72,7 @@ export function createReuseDeps(
   insecureRegistries: readonly string[],
   leases: BuildLeases,
   supply: SupplyChain,
-  reusedFrom?: (repository: string, digest: string) => void,
+  reusedFrom?: (repository: ImageTarget, digest: string) => void,
 ): ReuseDeps {
   return {
     ...(reusedFrom === undefined ? {} : { reusedFrom }),

@@ -5,7 +5,13 @@
  * decision to reuse or follow ends them early. The request directory is removed whatever happens.
  */
 import type { BuildReporter } from '../src/builds/types.js';
-import { BuildersFullError, BusyError, serviceError, type ServiceError } from '../src/errors/errors.js';
+import {
+  BuildersFullError,
+  BusyError,
+  reasonOf,
+  serviceError,
+  type ServiceError,
+} from '../src/errors/errors.js';
 import { cancellationOf } from '../src/exec/cancellation.js';
 import type { CommandLogWriter } from '../src/logs/types.js';
 import { resolveDefinition } from './builder/definition.js';
@@ -26,7 +32,7 @@ import {
 } from './reuse/decision.js';
 import { admit as admitBuild, type Admission, type JobReuse } from './admit.js';
 import { answerBuild, type Answering, type Settled } from './answer.js';
-import { reasonOf, registryAccess } from './reuse/reuse-deps.js';
+import { registryAccess } from './reuse/reuse-deps.js';
 import { pushedDigest, signAnswered } from './reuse/reuse-image.js';
 import { ImageTarget } from '../src/rules/image-target.js';
 import { keyFromTrees as treeKey } from './reuse/tree-key.js';

@@ -11,7 +11,8 @@ import type { StepTracker } from './builder/buildkit-steps.js';
 import { StageClock, type Lap } from './common/stage-clock.js';
 import type { Cloned } from './job.js';
 import type { Decision } from './reuse/decision.js';
-import { reasonOf, registryAccess } from './reuse/reuse-deps.js';
+import { registryAccess } from './reuse/reuse-deps.js';
+import { reasonOf } from '../src/errors/errors.js';
 import { pushedImage } from './reuse/reuse-image.js';
 /** The pushed image's platforms and sizes into the record (a failure is only logged). */
 export async function reportPushed(job: Cloned, digest: string, log: CommandLogWriter): Promise<void> {

@@ -49,7 +49,7 @@ export async function fromMemo(
         `(${((performance.now() - started) / 1000).toFixed(2)} s); ${target.image} is ${answer.digest}\n`,
     );
     deps.metrics.buildReusesTotal.inc();
-    deps.reuse.reusedFrom?.(target.repository, answer.digest);
+    deps.reuse.reusedFrom?.(target, answer.digest);
     clock.lap('answer');
     imgLog.write(clock.line());
   } finally {

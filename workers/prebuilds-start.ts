@@ -1,7 +1,7 @@
 /**
  * The prebuilds of one service instance, made with the application context (src/context.ts, for
- * the service and the tests' app alike): the deliveries, a registry client of their own, and the
- * adapter that starts their builds through the build worker.
+ * the service and the tests' app alike): the deliveries, a registry client of their own, the
+ * adapter that starts their builds through the build worker, and their scheduled passes.
  */
 import type { BuildRegistry } from '../src/builds/types.js';
 import type { Config } from '../src/config/types.js';
@@ -15,11 +15,7 @@ import { WorkerPrebuildBuilds } from './prebuild-builds.js';
 import { Prebuilds } from './prebuilds/prebuilds.js';
 import { Reconciler } from './prebuilds/reconcile.js';
 import { Refresher } from './prebuilds/refresh.js';
-import { PrebuildSchedule } from './prebuilds/schedule.js';
-import type { ScheduleLock } from '../src/prebuilds/schedule-lock.js';
-
-/** How often an instance asks the schedule lock (and its holder renews it). */
-const SCHEDULE_TICK_MS = 3_000;
+import type { ScheduledPass } from '../src/prebuilds/schedule-lock.js';
 
 export interface PrebuildsContext {
   readonly config: Config;
@@ -31,14 +27,13 @@ export interface PrebuildsContext {
 }
 
 /**
- * The prebuilds, told of every build's end; their schedules start when any configuration is set.
- * `stop` ends the schedules and resolves once no pass runs any more.
+ * The prebuilds, told of every build's end, and their scheduled passes (reconcile, refresh; none
+ * without a configuration), which the service's periodic runner runs (src/schedules.ts).
  */
 export function createPrebuilds(
   ctx: PrebuildsContext,
   worker: Pick<BuildWorker, 'start' | 'cancel' | 'onBuildEnded'>,
-  lock: ScheduleLock,
-): { prebuilds: Prebuilds; stop: () => Promise<void> } {
+): { prebuilds: Prebuilds; passes: ScheduledPass[] } {
   const registry = new RegistryClient({ insecureRegistries: ctx.config.insecureRegistries });
   ctx.shutdownSignal.addEventListener('abort', () => registry.close(), { once: true });
   const builds = new WorkerPrebuildBuilds(worker, ctx.logger);
@@ -52,34 +47,35 @@ export function createPrebuilds(
     registry,
   });
   worker.onBuildEnded(prebuilds.ended);
-  if (ctx.config.prebuilds.configurations.length === 0) return { prebuilds, stop: async () => undefined };
-  const scheduled = schedule(ctx, prebuilds, registry, lock);
-  return { prebuilds, stop: () => scheduled.stop() };
+  if (ctx.config.prebuilds.configurations.length === 0) return { prebuilds, passes: [] };
+  return { prebuilds, passes: scheduledPasses(ctx, prebuilds, registry) };
 }
 
-function schedule(
+/** Reconcile then refresh, one after the other (they never overlap), each at once on taking the lock. */
+function scheduledPasses(
   ctx: PrebuildsContext,
   prebuilds: Prebuilds,
   registry: RegistryClient,
-  lock: ScheduleLock,
-): PrebuildSchedule {
+): ScheduledPass[] {
   const deps = { config: ctx.config, groups: ctx.processGroups, registry, logger: ctx.logger };
   const reconciler = new Reconciler(prebuilds, deps);
   const refresher = new Refresher(prebuilds, deps);
   const { reconcileIntervalSeconds, refreshIntervalSeconds } = ctx.config.prebuilds;
-  const passes = [
+  const lane = 'prebuilds';
+  return [
     {
-      name: 'reconcile' as const,
+      name: 'reconcile',
+      lane,
+      atOnce: true,
       intervalMs: reconcileIntervalSeconds * 1000,
       run: (l: Logger) => reconciler.pass(l),
     },
     {
-      name: 'refresh' as const,
+      name: 'refresh',
+      lane,
+      atOnce: true,
       intervalMs: refreshIntervalSeconds * 1000,
       run: (l: Logger) => refresher.pass(l),
     },
   ];
-  const scheduled = new PrebuildSchedule(lock, passes, ctx.logger);
-  scheduled.start(SCHEDULE_TICK_MS, ctx.shutdownSignal);
-  return scheduled;
 }

@@ -10,6 +10,7 @@ import type { Logger } from '../src/observability/logger.js';
 import type { Metrics } from '../src/observability/metrics.js';
 import type { QueueStore } from '../src/queue/types.js';
 import type { RequestedBy } from '../src/rules/caller.js';
+import type { ImageTarget } from '../src/rules/image-target.js';
 import type { JobReuse } from './admit.js';
 import type { BuildLeases } from './leases/leases.js';
 import type { BuildDeps } from './build-deps.js';
@@ -42,7 +43,7 @@ export interface BuildWorkerContext {
   /** Aborted when the process must stop now: the worker's registry client closes. */
   readonly shutdownSignal: AbortSignal;
   /** Told the source image of each reuse (retention's "served", docs/retention.md). */
-  readonly reuseSourceServed?: (repository: string, digest: string) => void;
+  readonly reuseSourceServed?: (repository: ImageTarget, digest: string) => void;
   /** The shared queue (Redis mode; default: this instance's, in memory) and this replica's name. */
   readonly queue?: { readonly store: QueueStore; readonly replica: string } | undefined;
 }

@@ -31,7 +31,7 @@ export interface VerifiedToken {
 }
 
 /** Why jose refused a token, in the words of the answer. */
-function reasonOf(err: unknown): string {
+function refusalOf(err: unknown): string {
   if (err instanceof errors.JWTExpired) return 'expired';
   if (err instanceof errors.JWTClaimValidationFailed) {
     if (err.claim === 'nbf' || err.claim === 'iat') return 'not yet valid';
@@ -79,7 +79,7 @@ export class IdTokens {
       return { issuer: issuer.entry, claims: payload };
     } catch (err) {
       if (err instanceof IssuerKeysUnavailable) throw new IssuerUnavailable(issuer.entry.name);
-      throw new TokenRefused(reasonOf(err));
+      throw new TokenRefused(refusalOf(err));
     }
   }
 }

@@ -5,6 +5,7 @@
  * are made by the registry, records are plain JSON.
  */
 import type { BuildStatus } from '../observability/metrics.js';
+import type { BuildTrigger } from '../rules/build-classes.js';
 import type { RequestedBy } from '../rules/caller.js';
 
 export const BUILD_PHASES = ['queued', 'cloning', 'resolving', 'building', 'reusing', 'finished'] as const;
@@ -18,7 +19,7 @@ export interface PlatformBuilder {
 }
 
 /** What started a build: a POST /build (`api`, also when absent) or a prebuild (docs/prebuilds.md). */
-export type BuildTrigger = 'api' | 'push' | 'reconcile' | 'refresh';
+export type { BuildTrigger } from '../rules/build-classes.js';
 
 /** Exactly what a synchronous POST /build is answered: its status and JSON body. */
 export interface BuildAnswer {

@@ -3,7 +3,7 @@
  * service (an async build outlives its connection, so ending the request alone would not). When
  * ibs was interrupted before it learned the id, the running build of its request id is looked up.
  */
-import { call, jsonOf, reasonOf, sendsToken } from './http.js';
+import { call, jsonOf, answerReason, sendsToken } from './http.js';
 import { isRefusal, refusalOf } from './identity.js';
 import type { Sink } from './output.js';
 
@@ -36,7 +36,7 @@ export async function cancelBuild(
     if (answer.status >= 200 && answer.status < 300) sink.line(`==> cancelled build ${target}`);
     else if (answer.status === 409) sink.line(`ibs: build ${target} had already finished`);
     else if (isRefusal(answer.status)) sink.line(`ibs: ${refusalOf(what, answer, sendsToken(server))}`);
-    else sink.line(`ibs: ${what} answered ${answer.status}: ${reasonOf(answer)}`);
+    else sink.line(`ibs: ${what} answered ${answer.status}: ${answerReason(answer)}`);
   } catch (err) {
     sink.line(`ibs: could not cancel the build: ${(err as Error).message}`);
   }

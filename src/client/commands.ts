@@ -8,7 +8,7 @@ import { serverUrl } from './build-request.js';
 import { fail, type RunContext } from './build.js';
 import { credentialsOf } from './env.js';
 import { EXIT, exitForStatus, type ExitCode } from './exit-codes.js';
-import { Unreachable, call, jsonOf, reasonOf, sendsToken, type Answer } from './http.js';
+import { Unreachable, call, jsonOf, answerReason, sendsToken, type Answer } from './http.js';
 import { isRefusal, refusalOf } from './identity.js';
 import { LogStream } from './log-stream.js';
 
@@ -44,7 +44,7 @@ async function request(url: URL, ctx: RunContext, method = 'GET', headers: Recor
     const what = `${method} ${url.pathname}`;
     const message = isRefusal(answer.status)
       ? refusalOf(what, answer, sendsToken(url))
-      : `${what} answered ${answer.status}: ${reasonOf(answer)}`;
+      : `${what} answered ${answer.status}: ${answerReason(answer)}`;
     return fail(ctx, exitForStatus(answer.status), message, { status: answer.status });
   } catch (err) {
     if (ctx.interrupt.aborted) return fail(ctx, EXIT.interrupted, 'interrupted');

@@ -136,7 +136,7 @@ export function jsonOf(answer: Answer): Record<string, unknown> | undefined {
  * What an error answer says: the body's `message` (or `error`) with its `code` when it names one,
  * else the start of its text.
  */
-export function reasonOf(answer: Answer): string {
+export function answerReason(answer: Answer): string {
   const body = jsonOf(answer);
   const text = [body?.message, body?.error].find((v): v is string => typeof v === 'string');
   const code = typeof body?.code === 'string' ? body.code : undefined;

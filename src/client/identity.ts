@@ -7,7 +7,7 @@
  * expires (a build outlives it). No token is ever printed: each is given to the masks first.
  */
 import type { Env } from './env.js';
-import { Unreachable, call, jsonOf, reasonOf, type Answer } from './http.js';
+import { Unreachable, call, jsonOf, answerReason, type Answer } from './http.js';
 
 /** ibs could not get the token it was told to send (exit 2). */
 export class IdentityError extends Error {}
@@ -71,7 +71,7 @@ async function requestIdToken(url: URL, requestToken: string, audience: string):
     throw err;
   }
   if (answer.status !== 200)
-    throw new IdentityError(`${why}: its token endpoint answered ${answer.status}: ${reasonOf(answer)}`);
+    throw new IdentityError(`${why}: its token endpoint answered ${answer.status}: ${answerReason(answer)}`);
   const value = jsonOf(answer)?.value;
   if (typeof value !== 'string' || !HEADER_TOKEN.test(value))
     throw new IdentityError(`${why}: the answer of its token endpoint carries no "value" ibs can send`);
@@ -148,7 +148,7 @@ export function identityOf(env: Env, learned: (token: string) => void): Identity
 
 /** The text of a 401 or 403 answer to `what` (e.g. `POST /build`), naming what to do about it. */
 export function refusalOf(what: string, answer: Answer, tokenSent: boolean): string {
-  const reason = reasonOf(answer);
+  const reason = answerReason(answer);
   if (answer.status === 403) return `${what} was not allowed for this identity (403): ${reason}`;
   if (!tokenSent)
     return (

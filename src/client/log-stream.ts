@@ -6,7 +6,7 @@
  * a failure's tail.
  */
 import { StringDecoder } from 'node:string_decoder';
-import { Unreachable, open, readText, reasonOf, sendsToken, type Answer } from './http.js';
+import { Unreachable, open, readText, answerReason, sendsToken, type Answer } from './http.js';
 import { isRefusal, refusalOf } from './identity.js';
 import type { Sink } from './output.js';
 
@@ -78,7 +78,7 @@ export class LogStream {
         `ibs: ${
           isRefusal(answer.status)
             ? refusalOf(`GET /logs/${this.id}`, answer, sendsToken(this.#url))
-            : `log ${this.id} answered ${answer.status}: ${reasonOf(answer)}`
+            : `log ${this.id} answered ${answer.status}: ${answerReason(answer)}`
         }`,
       );
       return true;

@@ -21,6 +21,7 @@ import { loadSideFiles } from './side-file-loader.js';
 import { valueFromText } from './text-values.js';
 import { loadSigningKey } from './signing-key.js';
 import { hookSecrets } from './prebuilds.js';
+import { FORGE_NAMES, FORGES } from '../rules/forges.js';
 import type { Config, DockerConfigDocument, Environment, SigningKey } from './types.js';
 
 export type { Environment } from './types.js';
@@ -180,11 +181,7 @@ export function loadConfigWithSources(input: LoadInput): LoadedConfig {
   // The problems are listed in this order: the files', the docker config's, the signing key's, TLS.
   const lists = loadSideFiles(options, settings, problems);
   const hooks = hookSecrets(
-    {
-      github: options.githubHookSecretFile,
-      gitlab: options.gitlabHookTokenFile,
-      gitea: options.giteaHookSecretFile,
-    },
+    Object.fromEntries(FORGE_NAMES.map((forge) => [forge, options[FORGES[forge].secretOption]])),
     problems,
   );
   const docker = ambientDockerConfig(env, problems);

@@ -7,6 +7,7 @@ import { AUTH_MODES, LAYER_COMPRESSIONS, PROVENANCE_MODES, RETENTION_MODES } fro
 import { BUILD_PLATFORM_PATTERN } from '../rules/image-reference.js';
 import { CACHE_TYPES, parseCacheSpec } from '../rules/cache-spec.js';
 import { BUILDER_MODES } from '../rules/limits.js';
+import { FORGES, type Forge, headerTitle, secretFileLabel } from '../rules/forges.js';
 import { builderEntryProblem, builderEntryText, parseBuilderEntry } from './builder-endpoints.js';
 import type { ConfigPath } from './config-paths.js';
 
@@ -62,6 +63,21 @@ const SECONDS_SCHEMA = { type: 'integer', minimum: 1 } as const;
 const NON_EMPTY = { type: 'string', minLength: 1 } as const;
 /** What every option naming a file shares. */
 const FILE_PATH = { type: 'string', placeholder: '<file>', schema: NON_EMPTY, secret: false } as const;
+
+/** The row of the option naming a forge's webhook secret file, from the forge's facts. */
+function hookSecretRow(forge: Forge) {
+  const { secret, senders, signature } = FORGES[forge];
+  const capitalised = `${secret.charAt(0).toUpperCase()}${secret.slice(1)}`;
+  return {
+    label: secretFileLabel(forge),
+    flag: `--${forge}-hook-${secret}-file` as const,
+    env: `${forge.toUpperCase()}_HOOK_${secret.toUpperCase()}_FILE`,
+    settingsKey: `prebuilds.hooks.${forge}${capitalised}File`,
+    ...FILE_PATH,
+    defaultText: `unset (POST /hooks/${forge} refused)`,
+    description: `File holding the ${secret === 'token' ? 'secret token' : 'secret'} of the ${senders} webhook (\`${headerTitle(signature.header)}\`).`,
+  };
+}
 
 const checkCacheSpec = (value: OptionValue): string | undefined => {
   const parsed = parseCacheSpec(String(value));
@@ -832,33 +848,9 @@ export const OPTION_TABLE = {
     secret: false,
     description: "Seconds between two checks of the newest prebuilds' base image and feature digests.",
   },
-  githubHookSecretFile: {
-    label: 'GitHub webhook secret file',
-    flag: '--github-hook-secret-file',
-    env: 'GITHUB_HOOK_SECRET_FILE',
-    settingsKey: 'prebuilds.hooks.githubSecretFile',
-    ...FILE_PATH,
-    defaultText: 'unset (POST /hooks/github refused)',
-    description: 'File holding the secret of the GitHub webhook (`X-Hub-Signature-256`).',
-  },
-  gitlabHookTokenFile: {
-    label: 'GitLab webhook token file',
-    flag: '--gitlab-hook-token-file',
-    env: 'GITLAB_HOOK_TOKEN_FILE',
-    settingsKey: 'prebuilds.hooks.gitlabTokenFile',
-    ...FILE_PATH,
-    defaultText: 'unset (POST /hooks/gitlab refused)',
-    description: 'File holding the secret token of the GitLab webhook (`X-Gitlab-Token`).',
-  },
-  giteaHookSecretFile: {
-    label: 'Gitea webhook secret file',
-    flag: '--gitea-hook-secret-file',
-    env: 'GITEA_HOOK_SECRET_FILE',
-    settingsKey: 'prebuilds.hooks.giteaSecretFile',
-    ...FILE_PATH,
-    defaultText: 'unset (POST /hooks/gitea refused)',
-    description: 'File holding the secret of the Gitea or Forgejo webhook (`X-Hub-Signature-256`).',
-  },
+  githubHookSecretFile: hookSecretRow('github'),
+  gitlabHookTokenFile: hookSecretRow('gitlab'),
+  giteaHookSecretFile: hookSecretRow('gitea'),
   authMode: {
     label: 'Caller identity mode',
     flag: '--auth-mode',

@@ -6,6 +6,7 @@
 import { ajv } from '../rules/ajv.js';
 import { BUILD_PLATFORM_PATTERN, NAME_PATTERN, REGISTRY_PATTERN } from '../rules/image-reference.js';
 import { BUILDER_MODES } from '../rules/limits.js';
+import { FORGE_NAMES, type Forge, secretFileLabel } from '../rules/forges.js';
 import { formatAjvErrors } from './ajv-problems.js';
 import { readText } from './files.js';
 import type { HookSecrets, PrebuildConfiguration } from './types.js';
@@ -99,17 +100,12 @@ export function hookSecret(path: string | undefined, what: string, problems: str
   return secret;
 }
 
-/** The three webhook secrets of the options (each unset when its file is). */
-export function hookSecrets(
-  paths: { github?: string; gitlab?: string; gitea?: string },
-  problems: string[],
-): HookSecrets {
-  const github = hookSecret(paths.github, 'GitHub webhook secret file', problems);
-  const gitlab = hookSecret(paths.gitlab, 'GitLab webhook token file', problems);
-  const gitea = hookSecret(paths.gitea, 'Gitea webhook secret file', problems);
-  return {
-    ...(github === undefined ? {} : { github }),
-    ...(gitlab === undefined ? {} : { gitlab }),
-    ...(gitea === undefined ? {} : { gitea }),
-  };
+/** The webhook secrets of the options, by forge (each unset when its file is). */
+export function hookSecrets(paths: { readonly [F in Forge]?: string }, problems: string[]): HookSecrets {
+  const secrets: { [F in Forge]?: string } = {};
+  for (const forge of FORGE_NAMES) {
+    const secret = hookSecret(paths[forge], secretFileLabel(forge), problems);
+    if (secret !== undefined) secrets[forge] = secret;
+  }
+  return secrets;
 }

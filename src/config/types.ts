@@ -7,6 +7,7 @@ import type { KeyObject } from 'node:crypto';
 
 import type { BuildSecretScope, ServerBuildSecret } from '../rules/build-secret-rules.js';
 import type { EventStatus } from '../rules/event-types.js';
+import type { Forge } from '../rules/forges.js';
 
 export type SshHostKeyPolicy = 'tofu' | 'pinned';
 export type { BuilderMode } from '../rules/limits.js';
@@ -195,12 +196,8 @@ export interface PrebuildConfiguration {
   readonly refreshOnBaseChange: boolean;
 }
 
-/** The webhook secrets, read from their files at startup (secrets: never shown or logged). */
-export interface HookSecrets {
-  readonly github?: string;
-  readonly gitlab?: string;
-  readonly gitea?: string;
-}
+/** The webhook secrets by forge, read from their files at startup (secrets: never shown or logged). */
+export type HookSecrets = { readonly [F in Forge]?: string };
 
 export interface PrebuildSettings {
   readonly configurations: readonly PrebuildConfiguration[];

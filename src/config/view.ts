@@ -1,6 +1,7 @@
 import { redisEndpoint } from './redis-url.js';
 import { declaredPlatforms } from './builder-endpoints.js';
 import type { Config } from './types.js';
+import { FORGE_NAMES } from '../rules/forges.js';
 
 /** The configurations as given; of the webhooks only which are set, never a secret. */
 function prebuildsView(config: Config): Record<string, unknown> {
@@ -9,11 +10,9 @@ function prebuildsView(config: Config): Record<string, unknown> {
     configurations: prebuilds.configurations.map((c) => structuredClone(c)),
     reconcileIntervalSeconds: prebuilds.reconcileIntervalSeconds,
     refreshIntervalSeconds: prebuilds.refreshIntervalSeconds,
-    hooks: {
-      github: prebuilds.hookSecrets.github !== undefined,
-      gitlab: prebuilds.hookSecrets.gitlab !== undefined,
-      gitea: prebuilds.hookSecrets.gitea !== undefined,
-    },
+    hooks: Object.fromEntries(
+      FORGE_NAMES.map((forge) => [forge, prebuilds.hookSecrets[forge] !== undefined]),
+    ),
   };
 }
 

@@ -12,8 +12,14 @@ import {
 } from '../rules/build-secret-rules.js';
 import { CACHE_TYPES } from '../rules/cache-spec.js';
 import { DEFINITION_PLACES } from '../rules/definition.js';
+import { FORGES, headerTitle } from '../rules/forges.js';
 import { AUTH_REALM, BODY_LIMIT_BYTES } from '../rules/limits.js';
 import { BUILD_FILTER_RULES, BUILD_REQUEST_FIELDS, QUERY_PARAMETER_RULES } from '../rules/request-shapes.js';
+
+/** The headers a webhook signature is read from (src/rules/forges.ts), as the forges write them. */
+const SIGNATURE_HEADERS = [...new Set(Object.values(FORGES).map((forge) => forge.signature.header))]
+  .map((header) => `\`${headerTitle(header)}\``)
+  .join(' or ');
 
 /** A value the request gave, shown quoted (it may hold spaces, quotes or nothing). */
 const quoted = (value: string): string => JSON.stringify(value);
@@ -385,7 +391,7 @@ export const ERRORS = {
   HOOK_SIGNATURE_INVALID: {
     status: 401,
     text: 'bad or missing webhook signature',
-    when: 'The `X-Hub-Signature-256` or `X-Gitlab-Token` header is missing or does not match the secret.',
+    when: `The ${SIGNATURE_HEADERS} header is missing or does not match the secret.`,
   },
   INVALID_HOOK_PAYLOAD: {
     status: 400,
@@ -628,6 +634,16 @@ export class ServiceError extends Error {
 }
 
 export const isServiceError = (err: unknown): err is ServiceError => err instanceof ServiceError;
+
+/** Why something failed, in words fit for a log line or an answer: the error's message. */
+export const reasonOf = (err: unknown): string => (err instanceof Error ? err.message : 'unknown failure');
+
+/**
+ * Why something failed, for a reader outside the service (a delivery record, a build log): a
+ * service error's text, else `fallback` (an unexpected error's message may say too much).
+ */
+export const publicReasonOf = (err: unknown, fallback: string): string =>
+  isServiceError(err) ? err.message : fallback;
 
 /** An error of one code. */
 export type CodedError<C extends ErrorCode> = ServiceError & { readonly code: C };

@@ -4,7 +4,8 @@
  * payload is ignored; a missing or malformed field is a 400 naming it, and nothing is built.
  */
 import { serviceError } from '../errors/errors.js';
-import type { Forge, PushEvent } from '../prebuilds/types.js';
+import type { PushEvent } from '../prebuilds/types.js';
+import { FORGES, type Forge } from '../rules/forges.js';
 import { GIT_OBJECT_ID_PATTERN } from '../rules/text-patterns.js';
 
 type Json = Record<string, unknown>;
@@ -16,11 +17,11 @@ const MAX_URL = 2048;
 
 export type HookDelivery = { readonly kind: 'ping' } | { readonly kind: 'push'; readonly event: PushEvent };
 
-/** The event name the forge sends in its header. */
-function eventOf(forge: Forge, header: (name: string) => string | undefined): string {
-  const name = forge === 'gitlab' ? 'x-gitlab-event' : forge === 'gitea' ? 'x-gitea-event' : 'x-github-event';
-  return header(name) ?? header('x-github-event') ?? '';
-}
+/** The value of the first of `names` the delivery has. */
+const firstHeader = (
+  names: readonly string[],
+  header: (name: string) => string | undefined,
+): string | undefined => names.map(header).find((value) => value !== undefined);
 
 function parseBody(body: Buffer): Json {
   let json: unknown;
@@ -33,14 +34,8 @@ function parseBody(body: Buffer): Json {
   return json;
 }
 
-const URL_FIELDS: Readonly<Record<Forge, { readonly object: string; readonly fields: readonly string[] }>> = {
-  github: { object: 'repository', fields: ['clone_url', 'ssh_url', 'html_url', 'git_url'] },
-  gitea: { object: 'repository', fields: ['clone_url', 'ssh_url', 'html_url'] },
-  gitlab: { object: 'project', fields: ['git_http_url', 'git_ssh_url', 'web_url'] },
-};
-
 function repositoryUrls(forge: Forge, json: Json): string[] {
-  const { object, fields } = URL_FIELDS[forge];
+  const { object, fields } = FORGES[forge].repository;
   const repo = json[object];
   if (!isObject(repo)) throw serviceError('INVALID_HOOK_PAYLOAD', { forge, field: object });
   const urls = fields
@@ -64,13 +59,12 @@ export function readHookDelivery(
   body: Buffer,
   header: (name: string) => string | undefined,
 ): HookDelivery {
-  const event = eventOf(forge, header);
-  if (event === 'ping') return { kind: 'ping' };
-  if (event !== (forge === 'gitlab' ? 'Push Hook' : 'push'))
-    throw serviceError('HOOK_EVENT_UNSUPPORTED', { forge, event });
+  const facts = FORGES[forge];
+  const event = firstHeader(facts.eventHeaders, header) ?? '';
+  if (event === facts.events.ping) return { kind: 'ping' };
+  if (event !== facts.events.push) throw serviceError('HOOK_EVENT_UNSUPPORTED', { forge, event });
   const json = parseBody(body);
-  const deliveryId =
-    header('x-github-delivery') ?? header('x-gitea-delivery') ?? header('x-gitlab-event-uuid');
+  const deliveryId = firstHeader(facts.deliveryHeaders, header);
   return {
     kind: 'push',
     event: {

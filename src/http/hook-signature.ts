@@ -1,10 +1,11 @@
 /**
- * The webhook checks, in constant time: GitHub and Gitea sign the raw body with HMAC-SHA256
- * (`X-Hub-Signature-256: sha256=<hex>`); GitLab sends its secret token (`X-Gitlab-Token`), compared
- * through HMACs of equal length so neither its length nor its bytes leak through timing.
+ * The webhook checks, in constant time, by the forge's scheme (src/rules/forges.ts): `hmac-sha256`,
+ * the header holds `sha256=<hex>` of the raw body (GitHub, Gitea); `token`, the header holds the
+ * secret itself (GitLab), compared through HMACs of equal length so neither its length nor its
+ * bytes leak through timing.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { Forge } from '../prebuilds/types.js';
+import { FORGES, type Forge } from '../rules/forges.js';
 
 const hmac = (key: string, data: Buffer | string): Buffer => createHmac('sha256', key).update(data).digest();
 
@@ -28,7 +29,8 @@ export function validHookSignature(
   body: Buffer,
   header: (name: string) => string | undefined,
 ): boolean {
-  return forge === 'gitlab'
-    ? validToken(secret, header('x-gitlab-token'))
-    : validHubSignature(secret, body, header('x-hub-signature-256'));
+  const { scheme, header: name } = FORGES[forge].signature;
+  return scheme === 'token'
+    ? validToken(secret, header(name))
+    : validHubSignature(secret, body, header(name));
 }

@@ -6,7 +6,7 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import { serviceError } from '../errors/errors.js';
-import { FORGES, type Forge } from '../prebuilds/types.js';
+import { type Forge, isForge } from '../rules/forges.js';
 import { HOOK_BODY_LIMIT_BYTES } from '../rules/limits.js';
 import type { AppContext } from './context.js';
 import { readHookDelivery } from './hook-payload.js';
@@ -29,8 +29,6 @@ async function rawBody(koaCtx: Context): Promise<Buffer> {
   }
   return Buffer.concat(chunks);
 }
-
-const isForge = (name: string): name is Forge => (FORGES as readonly string[]).includes(name);
 
 async function receive(ctx: AppContext, koaCtx: Context, forge: Forge): Promise<void> {
   const secret = ctx.config.prebuilds.hookSecrets[forge];

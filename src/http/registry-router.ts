@@ -1,6 +1,5 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
-import { findRegistryAuth, type RegistryCredentials } from '../registry/docker-auth.js';
 import type { AppContext } from './context.js';
 import { describeDevcontainer, METADATA_LABEL, parseMetadataLabel } from '../devcontainer/index.js';
 import { ImageNotFoundError, isServiceError, serviceError } from '../errors/errors.js';
@@ -14,20 +13,17 @@ import { DELETE_ACTIONS, PULL, type RegistryCall, RegistryClient } from '../regi
 import { deleteImage } from '../registry/delete.js';
 import { readImageConfig } from '../registry/image-config.js';
 import { parsePlatform } from '../registry/platform.js';
-import { type ImageReference, parseReference } from '../registry/reference.js';
-import { parseDevcontainerQuery, parseImageQuery } from './registry-schemas.js';
+import { type OwnCredentials, type RegistryAccess, registryCall } from '../registry/call.js';
+import { type ImageQuery, parseDevcontainerQuery, parseImageQuery } from './registry-schemas.js';
 import type { AuthAction } from '../config/types.js';
 import { authorize, callerOf, resourceNames } from './access.js';
+import { servedTag } from '../retention/snapshot-types.js';
 
 const USER_HEADER = 'x-registry-username';
 const PASSWORD_HEADER = 'x-registry-password';
 
-/** X-Registry-Username + X-Registry-Password together, else ambient auth, else anonymous. */
-function credentialsFor(
-  koaCtx: Context,
-  ctx: AppContext,
-  ref: ImageReference,
-): RegistryCredentials | undefined {
+/** X-Registry-Username + X-Registry-Password together (for any registry), else none (ambient auth). */
+function headerCredentials(koaCtx: Context): OwnCredentials | undefined {
   const value = (name: string): string | undefined => {
     const v = koaCtx.headers[name];
     const s = Array.isArray(v) ? v[0] : v;
@@ -39,19 +35,14 @@ function credentialsFor(
   if (username !== undefined || password !== undefined) {
     throw serviceError('REGISTRY_HEADERS_UNPAIRED');
   }
-  return (
-    findRegistryAuth(ctx.config.registryAuth, ref.registry) ??
-    findRegistryAuth(ctx.config.registryAuth, ref.host)
-  );
+  return undefined;
 }
 
-/** `<registry>/<name>` as the caller named them (how retention names a repository). */
-const repositoryOf = (ref: ImageReference): string => ref.image.slice(0, ref.image.lastIndexOf(':'));
-
-/** What each route uses: the app's context and the one registry client. */
+/** What each route uses: the app's context and the registry access of the service (its one client). */
 interface Registry {
   readonly ctx: AppContext;
   readonly client: RegistryClient;
+  readonly access: RegistryAccess;
 }
 
 /**
@@ -71,22 +62,28 @@ async function authorizedQuery<Q extends { registry: string; name: string }>(
   return query;
 }
 
-const callFor = (
-  { ctx }: Registry,
+/** The call of a query: its image (a malformed one answers 400 first) with the request's credentials. */
+function callFor(
+  registry: Registry,
   koaCtx: Context,
-  ref: ImageReference,
+  query: ImageQuery,
   actions: readonly string[],
-): RegistryCall => ({ ref, credentials: credentialsFor(koaCtx, ctx, ref), actions });
+): RegistryCall {
+  const call = registryCall(registry.access, query, actions);
+  const own = headerCredentials(koaCtx);
+  return own === undefined ? call : registryCall({ ...registry.access, own }, query, actions);
+}
 
 async function checkImage(registry: Registry, koaCtx: Context): Promise<void> {
   const { ctx, client } = registry;
   let result: ImageCheckResult = 'error';
   try {
     const query = await authorizedQuery(registry, koaCtx, 'read', parseImageQuery);
-    const ref = parseReference(query, ctx.config.insecureRegistries);
-    const exists = await imageExists(client, callFor(registry, koaCtx, ref, PULL));
+    const call = callFor(registry, koaCtx, query, PULL);
+    const { ref } = call;
+    const exists = await imageExists(client, call);
     result = exists ? 'exists' : 'absent';
-    if (exists) ctx.retention?.served(repositoryOf(ref), [`tag:${ref.tag}`]);
+    if (exists) ctx.retention?.served(ref.target, [servedTag(ref.tag)]);
     koaCtx.body = { image: ref.image, exists };
   } finally {
     ctx.metrics.imageChecksTotal.inc({ result });
@@ -98,10 +95,10 @@ async function removeImage(registry: Registry, koaCtx: Context): Promise<void> {
   let result: ImageDeleteResult = 'error';
   try {
     const query = await authorizedQuery(registry, koaCtx, 'delete', parseImageQuery);
-    const ref = parseReference(query, ctx.config.insecureRegistries);
-    const outcome = await deleteImage(client, callFor(registry, koaCtx, ref, DELETE_ACTIONS));
+    const call = callFor(registry, koaCtx, query, DELETE_ACTIONS);
+    const outcome = await deleteImage(client, call);
     result = outcome.result;
-    koaCtx.body = { image: ref.image, deleted: outcome.deleted, reason: outcome.reason };
+    koaCtx.body = { image: call.ref.image, deleted: outcome.deleted, reason: outcome.reason };
   } finally {
     ctx.metrics.imageDeletesTotal.inc({ result });
   }
@@ -112,13 +109,13 @@ async function lookupDevcontainer(registry: Registry, koaCtx: Context): Promise<
   let result: DevcontainerLookupResult = 'error';
   try {
     const query = await authorizedQuery(registry, koaCtx, 'read', parseDevcontainerQuery);
-    const ref = parseReference(query, ctx.config.insecureRegistries);
-    const call = callFor(registry, koaCtx, ref, PULL);
+    const call = callFor(registry, koaCtx, query, PULL);
+    const { ref } = call;
     const explicitPlatform = typeof koaCtx.query.platform === 'string';
     const read = await readImageConfig(client, call, parsePlatform(query.platform), explicitPlatform);
     const view = describeDevcontainer(parseMetadataLabel(read.labels[METADATA_LABEL]));
     result = 'found';
-    ctx.retention?.served(repositoryOf(ref), [`tag:${ref.tag}`, read.digest]);
+    ctx.retention?.served(ref.target, [servedTag(ref.tag), read.digest]);
     koaCtx.body = { image: ref.image, digest: read.digest, ...view };
   } catch (err) {
     if (isServiceError(err)) {
@@ -136,7 +133,8 @@ export function createRegistryRouter(ctx: AppContext): Router {
   const router = new Router();
   const client = new RegistryClient({ insecureRegistries: ctx.config.insecureRegistries });
   ctx.shutdownSignal.addEventListener('abort', () => client.close(), { once: true });
-  const registry: Registry = { ctx, client };
+  const { insecureRegistries, registryAuth } = ctx.config;
+  const registry: Registry = { ctx, client, access: { client, insecureRegistries, registryAuth } };
   router.get('/image', (koaCtx) => checkImage(registry, koaCtx));
   router.delete('/image', (koaCtx) => removeImage(registry, koaCtx));
   router.get('/devcontainer', (koaCtx) => lookupDevcontainer(registry, koaCtx));

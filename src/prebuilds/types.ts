@@ -1,13 +1,14 @@
 /**
  * The prebuild vocabulary shared by the webhook routes (src/http) and the trigger logic
- * (workers/prebuilds): the forges, a push as read from a signed payload, and a delivery (a
- * webhook or a scheduled check) with the decision taken and why (docs/prebuilds.md). Types only.
+ * (workers/prebuilds): a push as read from a signed payload, and a delivery (a webhook or a
+ * scheduled check) with the decision taken and why (docs/prebuilds.md). The forges and the
+ * triggers are rules of their own (src/rules/forges.ts, src/rules/build-classes.ts).
  */
+import type { Forge } from '../rules/forges.js';
+import type { PrebuildTrigger } from '../rules/build-classes.js';
 
-export const FORGES = ['github', 'gitlab', 'gitea'] as const;
-export type Forge = (typeof FORGES)[number];
-
-export type PrebuildTrigger = 'push' | 'reconcile' | 'refresh';
+export type { Forge } from '../rules/forges.js';
+export type { PrebuildTrigger } from '../rules/build-classes.js';
 
 /** A push event from a signed payload: it only selects among the configured repositories and branches. */
 export interface PushEvent {

@@ -41,7 +41,7 @@ export async function deleteImage(client: RegistryClient, call: RegistryCall): P
     const untag = await client.request(call, 'DELETE', `${ref.name}/manifests/${ref.tag}`, {
       maxBytes: LIMITS.errorBytes,
     });
-    if (!isSuccess(untag.status) && untag.status !== 404) {
+    if (!deleteDone(untag.status) && untag.status !== 404) {
       throw unexpectedAnswer(ref, untag.status);
     }
     res = await client.request(call, 'DELETE', path, { maxBytes: LIMITS.errorBytes });
@@ -55,10 +55,10 @@ export async function deleteImage(client: RegistryClient, call: RegistryCall): P
       };
     }
   }
-  if (isSuccess(res.status))
+  if (deleteDone(res.status))
     return { deleted: true, reason: `deleted manifest ${digest}${sharedNote}`, result: 'deleted' };
   if (res.status === 404) return { deleted: true, reason: 'already absent', result: 'deleted' };
-  if (res.status === 405 || res.status === 501 || codes.includes('UNSUPPORTED')) {
+  if (deleteUnsupported(res.status, codes)) {
     const code = codes.includes('UNSUPPORTED') ? ' UNSUPPORTED' : '';
     return {
       deleted: false,
@@ -69,7 +69,12 @@ export async function deleteImage(client: RegistryClient, call: RegistryCall): P
   throw unexpectedAnswer(ref, res.status);
 }
 
-const isSuccess = (status: number): boolean => status === 200 || status === 202 || status === 204;
+/** Whether a registry's answer to a DELETE says it deleted (200, 202 or 204). */
+export const deleteDone = (status: number): boolean => status === 200 || status === 202 || status === 204;
+
+/** Whether a registry's answer to a manifest DELETE says it does not delete (405, 501, `UNSUPPORTED`). */
+export const deleteUnsupported = (status: number, codes: readonly string[]): boolean =>
+  status === 405 || status === 501 || codes.includes('UNSUPPORTED');
 
 /**
  * The other tags of the repository that point at `digest`, when that is cheap to know (a

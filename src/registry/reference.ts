@@ -13,7 +13,7 @@ import {
   REGISTRY_PATTERN,
   TAG_PATTERN,
 } from '../rules/image-reference.js';
-import { ImageTarget } from '../rules/image-target.js';
+import { TaggedImageTarget } from '../rules/image-target.js';
 
 const NAME_RE = new RegExp(NAME_PATTERN);
 const TAG_RE = new RegExp(TAG_PATTERN);
@@ -88,7 +88,9 @@ export interface ImageReference {
    */
   readonly name: string;
   readonly tag: string;
-  /** `<registry>/<name>:<tag>` as the caller gave it (as POST /build answers it). */
+  /** The image as the caller named it (registry with its namespace path, name, tag): never re-split. */
+  readonly target: TaggedImageTarget;
+  /** `<registry>/<name>:<tag>` as the caller gave it (as POST /build answers it): `target.image`. */
   readonly image: string;
 }
 
@@ -133,6 +135,7 @@ export function parseReference(input: ReferenceInput, insecureRegistries: readon
     throw serviceError('INVALID_TAG', { tag: input.tag });
   }
   const remoteName = host === DOCKER_HUB_HOST && !path.includes('/') ? `library/${path}` : path;
+  const target = new TaggedImageTarget(registry, name, input.tag);
   return Object.freeze({
     registry,
     host,
@@ -140,7 +143,8 @@ export function parseReference(input: ReferenceInput, insecureRegistries: readon
     origin: `${resolvedScheme}://${host}`,
     name: remoteName,
     tag: input.tag,
-    image: new ImageTarget(registry, name, input.tag).image,
+    target,
+    image: target.image,
   });
 }
 

@@ -7,9 +7,9 @@
 import { LIMITS, type RegistryCall, type RegistryClient, errorCodes } from '../registry/client.js';
 import { putManifest } from '../registry/push.js';
 import { manifestMediaType } from '../registry/relabel.js';
-import { serviceError, isServiceError } from '../errors/errors.js';
+import { reasonOf, serviceError } from '../errors/errors.js';
+import { deleteDone, deleteUnsupported } from '../registry/delete.js';
 import type { DeleteStep, PlannedImage, RepositoryPlan } from './policy.js';
-import { ImageTarget } from '../rules/image-target.js';
 import { unexpectedAnswer } from '../registry/reference.js';
 
 export type ImageOutcome = 'kept' | 'deleted' | 'unsupported' | 'error';
@@ -31,15 +31,12 @@ export interface ImageRun {
 /** A digest no registry holds: deleting it answers 404 where deletion works, 405 where it does not. */
 const PROBE_DIGEST = `sha256:${'0'.repeat(64)}`;
 
-const isUnsupported = (status: number, body: Buffer): boolean =>
-  status === 405 || status === 501 || errorCodes(body).includes('UNSUPPORTED');
-
 /** Whether the registry deletes manifests in this repository (one DELETE of a digest it cannot hold). */
 export async function deletesManifests(client: RegistryClient, call: RegistryCall): Promise<boolean> {
   const res = await client.request(call, 'DELETE', `${call.ref.name}/manifests/${PROBE_DIGEST}`, {
     maxBytes: LIMITS.errorBytes,
   });
-  return !isUnsupported(res.status, res.body);
+  return !deleteUnsupported(res.status, errorCodes(res.body));
 }
 
 async function deleteManifest(
@@ -50,10 +47,10 @@ async function deleteManifest(
   const res = await client.request(call, 'DELETE', `${call.ref.name}/manifests/${digest}`, {
     maxBytes: LIMITS.errorBytes,
   });
-  if (res.status === 200 || res.status === 202 || res.status === 204) return 'deleted';
+  if (deleteDone(res.status)) return 'deleted';
   if (res.status === 404) return 'absent';
-  if (isUnsupported(res.status, res.body)) return 'unsupported';
-  throw unexpectedAnswer(call.ref, res.status, ImageTarget.of(call.ref).atDigest(digest));
+  if (deleteUnsupported(res.status, errorCodes(res.body))) return 'unsupported';
+  throw unexpectedAnswer(call.ref, res.status, call.ref.target.atDigest(digest));
 }
 
 /** The key tag written anew over the kept image's manifest (same bytes, so the same digest). */
@@ -61,14 +58,11 @@ async function moveKey(client: RegistryClient, call: RegistryCall, step: DeleteS
   const heir = await client.getManifest(call, step.to ?? '');
   if (heir === undefined)
     throw serviceError('IMAGE_NOT_FOUND', {
-      image: ImageTarget.of(call.ref).atDigest(step.to ?? ''),
+      image: call.ref.target.atDigest(step.to ?? ''),
     });
   await putManifest(client, call, step.target, heir.body, manifestMediaType(heir));
   return 'moved';
 }
-
-const reasonOf = (err: unknown): string =>
-  isServiceError(err) || err instanceof Error ? err.message : 'unknown failure';
 
 /** One image's steps in order; the first failure stops it (what is left stays for the next run). */
 async function runImage(

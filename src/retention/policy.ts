@@ -4,7 +4,7 @@
  * digest a kept tag still reaches (directly or as a child), and a build key whose image goes moves
  * first to a kept image with that key, so a reuse never becomes a rebuild.
  */
-import type { RepositorySnapshot, ServedTimes, ServiceImage } from './snapshot-types.js';
+import { type RepositorySnapshot, type ServedTimes, type ServiceImage, servedTag } from './snapshot-types.js';
 
 export interface RetentionPolicy {
   readonly keepPerBranch: number;
@@ -51,7 +51,7 @@ export function globMatches(glob: string, tag: string): boolean {
 const day = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
 
 function lastServed(image: ServiceImage, served: ServedTimes): number {
-  return Math.max(image.builtMs, served.get(image.digest) ?? 0, served.get(`tag:${image.tag}`) ?? 0);
+  return Math.max(image.builtMs, served.get(image.digest) ?? 0, served.get(servedTag(image.tag)) ?? 0);
 }
 
 /** Newest first (build time), then by tag: the order of "the newest N". */

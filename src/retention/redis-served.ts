@@ -6,23 +6,23 @@
 import type { RedisConnection } from '../redis/connection.js';
 import { RETENTION_LOCK, RETENTION_REPOSITORIES, servedKey } from '../redis/keys.js';
 import { RedisLock } from '../redis/lock.js';
-import type { ServedStore } from './served.js';
+import { type Repository, repositoryEntry, repositoryOfEntry, type ServedStore } from './served.js';
 
 const SERVED_TTL_MS = 366 * 24 * 3600 * 1000;
 
 export class RedisServedStore implements ServedStore {
   constructor(private readonly redis: RedisConnection) {}
 
-  async mark(repository: string, refs: readonly string[]): Promise<void> {
+  async mark(repository: Repository, refs: readonly string[]): Promise<void> {
     if (refs.length === 0) return;
     const now = String(Date.now());
-    const key = servedKey(repository);
+    const key = servedKey(repository.repository);
     await this.redis.call((client) =>
       client
         .multi()
         .hset(key, ...refs.flatMap((ref) => [ref, now]))
         .pexpire(key, SERVED_TTL_MS)
-        .sadd(RETENTION_REPOSITORIES, repository)
+        .sadd(RETENTION_REPOSITORIES, repositoryEntry(repository))
         .exec(),
     );
   }
@@ -32,8 +32,9 @@ export class RedisServedStore implements ServedStore {
     return new Map(Object.entries(all).map(([ref, ms]) => [ref, Number(ms)]));
   }
 
-  async repositories(): Promise<string[]> {
-    return this.redis.call((c) => c.smembers(RETENTION_REPOSITORIES));
+  async repositories(): Promise<Repository[]> {
+    const entries = await this.redis.call((c) => c.smembers(RETENTION_REPOSITORIES));
+    return entries.map(repositoryOfEntry);
   }
 
   exclusive(work: () => Promise<void>): Promise<boolean> {

@@ -6,16 +6,16 @@
 import type { BuildRecord } from '../builds/types.js';
 import type { DockerConfigDocument, RetentionSettings } from '../config/types.js';
 import { DELETE_ACTIONS, PULL, type RegistryCall, RegistryClient } from '../registry/client.js';
-import { findRegistryAuth } from '../registry/docker-auth.js';
-import { parseReference } from '../registry/reference.js';
-import { isServiceError } from '../errors/errors.js';
+import { registryCall } from '../registry/call.js';
+import { reasonOf } from '../errors/errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics, RetentionRunResult } from '../observability/metrics.js';
 import { executePlan, type ImageRun, type StepOutcome } from './executor.js';
 import { planRepository, type RepositoryPlan } from './policy.js';
 import { type RepositoryAnswer, type RetentionAnswer, planAnswer, runAnswer } from './answer.js';
-import type { ServedStore } from './served.js';
+import { type Repository, repositoryOfEntry, type ServedStore } from './served.js';
 import { readSnapshot } from './snapshot.js';
+import { servedTag } from './snapshot-types.js';
 import { ImageTarget } from '../rules/image-target.js';
 
 export interface RetentionDeps {
@@ -27,9 +27,6 @@ export interface RetentionDeps {
   readonly logger: Logger;
   readonly client?: RegistryClient;
 }
-
-const reasonOf = (err: unknown): string =>
-  isServiceError(err) || err instanceof Error ? err.message : 'unknown failure';
 
 /** An image a run deleted, as its listeners are told (the events' image.deleted). */
 export interface DeletedImageNotice {
@@ -57,9 +54,12 @@ export class Retention {
   }
 
   /** Records refs of `repository` as served now; a store failure is logged, never thrown. */
-  served(repository: string, refs: readonly string[]): void {
+  served(repository: Repository, refs: readonly string[]): void {
     this.deps.store.mark(repository, refs).catch((err: unknown) => {
-      this.deps.logger.warn({ err, repository }, 'retention: could not record an image as served');
+      this.deps.logger.warn(
+        { err, repository: repository.repository },
+        'retention: could not record an image as served',
+      );
     });
   }
 
@@ -69,8 +69,8 @@ export class Retention {
     const { registry, name, digest, tag } = body ?? {};
     if (typeof registry !== 'string' || typeof name !== 'string' || typeof digest !== 'string') return;
     this.served(
-      new ImageTarget(registry, name).repository,
-      typeof tag === 'string' ? [digest, `tag:${tag}`] : [digest],
+      new ImageTarget(registry, name),
+      typeof tag === 'string' ? [digest, servedTag(tag)] : [digest],
     );
   };
 
@@ -79,44 +79,49 @@ export class Retention {
     this.#deletedListeners.push(listener);
   }
 
-  private async tellDeleted(repository: string, runs: readonly ImageRun[]): Promise<void> {
-    const slash = repository.indexOf('/');
-    const [registry, name] = [repository.slice(0, slash), repository.slice(slash + 1)];
+  private async tellDeleted(repository: Repository, runs: readonly ImageRun[]): Promise<void> {
+    const { registry, name } = repository;
     for (const { planned } of runs.filter((run) => run.outcome === 'deleted')) {
       const { digest, tag } = planned.image;
       const notice = { registry, name, digest, tag, reason: planned.reason };
       for (const listener of this.#deletedListeners) {
         await listener(notice).catch((err: unknown) => {
-          this.deps.logger.warn({ err, repository, digest }, 'retention: a deletion listener failed');
+          this.deps.logger.warn(
+            { err, repository: repository.repository, digest },
+            'retention: a deletion listener failed',
+          );
         });
       }
     }
   }
 
-  /** Every repository: those builds were answered for, and those the settings list. */
-  private async repositories(): Promise<string[]> {
+  /**
+   * Every repository, once by `<registry>/<name>`: those builds were answered for and those the
+   * settings list. Of two namings of one repository, the one whose registry keeps a namespace path.
+   */
+  private async repositories(): Promise<Repository[]> {
     const known = await this.deps.store.repositories();
-    return [...new Set([...known, ...this.deps.settings.repositories])].sort();
+    const byName = new Map<string, Repository>();
+    for (const repository of [...known, ...this.deps.settings.repositories.map(repositoryOfEntry)]) {
+      const seen = byName.get(repository.repository);
+      if (seen === undefined || seen.registry.length < repository.registry.length)
+        byName.set(repository.repository, repository);
+    }
+    return [...byName.keys()].sort().map((name) => byName.get(name) as Repository);
   }
 
-  private callFor(repository: string, actions: readonly string[]): RegistryCall {
-    const slash = repository.indexOf('/');
-    const ref = parseReference(
-      { registry: repository.slice(0, slash), name: repository.slice(slash + 1), tag: 'latest' },
-      this.deps.insecureRegistries,
-    );
-    const auth = this.deps.registryAuth;
-    return {
-      ref,
-      credentials: findRegistryAuth(auth, ref.registry) ?? findRegistryAuth(auth, ref.host),
+  private callFor(repository: Repository, actions: readonly string[]): RegistryCall {
+    return registryCall(
+      this.deps,
+      { registry: repository.registry, name: repository.name, tag: 'latest' },
       actions,
-    };
+    );
   }
 
-  private async planOne(repository: string, call: RegistryCall, nowMs: number): Promise<RepositoryPlan> {
+  private async planOne(repository: Repository, call: RegistryCall, nowMs: number): Promise<RepositoryPlan> {
     const [snapshot, served] = await Promise.all([
-      readSnapshot(this.client, call, repository),
-      this.deps.store.servedTimes(repository),
+      readSnapshot(this.client, call, repository.repository),
+      this.deps.store.servedTimes(repository.repository),
     ]);
     return planRepository(snapshot, this.deps.settings, served, nowMs);
   }
@@ -129,7 +134,7 @@ export class Retention {
         try {
           return planAnswer(await this.planOne(repository, this.callFor(repository, PULL), nowMs));
         } catch (err) {
-          return { repository, error: reasonOf(err), images: [] };
+          return { repository: repository.repository, error: reasonOf(err), images: [] };
         }
       }),
     );
@@ -159,15 +164,18 @@ export class Retention {
       try {
         const call = this.callFor(repository, DELETE_ACTIONS);
         const plan = await this.planOne(repository, call, nowMs);
-        const runs = await executePlan(this.client, call, plan, (step) => this.logStep(repository, step));
+        const runs = await executePlan(this.client, call, plan, (step) =>
+          this.logStep(repository.repository, step),
+        );
         if (runs.some((r) => r.outcome === 'error')) result = 'error';
         await this.tellDeleted(repository, runs);
         this.countImages(runs);
         repositories.push(runAnswer(plan, runs));
       } catch (err) {
         result = 'error';
-        this.deps.logger.warn({ repository, err: reasonOf(err) }, 'retention: repository not read');
-        repositories.push({ repository, error: reasonOf(err), images: [] });
+        const named = repository.repository;
+        this.deps.logger.warn({ repository: named, err: reasonOf(err) }, 'retention: repository not read');
+        repositories.push({ repository: named, error: reasonOf(err), images: [] });
       }
     }
     this.deps.metrics.retentionRunsTotal.inc({ result });

@@ -1,33 +1,30 @@
 /**
  * The retention schedule: every `intervalMinutes` a dry run (the plan logged) or a run (delete
- * mode); nothing when the mode is off. At most one replica runs at a time (the store's lock); a
- * failed run is logged and the next one comes at its time.
+ * mode); nothing when the mode is off. The service's periodic runner (src/schedules.ts) runs it on
+ * the holder of the schedule lock, first one interval after taking it; a run also takes the
+ * store's lock (one at a time with POST /retention/run). A failed run is logged, the next comes at
+ * its time.
  */
 import type { RetentionSettings } from '../config/types.js';
-import type { Logger } from '../observability/logger.js';
+import type { ScheduledPass } from '../prebuilds/schedule-lock.js';
 import type { Retention } from './retention.js';
 
-export function startRetentionSchedule(
+export function retentionPasses(
   retention: Pick<Retention, 'run' | 'dryRun'>,
   settings: RetentionSettings,
-  logger: Logger,
-  signal: AbortSignal,
-): void {
-  if (settings.mode === 'off') return;
-  let running = false;
-  const tick = async (): Promise<void> => {
-    if (running) return;
-    running = true;
-    try {
-      if (settings.mode === 'delete') await retention.run();
-      else await retention.dryRun();
-    } catch (err) {
-      logger.warn({ err }, 'retention: scheduled run failed');
-    } finally {
-      running = false;
-    }
+): ScheduledPass[] {
+  if (settings.mode === 'off') return [];
+  const run = async (): Promise<void> => {
+    if (settings.mode === 'delete') await retention.run();
+    else await retention.dryRun();
   };
-  const timer = setInterval(() => void tick(), settings.intervalMinutes * 60_000);
-  timer.unref();
-  signal.addEventListener('abort', () => clearInterval(timer), { once: true });
+  return [
+    {
+      name: 'retention',
+      lane: 'retention',
+      atOnce: false,
+      intervalMs: settings.intervalMinutes * 60_000,
+      run,
+    },
+  ];
 }

@@ -8,14 +8,18 @@
  */
 import { appendFile, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { ImageTarget } from '../rules/image-target.js';
+
+/** A registry repository as builds name it: the registry (with its namespace path) and the name. */
+export type Repository = Pick<ImageTarget, 'registry' | 'name' | 'repository'>;
 
 export interface ServedStore {
-  /** Records `refs` (`sha256:...` digests, `tag:<tag>`) of `repository` (`<registry>/<name>`) as served now. */
-  mark(repository: string, refs: readonly string[]): Promise<void>;
-  /** When each ref of `repository` was last served (ms). */
+  /** Records `refs` (`sha256:...` digests, `servedTag`s) of `repository` as served now. */
+  mark(repository: Repository, refs: readonly string[]): Promise<void>;
+  /** When each ref of `repository` (`<registry>/<name>`) was last served (ms). */
   servedTimes(repository: string): Promise<Map<string, number>>;
-  /** Every repository marked so far. */
-  repositories(): Promise<string[]>;
+  /** Every repository marked so far, as it was named when marked. */
+  repositories(): Promise<Repository[]>;
   /** Runs `work` unless a run holds the lock (on this or another replica): false then. */
   exclusive(work: () => Promise<void>): Promise<boolean>;
 }
@@ -28,7 +32,37 @@ export const REPOSITORIES_FILE = 'retention-repositories.jsonl';
 /** Longer lines are not a repository this service wrote (a registry host and a name). */
 const MAX_REPOSITORY_LENGTH = 1024;
 
-/** The repositories of the file's lines, in order, once each; a line cut short by a crash is skipped. */
+/**
+ * How a repository is listed (the file's lines, the Redis set): `<registry>/<name>` when the registry
+ * has no namespace path (read back at its first `/`), else `["<registry>","<name>"]`, so that a
+ * namespace path stays with the registry.
+ */
+export const repositoryEntry = (repository: Repository): string =>
+  repository.registry.includes('/')
+    ? JSON.stringify([repository.registry, repository.name])
+    : repository.repository;
+
+/**
+ * The repository of a listed entry, or of a `<registry>/<name>` the settings give (the registry is
+ * its host: a namespace path reads as part of the name, the same repository to the registry).
+ */
+export function repositoryOfEntry(entry: string): ImageTarget {
+  if (entry.startsWith('["')) {
+    try {
+      const value: unknown = JSON.parse(entry);
+      if (Array.isArray(value) && value.length === 2 && value.every((part) => typeof part === 'string'))
+        return new ImageTarget(value[0] as string, value[1] as string);
+    } catch {
+      // not a listed pair: read as text below
+    }
+  }
+  const slash = entry.indexOf('/');
+  return slash < 0
+    ? new ImageTarget(entry, '')
+    : new ImageTarget(entry.slice(0, slash), entry.slice(slash + 1));
+}
+
+/** The repository entries of the file's lines, in order, once each; a line cut short by a crash is skipped. */
 export function repositoriesOfFile(text: string): string[] {
   const found = new Set<string>();
   for (const line of text.split('\n')) {
@@ -50,6 +84,9 @@ export interface MemoryServedOptions {
 }
 
 export class MemoryServedStore implements ServedStore {
+  /** The listed repositories (repositoryEntry), in the order they were first marked. */
+  readonly #entries = new Set<string>();
+  /** The served times by `<registry>/<name>`. */
   readonly #served = new Map<string, Map<string, number>>();
   readonly #file: string | undefined;
   #loaded: Promise<void> | undefined;
@@ -70,9 +107,9 @@ export class MemoryServedStore implements ServedStore {
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
       }
-      for (const repository of repositoriesOfFile(text)) {
-        if (this.#served.size >= MAX_REPOSITORIES) break;
-        if (!this.#served.has(repository)) this.#served.set(repository, new Map());
+      for (const entry of repositoriesOfFile(text)) {
+        if (this.#entries.size >= MAX_REPOSITORIES) break;
+        this.#entries.add(entry);
       }
     })().catch((err: unknown) => {
       this.#loaded = undefined;
@@ -81,18 +118,19 @@ export class MemoryServedStore implements ServedStore {
     return this.#loaded;
   }
 
-  async mark(repository: string, refs: readonly string[]): Promise<void> {
+  async mark(repository: Repository, refs: readonly string[]): Promise<void> {
     await this.#load();
-    let times = this.#served.get(repository);
-    if (times === undefined) {
-      if (this.#served.size >= MAX_REPOSITORIES) return;
+    const entry = repositoryEntry(repository);
+    if (!this.#entries.has(entry)) {
+      if (this.#entries.size >= MAX_REPOSITORIES) return;
       // Written before it is listed: a repository a plan names survives a restart (two marks of a
       // new repository at once may both write it; it is read back once).
-      if (this.#file !== undefined && repository.length <= MAX_REPOSITORY_LENGTH)
-        await appendFile(this.#file, `${JSON.stringify(repository)}\n`, { mode: 0o600 });
-      times = this.#served.get(repository) ?? new Map<string, number>();
-      this.#served.set(repository, times);
+      if (this.#file !== undefined && entry.length <= MAX_REPOSITORY_LENGTH)
+        await appendFile(this.#file, `${JSON.stringify(entry)}\n`, { mode: 0o600 });
+      this.#entries.add(entry);
     }
+    const times = this.#served.get(repository.repository) ?? new Map<string, number>();
+    this.#served.set(repository.repository, times);
     const now = Date.now();
     for (const ref of refs) {
       times.delete(ref);
@@ -106,9 +144,9 @@ export class MemoryServedStore implements ServedStore {
     return new Map(this.#served.get(repository) ?? []);
   }
 
-  async repositories(): Promise<string[]> {
+  async repositories(): Promise<Repository[]> {
     await this.#load();
-    return [...this.#served.keys()];
+    return [...this.#entries].map(repositoryOfEntry);
   }
 
   async exclusive(work: () => Promise<void>): Promise<boolean> {

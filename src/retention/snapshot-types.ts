@@ -47,5 +47,8 @@ export interface RepositorySnapshot {
   readonly signatureTags: readonly AttachedTag[];
 }
 
-/** When each image was last served: by digest (`sha256:...`) or by tag (`tag:<tag>`), ms. */
+/** The reference a served tag is recorded under (a digest is recorded as itself). */
+export const servedTag = (tag: string): string => `tag:${tag}`;
+
+/** When each image was last served: by digest (`sha256:...`) or by tag (`servedTag`), ms. */
 export type ServedTimes = ReadonlyMap<string, number>;

@@ -17,7 +17,6 @@ import {
   signatureTag,
   simpleSigningPayload,
 } from './simple-signing.js';
-import { ImageTarget } from '../rules/image-target.js';
 
 const CONFIG_TYPE = 'application/vnd.oci.image.config.v1+json';
 
@@ -58,7 +57,7 @@ export class ImageSigner {
 
   /** Signs `digest` of the call's repository (the call needs push scope). */
   async sign(client: RegistryClient, call: RegistryCall, digest: string): Promise<SignOutcome> {
-    const payload = simpleSigningPayload(ImageTarget.of(call.ref).repository, digest);
+    const payload = simpleSigningPayload(call.ref.target.repository, digest);
     const layer: SignatureLayer = {
       mediaType: SIMPLE_SIGNING_MEDIA_TYPE,
       digest: sha256(payload),

@@ -22,7 +22,6 @@ import {
 } from './in-toto.js';
 import { ImageSigner } from './signer.js';
 import { signatureTag } from './simple-signing.js';
-import { ImageTarget } from '../rules/image-target.js';
 
 export interface SupplyChainOptions {
   readonly provenance: ProvenanceMode;
@@ -82,12 +81,7 @@ export class SupplyChain {
   ): Json[] {
     const { ref } = call;
     const { entry, found } = source;
-    const subject = subjectOf(
-      ImageTarget.of(ref).repository,
-      ref.tag ?? '',
-      written.platform,
-      written.digest,
-    );
+    const subject = subjectOf(ref.target.repository, ref.tag ?? '', written.platform, written.digest);
     const hasProvenance = found.predicateTypes.some((type) => type.startsWith(SLSA_PROVENANCE_PREFIX));
     const sboms = found.statements
       .filter((s) => s.predicateType === SPDX_DOCUMENT)
@@ -108,7 +102,7 @@ export class SupplyChain {
       ...(entry !== undefined && hasProvenance
         ? {
             sourceProvenance: {
-              uri: ImageTarget.of(ref).atDigest(String(entry.digest)),
+              uri: ref.target.atDigest(String(entry.digest)),
               digest: String(entry.digest),
             },
           }
@@ -127,7 +121,7 @@ export class SupplyChain {
   async sign(client: RegistryClient, call: RegistryCall, digest: string): Promise<string | undefined> {
     if (this.signer === undefined) return undefined;
     const outcome = await this.signer.sign(client, call, digest);
-    return `# ${outcome === 'signed' ? 'signed' : 'already signed'} ${digest} (cosign signature ${new ImageTarget(call.ref.registry, call.ref.name, signatureTag(digest)).image})\n`;
+    return `# ${outcome === 'signed' ? 'signed' : 'already signed'} ${digest} (cosign signature ${call.ref.target.withTag(signatureTag(digest)).image})\n`;
   }
 }
 

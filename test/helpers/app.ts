@@ -75,7 +75,7 @@ export async function startApp(
   });
   // Embedded, or Redis mode when the overrides set redisUrl (as src/service.ts does).
   const stores = await createStores(config, logger);
-  const { ctx, retention, events, stopPrebuilds } = createContext({
+  const { ctx, events, stopSchedules } = createContext({
     config,
     logger,
     errorTracker: options.errorTracker ?? noopErrorTracker,
@@ -98,10 +98,10 @@ export async function startApp(
         .filter(Boolean)
         .map((line) => JSON.parse(line) as Record<string, unknown>),
     close: async () => {
+      // The abort cancels each running build (and closes retention's client); their clean-up and
+      // the scheduled passes in flight end before the scratch dir goes.
       abort.abort();
-      retention.client.close();
-      // The abort cancels each running build; their clean-up ends before the scratch dir goes.
-      await Promise.all([ctx.buildWorker.drained?.(), stopPrebuilds()]);
+      await Promise.all([ctx.buildWorker.drained?.(), stopSchedules()]);
       await events.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -10,14 +10,14 @@ import { pushedRepo, type PushedRepo } from '../helpers/pushed-repo.js';
 import { startRedis, type RedisProcess } from '../helpers/redis-process.js';
 import { replicaEnv, startReplicas, stopReplicas, within, type Replica } from '../helpers/replicas.js';
 
-const RUNS = 'prebuild schedules: this instance runs them';
+const RUNS = 'schedules: this instance runs them';
 const dir = mkdtempSync(join(tmpdir(), 'ibs-prebuild-replicas-'));
 let redis: RedisProcess;
 let repo: PushedRepo;
 let replicas: Replica[] = [];
 
 const passes = (replica: Replica): number =>
-  replica.service.lines().filter((l) => l.msg === 'prebuild pass done' && l.pass === 'reconcile').length;
+  replica.service.lines().filter((l) => l.msg === 'schedules: pass done' && l.pass === 'reconcile').length;
 
 test.before(async () => {
   redis = await startRedis();

@@ -4,39 +4,28 @@
  * put under the branch tag, in the same repository: nothing to copy). Also the reader of the
  * commit of the branch's newest image, from its revision label.
  */
-import type { DockerConfigDocument, PrebuildConfiguration } from '../../src/config/types.js';
+import type { PrebuildConfiguration } from '../../src/config/types.js';
 import { ImageNotFoundError, serviceError } from '../../src/errors/errors.js';
-import { PULL, PUSH_ACTIONS, type RegistryCall, type RegistryClient } from '../../src/registry/client.js';
+import { PULL, PUSH_ACTIONS, type RegistryCall } from '../../src/registry/client.js';
+import { type RegistryAccess, registryCall } from '../../src/registry/call.js';
 import { readImageConfig } from '../../src/registry/image-config.js';
 import { parsePlatform } from '../../src/registry/platform.js';
 import { putManifest } from '../../src/registry/push.js';
 import { manifestMediaType } from '../../src/registry/relabel.js';
-import { parseReference } from '../../src/registry/reference.js';
-import { findRegistryAuth } from '../../src/registry/docker-auth.js';
+import { ImageTarget } from '../../src/rules/image-target.js';
 import { branchTag } from '../../src/prebuilds/names.js';
 import { IMAGE_LABELS } from '../../src/rules/image-labels.js';
 
-export interface TagAccess {
-  readonly client: RegistryClient;
-  readonly insecureRegistries: readonly string[];
-  readonly registryAuth: DockerConfigDocument;
-}
-
-function callFor(
-  access: TagAccess,
+const callFor = (
+  access: RegistryAccess,
   image: PrebuildConfiguration['image'],
   tag: string,
   actions: readonly string[],
-): RegistryCall {
-  const ref = parseReference({ registry: image.registry, name: image.name, tag }, access.insecureRegistries);
-  const credentials =
-    findRegistryAuth(access.registryAuth, ref.registry) ?? findRegistryAuth(access.registryAuth, ref.host);
-  return { ref, credentials, actions };
-}
+): RegistryCall => registryCall(access, ImageTarget.of(image).withTag(tag), actions);
 
 /** Points `<name>:<branch>` at the image tagged `fromTag`; answers the branch tag. */
 export async function moveBranchTag(
-  access: TagAccess,
+  access: RegistryAccess,
   image: PrebuildConfiguration['image'],
   fromTag: string,
   branch: string,
@@ -51,7 +40,7 @@ export async function moveBranchTag(
 
 /** The commit of the branch's newest image (its revision label); undefined when it has none yet. */
 export async function branchImageCommit(
-  access: TagAccess,
+  access: RegistryAccess,
   configuration: PrebuildConfiguration,
   branch: string,
 ): Promise<string | undefined> {

@@ -4,7 +4,7 @@
  * every configuration plans, each problem naming the configuration.
  */
 import type { Config, PrebuildConfiguration } from '../../src/config/types.js';
-import { isServiceError } from '../../src/errors/errors.js';
+import { reasonOf } from '../../src/errors/errors.js';
 import { configurationLabel } from '../../src/config/prebuilds.js';
 import { planBuild } from '../plan/plan.js';
 import type { BuildPlan, BuildRequest } from '../plan/plan-types.js';
@@ -31,7 +31,7 @@ export function prebuildPlanProblems(config: Config): string[] {
       prebuildPlan(configuration, undefined, config);
       return [];
     } catch (err) {
-      const reason = isServiceError(err) ? err.message : String(err);
+      const reason = reasonOf(err);
       return [`${configurationLabel(configuration, index)}: ${reason}`];
     }
   });

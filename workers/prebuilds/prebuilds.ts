@@ -6,12 +6,13 @@
  */
 import type { BuildRecord } from '../../src/builds/types.js';
 import type { PrebuildConfiguration } from '../../src/config/types.js';
-import { isServiceError } from '../../src/errors/errors.js';
+import { publicReasonOf } from '../../src/errors/errors.js';
 import type { Logger } from '../../src/observability/logger.js';
 import { isZeroCommit, repositoryKey } from '../../src/prebuilds/names.js';
 import { matchesAny } from '../../src/rules/globs.js';
 import type { Delivery, Forge, NewDelivery, PrebuildTrigger, PushEvent } from '../../src/prebuilds/types.js';
-import { moveBranchTag, type TagAccess } from './branch-tag.js';
+import { moveBranchTag } from './branch-tag.js';
+import type { RegistryAccess } from '../../src/registry/call.js';
 import { changedPaths } from './changed-paths.js';
 import { prebuildPlan } from './plan.js';
 import type { PrebuildDeps } from './ports.js';
@@ -57,7 +58,7 @@ export class Prebuilds {
     return this.#deps.config.prebuilds.configurations;
   }
 
-  get tagAccess(): TagAccess {
+  get tagAccess(): RegistryAccess {
     const { config, registry } = this.#deps;
     return {
       client: registry,
@@ -172,7 +173,7 @@ export class Prebuilds {
         { err, repository: configuration.repository, branch: candidate.branch },
         'prebuild not started',
       );
-      const reason = isServiceError(err) ? err.message : 'internal error';
+      const reason = publicReasonOf(err, 'internal error');
       return this.record({ ...base, decision: 'failed', reason: `failed: ${reason}` });
     }
   }

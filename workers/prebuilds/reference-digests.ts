@@ -11,7 +11,7 @@ import type { StepDeps } from '../common/step-deps.js';
 import type { BuildPlan } from '../plan/plan-types.js';
 import { changedInputs, type BuildKeyInput, type KeyedReference } from '../reuse/build-key.js';
 import { computeKeyInput } from '../reuse/key-inputs.js';
-import { buildCredentials } from '../reuse/registry-credentials.js';
+import { buildAccess } from '../reuse/registry-credentials.js';
 import { openCommitFiles } from './commit-files.js';
 
 export interface ReferenceDigests {
@@ -47,9 +47,7 @@ export async function referenceDigests(
           readText: async (path) => (await files.read(path))?.toString('utf8'),
         },
         {
-          client: deps.client,
-          insecureRegistries: deps.config.insecureRegistries,
-          credentialsFor: buildCredentials(plan, deps.config.registryAuth),
+          access: buildAccess(plan, deps.client, deps.config),
           platforms: plan.platforms,
           cliVersion: '',
           secretIds: [],

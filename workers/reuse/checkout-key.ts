@@ -3,6 +3,7 @@
  * dependencies of one request. The blobs it read are remembered (blob-cache.ts) so that the next
  * push with the same ones is keyed from the commit's trees, with no checkout (tree-key.ts).
  */
+import { reasonOf } from '../../src/errors/errors.js';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { cancellationOf } from '../../src/exec/cancellation.js';
@@ -15,8 +16,8 @@ import type { BuildPlan } from '../plan/plan-types.js';
 import type { BuildKeyInput } from './build-key.js';
 import { computeKeyInput, type KeyDeps } from './key-inputs.js';
 import { readObjectIds } from './object-ids.js';
-import { buildCredentials } from './registry-credentials.js';
-import { reasonOf, type ReuseStepDeps } from './reuse-deps.js';
+import { buildAccess } from './registry-credentials.js';
+import type { ReuseStepDeps } from './reuse-deps.js';
 
 /** A build key and what it was computed from. */
 export interface Keyed {
@@ -40,9 +41,7 @@ export interface CheckoutKeySource {
 
 export function keyDeps(plan: BuildPlan, deps: ReuseStepDeps): KeyDeps {
   return {
-    client: deps.reuse.registry,
-    insecureRegistries: deps.config.insecureRegistries,
-    credentialsFor: buildCredentials(plan, deps.config.registryAuth),
+    access: buildAccess(plan, deps.reuse.registry, deps.config),
     platforms: plan.platforms,
     cliVersion: devcontainerCliVersion(),
     secretIds: plan.buildSecrets.map((secret) => secret.id),

@@ -4,6 +4,7 @@
  * served under its tag and the references by tag still have their digests. Anything else takes
  * the full path, the img log saying why. The records: the leases' store (memory, or Redis).
  */
+import { reasonOf } from '../../src/errors/errors.js';
 import { createHash } from 'node:crypto';
 import type { AnsweredCommit, MovableReference } from '../leases/answered-commits.js';
 import { parseImageString } from '../../src/registry/image-string.js';
@@ -15,7 +16,7 @@ import { BUILD_PROCESS_VERSION } from './build-key.js';
 import type { Keyed } from './checkout-key.js';
 import { keyDeps } from './checkout-key.js';
 import { resolve } from './key-inputs.js';
-import { reasonOf, registryAccess, type ReuseStepDeps } from './reuse-deps.js';
+import { registryAccess, type ReuseStepDeps } from './reuse-deps.js';
 import { servedDigest, signAnswered } from './reuse-image.js';
 import { TaggedImageTarget } from '../../src/rules/image-target.js';
 

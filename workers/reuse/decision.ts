@@ -5,6 +5,7 @@
  * in the img log). A failure of the reuse path never fails the request: it is logged and the build runs.
  */
 import type { ImageSource } from '../../src/rules/image-labels.js';
+import { reasonOf } from '../../src/errors/errors.js';
 import {
   STOPPED_WAITING,
   type FollowedBuild,
@@ -17,7 +18,7 @@ import type { BuildPlan, BuildResult } from '../plan/plan-types.js';
 import { buildKeyTag } from './build-key.js';
 import type { Keyed } from './checkout-key.js';
 import type { InFlightBuild, OwnedBuild } from './in-flight.js';
-import { reasonOf, registryAccess, type ReuseDeps } from './reuse-deps.js';
+import { registryAccess, type ReuseDeps } from './reuse-deps.js';
 import { recordKey, reuseByKey } from './reuse-image.js';
 import type { TaggedImageTarget } from '../../src/rules/image-target.js';
 

@@ -7,8 +7,9 @@
  */
 import { createHash } from 'node:crypto';
 import { posix } from 'node:path';
-import { isServiceError } from '../../src/errors/errors.js';
-import { PULL, type RegistryClient } from '../../src/registry/client.js';
+import { publicReasonOf } from '../../src/errors/errors.js';
+import { PULL } from '../../src/registry/client.js';
+import { type RegistryAccess, registryCall } from '../../src/registry/call.js';
 import { parseImageString } from '../../src/registry/image-string.js';
 import {
   buildReadSet,
@@ -25,7 +26,6 @@ import {
   type KeyedReference,
 } from './build-key.js';
 import { dockerfileImages } from './dockerfile-from.js';
-import type { CredentialsFor } from './registry-credentials.js';
 
 /** What the key is computed from: the definition as found, and readers of the commit. */
 export interface KeySource {
@@ -42,9 +42,8 @@ export interface KeySource {
 }
 
 export interface KeyDeps {
-  readonly client: RegistryClient;
-  readonly insecureRegistries: readonly string[];
-  readonly credentialsFor: CredentialsFor;
+  /** The build's registry access (its credentials read base images and features). */
+  readonly access: RegistryAccess;
   readonly platforms: readonly string[];
   readonly cliVersion: string;
   /** The ids of the build secrets offered. */
@@ -68,21 +67,21 @@ const sha256 = (bytes: Buffer): string => `sha256:${createHash('sha256').update(
 
 /** The digest of one image or feature reference (pinned digest as is; a tag through a manifest HEAD). */
 export async function resolve(ref: string, what: string, deps: KeyDeps): Promise<KeyedReference> {
-  const parsed = parseImageString(ref, deps.insecureRegistries);
+  const parsed = parseImageString(ref, deps.access.insecureRegistries);
   if (parsed === undefined) {
     throw new Unkeyable(`${what} ${JSON.stringify(ref.slice(0, 200))} is not an image reference`);
   }
   if (parsed.digest !== undefined) return { ref, digest: parsed.digest };
   try {
-    const call = { ref: parsed.ref, credentials: deps.credentialsFor(parsed.ref), actions: PULL };
-    const head = await deps.client.headManifest(call, parsed.ref.tag);
+    const call = registryCall(deps.access, parsed.ref.target, PULL);
+    const head = await deps.access.client.headManifest(call, parsed.ref.tag);
     if (head.status !== 200 || head.digest === undefined) {
       throw new Unkeyable(`${what} ${ref}: the registry answered ${head.status} without a digest`);
     }
     return { ref, digest: head.digest };
   } catch (err) {
     if (err instanceof Unkeyable) throw err;
-    const why = isServiceError(err) ? err.message : 'registry call failed';
+    const why = publicReasonOf(err, 'registry call failed');
     throw new Unkeyable(`${what} ${ref}: ${why}`);
   }
 }

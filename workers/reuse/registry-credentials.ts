@@ -1,28 +1,24 @@
 /**
- * The registry credentials a build uses for one registry, as its per-request docker config
- * (builder/docker-config.ts) gives them to the CLI and BuildKit: the request's
- * `registryCredentials` when they name that registry, else the ambient entry, else none.
- * Pure.
+ * The registry access of one build: the service's client and the credentials its per-request docker
+ * config (builder/docker-config.ts) gives the CLI and BuildKit, so the service's own registry calls
+ * (reuse, keys, signatures) use what the build pushes with: the request's `registryCredentials` for
+ * their registry, else the ambient entry, else none (src/registry/call.ts decides).
  */
-import { findRegistryAuth, type RegistryCredentials } from '../../src/registry/docker-auth.js';
-import type { DockerConfigDocument } from '../../src/config/types.js';
-import { canonicalRegistryHost, type ImageReference } from '../../src/registry/reference.js';
+import type { RegistryClient } from '../../src/registry/client.js';
+import type { RegistryAccess } from '../../src/registry/call.js';
+import type { Config } from '../../src/config/types.js';
 import type { BuildPlan } from '../plan/plan-types.js';
 
-export type CredentialsFor = (ref: ImageReference) => RegistryCredentials | undefined;
-
-export function buildCredentials(
+export function buildAccess(
   plan: Pick<BuildPlan, 'registryCredentials'>,
-  ambient: DockerConfigDocument,
-): CredentialsFor {
-  return (ref) => {
-    const own = plan.registryCredentials;
-    if (own !== undefined) {
-      const host = canonicalRegistryHost(own.registry);
-      if (host === canonicalRegistryHost(ref.registry) || host === canonicalRegistryHost(ref.host)) {
-        return { username: own.username, password: own.password };
-      }
-    }
-    return findRegistryAuth(ambient, ref.registry) ?? findRegistryAuth(ambient, ref.host);
+  client: RegistryClient,
+  config: Pick<Config, 'insecureRegistries' | 'registryAuth'>,
+): RegistryAccess {
+  const own = plan.registryCredentials;
+  return {
+    client,
+    insecureRegistries: config.insecureRegistries,
+    registryAuth: config.registryAuth,
+    ...(own === undefined ? {} : { own }),
   };
 }

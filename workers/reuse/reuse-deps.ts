@@ -3,7 +3,7 @@
  * registry client, the in-flight map, the leases of the mode, recent inputs, the blobs the keys
  * read; and the registry access of one request drawn from them.
  */
-import { isServiceError } from '../../src/errors/errors.js';
+import type { ImageTarget } from '../../src/rules/image-target.js';
 import type { RegistryClient } from '../../src/registry/client.js';
 import type { SupplyChain } from '../../src/supply-chain/supply-chain.js';
 import type { StepDeps } from '../common/step-deps.js';
@@ -12,8 +12,8 @@ import type { BuildPlan, BuildResult } from '../plan/plan-types.js';
 import type { BlobCache } from './blob-cache.js';
 import type { InFlightBuilds } from './in-flight.js';
 import type { RecentInputs } from './recent-inputs.js';
-import { buildCredentials } from './registry-credentials.js';
-import type { RegistryAccess } from './reuse-image.js';
+import { buildAccess } from './registry-credentials.js';
+import type { ReuseAccess } from './reuse-image.js';
 
 export interface ReuseDeps {
   readonly registry: RegistryClient;
@@ -25,20 +25,15 @@ export interface ReuseDeps {
   readonly recent: RecentInputs;
   readonly blobs: BlobCache;
   /** Told the image each reuse was written from (retention counts it as served). */
-  readonly reusedFrom?: (repository: string, digest: string) => void;
+  readonly reusedFrom?: (repository: ImageTarget, digest: string) => void;
 }
 
 /** The slice of the step dependencies the reuse side reads. */
 export type ReuseStepDeps = Pick<StepDeps, 'config'> & { readonly reuse: ReuseDeps };
 
-export const reasonOf = (err: unknown): string =>
-  isServiceError(err) ? err.message : err instanceof Error ? err.message : 'unknown failure';
-
-export function registryAccess(plan: BuildPlan, deps: ReuseStepDeps): RegistryAccess {
+export function registryAccess(plan: BuildPlan, deps: ReuseStepDeps): ReuseAccess {
   return {
-    client: deps.reuse.registry,
-    insecureRegistries: deps.config.insecureRegistries,
-    credentialsFor: buildCredentials(plan, deps.config.registryAuth),
+    ...buildAccess(plan, deps.reuse.registry, deps.config),
     supply: deps.reuse.supply,
     ...(deps.reuse.reusedFrom === undefined ? {} : { reusedFrom: deps.reuse.reusedFrom }),
   };

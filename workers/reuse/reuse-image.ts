@@ -6,7 +6,8 @@
  * revision and source labels. Every call uses the push credentials of the build.
  */
 import { serviceError } from '../../src/errors/errors.js';
-import { LIMITS, PUSH_ACTIONS, type RegistryCall, type RegistryClient } from '../../src/registry/client.js';
+import { LIMITS, PUSH_ACTIONS, type RegistryCall } from '../../src/registry/client.js';
+import { type RegistryAccess, registryCall } from '../../src/registry/call.js';
 import {
   parseImageConfig,
   parseManifest,
@@ -14,34 +15,23 @@ import {
   type Platform,
 } from '../../src/registry/manifest.js';
 import type { PushedImage } from '../../src/builds/types.js';
-import { parseImageString } from '../../src/registry/image-string.js';
-import type { ImageReference } from '../../src/registry/reference.js';
 import { putManifest } from '../../src/registry/push.js';
 import { manifestMediaType, writeRelabelled } from '../../src/registry/relabel.js';
 import type { SupplyChain } from '../../src/supply-chain/supply-chain.js';
 import { imageLabels, type ImageSource } from '../../src/rules/image-labels.js';
 import { buildKeyTag } from './build-key.js';
-import type { CredentialsFor } from './registry-credentials.js';
-import type { TaggedImageTarget } from '../../src/rules/image-target.js';
+import type { ImageTarget, TaggedImageTarget } from '../../src/rules/image-target.js';
 
-export interface RegistryAccess {
-  readonly client: RegistryClient;
-  readonly insecureRegistries: readonly string[];
-  readonly credentialsFor: CredentialsFor;
+/** The build's registry access, with what a reuse adds: the supply chain and the served mark. */
+export interface ReuseAccess extends RegistryAccess {
   /** Attestations re-issued on a reuse, signatures of every image answered. */
   readonly supply: SupplyChain;
   /** Told the image a reuse was written from (retention counts it as served). */
-  readonly reusedFrom?: (repository: string, digest: string) => void;
+  readonly reusedFrom?: (repository: ImageTarget, digest: string) => void;
 }
 
-function pushCall(target: TaggedImageTarget, tag: string, access: RegistryAccess): RegistryCall {
-  const parsed = parseImageString(target.withTag(tag).image, access.insecureRegistries);
-  // The plan checked registry, name and tag already: a refusal here is a programming error.
-  if (parsed === undefined)
-    throw serviceError('INTERNAL', {}, { cause: 'a planned image reference failed the reference grammar' });
-  const ref: ImageReference = parsed.ref;
-  return { ref, credentials: access.credentialsFor(ref), actions: PUSH_ACTIONS };
-}
+const pushCall = (target: TaggedImageTarget, tag: string, access: ReuseAccess): RegistryCall =>
+  registryCall(access, target.withTag(tag), PUSH_ACTIONS);
 
 export type ReuseOutcome =
   | {
@@ -62,7 +52,7 @@ export async function reuseByKey(
   key: string,
   target: TaggedImageTarget,
   origin: ImageSource,
-  access: RegistryAccess,
+  access: ReuseAccess,
 ): Promise<ReuseOutcome> {
   const keyCall = pushCall(target, buildKeyTag(key), access);
   const recorded = await access.client.getManifest(keyCall, keyCall.ref.tag);
@@ -83,7 +73,7 @@ export async function reuseByKey(
     },
     notes,
   );
-  access.reusedFrom?.(target.repository, recorded.digest);
+  access.reusedFrom?.(target, recorded.digest);
   const labels = imageLabels({ ...origin, built: new Date().toISOString(), key });
   // The signature is written beside the final PUT: its digest is known before the registry has it.
   const beside = async (digest: string): Promise<void> => {
@@ -101,13 +91,13 @@ export async function reuseByKey(
 export async function signAnswered(
   target: TaggedImageTarget,
   digest: string,
-  access: RegistryAccess,
+  access: ReuseAccess,
 ): Promise<string | undefined> {
   return access.supply.sign(access.client, pushCall(target, target.tag, access), digest);
 }
 
 /** The digest the registry serves for `target.tag` (the image just pushed or written). */
-export async function pushedDigest(target: TaggedImageTarget, access: RegistryAccess): Promise<string> {
+export async function pushedDigest(target: TaggedImageTarget, access: ReuseAccess): Promise<string> {
   const call = pushCall(target, target.tag, access);
   const manifest = await access.client.getManifest(call, target.tag);
   if (manifest === undefined) throw serviceError('IMAGE_NOT_FOUND', { image: call.ref.image });
@@ -117,7 +107,7 @@ export async function pushedDigest(target: TaggedImageTarget, access: RegistryAc
 /** What the registry serves as `digest` of the target: each platform's compressed layer bytes. */
 export async function pushedImage(
   target: TaggedImageTarget,
-  access: RegistryAccess,
+  access: ReuseAccess,
   digest: string,
 ): Promise<PushedImage> {
   const call = pushCall(target, target.tag, access);
@@ -157,7 +147,7 @@ const platformText = (platform: Platform): string =>
 /** The digest the registry serves for `target.tag` (one HEAD), or undefined when it has none. */
 export async function servedDigest(
   target: TaggedImageTarget,
-  access: RegistryAccess,
+  access: ReuseAccess,
 ): Promise<string | undefined> {
   const call = pushCall(target, target.tag, access);
   const head = await access.client.headManifest(call, target.tag);
@@ -175,7 +165,7 @@ export async function servedDigest(
 export async function recordKey(
   key: string,
   target: TaggedImageTarget,
-  access: RegistryAccess,
+  access: ReuseAccess,
 ): Promise<string> {
   const built = pushCall(target, target.tag, access);
   const manifest = await access.client.getManifest(built, target.tag);

@@ -59,9 +59,11 @@ async function repoWith(
 }
 
 const keyDeps = (): KeyDeps => ({
-  client: new RegistryClient({ insecureRegistries: [] }),
-  insecureRegistries: [],
-  credentialsFor: () => undefined,
+  access: {
+    client: new RegistryClient({ insecureRegistries: [] }),
+    insecureRegistries: [],
+    registryAuth: undefined,
+  },
   secretIds: [],
   platforms: ['linux/amd64'],
   cliVersion: '0.0.0-test',
