@@ -14,6 +14,10 @@ export interface PackObject {
 const TYPES = { 1: 'commit', 2: 'tree', 3: 'blob', 4: 'tag' } as const;
 const OFS_DELTA = 6;
 const REF_DELTA = 7;
+/** The largest object, inflated or built from a delta, that is read (a tree of ~500k entries). */
+const MAX_OBJECT_BYTES = 32 * 1024 * 1024;
+/** What the entries of one pack may inflate to in all: a small pack cannot become a huge one. */
+const MAX_INFLATED_BYTES = 128 * 1024 * 1024;
 
 /** Thrown inside the reader for anything unreadable; the reader answers undefined. */
 class Unreadable extends Error {}
@@ -39,6 +43,7 @@ export function applyDelta(base: Buffer, delta: Buffer): Buffer {
   let [size, at] = deltaSize(delta, 0);
   if (size !== base.length) throw new Unreadable('delta base size');
   [size, at] = deltaSize(delta, at);
+  if (size > MAX_OBJECT_BYTES) throw new Unreadable('delta result size');
   const out = Buffer.alloc(size);
   let written = 0;
   while (at < delta.length) {
@@ -86,7 +91,10 @@ function entryHeader(pack: Buffer, at: number): { kind: number; size: number; at
 
 /** Inflates the zlib stream at `at`: its bytes and where the next entry begins. */
 function inflateAt(pack: Buffer, at: number, size: number): [Buffer, number] {
-  const { buffer, engine } = inflateSync(pack.subarray(at), { info: true }) as unknown as {
+  if (size > MAX_OBJECT_BYTES) throw new Unreadable('object size');
+  // Never more than the size the entry declares: a zlib stream cannot inflate beyond it.
+  const options = { info: true, maxOutputLength: Math.max(size, 1) };
+  const { buffer, engine } = inflateSync(pack.subarray(at), options) as unknown as {
     buffer: Buffer;
     engine: { bytesWritten: number };
   };
@@ -105,6 +113,7 @@ function readEntries(pack: Buffer): Map<number, Stored> {
     throw new Unreadable('checksum');
   const entries = new Map<number, Stored>();
   let at = 12;
+  let inflated = 0;
   for (let i = 0; i < count; i++) {
     const offset = at;
     const header = entryHeader(pack, at);
@@ -122,6 +131,8 @@ function readEntries(pack: Buffer): Map<number, Stored> {
       base = { baseId: pack.toString('hex', at, at + 20) };
       at += 20;
     } else if (!(header.kind in TYPES)) throw new Unreadable('object type');
+    inflated += header.size;
+    if (inflated > MAX_INFLATED_BYTES) throw new Unreadable('inflated total');
     const [data, next] = inflateAt(pack, at, header.size);
     at = next;
     if (at > trailer) throw new Unreadable('truncated');
@@ -136,6 +147,7 @@ export function readPack(pack: Buffer): Map<string, PackObject> | undefined {
     const entries = readEntries(pack);
     const objects = new Map<string, PackObject>();
     const byOffset = new Map<number, PackObject>();
+    let built = 0;
     const resolve = (offset: number, depth: number): PackObject => {
       const known = byOffset.get(offset);
       if (known !== undefined) return known;
@@ -150,6 +162,8 @@ export function readPack(pack: Buffer): Map<string, PackObject> | undefined {
             ? resolve(stored.baseOffset, depth + 1)
             : (objects.get(stored.baseId ?? '') ?? resolveId(stored.baseId ?? '', depth + 1));
         object = { type: base.type, data: applyDelta(base.data, stored.data) };
+        built += object.data.length;
+        if (built > MAX_INFLATED_BYTES) throw new Unreadable('delta results total');
       }
       byOffset.set(offset, object);
       objects.set(objectId(object.type, object.data), object);

@@ -1,10 +1,13 @@
 /**
  * The in-memory pack reader (pack.ts) against git: a pack git writes, deltas and all, reads to
- * exactly the objects git stores, each under its id with its bytes; a damaged pack reads to nothing.
+ * exactly the objects git stores, each under its id with its bytes; a damaged pack, or one that
+ * would inflate beyond what it declares, reads to nothing.
  */
+import { createHash } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { deflateSync } from 'node:zlib';
 import test from 'ava';
 import { execa } from 'execa';
 import { gitTestEnv } from '../../helpers/git-test-env.js';
@@ -60,4 +63,32 @@ test('a pack with deltas reads to the objects git stores', async (t) => {
   damaged[40] = (damaged[40] ?? 0) ^ 0xff;
   t.is(readPack(damaged), undefined);
   t.is(readPack(pack.subarray(0, pack.length - 30)), undefined);
+});
+
+/** A one-entry pack: a blob whose header declares `declared` bytes, with `data` deflated after it. */
+function onePack(declared: number, data: Buffer): Buffer {
+  const header: number[] = [];
+  let size = declared;
+  let byte = (3 << 4) | (size & 0x0f);
+  size = Math.floor(size / 16);
+  while (size > 0) {
+    header.push(byte | 0x80);
+    byte = size & 0x7f;
+    size = Math.floor(size / 128);
+  }
+  header.push(byte);
+  const start = Buffer.alloc(12);
+  start.write('PACK', 0, 'latin1');
+  start.writeUInt32BE(2, 4);
+  start.writeUInt32BE(1, 8);
+  const body = Buffer.concat([start, Buffer.from(header), deflateSync(data)]);
+  return Buffer.concat([body, createHash('sha1').update(body).digest()]);
+}
+
+test('a pack that inflates beyond what it declares, or declares a huge object, reads to nothing', (t) => {
+  const small = Buffer.from('hello\n');
+  t.is(readPack(onePack(small.length, small))?.size, 1, 'a well-formed one-blob pack reads');
+  // 64 MiB of zeros deflate to about 64 KiB: the entry says 16 bytes.
+  t.is(readPack(onePack(16, Buffer.alloc(64 * 1024 * 1024))), undefined);
+  t.is(readPack(onePack(2 ** 40, small)), undefined);
 });
