@@ -59,6 +59,27 @@ export { failureStatus };
 const ATTACH_WAIT_MS = 10_000;
 /** One long poll of an attached request's wait. */
 const ATTACHED_POLL_MS = 60_000;
+/**
+ * The waits before each new try to adopt a build taken from the queue while the store fails (about
+ * half a minute in all): a store restarting must not leave a taken build unstarted.
+ */
+const ADOPT_RETRIES_MS = [250, 500, 1000, 2000, 4000, 8000, 16_000];
+
+/** Adopts the queued build `id` into `resource`, tried again while the store fails; false: no longer queued. */
+async function adoptTaken(resource: BuildResource, id: string, logger: Logger): Promise<boolean> {
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      return await resource.adopt(id);
+    } catch (err) {
+      const wait = ADOPT_RETRIES_MS[attempt];
+      if (wait === undefined) {
+        logger.warn({ err, buildId: id }, 'could not adopt a build taken from the queue');
+        return false;
+      }
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
+  }
+}
 
 export type BuildJobRunner = (
   plan: BuildPlan,
@@ -458,7 +479,7 @@ export class BuildWorker {
       return;
     }
     const resource = this.#resource(logger);
-    if (!(await resource.adopt(entry.id).catch(() => false))) {
+    if (!(await adoptTaken(resource, entry.id, logger))) {
       slot.release();
       return;
     }
