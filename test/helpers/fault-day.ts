@@ -119,7 +119,7 @@ export function causeOf(
   const text = `${said}\n${logTail}`;
   if (/\b503\b|Service Unavailable/.test(text)) return 'registry 503';
   if (
-    /builder \S+ unreachable|connection refused|transport is closing|code = Unavailable|closed network connection|error reading from server|connection reset/i.test(
+    /builder \S+ unreachable|connection refused|transport is closing|code = Unavailable|closed network connection|error reading from server|connection reset|context deadline exceeded/i.test(
       text,
     )
   )

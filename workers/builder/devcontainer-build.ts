@@ -277,15 +277,35 @@ function cliEnv(options: BuildAndPushOptions, prepared: Prepared): Record<string
   };
 }
 
+/** How many times a build moves to another builder after losing its own mid-build. */
+const BUILDER_MOVES = 2;
+
+/**
+ * After a try failed: whether the build's builder no longer answers and the build moved to the
+ * next healthy builder in its order (fleet/build-placement.ts writes the img log line naming both).
+ * A builder that still answers (the build failed of itself), or nowhere to go: false.
+ */
+async function movedOffLostBuilder(options: BuildAndPushOptions, log: CommandLogWriter): Promise<boolean> {
+  const builder = options.deps.remoteBuilder;
+  const before = builder.name;
+  try {
+    await builder.ensure({ log, home: options.dir.home, signal: options.signal });
+  } catch {
+    return false;
+  }
+  return builder.name !== before;
+}
+
 /**
  * Runs the CLI once per try (the pending CLI first, when there is one): a try that the registry
  * refused as it refuses a concurrent push of the same content (push-retry.ts) is run again, the
- * build then cached (a pure push), up to PUSH_TRIES in all; any other failure ends it.
+ * build then cached (a pure push), up to PUSH_TRIES in all; a try whose builder was lost meanwhile
+ * runs again on the next healthy builder (up to BUILDER_MOVES times); any other failure ends it.
  */
 async function runCliTries(
   options: BuildAndPushOptions,
   args: readonly string[],
-  env: Record<string, string>,
+  envOf: () => Record<string, string>,
   log: CommandLogWriter,
 ): Promise<void> {
   const { plan, deps } = options;
@@ -293,10 +313,12 @@ async function runCliTries(
   const display = { command: 'devcontainer', args };
   const tailing = tailingLog(log);
   const startedAt = Date.now();
+  let moves = 0;
   for (let attempt = 1; ; attempt++) {
     tailing.restart();
+    const env = envOf();
     try {
-      if (attempt === 1 && options.cli !== undefined)
+      if (attempt === 1 && moves === 0 && options.cli !== undefined)
         await options.cli.run(args, env, { log: tailing.log, display });
       else {
         const timeout = config.build.timeoutSeconds;
@@ -315,6 +337,11 @@ async function runCliTries(
       return;
     } catch (err) {
       const ended = err instanceof CommandFailure && !err.result.aborted && !err.result.timedOut;
+      if (ended && moves < BUILDER_MOVES && (await movedOffLostBuilder(options, log))) {
+        moves += 1;
+        attempt -= 1;
+        continue;
+      }
       const refusal = ended ? concurrentPushRefusal(tailing.tail()) : undefined;
       if (refusal === undefined || attempt >= PUSH_TRIES) throw err;
       const delayMs = PUSH_RETRY_DELAY_MS * 2 ** (attempt - 1);
@@ -341,7 +368,7 @@ export async function buildAndPush(options: BuildAndPushOptions): Promise<{ logI
             ' (it mis-parses a list), buildx builds them all\n',
         );
       }
-      await runCliTries(options, args, cliEnv(options, prepared), log);
+      await runCliTries(options, args, () => cliEnv(options, prepared), log);
       await saveCliCache(prepared.tmp, config.scratchDir);
       return { logId: log.id };
     });
