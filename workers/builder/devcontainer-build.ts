@@ -22,7 +22,16 @@ import type { RequestDir } from '../common/request-dir.js';
 import { saveCliCache, seedCliCache } from './cli-cache.js';
 import { writeRequestDockerConfig } from './docker-config.js';
 import type { PendingCli } from './pending-cli.js';
-import { concurrentPushRefusal, pause, PUSH_RETRY_DELAY_MS, PUSH_TRIES, tailingLog } from './push-retry.js';
+import {
+  concurrentPushRefusal,
+  pause,
+  PUSH_RETRY_DELAY_MS,
+  PUSH_TRIES,
+  registryUnavailable,
+  tailingLog,
+  UNAVAILABLE_PUSH_TRIES,
+  UNAVAILABLE_RETRY_DELAY_MS,
+} from './push-retry.js';
 import {
   LABEL_BRANCH_VAR,
   LABEL_BUILT_VAR,
@@ -277,6 +286,30 @@ function cliEnv(options: BuildAndPushOptions, prepared: Prepared): Record<string
   };
 }
 
+/**
+ * Whether a failed try (its output's tail) is pushed again, after how long, and the img log line
+ * saying why: a concurrent push's refusal (push-retry.ts), or a registry unavailable for a moment.
+ */
+function pushAgain(tail: string, attempt: number): { delayMs: number; line: string } | undefined {
+  const tries = (n: number): string => `try ${String(attempt + 1)} of ${String(n)}`;
+  const refusal = concurrentPushRefusal(tail);
+  if (refusal !== undefined && attempt < PUSH_TRIES) {
+    const delayMs = PUSH_RETRY_DELAY_MS * 2 ** (attempt - 1);
+    const why = `the push was refused (${refusal}), as it is while an identical build pushes the same image`;
+    return { delayMs, line: `${why}: pushing again in ${String(delayMs / 1000)} s (${tries(PUSH_TRIES)})` };
+  }
+  const outage = registryUnavailable(tail);
+  if (outage !== undefined && attempt < UNAVAILABLE_PUSH_TRIES) {
+    const delayMs = UNAVAILABLE_RETRY_DELAY_MS * 2 ** (attempt - 1);
+    const why = `the registry is unavailable (${outage})`;
+    return {
+      delayMs,
+      line: `${why}: pushing again in ${String(delayMs / 1000)} s (${tries(UNAVAILABLE_PUSH_TRIES)})`,
+    };
+  }
+  return undefined;
+}
+
 /** How many times a build moves to another builder after losing its own mid-build. */
 const BUILDER_MOVES = 2;
 
@@ -342,14 +375,10 @@ async function runCliTries(
         attempt -= 1;
         continue;
       }
-      const refusal = ended ? concurrentPushRefusal(tailing.tail()) : undefined;
-      if (refusal === undefined || attempt >= PUSH_TRIES) throw err;
-      const delayMs = PUSH_RETRY_DELAY_MS * 2 ** (attempt - 1);
-      log.write(
-        `\n# the push was refused (${refusal}), as it is while an identical build pushes the same image:` +
-          ` pushing again in ${String(delayMs / 1000)} s (try ${String(attempt + 1)} of ${String(PUSH_TRIES)})\n`,
-      );
-      await pause(delayMs, options.signal);
+      const again = ended ? pushAgain(tailing.tail(), attempt) : undefined;
+      if (again === undefined) throw err;
+      log.write(`\n# ${again.line}\n`);
+      await pause(again.delayMs, options.signal);
     }
   }
 }
