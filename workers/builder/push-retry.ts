@@ -1,11 +1,8 @@
 /**
- * Identical pushes at once (docs/behaviour.md, Known limits): the registry may refuse one of two
- * pushes of the same content while the other's upload is under way, and pushing again (the build
- * cached: a pure push) succeeds. This names those refusals in the CLI's output and only those: a
- * 400/404 to a manifest PUT or blob upload, or BuildKit's `image "<ref>": already exists`; never
- * 401, 403, 429 or another status (buildx shows the status, not the registry's error code). A
- * registry that answers it is unavailable for a moment (502, 503, 504, and no other refusal) is
- * pushed to again too, over a longer while.
+ * Pushes again when the registry refuses a push only because of a concurrent push of the same
+ * content (docs/behaviour.md, Known limits): a 400/404 to a manifest PUT or blob upload, or
+ * BuildKit's `image "<ref>": already exists`; or when it is unavailable for a moment (502, 503,
+ * 504). Never on 401, 403, 429 or another status (buildx shows the status, not the error code).
  */
 import type { CommandLogWriter } from '../../src/logs/types.js';
 
