@@ -321,12 +321,25 @@ const BUILDER_MOVES = 2;
 async function movedOffLostBuilder(options: BuildAndPushOptions, log: CommandLogWriter): Promise<boolean> {
   const builder = options.deps.remoteBuilder;
   const before = builder.name;
+  // What the check writes reaches the img log only when the builder was lost: a failure of the
+  // build's own keeps its reason on the log's last line.
+  const held: (string | Uint8Array)[] = [];
+  const holding: CommandLogWriter = {
+    id: log.id,
+    write: (chunk) => void held.push(chunk),
+    addSecrets: (secrets) => log.addSecrets(secrets),
+    close: () => log.close(),
+  };
+  const flush = (): void => held.forEach((chunk) => log.write(chunk));
   try {
-    await builder.ensure({ log, home: options.dir.home, signal: options.signal });
+    await builder.ensure({ log: holding, home: options.dir.home, signal: options.signal });
   } catch {
+    flush();
     return false;
   }
-  return builder.name !== before;
+  if (builder.name === before) return false;
+  flush();
+  return true;
 }
 
 /**
