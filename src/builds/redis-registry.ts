@@ -112,17 +112,26 @@ local function lose(runningKey, finishedKey, id, entry, nowMs, history, bodyJson
   local outcome = {status = 'failure', durationSeconds = seconds, error = body.error, answer = {status = status or 500, body = body}}
   return finish(runningKey, finishedKey, id, entry, outcome, nowMs, history)
 end
+-- The ids the queue holds, waiting or running (read once per script).
+local queueIds
+local function inQueue(queueKey, id)
+  if not queueIds then
+    queueIds = {}
+    local text = redis.call('GET', queueKey)
+    if text then
+      local queue = cjson.decode(text)
+      for _, list in ipairs({queue.waiting or {}, queue.running or {}}) do
+        for _, item in ipairs(list) do queueIds[item.id] = true end
+      end
+    end
+  end
+  return queueIds[id] == true
+end
 -- A queued record older than ORPHAN_MS that the queue neither holds nor runs: its replica stopped
 -- (or lost the store) between writing it and queueing it, or took it and never adopted it.
 local function orphaned(queueKey, entry, nowMs)
   if tonumber(nowMs) - entry.startedAtMs < ${ORPHAN_MS} then return false end
-  local text = redis.call('GET', queueKey)
-  if not text then return true end
-  local queue = cjson.decode(text)
-  for _, list in ipairs({queue.waiting or {}, queue.running or {}}) do
-    for _, item in ipairs(list) do if item.id == entry.id then return false end end
-  end
-  return true
+  return not inQueue(queueKey, entry.id)
 end
 `;
 
