@@ -514,9 +514,20 @@ export async function runFaultDay(options: DayOptions): Promise<DayReport> {
       const answered = answeredTags.get(image) ?? 0;
       const mayPush = pushers.get(nameAndTag(image, front.host)?.name ?? '') ?? 0;
       if (n > Math.max(1, mayPush)) {
-        const builds = sent
-          .filter((s) => String(s.record?.image ?? '').startsWith(image.split(':').slice(0, -1).join(':')))
-          .map((s) => `${s.mode} ${s.id ?? ''} on ${s.record?.builder ?? '?'} ${s.record?.status ?? ''}`);
+        const builds: string[] = [];
+        for (const s of sent) {
+          if (!String(s.record?.image ?? '').startsWith(image.split(':').slice(0, -1).join(':'))) continue;
+          // What its img log says of pushes and moves (the lines that explain a second PUT).
+          const said = (await logOf(s.record?.imageBuildLogId))
+            .split('\n')
+            .filter((line) =>
+              /pushing again|building on|reused|follow|retrying in|pushing manifest/i.test(line),
+            )
+            .map((line) => line.slice(0, 200));
+          builds.push(
+            `${s.mode} ${s.id ?? ''} on ${s.record?.builder ?? '?'} ${s.record?.status ?? ''} [${said.join(' | ')}]`,
+          );
+        }
         const times = (putTimes.get(image) ?? []).map(at);
         report.pushedTwice.push(
           `${image}: ${n} PUTs (at ${times.join(', ')}), ${answered} answers, ${mayPush} full-path builds; builds: ${builds.join('; ')}`,

@@ -383,15 +383,18 @@ async function runCliTries(
       return;
     } catch (err) {
       const ended = err instanceof CommandFailure && !err.result.aborted && !err.result.timedOut;
-      if (ended && moves < BUILDER_MOVES && (await movedOffLostBuilder(options, log))) {
-        moves += 1;
-        attempt -= 1;
+      const again = ended ? pushAgain(tailing.tail(), attempt) : undefined;
+      if (again !== undefined) {
+        log.write(`\n# ${again.line}\n`);
+        await pause(again.delayMs, options.signal);
         continue;
       }
-      const again = ended ? pushAgain(tailing.tail(), attempt) : undefined;
-      if (again === undefined) throw err;
-      log.write(`\n# ${again.line}\n`);
-      await pause(again.delayMs, options.signal);
+      // A try that reached the registry had its builder: only another failure may be its loss.
+      const reachedRegistry = tailing.tail().includes('unexpected status from');
+      if (!ended || reachedRegistry || moves >= BUILDER_MOVES || !(await movedOffLostBuilder(options, log)))
+        throw err;
+      moves += 1;
+      attempt -= 1;
     }
   }
 }

@@ -50,14 +50,20 @@ const UNAVAILABLE_STATUSES = new Set(['502', '503', '504']);
 const UNEXPECTED_STATUS_CODE = /unexpected status code \S+: (\d{3})\b/g;
 
 /**
- * The registry's answer that it is unavailable for a moment (502, 503 or 504) that `output` (one
- * try's CLI output) shows, as a short phrase for the log; undefined when it shows none, or any
- * other refused request besides (a real refusal makes the failure real).
+ * The registry's answer that it is unavailable for a moment (502, 503 or 504) that the failure of
+ * `output` (one try's CLI output) ends on, as a short phrase for the log; undefined when its
+ * failure lines (`ERROR: ...`) show none, or any other refused request besides (a real refusal
+ * makes the failure real). BuildKit's own earlier tries (`error: ... 503 ...`, `retrying in 1s`)
+ * are not the failure: a push that got through them and failed otherwise is not pushed again.
  */
 export function registryUnavailable(output: string): string | undefined {
+  const failure = output
+    .split('\n')
+    .filter((line) => line.includes('ERROR:'))
+    .join('\n');
   const statuses = [
-    ...[...output.matchAll(UNEXPECTED_STATUS)].map((m) => m[3] ?? ''),
-    ...[...output.matchAll(UNEXPECTED_STATUS_CODE)].map((m) => m[1] ?? ''),
+    ...[...failure.matchAll(UNEXPECTED_STATUS)].map((m) => m[3] ?? ''),
+    ...[...failure.matchAll(UNEXPECTED_STATUS_CODE)].map((m) => m[1] ?? ''),
   ];
   if (statuses.length === 0 || !statuses.every((status) => UNAVAILABLE_STATUSES.has(status)))
     return undefined;

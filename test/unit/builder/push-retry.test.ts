@@ -73,6 +73,12 @@ test('a registry unavailable for a moment (502, 503, 504) is pushed to again; ne
     failed(status('HEAD', `${URL_BASE}/blobs/${DIGEST}`, '503 Service Unavailable')) +
     failed(status('PUT', `${URL_BASE}/manifests/burst3`, '403 Forbidden'));
   t.is(registryUnavailable(both), undefined);
+  // BuildKit's own earlier tries that got through, then a failure of another kind: not pushed again.
+  const through =
+    `#6 1.1 error: ${status('PUT', `${URL_BASE}/manifests/${DIGEST}`, '503 Service Unavailable')}\n` +
+    '#6 1.1 retrying in 1s\n' +
+    `ERROR: failed to solve: image "${REF}": already exists\n`;
+  t.is(registryUnavailable(through), undefined);
   t.is(
     registryUnavailable('ERROR: failed to solve: process "/bin/sh -c false" did not complete successfully\n'),
     undefined,
