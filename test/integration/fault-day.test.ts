@@ -3,7 +3,7 @@
 // stopped for 15 s (bench:faults: 30 s), the registry answering 503 for 10 s, polls cut mid-wait.
 // Every accepted build ends with a true answer: nothing lost, no tag broken or pushed twice, every
 // failure names its fault, a build.finished for every build, and ibs ends 0 through the transient
-// faults. Bounded to 5 minutes (about 2.5 on the loaded 2-core machine).
+// faults. Bounded to 5 minutes (1 to 1.5 on the loaded 2-core machine).
 import test from 'ava';
 import { dayTable, runFaultDay, type DayReport } from '../helpers/fault-day.js';
 
