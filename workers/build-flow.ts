@@ -374,12 +374,28 @@ function answered(
   return { ...job.soFar, imageBuildLogId: log.id, digest: decision.digest };
 }
 
+/** The waits before each new read of the pushed digest (a registry unavailable for a moment). */
+const DIGEST_RETRIES_MS = [1000, 2000, 4000, 8000];
+
+/** The digest the registry serves for the pushed tag, read again while it fails (about 15 s). */
+async function pushedDigestRead(job: Cloned, access: ReturnType<typeof registryAccess>): Promise<string> {
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      return await pushedDigest(job.target, access);
+    } catch (err) {
+      const wait = DIGEST_RETRIES_MS[attempt];
+      if (wait === undefined || job.signal.aborted) throw err;
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
+  }
+}
+
 /** The pushed digest, signed when a key is configured; a failure is the build's (500, img log). */
 async function readPushedDigest(job: Cloned, log: CommandLogWriter): Promise<string> {
   const access = registryAccess(job.plan, job.deps);
   let digest: string;
   try {
-    digest = await pushedDigest(job.target, access);
+    digest = await pushedDigestRead(job, access);
     log.write(`# pushed ${job.soFar.image} is ${digest}\n`);
   } catch (err) {
     log.write(`# the pushed image's digest could not be read (${reasonOf(err)})\n`);

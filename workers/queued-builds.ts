@@ -7,6 +7,7 @@ import type { BuildRecord } from '../src/builds/types.js';
 import { serviceError } from '../src/errors/errors.js';
 import { createMemoryQueue } from '../src/queue/memory-queue.js';
 import type { BuildResource } from './build-resource.js';
+import type { Logger } from '../src/observability/logger.js';
 import type { BuildRuns } from './build-runs.js';
 import { planBuild } from './plan/plan.js';
 import type { BuildPlan, BuildRequest } from './plan/plan-types.js';
@@ -14,6 +15,28 @@ import { newBuild } from './placement.js';
 import type { BuildQueue } from './queue.js';
 import { WaitingBuilds, type TakenBuild } from './waiting-builds.js';
 import type { BuildWorkerContext, StartOptions, Submission } from './worker-types.js';
+
+/**
+ * The waits before each new try to adopt a build taken from the queue while the store fails (about
+ * half a minute in all): a store restarting must not leave a taken build unstarted.
+ */
+const ADOPT_RETRIES_MS = [250, 500, 1000, 2000, 4000, 8000, 16_000];
+
+/** Adopts the queued build `id` into `resource`, tried again while the store fails; false: no longer queued. */
+async function adoptTaken(resource: BuildResource, id: string, logger: Logger): Promise<boolean> {
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      return await resource.adopt(id);
+    } catch (err) {
+      const wait = ADOPT_RETRIES_MS[attempt];
+      if (wait === undefined) {
+        logger.warn({ err, buildId: id }, 'could not adopt a build taken from the queue');
+        return false;
+      }
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
+  }
+}
 
 export class QueuedBuilds {
   readonly #ctx: BuildWorkerContext;
@@ -82,7 +105,7 @@ export class QueuedBuilds {
       return;
     }
     const resource = this.#runs.resource(logger);
-    if (!(await resource.adopt(entry.id).catch(() => false))) {
+    if (!(await adoptTaken(resource, entry.id, logger))) {
       slot.release();
       return;
     }

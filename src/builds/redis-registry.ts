@@ -12,6 +12,7 @@ import {
   BUILD_ALIVE_SUFFIX,
   BUILD_CANCEL_CHANNEL,
   BUILD_END_SUFFIX,
+  BUILD_QUEUE,
   buildAliveKey,
   buildEndChannel,
   buildKey,
@@ -22,7 +23,7 @@ import {
 import { LEASE_LUA, LEASE_MS, renewLeases } from '../redis/lease.js';
 import { redisScript } from '../redis/script.js';
 import { createSubscriptionHub } from '../redis/subscriptions.js';
-import { serviceError } from '../errors/errors.js';
+import { ERRORS, serviceError } from '../errors/errors.js';
 import { finishedWithin } from './finish-wait.js';
 import { matchesFilter, newBuildEntry, toRecord, type BuildEntry } from './records.js';
 import type {
@@ -39,6 +40,12 @@ const RUNNING = RUNNING_BUILDS;
 const FINISHED = FINISHED_BUILDS;
 /** In the lost answer's JSON, replaced by the replica's name (from the record) in Lua. */
 const REPLICA_MARK = '@@replica@@';
+/**
+ * A queued record this old that the queue no longer holds ends as never started (its replica
+ * writes the record, then queues it: a moment apart, unless it stops or loses Redis between).
+ */
+const ORPHAN_MS = 30_000;
+const NOT_STARTED_STATUS = ERRORS.BUILD_NOT_STARTED.status;
 
 /**
  * KEYS: build, running, alive. ARGV: id, record json, started ms, lease ms, replica. A queued
@@ -96,14 +103,35 @@ local function finish(runningKey, finishedKey, id, entry, outcome, nowMs, histor
   redis.call('PUBLISH', buildKey .. ENDED, 'f')
   return entry
 end
-local function lose(runningKey, finishedKey, id, entry, nowMs, history, bodyJson)
+local function lose(runningKey, finishedKey, id, entry, nowMs, history, bodyJson, status)
   local body = cjson.decode(bodyJson)
   local replica = entry.replica or 'unknown'
   local s, e = string.find(body.error, '${REPLICA_MARK}', 1, true)
   if s then body.error = string.sub(body.error, 1, s - 1) .. replica .. string.sub(body.error, e + 1) end
   local seconds = math.max(0, (tonumber(nowMs) - entry.startedAtMs) / 1000)
-  local outcome = {status = 'failure', durationSeconds = seconds, error = body.error, answer = {status = 500, body = body}}
+  local outcome = {status = 'failure', durationSeconds = seconds, error = body.error, answer = {status = status or 500, body = body}}
   return finish(runningKey, finishedKey, id, entry, outcome, nowMs, history)
+end
+-- The ids the queue holds, waiting or running (read once per script).
+local queueIds
+local function inQueue(queueKey, id)
+  if not queueIds then
+    queueIds = {}
+    local text = redis.call('GET', queueKey)
+    if text then
+      local queue = cjson.decode(text)
+      for _, list in ipairs({queue.waiting or {}, queue.running or {}}) do
+        for _, item in ipairs(list) do queueIds[item.id] = true end
+      end
+    end
+  end
+  return queueIds[id] == true
+end
+-- A queued record older than ORPHAN_MS that the queue neither holds nor runs: its replica stopped
+-- (or lost the store) between writing it and queueing it, or took it and never adopted it.
+local function orphaned(queueKey, entry, nowMs)
+  if tonumber(nowMs) - entry.startedAtMs < ${ORPHAN_MS} then return false end
+  return not inQueue(queueKey, entry.id)
 end
 `;
 
@@ -116,16 +144,22 @@ return 1
 `);
 
 /**
- * KEYS: build, running, finished, alive. ARGV: build key prefix, id, now ms, history, lost body json.
- * The record (running or kept finished); a running one whose lease expired is finished as lost.
+ * KEYS: build, running, finished, alive, queue. ARGV: build key prefix, id, now ms, history, lost
+ * body json, not started body json. The record (running or kept finished); a running one whose
+ * lease expired is finished as lost, a queued one the queue has lost as never started.
  */
 const GET = redisScript(`${FINISH_ENTRY}
 local text = redis.call('GET', KEYS[1])
 if text then
   if redis.call('EXISTS', KEYS[4]) == 1 then return text end
   local entry = cjson.decode(text)
-  if entry.phase == 'queued' then return text end
-  local lost = lose(KEYS[2], KEYS[3], ARGV[2], entry, ARGV[3], tonumber(ARGV[4]), ARGV[5])
+  local lost
+  if entry.phase == 'queued' then
+    if not orphaned(KEYS[5], entry, ARGV[3]) then return text end
+    lost = lose(KEYS[2], KEYS[3], ARGV[2], entry, ARGV[3], tonumber(ARGV[4]), ARGV[6], ${NOT_STARTED_STATUS})
+  else
+    lost = lose(KEYS[2], KEYS[3], ARGV[2], entry, ARGV[3], tonumber(ARGV[4]), ARGV[5])
+  end
   lost.lostNow = true
   return cjson.encode(lost)
 end
@@ -137,18 +171,25 @@ return false
 `);
 
 /**
- * KEYS: running, finished. ARGV: build key prefix, now ms, history, lost body json. Returns
- * {running records, finished records, ids finished as lost now}; a running build whose lease
- * expired is finished as lost.
+ * KEYS: running, finished, queue. ARGV: build key prefix, now ms, history, lost body json, not
+ * started body json. Returns {running records, finished records, ids finished as lost now}; a
+ * running build whose lease expired is finished as lost, a queued one the queue has lost as never
+ * started.
  */
 const LIST = redisScript(`${FINISH_ENTRY}
 local running, lostIds = {}, {}
 for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
   local text = redis.call('GET', ARGV[1] .. id)
+  local queued = text and string.find(text, '"phase":"queued"', 1, true)
   if not text then
     redis.call('ZREM', KEYS[1], id)
-  elseif redis.call('EXISTS', ARGV[1] .. id .. ALIVE) == 1 or string.find(text, '"phase":"queued"', 1, true) then
+  elseif redis.call('EXISTS', ARGV[1] .. id .. ALIVE) == 1 then
     table.insert(running, text)
+  elseif queued and not orphaned(KEYS[3], cjson.decode(text), ARGV[2]) then
+    table.insert(running, text)
+  elseif queued then
+    lose(KEYS[1], KEYS[2], id, cjson.decode(text), ARGV[2], tonumber(ARGV[3]), ARGV[5], ${NOT_STARTED_STATUS})
+    table.insert(lostIds, id)
   else
     lose(KEYS[1], KEYS[2], id, cjson.decode(text), ARGV[2], tonumber(ARGV[3]), ARGV[4])
     table.insert(lostIds, id)
@@ -211,7 +252,7 @@ export interface RedisBuildRegistry extends BuildRegistry {
   close(): void;
 }
 
-const entryKeys = (id: string): string[] => [buildKey(id), RUNNING, FINISHED, buildAliveKey(id)];
+const entryKeys = (id: string): string[] => [buildKey(id), RUNNING, FINISHED, buildAliveKey(id), BUILD_QUEUE];
 /** What the scripts append an id to (the alive key and channel follow from it: src/redis/keys.ts). */
 const PREFIX = buildKey('');
 
@@ -222,6 +263,11 @@ class RedisRegistry implements RedisBuildRegistry {
   readonly #leaseMs: number;
   readonly #hub: ReturnType<typeof createSubscriptionHub>;
   readonly #lostBody = JSON.stringify(serviceError('BUILD_LOST', { replica: REPLICA_MARK }).toBody());
+  readonly #notStartedBody = JSON.stringify(
+    serviceError('BUILD_NOT_STARTED', {
+      reason: `it left the queue without starting: its replica ${REPLICA_MARK} stopped or lost the shared store meanwhile`,
+    }).toBody(),
+  );
   /** Told of each build this replica's read finished as lost (its events are sent here). */
   readonly #lostListeners: ((record: BuildRecord) => void)[] = [];
   /** The builds this replica runs: their leases are renewed. */
@@ -256,7 +302,14 @@ class RedisRegistry implements RedisBuildRegistry {
 
   async #readEntry(id: string): Promise<(BuildEntry & { cancelledBy?: string }) | undefined> {
     const text = (await this.#deps.connection.call((client) =>
-      GET.run(client, entryKeys(id), [PREFIX, id, this.#now(), this.#history, this.#lostBody]),
+      GET.run(client, entryKeys(id), [
+        PREFIX,
+        id,
+        this.#now(),
+        this.#history,
+        this.#lostBody,
+        this.#notStartedBody,
+      ]),
     )) as string | null;
     if (typeof text !== 'string') return undefined;
     const entry = JSON.parse(text) as BuildEntry & { lostNow?: boolean };
@@ -319,7 +372,11 @@ class RedisRegistry implements RedisBuildRegistry {
 
   async list(filter: BuildFilter = {}): Promise<BuildRecord[]> {
     const [running, finished, lostIds] = (await this.#deps.connection.call((client) =>
-      LIST.run(client, [RUNNING, FINISHED], [PREFIX, this.#now(), this.#history, this.#lostBody]),
+      LIST.run(
+        client,
+        [RUNNING, FINISHED, BUILD_QUEUE],
+        [PREFIX, this.#now(), this.#history, this.#lostBody, this.#notStartedBody],
+      ),
     )) as [string[], string[], string[]];
     const at = this.#now();
     const entries = [...running, ...finished].map((text) => JSON.parse(text) as BuildEntry);

@@ -1,9 +1,9 @@
 /**
  * `ibs build`: an async POST /build (Idempotency-Key: the request id, so a POST sent again after a
  * lost connection never starts a second build), the build watched (watch.ts) and its answer
- * long-polled (await-answer.ts), then on stdout and in GITHUB_OUTPUT. 429: wait Retry-After plus
- * jitter and try again until --timeout (retry.ts); 401 and 403 exit 2 at once. Interrupted: DELETE
- * the build. Exit codes: exit-codes.ts.
+ * long-polled (await-answer.ts), then on stdout and in GITHUB_OUTPUT. 429 and 503: wait Retry-After
+ * plus jitter and try again until --timeout (retry.ts; after a 503, as a new attempt with a key of
+ * its own); 401 and 403 exit 2 at once. Interrupted: DELETE the build. Exit codes: exit-codes.ts.
  */
 import type { Values } from './args.js';
 import { buildBody, requestIdOf, serverUrl, timeoutSeconds } from './build-request.js';
@@ -13,7 +13,7 @@ import { buildOutputs, writeGithubOutput } from './github-output.js';
 import { Unreachable, call, jsonOf, sendsToken, type Answer } from './http.js';
 import { isRefusal, refusalOf } from './identity.js';
 import type { Terminal } from './output.js';
-import { planRetry, retryAfterSeconds } from './retry.js';
+import { planRetry, retryAfterSeconds, UNAVAILABLE_RETRY_AFTER_SECONDS } from './retry.js';
 import { cancelBuild } from './cancel.js';
 import { answerOf, awaitAnswer } from './await-answer.js';
 import { sleep } from './signals.js';
@@ -47,24 +47,33 @@ interface Attempt {
   readonly watch: BuildWatch;
 }
 
-/** The build's place: its request id (also its Idempotency-Key) and, once accepted, its id. */
+/**
+ * The build's place: its request id and, once accepted, its id. The Idempotency-Key is the request
+ * id on the first attempt, `<request id>/<attempt>` on each attempt after a 503.
+ */
 interface Target {
   readonly server: URL;
   readonly requestId: string;
   id?: string;
+  attempt: number;
+  /** The builds of earlier attempts (answered 503): not the one watched. */
+  readonly earlier: Set<string>;
 }
+
+const idempotencyKeyOf = (target: Target): string =>
+  target.attempt === 1 ? target.requestId : `${target.requestId}/${target.attempt}`;
 
 /** Statuses a front answers for a POST it could not pass on: asked again with the same key. */
 const FRONT_STATUSES = new Set([502, 504]);
 
 async function attempt(target: Target, body: string, ctx: RunContext): Promise<Attempt> {
-  const watch = new BuildWatch(target.server, target.requestId, ctx.term.err);
+  const watch = new BuildWatch(target.server, target.requestId, ctx.term.err, target.earlier);
   try {
     const answer = await call(new URL('build', target.server), {
       method: 'POST',
       headers: {
         'x-request-id': target.requestId,
-        'idempotency-key': target.requestId,
+        'idempotency-key': idempotencyKeyOf(target),
         prefer: 'respond-async',
       },
       body,
@@ -187,7 +196,12 @@ async function failed(ctx: RunContext, { answer, watch }: Attempt, server: URL):
 export async function runBuild(values: Values, ctx: RunContext): Promise<ExitCode> {
   const server = serverUrl(values.server);
   const timeout = timeoutSeconds(values.timeout);
-  const target: Target = { server, requestId: requestIdOf(values['request-id'], () => crypto.randomUUID()) };
+  const target: Target = {
+    server,
+    requestId: requestIdOf(values['request-id'], () => crypto.randomUUID()),
+    attempt: 1,
+    earlier: new Set(),
+  };
   const body = JSON.stringify(
     buildBody(values, credentialsOf(ctx.env, values.registry as string | undefined)),
   );
@@ -200,37 +214,57 @@ export async function runBuild(values: Values, ctx: RunContext): Promise<ExitCod
     if (outcome === undefined) return interrupted(ctx, target);
     if (typeof outcome === 'number') return outcome;
     if (outcome.answer.status === 200) return succeeded(ctx, outcome);
-    if (outcome.answer.status !== 429) return failed(ctx, outcome, server);
+    if (!RETRIED.has(outcome.answer.status)) return failed(ctx, outcome, server);
     outcome.watch.cancel();
-    const wait = await waitWhileBusy(ctx, outcome.answer, deadline, tries);
+    const wait = await waitToRetry(ctx, outcome.answer, deadline, tries);
     if (wait === 'interrupted') return interrupted(ctx, target);
     if (wait !== undefined) return wait;
+    if (outcome.answer.status === 503) nextAttempt(target);
   }
 }
 
-/** A 429: waits (undefined: try again) or gives the exit code (busy past --timeout, interrupted). */
-async function waitWhileBusy(
+/** Answers waited on and sent again: busy (429), and not built for a moment (503). */
+const RETRIED = new Set([429, 503]);
+
+/**
+ * After a 503 (the shared store restarting, no builder of a platform up, a replica lost before the
+ * build started): a new attempt, with a key of its own (the earlier key stays with the build that
+ * answered 503, and would attach to it again).
+ */
+function nextAttempt(target: Target): void {
+  if (target.id !== undefined) target.earlier.add(target.id);
+  target.id = undefined;
+  target.attempt += 1;
+}
+
+/**
+ * A 429 or a 503: waits (undefined: try again) or gives the exit code (still busy or unavailable
+ * past --timeout, interrupted). A 503 read from a build's record carries no Retry-After: the
+ * store's 10 s then.
+ */
+async function waitToRetry(
   ctx: RunContext,
   answer: Answer,
   deadline: number,
   tries: number,
 ): Promise<ExitCode | 'interrupted' | undefined> {
+  const { status } = answer;
   const header = answer.headers['retry-after'];
-  const retryAfter = retryAfterSeconds(Array.isArray(header) ? header[0] : header, Date.now());
+  const fallback = status === 503 ? UNAVAILABLE_RETRY_AFTER_SECONDS : undefined;
+  const retryAfter = retryAfterSeconds(Array.isArray(header) ? header[0] : header, Date.now(), fallback);
   const plan = planRetry(retryAfter, Date.now(), deadline, Math.random);
+  const what = status === 503 ? 'unavailable' : 'busy';
   if (!plan.retry) {
+    const error = status === 503 ? `: ${String(jsonOf(answer)?.error ?? answer.text.slice(0, 500))}` : '';
     return fail(
       ctx,
-      EXIT.busy,
-      `the server is still busy (429, Retry-After ${retryAfter} s) and --timeout runs out first`,
-      {
-        status: 429,
-        retryAfter,
-      },
+      exitForStatus(status),
+      `the server is still ${what} (${status}, Retry-After ${retryAfter} s) and --timeout runs out first${error}`,
+      { status, retryAfter },
     );
   }
   ctx.term.err.line(
-    `ibs: the server is busy (429) and asked to retry after ${retryAfter} s: waiting ${(plan.waitMs / 1000).toFixed(1)} s (try ${tries})`,
+    `ibs: the server is ${what} (${status}) and asked to retry after ${retryAfter} s: waiting ${(plan.waitMs / 1000).toFixed(1)} s (try ${tries})`,
   );
   await sleep(plan.waitMs, ctx.interrupt);
   return ctx.interrupt.aborted ? 'interrupted' : undefined;

@@ -30,7 +30,8 @@ export const EXIT_CODES: readonly { readonly code: ExitCode; readonly meaning: s
   { code: EXIT.busy, meaning: 'still busy (429) when --timeout ran out' },
   {
     code: EXIT.unreachable,
-    meaning: 'the server could not be reached, the connection was lost, or it answered something unexpected',
+    meaning:
+      'the server could not be reached, the connection was lost, it was still unavailable (503) when --timeout ran out, or it answered something unexpected',
   },
   {
     code: EXIT.interrupted,
@@ -39,8 +40,8 @@ export const EXIT_CODES: readonly { readonly code: ExitCode; readonly meaning: s
 ];
 
 /**
- * The exit code of a final HTTP status (429 is retried before it gets here; 401 and 403 never are:
- * the same token would be refused again).
+ * The exit code of a final HTTP status (429 and 503 are retried before they get here; 401 and 403
+ * never are: the same token would be refused again).
  *
  * | status            | exit |
  * | ----------------- | ---- |

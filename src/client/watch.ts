@@ -31,13 +31,16 @@ export class BuildWatch {
   readonly #stop = new AbortController();
   readonly #logs = new Map<string, LogStream>();
   readonly #polling: Promise<void>;
+  /** Builds of the same request id not watched (earlier attempts). */
+  readonly #skip: ReadonlySet<string>;
   #phase: string | undefined;
   #position: number | undefined;
 
-  constructor(server: URL, requestId: string, sink: Sink) {
+  constructor(server: URL, requestId: string, sink: Sink, skip: ReadonlySet<string> = new Set()) {
     this.#server = server;
     this.#requestId = requestId;
     this.#sink = sink;
+    this.#skip = skip;
     this.#polling = this.#poll();
   }
 
@@ -89,7 +92,9 @@ export class BuildWatch {
       if (this.#stop.signal.aborted) return;
       const answer = await call(url, { signal: this.#stop.signal }).catch(() => undefined);
       const builds = answer && answer.status === 200 ? jsonOf(answer)?.builds : undefined;
-      const record = Array.isArray(builds) ? (builds[0] as Record<string, unknown> | undefined) : undefined;
+      const record = Array.isArray(builds)
+        ? (builds as Record<string, unknown>[]).find((b) => !this.#skip.has(String(b.id)))
+        : undefined;
       if (record === undefined) continue;
       // A clone done within one poll is never seen as a phase: its log still gets its heading.
       if (typeof record.gitCloneLogId === 'string' && this.#phase === undefined) this.#heading('cloning');

@@ -294,7 +294,7 @@ export const ERRORS = {
   BUILD_NOT_STARTED: {
     status: 503,
     text: 'the build waited in the queue and never started: {reason}',
-    when: 'A queued build ended before a slot took it: the service stopped (embedded mode), or its replica died holding the credentials of its request (Redis mode); counted as `failure`.',
+    when: 'A queued build ended before a slot took it: the service stopped (embedded mode), or its replica died holding the credentials of its request, or the queue lost it (its replica died or lost Redis between recording and queueing it, or between taking and starting it: Redis mode); counted as `failure`.',
   },
   BUILD_LOST: {
     status: 500,

@@ -6,7 +6,7 @@
  * replicas while their heartbeat is.
  */
 import type { Redis } from 'ioredis';
-import { serviceError } from '../errors/errors.js';
+import { isServiceError, serviceError } from '../errors/errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { RedisConnection } from '../redis/connection.js';
 import { BUILD_QUEUE, BUILD_QUEUE_CHANNEL, buildAliveKey, replicaAliveKey } from '../redis/keys.js';
@@ -15,6 +15,18 @@ import { EMPTY_QUEUE, type QueueState } from './fair-order.js';
 import type { Liveness, QueueStore } from './types.js';
 
 const MAX_TRIES = 50;
+
+/**
+ * A failed command (Redis restarting, the connection lost) is STORE_UNAVAILABLE (503), as in
+ * src/redis/connection.ts: never an internal error.
+ */
+async function storeCall<T>(run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (err) {
+    throw isServiceError(err) ? err : serviceError('STORE_UNAVAILABLE');
+  }
+}
 
 const parse = (text: string | null): QueueState =>
   text === null
@@ -59,11 +71,11 @@ export function createRedisQueue(
 
   return {
     update(change) {
-      const run = chain.then(() => transact(change));
+      const run = chain.then(() => storeCall(() => transact(change)));
       chain = run.catch(() => undefined);
       return run;
     },
-    read: async () => parse(await client.get(BUILD_QUEUE)),
+    read: () => storeCall(async () => parse(await client.get(BUILD_QUEUE))),
     onChange(listener) {
       listeners.push(listener);
       if (subscriber !== undefined) return;
@@ -75,12 +87,14 @@ export function createRedisQueue(
         logger.warn({ err }, 'the queue channel could not be subscribed');
       });
     },
-    changed: async () => {
-      await client.publish(BUILD_QUEUE_CHANNEL, replica);
-    },
-    heartbeat: async () => {
-      await client.set(replicaAliveKey(replica), '1', 'PX', LEASE_MS);
-    },
+    changed: () =>
+      storeCall(async () => {
+        await client.publish(BUILD_QUEUE_CHANNEL, replica);
+      }),
+    heartbeat: () =>
+      storeCall(async () => {
+        await client.set(replicaAliveKey(replica), '1', 'PX', LEASE_MS);
+      }),
     close() {
       client.disconnect();
       subscriber?.disconnect();

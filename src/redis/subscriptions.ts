@@ -6,7 +6,7 @@
  */
 import type { Redis } from 'ioredis';
 import { ChangeCounter } from './change-counter.js';
-import { serviceError } from '../errors/errors.js';
+import { isServiceError, serviceError } from '../errors/errors.js';
 import type { RedisConnection } from './connection.js';
 
 /** A subscription not confirmed this long: the store is unavailable (503). */
@@ -25,12 +25,15 @@ interface Channel {
   users: number;
 }
 
-/** Resolves once `channel` is subscribed on `sub`; rejects with STORE_UNAVAILABLE after SUBSCRIBE_TIMEOUT_MS. */
+/** Resolves once `channel` is subscribed on `sub`; rejects with STORE_UNAVAILABLE (lost, or after SUBSCRIBE_TIMEOUT_MS). */
 async function subscribed(sub: Redis, channel: string): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   try {
     await Promise.race([
-      sub.subscribe(channel),
+      // A connection lost meanwhile (Redis restarting) rejects the command: unavailable too.
+      sub.subscribe(channel).catch((err: unknown) => {
+        throw isServiceError(err) ? err : serviceError('STORE_UNAVAILABLE');
+      }),
       new Promise((_, reject) => {
         timer = setTimeout(() => reject(serviceError('STORE_UNAVAILABLE')), SUBSCRIBE_TIMEOUT_MS);
       }),

@@ -1,11 +1,12 @@
 /**
- * A day of faults on the real stack, run by bench/faults.ts (printing the table of what each build
- * ended as, and each fault's recovery time). Three replicas on a
+ * A day of faults on the real stack, shared by test/integration/fault-day.test.ts (a short day,
+ * asserting the zeros) and bench/faults.ts (a longer one, printing the table). Three replicas on a
  * Redis of their own (append-only, so a restart keeps its data), two builders behind private
  * bridges, a registry front the day controls and a webhook receiver. A stream of async and sync
  * builds, reuses and real builds runs while one fault after another strikes: a replica SIGKILLed
- * with builds running and queued, Redis restarted, a builder stopped for 30 s, the registry
- * answering 503 for 10 s, client connections cut mid-poll. Then every build is accounted for.
+ * with builds running and queued, Redis restarted, a builder stopped, the registry answering 503,
+ * client connections cut mid-poll. Then every build is accounted for. IBS_FAULT_DAY_LOGS=<dir>:
+ * each replica's output is written there at the end (one file per process, the killed one's too).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -72,6 +73,8 @@ export interface Sent {
   ibsExit?: number | string;
   /** The fault running when it was sent, for ibs builds. */
   during?: Fault;
+  /** When it was sent (ms since the epoch). */
+  readonly sentAt: number;
 }
 
 export interface FaultWindow {
@@ -116,7 +119,7 @@ export function causeOf(
   const text = `${said}\n${logTail}`;
   if (/\b503\b|Service Unavailable/.test(text)) return 'registry 503';
   if (
-    /builder \S+ unreachable|connection refused|transport is closing|code = Unavailable|closed network connection|error reading from server|connection reset/i.test(
+    /builder \S+ unreachable|connection refused|transport is closing|code = Unavailable|closed network connection|error reading from server|connection reset|context deadline exceeded/i.test(
       text,
     )
   )
@@ -141,6 +144,7 @@ export async function runFaultDay(options: DayOptions): Promise<DayReport> {
   const dir = mkdtempSync(join(tmpdir(), 'ibs-fault-day-'));
   const cleanup: (() => Promise<void> | void)[] = [() => rmSync(dir, { recursive: true, force: true })];
   let replicas: Replica[] = [];
+  const everyReplica: Replica[] = [];
   try {
     const redis: RedisProcess = await startRedis(['--appendonly', 'yes', '--appendfsync', 'always']);
     cleanup.push(() => redis.dispose());
@@ -272,7 +276,14 @@ export async function runFaultDay(options: DayOptions): Promise<DayReport> {
 
     const inFlight: Promise<void>[] = [];
     const launch = (mode: Sent['mode'], reuse: boolean, replica: Replica, during?: Fault): Sent => {
-      const s: Sent = { requestId: randomUUID(), mode, reuse, replica: replica.name, during };
+      const s: Sent = {
+        requestId: randomUUID(),
+        mode,
+        reuse,
+        replica: replica.name,
+        during,
+        sentAt: Date.now(),
+      };
       sent.push(s);
       const body = bodyFor(reuse);
       inFlight.push(
@@ -330,6 +341,7 @@ export async function runFaultDay(options: DayOptions): Promise<DayReport> {
           if (owner?.endsWith(`:${pid}`) === true && s.id !== undefined) killedRunning.push(s.id);
         }
         down.add(victim.name);
+        everyReplica.push(victim);
         replicas[2] = await restartReplica(victim, env);
         down.delete(victim.name);
       });
@@ -439,7 +451,9 @@ export async function runFaultDay(options: DayOptions): Promise<DayReport> {
       if (s.mode === 'ibs' && s.ibsExit !== 0)
         report.ibsNotZero.push(`${s.during ?? ''}: ${String(s.posted)}`);
       if (s.id !== undefined && !finished(s.record)) {
-        report.lost.push(`${s.id} (${s.mode}, ${s.record?.phase ?? 'no record'})`);
+        report.lost.push(
+          `${s.id} (${s.mode}, ${s.record?.phase ?? 'no record'}, sent to ${s.replica} at ${at(s.sentAt)}, posted ${String(s.posted)})`,
+        );
         continue;
       }
       if (answer === undefined) {
@@ -500,9 +514,20 @@ export async function runFaultDay(options: DayOptions): Promise<DayReport> {
       const answered = answeredTags.get(image) ?? 0;
       const mayPush = pushers.get(nameAndTag(image, front.host)?.name ?? '') ?? 0;
       if (n > Math.max(1, mayPush)) {
-        const builds = sent
-          .filter((s) => String(s.record?.image ?? '').startsWith(image.split(':').slice(0, -1).join(':')))
-          .map((s) => `${s.mode} ${s.id ?? ''} on ${s.record?.builder ?? '?'} ${s.record?.status ?? ''}`);
+        const builds: string[] = [];
+        for (const s of sent) {
+          if (!String(s.record?.image ?? '').startsWith(image.split(':').slice(0, -1).join(':'))) continue;
+          // What its img log says of pushes and moves (the lines that explain a second PUT).
+          const said = (await logOf(s.record?.imageBuildLogId))
+            .split('\n')
+            .filter((line) =>
+              /pushing again|building on|reused|follow|retrying in|pushing manifest/i.test(line),
+            )
+            .map((line) => line.slice(0, 200));
+          builds.push(
+            `${s.mode} ${s.id ?? ''} on ${s.record?.builder ?? '?'} ${s.record?.status ?? ''} [${said.join(' | ')}]`,
+          );
+        }
         const times = (putTimes.get(image) ?? []).map(at);
         report.pushedTwice.push(
           `${image}: ${n} PUTs (at ${times.join(', ')}), ${answered} answers, ${mayPush} full-path builds; builds: ${builds.join('; ')}`,
@@ -536,6 +561,11 @@ export async function runFaultDay(options: DayOptions): Promise<DayReport> {
     report.undelivered = ids.filter((id) => !got.has(id));
     return report;
   } finally {
+    const logDir = process.env.IBS_FAULT_DAY_LOGS;
+    if (logDir !== undefined) {
+      for (const [i, r] of [...everyReplica, ...replicas].entries())
+        writeFileSync(join(logDir, `${r.name}-${i}.log`), r.service.stdout() + r.service.stderr());
+    }
     await stopReplicas(replicas);
     for (const step of cleanup.reverse()) await Promise.resolve(step()).catch(() => undefined);
   }

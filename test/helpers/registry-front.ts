@@ -16,6 +16,8 @@ export interface Refusal {
   readonly times?: number;
   /** Date.now() from which the rule no longer matches (an outage of a set length); unset: never. */
   readonly until?: number;
+  /** How long the rule matches from the first request it refuses (an outage that starts then). */
+  readonly forMs?: number;
 }
 
 export interface SeenRequest {
@@ -41,20 +43,22 @@ export const MANIFEST_PUT = /^\/v2\/.+\/manifests\/[^/]+$/;
 
 export async function registryFront(target: string): Promise<RegistryFront> {
   const [targetHost = 'localhost', targetPort = '80'] = target.split(/:(?=\d+$)/);
-  const rules: Array<{ rule: Refusal; left: number }> = [];
+  const rules: Array<{ rule: Refusal; left: number; since?: number }> = [];
   const requests: SeenRequest[] = [];
   const server = http.createServer((req, res) => {
     const method = req.method ?? 'GET';
     const path = (req.url ?? '/').split('?')[0] ?? '/';
     const match = rules.find(
-      ({ rule, left }) =>
+      ({ rule, left, since }) =>
         left > 0 &&
         (rule.until === undefined || Date.now() < rule.until) &&
+        (rule.forMs === undefined || since === undefined || Date.now() < since + rule.forMs) &&
         rule.method === method &&
         rule.path.test(path),
     );
     if (match !== undefined) {
       match.left -= 1;
+      match.since ??= Date.now();
       requests.push({ method, path, status: match.rule.status, refused: true, at: Date.now() });
       // The request body is read to its end first, as a registry does before it answers.
       req.resume();

@@ -2,8 +2,8 @@
  * Identical pushes at once (docs/behaviour.md, Known limits): a registry refuses a manifest PUT
  * while another push of the same content is under way (distribution's 400 MANIFEST_BLOB_UNKNOWN);
  * the build pushes again, a bounded number of times, and never retries a real refusal (403
- * DENIED). Through a front before the stack's registry that the test controls, then bursts of
- * identical builds for real.
+ * DENIED); a registry unavailable for a moment (503) is pushed to again too. Through a front
+ * before the stack's registry that the test controls, then bursts of identical builds for real.
  */
 import test from 'ava';
 import { randomBytes } from 'node:crypto';
@@ -62,6 +62,28 @@ test('a manifest PUT refused as a concurrent push refuses it (400 MANIFEST_BLOB_
   t.is(front.requests.filter((r) => r.refused).length, 1);
   t.deepEqual(await whole(stack.REGISTRY_ANON, name, String(res.body.tag)), []);
   t.regex(log, /pushing again/);
+});
+
+// BuildKit itself tries a refused manifest PUT again a few times (1 s, 2 s, ... apart): a registry
+// unavailable longer than that fails the CLI's try, and the service pushes again.
+test('a registry unavailable for longer than BuildKit waits (503 for 40 s) is pushed to again', async (t) => {
+  const front = await registryFront(stack.REGISTRY_ANON);
+  t.teardown(() => front.close());
+  // Every manifest PUT for 40 s from the first one.
+  front.refuse({ method: 'PUT', path: MANIFEST_PUT, status: 503, code: 'UNAVAILABLE', forMs: 40_000 });
+  const app = await startBuildApp({ insecureRegistries: [...allRegistries(), front.host] });
+  t.teardown(() => app.close());
+  const name = uniqueName('push-unavailable');
+  const res = await postBuild(app, {
+    repository: ownRepo(t),
+    gitCredentials: httpsCreds(),
+    image: { registry: front.host, name },
+  });
+  const log = await imgLog(app, res);
+  t.is(res.status, 200, `${JSON.stringify(res.body)}\n${log.slice(-3000)}`);
+  t.true(front.requests.some((r) => r.refused));
+  t.deepEqual(await whole(stack.REGISTRY_ANON, name, String(res.body.tag)), []);
+  t.regex(log, /the registry is unavailable \(503 from the registry\): pushing again in 2 s \(try 2 of 4\)/);
 });
 
 test('a manifest PUT refused for good (403 DENIED) is never pushed again: 500 within a minute', async (t) => {

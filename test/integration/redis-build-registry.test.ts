@@ -1,6 +1,7 @@
 // The Redis build registry against a real redis-server of the test's own: two registries on two
 // connections stand for two replicas; one that stops renewing (its process died) loses its builds.
 import { serviceError } from '../../src/errors/errors.js';
+import { BUILD_QUEUE } from '../../src/redis/keys.js';
 import test from 'ava';
 import { createRedisBuildRegistry, type RedisBuildRegistry } from '../../src/builds/redis-registry.js';
 import type { RedisConnection } from '../../src/redis/connection.js';
@@ -13,7 +14,7 @@ const redis = useRedisServer();
 
 async function replica(
   t: { teardown: (fn: () => Promise<void> | void) => void },
-  options: { history?: number; leaseMs?: number; server?: RedisProcess } = {},
+  options: { history?: number; leaseMs?: number; server?: RedisProcess; now?: () => number } = {},
 ): Promise<{ registry: RedisBuildRegistry; connection: RedisConnection }> {
   const connection = await readyConnection(options.server ?? redis());
   const registry = createRedisBuildRegistry({
@@ -22,6 +23,7 @@ async function replica(
     logger: silentLogger(),
     replica: 'test-replica',
     ...(options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs }),
+    ...(options.now === undefined ? {} : { now: options.now }),
   });
   t.teardown(async () => {
     registry.close();
@@ -73,6 +75,51 @@ test('a build started on one replica is listed, updated and finished as seen fro
   }
   const finished = await a.registry.list();
   t.deepEqual(finished.map((r) => r.requestId).sort(), ['req-three', 'req-two']);
+});
+
+// A replica writes a queued build's record, then puts it in the queue: one that stops (or loses
+// Redis) between the two, or takes it from the queue and stops before starting it, leaves a record
+// that no replica would ever run. Once it is 30 s old and the queue holds it nowhere, the next read
+// ends it as never started, telling that replica once (its events go out).
+test('a queued record the queue holds nowhere ends as never started once 30 s old', async (t) => {
+  const server = await startRedis();
+  t.teardown(() => server.dispose());
+  let later = 0;
+  const writer = await replica(t, { server });
+  const reader = await replica(t, { server, now: () => Date.now() + later });
+  const told: string[] = [];
+  reader.registry.onLost((record) => told.push(`${record.id} ${record.status ?? ''}`));
+  const orphan = await writer.registry.start({ ...newBuild('orphan'), queued: true });
+  const waiting = await writer.registry.start({ ...newBuild('waiting'), queued: true });
+  const taken = await writer.registry.start({ ...newBuild('taken'), queued: true });
+  await writer.connection.client.set(
+    BUILD_QUEUE,
+    JSON.stringify({ waiting: [{ id: waiting }], running: [{ id: taken, sinceMs: Date.now() }] }),
+  );
+  const phases = async (): Promise<string[]> =>
+    Promise.all([orphan, waiting, taken].map(async (id) => (await reader.registry.get(id))?.phase ?? ''));
+  t.deepEqual(await phases(), ['queued', 'queued', 'queued'], 'young: kept whatever the queue says');
+  later = 31_000;
+  t.deepEqual(await phases(), ['finished', 'queued', 'queued'], 'old: kept only while the queue holds it');
+  const ended = await writer.registry.get(orphan);
+  t.is(ended?.status, 'failure');
+  t.deepEqual(ended?.answer, {
+    status: 503,
+    body: serviceError('BUILD_NOT_STARTED', {
+      reason:
+        'it left the queue without starting: its replica test-replica stopped or lost the shared store meanwhile',
+    }).toBody(),
+  });
+  // The list ends one the same way; each is told once.
+  await writer.connection.client.set(
+    BUILD_QUEUE,
+    JSON.stringify({ waiting: [{ id: waiting }], running: [] }),
+  );
+  t.deepEqual(
+    (await reader.registry.list()).filter((r) => r.phase !== 'finished').map((r) => r.id),
+    [waiting],
+  );
+  t.deepEqual(told.sort(), [`${orphan} failure`, `${taken} failure`].sort());
 });
 
 test('the builds of a replica that stops renewing (died) end as failures naming it once their lease expires', async (t) => {

@@ -22,7 +22,16 @@ import type { RequestDir } from '../common/request-dir.js';
 import { saveCliCache, seedCliCache } from './cli-cache.js';
 import { writeRequestDockerConfig } from './docker-config.js';
 import type { PendingCli } from './pending-cli.js';
-import { concurrentPushRefusal, pause, PUSH_RETRY_DELAY_MS, PUSH_TRIES, tailingLog } from './push-retry.js';
+import {
+  concurrentPushRefusal,
+  pause,
+  PUSH_RETRY_DELAY_MS,
+  PUSH_TRIES,
+  registryUnavailable,
+  tailingLog,
+  UNAVAILABLE_PUSH_TRIES,
+  UNAVAILABLE_RETRY_DELAY_MS,
+} from './push-retry.js';
 import {
   LABEL_BRANCH_VAR,
   LABEL_BUILT_VAR,
@@ -261,14 +270,71 @@ function cliEnv(options: BuildAndPushOptions, prepared: Prepared): Record<string
 }
 
 /**
+ * Whether a failed try (its output's tail) is pushed again, after how long, and the img log line
+ * saying why: a concurrent push's refusal (push-retry.ts), or a registry unavailable for a moment.
+ */
+function pushAgain(tail: string, attempt: number): { delayMs: number; line: string } | undefined {
+  const tries = (n: number): string => `try ${String(attempt + 1)} of ${String(n)}`;
+  const refusal = concurrentPushRefusal(tail);
+  if (refusal !== undefined && attempt < PUSH_TRIES) {
+    const delayMs = PUSH_RETRY_DELAY_MS * 2 ** (attempt - 1);
+    const why = `the push was refused (${refusal}), as it is while an identical build pushes the same image`;
+    return { delayMs, line: `${why}: pushing again in ${String(delayMs / 1000)} s (${tries(PUSH_TRIES)})` };
+  }
+  const outage = registryUnavailable(tail);
+  if (outage !== undefined && attempt < UNAVAILABLE_PUSH_TRIES) {
+    const delayMs = UNAVAILABLE_RETRY_DELAY_MS * 2 ** (attempt - 1);
+    const why = `the registry is unavailable (${outage})`;
+    return {
+      delayMs,
+      line: `${why}: pushing again in ${String(delayMs / 1000)} s (${tries(UNAVAILABLE_PUSH_TRIES)})`,
+    };
+  }
+  return undefined;
+}
+
+/** How many times a build moves to another builder after losing its own mid-build. */
+const BUILDER_MOVES = 2;
+
+/**
+ * After a try failed: whether the build's builder no longer answers and the build moved to the
+ * next healthy builder in its order (fleet/build-placement.ts writes the img log line naming both).
+ * A builder that still answers (the build failed of itself), or nowhere to go: false.
+ */
+async function movedOffLostBuilder(options: BuildAndPushOptions, log: CommandLogWriter): Promise<boolean> {
+  const builder = options.deps.remoteBuilder;
+  const before = builder.name;
+  // What the check writes reaches the img log only when the builder was lost: a failure of the
+  // build's own keeps its reason on the log's last line.
+  const held: (string | Uint8Array)[] = [];
+  const holding: CommandLogWriter = {
+    id: log.id,
+    write: (chunk) => void held.push(chunk),
+    addSecrets: (secrets) => log.addSecrets(secrets),
+    close: () => log.close(),
+  };
+  const flush = (): void => held.forEach((chunk) => log.write(chunk));
+  try {
+    await builder.ensure({ log: holding, home: options.dir.home, signal: options.signal });
+  } catch {
+    flush();
+    return false;
+  }
+  if (builder.name === before) return false;
+  flush();
+  return true;
+}
+
+/**
  * Runs the CLI once per try (the pending CLI first, when there is one): a try that the registry
  * refused as it refuses a concurrent push of the same content (push-retry.ts) is run again, the
- * build then cached (a pure push), up to PUSH_TRIES in all; any other failure ends it.
+ * build then cached (a pure push), up to PUSH_TRIES in all; a try whose builder was lost meanwhile
+ * runs again on the next healthy builder (up to BUILDER_MOVES times); any other failure ends it.
  */
 async function runCliTries(
   options: BuildAndPushOptions,
   args: readonly string[],
-  env: Record<string, string>,
+  envOf: () => Record<string, string>,
   log: CommandLogWriter,
 ): Promise<void> {
   const { plan, deps } = options;
@@ -276,10 +342,12 @@ async function runCliTries(
   const display = { command: 'devcontainer', args };
   const tailing = tailingLog(log);
   const startedAt = Date.now();
+  let moves = 0;
   for (let attempt = 1; ; attempt++) {
     tailing.restart();
+    const env = envOf();
     try {
-      if (attempt === 1 && options.cli !== undefined)
+      if (attempt === 1 && moves === 0 && options.cli !== undefined)
         await options.cli.run(args, env, { log: tailing.log, display });
       else {
         const timeout = config.build.timeoutSeconds;
@@ -298,14 +366,18 @@ async function runCliTries(
       return;
     } catch (err) {
       const ended = err instanceof CommandFailure && !err.result.aborted && !err.result.timedOut;
-      const refusal = ended ? concurrentPushRefusal(tailing.tail()) : undefined;
-      if (refusal === undefined || attempt >= PUSH_TRIES) throw err;
-      const delayMs = PUSH_RETRY_DELAY_MS * 2 ** (attempt - 1);
-      log.write(
-        `\n# the push was refused (${refusal}), as it is while an identical build pushes the same image:` +
-          ` pushing again in ${String(delayMs / 1000)} s (try ${String(attempt + 1)} of ${String(PUSH_TRIES)})\n`,
-      );
-      await pause(delayMs, options.signal);
+      const again = ended ? pushAgain(tailing.tail(), attempt) : undefined;
+      if (again !== undefined) {
+        log.write(`\n# ${again.line}\n`);
+        await pause(again.delayMs, options.signal);
+        continue;
+      }
+      // A try that reached the registry had its builder: only another failure may be its loss.
+      const reachedRegistry = tailing.tail().includes('unexpected status from');
+      if (!ended || reachedRegistry || moves >= BUILDER_MOVES || !(await movedOffLostBuilder(options, log)))
+        throw err;
+      moves += 1;
+      attempt -= 1;
     }
   }
 }
@@ -324,7 +396,7 @@ export async function buildAndPush(options: BuildAndPushOptions): Promise<{ logI
             ' (it mis-parses a list), buildx builds them all\n',
         );
       }
-      await runCliTries(options, args, cliEnv(options, prepared), log);
+      await runCliTries(options, args, () => cliEnv(options, prepared), log);
       await saveCliCache(prepared.tmp, config.scratchDir);
       return { logId: log.id };
     });

@@ -1,9 +1,8 @@
 /**
- * Identical pushes at once (docs/behaviour.md, Known limits): the registry may refuse one of two
- * pushes of the same content while the other's upload is under way, and pushing again (the build
- * cached: a pure push) succeeds. This names those refusals in the CLI's output and only those: a
- * 400/404 to a manifest PUT or blob upload, or BuildKit's `image "<ref>": already exists`; never
- * 401, 403, 429 or another status (buildx shows the status, not the registry's error code).
+ * Pushes again when the registry refuses a push only because of a concurrent push of the same
+ * content (docs/behaviour.md, Known limits): a 400/404 to a manifest PUT or blob upload, or
+ * BuildKit's `image "<ref>": already exists`; or when it is unavailable for a moment (502, 503,
+ * 504). Never on 401, 403, 429 or another status (buildx shows the status, not the error code).
  */
 import type { CommandLogWriter } from '../../src/logs/types.js';
 
@@ -39,6 +38,36 @@ export function concurrentPushRefusal(output: string): string | undefined {
   if (found === undefined && IMAGE_EXISTS.test(output))
     found = "the builder's image store: the image name already exists";
   return found;
+}
+
+/** Tries of the build's push in all while the registry answers it is unavailable (502, 503, 504). */
+export const UNAVAILABLE_PUSH_TRIES = 4;
+/** The pause before the second try after an unavailable registry; doubled before each next one. */
+export const UNAVAILABLE_RETRY_DELAY_MS = 2_000;
+
+const UNAVAILABLE_STATUSES = new Set(['502', '503', '504']);
+/** containerd's other form, for a read: `unexpected status code <url>: 503 Service Unavailable`. */
+const UNEXPECTED_STATUS_CODE = /unexpected status code \S+: (\d{3})\b/g;
+
+/**
+ * The registry's answer that it is unavailable for a moment (502, 503 or 504) that the failure of
+ * `output` (one try's CLI output) ends on, as a short phrase for the log; undefined when its
+ * failure lines (`ERROR: ...`) show none, or any other refused request besides (a real refusal
+ * makes the failure real). BuildKit's own earlier tries (`error: ... 503 ...`, `retrying in 1s`)
+ * are not the failure: a push that got through them and failed otherwise is not pushed again.
+ */
+export function registryUnavailable(output: string): string | undefined {
+  const failure = output
+    .split('\n')
+    .filter((line) => line.includes('ERROR:'))
+    .join('\n');
+  const statuses = [
+    ...[...failure.matchAll(UNEXPECTED_STATUS)].map((m) => m[3] ?? ''),
+    ...[...failure.matchAll(UNEXPECTED_STATUS_CODE)].map((m) => m[1] ?? ''),
+  ];
+  if (statuses.length === 0 || !statuses.every((status) => UNAVAILABLE_STATUSES.has(status)))
+    return undefined;
+  return `${statuses[statuses.length - 1] ?? ''} from the registry`;
 }
 
 /** Output kept per try, for concurrentPushRefusal (the tail only: the failure is at the end). */

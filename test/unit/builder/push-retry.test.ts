@@ -1,9 +1,15 @@
 /**
  * Which failed pushes are pushed again (workers/builder/push-retry.ts): the refusals a concurrent
- * push of the same content gets, from the CLI's real output lines, and never a real refusal.
+ * push of the same content gets, and a registry unavailable for a moment, from the CLI's real
+ * output lines, and never a real refusal.
  */
 import test from 'ava';
-import { concurrentPushRefusal, pause, tailingLog } from '../../../workers/builder/push-retry.js';
+import {
+  concurrentPushRefusal,
+  pause,
+  registryUnavailable,
+  tailingLog,
+} from '../../../workers/builder/push-retry.js';
 import type { CommandLogWriter } from '../../../src/logs/types.js';
 
 const REF = 'localhost:45000/demo:burst3';
@@ -32,6 +38,50 @@ test('a 400 or 404 on a manifest PUT is a concurrent push of the same content', 
   t.is(
     concurrentPushRefusal(`ERROR: failed to solve: image "${REF}": already exists\n`),
     "the builder's image store: the image name already exists",
+  );
+});
+
+test('a registry unavailable for a moment (502, 503, 504) is pushed to again; never with a real refusal', (t) => {
+  t.is(
+    registryUnavailable(failed(status('HEAD', `${URL_BASE}/blobs/${DIGEST}`, '503 Service Unavailable'))),
+    '503 from the registry',
+  );
+  t.is(
+    registryUnavailable(failed(status('PUT', `${URL_BASE}/manifests/burst3`, '502 Bad Gateway'))),
+    '502 from the registry',
+  );
+  t.is(
+    registryUnavailable(
+      failed(
+        `httpReadSeeker: failed open: unexpected status code ${URL_BASE}/blobs/${DIGEST}: 504 Gateway Timeout`,
+      ),
+    ),
+    '504 from the registry',
+  );
+  for (const code of [
+    '401 Unauthorized',
+    '403 Forbidden',
+    '429 Too Many Requests',
+    '500 Internal Server Error',
+  ])
+    t.is(
+      registryUnavailable(failed(status('PUT', `${URL_BASE}/manifests/${DIGEST}`, code))),
+      undefined,
+      code,
+    );
+  const both =
+    failed(status('HEAD', `${URL_BASE}/blobs/${DIGEST}`, '503 Service Unavailable')) +
+    failed(status('PUT', `${URL_BASE}/manifests/burst3`, '403 Forbidden'));
+  t.is(registryUnavailable(both), undefined);
+  // BuildKit's own earlier tries that got through, then a failure of another kind: not pushed again.
+  const through =
+    `#6 1.1 error: ${status('PUT', `${URL_BASE}/manifests/${DIGEST}`, '503 Service Unavailable')}\n` +
+    '#6 1.1 retrying in 1s\n' +
+    `ERROR: failed to solve: image "${REF}": already exists\n`;
+  t.is(registryUnavailable(through), undefined);
+  t.is(
+    registryUnavailable('ERROR: failed to solve: process "/bin/sh -c false" did not complete successfully\n'),
+    undefined,
   );
 });
 

@@ -1,6 +1,7 @@
 // `ibs build` (its own process) against a small fake of the build resource API on port 0: the
 // POST lost once is sent again with the same Idempotency-Key, polls cut by a front (504 after 3 s)
-// are asked again with a shorter wait, the answer goes to stdout; Ctrl-C sends DELETE /builds/{id}.
+// are asked again with a shorter wait, a 503 is waited on and sent again as a new attempt, the
+// answer goes to stdout; Ctrl-C sends DELETE /builds/{id}.
 import test from 'ava';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -103,6 +104,47 @@ test('a lost POST is sent again with the same key; polls cut at 3 s get shorter;
   const second = waits[1] ?? 0;
   t.true(second >= 2 && second < 25, `the wait after a cut at 3 s: ${second} s`);
   t.regex(ibs.stderr(), /same Idempotency-Key/);
+});
+
+test("a 503, answered to the POST or as the build's answer, is waited on and sent again as a new attempt", async (t) => {
+  const ID2 = ID.replace(/1$/, '2');
+  const unavailable = { error: 'the shared store (Redis) is unavailable', code: 'STORE_UNAVAILABLE' };
+  let posts = 0;
+  const { url, seen } = await fake(t, (req, res) => {
+    if (req.method === 'POST') {
+      posts += 1;
+      if (posts === 1) return json(res, 503, unavailable, { 'retry-after': '1' });
+      return json(res, 202, record(posts === 2 ? {} : { id: ID2 }));
+    }
+    // The first build admitted ends 503 (its record carries no Retry-After); the next one builds.
+    if (req.url?.startsWith(`/builds/${ID}?`))
+      return json(res, 200, record({ phase: 'finished', answer: { status: 503, body: unavailable } }));
+    json(res, 200, record({ id: ID2, phase: 'finished', answer: { status: 200, body: RESULT } }));
+  });
+  const ibs = runIbs(args(url));
+  t.is(await ibs.exited, 0, ibs.stderr());
+  t.deepEqual(JSON.parse(ibs.stdout()), RESULT);
+  const postsSeen = seen.filter((s) => s.method === 'POST');
+  // Each attempt after a 503 has a key of its own (the one before stays with its 503), the same request id.
+  t.deepEqual(
+    postsSeen.map((p) => p.headers['idempotency-key']),
+    ['job-1', 'job-1/2', 'job-1/3'],
+  );
+  t.true(postsSeen.every((p) => p.headers['x-request-id'] === 'job-1'));
+  t.regex(ibs.stderr(), /unavailable \(503\) and asked to retry after 1 s/);
+  t.regex(ibs.stderr(), /unavailable \(503\) and asked to retry after 10 s/);
+});
+
+test('a 503 still answered when --timeout runs out exits 4 with its error', async (t) => {
+  const { url } = await fake(t, (_req, res) =>
+    json(res, 503, { error: 'the shared store (Redis) is unavailable' }, { 'retry-after': '10' }),
+  );
+  const ibs = runIbs([...args(url), '--timeout', '3']);
+  t.is(await ibs.exited, 4, ibs.stderr());
+  t.regex(
+    ibs.stderr(),
+    /still unavailable \(503, Retry-After 10 s\) and --timeout runs out first: the shared store \(Redis\) is unavailable/,
+  );
 });
 
 test('a post-clone 400 in the answer exits 2 with its error, as a sync 400 does', async (t) => {
