@@ -141,6 +141,6 @@ export class BuildWorker {
    */
   async drained(): Promise<void> {
     await this.#queued.waiting.stop();
-    await this.#runs.settled();
+    await Promise.all([this.#runs.settled(), this.#fleet.settled()]);
   }
 }

@@ -82,6 +82,11 @@ export class BuilderCacheUse {
     return last?.use;
   }
 
+  /** Resolves once no reading runs (the drain waits for them: `buildx du` writes its config dir). */
+  async settled(): Promise<void> {
+    while (this.#reading.size > 0) await Promise.all([...this.#reading.values()]);
+  }
+
   /** Reads builder `name`'s cache use now (never throws: a failure leaves no reading). */
   async refresh(name: string): Promise<void> {
     const { config, groups, signal } = this.#options;

@@ -94,6 +94,11 @@ export class BuilderFleet implements PlacementFleet {
    * Each builder's state, declared platforms and (once read: cache-use.ts, never waited for) its
    * cache use, in the order configured.
    */
+  /** Resolves once no cache-use reading runs (the drain on SIGTERM waits for it). */
+  settled(): Promise<void> {
+    return this.#cacheUse.settled();
+  }
+
   states(): (BuilderState & { inFlight: number; platforms: readonly string[]; cache?: CacheUse })[] {
     return this.health.states().map((state, index) => {
       const member = this.#members[index];
