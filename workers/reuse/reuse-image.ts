@@ -15,6 +15,7 @@ import {
   type Platform,
 } from '../../src/registry/manifest.js';
 import type { PushedImage } from '../../src/builds/types.js';
+import { formatPlatform, isAttestation } from '../../src/registry/platform.js';
 import { putManifest } from '../../src/registry/push.js';
 import { manifestMediaType, writeRelabelled } from '../../src/registry/relabel.js';
 import type { SupplyChain } from '../../src/supply-chain/supply-chain.js';
@@ -123,26 +124,21 @@ export async function pushedImage(
   const top = await read(digest);
   if (top.kind === 'image') {
     const config = parseImageConfig(await access.client.getBlob(call, top.config.digest, LIMITS.configBytes));
-    const platform = config?.platform === undefined ? 'unknown' : platformText(config.platform);
+    const platform = config?.platform === undefined ? 'unknown' : formatPlatform(config.platform);
     return { digest, platforms: [{ platform, digest, compressedBytes: bytes(top.layers) }] };
   }
-  // Attestation manifests (platform unknown/unknown) are not images of a platform.
-  const images = top.manifests.filter(
-    (entry) => entry.platform !== undefined && entry.platform.os !== 'unknown',
-  );
+  // Attestation manifests are not images of a platform.
+  const images = top.manifests.filter((entry) => entry.platform !== undefined && !isAttestation(entry));
   const platforms = await Promise.all(
     images.map(async (entry) => {
       const manifest = await read(entry.digest);
       const layers = manifest.kind === 'image' ? manifest.layers : [];
-      const platform = platformText(entry.platform as Platform);
+      const platform = formatPlatform(entry.platform as Platform);
       return { platform, digest: entry.digest, compressedBytes: bytes(layers) };
     }),
   );
   return { digest, platforms };
 }
-
-const platformText = (platform: Platform): string =>
-  [platform.os, platform.architecture, platform.variant].filter(Boolean).join('/');
 
 /** The digest the registry serves for `target.tag` (one HEAD), or undefined when it has none. */
 export async function servedDigest(
