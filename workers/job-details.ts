@@ -29,12 +29,9 @@ export async function reportPushed(job: Cloned, digest: string, log: CommandLogW
 export async function reportKey(job: Cloned, decision: Decision): Promise<void> {
   if (decision.keyed === undefined) return;
   const { key, input } = decision.keyed;
-  const recentId = job.target.recentId(job.plan.repository, job.open.branch);
-  const changes =
-    decision.kind === 'build' ? await job.deps.reuse.recent.changes(recentId, input) : undefined;
   await job.reporter.details({
     key: keyView(key, input),
-    ...(decision.kind === 'build' ? { rebuiltBecause: rebuiltBecause(changes) } : {}),
+    ...(decision.kind === 'build' ? { rebuiltBecause: rebuiltBecause(decision.changed) } : {}),
   });
 }
 

@@ -29,7 +29,13 @@ import type { TaggedImageTarget } from '../../src/rules/image-target.js';
 export type Decision =
   | { readonly kind: 'reuse'; readonly keyed: Keyed; readonly digest: string; readonly lease?: HeldLease }
   | { readonly kind: 'follow'; readonly keyed: Keyed; readonly followed: FollowedBuild }
-  | { readonly kind: 'build'; readonly keyed?: Keyed; readonly lease?: HeldLease };
+  | {
+      readonly kind: 'build';
+      readonly keyed?: Keyed;
+      readonly lease?: HeldLease;
+      /** With a key: the inputs changed since the last build (undefined: no earlier build known). */
+      readonly changed?: readonly string[];
+    };
 
 /** What the job knows when it decides. */
 export interface DecisionInput {
@@ -153,15 +159,16 @@ async function reuseRecorded(
   return undefined;
 }
 
-/** Before a build: what changed since the last build of this repository and branch here. */
-async function logChangedInputs(input: DecisionInput, keyed: Keyed): Promise<void> {
+/** Before a build: what changed since the last build of this repository and branch (logged). */
+async function changedInputs(input: DecisionInput, keyed: Keyed): Promise<string[] | undefined> {
   const changed = await input.deps.reuse.recent.changes(recentId(input), keyed.input);
-  if (changed === undefined) return;
+  if (changed === undefined) return undefined;
   input.log.write(
     `inputs changed since the last build of this repository and branch: ${
       changed.length > 0 ? changed.join('; ') : 'none (its image is gone)'
     }\n`,
   );
+  return changed;
 }
 
 /**
@@ -183,8 +190,8 @@ export async function decideForKey(
   const leased = owned.lease === undefined ? {} : { lease: owned.lease };
   const digest = await reuseRecorded(input, keyed, started);
   if (digest !== undefined) return { kind: 'reuse', keyed, digest, ...leased };
-  await logChangedInputs(input, keyed);
-  return { kind: 'build', keyed, ...leased };
+  const changed = await changedInputs(input, keyed);
+  return { kind: 'build', keyed, ...leased, ...(changed === undefined ? {} : { changed }) };
 }
 
 /** After a successful build: record the key in the target repository (logged, never throws). */
