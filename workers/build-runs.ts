@@ -26,7 +26,7 @@ export class BuildRuns {
 
   constructor(ctx: BuildWorkerContext, parts: Omit<PlacementParts, 'runsHere'>) {
     this.#ctx = ctx;
-    this.#parts = { ...parts, runsHere: (id, resource) => this.#local.set(id, resource) };
+    this.#parts = { ...parts, runsHere: (id, resource) => this.runsHere(id, resource) };
   }
 
   resource(logger: Logger): BuildResource {
