@@ -26,6 +26,8 @@ async function advertisement(dir: string): Promise<Buffer> {
     env: gitTestEnv,
     extendEnv: false,
     encoding: 'buffer',
+    // Every byte as git wrote it.
+    stripFinalNewline: false,
   });
   return Buffer.concat([pkt('# service=git-upload-pack\n'), Buffer.from('0000'), refs.stdout]);
 }

@@ -117,6 +117,8 @@ async function treePack(repo: Repo): Promise<Buffer> {
     extendEnv: false,
     input: `${listed.stdout}\n`,
     encoding: 'buffer',
+    // A pack's checksum may end in a newline byte: keep every byte.
+    stripFinalNewline: false,
   });
   return Buffer.from(packed.stdout);
 }
