@@ -1,8 +1,8 @@
 /**
  * Benchmark (not a test): what keying the builder's cache by the secrets offered (docs/secrets.md,
  * The builder's cache keeps the scope) costs a warm build. One repository, one request secret, reuse
- * off, the same builder: the service as it is, against the same service with the keying off (the
- * worker's keySecrets: false: the cache shared by all). Each side warmed once, then runs interleaved; every
+ * off, the same builder: the service as it is, against the same service with the keying off (its
+ * jobs handed the plan without the identity: the cache shared by all). Each side warmed once, then runs interleaved; every
  * measured build must find the secret-mounting step CACHED. Also: the keying script alone, `node -e 0`.
  *
  *   npm run stack -- up
@@ -25,6 +25,8 @@ import {
 } from '../test/helpers/build-support.js';
 import { SECRETS_FIXTURE_DOCKERFILE } from '../test/stack/fixtures.js';
 import { IDENTITY_ARG, KEYED_DOCKERFILE_SCRIPT } from '../workers/builder/docker-wrapper.js';
+import { runBuildJob } from '../workers/build-flow.js';
+import type { BuildJobRunner } from '../workers/build-worker.js';
 
 const runs = Number(/^runs=(\d+)$/.exec(process.argv[2] ?? '')?.[1] ?? 10);
 const secret = `//npm.example.com/:_authToken=bench-${randomBytes(8).toString('hex')}\n`;
@@ -90,7 +92,12 @@ const repo = ownDockerfileRepo(
   SECRETS_FIXTURE_DOCKERFILE(stack.BASE_IMAGE_ANON, randomBytes(8).toString('hex')),
 );
 const keyed = await startBuildApp();
-const unkeyed = await startBuildApp({}, { app: { build: { keySecrets: false } } });
+// The baseline: the same worker, its jobs handed the plan without the secrets' identity.
+const unkeyedJob: BuildJobRunner = (plan, deps, signal, reporter, reuse) => {
+  const { secretsIdentity: _dropped, ...unkeyedPlan } = plan;
+  return runBuildJob(unkeyedPlan, deps, signal, reporter, reuse);
+};
+const unkeyed = await startBuildApp({}, { app: { build: { runJob: unkeyedJob } } });
 try {
   await build(keyed, repo.repository, false);
   await build(unkeyed, repo.repository, false);

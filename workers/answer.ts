@@ -1,19 +1,38 @@
 /**
  * The last stage of a build (build-flow.ts): its result, or the error it ended with, counted once in
- * service_builds_total with its duration and told in one service-log line ("build succeeded",
- * "build failed", with the cancellation's reason when the build was cancelled).
+ * service_builds_total with its duration, told in one service-log line ("build succeeded", "build
+ * failed", "build refused: busy") and kept in its record. The one place builds are counted.
  */
-import type { BuildAnswer } from '../src/builds/types.js';
-import { serviceError, isServiceError, withLogId } from '../src/errors/errors.js';
+import type { BuildAnswer, BuildRegistry } from '../src/builds/types.js';
+import type { Config } from '../src/config/types.js';
+import {
+  BuildersFullError,
+  BusyError,
+  serviceError,
+  isServiceError,
+  withLogId,
+} from '../src/errors/errors.js';
 import { cancellationOf } from '../src/exec/cancellation.js';
 import type { Logger } from '../src/observability/logger.js';
 import type { BuildStatus, Metrics } from '../src/observability/metrics.js';
+import type { BuildResource } from './build-resource.js';
+import { busyAnswer } from './busy.js';
 import type { BuildPlan, BuildResult } from './plan/plan-types.js';
+import type { BuildQueue, Reservation } from './queue.js';
 
-/** How a build is answered: its logger, the metrics, and a stopwatch started when it was submitted. */
-export interface Answering {
-  readonly logger: Logger;
-  readonly metrics: Pick<Metrics, 'countBuild'>;
+/** A build as it is answered: its plan, request, record, and what it was counted against. */
+export interface Ending {
+  readonly plan: BuildPlan;
+  readonly submission: { readonly logger: Logger; readonly reservation?: Reservation | undefined };
+  readonly resource: BuildResource;
+  readonly parts: {
+    readonly deps: { readonly config: Pick<Config, 'build'>; readonly metrics: Metrics };
+    readonly builds: BuildRegistry;
+    readonly queue: Pick<BuildQueue, 'inFlight' | 'capacity'>;
+  };
+  /** Aborted when the build's last waiter has gone, or it was cancelled. */
+  readonly signal: AbortSignal;
+  /** Seconds since the build was submitted. */
   readonly elapsedSeconds: () => number;
 }
 
@@ -31,15 +50,56 @@ export function stopwatch(): () => number {
   return () => (performance.now() - started) / 1000;
 }
 
-/** Counts and logs how the build ended; the caller answers the result or throws the error. */
-export function answerBuild(
-  plan: BuildPlan,
-  answering: Answering,
-  settled: Settled,
-  signal: AbortSignal,
-): void {
-  const { logger, metrics } = answering;
-  const seconds = answering.elapsedSeconds();
+/** Stage 10: the build counted, logged and recorded with its answer; its result, or it throws. */
+export async function answerBuild(ending: Ending, settled: Settled): Promise<BuildResult> {
+  const { resource } = ending;
+  try {
+    if (settled.ok) {
+      counted(ending, settled);
+      await resource.end({
+        status: 'success',
+        durationSeconds: ending.elapsedSeconds(),
+        image: settled.result.image,
+        answer: answerOf(settled),
+      });
+      return settled.result;
+    }
+    const refused = settled.err instanceof BusyError || settled.err instanceof BuildersFullError;
+    const thrown = refused ? await refusal(ending, settled.err) : counted(ending, settled);
+    const cancelled = resource.cancelled;
+    const err = cancelled?.by === undefined ? thrown : cancelledBy(cancelled.by, thrown);
+    const answer = answerOf({ ok: false, err });
+    await resource.end({
+      status: failureStatus(err),
+      durationSeconds: ending.elapsedSeconds(),
+      error: String(answer.body.error),
+      answer,
+    });
+    throw err;
+  } finally {
+    // A slot held for this build and never taken (refused before its job) frees.
+    ending.submission.reservation?.release();
+  }
+}
+
+/** The 429 of a build refused for want of a slot or a builder (busy.ts), counted as busy. */
+function refusal(ending: Ending, err: unknown): Promise<Error> {
+  const { deps, builds, queue } = ending.parts;
+  deps.metrics.countBuild('busy');
+  return busyAnswer(
+    { config: deps.config, builds, queue },
+    ending.plan,
+    ending.submission.logger,
+    err instanceof BusyError,
+  );
+}
+
+/** Counts and logs how an admitted build ended: its error when it failed. */
+function counted(ending: Ending, settled: Settled): unknown {
+  const { plan, signal } = ending;
+  const logger = ending.submission.logger;
+  const metrics = ending.parts.deps.metrics;
+  const seconds = ending.elapsedSeconds();
   if (settled.ok) {
     const { result } = settled;
     metrics.countBuild('success', seconds);
@@ -52,7 +112,7 @@ export function answerBuild(
       },
       'build succeeded',
     );
-    return;
+    return undefined;
   }
   const { err } = settled;
   const status = failureStatus(err);
@@ -70,6 +130,38 @@ export function answerBuild(
     },
     'build failed',
   );
+  return err;
+}
+
+/**
+ * A request refused before any build of it began (a 400 of its body or key, a 429 of the queue or
+ * of a tenant's quota), counted as its status says.
+ */
+export function countRefusal(metrics: Pick<Metrics, 'countBuild'>, err: unknown): void {
+  const status = isServiceError(err) ? err.status : 500;
+  metrics.countBuild(status === 429 ? 'busy' : status < 500 ? 'invalid_request' : 'failure');
+}
+
+/** A request answered from a build it attached to (Idempotency-Key), counted as that answer. */
+export function countAttached(
+  metrics: Pick<Metrics, 'countBuild'>,
+  answer: BuildAnswer,
+  durationSeconds: number | undefined,
+): void {
+  metrics.countBuild(statusOfAnswer(answer), durationSeconds);
+}
+
+/** A queued build that ended before it started (cancelled, or no replica could run it). */
+export async function answerUnstarted(
+  metrics: Pick<Metrics, 'countBuild'>,
+  resource: BuildResource,
+  err: unknown,
+  durationSeconds: number,
+): Promise<void> {
+  const answer = answerOf({ ok: false, err });
+  const status = failureStatus(err);
+  metrics.countBuild(status);
+  await resource.end({ status, durationSeconds, error: String(answer.body.error), answer });
 }
 
 /** The status an answer is counted with in service_builds_total. */

@@ -20,6 +20,8 @@ import { RecentInputs } from './reuse/recent-inputs.js';
 import type { ReuseDeps } from './reuse/reuse-deps.js';
 
 export interface BuildDeps extends StepDeps {
+  /** The key of the build secrets' identity (builder/secret-identity-key.ts), used once per build. */
+  readonly secretIdentityKey: SecretIdentityKey;
   /** The builder of this build (its place in the fleet), or a RemoteBuilder without endpoint. */
   readonly remoteBuilder: BuilderHandle;
   /** The build key, reuse and following (used when config.build.reuse is on). */
@@ -38,11 +40,8 @@ export interface BuildDepsContext {
   readonly reuseSourceServed?: (repository: ImageTarget, digest: string) => void;
 }
 
-/**
- * The build dependencies of one worker. `keySecrets` false: builds offered secrets are not keyed
- * by them (bench/secret-identity.ts's baseline only).
- */
-export function createBuildDeps(ctx: BuildDepsContext, keySecrets = true): BuildDeps {
+/** The build dependencies of one worker. */
+export function createBuildDeps(ctx: BuildDepsContext): BuildDeps {
   return {
     config: ctx.config,
     logStore: ctx.logStore,
@@ -52,9 +51,7 @@ export function createBuildDeps(ctx: BuildDepsContext, keySecrets = true): Build
     // Without builders: a build's builder is this (nothing to set up, no BUILDX_BUILDER).
     remoteBuilder: new RemoteBuilder(ctx.config, undefined, ctx.processGroups),
     devcontainerCli: devcontainerCliBundle(),
-    secretIdentityKey: keySecrets
-      ? (ctx.secretIdentityKey ?? scratchIdentityKey(ctx.config.scratchDir))
-      : null,
+    secretIdentityKey: ctx.secretIdentityKey ?? scratchIdentityKey(ctx.config.scratchDir),
     reuse: createReuseDeps(
       ctx.config.insecureRegistries,
       ctx.leases,

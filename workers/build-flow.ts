@@ -1,83 +1,176 @@
 /**
- * The life of one build, its stages in order (ARCHITECTURE.md): 1 admit, (an answered commit,
- * memo-stages.ts) 2 clone, 3 key from the trees, 4 decide, 5 check out, 6 key from the checkout,
- * 7 decide, 8 build and push, 9 record, 10 answer. Stages 2 to 9 run in the build's slot; a
- * decision to reuse or follow ends them early. The request directory is removed whatever happens.
+ * The life of one build, from its plan to its answer, its stages in order (ARCHITECTURE.md): 1 admit,
+ * (an answered commit, memo-stages.ts) 2 clone, 3 key from the trees, 4 decide, 5 check out, 6 key
+ * from the checkout, 7 decide, 8 build and push, 9 record, 10 answer. Entered once per request: each
+ * stage is a call that returns here (job-stages.ts, follow.ts, placement.ts, answer.ts).
  */
+import { randomUUID } from 'node:crypto';
 import type { BuildReporter } from '../src/builds/types.js';
-import {
-  BuildersFullError,
-  BusyError,
-  reasonOf,
-  serviceError,
-  type ServiceError,
-} from '../src/errors/errors.js';
-import { cancellationOf } from '../src/exec/cancellation.js';
-import type { CommandLogWriter } from '../src/logs/types.js';
-import { resolveDefinition } from './builder/definition.js';
-import { buildAndPush as devcontainerBuild } from './builder/devcontainer-build.js';
-import { startPendingCli, type PendingCli } from './builder/pending-cli.js';
+import { serviceError } from '../src/errors/errors.js';
+import { Cancellation } from '../src/exec/cancellation.js';
+import { answerBuild, failureStatus, stopwatch, type Settled } from './answer.js';
+import { withSecretsIdentity } from './builder/secret-identity.js';
 import type { BuildDeps } from './build-deps.js';
-import { openClone } from './git/clone.js';
-import { openTreesFirst } from './git/tree-clone.js';
-import type { BuildPlan, BuildResult } from './plan/plan-types.js';
+import type { BuildResource } from './build-resource.js';
+import { startPendingCli, type PendingCli } from './builder/pending-cli.js';
 import { createRequestDir, removeRequestDir } from './common/request-dir.js';
-import { guardedKey, keyDeps, keyFromCheckout as checkoutKey, type Keyed } from './reuse/checkout-key.js';
+import { followBuild, followIdentical, onAbort, type FollowParts } from './follow.js';
+import { JobEnding, type Cloned, type JobReuse } from './job.js';
+import { reportingLogStore, reportKey, stageClock } from './job-details.js';
 import {
-  decideForKey,
-  recordBuiltKey,
-  type Decision,
-  type JobOutcome,
-  type ResultSoFar,
-} from './reuse/decision.js';
-import { admit as admitBuild, type Admission, type JobReuse } from './admit.js';
-import { answerBuild, type Answering, type Settled } from './answer.js';
-import { registryAccess } from './reuse/reuse-deps.js';
-import { pushedDigest, signAnswered } from './reuse/reuse-image.js';
-import { ImageTarget } from '../src/rules/image-target.js';
-import { keyFromTrees as treeKey } from './reuse/tree-key.js';
-import { StepTracker } from './builder/buildkit-steps.js';
-import { JobEnding, type CheckedOut, type Cloned, type Job } from './job.js';
-import {
-  reportingLogStore,
-  reportKey,
-  reportPushed,
-  reportSteps,
-  stageClock,
-  tappedLog,
-} from './job-details.js';
+  answered,
+  buildAndPush,
+  checkOut,
+  clone,
+  decide,
+  decideFromCheckout,
+  keyFromTrees,
+  record,
+} from './job-stages.js';
 import { fromMemo, remembered } from './memo-stages.js';
+import { placeAndRecord, type FlowParts } from './placement.js';
+import type { BuildPlan, BuildResult } from './plan/plan-types.js';
+import { isFollowingJob, type JobOutcome } from './reuse/decision.js';
+import type { OwnedBuild } from './reuse/in-flight.js';
+import { requestIdentity } from './reuse/request-identity.js';
+import type { Submission } from './worker-types.js';
 
-/** A build's way from its plan to its answer: admission, refusal, and how it is answered. */
+export type { FlowParts } from './placement.js';
+
+/** One request's build: its plan as submitted, the request, its record, and the worker's parts. */
 export interface Flow {
   readonly plan: BuildPlan;
-  readonly admission: Admission;
-  /** Aborted when the build's last waiter has gone. */
+  readonly submission: Submission;
+  readonly resource: BuildResource;
+  readonly parts: FlowParts;
+}
+
+/** What the stages of one flow share once admitted. */
+interface Admitted extends Flow {
+  /** Aborted when the build's last waiter has gone, or it is cancelled. */
   readonly signal: AbortSignal;
-  /** The error a refusal (every slot, or every builder, full) is answered with. */
-  readonly refused: (err: ServiceError) => Promise<Error>;
-  readonly answering: Answering;
 }
 
 /** A build from its plan to its answer: stage 1, the job (stages 2 to 9) in its slot, stage 10. */
 export async function runBuild(flow: Flow): Promise<BuildResult> {
-  let result: BuildResult;
+  const elapsedSeconds = stopwatch();
+  const signal = AbortSignal.any([flow.submission.signal, flow.resource.signal]);
+  let settled: Settled;
+  let plan = flow.plan;
   try {
-    result = await admit(flow);
+    // 1. admit: the secrets' identity (the build key and the follow identity hold it), a builder
+    // for each platform (or 400/503), then a slot (or 429), or follow the identical request.
+    plan = await withSecretsIdentity(plan, flow.parts.deps.secretIdentityKey);
+    flow.parts.fleet.refuse(plan.platforms);
+    settled = { ok: true, result: await admit({ ...flow, plan, signal }) };
   } catch (err) {
-    if (err instanceof BusyError || err instanceof BuildersFullError) throw await flow.refused(err);
-    answer(flow, { ok: false, err });
-    throw err;
+    settled = { ok: false, err };
   }
-  answer(flow, { ok: true, result });
-  return result;
+  // 10. answer: counted, logged once, and kept in the build's record (answer.ts).
+  return answerBuild({ ...flow, plan, signal, elapsedSeconds }, settled);
 }
 
-// 1. admit: a builder for each platform (or 400/503), a slot in the queue (or 429), or follow the
-// identical request in flight (admit.ts).
-function admit(flow: Flow): Promise<BuildResult> {
-  flow.admission.refusePlatforms?.();
-  return admitBuild(flow.plan, flow.admission, flow.signal);
+/** Stage 1 with reuse off: one job in a slot. With reuse on: follow, or own the request's job. */
+async function admit(flow: Admitted): Promise<BuildResult> {
+  const { deps } = flow.parts;
+  if (!deps.config.build.reuse) return resultOf(await inSlot(flow, flow.signal));
+  const id = `req:${requestIdentity(flow.plan)}`;
+  // Looked up and, when absent, registered in the same synchronous step: a burst has one owner.
+  const existing = deps.reuse.inFlight.find(id);
+  const followedEarly =
+    existing === undefined
+      ? undefined
+      : await followIdentical(flow.plan, followParts(flow), existing, flow.signal);
+  return followedEarly ?? ownBuild(flow, id);
+}
+
+/**
+ * Builds a request waits for in turn. The second: when the build it waited for left no outcome
+ * (its replica died), every request that waited for it builds, and the first of them to hold the
+ * key's lease owns it while the others follow that one, instead of all building. After a build that
+ * failed, each waiter builds at once (a failure is not handed from waiter to waiter).
+ */
+const MAX_FOLLOWS = 2;
+
+/**
+ * The request's own job; when it finds its key in flight, the follow wait (follow.ts), then a
+ * rebuild when that build gave nothing. A build is cancelled only when its last waiter has gone.
+ */
+async function ownBuild(flow: Admitted, id: string): Promise<BuildResult> {
+  const { inFlight } = flow.parts.deps.reuse;
+  const own = inFlight.start(id) ?? inFlight.start(`${id}#${randomUUID()}`);
+  if (own === undefined) throw serviceError('INTERNAL', {}, { cause: 'no in-flight entry could be started' });
+  const left = onAbort(flow.signal, () => own.waiter.leave(new Cancellation('client_gone')));
+  const cancelSignal = flow.resource.signal;
+  const cancelled = onAbort(cancelSignal, () => own.cancel(cancelSignal.reason));
+  try {
+    let outcome = await inSlot(flow, own.signal, { own, followAllowed: true });
+    for (let follows = 1; isFollowingJob(outcome); follows += 1) {
+      const answer = await followBuild(flow.plan, followParts(flow), outcome, own);
+      if (!('rebuild' in answer)) {
+        outcome = answer;
+        break;
+      }
+      const followAllowed = answer.lost && follows < MAX_FOLLOWS;
+      outcome = await inSlot(flow, own.signal, { own, followAllowed, note: answer.rebuild });
+    }
+    return settledOwn(own, { ok: true, result: resultOf(outcome) });
+  } catch (err) {
+    return settledOwn(own, { ok: false, err });
+  } finally {
+    left();
+    cancelled();
+  }
+}
+
+/** The in-flight entry settled as the request's own build ended. */
+function settledOwn(own: OwnedBuild<BuildResult>, settled: Settled): BuildResult {
+  own.settle(settled.ok ? { ok: true, value: settled.result } : { ok: false, error: settled.err });
+  if (!settled.ok) throw settled.err;
+  return settled.result;
+}
+
+/** A job outcome that must be a result (reuse off: the job never follows). */
+function resultOf(outcome: JobOutcome): BuildResult {
+  if (isFollowingJob(outcome))
+    throw serviceError('INTERNAL', {}, { cause: 'a job without reuse cannot follow another build' });
+  return outcome;
+}
+
+/** What following uses of this flow. */
+function followParts(flow: Admitted): FollowParts {
+  const deps: BuildDeps = { ...flow.parts.deps, logger: flow.submission.logger };
+  return {
+    deps,
+    remoteTip: (plan, signal) => flow.parts.remoteTip(plan, deps, signal),
+    followed: (buildId) => void buildId.then((id) => flow.resource.follow(id)),
+  };
+}
+
+/**
+ * A job in a slot of the queue (its reserved one first): placed on a builder synchronously (or
+ * busy) and recorded (placement.ts), then stages 2 to 9; the builder is told how it ended.
+ */
+function inSlot(flow: Admitted, signal: AbortSignal, reuse?: JobReuse): Promise<JobOutcome> {
+  const { config } = flow.parts.deps;
+  return flow.parts.queue.run(
+    async (slotSignal) => {
+      const placed = await placeAndRecord(flow, reuse);
+      try {
+        const outcome = await flow.parts.runJob(flow.plan, placed.deps, slotSignal, placed.reporter, reuse);
+        placed.finish('success');
+        return outcome;
+      } catch (err) {
+        placed.finish(failureStatus(err));
+        throw err;
+      }
+    },
+    {
+      signal,
+      deadlineSeconds: config.build.cloneTimeoutSeconds + config.build.timeoutSeconds,
+      ...(flow.submission.reservation === undefined ? {} : { reservation: flow.submission.reservation }),
+    },
+  );
 }
 
 /** Stages 2 to 9 of a build admitted with a slot: its outcome (a result, or following another build). */
@@ -110,7 +203,7 @@ export async function runBuildJob(
   const cli = (): PendingCli => (pending ??= startPendingCli(deps, { signal, secrets: plan.secrets }));
   const keying = reuse !== undefined && !plan.noCache;
   if (!keying) cli();
-  const clock = stageClock(reporter);
+  const clock = stageClock(reporter, deps.logger);
   try {
     const memo = keying ? await fromMemo(plan, deps, signal, reporter, reuse, clock) : undefined;
     if (memo !== undefined && typeof memo !== 'string') return memo;
@@ -168,245 +261,4 @@ async function afterClone(job: Cloned): Promise<JobOutcome> {
   } finally {
     await ending.close();
   }
-}
-
-// 2. clone: the partial clone of the plan's branch (git log); the build learns its commit and image.
-async function clone(job: Job): Promise<Cloned> {
-  const { plan, deps, dir, signal, reporter, reuse } = job;
-  await reporter.phase('cloning');
-  // A keyed job may end on the trees alone: over http(s) they are read in process (tree-clone.ts).
-  const open = await (job.keying ? openTreesFirst : openClone)(
-    plan,
-    { ...deps, blobs: deps.reuse.blobs },
-    dir,
-    signal,
-  );
-  job.clock.lap('clone');
-  reuse?.own.setCommit(open.commit);
-  const target = ImageTarget.of(plan.image).atCommit(open.commit);
-  await reporter.resolved({ branch: open.branch, commit: open.commit, image: target.image });
-  await reporter.phase('resolving');
-  const soFar: ResultSoFar = {
-    image: target.image,
-    registry: target.registry,
-    name: target.name,
-    tag: target.tag,
-    branch: open.branch,
-    commit: open.commit,
-    gitCloneLogId: open.logId,
-  };
-  const source = {
-    repository: plan.repository,
-    commit: open.commit,
-    branch: open.branch,
-    namedTag: plan.image.tag ?? '',
-  };
-  return { ...job, open, target, soFar, source };
-}
-
-// 3. key from the trees: the commit's trees and the blobs an earlier build read (no checkout).
-async function keyFromTrees(job: Cloned, ending: JobEnding): Promise<Keyed | undefined> {
-  const { plan, deps, open } = job;
-  if (job.reuse === undefined || !job.keying) return undefined;
-  let keyed: Keyed | undefined;
-  try {
-    keyed = await treeKey(
-      {
-        repository: plan.repository,
-        located: open.located,
-        listPaths: open.listPaths,
-        fallbackImage: deps.config.build.fallbackImage,
-        blobs: deps.reuse.blobs,
-      },
-      keyDeps(plan, deps),
-    );
-  } catch (err) {
-    if (cancellationOf(job.signal.reason) !== undefined) throw err;
-    return undefined;
-  }
-  if (keyed !== undefined)
-    (await ending.log()).write(
-      "# build inputs read from the commit's trees and blobs an earlier build read\n",
-    );
-  return keyed;
-}
-
-// 4. and 7. decide: reuse the key's image, follow a build with the same key, or build.
-async function decide(
-  job: Cloned,
-  ending: JobEnding,
-  keyed: Keyed | string,
-  started: number,
-): Promise<Decision | undefined> {
-  const { reuse } = job;
-  if (reuse === undefined) return undefined;
-  const log = await ending.log();
-  const decision = await decideForKey(
-    {
-      plan: job.plan,
-      deps: job.deps,
-      source: job.source,
-      target: job.target,
-      log,
-      own: reuse.own,
-      followAllowed: reuse.followAllowed,
-    },
-    keyed,
-    started,
-  );
-  return ending.decided(decision);
-}
-
-// 5. check out: the read set, and the definition found in it.
-async function checkOut(job: Cloned): Promise<CheckedOut> {
-  const { deps, dir } = job;
-  job.cli();
-  const cloned = await job.open.checkout();
-  const definition = await resolveDefinition({
-    cloneDir: cloned.dir,
-    generatedDir: dir.generated,
-    ...(cloned.definition === undefined ? {} : { configPath: cloned.definition.configPath }),
-    ...(deps.config.build.fallbackImage === undefined
-      ? {}
-      : { fallbackImage: deps.config.build.fallbackImage }),
-  });
-  return { cloned, definition };
-}
-
-// 6. key from the checkout (then 7. decide): with reuse on and no key from the trees.
-async function decideFromCheckout(
-  job: Cloned,
-  ending: JobEnding,
-  checkedOut: CheckedOut,
-  imgLog: CommandLogWriter,
-): Promise<Decision | undefined> {
-  const { plan, deps, signal, open } = job;
-  if (job.reuse === undefined) return undefined;
-  if (!job.keying) {
-    imgLog.write('# buildOptions.noCache: building without looking for an earlier image\n');
-    return undefined;
-  }
-  const { cloned, definition } = checkedOut;
-  const started = performance.now();
-  const keyed = await guardedKey(signal, () =>
-    checkoutKey({
-      plan,
-      deps,
-      cloneDir: cloned.dir,
-      definition,
-      configBlobId: cloned.definition?.blobId,
-      listing: open.located?.listing,
-      log: imgLog,
-      signal,
-    }),
-  );
-  return decide(job, ending, keyed, started);
-}
-
-// 8. build and push: `devcontainer build` on the build's builder, pushed to the target (img log).
-async function buildAndPush(
-  job: Cloned,
-  checkedOut: CheckedOut,
-  imgLog: CommandLogWriter,
-  key: string,
-): Promise<string> {
-  await job.reporter.phase('building');
-  const steps = new StepTracker();
-  try {
-    return await devcontainerBuildSteps(job, checkedOut, tappedLog(imgLog, steps), key);
-  } finally {
-    await reportSteps(job, steps);
-  }
-}
-
-/** `devcontainer build` itself, its output to `imgLog`. */
-async function devcontainerBuildSteps(
-  job: Cloned,
-  checkedOut: CheckedOut,
-  imgLog: CommandLogWriter,
-  key: string,
-): Promise<string> {
-  const { plan, deps, dir, signal, soFar } = job;
-  const pushed = await devcontainerBuild({
-    plan,
-    deps,
-    dir,
-    workspaceFolder: checkedOut.cloned.dir,
-    configFile: checkedOut.definition.configFile,
-    dockerfileBased: checkedOut.definition.dockerfileBased,
-    imageRef: soFar.image,
-    origin: { ...job.source, built: new Date().toISOString(), key },
-    signal,
-    log: imgLog,
-    cli: job.cli(),
-  });
-  return pushed.logId;
-}
-
-// 9. record: the digest the registry serves for the tag (signed when a key is configured), the key.
-async function record(
-  job: Cloned,
-  keyed: Keyed | undefined,
-  imageBuildLogId: string,
-  imgLog: CommandLogWriter,
-): Promise<BuildResult> {
-  const digest = await readPushedDigest(job, imgLog);
-  await reportPushed(job, digest, imgLog);
-  if (keyed !== undefined) {
-    const { plan, deps, source, target } = job;
-    await recordBuiltKey({ plan, deps, source, target, log: imgLog }, keyed);
-  }
-  return { ...job.soFar, imageBuildLogId, digest };
-}
-
-// 10. answer: counted in service_builds_total and told in one service-log line (answer.ts).
-function answer(flow: Flow, settled: Settled): void {
-  answerBuild(flow.plan, flow.answering, settled, flow.signal);
-}
-
-/** The outcome of a decision that ends the job early: the reused result, or following. */
-function answered(
-  job: Cloned,
-  decision: Exclude<Decision, { kind: 'build' }>,
-  log: CommandLogWriter,
-): JobOutcome {
-  if (decision.kind === 'follow') return { ...decision, soFar: job.soFar, log, source: job.source };
-  return { ...job.soFar, imageBuildLogId: log.id, digest: decision.digest };
-}
-
-/** The waits before each new read of the pushed digest (a registry unavailable for a moment). */
-const DIGEST_RETRIES_MS = [1000, 2000, 4000, 8000];
-
-/** The digest the registry serves for the pushed tag, read again while it fails (about 15 s). */
-async function pushedDigestRead(job: Cloned, access: ReturnType<typeof registryAccess>): Promise<string> {
-  for (let attempt = 0; ; attempt += 1) {
-    try {
-      return await pushedDigest(job.target, access);
-    } catch (err) {
-      const wait = DIGEST_RETRIES_MS[attempt];
-      if (wait === undefined || job.signal.aborted) throw err;
-      await new Promise((resolve) => setTimeout(resolve, wait));
-    }
-  }
-}
-
-/** The pushed digest, signed when a key is configured; a failure is the build's (500, img log). */
-async function readPushedDigest(job: Cloned, log: CommandLogWriter): Promise<string> {
-  const access = registryAccess(job.plan, job.deps);
-  let digest: string;
-  try {
-    digest = await pushedDigestRead(job, access);
-    log.write(`# pushed ${job.soFar.image} is ${digest}\n`);
-  } catch (err) {
-    log.write(`# the pushed image's digest could not be read (${reasonOf(err)})\n`);
-    throw serviceError('STEP_FAILED', { step: 'reading the pushed digest' }, { logId: log.id, cause: err });
-  }
-  try {
-    const signed = await signAnswered(job.target, digest, access);
-    if (signed !== undefined) log.write(signed);
-  } catch (err) {
-    log.write(`# ${digest} could not be signed (${reasonOf(err)})\n`);
-    throw serviceError('STEP_FAILED', { step: 'signing the pushed image' }, { logId: log.id, cause: err });
-  }
-  return digest;
 }

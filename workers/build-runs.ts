@@ -1,32 +1,34 @@
 /**
- * The builds this instance runs: each request's flow (build-flow.ts) with its record ended by the
- * answer before the result is handed on, the resources DELETE finds here, the build-ended
- * listeners, and the runs in progress that the drain on SIGTERM waits for.
+ * The builds this instance runs: each request's flow (build-flow.ts, which answers it and ends
+ * its record), the resources DELETE finds here, the build-ended listeners, and the runs in
+ * progress that the drain on SIGTERM waits for.
  */
 import type { BuildEndedListener, BuildRecord } from '../src/builds/types.js';
-import { BusyError } from '../src/errors/errors.js';
 import type { Logger } from '../src/observability/logger.js';
-import { answerBuild, answerOf, cancelledBy, failureStatus, stopwatch, type Answering } from './answer.js';
-import { runBuild } from './build-flow.js';
+import { answerUnstarted } from './answer.js';
+import { runBuild, type FlowParts } from './build-flow.js';
 import { BuildResource } from './build-resource.js';
-import { withSecretsIdentity } from './builder/secret-identity.js';
-import { busyAnswer } from './busy.js';
+import { remoteTip } from './git/ls-remote.js';
 import type { BuildPlan, BuildResult } from './plan/plan-types.js';
-import { admissionOf, type PlacementParts } from './placement.js';
 import type { BuildWorkerContext, Submission } from './worker-types.js';
 
 export class BuildRuns {
   readonly #ctx: BuildWorkerContext;
-  readonly #parts: PlacementParts;
+  readonly #parts: FlowParts;
   /** The builds this instance runs, by record id (DELETE /builds/{id} finds them here). */
   readonly #local = new Map<string, BuildResource>();
   readonly #listeners: BuildEndedListener[] = [];
   /** Every request's flow in progress, sync or async. */
   readonly #runs = new Set<Promise<unknown>>();
 
-  constructor(ctx: BuildWorkerContext, parts: Omit<PlacementParts, 'runsHere'>) {
+  constructor(ctx: BuildWorkerContext, parts: Omit<FlowParts, 'runsHere' | 'builds' | 'remoteTip'>) {
     this.#ctx = ctx;
-    this.#parts = { ...parts, runsHere: (id, resource) => this.runsHere(id, resource) };
+    this.#parts = {
+      ...parts,
+      builds: ctx.builds,
+      remoteTip,
+      runsHere: (id, resource) => this.runsHere(id, resource),
+    };
   }
 
   resource(logger: Logger): BuildResource {
@@ -38,6 +40,7 @@ export class BuildRuns {
     return this.#local.get(id);
   }
 
+  /** The build `id` runs here: DELETE /builds/{id} finds it. */
   runsHere(id: string, resource: BuildResource): void {
     this.#local.set(id, resource);
   }
@@ -63,28 +66,13 @@ export class BuildRuns {
     while (this.#runs.size > 0) await Promise.all([...this.#runs]);
   }
 
-  /** The flow of one request, its record ended with the answer before the result is handed on. */
+  /** The flow of one request (build-flow.ts): its answer, its record ended with it. */
   run(plan: BuildPlan, submission: Submission, resource: BuildResource): Promise<BuildResult> {
-    const elapsedSeconds = stopwatch();
-    const answering: Answering = { logger: submission.logger, metrics: this.#ctx.metrics, elapsedSeconds };
-    const signal = AbortSignal.any([submission.signal, resource.signal]);
-    // Keyed before admission: the build key and the follow identity hold the secrets' identity.
-    const flow = this.#keyed(plan, answering, signal).then((keyed) =>
-      runBuild({
-        plan: keyed,
-        admission: admissionOf(this.#parts, keyed, submission, resource),
-        signal,
-        refused: (err) =>
-          busyAnswer(
-            { ...this.#ctx, queue: this.#parts.queue },
-            keyed,
-            submission.logger,
-            err instanceof BusyError,
-          ),
-        answering,
-      }),
-    );
-    const result = this.#ended(flow, submission, resource, elapsedSeconds);
+    const result = runBuild({ plan, submission, resource, parts: this.#parts }).finally(() => {
+      void resource.id.then(
+        (id) => id !== undefined && this.#local.get(id) === resource && this.#local.delete(id),
+      );
+    });
     const settled = result.catch(() => undefined);
     this.#runs.add(settled);
     void settled.then(() => this.#runs.delete(settled));
@@ -96,60 +84,6 @@ export class BuildRuns {
     const record = await this.#ctx.builds.get(id);
     const resource = this.resource(this.#ctx.logger);
     resource.bind(id);
-    const answer = answerOf({ ok: false, err });
-    const status = failureStatus(err);
-    this.#ctx.metrics.countBuild(status);
-    await resource.end({
-      status,
-      durationSeconds: record?.elapsedSeconds ?? 0,
-      error: String(answer.body.error),
-      answer,
-    });
-  }
-
-  /** The flow's result once the record is ended with its answer. */
-  async #ended(
-    flow: Promise<BuildResult>,
-    submission: Submission,
-    resource: BuildResource,
-    elapsedSeconds: () => number,
-  ): Promise<BuildResult> {
-    try {
-      const result = await flow;
-      await resource.end({
-        status: 'success',
-        durationSeconds: elapsedSeconds(),
-        image: result.image,
-        answer: answerOf({ ok: true, result }),
-      });
-      return result;
-    } catch (thrown) {
-      const cancelled = resource.cancelled;
-      const err = cancelled?.by === undefined ? thrown : cancelledBy(cancelled.by, thrown);
-      const answer = answerOf({ ok: false, err });
-      await resource.end({
-        status: failureStatus(err),
-        durationSeconds: elapsedSeconds(),
-        error: String(answer.body.error),
-        answer,
-      });
-      throw err;
-    } finally {
-      // A slot held for this build and never taken (refused before its job) frees.
-      submission.reservation?.release();
-      void resource.id.then(
-        (id) => id !== undefined && this.#local.get(id) === resource && this.#local.delete(id),
-      );
-    }
-  }
-
-  /** `plan` with the identity of the secrets it offers (docs/secrets.md); a failure is the build's. */
-  async #keyed(plan: BuildPlan, answering: Answering, signal: AbortSignal): Promise<BuildPlan> {
-    try {
-      return await withSecretsIdentity(plan, this.#parts.deps.secretIdentityKey ?? null);
-    } catch (err) {
-      answerBuild(plan, answering, { ok: false, err }, signal);
-      throw err;
-    }
+    await answerUnstarted(this.#ctx.metrics, resource, err, record?.elapsedSeconds ?? 0);
   }
 }

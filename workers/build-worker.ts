@@ -5,7 +5,7 @@
  */
 import type { BuildAnswer, BuildEndedListener, BuildRecord } from '../src/builds/types.js';
 import { serviceError } from '../src/errors/errors.js';
-import { cancelledBy } from './answer.js';
+import { cancelledBy, countRefusal } from './answer.js';
 import { createBuildDeps } from './build-deps.js';
 import { runBuildJob } from './build-flow.js';
 import { BuildRuns } from './build-runs.js';
@@ -31,7 +31,7 @@ export class BuildWorker {
 
   constructor(ctx: BuildWorkerContext, options: BuildWorkerOptions = {}) {
     this.#ctx = ctx;
-    const deps = createBuildDeps(ctx, options.keySecrets !== false);
+    const deps = createBuildDeps(ctx);
     ctx.shutdownSignal.addEventListener('abort', () => deps.reuse.registry.close(), { once: true });
     this.#fleet = new BuilderFleet({
       config: ctx.config,
@@ -110,6 +110,11 @@ export class BuildWorker {
     if (local !== undefined) local.cancel(by);
     else await this.#ctx.builds.requestCancel(id, by);
     return record;
+  }
+
+  /** A request refused before it reached a build (its body, its Idempotency-Key): counted as such. */
+  refused(err: unknown): void {
+    countRefusal(this.#ctx.metrics, err);
   }
 
   /** The build an Idempotency-Key attaches a request to (idempotency.ts). */

@@ -1,20 +1,18 @@
 /**
  * The 429 of a refused build, made in one place: every slot here full (BUSY) or every healthy
- * builder full (BUILDERS_FULL), with a Retry-After estimated from the builds in flight. Counted as
- * `busy` in service_builds_total and logged once.
+ * builder full (BUILDERS_FULL), with a Retry-After estimated from the builds in flight, logged
+ * once (the answer stage, answer.ts, counts it).
  */
 import type { BuildRegistry } from '../src/builds/types.js';
 import type { Config } from '../src/config/types.js';
 import { serviceError } from '../src/errors/errors.js';
 import type { Logger } from '../src/observability/logger.js';
-import type { Metrics } from '../src/observability/metrics.js';
 import { busyRetryAfter } from './common/retry-after.js';
 import type { BuildPlan } from './plan/plan-types.js';
 import type { BuildQueue } from './queue.js';
 
 export interface BusyParts {
-  readonly config: Config;
-  readonly metrics: Metrics;
+  readonly config: Pick<Config, 'build'>;
   readonly builds: BuildRegistry;
   readonly queue: Pick<BuildQueue, 'inFlight' | 'capacity'>;
 }
@@ -26,7 +24,6 @@ export async function busyAnswer(
   logger: Logger,
   queueFull: boolean,
 ): Promise<Error> {
-  parts.metrics.countBuild('busy');
   const retryAfter = await busyRetryAfter(parts.builds, logger);
   logger.warn(
     { repository: plan.repository, inFlight: parts.queue.inFlight, retryAfterSeconds: retryAfter },

@@ -7,7 +7,7 @@ import type { BuildAnswer, BuildRecord, BuildRegistry } from '../src/builds/type
 import { serviceError } from '../src/errors/errors.js';
 import type { Logger } from '../src/observability/logger.js';
 import type { Metrics } from '../src/observability/metrics.js';
-import { statusOfAnswer } from './answer.js';
+import { countAttached } from './answer.js';
 
 /** How long a request waits for the build id of an earlier request with its key being admitted. */
 const ATTACH_WAIT_MS = 10_000;
@@ -54,7 +54,7 @@ export class IdempotentRequests {
       const record = await this.builds.waitFinished(id, ATTACHED_POLL_MS, signal);
       if (record === undefined) throw serviceError('BUILD_NOT_FOUND', { id });
       if (record.answer !== undefined) {
-        this.metrics.countBuild(statusOfAnswer(record.answer), record.durationSeconds);
+        countAttached(this.metrics, record.answer, record.durationSeconds);
         return record.answer;
       }
       if (signal?.aborted === true) throw signal.reason;

@@ -5,6 +5,7 @@
  */
 import type { BuildReporter } from '../src/builds/types.js';
 import type { CommandLogWriter, LogStore } from '../src/logs/types.js';
+import type { Logger } from '../src/observability/logger.js';
 import { maskSecrets, secretVariants } from '../src/secrets/masking.js';
 import { keyView, rebuiltBecause } from './build-details.js';
 import type { StepTracker } from './builder/buildkit-steps.js';
@@ -35,11 +36,18 @@ export async function reportKey(job: Cloned, decision: Decision): Promise<void> 
   });
 }
 
-/** The job's stage clock: each stage is listed in the build's record as it ends. */
-export function stageClock(reporter: BuildReporter): StageClock {
+/**
+ * The job's stage clock: each stage is listed in the build's record as it ends, and told in one
+ * service-log line numbered as the record lists it (`#3 key from the trees: 20 ms`).
+ */
+export function stageClock(reporter: BuildReporter, logger: Pick<Logger, 'info'>): StageClock {
   const stages: Lap[] = [];
   return new StageClock((lap) => {
     stages.push(lap);
+    logger.info(
+      { stage: lap.name, durationMs: lap.durationMs },
+      `#${stages.length} ${lap.name}: ${lap.durationMs} ms`,
+    );
     void reporter.details({ stages: [...stages] });
   });
 }

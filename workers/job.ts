@@ -4,18 +4,26 @@
  */
 import type { BuildReporter } from '../src/builds/types.js';
 import type { CommandLogWriter } from '../src/logs/types.js';
-import type { JobReuse } from './admit.js';
 import type { BuildDeps } from './build-deps.js';
 import type { DevcontainerDefinition } from './builder/definition.js';
 import type { PendingCli } from './builder/pending-cli.js';
+import type { OwnedBuild } from './reuse/in-flight.js';
 import type { StageClock } from './common/stage-clock.js';
 import type { RequestDir } from './common/request-dir.js';
 import type { ClonedRepository, OpenClone } from './git/clone.js';
 import type { HeldLease } from './leases/leases.js';
-import type { BuildPlan } from './plan/plan-types.js';
+import type { BuildPlan, BuildResult } from './plan/plan-types.js';
 import { isFollowingJob, type Decision, type JobOutcome, type ResultSoFar } from './reuse/decision.js';
 import type { ImageSource } from '../src/rules/image-labels.js';
 import type { TaggedImageTarget } from '../src/rules/image-target.js';
+/** Reuse for a job: its entry in the in-flight map, and whether it may follow another build. */
+export interface JobReuse {
+  readonly own: OwnedBuild<BuildResult>;
+  readonly followAllowed: boolean;
+  /** A line for the top of the img log (why this job builds after waiting for another build). */
+  readonly note?: string;
+}
+
 /** One job in its slot: what every stage reads. */
 export interface Job {
   readonly plan: BuildPlan;

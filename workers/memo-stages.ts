@@ -4,7 +4,7 @@
  * answer, the answer is remembered for the shape.
  */
 import type { BuildReporter } from '../src/builds/types.js';
-import type { JobReuse } from './admit.js';
+import type { JobReuse } from './job.js';
 import type { BuildDeps } from './build-deps.js';
 import type { StageClock } from './common/stage-clock.js';
 import type { Cloned } from './job.js';

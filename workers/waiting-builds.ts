@@ -27,6 +27,7 @@ import {
 } from '../src/queue/fair-order.js';
 import type { QueueStore } from '../src/queue/types.js';
 import { globToRegExp } from '../src/rules/globs.js';
+import { countRefusal } from './answer.js';
 import type { BuildPlan } from './plan/plan-types.js';
 import type { BuildQueue, Reservation } from './queue.js';
 
@@ -138,11 +139,12 @@ export class WaitingBuilds {
     const state = await this.#deps.store.read();
     const running = runningOf(state, tenant);
     if (running < quota.maxRunning) return;
-    this.#deps.metrics.countBuild('busy');
-    throw serviceError(
-      'TENANT_BUSY',
-      { tenant, running },
-      { retryAfterSeconds: drainSeconds(state, 1, FULL_RETRY_AFTER_SECONDS) },
+    throw this.#counted(
+      serviceError(
+        'TENANT_BUSY',
+        { tenant, running },
+        { retryAfterSeconds: drainSeconds(state, 1, FULL_RETRY_AFTER_SECONDS) },
+      ),
     );
   }
 
@@ -317,17 +319,25 @@ export class WaitingBuilds {
       .catch((err: unknown) => this.#deps.logger.warn({ err, buildId: id }, 'could not end a queued build'));
   }
 
+  /** `err`, a refusal, counted by the answer stage (answer.ts). */
+  #counted(err: Error): Error {
+    countRefusal(this.#deps.metrics, err);
+    return err;
+  }
+
   /** The 429 of a full queue, or of a tenant at its quota of waiting builds. */
   #refuseFull(state: QueueState, tenant: string, quota: TenantQuota | undefined): void {
     const retryAfterSeconds = drainSeconds(state, state.waiting.length, FULL_RETRY_AFTER_SECONDS);
     if (state.waiting.length >= this.#deps.config.build.maxQueued) {
-      this.#deps.metrics.countBuild('busy');
-      throw serviceError('QUEUE_FULL', { queued: state.waiting.length }, { retryAfterSeconds });
+      throw this.#counted(
+        serviceError('QUEUE_FULL', { queued: state.waiting.length }, { retryAfterSeconds }),
+      );
     }
     const waiting = waitingOf(state, tenant);
     if (quota?.maxQueued !== undefined && waiting >= quota.maxQueued) {
-      this.#deps.metrics.countBuild('busy');
-      throw serviceError('TENANT_QUEUE_FULL', { tenant, queued: waiting }, { retryAfterSeconds });
+      throw this.#counted(
+        serviceError('TENANT_QUEUE_FULL', { tenant, queued: waiting }, { retryAfterSeconds }),
+      );
     }
   }
 

@@ -11,7 +11,7 @@ import type { Metrics } from '../src/observability/metrics.js';
 import type { QueueStore } from '../src/queue/types.js';
 import type { RequestedBy } from '../src/rules/caller.js';
 import type { ImageTarget } from '../src/rules/image-target.js';
-import type { JobReuse } from './admit.js';
+import type { JobReuse } from './job.js';
 import type { BuildLeases } from './leases/leases.js';
 import type { BuildDeps } from './build-deps.js';
 import type { Probe } from './builder/fleet/probe.js';
@@ -55,8 +55,6 @@ export interface BuildWorkerOptions {
   readonly queue?: BuildQueue;
   /** The builders' health probe (default: HTTP/2 PING, fleet/probe.ts). */
   readonly probe?: Probe;
-  /** false: builds offered secrets are not keyed by them; bench/secret-identity.ts's baseline only. */
-  readonly keySecrets?: boolean;
 }
 
 /** How a plan is started: the request it came with. */

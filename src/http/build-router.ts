@@ -11,7 +11,6 @@ import type { AppContext } from './context.js';
 import { InvalidFieldsError, isServiceError } from '../errors/errors.js';
 import { Cancellation } from '../exec/cancellation.js';
 import type { Logger } from '../observability/logger.js';
-import type { Metrics } from '../observability/metrics.js';
 import { planBuild } from '../../workers/plan/plan.js';
 import type { BuildPlan } from '../../workers/plan/plan-types.js';
 import { parseBuildRequest } from './build-schema.js';
@@ -34,16 +33,11 @@ const buildResources = (plan: BuildPlan): Resources => ({
 });
 
 /** The plan of a request's body; a refusal is counted and logged by its code, never with the body. */
-async function planOf(
-  koaCtx: Context,
-  ctx: BuildRouterContext,
-  logger: Logger,
-  metrics: Metrics,
-): Promise<BuildPlan> {
+async function planOf(koaCtx: Context, ctx: BuildRouterContext, logger: Logger): Promise<BuildPlan> {
   try {
     return planBuild(parseBuildRequest(await readJsonBody(koaCtx)), ctx.config);
   } catch (err) {
-    metrics.countBuild(isServiceError(err) && err.status < 500 ? 'invalid_request' : 'failure');
+    ctx.buildWorker.refused(err);
     if (isServiceError(err)) {
       // Never the body: it may hold credentials. The code, and for a shape check where it failed.
       logger.info(
@@ -73,11 +67,11 @@ function accepted(koaCtx: Context, record: BuildRecord): void {
 }
 
 /** The request's Idempotency-Key; a bad key is refused (400) and counted like any refusal. */
-function keyOf(koaCtx: Context, metrics: Metrics, logger: Logger): string | undefined {
+function keyOf(koaCtx: Context, ctx: BuildRouterContext, logger: Logger): string | undefined {
   try {
     return idempotencyKeyOf(koaCtx);
   } catch (err) {
-    metrics.countBuild('invalid_request');
+    ctx.buildWorker.refused(err);
     if (isServiceError(err)) logger.info({ code: err.code }, 'build request refused');
     throw err;
   }
@@ -98,8 +92,8 @@ export function createBuildRouter(ctx: BuildRouterContext): Router {
   router.post('/build', async (koaCtx) => {
     const request = requestScope(koaCtx);
     const caller = await callerOf(ctx.access, koaCtx, 'build');
-    const key = keyOf(koaCtx, ctx.metrics, request.logger);
-    const plan = await planOf(koaCtx, ctx, request.logger, ctx.metrics);
+    const key = keyOf(koaCtx, ctx, request.logger);
+    const plan = await planOf(koaCtx, ctx, request.logger);
     const resources = buildResources(plan);
     const { tenant } = await authorize(ctx.access, koaCtx, {
       action: 'build',

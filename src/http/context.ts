@@ -44,7 +44,7 @@ export interface AppContext {
   readonly events?: Pick<EventService, 'deliveries'>;
   readonly buildWorker: Pick<
     BuildWorker,
-    'submit' | 'start' | 'cancel' | 'attach' | 'attached' | 'answerOf'
+    'submit' | 'start' | 'cancel' | 'attach' | 'attached' | 'answerOf' | 'refused'
   > &
     Partial<Pick<BuildWorker, 'queuePositions'>> &
     Partial<Pick<BuildWorker, 'builders' | 'drained'>>;

@@ -50,8 +50,6 @@ import {
   writeDockerWrapper,
 } from './docker-wrapper.js';
 import { writeSecretFiles } from './secret-files.js';
-import { withSecretsIdentity } from './secret-identity.js';
-import { scratchIdentityKey } from './secret-identity-key.js';
 
 export interface DevcontainerBuildInput {
   readonly workspaceFolder: string;
@@ -144,7 +142,7 @@ export function attestationEnv(
 
 export interface BuildAndPushOptions {
   plan: BuildPlan;
-  deps: Pick<StepDeps, 'config' | 'logStore' | 'groups' | 'devcontainerCli' | 'secretIdentityKey'> & {
+  deps: Pick<StepDeps, 'config' | 'logStore' | 'groups' | 'devcontainerCli'> & {
     readonly remoteBuilder: BuilderHandle;
   };
   dir: RequestDir;
@@ -193,16 +191,12 @@ async function prepareSecrets(
   options: BuildAndPushOptions,
   log: CommandLogWriter,
 ): Promise<{ secretsDir?: string; identity?: string }> {
-  const { plan, deps, dir } = options;
+  const { plan, dir } = options;
   const secretsDir = await writeSecretFiles(dir.root, plan.buildSecrets);
   if (secretsDir === undefined) return {};
   log.write(`# build secrets offered: ${plan.buildSecrets.map((secret) => secret.id).join(', ')}\n`);
-  const key =
-    deps.secretIdentityKey === undefined
-      ? scratchIdentityKey(deps.config.scratchDir)
-      : deps.secretIdentityKey;
-  const keyed = await withSecretsIdentity(plan, key);
-  const identity = keyed.secretsIdentity;
+  // Computed once, as the build was admitted (build-flow.ts), and carried in the plan.
+  const identity = plan.secretsIdentity;
   return { secretsDir, ...(identity === undefined ? {} : { identity }) };
 }
 

@@ -17,12 +17,9 @@ export function secretsIdentity(key: Buffer, secrets: readonly BuildSecret[]): s
   return createHmac('sha256', key).update(canonical).digest('hex');
 }
 
-/** `plan` with its secrets' identity (the same plan when it offers none, already has it, or key is null: off). */
-export async function withSecretsIdentity(
-  plan: BuildPlan,
-  key: (() => Promise<Buffer>) | null,
-): Promise<BuildPlan> {
-  if (key === null || plan.buildSecrets.length === 0 || plan.secretsIdentity !== undefined) return plan;
+/** `plan` with its secrets' identity (the same plan when it offers none, or already has it). */
+export async function withSecretsIdentity(plan: BuildPlan, key: () => Promise<Buffer>): Promise<BuildPlan> {
+  if (plan.buildSecrets.length === 0 || plan.secretsIdentity !== undefined) return plan;
   const identity = secretsIdentity(await key(), plan.buildSecrets);
   return identity === undefined ? plan : { ...plan, secretsIdentity: identity };
 }

@@ -33,6 +33,4 @@ export interface StepDeps {
   readonly groups: ProcessGroups;
   /** The Dev Containers CLI, a CommonJS script run by this node (devcontainerCliBundle(); a fake in tests). */
   readonly devcontainerCli: string;
-  /** The build secrets identity key (absent: the scratch space's, builder/secret-identity-key.ts; null: off). */
-  readonly secretIdentityKey?: (() => Promise<Buffer>) | null;
 }

@@ -19,7 +19,8 @@ const OTHER_WORDS = /\b(?:coalesc\w*|claim\w*|leader\w*|leads?|join|joins|joined
 const FOLLOWING_FILES = [
   'workers/leases',
   'workers/reuse',
-  'workers/admit.ts',
+  'workers/follow.ts',
+  'workers/job-stages.ts',
   'workers/build-flow.ts',
   'workers/build-worker.ts',
   'src/builds',

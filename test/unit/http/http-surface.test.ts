@@ -1,18 +1,31 @@
+import { createServer, type Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import test from 'ava';
 import { startApp } from '../../helpers/app.js';
 import { metricValue, parseMetrics, sampleValue } from '../../helpers/metrics.js';
 
+/** A builder endpoint that accepts connections and never answers: its probe can only time out. */
+async function silentEndpoint(t: { teardown: (fn: () => Promise<void>) => void }): Promise<string> {
+  const sockets = new Set<Socket>();
+  const server = createServer((socket) => void sockets.add(socket));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(async () => {
+    for (const socket of sockets) socket.destroy();
+    await new Promise((resolve) => server.close(resolve));
+  });
+  return `tcp://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
 test('probes answer with their contract bodies', async (t) => {
-  const app = await startApp({ builderEndpoints: ['tcp://127.0.0.1:1'] });
+  const endpoint = await silentEndpoint(t);
+  const app = await startApp({ builderEndpoints: [endpoint] });
   t.teardown(app.close);
   for (const [path, body] of [
     ['/health/startup', { status: 'started' }],
     ['/health/live', { status: 'ok' }],
-    // Readiness lists each builder (docs/fleet.md); one counts as up until a probe (every 5 s) says otherwise.
-    [
-      '/health/ready',
-      { status: 'ready', builders: [{ builder: 'tcp://127.0.0.1:1', state: 'up', platforms: [] }] },
-    ],
+    // Readiness lists each builder (docs/fleet.md); one counts as up until a probe says otherwise,
+    // and this one's probe waits for its timeout.
+    ['/health/ready', { status: 'ready', builders: [{ builder: endpoint, state: 'up', platforms: [] }] }],
   ] as const) {
     const res = await fetch(app.url + path);
     t.is(res.status, 200, path);

@@ -25,6 +25,7 @@ import { createReuseDeps } from '../../../workers/build-deps.js';
 import { createEmbeddedLeases } from '../../../workers/leases/leases.js';
 import { runBuildJob } from '../../../workers/build-flow.js';
 import { RemoteBuilder } from '../../../workers/builder/remote-builder.js';
+import { scratchIdentityKey } from '../../../workers/builder/secret-identity-key.js';
 import { planBuild } from '../../../workers/plan/plan.js';
 import { createBuildQueue } from '../../../workers/queue.js';
 import { testConfig } from '../../helpers/app.js';
@@ -128,6 +129,7 @@ async function harness(t: ExecutionContext, mode: 'ok' | 'fail' | 'hang'): Promi
     logger: createLogger({ serviceName: 't', environment: 'test', destination: { write: () => true } }),
     metrics: new Metrics(),
     groups,
+    secretIdentityKey: scratchIdentityKey(scratchDir),
     remoteBuilder: new RemoteBuilder(config, undefined, groups),
     devcontainerCli: cli,
     reuse: createReuseDeps(config.insecureRegistries, createEmbeddedLeases(), supplyChainOf(config)),

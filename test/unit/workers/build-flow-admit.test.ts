@@ -1,6 +1,7 @@
 /**
- * The coordinator with the real queue and in-flight map, a fake job (no git, no CLI) and a fake
- * branch-tip check: who runs, who follows, and when a build is cancelled.
+ * Stage 1 of the flow (build-flow.ts) with the real queue, in-flight map and build records, a fake
+ * job (no git, no CLI) and a fake branch-tip check: who runs, who follows, and when a build is
+ * cancelled.
  */
 import test from 'ava';
 import pino from 'pino';
@@ -10,7 +11,12 @@ import type { BuildResult } from '../../../workers/plan/plan-types.js';
 import { createBuildQueue } from '../../../workers/queue.js';
 import type { FollowedOutcome } from '../../../workers/leases/leases.js';
 import type { JobOutcome } from '../../../workers/reuse/decision.js';
-import { admit, type Admission } from '../../../workers/admit.js';
+import { runBuild } from '../../../workers/build-flow.js';
+import type { BuildJobRunner } from '../../../workers/build-worker.js';
+import type { BuilderFleet } from '../../../workers/builder/fleet/fleet.js';
+import { BuildResource } from '../../../workers/build-resource.js';
+import type { JobReuse } from '../../../workers/job.js';
+import { createMemoryBuildRegistry } from '../../../src/builds/memory-registry.js';
 import { createInProcessInFlight } from '../../../workers/reuse/in-flight.js';
 import { RecentInputs } from '../../../workers/reuse/recent-inputs.js';
 import { eventually } from '../../helpers/eventually.js';
@@ -31,48 +37,56 @@ const result = (commit: string): BuildResult => ({
   digest: `sha256:${'d'.repeat(64)}`,
 });
 
+type FakeJob = (signal: AbortSignal, reuse?: JobReuse) => Promise<JobOutcome>;
+
 function harness(options: { tips: () => Promise<string[]>; maxConcurrent?: number; reuse?: boolean }) {
   const metrics = new Metrics();
   const signals: AbortSignal[] = [];
   let release!: () => void;
-  const gate = new Promise<void>((r) => (release = r));
+  const gate = new Promise<void>((resolve) => (release = resolve));
   let runs = 0;
-  const job: Admission['job'] = async (signal, reuse) => {
+  const job: FakeJob = async (signal, reuse) => {
     runs += 1;
     signals.push(signal);
     reuse?.own.setCommit(COMMIT);
-    await Promise.race([gate, new Promise((r) => signal.addEventListener('abort', r))]);
+    await Promise.race([gate, new Promise((resolve) => signal.addEventListener('abort', resolve))]);
     if (signal.aborted) throw new Error('cancelled');
     return result(COMMIT);
   };
+  const logger = pino({ enabled: false });
   const deps = {
-    config: { build: { reuse: options.reuse ?? true } },
+    config: { build: { reuse: options.reuse ?? true, cloneTimeoutSeconds: 0, timeoutSeconds: 0 } },
     metrics,
-    logger: pino({ enabled: false }),
+    logger,
+    secretIdentityKey: async () => Buffer.alloc(32),
     reuse: { inFlight: createInProcessInFlight<BuildResult>(), recent: new RecentInputs() },
   } as unknown as BuildDeps;
-  const c: Admission = {
-    queue: createBuildQueue({
-      maxConcurrent: options.maxConcurrent ?? 4,
-      shutdownSignal: new AbortController().signal,
-    }),
-    job,
-    deps,
-    deadlineSeconds: 0,
-    remoteTip: options.tips,
-    cancelSignal: new AbortController().signal,
-    followed: () => undefined,
+  const builds = createMemoryBuildRegistry({ history: 50 });
+  const queue = createBuildQueue({
+    maxConcurrent: options.maxConcurrent ?? 4,
+    shutdownSignal: new AbortController().signal,
+  });
+  const fleet = { refuse: () => undefined, place: () => undefined } as unknown as BuilderFleet;
+  /** One request through the flow, its job `run` (default: the gated one). */
+  const admit = (clientSignal: AbortSignal, run: FakeJob = job): Promise<BuildResult> => {
+    const runJob = ((_plan, _deps, signal, _reporter, reuse) => run(signal, reuse)) as BuildJobRunner;
+    return runBuild({
+      plan,
+      submission: { requestId: 'r', logger, signal: clientSignal },
+      resource: new BuildResource(builds, logger, []),
+      parts: { deps, queue, fleet, builds, runJob, remoteTip: options.tips, runsHere: () => undefined },
+    });
   };
   const followed = async () => (await metrics.buildFollowsTotal.get()).values[0]?.value ?? 0;
   /** Until `n` requests have each started a job or followed one in flight. */
   const decided = (n: number) =>
     eventually(async () => runs + (await followed()) >= n, { what: `${n} requests to run or follow` });
-  return { c, release, runs: () => runs, signals, followed, decided };
+  return { admit, release, runs: () => runs, signals, followed, decided };
 }
 
 test('5 identical requests with a limit of 4: one job, five answers, 4 followed', async (t) => {
   const h = harness({ tips: async () => [COMMIT] });
-  const answers = Array.from({ length: 5 }, () => admit(plan, h.c, new AbortController().signal));
+  const answers = Array.from({ length: 5 }, () => h.admit(new AbortController().signal));
   await h.decided(5);
   h.release();
   const results = await Promise.all(answers);
@@ -87,8 +101,8 @@ test('a branch that moved on, or a tip that cannot be checked, means not followe
     async (): Promise<string[]> => Promise.reject(new Error('offline')),
   ]) {
     const h = harness({ tips });
-    const first = admit(plan, h.c, new AbortController().signal);
-    const second = admit(plan, h.c, new AbortController().signal);
+    const first = h.admit(new AbortController().signal);
+    const second = h.admit(new AbortController().signal);
     await h.decided(2);
     h.release();
     await Promise.all([first, second]);
@@ -99,7 +113,7 @@ test('a branch that moved on, or a tip that cannot be checked, means not followe
 
 test('reuse off: identical requests each run their job', async (t) => {
   const h = harness({ tips: async () => [COMMIT], reuse: false });
-  const answers = [1, 2].map(() => admit(plan, h.c, new AbortController().signal));
+  const answers = [1, 2].map(() => h.admit(new AbortController().signal));
   await h.decided(2);
   h.release();
   await Promise.all(answers);
@@ -110,8 +124,8 @@ test('a followed build is cancelled only when its last waiter has gone', async (
   const h = harness({ tips: async () => [COMMIT] });
   const leader = new AbortController();
   const follower = new AbortController();
-  const a = admit(plan, h.c, leader.signal);
-  const b = admit(plan, h.c, follower.signal);
+  const a = h.admit(leader.signal);
+  const b = h.admit(follower.signal);
   a.catch(() => undefined);
   b.catch(() => undefined);
   await h.decided(2);
@@ -122,7 +136,7 @@ test('a followed build is cancelled only when its last waiter has gone', async (
   left = 1;
   leader.abort();
   // One turn of the event loop: every reaction to the leader leaving has run (no timer involved).
-  await new Promise((r) => setImmediate(r));
+  await new Promise((resolve) => setImmediate(resolve));
   t.false(h.signals[0]?.aborted, 'the follower still waits: the build goes on');
   left = 2;
   follower.abort();
@@ -137,10 +151,10 @@ test('a followed build is cancelled only when its last waiter has gone', async (
  * with `outcome`: the calls' followAllowed and notes, and the lines written to the wait logs.
  */
 async function followedEach(outcome: FollowedOutcome) {
-  const { c: base } = harness({ tips: async () => [COMMIT] });
+  const h = harness({ tips: async () => [COMMIT] });
   const calls: { followAllowed: boolean; note: string | undefined }[] = [];
   const lines: string[] = [];
-  const job: Admission['job'] = async (_signal, reuse) => {
+  const job: FakeJob = async (_signal, reuse) => {
     calls.push({ followAllowed: reuse?.followAllowed ?? false, note: reuse?.note });
     if (reuse?.followAllowed !== true) return result(COMMIT);
     return {
@@ -156,7 +170,7 @@ async function followedEach(outcome: FollowedOutcome) {
       },
     } as unknown as JobOutcome;
   };
-  const answer = await admit(plan, { ...base, job }, new AbortController().signal);
+  const answer = await h.admit(new AbortController().signal, job);
   return { answer, calls, lines };
 }
 
