@@ -2,6 +2,7 @@
  * The builds this replica runs in Redis mode: each has an alive key, a lease (src/redis/lease.ts)
  * renewed here while the replica lives, so that a replica that died lets its builds be read as lost.
  */
+import { reasonOf } from '../errors/errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { RedisConnection } from '../redis/connection.js';
 import { buildAliveKey } from '../redis/keys.js';
@@ -22,7 +23,7 @@ export class OwnBuilds {
       if (this.#ids.size === 0) return;
       const leases = [...this.#ids].map((id) => ({ key: buildAliveKey(id), token: replica }));
       renewLeases(connection.client, leases, leaseMs).catch((err: unknown) => {
-        logger.warn({ problem: (err as Error).message }, 'could not renew build leases');
+        logger.warn({ problem: reasonOf(err) }, 'could not renew build leases');
       });
     };
     this.#timer = setInterval(renew, leaseMs / 3);

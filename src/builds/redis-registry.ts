@@ -4,6 +4,7 @@
  * concerns: writes, reads that finish lost builds, cancels, Idempotency-Keys, and the leases of
  * the builds it runs.
  */
+import { reasonOf } from '../errors/errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { RedisConnection } from '../redis/connection.js';
 import { buildEndChannel } from '../redis/keys.js';
@@ -146,7 +147,7 @@ class RedisRegistry implements RedisBuildRegistry {
       signal: this.#stop.signal,
     };
     listenForCancels(listening, listener).catch((err: unknown) => {
-      this.#deps.logger.warn({ problem: (err as Error).message }, 'could not listen for build cancellations');
+      this.#deps.logger.warn({ problem: reasonOf(err) }, 'could not listen for build cancellations');
     });
   }
 
