@@ -17,6 +17,7 @@ import type { AppContext } from './http/context.js';
 import { ProcessGroups } from './exec/process-groups.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import { createErrorTracker } from './observability/error-tracking.js';
+import { reasonOf } from './errors/errors.js';
 import type { ErrorTracker } from './observability/error-tracker.js';
 import { startTracing } from './observability/tracing.js';
 import { redisEndpoint } from './config/redis-url.js';
@@ -178,6 +179,6 @@ function installCrashHandlers(logger: Logger, report: (err: unknown) => Promise<
 }
 
 main().catch((err: unknown) => {
-  process.stderr.write(`startup failed: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.stderr.write(`startup failed: ${reasonOf(err)}\n`);
   void exitNow(1);
 });

@@ -5,6 +5,7 @@
  */
 import type { BuildRecord } from '../src/builds/types.js';
 import { serviceError } from '../src/errors/errors.js';
+import { retryAfterDelays } from '../src/errors/retry.js';
 import { createMemoryQueue } from '../src/queue/memory-queue.js';
 import type { BuildResource } from './build-resource.js';
 import type { Logger } from '../src/observability/logger.js';
@@ -24,17 +25,11 @@ const ADOPT_RETRIES_MS = [250, 500, 1000, 2000, 4000, 8000, 16_000];
 
 /** Adopts the queued build `id` into `resource`, tried again while the store fails; false: no longer queued. */
 async function adoptTaken(resource: BuildResource, id: string, logger: Logger): Promise<boolean> {
-  for (let attempt = 0; ; attempt += 1) {
-    try {
-      return await resource.adopt(id);
-    } catch (err) {
-      const wait = ADOPT_RETRIES_MS[attempt];
-      if (wait === undefined) {
-        logger.warn({ err, buildId: id }, 'could not adopt a build taken from the queue');
-        return false;
-      }
-      await new Promise((resolve) => setTimeout(resolve, wait));
-    }
+  try {
+    return await retryAfterDelays(() => resource.adopt(id), { delaysMs: ADOPT_RETRIES_MS });
+  } catch (err) {
+    logger.warn({ err, buildId: id }, 'could not adopt a build taken from the queue');
+    return false;
   }
 }
 

@@ -3,6 +3,7 @@
  * finished, or as it stands after `ms`, woken by the registry's own signal of a finish (an event
  * in memory, a subscription in Redis mode), never by reading in a loop.
  */
+import type { SubscriptionHub } from '../redis/subscriptions.js';
 import type { BuildRecord } from './types.js';
 
 /** Subscribes `wake` to the finish of one build; resolves with the unsubscribe. */
@@ -62,4 +63,17 @@ export class FinishWaiters {
     for (const wake of this.#waiting.get(id) ?? []) wake();
     this.#waiting.delete(id);
   }
+}
+
+/** The FinishWatch of a build whose end is published on `channel` (Redis mode). */
+export function channelWatch(hub: SubscriptionHub, channel: string): FinishWatch {
+  return async (wake) => {
+    const sub = await hub.subscribe(channel);
+    const stopWaiting = new AbortController();
+    void sub.changeSince(sub.version(), stopWaiting.signal).then(wake);
+    return () => {
+      stopWaiting.abort();
+      sub.release();
+    };
+  };
 }

@@ -4,6 +4,7 @@
  * (a shared store unreachable) is logged, never fails the build. Progress is sent in order without
  * holding up the build (a shared registry costs a round trip per update); the finish waits for it.
  */
+import { retryAfterDelays } from '../errors/retry.js';
 import type { Logger } from '../observability/logger.js';
 import type {
   BuildDetails,
@@ -90,17 +91,10 @@ export function recordingOf(
       await reporter.sent();
       // Tried again over half a minute: a store restarting (Redis) must not turn an answered
       // build into a lost one.
-      for (let attempt = 0; ; attempt += 1) {
-        try {
-          await registry.finish(buildId, outcome);
-          return;
-        } catch (err) {
-          if (attempt >= FINISH_RETRIES_MS.length) {
-            logger.warn({ err, buildId }, 'could not record build outcome');
-            return;
-          }
-          await new Promise((resolve) => setTimeout(resolve, FINISH_RETRIES_MS[attempt]));
-        }
+      try {
+        await retryAfterDelays(() => registry.finish(buildId, outcome), { delaysMs: FINISH_RETRIES_MS });
+      } catch (err) {
+        logger.warn({ err, buildId }, 'could not record build outcome');
       }
     },
   };

@@ -4,7 +4,7 @@
  * (`<command> <args...> exited with code <n>`), anything else as a 500 naming the step, its
  * reason written as the log's last line.
  */
-import { serviceError, isServiceError, withLogId, type ServiceError } from '../errors/errors.js';
+import { reasonOf, serviceError, isServiceError, withLogId, type ServiceError } from '../errors/errors.js';
 import type { CommandLogWriter } from '../logs/types.js';
 import { CommandFailure, describeOutcome } from './run.js';
 
@@ -26,6 +26,6 @@ export function stepFailure(
     return withLogId(err, log.id);
   }
   const reason: ServiceError = serviceError('STEP_FAILED', { step }, { logId: log.id, cause: err });
-  log.write(`\n# ${reason.message}: ${err instanceof Error ? err.message : String(err)}\n`);
+  log.write(`\n# ${reason.message}: ${reasonOf(err)}\n`);
   return reason;
 }

@@ -5,6 +5,7 @@
  * output is stored once and in order. The size cap is counted here. States: WriterPhase, WriterFlow.
  */
 import type { Redis } from 'ioredis';
+import { reasonOf } from '../errors/errors.js';
 import { createLineMasker, type LineMasker } from '../secrets/line-masker.js';
 import { appendElement, closeLog } from './redis-log-commands.js';
 import {
@@ -271,7 +272,7 @@ export class RedisLogWriter {
       } catch (err) {
         if (Date.now() >= this.#giveUpAt) {
           this.#options.warn(
-            { logId: id, droppedElements: tail.length, problem: (err as Error).message },
+            { logId: id, droppedElements: tail.length, problem: reasonOf(err) },
             'command log left open: the shared store (Redis) stayed unreachable',
           );
           return;

@@ -6,7 +6,7 @@
  */
 import { Redis, type RedisOptions } from 'ioredis';
 import { redisEndpoint } from '../config/redis-url.js';
-import { isServiceError, serviceError } from '../errors/errors.js';
+import { isServiceError, reasonOf, serviceError } from '../errors/errors.js';
 import { maskSecrets, redisSecrets, secretVariants } from '../secrets/masking.js';
 import type { Logger } from '../observability/logger.js';
 
@@ -55,7 +55,7 @@ function watch(client: Redis, role: string, watcher: Watcher): Redis {
   });
   client.on('error', (err: unknown) => {
     // One line per distinct problem, not one per reconnect attempt.
-    const problem = maskSecrets(err instanceof Error ? err.message : String(err), variants);
+    const problem = maskSecrets(reasonOf(err), variants);
     if (problem === lastProblem) return;
     lastProblem = problem;
     logger.warn({ ...where, role, problem }, 'redis unavailable');

@@ -6,6 +6,7 @@
  * a lease gone without an outcome means its replica died: the follower builds.
  */
 import { randomUUID } from 'node:crypto';
+import { reasonOf } from '../../src/errors/errors.js';
 import type { Logger } from '../../src/observability/logger.js';
 import type { RedisConnection } from '../../src/redis/connection.js';
 import { leaseChannel, leaseKey, leaseOutcomeKey } from '../../src/redis/keys.js';
@@ -153,7 +154,7 @@ class HeldLeases {
       leaseMs,
     ).then(
       (lost) => this.#lost(held, lost),
-      (err: unknown) => logger.warn({ problem: (err as Error).message }, 'could not renew build leases'),
+      (err: unknown) => logger.warn({ problem: reasonOf(err) }, 'could not renew build leases'),
     );
   }
 
@@ -248,7 +249,7 @@ class RedisBuildLeases implements BuildLeases {
       );
     } catch (err) {
       this.#deps.logger.warn(
-        { lease: id, problem: (err as Error).message },
+        { lease: id, problem: reasonOf(err) },
         'could not release a build lease: its followers build themselves once it expires',
       );
     }

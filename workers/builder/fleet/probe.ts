@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { connect, type ClientHttp2Session } from 'node:http2';
 import { connect as netConnect } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
+import { reasonOf } from '../../../src/errors/errors.js';
 import type { BuilderTls } from '../../../src/config/types.js';
 
 export type ProbeResult = { readonly ok: true } | { readonly ok: false; readonly reason: string };
@@ -34,7 +35,7 @@ function tlsMaterial(tls: BuilderTls | undefined): TlsMaterial | undefined {
 /** What a failed probe says: the kind of failure, then the error's code. */
 export function failureReason(err: unknown, tls: boolean): string {
   const code = (err as NodeJS.ErrnoException | undefined)?.code ?? '';
-  const message = err instanceof Error ? err.message : String(err);
+  const message = reasonOf(err);
   if (code === 'ECONNREFUSED') return 'connection refused';
   if (/^ERR_SSL_/.test(code)) return `TLS handshake failed (${code})`;
   if (/SSL|TLS|CERT/i.test(`${code} ${message}`) || (tls && code === 'ECONNRESET')) {
