@@ -4,6 +4,7 @@
  * 9 record. Each returns to the flow; none calls another stage.
  */
 import { reasonOf, serviceError } from '../src/errors/errors.js';
+import { retryAfterDelays } from '../src/errors/retry.js';
 import { cancellationOf } from '../src/exec/cancellation.js';
 import type { CommandLogWriter } from '../src/logs/types.js';
 import { resolveDefinition } from './builder/definition.js';
@@ -229,16 +230,11 @@ export function answered(
 const DIGEST_RETRIES_MS = [1000, 2000, 4000, 8000];
 
 /** The digest the registry serves for the pushed tag, read again while it fails (about 15 s). */
-async function pushedDigestRead(job: Cloned, access: ReturnType<typeof registryAccess>): Promise<string> {
-  for (let attempt = 0; ; attempt += 1) {
-    try {
-      return await pushedDigest(job.target, access);
-    } catch (err) {
-      const wait = DIGEST_RETRIES_MS[attempt];
-      if (wait === undefined || job.signal.aborted) throw err;
-      await new Promise((resolve) => setTimeout(resolve, wait));
-    }
-  }
+function pushedDigestRead(job: Cloned, access: ReturnType<typeof registryAccess>): Promise<string> {
+  return retryAfterDelays(() => pushedDigest(job.target, access), {
+    delaysMs: DIGEST_RETRIES_MS,
+    signal: job.signal,
+  });
 }
 
 /** The pushed digest, signed when a key is configured; a failure is the build's (500, img log). */
