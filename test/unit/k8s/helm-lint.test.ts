@@ -1,6 +1,6 @@
 // The real Helm lints the chart strictly with the default values and every valid values file, and
 // refuses every invalid values file through values.schema.json, naming the value at fault (the same
-// files test/unit/chart/values-schema.test.ts checks with ajv).
+// files test/unit/k8s/values-schema.test.ts checks with ajv).
 import test from 'ava';
 import { valuesFiles } from '../../helpers/chart/chart.js';
 import { helm, lint, template, valuesPath } from '../../helpers/chart/helm.js';
