@@ -1,7 +1,7 @@
 /**
  * The OpenTelemetry semantic-convention attribute names the service records. Written out here
  * rather than imported: the package's index loads every convention (about 1 MiB of heap in an idle
- * service). test/unit/observability/semconv.test.ts checks each against the package.
+ * service). test/unit/src/observability/semconv.test.ts checks each against the package.
  */
 export const ATTR_HTTP_REQUEST_METHOD = 'http.request.method';
 export const ATTR_HTTP_RESPONSE_STATUS_CODE = 'http.response.status_code';

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 
 export const CHART_DIR = join(import.meta.dirname, '..', '..', '..', 'k8s', 'image-build-service');
-export const VALUES_DIR = join(import.meta.dirname, '..', '..', 'unit', 'chart', 'values');
+export const VALUES_DIR = join(import.meta.dirname, '..', '..', 'unit', 'k8s', 'values');
 
 export type Values = Record<string, unknown>;
 export type JsonSchema = Record<string, unknown>;
