@@ -6,11 +6,11 @@
 import type { BuildEndedListener, BuildRecord } from '../src/builds/types.js';
 import type { Logger } from '../src/observability/logger.js';
 import { answerUnstarted } from './answer.js';
-import { runBuild, type FlowParts } from './build-flow.js';
+import { runBuild, runBuildJob, type FlowParts } from './build-flow.js';
 import { BuildResource } from './build-resource.js';
 import { remoteTip } from './git/ls-remote.js';
 import type { BuildPlan, BuildResult } from './plan/plan-types.js';
-import type { BuildWorkerContext, Submission } from './worker-types.js';
+import type { BuildJobRunner, BuildWorkerContext, Submission } from './worker-types.js';
 
 export class BuildRuns {
   readonly #ctx: BuildWorkerContext;
@@ -21,10 +21,15 @@ export class BuildRuns {
   /** Every request's flow in progress, sync or async. */
   readonly #runs = new Set<Promise<unknown>>();
 
-  constructor(ctx: BuildWorkerContext, parts: Omit<FlowParts, 'runsHere' | 'builds' | 'remoteTip'>) {
+  /** `parts.runJob` absent: the flow's own stages 2 to 9. */
+  constructor(
+    ctx: BuildWorkerContext,
+    parts: Pick<FlowParts, 'deps' | 'queue' | 'fleet'> & { readonly runJob?: BuildJobRunner | undefined },
+  ) {
     this.#ctx = ctx;
     this.#parts = {
       ...parts,
+      runJob: parts.runJob ?? runBuildJob,
       builds: ctx.builds,
       remoteTip,
       runsHere: (id, resource) => this.runsHere(id, resource),

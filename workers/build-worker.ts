@@ -7,7 +7,6 @@ import type { BuildAnswer, BuildEndedListener, BuildRecord } from '../src/builds
 import { serviceError } from '../src/errors/errors.js';
 import { cancelledBy, countRefusal } from './answer.js';
 import { createBuildDeps } from './build-deps.js';
-import { runBuildJob } from './build-flow.js';
 import { BuildRuns } from './build-runs.js';
 import { BuilderFleet } from './builder/fleet/fleet.js';
 import type { BuilderState } from './builder/fleet/health.js';
@@ -48,8 +47,7 @@ export class BuildWorker {
         shutdownSignal: ctx.shutdownSignal,
         metrics: ctx.metrics,
       });
-    const runJob = options.runJob ?? runBuildJob;
-    this.#runs = new BuildRuns(ctx, { deps, queue: this.#queue, fleet: this.#fleet, runJob });
+    this.#runs = new BuildRuns(ctx, { deps, queue: this.#queue, fleet: this.#fleet, runJob: options.runJob });
     // A DELETE on another replica (Redis mode) reaches the builds this instance runs.
     ctx.builds.onCancel((id, by) => this.#runs.local(id)?.cancel(by));
     // A build whose replica died ends here, when this replica's read finds it lost: its events too.
