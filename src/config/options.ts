@@ -3,7 +3,13 @@
  * schema, `--help`, the README configuration table, the type of the values (option-values.ts) and
  * where each value lands in Config. Pure: no I/O.
  */
-import { AUTH_MODES, LAYER_COMPRESSIONS, PROVENANCE_MODES, RETENTION_MODES } from './types.js';
+import {
+  AUTH_MODES,
+  LAYER_COMPRESSIONS,
+  PROVENANCE_MODES,
+  RETENTION_MODES,
+  SSH_HOST_KEY_POLICIES,
+} from './modes.js';
 import { BUILD_PLATFORM_PATTERN } from '../rules/image-reference.js';
 import { CACHE_TYPES, parseCacheSpec } from '../rules/cache-spec.js';
 import { BUILDER_MODES } from '../rules/limits.js';
@@ -283,8 +289,8 @@ export const OPTION_TABLE = {
     placeholder: '<policy>',
     default: 'tofu',
     defaultText: '`tofu`',
-    values: ['tofu', 'pinned'],
-    schema: { type: 'string', enum: ['tofu', 'pinned'] },
+    values: SSH_HOST_KEY_POLICIES,
+    schema: { type: 'string', enum: [...SSH_HOST_KEY_POLICIES] },
     secret: false,
     description:
       "`tofu` trusts an SSH host key on first use; `pinned` requires the credential entry's `pinnedHostKey`.",

@@ -9,23 +9,32 @@ import type { BuildSecretScope, ServerBuildSecret } from '../rules/build-secret-
 import type { EventStatus } from '../rules/event-types.js';
 import type { Forge } from '../rules/forges.js';
 
-export type SshHostKeyPolicy = 'tofu' | 'pinned';
 export type { BuilderMode } from '../rules/limits.js';
 import type { BuilderMode } from '../rules/limits.js';
 import type { BuilderDeclaration } from './builder-endpoints.js';
 export type { BuilderDeclaration } from './builder-endpoints.js';
-export { LAYER_COMPRESSIONS, type LayerCompression } from '../rules/limits.js';
-import type { LayerCompression } from '../rules/limits.js';
-export const PROVENANCE_MODES = ['min', 'max', 'off'] as const;
-/** `buildx build --provenance`: min and max as BuildKit's modes, off for none. */
-export type ProvenanceMode = (typeof PROVENANCE_MODES)[number];
-
-/** Caller identity (docs/auth.md): `off` asks no caller for an identity; `enforce` asks every caller. */
-export const AUTH_MODES = ['off', 'enforce'] as const;
-export type AuthMode = (typeof AUTH_MODES)[number];
-/** What an access rule grants (docs/auth.md lists the routes of each). */
-export const AUTH_ACTIONS = ['build', 'read', 'cancel', 'delete', 'admin'] as const;
-export type AuthAction = (typeof AUTH_ACTIONS)[number];
+export {
+  AUTH_ACTIONS,
+  AUTH_MODES,
+  LAYER_COMPRESSIONS,
+  PROVENANCE_MODES,
+  RETENTION_MODES,
+  SSH_HOST_KEY_POLICIES,
+  type AuthAction,
+  type AuthMode,
+  type LayerCompression,
+  type ProvenanceMode,
+  type RetentionMode,
+  type SshHostKeyPolicy,
+} from './modes.js';
+import type {
+  AuthAction,
+  AuthMode,
+  LayerCompression,
+  ProvenanceMode,
+  RetentionMode,
+  SshHostKeyPolicy,
+} from './modes.js';
 
 /** An OIDC issuer whose ID tokens are accepted. */
 export interface AuthIssuer {
@@ -124,10 +133,6 @@ export interface BuilderTls {
   readonly keyPath?: string;
   readonly serverName?: string;
 }
-
-/** What the scheduled image retention does (docs/retention.md). */
-export const RETENTION_MODES = ['off', 'dry-run', 'delete'] as const;
-export type RetentionMode = (typeof RETENTION_MODES)[number];
 
 /** The image retention policy and its schedule. */
 export interface RetentionSettings {
