@@ -35,7 +35,7 @@ const app = await startApp({
   builderEndpoints: [stack.STACK_BUILDER_ENDPOINT],
   insecureRegistries: [stack.REGISTRY_ANON],
   childEnv: { PATH: basePath, GIT_SSL_CAINFO: stack.GIT_CA_FILE },
-  commandLogRetention: 1000,
+  logs: { retention: 1000 },
   // Every run builds: this compares building through the service with building by hand.
   build: { ...testConfig({ scratchDir: tmpdir() }).build, reuse: false },
 });

@@ -130,7 +130,7 @@ async function metric(url: string, name: string, labels: Record<string, string> 
 async function day(reuse: boolean, feature: string) {
   const mode = reuse ? 'on' : 'off';
   // The service as the integration tests configure it (the stack's builder, registries and git CA).
-  const app = await startBuildApp({ commandLogRetention: 1000, build: { maxConcurrent: 4, reuse } });
+  const app = await startBuildApp({ logs: { retention: 1000 }, build: { maxConcurrent: 4, reuse } });
   const repos = await repositories(mode, feature);
   const run = randomBytes(3).toString('hex');
   const versions = repos.map(() => 1);

@@ -62,7 +62,7 @@ const startWith = (reuse: boolean): Promise<RunningApp> =>
     builderEndpoints: [stack.STACK_BUILDER_ENDPOINT],
     insecureRegistries: [stack.REGISTRY_ANON],
     childEnv: { PATH: basePath, GIT_SSL_CAINFO: stack.GIT_CA_FILE },
-    commandLogRetention: 1000,
+    logs: { retention: 1000 },
     build: { ...testConfig({ scratchDir: scratch }).build, reuse },
   });
 

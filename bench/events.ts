@@ -107,7 +107,7 @@ async function measure(
 ): Promise<Figures> {
   const events = new EventService({
     config: {
-      serviceName: 'bench',
+      observability: { serviceName: 'bench' },
       events: {
         subscriptions: [{ name: 'bench', url, secrets: [`whsec_${Buffer.alloc(32, 3).toString('base64')}`] }],
         retrySeconds: [1],

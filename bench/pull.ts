@@ -112,7 +112,7 @@ async function pullOnce(ref: string): Promise<number> {
   }
 }
 
-const app = await startBuildApp({ commandLogRetention: 100, build: { reuse: false } });
+const app = await startBuildApp({ logs: { retention: 100 }, build: { reuse: false } });
 const repo = await testRepo('bench-pull');
 try {
   await repo.commit({

@@ -82,8 +82,8 @@ try {
   const config = (mode: Mode) =>
     testConfig({
       scratchDir: join(work, mode),
-      commandLogRetention: 100,
-      ...(mode === 'redis' ? { redisUrl: redis.url } : {}),
+      logs: { retention: 100 },
+      ...(mode === 'redis' ? { redis: { url: redis.url } } : {}),
     });
   const stores: Record<Mode, Stores> = {
     embedded: await createStores(config('embedded'), quiet),
@@ -133,8 +133,8 @@ try {
 
   // --- GET /logs of a 10 MB log, from the real app in each mode ---
   const apps: Record<Mode, RunningApp> = {
-    embedded: await startApp({ commandLogRetention: 100 }),
-    redis: await startApp({ commandLogRetention: 100, redisUrl: redis.url }),
+    embedded: await startApp({ logs: { retention: 100 } }),
+    redis: await startApp({ logs: { retention: 100 }, redis: { url: redis.url } }),
   };
   await eventually(() => apps.redis.ctx.sharedStoreProbe?.(), { what: 'Redis to answer' });
   const tenMb = linesOf(LOG_BYTES);
@@ -228,9 +228,9 @@ try {
         loudRepo: await testRepo(`bench-redis-loud-${mode}`),
         reuseRepo: await testRepo(`bench-redis-${mode}`),
         app: await startBuildApp({
-          commandLogRetention: 1000,
+          logs: { retention: 1000 },
           build: { reuse: true, maxConcurrent: 2 },
-          ...(mode === 'redis' ? { redisUrl: redis.url } : {}),
+          ...(mode === 'redis' ? { redis: { url: redis.url } } : {}),
         }),
       })),
     );

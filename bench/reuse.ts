@@ -105,8 +105,8 @@ function report(s: Series, warmMs: number): string {
 
 const run = randomBytes(3).toString('hex');
 const startLoad = loadavg();
-const off = await startBuildApp({ commandLogRetention: 1000, build: { reuse: false } });
-const on = await startBuildApp({ commandLogRetention: 1000, build: { reuse: true } });
+const off = await startBuildApp({ logs: { retention: 1000 }, build: { reuse: false } });
+const on = await startBuildApp({ logs: { retention: 1000 }, build: { reuse: true } });
 const repo = await testRepo('bench-reuse');
 try {
   await repo.commit(definition);

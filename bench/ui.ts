@@ -23,7 +23,7 @@ const files = ['app.js', 'app.css'].map((name) => readFileSync(join(dir, name)))
 const raw = files.reduce((sum, file) => sum + file.length, 0);
 const gzip = files.reduce((sum, file) => sum + gzipSync(file, { level: 9 }).length, 0);
 
-const app = await startApp({ buildHistory: BUILDS });
+const app = await startApp({ build: { history: BUILDS } });
 for (let i = 0; i < BUILDS - 1; i += 1) {
   const id = await app.ctx.builds.start({
     requestId: `bench-${i}`,

@@ -24,7 +24,7 @@ import { redisEndpoint } from './config/redis-url.js';
 import { createStores } from './stores.js';
 import { createContext } from './context.js';
 import { prebuildPlanProblems } from '../workers/prebuilds/plan.js';
-import { createShutdown, DEFAULT_SHUTDOWN_GRACE_SECONDS } from './shutdown.js';
+import { createShutdown } from './shutdown.js';
 
 /** Exit code of a configuration error (before any port is bound). */
 const EXIT_CONFIG = 2;
@@ -70,7 +70,10 @@ interface Reporting {
 
 /** The logger and the error tracker; from now on a crash is logged, reported and flushed. */
 async function startReporting(config: Config): Promise<Reporting> {
-  const logger = createLogger({ serviceName: config.serviceName, environment: config.environment });
+  const logger = createLogger({
+    serviceName: config.observability.serviceName,
+    environment: config.observability.environment,
+  });
   const errorTracker = await createErrorTracker(config);
   const flush = async (): Promise<void> => {
     await errorTracker.flush(FLUSH_TIMEOUT_MS).catch(() => undefined);
@@ -93,7 +96,7 @@ async function startContext(
   shutdownSignal: AbortSignal,
 ): Promise<{ ctx: AppContext; stopSchedules: () => Promise<void> }> {
   const { logger, errorTracker } = reporting;
-  // Redis mode (redisUrl set): stores shared by every replica; else embedded (this instance only).
+  // Redis mode (redis.url set): stores shared by every replica; else embedded (this instance only).
   const stores = await createStores(config, logger);
   const processGroups = new ProcessGroups().killOnExit(process);
   const { ctx, stopSchedules } = createContext({
@@ -120,7 +123,7 @@ function logListening(server: Server, config: Config, logger: Logger): void {
       gitCredentialEntries: config.gitCredentials.length,
       registryMappingRules: config.registryMappingRules.length,
       // By endpoint only: the URL holds a password.
-      redis: config.redisUrl === undefined ? false : redisEndpoint(config.redisUrl),
+      redis: config.redis.url === undefined ? false : redisEndpoint(config.redis.url),
     },
     'listening',
   );
@@ -138,9 +141,10 @@ function logListening(server: Server, config: Config, logger: Logger): void {
 /** The app on its port: logged once bound; a port it cannot bind ends the process (exit 1). */
 function listen(ctx: AppContext, flush: () => Promise<void>): Server {
   const { config, logger } = ctx;
-  const server = createApp(ctx).listen(config.port, config.host);
+  const { port, host } = config.service;
+  const server = createApp(ctx).listen(port, host);
   server.once('error', (err) => {
-    logger.fatal({ err, host: config.host, port: config.port }, 'cannot listen');
+    logger.fatal({ err, host, port }, 'cannot listen');
     void flush().then(() => process.exit(1));
   });
   server.once('listening', () => logListening(server, config, logger));
@@ -157,7 +161,7 @@ async function main(): Promise<void> {
     server,
     logger: reporting.logger,
     abort,
-    graceMs: (config.shutdownGraceSeconds ?? DEFAULT_SHUTDOWN_GRACE_SECONDS) * 1000,
+    graceMs: config.service.shutdownGraceSeconds * 1000,
     // No new scheduled pass once shutting down (the lock goes to another replica); the one in
     // flight and the builds running end first.
     drained: async () => {

@@ -5,11 +5,8 @@
  * running commands on it), gives the killed commands a moment to end, and exits non-zero.
  */
 import type { Server } from 'node:http';
-import { OPTION_TABLE } from './config/options.js';
 import type { Logger } from './observability/logger.js';
 
-/** Default grace: under the deployment's 300 s termination grace, so the process exits on its own. */
-export const DEFAULT_SHUTDOWN_GRACE_SECONDS: number = OPTION_TABLE.shutdownGraceSeconds.default;
 /** After the abort, how long killed commands get to end their requests before the process exits. */
 export const FORCED_EXIT_DELAY_MS = 2000;
 /** How often idle keep-alive connections are closed while draining. */

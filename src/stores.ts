@@ -1,6 +1,6 @@
 /**
  * The stores of the chosen mode, made once at start-up (src/service.ts, or a test): embedded (this
- * instance's scratch space, no Redis) when `redisUrl` is unset, else Redis (shared by every
+ * instance's scratch space, no Redis) when `redis.url` is unset, else Redis (shared by every
  * replica, one connection). Modules receive only the store they use.
  */
 import { alwaysHeld, type ScheduleLock } from './prebuilds/schedule-lock.js';
@@ -47,15 +47,12 @@ export interface Stores {
 
 /** Embedded mode: every store is this instance's own, its files in the scratch space. */
 async function embeddedStores(
-  config: Pick<
-    Config,
-    'scratchDir' | 'commandLogRetention' | 'gitCredentials' | 'registryAuth' | 'buildHistory'
-  >,
+  config: Pick<Config, 'scratchDir' | 'logs' | 'gitCredentials' | 'registryAuth' | 'build' | 'redis'>,
   subscriptions: string[],
 ): Promise<Stores> {
   return {
     logStore: await createLogStore(config),
-    builds: createMemoryBuildRegistry({ history: config.buildHistory }),
+    builds: createMemoryBuildRegistry({ history: config.build.history }),
     leases: createEmbeddedLeases(),
     secretIdentityKey: scratchIdentityKey(config.scratchDir),
     served: new MemoryServedStore({ scratchDir: config.scratchDir }),
@@ -68,24 +65,20 @@ async function embeddedStores(
 export async function createStores(
   config: Pick<
     Config,
-    | 'redisUrl'
-    | 'scratchDir'
-    | 'commandLogRetention'
-    | 'gitCredentials'
-    | 'registryAuth'
-    | 'buildHistory'
-    | 'events'
+    'redis' | 'scratchDir' | 'logs' | 'gitCredentials' | 'registryAuth' | 'build' | 'events'
   >,
   logger: Logger,
 ): Promise<Stores> {
   const subscriptions = config.events.subscriptions.map((s) => s.name);
-  if (config.redisUrl === undefined) return embeddedStores(config, subscriptions);
-  return redisStores({ ...config, redisUrl: config.redisUrl }, logger, subscriptions);
+  const url = config.redis.url;
+  if (url === undefined) return embeddedStores(config, subscriptions);
+  return redisStores(config, url, logger, subscriptions);
 }
 
 /** Redis mode: every store shared by the replicas through one Redis. */
 async function redisStores(
-  config: Parameters<typeof createStores>[0] & { readonly redisUrl: string },
+  config: Parameters<typeof createStores>[0],
+  url: string,
   logger: Logger,
   subscriptions: string[],
 ): Promise<Stores> {
@@ -107,12 +100,12 @@ async function redisStores(
     import('./redis/lock.js'),
     import('./queue/redis-queue.js'),
   ]);
-  const redis = createRedisConnection(config.redisUrl, logger);
+  const redis = createRedisConnection(url, logger);
   const logStore = createRedisLogStore({ config, connection: redis, logger });
   const replica = `${hostname()}:${process.pid}`;
   const builds = createRedisBuildRegistry({
     connection: redis,
-    history: config.buildHistory,
+    history: config.build.history,
     logger,
     replica,
   });

@@ -208,7 +208,7 @@ export interface BuildRegistry {
   adopt(id: string): Promise<boolean>;
   /** Changes the number of requests waiting on a running build by `delta` (requests that follow it). */
   addWaiters(id: string, delta: number): Promise<void>;
-  /** Marks a build finished; only the newest N finished builds are kept (N: config.buildHistory). */
+  /** Marks a build finished; only the newest N finished builds are kept (N: config.build.history). */
   finish(id: string, outcome: BuildOutcome): Promise<void>;
   /** Running and kept finished builds matching `filter`, newest first (by startedAt). */
   list(filter?: BuildFilter): Promise<BuildRecord[]>;

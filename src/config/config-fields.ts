@@ -1,14 +1,14 @@
 /**
  * The Config of what loading gave: each option lands where its row of the option table says;
- * every other field is one named step of STEPS, whose type makes the compiler check that the rows
- * and the steps fill each field of Config once. Pure: the files were read before.
+ * every other field is one named step of STEPS, whose type makes the compiler check that the steps
+ * fill each field the rows do not, and no field twice. Pure: the files were read before.
  */
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { builderDeclarations } from './builder-endpoints.js';
 import { builderTls } from './builder-tls.js';
 import { childEnvironment } from './child-env.js';
-import type { ConfigPath, ConfigValue } from './config-paths.js';
+import type { StepPath, StepValue } from './config-paths.js';
 import type { LandedPath, OptionValues } from './option-values.js';
 import { OPTIONS } from './options.js';
 import type { SideLists } from './side-files.js';
@@ -26,10 +26,14 @@ export interface Loaded {
   readonly env: Environment;
 }
 
-type Step<P extends ConfigPath> = (loaded: Loaded) => ConfigValue<P>;
+type Step<P extends StepPath> = (loaded: Loaded) => StepValue<P>;
+
+/** A compile error names a place both a row and a step would fill. */
+type FilledOnce<Twice extends never> = Twice;
+export type NoPlaceTwice = FilledOnce<Extract<LandedPath, StepPath>>;
 
 /** The fields no option lands in as it is (undefined: the field is absent). */
-const STEPS: { readonly [P in Exclude<ConfigPath, LandedPath>]: Step<P> } = {
+const STEPS: { readonly [P in StepPath]: Step<P> } = {
   builderEndpoints: ({ options }) => builderDeclarations(options.builderEndpoint).map((b) => b.endpoint),
   builders: ({ options }) => builderDeclarations(options.builderEndpoint),
   builderTls: ({ options }) => builderTls(options),
@@ -59,16 +63,16 @@ const STEPS: { readonly [P in Exclude<ConfigPath, LandedPath>]: Step<P> } = {
   version: () => packageVersion(),
 };
 
-/** Puts a value at its place (`port`, `build.noCache`); undefined leaves the field absent. */
+/**
+ * Puts a value at its place (`builderName`, `service.port`): its sections are made even for
+ * undefined, which leaves the field itself absent.
+ */
 function place(config: Record<string, unknown>, path: string, value: unknown): void {
-  if (value === undefined) return;
-  const [head = '', field] = path.split('.');
-  if (field === undefined) {
-    config[head] = value;
-    return;
-  }
-  const section = (config[head] ??= {}) as Record<string, unknown>;
-  section[field] = value;
+  const fields = path.split('.');
+  const last = fields.pop() ?? '';
+  let section = config;
+  for (const field of fields) section = (section[field] ??= {}) as Record<string, unknown>;
+  if (value !== undefined) section[last] = value;
 }
 
 /** The configuration: the landing options (lists copied), then the steps. */
@@ -79,10 +83,10 @@ export function configOf(loaded: Loaded): Config {
     const value = loaded.options[option.name];
     place(config, option.lands, Array.isArray(value) ? [...(value as string[])] : value);
   }
-  for (const [path, step] of Object.entries(STEPS) as [ConfigPath, (loaded: Loaded) => unknown][]) {
+  for (const [path, step] of Object.entries(STEPS) as [StepPath, (loaded: Loaded) => unknown][]) {
     place(config, path, step(loaded));
   }
-  // Complete and well typed: the rows' places fit their values (option-values.ts) and STEPS
-  // holds every other place (its type).
+  // Complete and well typed: the rows' places and values are Config's option fields (types.ts
+  // derives them from the rows) and STEPS holds every step's place (its type).
   return config as unknown as Config;
 }

@@ -1,22 +1,22 @@
 /**
- * The places of Config a value is put in: a top-level field, or a field of one of its sections.
- * Types only: the option table and the steps of config-fields.ts name places with them.
+ * The places of Config a named step fills: a top-level field, or a field of one of its sections.
+ * Types only: the steps of config-fields.ts are keyed by them.
  */
-import type { Config } from './types.js';
+import type { StepFields } from './types.js';
 
-/** The fields of Config that are objects filled field by field. */
-export type ConfigSection = 'build' | 'retention' | 'events' | 'prebuilds' | 'auth';
+/** The fields of StepFields that are sections filled field by field. */
+export type StepSection = 'build' | 'events' | 'prebuilds' | 'auth';
 
-/** `port`, `build.noCache`, ...: every place of Config. */
-export type ConfigPath =
-  | Exclude<keyof Config, ConfigSection>
-  | { [S in ConfigSection]: `${S}.${keyof Config[S] & string}` }[ConfigSection];
+/** `scratchDir`, `build.quotas`, ...: every place a step fills. */
+export type StepPath =
+  | Exclude<keyof StepFields, StepSection>
+  | { [S in StepSection]: `${S}.${keyof StepFields[S] & string}` }[StepSection];
 
-/** The type of the value at a place (optional fields include undefined). */
-export type ConfigValue<P extends ConfigPath> = P extends `${infer S extends ConfigSection}.${infer F}`
-  ? F extends keyof Config[S]
-    ? Config[S][F]
+/** The type of the value at a step's place (optional fields include undefined). */
+export type StepValue<P extends StepPath> = P extends `${infer S extends StepSection}.${infer F}`
+  ? F extends keyof StepFields[S]
+    ? StepFields[S][F]
     : never
-  : P extends keyof Config
-    ? Config[P]
+  : P extends keyof StepFields
+    ? StepFields[P]
     : never;

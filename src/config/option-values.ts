@@ -1,9 +1,8 @@
 /**
- * The type of the resolved option values, derived from the option table: a row's type (or its
- * enum values) gives the value's type, a row without a default gives an optional value. The
- * compiler checks that each value fits the Config field its row says it lands in.
+ * The types the option table gives: the resolved option values (a row's type or its enum values,
+ * optional without a default) and Config's fields the options land in, nested by their dotted
+ * places, so a row alone says what its field of Config is.
  */
-import type { ConfigPath, ConfigValue } from './config-paths.js';
 import type { OPTION_TABLE, OptionName } from './options.js';
 
 type Table = typeof OPTION_TABLE;
@@ -32,21 +31,38 @@ export type OptionValues = Flat<
   }
 >;
 
-/** Where a row's value lands in Config (never: a step of config-fields.ts reads it). */
-type Lands<K extends OptionName> = Table[K] extends { readonly lands: infer P extends ConfigPath }
-  ? P
-  : never;
+/** Where a row's value lands in Config: its `lands`, else its settings key (never: nowhere). */
+type LandsAt<Row> = Row extends { readonly lands: false }
+  ? never
+  : Row extends { readonly lands: infer Place extends string }
+    ? Place
+    : Row extends { readonly settingsKey: infer Place extends string }
+      ? Place
+      : never;
 
 /** Every place of Config an option lands in as it is. */
-export type LandedPath = { [K in OptionName]: Lands<K> }[OptionName];
+export type LandedPath = { [K in OptionName]: LandsAt<Table[K]> }[OptionName];
 
-/** Each landing row: whether its value fits its place. */
-type Fits = {
-  [K in OptionName as [Lands<K>] extends [never] ? never : K]: OptionValues[K] extends ConfigValue<Lands<K>>
-    ? true
-    : false;
+/** A value as Config holds it: lists read-only. */
+type Held<Value> = Value extends readonly (infer Item)[] ? readonly Item[] : Value;
+
+/** The landing options by place (`service.port`, `builderName`), optional without a default. */
+type ByPlace = Flat<
+  { readonly [K in WithDefault as LandsAt<Table[K]>]: Held<RowValue<Table[K]>> } & {
+    readonly [K in Exclude<OptionName, WithDefault> as LandsAt<Table[K]>]?: Held<RowValue<Table[K]>>;
+  }
+>;
+
+type Head<Place> = Place extends `${infer Section}.${string}` ? Section : never;
+
+/** Places nested at their dots: `{ 'service.port': number }` is `{ service: { port: number } }`. */
+type Nested<T> = {
+  readonly [Place in keyof T as Place extends `${string}.${string}` ? never : Place]: T[Place];
+} & {
+  readonly [Section in Head<keyof T>]: Nested<{
+    [Place in keyof T as Place extends `${Section}.${infer Rest}` ? Rest : never]: T[Place];
+  }>;
 };
 
-/** A compile error names the row whose value does not fit where it lands. */
-type EveryRowFits<T extends Record<string, true>> = T;
-export type CheckedRows = EveryRowFits<Fits>;
+/** The fields of Config the options fill, as the rows' places and values say. */
+export type OptionFields = Nested<ByPlace>;

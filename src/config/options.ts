@@ -1,15 +1,20 @@
 /**
  * THE option table: one row per server option. It drives argv and env parsing, the settings file
- * schema, `--help`, the README configuration table, the type of the values (option-values.ts) and
- * where each value lands in Config. Pure: no I/O.
+ * schema, `--help`, the README configuration table, the type of the values and where each value
+ * lands in Config, which gives Config its option fields (option-values.ts). Pure: no I/O.
  */
-import { AUTH_MODES, LAYER_COMPRESSIONS, PROVENANCE_MODES, RETENTION_MODES } from './types.js';
+import {
+  AUTH_MODES,
+  LAYER_COMPRESSIONS,
+  PROVENANCE_MODES,
+  RETENTION_MODES,
+  SSH_HOST_KEY_POLICIES,
+} from './modes.js';
 import { BUILD_PLATFORM_PATTERN } from '../rules/image-reference.js';
 import { CACHE_TYPES, parseCacheSpec } from '../rules/cache-spec.js';
 import { BUILDER_MODES } from '../rules/limits.js';
 import { FORGES, type Forge, headerTitle, secretFileLabel } from '../rules/forges.js';
 import { builderEntryProblem, builderEntryText, parseBuilderEntry } from './builder-endpoints.js';
-import type { ConfigPath } from './config-paths.js';
 
 export type OptionType = 'string' | 'integer' | 'number' | 'boolean' | 'list';
 export type OptionValue = string | number | boolean | readonly string[];
@@ -24,10 +29,11 @@ export interface OptionRow {
   readonly flag: `--${string}`;
   readonly env: string;
   /**
-   * The Config field the value lands in as it is; absent: a named step reads it
-   * (src/config/config-fields.ts: files it names, values it converts or combines).
+   * The place of Config (dotted) the value lands in as it is; absent: its settings key, or, with
+   * none, no place. `false`: a named step reads it instead (src/config/config-fields.ts: files it
+   * names, values it converts or combines). Config's type follows (option-values.ts).
    */
-  readonly lands?: ConfigPath;
+  readonly lands?: string | false;
   /** Dotted path in the settings file; absent when the option has no settings key. */
   readonly settingsKey?: string;
   readonly type: OptionType;
@@ -54,8 +60,15 @@ export interface OptionRow {
 
 export type OptionName = keyof typeof OPTION_TABLE;
 
-export interface OptionSpec extends OptionRow {
+export interface OptionSpec extends Omit<OptionRow, 'lands'> {
   readonly name: OptionName;
+  /** Where the value lands in Config as it is (see OptionRow's `lands`); absent: nowhere. */
+  readonly lands?: string;
+}
+
+/** A row's place in Config, as option-values.ts's `LandsAt` says for its type. */
+function landsAt(row: OptionRow): string | undefined {
+  return row.lands === false ? undefined : (row.lands ?? row.settingsKey);
 }
 
 const PORT_SCHEMA = { type: 'integer', minimum: 0, maximum: 65535 } as const;
@@ -73,6 +86,7 @@ function hookSecretRow(forge: Forge) {
     flag: `--${forge}-hook-${secret}-file` as const,
     env: `${forge.toUpperCase()}_HOOK_${secret.toUpperCase()}_FILE`,
     settingsKey: `prebuilds.hooks.${forge}${capitalised}File`,
+    lands: false as const,
     ...FILE_PATH,
     defaultText: `unset (POST /hooks/${forge} refused)`,
     description: `File holding the ${secret === 'token' ? 'secret token' : 'secret'} of the ${senders} webhook (\`${headerTitle(signature.header)}\`).`,
@@ -166,6 +180,7 @@ export const OPTION_TABLE = {
     flag: '--builder-endpoint',
     env: 'BUILDER_ENDPOINT',
     settingsKey: 'builder.endpoint',
+    lands: false,
     type: 'list',
     settingsText: true,
     settingsItem: builderEntryText,
@@ -186,6 +201,7 @@ export const OPTION_TABLE = {
     flag: '--builder-tls-ca',
     env: 'BUILDER_TLS_CA_PATH',
     settingsKey: 'builder.tls.ca',
+    lands: false,
     ...FILE_PATH,
     defaultText: 'unset',
     description: "PEM file of the CA that signed the builders' server certificates (mutual TLS).",
@@ -195,6 +211,7 @@ export const OPTION_TABLE = {
     flag: '--builder-tls-cert',
     env: 'BUILDER_TLS_CERT_PATH',
     settingsKey: 'builder.tls.cert',
+    lands: false,
     ...FILE_PATH,
     defaultText: 'unset',
     description: "PEM file of the service's client certificate for the builders; given with its key.",
@@ -204,6 +221,7 @@ export const OPTION_TABLE = {
     flag: '--builder-tls-key',
     env: 'BUILDER_TLS_KEY_PATH',
     settingsKey: 'builder.tls.key',
+    lands: false,
     ...FILE_PATH,
     defaultText: 'unset',
     description:
@@ -214,6 +232,7 @@ export const OPTION_TABLE = {
     flag: '--builder-tls-server-name',
     env: 'BUILDER_TLS_SERVER_NAME',
     settingsKey: 'builder.tls.serverName',
+    lands: false,
     type: 'string',
     placeholder: '<name>',
     defaultText: "unset: each endpoint's host",
@@ -229,7 +248,6 @@ export const OPTION_TABLE = {
     label: 'HTTP port',
     flag: '--port',
     env: 'PORT',
-    lands: 'port',
     settingsKey: 'service.port',
     type: 'integer',
     placeholder: '<port>',
@@ -243,7 +261,6 @@ export const OPTION_TABLE = {
     label: 'Listen address',
     flag: '--host',
     env: 'HOST',
-    lands: 'host',
     settingsKey: 'service.host',
     type: 'string',
     placeholder: '<address>',
@@ -260,6 +277,7 @@ export const OPTION_TABLE = {
     label: 'Builder name',
     flag: '--builder-name',
     env: 'BUILDER_NAME',
+    // No settings key (flag and environment only): the row names its place.
     lands: 'builderName',
     type: 'string',
     placeholder: '<name>',
@@ -277,14 +295,13 @@ export const OPTION_TABLE = {
     label: 'SSH host key policy',
     flag: '--ssh-host-key-policy',
     env: 'SSH_HOST_KEY_POLICY',
-    lands: 'sshHostKeyPolicy',
     settingsKey: 'sshHostKeyPolicy',
     type: 'string',
     placeholder: '<policy>',
     default: 'tofu',
     defaultText: '`tofu`',
-    values: ['tofu', 'pinned'],
-    schema: { type: 'string', enum: ['tofu', 'pinned'] },
+    values: SSH_HOST_KEY_POLICIES,
+    schema: { type: 'string', enum: [...SSH_HOST_KEY_POLICIES] },
     secret: false,
     description:
       "`tofu` trusts an SSH host key on first use; `pinned` requires the credential entry's `pinnedHostKey`.",
@@ -293,7 +310,6 @@ export const OPTION_TABLE = {
     label: 'Plain-HTTP registries',
     flag: '--insecure-registries',
     env: 'INSECURE_REGISTRIES',
-    lands: 'insecureRegistries',
     settingsKey: 'insecureRegistries',
     type: 'list',
     placeholder: '<host:port,...>',
@@ -307,7 +323,6 @@ export const OPTION_TABLE = {
     label: 'Accept `git://` and `http://` URLs',
     flag: '--allow-insecure-git-protocols',
     env: 'ALLOW_INSECURE_GIT_PROTOCOLS',
-    lands: 'allowInsecureGitProtocols',
     settingsKey: 'git.allowInsecureProtocols',
     ...OFF_SWITCH,
     description: 'Accept `git://` and `http://` repository URLs.',
@@ -355,6 +370,7 @@ export const OPTION_TABLE = {
     flag: '--event-retry-seconds',
     env: 'EVENT_RETRY_SECONDS',
     settingsKey: 'events.retrySeconds',
+    lands: false,
     type: 'list',
     placeholder: '<s,...>',
     default: ['5', '300', '1800', '7200', '18000', '36000', '36000'],
@@ -374,7 +390,6 @@ export const OPTION_TABLE = {
     label: 'Default platforms',
     flag: '--build-platforms',
     env: 'BUILD_PLATFORMS',
-    lands: 'build.platforms',
     settingsKey: 'build.platforms',
     type: 'list',
     placeholder: '<os/arch,...>',
@@ -392,7 +407,6 @@ export const OPTION_TABLE = {
     label: 'Default no-cache',
     flag: '--build-no-cache',
     env: 'BUILD_NO_CACHE',
-    lands: 'build.noCache',
     settingsKey: 'build.noCache',
     ...OFF_SWITCH,
     description: 'Build without cache unless a request says otherwise.',
@@ -401,7 +415,6 @@ export const OPTION_TABLE = {
     label: 'Default cache-from',
     flag: '--build-cache-from',
     env: 'BUILD_CACHE_FROM',
-    lands: 'build.cacheFrom',
     settingsKey: 'build.cacheFrom',
     ...CACHE_SPEC,
     description: `Cache import spec (buildx syntax; type ${CACHE_TYPES.join(', ')}).`,
@@ -410,7 +423,6 @@ export const OPTION_TABLE = {
     label: 'Default cache-to',
     flag: '--build-cache-to',
     env: 'BUILD_CACHE_TO',
-    lands: 'build.cacheTo',
     settingsKey: 'build.cacheTo',
     ...CACHE_SPEC,
     description: `Cache export spec (buildx syntax; type ${CACHE_TYPES.join(', ')}).`,
@@ -419,7 +431,6 @@ export const OPTION_TABLE = {
     label: 'Default builder mode',
     flag: '--builder-mode',
     env: 'BUILDER_MODE',
-    lands: 'build.mode',
     settingsKey: 'build.mode',
     type: 'string',
     placeholder: '<mode>',
@@ -434,7 +445,6 @@ export const OPTION_TABLE = {
     label: 'Clone timeout, seconds',
     flag: '--clone-timeout',
     env: 'CLONE_TIMEOUT_SECONDS',
-    lands: 'build.cloneTimeoutSeconds',
     settingsKey: 'build.cloneTimeoutSeconds',
     type: 'integer',
     placeholder: '<seconds>',
@@ -448,7 +458,6 @@ export const OPTION_TABLE = {
     label: 'Build and push timeout, seconds',
     flag: '--build-timeout',
     env: 'BUILD_TIMEOUT_SECONDS',
-    lands: 'build.timeoutSeconds',
     settingsKey: 'build.timeoutSeconds',
     type: 'integer',
     placeholder: '<seconds>',
@@ -462,7 +471,6 @@ export const OPTION_TABLE = {
     label: 'Concurrent builds per instance',
     flag: '--max-concurrent-builds',
     env: 'MAX_CONCURRENT_BUILDS',
-    lands: 'build.maxConcurrent',
     settingsKey: 'build.maxConcurrent',
     type: 'integer',
     placeholder: '<n>',
@@ -476,7 +484,6 @@ export const OPTION_TABLE = {
     label: 'Queued builds',
     flag: '--max-queued-builds',
     env: 'MAX_QUEUED_BUILDS',
-    lands: 'build.maxQueued',
     settingsKey: 'build.maxQueued',
     type: 'integer',
     placeholder: '<n>',
@@ -500,7 +507,6 @@ export const OPTION_TABLE = {
     label: 'Concurrent builds per builder',
     flag: '--max-builds-per-builder',
     env: 'MAX_BUILDS_PER_BUILDER',
-    lands: 'build.maxPerBuilder',
     settingsKey: 'build.maxPerBuilder',
     type: 'integer',
     placeholder: '<n>',
@@ -515,7 +521,6 @@ export const OPTION_TABLE = {
     label: 'Native platforms only',
     flag: '--native-platforms-only',
     env: 'NATIVE_PLATFORMS_ONLY',
-    lands: 'build.nativePlatformsOnly',
     settingsKey: 'build.nativePlatformsOnly',
     ...OFF_SWITCH,
     description:
@@ -526,7 +531,6 @@ export const OPTION_TABLE = {
     label: 'Build reuse',
     flag: '--build-reuse',
     env: 'BUILD_REUSE',
-    lands: 'build.reuse',
     settingsKey: 'build.reuse',
     type: 'boolean',
     default: true,
@@ -540,7 +544,6 @@ export const OPTION_TABLE = {
     label: 'Fallback image',
     flag: '--fallback-image',
     env: 'FALLBACK_IMAGE',
-    lands: 'build.fallbackImage',
     settingsKey: 'build.fallbackImage',
     type: 'string',
     placeholder: '<image>',
@@ -553,7 +556,6 @@ export const OPTION_TABLE = {
     label: 'Provenance attestation',
     flag: '--build-provenance',
     env: 'BUILD_PROVENANCE',
-    lands: 'build.provenance',
     settingsKey: 'build.provenance',
     type: 'string',
     placeholder: '<mode>',
@@ -569,7 +571,6 @@ export const OPTION_TABLE = {
     label: 'Layer compression',
     flag: '--build-compression',
     env: 'BUILD_COMPRESSION',
-    lands: 'build.compression',
     settingsKey: 'build.compression',
     type: 'string',
     placeholder: '<compression>',
@@ -585,7 +586,6 @@ export const OPTION_TABLE = {
     label: 'SBOM attestation',
     flag: '--build-sbom',
     env: 'BUILD_SBOM',
-    lands: 'build.sbom',
     settingsKey: 'build.sbom',
     ...OFF_SWITCH,
     description:
@@ -595,7 +595,6 @@ export const OPTION_TABLE = {
     label: 'SBOM generator image',
     flag: '--build-sbom-generator',
     env: 'BUILD_SBOM_GENERATOR',
-    lands: 'build.sbomGenerator',
     settingsKey: 'build.sbomGenerator',
     type: 'string',
     placeholder: '<image>',
@@ -609,7 +608,6 @@ export const OPTION_TABLE = {
     label: 'Provenance builder id',
     flag: '--provenance-builder-id',
     env: 'PROVENANCE_BUILDER_ID',
-    lands: 'provenanceBuilderId',
     settingsKey: 'build.provenanceBuilderId',
     type: 'string',
     placeholder: '<uri>',
@@ -629,6 +627,7 @@ export const OPTION_TABLE = {
     flag: '--signing-key',
     env: 'SIGNING_KEY_PATH',
     settingsKey: 'signing.keyPath',
+    lands: false,
     ...FILE_PATH,
     defaultText: 'unset (nothing signed)',
     description:
@@ -638,7 +637,6 @@ export const OPTION_TABLE = {
     label: 'Error-tracking DSN',
     flag: '--error-tracking-dsn',
     env: 'ERROR_TRACKING_DSN',
-    lands: 'errorTrackingDsn',
     settingsKey: 'errorTracking.dsn',
     type: 'string',
     placeholder: '<dsn>',
@@ -652,7 +650,6 @@ export const OPTION_TABLE = {
     label: 'Service name',
     flag: '--service-name',
     env: 'SERVICE_NAME',
-    lands: 'serviceName',
     settingsKey: 'observability.serviceName',
     type: 'string',
     placeholder: '<name>',
@@ -666,7 +663,6 @@ export const OPTION_TABLE = {
     label: 'Deployment environment',
     flag: '--environment',
     env: 'DEPLOYMENT_ENVIRONMENT',
-    lands: 'environment',
     settingsKey: 'observability.environment',
     type: 'string',
     placeholder: '<name>',
@@ -680,7 +676,6 @@ export const OPTION_TABLE = {
     label: 'Command-log retention per kind',
     flag: '--command-log-retention',
     env: 'COMMAND_LOG_RETENTION',
-    lands: 'commandLogRetention',
     settingsKey: 'logs.retention',
     type: 'integer',
     placeholder: '<n>',
@@ -694,7 +689,6 @@ export const OPTION_TABLE = {
     label: 'Finished builds listed',
     flag: '--build-history',
     env: 'BUILD_HISTORY',
-    lands: 'buildHistory',
     settingsKey: 'build.history',
     type: 'integer',
     placeholder: '<n>',
@@ -709,7 +703,6 @@ export const OPTION_TABLE = {
     label: 'Retention mode',
     flag: '--retention-mode',
     env: 'RETENTION_MODE',
-    lands: 'retention.mode',
     settingsKey: 'retention.mode',
     type: 'string',
     placeholder: '<mode>',
@@ -725,7 +718,6 @@ export const OPTION_TABLE = {
     label: 'Retention: newest images kept per branch',
     flag: '--retention-keep-per-branch',
     env: 'RETENTION_KEEP_PER_BRANCH',
-    lands: 'retention.keepPerBranch',
     settingsKey: 'retention.keepPerBranch',
     type: 'integer',
     placeholder: '<n>',
@@ -739,7 +731,6 @@ export const OPTION_TABLE = {
     label: 'Retention: days an image served is kept',
     flag: '--retention-keep-served-days',
     env: 'RETENTION_KEEP_SERVED_DAYS',
-    lands: 'retention.keepServedDays',
     settingsKey: 'retention.keepServedDays',
     type: 'number',
     placeholder: '<days>',
@@ -754,7 +745,6 @@ export const OPTION_TABLE = {
     label: 'Retention: tags always kept',
     flag: '--retention-keep-tags',
     env: 'RETENTION_KEEP_TAGS',
-    lands: 'retention.keepTags',
     settingsKey: 'retention.keepTags',
     type: 'list',
     placeholder: '<glob,...>',
@@ -769,7 +759,6 @@ export const OPTION_TABLE = {
     label: 'Retention: minutes between runs',
     flag: '--retention-interval-minutes',
     env: 'RETENTION_INTERVAL_MINUTES',
-    lands: 'retention.intervalMinutes',
     settingsKey: 'retention.intervalMinutes',
     type: 'integer',
     placeholder: '<minutes>',
@@ -783,7 +772,6 @@ export const OPTION_TABLE = {
     label: 'Retention: repositories always scanned',
     flag: '--retention-repositories',
     env: 'RETENTION_REPOSITORIES',
-    lands: 'retention.repositories',
     settingsKey: 'retention.repositories',
     type: 'list',
     placeholder: '<registry/name,...>',
@@ -798,7 +786,6 @@ export const OPTION_TABLE = {
     label: 'Redis URL',
     flag: '--redis-url',
     env: 'REDIS_URL',
-    lands: 'redisUrl',
     settingsKey: 'redis.url',
     type: 'string',
     placeholder: '<url>',
@@ -824,7 +811,6 @@ export const OPTION_TABLE = {
     label: 'Prebuild reconcile interval',
     flag: '--prebuild-reconcile-interval-seconds',
     env: 'PREBUILD_RECONCILE_INTERVAL_SECONDS',
-    lands: 'prebuilds.reconcileIntervalSeconds',
     settingsKey: 'prebuilds.reconcileIntervalSeconds',
     type: 'integer',
     placeholder: '<s>',
@@ -838,7 +824,6 @@ export const OPTION_TABLE = {
     label: 'Prebuild refresh interval',
     flag: '--prebuild-refresh-interval-seconds',
     env: 'PREBUILD_REFRESH_INTERVAL_SECONDS',
-    lands: 'prebuilds.refreshIntervalSeconds',
     settingsKey: 'prebuilds.refreshIntervalSeconds',
     type: 'integer',
     placeholder: '<s>',
@@ -855,7 +840,6 @@ export const OPTION_TABLE = {
     label: 'Caller identity mode',
     flag: '--auth-mode',
     env: 'AUTH_MODE',
-    lands: 'auth.mode',
     settingsKey: 'auth.mode',
     type: 'string',
     placeholder: '<mode>',
@@ -901,7 +885,6 @@ export const OPTION_TABLE = {
     label: 'Shutdown grace, seconds',
     flag: '--shutdown-grace-seconds',
     env: 'SHUTDOWN_GRACE_SECONDS',
-    lands: 'shutdownGraceSeconds',
     settingsKey: 'service.shutdownGraceSeconds',
     type: 'integer',
     placeholder: '<seconds>',
@@ -917,6 +900,7 @@ export const OPTION_TABLE = {
     label: 'Settings file path',
     flag: '--settings',
     env: 'SERVICE_CONFIG_PATH',
+    // The settings file's own path has no settings key: the row names its place.
     lands: 'settingsPath',
     ...FILE_PATH,
     defaultText: 'unset',
@@ -927,7 +911,8 @@ export const OPTION_TABLE = {
 /** Every option, in the README table's order. */
 export const OPTIONS: readonly OptionSpec[] = Object.freeze(
   Object.entries(OPTION_TABLE).map(
-    ([name, spec]) => Object.freeze({ ...spec, name: name as OptionName }) as OptionSpec,
+    ([name, row]: [string, OptionRow]) =>
+      Object.freeze({ ...row, name: name as OptionName, lands: landsAt(row) }) as OptionSpec,
   ),
 );
 

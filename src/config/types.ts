@@ -1,7 +1,8 @@
 /**
- * The loaded configuration: one frozen, typed object built by src/config/load.ts
- * at startup and passed to the modules that need it. Nothing else reads the
- * environment or argv.
+ * The loaded configuration: one frozen object built at startup by src/config/load.ts; nothing else
+ * reads the environment or argv. Its option fields are derived from the option table (place and
+ * value type from each row); the fields named steps fill (side files, keys, the environment) are
+ * written here, as no row states their shape, such as a credential entry's or an access rule's.
  */
 import type { KeyObject } from 'node:crypto';
 
@@ -9,23 +10,26 @@ import type { BuildSecretScope, ServerBuildSecret } from '../rules/build-secret-
 import type { EventStatus } from '../rules/event-types.js';
 import type { Forge } from '../rules/forges.js';
 
-export type SshHostKeyPolicy = 'tofu' | 'pinned';
 export type { BuilderMode } from '../rules/limits.js';
 import type { BuilderMode } from '../rules/limits.js';
 import type { BuilderDeclaration } from './builder-endpoints.js';
 export type { BuilderDeclaration } from './builder-endpoints.js';
-export { LAYER_COMPRESSIONS, type LayerCompression } from '../rules/limits.js';
-import type { LayerCompression } from '../rules/limits.js';
-export const PROVENANCE_MODES = ['min', 'max', 'off'] as const;
-/** `buildx build --provenance`: min and max as BuildKit's modes, off for none. */
-export type ProvenanceMode = (typeof PROVENANCE_MODES)[number];
-
-/** Caller identity (docs/auth.md): `off` asks no caller for an identity; `enforce` asks every caller. */
-export const AUTH_MODES = ['off', 'enforce'] as const;
-export type AuthMode = (typeof AUTH_MODES)[number];
-/** What an access rule grants (docs/auth.md lists the routes of each). */
-export const AUTH_ACTIONS = ['build', 'read', 'cancel', 'delete', 'admin'] as const;
-export type AuthAction = (typeof AUTH_ACTIONS)[number];
+export {
+  AUTH_ACTIONS,
+  AUTH_MODES,
+  LAYER_COMPRESSIONS,
+  PROVENANCE_MODES,
+  RETENTION_MODES,
+  SSH_HOST_KEY_POLICIES,
+  type AuthAction,
+  type AuthMode,
+  type LayerCompression,
+  type ProvenanceMode,
+  type RetentionMode,
+  type SshHostKeyPolicy,
+} from './modes.js';
+import type { AuthAction } from './modes.js';
+import type { OptionFields } from './option-values.js';
 
 /** An OIDC issuer whose ID tokens are accepted. */
 export interface AuthIssuer {
@@ -70,12 +74,8 @@ export interface AuthRule {
   readonly images: readonly AuthImagePattern[];
 }
 
-export interface AuthSettings {
-  readonly mode: AuthMode;
-  readonly issuers: readonly AuthIssuer[];
-  readonly tokens: readonly AuthToken[];
-  readonly rules: readonly AuthRule[];
-}
+/** Caller identity and access rules (docs/auth.md): the mode from its option, the rest from side files. */
+export type AuthSettings = Config['auth'];
 
 export interface GitCredentialHttps {
   readonly host: string;
@@ -125,23 +125,8 @@ export interface BuilderTls {
   readonly serverName?: string;
 }
 
-/** What the scheduled image retention does (docs/retention.md). */
-export const RETENTION_MODES = ['off', 'dry-run', 'delete'] as const;
-export type RetentionMode = (typeof RETENTION_MODES)[number];
-
-/** The image retention policy and its schedule. */
-export interface RetentionSettings {
-  readonly mode: RetentionMode;
-  /** Newest images kept per repository and branch (0: the rule is off). */
-  readonly keepPerBranch: number;
-  /** Images served in the last this many days are kept (0: the rule is off). */
-  readonly keepServedDays: number;
-  /** Tag globs always kept. */
-  readonly keepTags: readonly string[];
-  readonly intervalMinutes: number;
-  /** `<registry>/<name>` scanned besides those builds were answered for. */
-  readonly repositories: readonly string[];
-}
+/** The image retention policy and its schedule (docs/retention.md), all from the retention options. */
+export type RetentionSettings = Config['retention'];
 
 /** A cap on the builds of the tenants its glob matches (docs/queue.md). */
 export interface TenantQuota {
@@ -150,33 +135,8 @@ export interface TenantQuota {
   readonly maxQueued?: number;
 }
 
-export interface BuildDefaults {
-  readonly platforms: readonly string[];
-  readonly noCache: boolean;
-  readonly cacheFrom?: string;
-  readonly cacheTo?: string;
-  readonly mode: BuilderMode;
-  readonly cloneTimeoutSeconds: number;
-  readonly timeoutSeconds: number;
-  /** 0 means no limit. */
-  readonly maxConcurrent: number;
-  /** Builds one builder runs at once; 0 means no limit. */
-  readonly maxPerBuilder: number;
-  /** Async builds and prebuilds waiting for a slot (docs/queue.md). */
-  readonly maxQueued: number;
-  /** Per-tenant caps, the first whose glob matches a tenant applies (docs/queue.md). */
-  readonly quotas: readonly TenantQuota[];
-  /** A platform no declaring builder can take fails the build instead of falling back. */
-  readonly nativePlatformsOnly: boolean;
-  /** Reuse an earlier image when the build key is unchanged; follow identical builds in flight. */
-  readonly reuse: boolean;
-  readonly fallbackImage?: string;
-  readonly provenance: ProvenanceMode;
-  /** Layer compression of built images (absent: gzip); zstd and estargz with OCI media types. */
-  readonly compression?: LayerCompression;
-  readonly sbom: boolean;
-  readonly sbomGenerator?: string;
-}
+/** A build's defaults and limits: the build options, and the tenant quotas of their side file. */
+export type BuildDefaults = Config['build'];
 
 /** One prebuild configuration (docs/prebuilds.md): what a push, a reconcile or a refresh may build. */
 export interface PrebuildConfiguration {
@@ -199,12 +159,8 @@ export interface PrebuildConfiguration {
 /** The webhook secrets by forge, read from their files at startup (secrets: never shown or logged). */
 export type HookSecrets = { readonly [F in Forge]?: string };
 
-export interface PrebuildSettings {
-  readonly configurations: readonly PrebuildConfiguration[];
-  readonly reconcileIntervalSeconds: number;
-  readonly refreshIntervalSeconds: number;
-  readonly hookSecrets: HookSecrets;
-}
+/** Prebuilds (docs/prebuilds.md): their intervals from options, configurations and secrets from files. */
+export type PrebuildSettings = Config['prebuilds'];
 
 /** The loaded signing key (src/config/signing-key.ts): the private key never leaves its KeyObject. */
 export interface SigningKey {
@@ -234,52 +190,38 @@ export interface EventsConfig {
   readonly retrySeconds: readonly number[];
 }
 
-export interface Config {
+/**
+ * The fields of Config the named steps of config-fields.ts fill: what side files, keys, several
+ * options together or the environment give, which no single row of the option table says.
+ */
+export interface StepFields {
   /** The BuildKit endpoints, in the order given (empty: no builder; readiness never passes). */
   readonly builderEndpoints: readonly string[];
   /** Each endpoint (same order) with the platforms it declares ([] = any, emulated where needed). */
   readonly builders: readonly BuilderDeclaration[];
   readonly builderTls?: BuilderTls;
-  readonly port: number;
-  /** Listen address; unset: every interface. */
-  readonly host?: string;
-  readonly builderName: string;
-  readonly sshHostKeyPolicy: SshHostKeyPolicy;
-  readonly insecureRegistries: readonly string[];
-  readonly allowInsecureGitProtocols: boolean;
   readonly gitCredentials: readonly GitCredential[];
   readonly registryMappingRules: readonly RegistryMappingRule[];
   /** The server's build secrets (docs/secrets.md), values read at startup; absent: none. */
   readonly buildSecrets?: readonly ServerBuildSecret[];
-  readonly build: BuildDefaults;
+  readonly build: {
+    /** Per-tenant caps, the first whose glob matches a tenant applies (docs/queue.md). */
+    readonly quotas: readonly TenantQuota[];
+  };
   /** Event subscriptions and their retry schedule (docs/events.md). */
   readonly events: EventsConfig;
-  readonly errorTrackingDsn?: string;
-  readonly serviceName: string;
-  readonly environment: string;
-  readonly commandLogRetention: number;
-  /** Finished builds the build registry keeps (GET /builds, Retry-After estimates). */
-  readonly buildHistory: number;
-  readonly retention: RetentionSettings;
-  /** Redis mode when set (`redis://` or `rediss://`; holds a password: a secret). */
-  readonly redisUrl?: string;
-  /**
-   * Seconds in-flight requests get after SIGTERM/SIGINT before running commands are killed
-   * (loadConfig always sets it, to the option table's default when unset; src/service.ts falls back to that default).
-   */
-  readonly shutdownGraceSeconds?: number;
-  /** `builder.id` of the provenance a reuse re-issues. */
-  readonly provenanceBuilderId: string;
   /** Every image answered is signed with it when set. */
   readonly signing?: SigningKey;
-  /** Settings file path, when one was given. */
-  readonly settingsPath?: string;
-  /** Prebuilds on push, reconcile and refresh (docs/prebuilds.md); no configuration: none. */
-  readonly prebuilds: PrebuildSettings;
-  /** Caller identity and access rules (docs/auth.md). */
-  readonly auth: AuthSettings;
-
-  // Derived from the process environment (not options of the table in options.ts).
+  /** Prebuild configurations and webhook secrets; no configuration: no prebuild. */
+  readonly prebuilds: {
+    readonly configurations: readonly PrebuildConfiguration[];
+    readonly hookSecrets: HookSecrets;
+  };
+  readonly auth: {
+    readonly issuers: readonly AuthIssuer[];
+    readonly tokens: readonly AuthToken[];
+    readonly rules: readonly AuthRule[];
+  };
   /** Scratch space: per-request dirs, captured logs, tool caches. `<os tmpdir>/image-build-service`. */
   readonly scratchDir: string;
   /** Builder state directory: `$DOCKER_CONFIG` (default `~/.docker`): buildx state and the ambient `config.json`. */
@@ -294,6 +236,17 @@ export interface Config {
   /** The service's package version. */
   readonly version: string;
 }
+
+/** Two field sets as one: the fields of either, a section both have holding the fields of both. */
+type Merged<A, B> = Omit<A, keyof B> &
+  Omit<B, keyof A> & { readonly [K in keyof A & keyof B]: Merged<A[K], B[K]> };
+
+/**
+ * The configuration: each option's field where its row of the option table lands it (its settings
+ * key: `config.service.port` is `service.port` of the settings file), typed by its row (its
+ * description tells what it means), and the fields of the named steps.
+ */
+export type Config = Merged<OptionFields, StepFields>;
 
 /** The process environment configuration is loaded from (handed in by the composition root). */
 export type Environment = Readonly<Record<string, string | undefined>>;

@@ -64,7 +64,7 @@ export function effectiveConfigView(config: Config): Record<string, unknown> {
       types: types === undefined ? 'all' : [...types],
     })),
     insecureRegistries: [...config.insecureRegistries],
-    allowInsecureGitProtocols: config.allowInsecureGitProtocols,
+    allowInsecureGitProtocols: config.git.allowInsecureProtocols,
     cloneTimeoutSeconds: config.build.cloneTimeoutSeconds,
     buildTimeoutSeconds: config.build.timeoutSeconds,
     maxConcurrentBuilds: config.build.maxConcurrent,
@@ -79,7 +79,7 @@ export function effectiveConfigView(config: Config): Record<string, unknown> {
       provenance: config.build.provenance,
       sbom: config.build.sbom,
       ...(config.build.sbomGenerator === undefined ? {} : { sbomGenerator: config.build.sbomGenerator }),
-      provenanceBuilderId: config.provenanceBuilderId,
+      provenanceBuilderId: config.build.provenanceBuilderId,
       // The public half only: what verifiers need, never the key.
       signing:
         config.signing === undefined
@@ -90,8 +90,8 @@ export function effectiveConfigView(config: Config): Record<string, unknown> {
     prebuilds: prebuildsView(config),
     // Redis by endpoint only: its URL holds a password.
     redis:
-      config.redisUrl === undefined
+      config.redis.url === undefined
         ? { configured: false }
-        : { configured: true, ...redisEndpoint(config.redisUrl) },
+        : { configured: true, ...redisEndpoint(config.redis.url) },
   };
 }

@@ -19,7 +19,10 @@ import { SubscriptionLoop, type LoopDeps, type LoopTiming } from './subscription
 import type { CloudEvent, Delivery, DeliveryFilter, EndedBuild, EventJournal } from './types.js';
 
 export interface EventServiceDeps {
-  readonly config: { readonly events: EventsConfig; readonly serviceName: string };
+  readonly config: {
+    readonly events: EventsConfig;
+    readonly observability: { readonly serviceName: string };
+  };
   readonly journal: EventJournal;
   readonly metrics: EventMetrics;
   readonly logger: Logger;
@@ -36,7 +39,7 @@ export class EventService {
 
   constructor(deps: EventServiceDeps) {
     this.#deps = deps;
-    this.#source = `urn:image-build-service:${deps.config.serviceName}`;
+    this.#source = `urn:image-build-service:${deps.config.observability.serviceName}`;
     this.#loops = new Map(
       deps.config.events.subscriptions.map((subscription) => [subscription.name, this.#loopOf(subscription)]),
     );

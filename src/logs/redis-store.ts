@@ -45,7 +45,7 @@ export interface RedisLogStore extends LogStore {
 }
 
 export interface RedisLogStoreDeps {
-  readonly config: Pick<Config, 'commandLogRetention' | 'gitCredentials' | 'registryAuth' | 'redisUrl'>;
+  readonly config: Pick<Config, 'logs' | 'gitCredentials' | 'registryAuth' | 'redis'>;
   readonly connection: Pick<RedisConnection, 'client' | 'call' | 'duplicate'>;
   /** Output that could not be stored (Redis stayed unreachable after a log's close). */
   readonly logger: Pick<Logger, 'warn'>;
@@ -113,7 +113,7 @@ function writer(logs: RedisLogs, id: string, kind: LogKind, secrets: readonly st
     kind,
     secrets,
     sizeCapBytes: deps.sizeCapBytes ?? LOG_SIZE_CAP_BYTES,
-    retention: deps.config.commandLogRetention,
+    retention: deps.config.logs.retention,
     now: Date.now,
     spaces: logs.spaces,
     warn: (fields: Record<string, unknown>, message: string) => deps.logger.warn(fields, message),

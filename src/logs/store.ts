@@ -9,10 +9,7 @@ import { createLineMasker } from '../secrets/line-masker.js';
 import { configSecrets } from '../secrets/masking.js';
 import { LOG_KINDS, type CommandLogWriter, type LogKind, type LogStore } from './types.js';
 
-type StoreConfig = Pick<
-  Config,
-  'scratchDir' | 'commandLogRetention' | 'gitCredentials' | 'registryAuth' | 'redisUrl'
->;
+type StoreConfig = Pick<Config, 'scratchDir' | 'logs' | 'gitCredentials' | 'registryAuth' | 'redis'>;
 
 /** The store's state: its directory, the logs being written, the closed ones per kind. */
 interface FileLogs {
@@ -96,7 +93,7 @@ async function remove(logs: FileLogs, id: string): Promise<void> {
 export async function createLogStore(config: StoreConfig): Promise<LogStore> {
   const logs: FileLogs = {
     dir: join(config.scratchDir, 'logs'),
-    retention: config.commandLogRetention,
+    retention: config.logs.retention,
     serverSecrets: configSecrets(config),
     closed: new Map(LOG_KINDS.map((kind) => [kind, []])),
     live: new Map(),

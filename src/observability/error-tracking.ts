@@ -7,7 +7,7 @@ import { noopErrorTracker, type ErrorTracker } from './error-tracker.js';
  * 40 MiB resident) is imported here, on demand: a service without a DSN never loads it.
  */
 export async function createErrorTracker(config: Config): Promise<ErrorTracker> {
-  const dsn = config.errorTrackingDsn;
+  const dsn = config.errorTracking.dsn;
   if (dsn === undefined || dsn === '') return noopErrorTracker;
   const { createSentryTracker } = await import('./sentry-tracker.js');
   return createSentryTracker(config, dsn);

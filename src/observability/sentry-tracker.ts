@@ -26,7 +26,7 @@ export function createSentryTracker(config: Config, dsn: string): ErrorTracker {
   init({
     dsn,
     release: config.version,
-    environment: config.environment,
+    environment: config.observability.environment,
     defaultIntegrations: false,
     integrations: [
       linkedErrorsIntegration(),
@@ -48,7 +48,7 @@ export function createSentryTracker(config: Config, dsn: string): ErrorTracker {
     maxBreadcrumbs: 0,
     beforeBreadcrumb: () => null,
     beforeSend: (event) => scrubEvent(event, secrets),
-    initialScope: { tags: { 'service.name': config.serviceName } },
+    initialScope: { tags: { 'service.name': config.observability.serviceName } },
   });
   return {
     captureException(error, context) {

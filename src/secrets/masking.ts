@@ -82,14 +82,14 @@ export function maskBytes(bytes: Buffer, variants: ByteVariants): Buffer {
  * the Redis URL, build secret values.
  */
 export function configSecrets(config: {
-  redisUrl?: string;
+  redis: { url?: string };
   gitCredentials: readonly ({ token: string } | { privateKey: string })[];
   buildSecrets?: readonly { value: string }[];
   registryAuth: {
     auths: Readonly<Record<string, { auth?: string; password?: string; identitytoken?: string }>>;
   };
 }): string[] {
-  const secrets: string[] = redisSecrets(config.redisUrl);
+  const secrets: string[] = redisSecrets(config.redis.url);
   for (const entry of config.gitCredentials) {
     secrets.push('token' in entry ? entry.token : entry.privateKey);
   }

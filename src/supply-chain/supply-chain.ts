@@ -126,12 +126,10 @@ export class SupplyChain {
 }
 
 /** The supply chain of a loaded configuration. */
-export function supplyChainOf(
-  config: Pick<Config, 'build' | 'provenanceBuilderId' | 'version' | 'signing'>,
-): SupplyChain {
+export function supplyChainOf(config: Pick<Config, 'build' | 'version' | 'signing'>): SupplyChain {
   return new SupplyChain({
     provenance: config.build.provenance,
-    builderId: config.provenanceBuilderId,
+    builderId: config.build.provenanceBuilderId,
     version: config.version,
     ...(config.signing === undefined ? {} : { signing: config.signing }),
   });

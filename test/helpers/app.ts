@@ -20,11 +20,32 @@ export interface AppOptions {
   build?: BuildWorkerOptions;
 }
 
+/** Config's sections: a test sets some of their fields, the others keep the service's defaults. */
+const SECTIONS = [
+  'service',
+  'git',
+  'build',
+  'logs',
+  'observability',
+  'errorTracking',
+  'redis',
+  'retention',
+  'events',
+  'prebuilds',
+  'auth',
+] as const;
+type Section = (typeof SECTIONS)[number];
+
+/** What a test sets of Config: whole top-level fields, a section's fields one by one. */
+export type ConfigOverrides = Partial<Omit<Config, Section>> & {
+  readonly [S in Section]?: Partial<Config[S]>;
+};
+
 /**
  * A complete configuration: the service's own defaults (the real loader with no flag, no setting
- * and an empty docker config), then the test's overrides.
+ * and an empty docker config, port 0), then the test's overrides.
  */
-export function testConfig(overrides: Partial<Config> & { scratchDir: string }): Config {
+export function testConfig(overrides: ConfigOverrides & { scratchDir: string }): Config {
   const defaults = loadConfig({
     argv: [],
     env: {
@@ -34,7 +55,11 @@ export function testConfig(overrides: Partial<Config> & { scratchDir: string }):
       DEPLOYMENT_ENVIRONMENT: 'test',
     },
   });
-  return Object.freeze({ ...defaults, port: 0, ...overrides });
+  const withPort: ConfigOverrides = { ...overrides, service: { port: 0, ...overrides.service } };
+  const sections = Object.fromEntries(
+    SECTIONS.map((name) => [name, { ...defaults[name], ...withPort[name] }]),
+  );
+  return Object.freeze({ ...defaults, ...withPort, ...sections } as Config);
 }
 
 export interface RunningApp {
@@ -55,7 +80,7 @@ function callerName(): string {
 
 /** Starts the real app on 127.0.0.1:0 with its own scratch dir; close() stops it and removes the scratch dir. */
 export async function startApp(
-  overrides: Partial<Config> = {},
+  overrides: ConfigOverrides = {},
   options: { errorTracker?: ErrorTracker; app?: AppOptions; builds?: BuildRegistry } = {},
 ): Promise<RunningApp> {
   const scratchDir = overrides.scratchDir ?? (await mkdtemp(join(tmpdir(), `ibs-test-${callerName()}-`)));
@@ -69,11 +94,11 @@ export async function startApp(
   });
   const abort = new AbortController();
   const logger = createLogger({
-    serviceName: config.serviceName,
-    environment: config.environment,
+    serviceName: config.observability.serviceName,
+    environment: config.observability.environment,
     destination,
   });
-  // Embedded, or Redis mode when the overrides set redisUrl (as src/service.ts does).
+  // Embedded, or Redis mode when the overrides set redis.url (as src/service.ts does).
   const stores = await createStores(config, logger);
   const { ctx, events, stopSchedules } = createContext({
     config,

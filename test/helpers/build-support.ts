@@ -7,8 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync, type Dirent } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import type { Config } from '../../src/config/types.js';
-import { startApp, type RunningApp } from './app.js';
+import { startApp, type ConfigOverrides, type RunningApp } from './app.js';
 import { privateBuilderBridge, type PrivateBridge } from '../stack/builders.js';
 import { stackEnv, type StackEnv } from '../stack/env.js';
 import { MANIFEST_ACCEPT, registryFetch, type RegistryCreds } from '../stack/registry-client.js';
@@ -22,7 +21,7 @@ export const allRegistries = (): string[] => [
   stack.REGISTRY_TOKEN,
 ];
 
-export type BuildOverrides = Omit<Partial<Config>, 'build'> & { build?: Partial<Config['build']> };
+export type BuildOverrides = ConfigOverrides;
 
 /** The service with the stack's builder, its registries as insecure, its git CA trusted; build reuse off unless asked. */
 export async function startBuildApp(
@@ -34,7 +33,7 @@ export async function startBuildApp(
     {
       builderEndpoints: [stack.STACK_BUILDER_ENDPOINT],
       insecureRegistries: allRegistries(),
-      commandLogRetention: 100,
+      logs: { retention: 100 },
       childEnv: {
         PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
         GIT_SSL_CAINFO: stack.GIT_CA_FILE,

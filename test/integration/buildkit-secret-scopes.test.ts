@@ -145,7 +145,7 @@ test('across builders, through a registry cache: outside the scope fails, the sa
   const redis = await startRedis();
   t.teardown(() => redis.dispose());
   const replica = (builder: string) =>
-    startBuildAppFor(t, { builderEndpoints: [builder], buildSecrets, redisUrl: redis.url });
+    startBuildAppFor(t, { builderEndpoints: [builder], buildSecrets, redis: { url: redis.url } });
   const [onA, onB] = [await replica(stack.BUILDER_A_ENDPOINT), await replica(stack.BUILDER_B_ENDPOINT)];
   const cacheRef = `${stack.REGISTRY_ANON}/${uniqueName('secret-cache')}:buildcache`;
   const exported = await postBuild(onA, {
@@ -236,7 +236,7 @@ test('no value nor its plain hash is in the image, its history, its max provenan
   const repo = repoOf(t, SILENT_DOCKERFILE(stack.BASE_IMAGE_ANON, nonce()));
   const [serverValue, requestValue] = [canary(), canary()];
   const running = await startBuildAppFor(t, {
-    redisUrl: redis.url,
+    redis: { url: redis.url },
     build: { provenance: 'max' },
     buildSecrets: [{ id: 'pip', value: serverValue, repositories: [scopeOf(repo)] }],
   });

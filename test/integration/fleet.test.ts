@@ -53,7 +53,7 @@ test('mutual TLS: a build through a TLS-only endpoint answers 200; the key appea
   const service = await startBuildAppFor(t, {
     builderEndpoints: [stack.BUILDER_A_TLS_ENDPOINT],
     builderTls: STACK_BUILDER_TLS,
-    redisUrl: stack.STACK_REDIS_URL,
+    redis: { url: stack.STACK_REDIS_URL },
   });
   const key = readFileSync(STACK_BUILDER_TLS.keyPath, 'utf8');
   const canary = key.split('\n').filter((l) => l.length > 20 && !l.startsWith('-----'))[0] ?? 'none';

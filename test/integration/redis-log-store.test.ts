@@ -31,12 +31,12 @@ async function replica(
   const connection = await readyConnection(server, options.logger);
   const store = createRedisLogStore({
     config: {
-      commandLogRetention: options.retention ?? 100,
+      logs: { retention: options.retention ?? 100 },
       gitCredentials: options.secret
         ? [{ host: 'h', kind: 'https', username: 'u', token: options.secret }]
         : [],
       registryAuth: { auths: {} },
-      redisUrl: server.url,
+      redis: { url: server.url },
     },
     connection,
     logger: options.logger ?? silentLogger(),

@@ -295,7 +295,7 @@ test('a canary signing key and its password appear nowhere', async (t) => {
   const pair = await keyPair(dir, 'canary', password);
   const signing = loadSigningKey(pair.key, password);
   if (typeof signing === 'string') return t.fail(signing);
-  const app = await startBuildApp({ build: { reuse: true }, signing, redisUrl: stack.STACK_REDIS_URL });
+  const app = await startBuildApp({ build: { reuse: true }, signing, redis: { url: stack.STACK_REDIS_URL } });
   t.teardown(app.close);
   const repo = await testRepo('canary-key');
   t.teardown(repo.dispose);

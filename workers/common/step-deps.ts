@@ -13,7 +13,7 @@ export type BuildConfig = Pick<
   Config,
   | 'scratchDir'
   | 'childEnv'
-  | 'allowInsecureGitProtocols'
+  | 'git'
   | 'sshHostKeyPolicy'
   | 'build'
   | 'builderEndpoints'

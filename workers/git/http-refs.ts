@@ -134,7 +134,7 @@ export async function smartHttp(
 ): Promise<((request: SmartHttpRequest, signal: AbortSignal) => Promise<SmartHttpResponse>) | undefined> {
   const { url } = plan;
   const env = deps.config.childEnv;
-  if (url.scheme !== 'https' && !(url.scheme === 'http' && deps.config.allowInsecureGitProtocols))
+  if (url.scheme !== 'https' && !(url.scheme === 'http' && deps.config.git.allowInsecureProtocols))
     return undefined;
   if (GIT_ONLY_VARIABLES.some((name) => env[name] !== undefined)) return undefined;
   const ca = url.scheme === 'https' ? await trustStore(env) : '';

@@ -58,7 +58,7 @@ export async function requestGitEnv(
   const files = await credentialFiles(plan, dir.gitSecrets);
   return gitEnv({
     baseEnv: config.childEnv,
-    allowInsecureProtocols: config.allowInsecureGitProtocols,
+    allowInsecureProtocols: config.git.allowInsecureProtocols,
     home: dir.home,
     knownHosts,
     ...files,

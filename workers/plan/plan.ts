@@ -30,7 +30,9 @@ export function normaliseCacheSpec(field: 'cacheFrom' | 'cacheTo', spec: string)
 export function planBuild(request: BuildRequest, config: Config): BuildPlan {
   const { repository } = request;
 
-  const url = parseRepoUrl(repository, { allowInsecureGitProtocols: config.allowInsecureGitProtocols });
+  const url = parseRepoUrl(repository, {
+    allowInsecureGitProtocols: config.git.allowInsecureProtocols,
+  });
   const buildSecrets = offeredSecrets(config.buildSecrets ?? [], url, requestSecrets(request.buildSecrets));
 
   const branch = request.branch ?? undefined;

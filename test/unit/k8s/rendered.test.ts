@@ -295,9 +295,9 @@ for (const c of cases) {
     t.teardown(() => rmSync(view.root, { recursive: true, force: true }));
     const config = loadConfig({ argv: [], env: view.env });
     t.deepEqual(config.builderEndpoints, expectedEndpoints(c.values));
-    t.is(config.port, at<number>(c.values, 'service.port'));
-    t.is(config.serviceName, at<string>(c.values, 'serviceName'));
-    t.is(config.environment, (at(c.values, 'environment') as string) || 'development');
+    t.is(config.service.port, at<number>(c.values, 'service.port'));
+    t.is(config.observability.serviceName, at<string>(c.values, 'serviceName'));
+    t.is(config.observability.environment, (at(c.values, 'environment') as string) || 'development');
     t.is(config.build.maxConcurrent, at<number>(c.values, 'build.maxConcurrent'));
     t.is(config.build.maxPerBuilder, at<number>(c.values, 'build.maxPerBuilder'));
     // A client pair always with the chart's BuildKit; with the team's, when a Secret or a key is given.
@@ -309,8 +309,8 @@ for (const c of cases) {
     t.is(config.builderTls?.certPath !== undefined, clientPair, 'the client certificate is mounted');
     t.is(config.builderTls?.serverName, (at(c.values, 'builder.tls.serverName') as string) || undefined);
     t.is(config.build.fallbackImage, (at(c.values, 'build.fallbackImage') as string) || undefined);
-    t.is(config.commandLogRetention, at<number>(c.values, 'logs.retention'));
-    t.is(config.shutdownGraceSeconds, at<number>(c.values, 'service.shutdownGraceSeconds'));
+    t.is(config.logs.retention, at<number>(c.values, 'logs.retention'));
+    t.is(config.service.shutdownGraceSeconds, at<number>(c.values, 'service.shutdownGraceSeconds'));
     const gitEntries = at(c.values, 'gitCredentials.existingSecret')
       ? USER_GIT_CREDENTIALS
       : (at(c.values, 'gitCredentials.entries') as unknown[]);
@@ -341,9 +341,9 @@ for (const c of cases) {
     const authTokens = at(c.values, 'auth.existingSecret') ? USER_AUTH_TOKENS : at(c.values, 'auth.tokens');
     t.deepEqual(config.auth.tokens, authTokens);
     const dsn = at(c.values, 'errorTracking.existingSecret') ? USER_DSN : at(c.values, 'errorTracking.dsn');
-    t.is(config.errorTrackingDsn, (dsn as string) || undefined);
+    t.is(config.errorTracking.dsn, (dsn as string) || undefined);
     const redisUrl = at(c.values, 'redis.existingSecret') ? USER_REDIS_URL : at(c.values, 'redis.url');
-    t.is(config.redisUrl, (redisUrl as string) || undefined);
+    t.is(config.redis.url, (redisUrl as string) || undefined);
     t.is(String(config.build.provenance), at<string>(c.values, 'build.provenance'));
     t.is(config.build.sbom, at<boolean>(c.values, 'build.sbom'));
     t.is(config.signing !== undefined, Boolean(at(c.values, 'signing.existingSecret')), 'signing key loaded');

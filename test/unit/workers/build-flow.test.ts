@@ -119,7 +119,7 @@ async function harness(t: ExecutionContext, mode: 'ok' | 'fail' | 'hang'): Promi
   const config = testConfig({
     insecureRegistries: [registry],
     scratchDir,
-    allowInsecureGitProtocols: true,
+    git: { allowInsecureProtocols: true },
     childEnv: { PATH: process.env.PATH ?? '/usr/bin:/bin', FAKE_RECORD: record, FAKE_MODE: mode },
   });
   const groups = new ProcessGroups();

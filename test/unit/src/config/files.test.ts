@@ -59,10 +59,10 @@ test('a YAML settings file sets every nested key', (t) => {
   const config = loadConfig({ argv: ['--settings', file('.yaml', SETTINGS_YAML)], env: baseEnv });
   t.like(config, {
     builderEndpoints: ['tcp://127.0.0.1:1234'],
-    port: 9001,
+    service: { port: 9001 },
     sshHostKeyPolicy: 'pinned',
     insecureRegistries: ['r1:5000', 'r2:5000'],
-    allowInsecureGitProtocols: true,
+    git: { allowInsecureProtocols: true },
     build: {
       platforms: ['linux/amd64'],
       noCache: true,
@@ -73,10 +73,9 @@ test('a YAML settings file sets every nested key', (t) => {
       maxConcurrent: 2,
       fallbackImage: 'r1:5000/base:1',
     },
-    serviceName: 'svc',
-    environment: 'staging',
-    errorTrackingDsn: 'https://key@errors.example/1',
-    commandLogRetention: 3,
+    observability: { serviceName: 'svc', environment: 'staging' },
+    errorTracking: { dsn: 'https://key@errors.example/1' },
+    logs: { retention: 3 },
   });
   t.deepEqual(config.gitCredentials, [
     { host: 'git.example', kind: 'https', username: 'ci', token: 'tok' },
@@ -104,14 +103,14 @@ test('the same settings as JSON load the same configuration', (t) => {
     argv: [],
     env: { ...baseEnv, SERVICE_CONFIG_PATH: file('.json', JSON.stringify(settings)) },
   });
-  t.is(config.port, 9002);
+  t.is(config.service.port, 9002);
   t.deepEqual(config.build.platforms, ['linux/386']);
   t.is(config.gitCredentials.length, 1);
 });
 
 test('an empty YAML settings file sets nothing', (t) => {
   const config = loadConfig({ argv: ['--settings', file('.yml', '# nothing\n')], env: baseEnv });
-  t.is(config.port, 8080);
+  t.is(config.service.port, 8080);
 });
 
 test('the git credentials file replaces the settings file entries', (t) => {

@@ -101,15 +101,15 @@ const CASES: { readonly [K in OptionName]: Case } = {
     read: (c) => c.builderTls?.serverName,
     companions: [`--builder-tls-ca=${certFiles[0]}`],
   },
-  port: { values: [1111, 2222, 3333], read: (c) => c.port },
-  host: { values: ['127.0.0.1', '::1', 'localhost'], read: (c) => c.host },
+  port: { values: [1111, 2222, 3333], read: (c) => c.service.port },
+  host: { values: ['127.0.0.1', '::1', 'localhost'], read: (c) => c.service.host },
   builderName: { values: ['b-flag', 'b-env', 'b-file'], read: (c) => c.builderName },
   sshHostKeyPolicy: { values: ['pinned', 'tofu', 'pinned'], read: (c) => c.sshHostKeyPolicy },
   insecureRegistries: {
     values: [['a:1', 'b:2'], ['c:3'], ['d:4', 'e']],
     read: (c) => c.insecureRegistries,
   },
-  allowInsecureGitProtocols: { values: [true, false, true], read: (c) => c.allowInsecureGitProtocols },
+  allowInsecureGitProtocols: { values: [true, false, true], read: (c) => c.git.allowInsecureProtocols },
   gitCredentialsConfigPath: {
     values: [credsFile('flag.example'), credsFile('env.example'), credsFile('file.example')],
     read: (c) => c.gitCredentials.map((e) => e.host),
@@ -177,7 +177,7 @@ const CASES: { readonly [K in OptionName]: Case } = {
   },
   provenanceBuilderId: {
     values: ['https://flag.example/b', 'urn:env:b', 'https://file.example/b'],
-    read: (c) => c.provenanceBuilderId,
+    read: (c) => c.build.provenanceBuilderId,
   },
   signingKeyPath: {
     values: [keyFile('flag'), keyFile('env'), keyFile('file')],
@@ -185,12 +185,12 @@ const CASES: { readonly [K in OptionName]: Case } = {
   },
   errorTrackingDsn: {
     values: ['https://k1@errors.example/1', 'https://k2@errors.example/2', 'https://k3@errors.example/3'],
-    read: (c) => c.errorTrackingDsn,
+    read: (c) => c.errorTracking.dsn,
   },
-  serviceName: { values: ['s-flag', 's-env', 's-file'], read: (c) => c.serviceName },
-  environment: { values: ['e-flag', 'e-env', 'e-file'], read: (c) => c.environment },
-  commandLogRetention: { values: [1, 2, 3], read: (c) => c.commandLogRetention },
-  buildHistory: { values: [4, 5, 6], read: (c) => c.buildHistory },
+  serviceName: { values: ['s-flag', 's-env', 's-file'], read: (c) => c.observability.serviceName },
+  environment: { values: ['e-flag', 'e-env', 'e-file'], read: (c) => c.observability.environment },
+  commandLogRetention: { values: [1, 2, 3], read: (c) => c.logs.retention },
+  buildHistory: { values: [4, 5, 6], read: (c) => c.build.history },
   retentionMode: { values: ['dry-run', 'delete', 'dry-run'], read: (c) => c.retention.mode },
   retentionKeepPerBranch: { values: [0, 3, 5], read: (c) => c.retention.keepPerBranch },
   retentionKeepServedDays: { values: [0.25, 7, 1.5], read: (c) => c.retention.keepServedDays },
@@ -202,7 +202,7 @@ const CASES: { readonly [K in OptionName]: Case } = {
   },
   redisUrl: {
     values: ['redis://:p1@flag.example:6379', 'rediss://u:p2@env.example:6380/2', 'redis://file.example'],
-    read: (c) => c.redisUrl,
+    read: (c) => c.redis.url,
   },
   authMode: {
     values: ['enforce', 'off', 'enforce'],
@@ -254,7 +254,7 @@ const CASES: { readonly [K in OptionName]: Case } = {
     read: (c) => c.prebuilds.hookSecrets.gitea,
     expected: ['secret-gt1', 'secret-gt2', 'secret-gt3'],
   },
-  shutdownGraceSeconds: { values: [5, 6, 7], read: (c) => c.shutdownGraceSeconds },
+  shutdownGraceSeconds: { values: [5, 6, 7], read: (c) => c.service.shutdownGraceSeconds },
   settingsPath: {
     values: [file('flag-settings.json', {}), file('env-settings.yml', {}), 'unused'],
     read: (c) => c.settingsPath,
@@ -332,13 +332,13 @@ for (const option of OPTIONS) {
 test('booleans: a bare flag means true, env takes exactly true/false', (t) => {
   const bare = loadConfig({ argv: ['--build-no-cache', '--allow-insecure-git-protocols'], env: baseEnv });
   t.true(bare.build.noCache);
-  t.true(bare.allowInsecureGitProtocols);
+  t.true(bare.git.allowInsecureProtocols);
   const env = loadConfig({
     argv: [],
     env: { ...baseEnv, BUILD_NO_CACHE: 'true', ALLOW_INSECURE_GIT_PROTOCOLS: 'false' },
   });
   t.true(env.build.noCache);
-  t.false(env.allowInsecureGitProtocols);
+  t.false(env.git.allowInsecureProtocols);
 });
 
 test('lists drop empty items and trim; an empty env value means unset', (t) => {
@@ -348,8 +348,8 @@ test('lists drop empty items and trim; an empty env value means unset', (t) => {
   });
   t.deepEqual(config.insecureRegistries, ['a:5000', 'b:5001']);
   t.deepEqual(config.build.platforms, ['linux/amd64']);
-  t.is(config.environment, 'development');
-  t.is(config.serviceName, 'service-builder');
+  t.is(config.observability.environment, 'development');
+  t.is(config.observability.serviceName, 'service-builder');
 });
 
 test('the defaults are the contract table, and derived fields come from the environment', (t) => {
@@ -357,13 +357,13 @@ test('the defaults are the contract table, and derived fields come from the envi
   t.deepEqual(
     { ...config, childEnv: undefined, version: undefined },
     {
-      port: 8080,
+      service: { port: 8080, shutdownGraceSeconds: 290 },
       builderEndpoints: [],
       builders: [],
       builderName: 'service-remote',
       sshHostKeyPolicy: 'tofu',
       insecureRegistries: [],
-      allowInsecureGitProtocols: false,
+      git: { allowInsecureProtocols: false },
       gitCredentials: [],
       registryMappingRules: [],
       auth: { mode: 'off', issuers: [], tokens: [], rules: [] },
@@ -382,13 +382,14 @@ test('the defaults are the contract table, and derived fields come from the envi
         nativePlatformsOnly: false,
         reuse: true,
         provenance: 'min',
+        provenanceBuilderId: 'urn:image-build-service:builder',
         sbom: false,
+        history: 50,
       },
-      provenanceBuilderId: 'urn:image-build-service:builder',
-      serviceName: 'service-builder',
-      environment: 'development',
-      commandLogRetention: 10,
-      buildHistory: 50,
+      observability: { serviceName: 'service-builder', environment: 'development' },
+      errorTracking: {},
+      logs: { retention: 10 },
+      redis: {},
       retention: {
         mode: 'off',
         keepPerBranch: 2,
@@ -397,7 +398,6 @@ test('the defaults are the contract table, and derived fields come from the envi
         intervalMinutes: 60,
         repositories: [],
       },
-      shutdownGraceSeconds: 290,
       prebuilds: {
         configurations: [],
         reconcileIntervalSeconds: 300,

@@ -1,6 +1,6 @@
 // The one loader of the side files and the option rows' places: a file over the size limit is
-// refused naming it (never its content), a file just under it loads, and no two rows land in
-// the same place of Config.
+// refused naming it (never its content), a file just under it loads, no two rows land in the
+// same place of Config, and a row with a settings key lands at it (one shape for both).
 import test from 'ava';
 import { MAX_CONFIG_FILE_BYTES } from '../../../../src/config/files.js';
 import { OPTIONS, optionByName } from '../../../../src/config/options.js';
@@ -45,4 +45,21 @@ test('no two option rows land in the same place of Config', (t) => {
   const places = OPTIONS.flatMap((option) => (option.lands === undefined ? [] : [option.lands]));
   t.true(places.length > 30, 'most options land as they are');
   t.deepEqual([...new Set(places)], places);
+});
+
+test('a row with a settings key lands at that path of Config, or a named step reads it', (t) => {
+  const elsewhere = OPTIONS.filter(
+    (option) =>
+      option.settingsKey !== undefined && option.lands !== undefined && option.lands !== option.settingsKey,
+  );
+  t.deepEqual(
+    elsewhere.map((option) => option.name),
+    [],
+  );
+  const keyless = OPTIONS.filter((option) => option.settingsKey === undefined && option.lands !== undefined);
+  t.deepEqual(
+    keyless.map((option) => option.lands),
+    ['builderName', 'settingsPath'],
+    'the options without a settings key land at their name',
+  );
 });

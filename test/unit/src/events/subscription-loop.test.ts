@@ -33,7 +33,7 @@ async function service(
     subscriptions.map((s) => s.name),
   );
   return new EventService({
-    config: { serviceName: 'test', events: { subscriptions, retrySeconds } },
+    config: { observability: { serviceName: 'test' }, events: { subscriptions, retrySeconds } },
     journal,
     metrics: new EventMetrics(new Registry()),
     logger: silentLogger(),

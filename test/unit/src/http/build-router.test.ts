@@ -7,12 +7,11 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test, { type ExecutionContext } from 'ava';
-import type { Config } from '../../../../src/config/types.js';
 import type { AppContext } from '../../../../src/http/context.js';
 import { serviceError, ServiceError } from '../../../../src/errors/errors.js';
 import type { BuildJobRunner } from '../../../../workers/build-worker.js';
 import type { BuildPlan } from '../../../../workers/plan/plan-types.js';
-import { startApp, testConfig } from '../../../helpers/app.js';
+import { startApp, testConfig, type ConfigOverrides } from '../../../helpers/app.js';
 import { REPO, RESULT } from '../../../helpers/fake-build.js';
 import { eventually } from '../../../helpers/eventually.js';
 import { metricValue, scrapeMetrics } from '../../../helpers/metrics.js';
@@ -28,7 +27,7 @@ interface Harness {
 async function startWithRunner(
   t: ExecutionContext,
   runJob: BuildJobRunner,
-  overrides: Partial<Config> = {},
+  overrides: ConfigOverrides = {},
 ): Promise<Harness> {
   const calls: BuildPlan[] = [];
   const app = await startApp(overrides, {
@@ -154,7 +153,7 @@ test('a 400 never reaches the job: hostile inputs and every contract 400 row, ca
 test('the real app (default runner) answers 400 without running anything', async (t) => {
   const canaryDir = await mkdtemp(join(tmpdir(), 'ibs-canary-'));
   t.teardown(() => rm(canaryDir, { recursive: true, force: true }));
-  const app = await startApp({ allowInsecureGitProtocols: true });
+  const app = await startApp({ git: { allowInsecureProtocols: true } });
   t.teardown(app.close);
   for (const repository of [
     `ext::sh -c touch% ${canaryDir}/a`,

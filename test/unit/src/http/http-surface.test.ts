@@ -208,7 +208,7 @@ test('the config view shows the contract fields and no secret', async (t) => {
 });
 
 test('the config view shows the Redis endpoint, never its URL or password', async (t) => {
-  const app = await startApp({ redisUrl: 'rediss://user:PASS-SECRET-9@redis.example:6380/3' });
+  const app = await startApp({ redis: { url: 'rediss://user:PASS-SECRET-9@redis.example:6380/3' } });
   t.teardown(app.close);
   const text = await (await fetch(`${app.url}/config`)).text();
   t.false(text.includes('PASS-SECRET-9'));
@@ -223,7 +223,7 @@ test('the config view shows the Redis endpoint, never its URL or password', asyn
 });
 
 test('request logs carry the service fields and never the registry password header', async (t) => {
-  const app = await startApp({ serviceName: 'svc-x', environment: 'staging' });
+  const app = await startApp({ observability: { serviceName: 'svc-x', environment: 'staging' } });
   t.teardown(app.close);
   await fetch(`${app.url}/image?registry=r&name=n&tag=t`, {
     headers: { 'X-Registry-Username': 'someone', 'X-Registry-Password': 'hunter2-SECRET' },

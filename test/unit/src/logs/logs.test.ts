@@ -63,7 +63,7 @@ test('logs are files of mode 0600 in the scratch dir', async (t) => {
 });
 
 test('retention keeps the newest N closed logs per kind, separately for git and img', async (t) => {
-  const app = await startApp({ commandLogRetention: 2 });
+  const app = await startApp({ logs: { retention: 2 } });
   t.teardown(app.close);
   const ids: Record<'git' | 'img', string[]> = { git: [], img: [] };
   for (const kind of ['git', 'img', 'git', 'git', 'img'] as const) {
@@ -78,7 +78,7 @@ test('retention keeps the newest N closed logs per kind, separately for git and 
 });
 
 test('a log still being written is not pruned by retention', async (t) => {
-  const app = await startApp({ commandLogRetention: 1 });
+  const app = await startApp({ logs: { retention: 1 } });
   t.teardown(app.close);
   const open = await app.ctx.logStore.open('git');
   open.write('still running\n');

@@ -42,8 +42,8 @@ test.before(async () => {
   );
   scratch = await mkdtemp(join(tmpdir(), 'ibs-telemetry-'));
   const overrides = {
-    errorTrackingDsn: sentry.dsn,
-    environment: 'ci',
+    errorTracking: { dsn: sentry.dsn },
+    observability: { environment: 'ci' },
     version: '1.2.3',
     gitCredentials: [{ host: 'git.example', kind: 'https' as const, username: 'svc', token: SERVER_TOKEN }],
   };

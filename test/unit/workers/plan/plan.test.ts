@@ -4,7 +4,7 @@ import { ERRORS, type ErrorCode, type ServiceError } from '../../../../src/error
 import { parseBuildRequest } from '../../../../src/http/build-schema.js';
 import type { BuildPlan } from '../../../../workers/plan/plan-types.js';
 import { planBuild as planRequest } from '../../../../workers/plan/plan.js';
-import { testConfig } from '../../../helpers/app.js';
+import { testConfig, type ConfigOverrides } from '../../../helpers/app.js';
 
 /** What POST /build does with a body: the shape check, then the plan. */
 const planBuild = (body: unknown, cfg: Config): BuildPlan => planRequest(parseBuildRequest(body), cfg);
@@ -13,7 +13,7 @@ const SHAPE = ERRORS.INVALID_FIELDS.text;
 const REPO = 'https://git.example.com/org/app.git';
 const REG = { image: { registry: 'registry.example.com' } };
 
-function config(overrides: Partial<Config> = {}): Config {
+function config(overrides: ConfigOverrides = {}): Config {
   return testConfig({ scratchDir: '/nonexistent', ...overrides });
 }
 
@@ -126,7 +126,7 @@ for (const [why, body] of shapeFailures) {
 }
 
 // The contract's error table (400 rows other than the shape check), with exact texts.
-const table: { why: string; body: unknown; cfg?: Partial<Config>; code: ErrorCode; message: string }[] = [
+const table: { why: string; body: unknown; cfg?: ConfigOverrides; code: ErrorCode; message: string }[] = [
   {
     why: 'unparseable URL',
     body: { repository: 'not-a-url', ...REG },
@@ -302,7 +302,7 @@ const hostile: [string, unknown, ErrorCode][] = [
 
 for (const [why, body, code] of hostile) {
   test(`hostile input refused: ${why}`, (t) => {
-    t.is(refusal(t, body, config({ allowInsecureGitProtocols: true })).code, code);
+    t.is(refusal(t, body, config({ git: { allowInsecureProtocols: true } })).code, code);
   });
 }
 
@@ -390,7 +390,7 @@ const SERVER_CREDS: Config['gitCredentials'] = [
 ];
 
 test('git credentials: request for https, else the server entry by host, port and kind', (t) => {
-  const cfg = config({ gitCredentials: SERVER_CREDS, allowInsecureGitProtocols: true });
+  const cfg = config({ gitCredentials: SERVER_CREDS, git: { allowInsecureProtocols: true } });
   const req = planBuild(
     { repository: REPO, ...REG, gitCredentials: { username: 'me', token: 'req-token' } },
     cfg,
