@@ -1,20 +1,7 @@
-import { createServer, type Socket } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import test from 'ava';
 import { startApp } from '../../../helpers/app.js';
+import { silentEndpoint } from '../../../helpers/silent-endpoint.js';
 import { metricValue, parseMetrics, sampleValue } from '../../../helpers/metrics.js';
-
-/** A builder endpoint that accepts connections and never answers: its probe can only time out. */
-async function silentEndpoint(t: { teardown: (fn: () => Promise<void>) => void }): Promise<string> {
-  const sockets = new Set<Socket>();
-  const server = createServer((socket) => void sockets.add(socket));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.teardown(async () => {
-    for (const socket of sockets) socket.destroy();
-    await new Promise((resolve) => server.close(resolve));
-  });
-  return `tcp://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
 
 test('probes answer with their contract bodies', async (t) => {
   const endpoint = await silentEndpoint(t);

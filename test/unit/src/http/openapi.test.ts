@@ -21,6 +21,7 @@ import {
 import { fakeServer, json, type FakeServer } from '../../../helpers/fake-registry.js';
 import { eventually } from '../../../helpers/eventually.js';
 import { parseMetrics } from '../../../helpers/metrics.js';
+import { silentEndpoint } from '../../../helpers/silent-endpoint.js';
 
 const doc = loadOpenApi();
 const compile = schemaValidator(doc);
@@ -220,7 +221,7 @@ test('probes, metrics and the configuration view answer as documented', async (t
   await conforms(t, 'GET /health/ready', await fetch(`${notReady.url}/health/ready`), 503);
 
   const app = await startApp({
-    builderEndpoints: ['tcp://127.0.0.1:1'],
+    builderEndpoints: [await silentEndpoint(t)],
     insecureRegistries: ['localhost:5000'],
     gitCredentials: [{ host: 'git.example.com', kind: 'https', username: 'u', token: 'secret-token' }],
   });
