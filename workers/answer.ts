@@ -68,13 +68,7 @@ export async function answerBuild(ending: Ending, settled: Settled): Promise<Bui
     const thrown = refused ? await refusal(ending, settled.err) : counted(ending, settled);
     const cancelled = resource.cancelled;
     const err = cancelled?.by === undefined ? thrown : cancelledBy(cancelled.by, thrown);
-    const answer = answerOf({ ok: false, err });
-    await resource.end({
-      status: failureStatus(err),
-      durationSeconds: ending.elapsedSeconds(),
-      error: String(answer.body.error),
-      answer,
-    });
+    await endFailed(resource, err, ending.elapsedSeconds());
     throw err;
   } finally {
     // A slot held for this build and never taken (refused before its job) frees.
@@ -138,8 +132,7 @@ function counted(ending: Ending, settled: Settled): unknown {
  * of a tenant's quota), counted as its status says.
  */
 export function countRefusal(metrics: Pick<Metrics, 'countBuild'>, err: unknown): void {
-  const status = isServiceError(err) ? err.status : 500;
-  metrics.countBuild(status === 429 ? 'busy' : status < 500 ? 'invalid_request' : 'failure');
+  metrics.countBuild(isServiceError(err) && err.status === 429 ? 'busy' : failureStatus(err));
 }
 
 /** A request answered from a build it attached to (Idempotency-Key), counted as that answer. */
@@ -158,10 +151,19 @@ export async function answerUnstarted(
   err: unknown,
   durationSeconds: number,
 ): Promise<void> {
+  metrics.countBuild(failureStatus(err));
+  await endFailed(resource, err, durationSeconds);
+}
+
+/** The record of a build that failed with `err`, ended with the answer its requests get. */
+async function endFailed(resource: BuildResource, err: unknown, durationSeconds: number): Promise<void> {
   const answer = answerOf({ ok: false, err });
-  const status = failureStatus(err);
-  metrics.countBuild(status);
-  await resource.end({ status, durationSeconds, error: String(answer.body.error), answer });
+  await resource.end({
+    status: failureStatus(err),
+    durationSeconds,
+    error: String(answer.body.error),
+    answer,
+  });
 }
 
 /** The status an answer is counted with in service_builds_total. */
