@@ -3,6 +3,7 @@
 # Idempotent: every step checks first and is skipped when already done.
 #   - bookworm packages via apt-get, without starting or enabling their services (headless
 #     Chromium among them: the web pages' browser tests and bench:ui);
+#   - Node.js >= 20.19 with npm 11 when the machine has none or an older one (.ci/install-node.sh);
 #   - trixie's docker.io (dockerd), docker-buildx and cosign, extracted with dpkg -x into
 #     /opt/ibs-docker through a private apt configuration (the system's sources are not touched);
 #   - the buildx CLI plugin in /usr/local/lib/docker/cli-plugins (found for every DOCKER_CONFIG);
@@ -39,6 +40,10 @@ if [ ${#missing[@]} -gt 0 ]; then
 else
   log "bookworm packages present"
 fi
+
+# --- 1b. Node.js >= 20.19 (npm registry, integrity-pinned; kept when the machine has one) -------
+$SUDO bash "$ROOT/.ci/install-node.sh"
+hash -r
 
 # --- 2. trixie docker.io + docker-buildx, extracted privately --------------------------------------
 apt_x() {

@@ -11,6 +11,7 @@ paths=(
   "/var/cache/ibs-apt|trixie and i386 packages downloaded by .ci/install.sh"
   "/opt/ibs-docker|trixie's dockerd and buildx, extracted"
   "/opt/ibs-helm|Helm, extracted from its npm package"
+  "/opt/ibs-node|Node.js and npm, when the machine had none new enough"
   "/var/cache/ibs-container-base|debootstrap base of the container-image test"
   "$stack_dir|the local stack (dockerd images, BuildKit cache, registries, git servers)"
   "$PWD/node_modules|npm ci"

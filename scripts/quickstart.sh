@@ -16,6 +16,14 @@ check_port() {
     echo "PORT=$PORT is not a TCP port (1-65535); choose one: PORT=8081 bash scripts/quickstart.sh" >&2
     exit 1
   fi
+  # Before the install there may be no Node.js: then a connection tells whether the port is taken.
+  if ! command -v node >/dev/null 2>&1; then
+    if (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; then
+      echo "port $PORT on 127.0.0.1 is already in use; choose another: PORT=8081 bash scripts/quickstart.sh" >&2
+      exit 1
+    fi
+    return 0
+  fi
   local code
   if ! code=$(node -e '
 const server = require("net").createServer();
@@ -45,6 +53,8 @@ echo "Quick start on http://127.0.0.1:$PORT; the full output goes to $log"
 
 step "installing what is missing (.ci/install.sh; the first run on a machine takes minutes)" \
   bash .ci/install.sh
+# The installer puts Node.js on the search path when the machine had none or an older one.
+echo "- using Node.js $(node --version) from $(command -v node)"
 # `npm ci` (run by install.sh when node_modules is missing or stale) builds dist/ already: build
 # again only when a source is newer than the build.
 if [ ! -e dist/src/main.js ] ||
@@ -81,10 +91,15 @@ fs.writeFileSync(file, JSON.stringify(entries, null, 2), { mode: 0o600 });
 docker_config="$STACK_DIR/quickstart-docker-config"
 mkdir -p "$docker_config"
 service_env=(PATH="$PATH" DOCKER_CONFIG="$docker_config" GIT_SSL_CAINFO="$GIT_CA_FILE" NODE_EXTRA_CA_CERTS="$GIT_CA_FILE")
-for name in HOME LANG LC_ALL TZ TMPDIR SSL_CERT_FILE SSL_CERT_DIR HTTP_PROXY HTTPS_PROXY NO_PROXY \
+for name in HOME LANG LC_ALL TZ SSL_CERT_FILE SSL_CERT_DIR HTTP_PROXY HTTPS_PROXY NO_PROXY \
   http_proxy https_proxy no_proxy XDG_RUNTIME_DIR; do
   if [ -n "${!name:-}" ]; then service_env+=("$name=${!name}"); fi
 done
+
+# The service's scratch space (clones, command logs, its builder state) in a directory of this
+# run's own, removed when the service has ended: nothing of it stays in the temporary directory.
+service_tmp=$(mktemp -d "${TMPDIR:-/tmp}/ibs-quickstart-service-XXXXXX")
+service_env+=("TMPDIR=$service_tmp")
 
 check_port # again: something may have taken it meanwhile
 # A session of its own: Ctrl-C reaches this script only, which passes it on once (a second Ctrl-C
@@ -105,6 +120,7 @@ wait_service() {
   while kill -0 "$service" 2>/dev/null; do wait "$service" || true; done
   status=0
   wait "$service" || status=$?
+  rm -rf "$service_tmp"
 }
 
 echo "- starting the service, waiting until it is ready"
@@ -132,6 +148,8 @@ Build a fixture repository from the local https git server and push it to the lo
 Then read it back:
 
   curl -sS "http://127.0.0.1:$PORT/devcontainer?registry=$REGISTRY_ANON&name=feature&tag=$tag"
+
+Their digests differ: the build answers the pushed index, the read-back the platform's manifest in it.
 
 MSG
 

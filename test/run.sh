@@ -22,6 +22,20 @@ tmp_before=$(tmp_listing)
 # Stop at the end only a stack this run started (test/stack/session.ts): a stack that was already
 # running (the quick start's, another shell's) is left as it was found, also in CI.
 session=$(mktemp)
+# A run stopped by a signal (SIGTERM, Ctrl-C) stops its tests, still checks and reports, and fails:
+# `interrupted` names why. Before the tests start it ends at once, with a closing line too.
+interrupted=
+ava_pid=
+on_signal() {
+  interrupted="$1"
+  if [ -z "$ava_pid" ]; then
+    echo "interrupted by $1 before the tests started: none passed; every test counts as failed"
+    exit 130
+  fi
+  kill -TERM -- "-$ava_pid" 2>/dev/null || true
+}
+trap 'on_signal SIGTERM' TERM
+trap 'on_signal SIGINT' INT
 cleanup() {
   npm run --silent stack -- down --session "$session" || true
   rm -f "$session"
@@ -60,14 +74,29 @@ tmp_new() { comm -13 <(printf '%s\n' "$tmp_before") <(tmp_listing); }
   done
 ) &
 tmp_watch_pid=$!
+# The output is shown by a background tail that this shell waits for: a signal's trap runs at once
+# (a foreground command would hold it back until the tests end).
+timeout "$limit" tail -n +1 -f --pid="$ava_pid" "$out" &
+tail_pid=$!
 watch=0
-timeout "$limit" tail -n +1 -f --pid="$ava_pid" "$out" || watch=$?
+wait "$tail_pid" || watch=$?
+while kill -0 "$tail_pid" 2>/dev/null; do
+  watch=0
+  wait "$tail_pid" || watch=$?
+done
 if [ "$watch" = 124 ]; then
+  interrupted="the time limit of $limit"
   echo "---- the tests ran past $limit and are stopped; what was still running: ----"
   ps -eo pid,ppid,etimes,args --forest | tail -n 80
   kill -TERM -- "-$ava_pid" 2>/dev/null || true
 fi
-wait "$ava_pid" || status=$?
+# Waited for again while a signal's trap interrupts the wait and the tests are still stopping.
+while :; do
+  ava_status=0
+  wait "$ava_pid" || ava_status=$?
+  kill -0 "$ava_pid" 2>/dev/null || break
+done
+[ "$ava_status" = 0 ] || status=$ava_status
 wait "$tmp_watch_pid" || true
 leftovers=$(find "$tests_tmp" -mindepth 1 -maxdepth 1 ! -name "$tsx_cache" -printf '  %f\n' | sort)
 # What a leftover holds tells what wrote it after its test removed it.
@@ -123,10 +152,25 @@ if grep -qE "$problems" "$out"; then
   awk -v start="$problems" '$0 ~ start { on = 1 } /^ +✔/ { on = 0 } on' "$out"
 fi
 # One plain closing line: "N passed, N failed, N crashed" (a test file crashed by an uncaught
-# exception or unhandled rejection loses its unfinished tests: never a pass).
+# exception or unhandled rejection loses its unfinished tests: never a pass). The failures are the
+# tests reported failing (ava's own count when it got to print one, which a stopped ava never does).
+# A run that failed never says `0 failed`: an interrupted one says so and counts every test that
+# had not passed as failed; one that failed for another reason names it.
 passed=$(grep -cE '^ +✔' "$out" || true)
-failed=$(grep -oE '^ +[0-9]+ tests? failed' "$out" | grep -oE '[0-9]+' | tail -1 || true)
+failed=$(grep -cE '^ +✘' "$out" || true)
+summary=$(grep -oE '^ +[0-9]+ tests? failed' "$out" | grep -oE '[0-9]+' | tail -1 || true)
+if [ -n "$summary" ] && [ "$summary" -gt "${failed:-0}" ]; then failed=$summary; fi
 crashed=$(grep -cE '^ +(Uncaught exception|Unhandled rejection) in ' "$out" || true)
 rm -f "$out"
-echo "${passed:-0} passed, ${failed:-0} failed, ${crashed:-0} crashed"
+counts="${passed:-0} passed, ${failed:-0} failed, ${crashed:-0} crashed"
+if [ -n "$interrupted" ]; then
+  [ "$status" = 0 ] && status=1
+  echo "interrupted by $interrupted: ${passed:-0} passed; every other test counts as failed" \
+    "(${failed:-0} reported failing, ${crashed:-0} crashed, the rest stopped or never run)"
+elif [ "$status" != 0 ] && [ "${failed:-0}" = 0 ]; then
+  echo "${passed:-0} passed, none reported failing, ${crashed:-0} crashed, and the run FAILED" \
+    "(exit $status: see above)"
+else
+  echo "$counts"
+fi
 exit "$status"

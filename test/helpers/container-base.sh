@@ -18,17 +18,38 @@ PACKAGES=git,openssh-client,tini,ca-certificates
 log() { printf '[container-base] %s\n' "$*" >&2; }
 
 mkdir -p "$CACHE"
+# One run at a time makes the cache; what an interrupted run left half-made is removed first (no
+# other run can be making it while this one holds the lock). Mounts debootstrap may have left in
+# it are detached, and removal never leaves its file system.
+exec 9>"$CACHE/.lock"
+flock 9
+remove_work() {
+  local dir
+  for dir in "$@"; do
+    [ -e "$dir" ] || continue
+    findmnt -rn -o TARGET | grep -F "$dir/" | sort -r | while IFS= read -r mounted; do
+      umount -l "$mounted" || true
+    done
+    rm -rf --one-file-system "$dir"
+  done
+}
 if [ ! -s "$ROOTFS_TAR" ]; then
+  stale=("$CACHE"/rootfs.* "$ROOTFS_TAR.partial")
+  if [ -e "${stale[0]}" ] || [ -e "${stale[1]}" ]; then log "removing what an interrupted run left in the cache"; fi
+  remove_work "${stale[@]}"
   log "debootstrap bookworm ($PACKAGES) into the cache"
   work=$(mktemp -d "$CACHE/rootfs.XXXXXX")
+  trap 'remove_work "$work" "$ROOTFS_TAR.partial"' EXIT
   debootstrap --variant=minbase --include="$PACKAGES" bookworm "$work" "$MIRROR" >&2
   # Trim what a container never needs.
   rm -rf "$work"/var/cache/apt/archives/*.deb "$work"/var/lib/apt/lists/* "$work"/usr/share/doc/* \
     "$work"/usr/share/man/* "$work"/usr/share/locale/*
   tar -C "$work" --numeric-owner -cf "$ROOTFS_TAR.partial" .
   mv "$ROOTFS_TAR.partial" "$ROOTFS_TAR"
-  rm -rf "$work"
+  remove_work "$work"
+  trap - EXIT
 fi
+flock -u 9
 
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT

@@ -25,6 +25,7 @@ import {
 } from '../helpers/build-support.js';
 import { metricValue } from '../helpers/metrics.js';
 import { publishFeature, readImage, testRepo } from '../helpers/reuse-support.js';
+import { toolEnv } from '../helpers/tool-env.js';
 import { MANIFEST_ACCEPT, registryFetch } from '../stack/registry-client.js';
 
 const REGISTRY = stack.REGISTRY_ANON;
@@ -72,7 +73,7 @@ async function cosignVerify(pub: string, ref: string) {
     ['verify', '--key', pub, '--insecure-ignore-tlog=true', '--allow-insecure-registry=true', ref],
     {
       reject: false,
-      env: { HOME: tmpdir(), DOCKER_CONFIG: join(tmpdir(), 'ibs-cosign-none') },
+      env: toolEnv(tmpdir(), { DOCKER_CONFIG: join(tmpdir(), 'ibs-cosign-none') }),
       extendEnv: false,
     },
   );

@@ -22,6 +22,7 @@ import {
   type BuildResponse,
 } from '../helpers/build-support.js';
 import { testRepo } from '../helpers/reuse-support.js';
+import { toolEnv } from '../helpers/tool-env.js';
 import { MANIFEST_ACCEPT, registryFetch } from '../stack/registry-client.js';
 
 const REGISTRY = stack.REGISTRY_ANON;
@@ -105,7 +106,7 @@ test('zstd layers: OCI media type, read by GET /devcontainer, signed; a reuse ke
       '--allow-insecure-registry=true',
       `${REGISTRY}/${name}@${String(zstd.body.digest)}`,
     ],
-    { reject: false, env: { HOME: dir, DOCKER_CONFIG: join(dir, 'cosign') }, extendEnv: false },
+    { reject: false, env: toolEnv(dir, { DOCKER_CONFIG: join(dir, 'cosign') }), extendEnv: false },
   );
   t.is(verified.exitCode, 0, verified.stderr);
 

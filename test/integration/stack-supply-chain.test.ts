@@ -6,6 +6,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { toolEnv } from '../helpers/tool-env.js';
 import { stackEnv } from '../stack/env.js';
 import { run } from '../stack/proc.js';
 import { MANIFEST_ACCEPT, registryFetch } from '../stack/registry-client.js';
@@ -41,7 +42,7 @@ async function buildAndPush(t: Teardown, repo: string, extra: string[]): Promise
     path.join(context, 'Dockerfile'),
     `FROM ${env.BASE_IMAGE_ANON}\nRUN echo sbom > /marker\n`,
   );
-  const benv = { PATH: process.env.PATH, HOME: os.tmpdir(), DOCKER_CONFIG: tmp(t, 'ibs-supply-docker-') };
+  const benv = toolEnv(tmp(t, 'ibs-supply-home-'), { DOCKER_CONFIG: tmp(t, 'ibs-supply-docker-') });
   const name = `supply-${crypto.randomBytes(4).toString('hex')}`;
   await run(
     'docker',
@@ -106,7 +107,7 @@ test('COSIGN_BIN signs an image by digest on the local registry and verifies it 
   const digest = await buildAndPush(t, repo, []);
   t.regex(digest, /^sha256:[0-9a-f]{64}$/);
   const home = tmp(t, 'ibs-cosign-');
-  const cenv = { PATH: process.env.PATH, HOME: home, DOCKER_CONFIG: home, COSIGN_PASSWORD: '' };
+  const cenv = toolEnv(home, { DOCKER_CONFIG: home, COSIGN_PASSWORD: '' });
   const keys = (dir: string) => run(env.COSIGN_BIN, ['generate-key-pair'], { cwd: dir, env: cenv });
   fs.mkdirSync(path.join(home, 'other'));
   await keys(home);

@@ -10,6 +10,7 @@ import { stackEnv } from '../stack/env.js';
 import { branchDefinition } from '../stack/fixtures.js';
 import { run } from '../stack/proc.js';
 import { MANIFEST_ACCEPT, parseChallenge, registryFetch } from '../stack/registry-client.js';
+import { toolEnv } from '../helpers/tool-env.js';
 
 const env = stackEnv();
 const DEVCONTAINER = path.resolve('node_modules/.bin/devcontainer');
@@ -27,10 +28,13 @@ function tmp(t: { teardown(fn: () => void): void }, prefix: string): string {
   return dir;
 }
 
+/** git's environment: HOME and TMPDIR in a directory of this file's, removed when it ends. */
+const gitHome = fs.mkdtempSync(path.join(os.tmpdir(), 'ibs-stacktest-git-'));
+test.after.always(() => fs.rmSync(gitHome, { recursive: true, force: true }));
+
 function gitEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   return {
-    PATH: process.env.PATH,
-    HOME: os.tmpdir(),
+    ...toolEnv(gitHome),
     GIT_CONFIG_NOSYSTEM: '1',
     GIT_TERMINAL_PROMPT: '0',
     ...extra,
@@ -50,7 +54,8 @@ const httpsAuthEnv = {
 async function remoteBuilder(t: { teardown(fn: () => void): void }): Promise<NodeJS.ProcessEnv> {
   const dockerConfig = tmp(t, 'ibs-stacktest-docker-');
   const name = `stacktest-${crypto.randomBytes(4).toString('hex')}`;
-  const benv = { PATH: process.env.PATH, HOME: os.tmpdir(), DOCKER_CONFIG: dockerConfig };
+  // The Dev Containers CLI keeps a cache in <TMPDIR>/devcontainercli-<user>: here, in the test's own.
+  const benv = toolEnv(tmp(t, 'ibs-stacktest-home-'), { DOCKER_CONFIG: dockerConfig });
   await run(
     'docker',
     ['buildx', 'create', '--name', name, '--driver', 'remote', env.STACK_BUILDER_ENDPOINT],

@@ -29,6 +29,7 @@ import {
 import { cmdlineOf, descendantPids } from '../helpers/processes.js';
 import { dumpRedis } from '../helpers/redis-dump.js';
 import { testRepo, type TestRepo } from '../helpers/reuse-support.js';
+import { toolEnv } from '../helpers/tool-env.js';
 import { MANIFEST_ACCEPT, registryFetch } from '../stack/registry-client.js';
 
 const COSIGN = stack.COSIGN_BIN;
@@ -238,7 +239,7 @@ async function cosignVerify(pub: string, ref: string) {
     ['verify', '--key', pub, '--insecure-ignore-tlog=true', '--allow-insecure-registry=true', ref],
     {
       reject: false,
-      env: { HOME: tmpdir(), DOCKER_CONFIG: join(tmpdir(), 'ibs-cosign-none') },
+      env: toolEnv(tmpdir(), { DOCKER_CONFIG: join(tmpdir(), 'ibs-cosign-none') }),
       extendEnv: false,
     },
   );

@@ -20,7 +20,8 @@ export function dockerEnv(
   dockerConfig: string,
   home: string,
 ): Record<string, string> {
-  return { ...config.childEnv, DOCKER_CONFIG: dockerConfig, HOME: home };
+  // TMPDIR too: whatever buildx writes for itself stays in the service's scratch space.
+  return { ...config.childEnv, DOCKER_CONFIG: dockerConfig, HOME: home, TMPDIR: home };
 }
 
 /** One node of a buildx instance file: its endpoint, driver options and declared platforms. */

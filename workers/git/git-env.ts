@@ -57,6 +57,8 @@ export function gitEnv(options: GitEnvOptions): Record<string, string> {
   const env: Record<string, string> = {
     ...options.baseEnv,
     HOME: options.home,
+    // Anything git writes for itself stays in the request's scratch directory.
+    TMPDIR: options.home,
     XDG_CONFIG_HOME: `${options.home}/.config`,
     GIT_CONFIG_NOSYSTEM: '1',
     GIT_CONFIG_GLOBAL: options.credentialConfigFile ?? '/dev/null',

@@ -83,6 +83,7 @@ test('gitEnv: hardened variables, base env kept, inherited ssh/askpass settings 
   t.is(env.PATH, '/bin');
   t.is(env.GIT_SSL_CAINFO, '/ca.pem');
   t.is(env.HOME, '/s/req/home');
+  t.is(env.TMPDIR, '/s/req/home');
   t.is(env.GIT_CONFIG_NOSYSTEM, '1');
   t.is(env.GIT_CONFIG_GLOBAL, '/dev/null');
   t.is(env.GIT_TERMINAL_PROMPT, '0');
