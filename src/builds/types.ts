@@ -59,13 +59,18 @@ export interface BuildStage {
 
 /** One step of BuildKit's build (a Dockerfile instruction), as its own progress reported it. */
 export interface BuildStep {
-  /** As BuildKit names it: `[stage 2/3] RUN apt-get update`. */
+  /** Its position and instruction as BuildKit names them, without the stage: `[2/3] RUN apt-get update`. */
   readonly name: string;
+  /** The Dockerfile stage it belongs to, when it is a named stage of the repository's Dockerfile. */
+  readonly stage?: string;
   /** Answered from BuildKit's cache, not run. */
   readonly cached: boolean;
   /** ISO 8601, UTC: when the service read the step's start in BuildKit's progress. */
   readonly startedAt: string;
-  /** As BuildKit reported it (absent while it runs, or when it never ended). */
+  /**
+   * As BuildKit reported it; 0 for a cached step; for one that failed or never ended, the time the
+   * service saw it take (absent only in records of earlier versions).
+   */
   readonly durationMs?: number;
   /** BuildKit's error line for this step. */
   readonly error?: string;

@@ -64,6 +64,7 @@ export interface Stage {
 
 export interface Step {
   readonly name: string;
+  readonly stage?: string;
   readonly cached: boolean;
   readonly startedAt?: string;
   readonly durationMs?: number;

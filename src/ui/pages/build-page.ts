@@ -43,7 +43,12 @@ function stepsPanel(build: Build): HTMLElement | undefined {
     table(
       ['Step', '', 'Duration', 'Error'],
       steps.map((step) => [
-        h('code', {}, step.name),
+        h(
+          'span',
+          {},
+          h('code', {}, step.name),
+          step.stage === undefined ? undefined : h('span', { class: 'step-stage' }, ` ${step.stage}`),
+        ),
         h('span', { class: `badge ${step.cached ? 'cached' : 'ran'}` }, step.cached ? 'cached' : 'ran'),
         step.durationMs === undefined ? '' : duration(step.durationMs / 1000),
         step.error,
