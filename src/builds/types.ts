@@ -94,12 +94,34 @@ export interface BuildKeyView {
   readonly inputs: readonly { readonly name: string; readonly digest: string }[];
 }
 
+/** A file under a path of the read set that differs from the earlier build's. */
+export interface ChangedFile {
+  /** Repository-relative. */
+  readonly path: string;
+  readonly change: 'added' | 'changed' | 'removed';
+}
+
+/** One input of the key that differs from the earlier build's. */
+export interface ChangedInput {
+  /** As the key's inputs name it: `config file`, `path .devcontainer`, `base image <ref>`. */
+  readonly input: string;
+  /** Its old and new value (object id, digest); absent where none may be shown (build secrets). */
+  readonly before?: string;
+  readonly after?: string;
+  /** For a path: the files under it that differ (at most 50), when the trees could be read. */
+  readonly files?: readonly ChangedFile[];
+  /** For a path: how many more files differ than `files` names. */
+  readonly moreFiles?: number;
+}
+
 /** Why a build ran: its key's inputs that differ from the newest earlier build of its repository and branch. */
 export interface RebuiltBecause {
   /** The earlier build compared with; absent when there was none. */
   readonly since?: string;
-  /** The inputs whose digest differs, or `no earlier build`. */
+  /** One line per input that differs (a path's with its files), or `no earlier build`. */
   readonly inputs: readonly string[];
+  /** The same inputs, each with its old and new value and, for a path, its files. */
+  readonly changes?: readonly ChangedInput[];
 }
 
 /** What a build's record tells of how it went (each part set once known). */
