@@ -1,0 +1,45 @@
+/**
+ * The builds list on a narrow screen: one card per build (its id shortened, status, repository,
+ * branch and age), drawn next to the table; the style sheet shows the cards below 600 pixels and
+ * the table above, so the page never scrolls sideways. Every value is text.
+ */
+import type { Build } from './api.js';
+import { h } from './dom.js';
+
+/** `bld-<uuid>` as its first 8 hex digits: `bld-1a2b3c4d` (the whole id in the link's title). */
+export const shortId = (id: string): string => id.replace(/^(bld-[0-9a-f]{8})-[0-9a-f-]+$/, '$1');
+
+/** How long ago `iso` was, in the largest whole unit: `42 s ago`, `5 min ago`, `3 h ago`, `2 d ago`. */
+export function age(iso: string, now = Date.now()): string {
+  const seconds = Math.max(0, Math.round((now - Date.parse(iso)) / 1000));
+  if (!Number.isFinite(seconds)) return '';
+  if (seconds < 60) return `${seconds} s ago`;
+  if (seconds < 3600) return `${Math.floor(seconds / 60)} min ago`;
+  if (seconds < 86_400) return `${Math.floor(seconds / 3600)} h ago`;
+  return `${Math.floor(seconds / 86_400)} d ago`;
+}
+
+/** How a build's status is drawn (the list's own badge). */
+type Badge = (build: Build) => HTMLElement;
+
+function card(build: Build, badge: Badge): HTMLElement {
+  const href = `/ui/builds/${encodeURIComponent(build.id)}`;
+  return h(
+    'li',
+    { class: 'build-card' },
+    h(
+      'div',
+      { class: 'card-head' },
+      h('a', { href, 'data-card': build.id, title: build.id }, h('code', {}, shortId(build.id))),
+      badge(build),
+      h('span', { class: 'age', title: build.startedAt }, age(build.startedAt)),
+    ),
+    h('div', { class: 'repo' }, build.repository),
+    build.branch === undefined ? undefined : h('div', { class: 'branch' }, build.branch),
+  );
+}
+
+/** The cards of `builds`, in their order. */
+export function buildCards(builds: readonly Build[], badge: Badge): HTMLElement {
+  return h('ol', { class: 'build-cards', 'aria-label': 'Builds' }, ...builds.map((b) => card(b, badge)));
+}
