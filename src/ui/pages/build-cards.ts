@@ -32,14 +32,33 @@ function card(build: Build, badge: Badge): HTMLElement {
       { class: 'card-head' },
       h('a', { href, 'data-card': build.id, title: build.id }, h('code', {}, shortId(build.id))),
       badge(build),
-      h('span', { class: 'age', title: build.startedAt }, age(build.startedAt)),
+      h(
+        'span',
+        { class: 'age', title: build.startedAt, 'data-started': build.startedAt },
+        age(build.startedAt),
+      ),
     ),
     h('div', { class: 'repo' }, build.repository),
     build.branch === undefined ? undefined : h('div', { class: 'branch' }, build.branch),
   );
 }
 
+/** How often the cards' ages are told again (the list is drawn again only when a build changes). */
+const AGE_TICK_MS = 15_000;
+let ticking = false;
+
+/** Keeps every card's age current while the page is open (one timer for the page). */
+function keepAgesCurrent(): void {
+  if (ticking) return;
+  ticking = true;
+  setInterval(() => {
+    for (const el of document.querySelectorAll<HTMLElement>('.build-card .age[data-started]'))
+      el.textContent = age(el.dataset.started ?? '');
+  }, AGE_TICK_MS);
+}
+
 /** The cards of `builds`, in their order. */
 export function buildCards(builds: readonly Build[], badge: Badge): HTMLElement {
+  keepAgesCurrent();
   return h('ol', { class: 'build-cards', 'aria-label': 'Builds' }, ...builds.map((b) => card(b, badge)));
 }
