@@ -1,12 +1,13 @@
 /**
  * What a build's record tells of its key (workers/reuse/build-key.ts): each input by name with its
  * digest, and for a build that ran, the inputs that differ from the last build of its repository
- * and branch (every replica's in Redis mode). Of the build secrets only their ids and a digest of their keyed
+ * and branch (every replica's in Redis mode), a path's with the files under it that differ. Of the build secrets only their ids and a digest of their keyed
  * identity, never a value.
  */
 import { createHash } from 'node:crypto';
-import type { BuildKeyView, RebuiltBecause } from '../src/builds/types.js';
+import type { BuildKeyView, ChangedInput, RebuiltBecause } from '../src/builds/types.js';
 import type { BuildKeyInput } from './reuse/build-key.js';
+import { describeRebuilt, type RebuiltInput } from './reuse/rebuilt-inputs.js';
 
 const sha256 = (text: string): string => `sha256:${createHash('sha256').update(text).digest('hex')}`;
 
@@ -30,8 +31,22 @@ export function keyView(key: string, input: BuildKeyInput): BuildKeyView {
   return { key, inputs };
 }
 
+/** One changed input as the record names it: old and new value, a path's files. */
+function changedInput(change: RebuiltInput): ChangedInput {
+  const { files } = change;
+  return {
+    input: change.input,
+    ...(change.before === undefined ? {} : { before: change.before }),
+    ...(change.after === undefined ? {} : { after: change.after }),
+    ...(files === undefined ? {} : { files: [...files.files], moreFiles: files.more }),
+  };
+}
+
 /** Why a build ran: the inputs changed since the last build (undefined: no earlier build known). */
-export function rebuiltBecause(changed: readonly string[] | undefined): RebuiltBecause {
-  if (changed === undefined) return { inputs: ['no earlier build'] };
-  return { inputs: changed.length > 0 ? changed : ['none: the earlier image is gone'] };
+export function rebuiltBecause(changed: readonly RebuiltInput[] | undefined): RebuiltBecause {
+  if (changed === undefined) return { inputs: ['no earlier build'], changes: [] };
+  return {
+    inputs: changed.length > 0 ? changed.map(describeRebuilt) : ['none: the earlier image is gone'],
+    changes: changed.map(changedInput),
+  };
 }

@@ -76,6 +76,7 @@ export async function reportSteps(job: Cloned, tracker: StepTracker): Promise<vo
   const steps = tracker.steps().map((step) => ({
     ...step,
     name: mask(step.name),
+    ...(step.stage === undefined ? {} : { stage: mask(step.stage) }),
     ...(step.error === undefined ? {} : { error: mask(step.error) }),
   }));
   const cached = steps.filter((step) => step.cached).length;

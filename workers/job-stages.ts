@@ -98,6 +98,7 @@ export async function decide(
   const { reuse } = job;
   if (reuse === undefined) return undefined;
   const log = await ending.log();
+  const { changedFiles } = job.open;
   const decision = await decideForKey(
     {
       plan: job.plan,
@@ -107,6 +108,7 @@ export async function decide(
       log,
       own: reuse.own,
       followAllowed: reuse.followAllowed,
+      ...(changedFiles === undefined ? {} : { filesOf: (paths) => changedFiles(paths, job.signal) }),
     },
     keyed,
     started,

@@ -59,13 +59,18 @@ export interface BuildStage {
 
 /** One step of BuildKit's build (a Dockerfile instruction), as its own progress reported it. */
 export interface BuildStep {
-  /** As BuildKit names it: `[stage 2/3] RUN apt-get update`. */
+  /** Its position and instruction as BuildKit names them, without the stage: `[2/3] RUN apt-get update`. */
   readonly name: string;
+  /** The Dockerfile stage it belongs to, when it is a named stage of the repository's Dockerfile. */
+  readonly stage?: string;
   /** Answered from BuildKit's cache, not run. */
   readonly cached: boolean;
   /** ISO 8601, UTC: when the service read the step's start in BuildKit's progress. */
   readonly startedAt: string;
-  /** As BuildKit reported it (absent while it runs, or when it never ended). */
+  /**
+   * As BuildKit reported it; 0 for a cached step; for one that failed or never ended, the time the
+   * service saw it take (absent only in records of earlier versions).
+   */
   readonly durationMs?: number;
   /** BuildKit's error line for this step. */
   readonly error?: string;
@@ -89,12 +94,34 @@ export interface BuildKeyView {
   readonly inputs: readonly { readonly name: string; readonly digest: string }[];
 }
 
+/** A file under a path of the read set that differs from the earlier build's. */
+export interface ChangedFile {
+  /** Repository-relative. */
+  readonly path: string;
+  readonly change: 'added' | 'changed' | 'removed';
+}
+
+/** One input of the key that differs from the earlier build's. */
+export interface ChangedInput {
+  /** As the key's inputs name it: `config file`, `path .devcontainer`, `base image <ref>`. */
+  readonly input: string;
+  /** Its old and new value (object id, digest); absent where none may be shown (build secrets). */
+  readonly before?: string;
+  readonly after?: string;
+  /** For a path: the files under it that differ (at most 50), when the trees could be read. */
+  readonly files?: readonly ChangedFile[];
+  /** For a path: how many more files differ than `files` names. */
+  readonly moreFiles?: number;
+}
+
 /** Why a build ran: its key's inputs that differ from the newest earlier build of its repository and branch. */
 export interface RebuiltBecause {
   /** The earlier build compared with; absent when there was none. */
   readonly since?: string;
-  /** The inputs whose digest differs, or `no earlier build`. */
+  /** One line per input that differs (a path's with its files), or `no earlier build`. */
   readonly inputs: readonly string[];
+  /** The same inputs, each with its old and new value and, for a path, its files. */
+  readonly changes?: readonly ChangedInput[];
 }
 
 /** What a build's record tells of how it went (each part set once known). */

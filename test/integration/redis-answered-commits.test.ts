@@ -76,10 +76,14 @@ test("one replica's last build inputs are what another compares with; no secrets
     baseImages: [{ ref: 'registry.example/base:1', digest: `sha256:${'e'.repeat(64)}` }],
   };
   t.deepEqual(await b.recent.changes(id, moved), [
-    `base image registry.example/base:1: sha256:${'b'.repeat(64)} -> sha256:${'e'.repeat(64)}`,
+    {
+      input: 'base image registry.example/base:1',
+      before: `sha256:${'b'.repeat(64)}`,
+      after: `sha256:${'e'.repeat(64)}`,
+    },
   ]);
   t.deepEqual(await b.recent.changes(id, { ...input, secretsIdentity: 'another' }), [
-    'build secrets: other values',
+    { input: 'build secrets' },
   ]);
   const keys = await a.connection.call((client) => client.keys('ibs:recent:*'));
   const stored = await a.connection.call((client) => client.mget(...keys));

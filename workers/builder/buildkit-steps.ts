@@ -1,20 +1,27 @@
 /**
  * BuildKit's steps read from its own progress as the build log receives it (plain progress, the
- * form the build step prints): each Dockerfile instruction (`#5 [stage 2/3] RUN ...`), whether it
- * was answered from the cache (`#5 CACHED`), how long it took (`#5 DONE 1.2s`), and its error.
- * Pure: the caller feeds text and says what time it is.
+ * form the build step prints, each piece the Dev Containers CLI passes on prefixed with its
+ * `[<time>] `): each Dockerfile instruction (`#5 [stage 2/3] RUN ...`), whether it was answered
+ * from the cache (`#5 CACHED`), how long it took (`#5 DONE 1.2s`), and its error. Pure: the caller
+ * feeds text and says what time it is.
  */
+import { stepLabel } from './step-label.js';
 
 export interface TrackedStep {
+  /** The instruction with its position (and platform), without its stage: `[2/6] RUN make`. */
   readonly name: string;
+  /** The Dockerfile stage it belongs to, when it has a name of the Dockerfile's own. */
+  readonly stage?: string;
   readonly cached: boolean;
   readonly startedAt: string;
-  readonly durationMs?: number;
+  /** BuildKit's DONE time; 0 for a cached step; for one that failed or never ended, the time seen. */
+  readonly durationMs: number;
   readonly error?: string;
 }
 
 interface Vertex {
   name: string;
+  stage?: string;
   cached: boolean;
   startedAtMs: number;
   durationMs?: number;
@@ -23,12 +30,14 @@ interface Vertex {
 
 const LINE = /^#(\d+) (.*)$/;
 const DONE = /^DONE (?:(\d+)m)?(\d+(?:\.\d+)?)s$/;
+/** The Dev Containers CLI's time prefix on each piece of its child's output it passes on. */
+const CLI_PREFIX = /^(?:\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z\] ?)+/;
 
 export class StepTracker {
   readonly #now: () => number;
   /** Every vertex seen, in order (of each build, when the log holds more than one). */
   readonly #vertices: Vertex[] = [];
-  #current = new Map<string, Vertex>();
+  #current = new Map<string, Vertex | undefined>();
   #partial = '';
 
   constructor(now: () => number = Date.now) {
@@ -39,7 +48,7 @@ export class StepTracker {
   write(chunk: string): void {
     const lines = (this.#partial + chunk).split('\n');
     this.#partial = lines.pop() ?? '';
-    for (const line of lines) this.#line(line.replace(/\r+$/, ''));
+    for (const line of lines) this.#line(line.replace(/\r+$/, '').replace(CLI_PREFIX, ''));
   }
 
   #line(line: string): void {
@@ -50,12 +59,14 @@ export class StepTracker {
       // BuildKit's first lines: the build tool started another build (its numbers start again).
       this.#current = new Map();
     }
-    if (rest.startsWith('[')) {
-      // A vertex shared by two stages is named once for each: the first name stands.
-      if (this.#current.has(number)) return;
-      const vertex: Vertex = { name: rest, cached: false, startedAtMs: this.#now() };
+    if (!this.#current.has(number)) {
+      // A vertex's first line names it; a vertex shared by two stages is named once for each:
+      // the first name stands. BuildKit's own vertices (no `n/m` position) are not steps.
+      const label = stepLabel(rest);
+      const vertex: Vertex | undefined =
+        label === undefined ? undefined : { ...label, cached: false, startedAtMs: this.#now() };
       this.#current.set(number, vertex);
-      if (!rest.startsWith('[internal]')) this.#vertices.push(vertex);
+      if (vertex !== undefined) this.#vertices.push(vertex);
       return;
     }
     const known = this.#current.get(number);
@@ -63,16 +74,21 @@ export class StepTracker {
     if (rest === 'CACHED') known.cached = true;
     const done = DONE.exec(rest);
     if (done !== null) known.durationMs = Math.round((Number(done[1] ?? 0) * 60 + Number(done[2])) * 1000);
-    if (rest.startsWith('ERROR: ') || rest === 'CANCELED') known.error = rest.replace(/^ERROR: /, '');
+    if (rest.startsWith('ERROR: ') || rest === 'CANCELED') {
+      known.error = rest.replace(/^ERROR: /, '');
+      known.durationMs ??= this.#now() - known.startedAtMs;
+    }
   }
 
-  /** The steps so far, in the order they started. */
+  /** The steps so far, in the order they started; one still running counts its time until now. */
   steps(): TrackedStep[] {
+    const now = this.#now();
     return this.#vertices.map((vertex) => ({
       name: vertex.name,
+      ...(vertex.stage === undefined ? {} : { stage: vertex.stage }),
       cached: vertex.cached,
       startedAt: new Date(vertex.startedAtMs).toISOString(),
-      ...(vertex.durationMs === undefined ? {} : { durationMs: vertex.durationMs }),
+      durationMs: vertex.durationMs ?? (vertex.cached ? 0 : Math.max(0, now - vertex.startedAtMs)),
       ...(vertex.error === undefined ? {} : { error: vertex.error }),
     }));
   }

@@ -28,6 +28,7 @@ import { placeBlobs, rememberBlobs, seedBlobs, type BlobStore } from './blob-see
 import { cloneArgs, withGitConfig } from './git-env.js';
 import { gitSecrets, requestGitEnv } from './request-git-env.js';
 import { describeReadSet } from './sparse-patterns.js';
+import type { ChangedFiles } from './tree-changes.js';
 import {
   checkoutReadSet,
   nonBlobObjects,
@@ -83,6 +84,8 @@ export interface OpenClone {
   readonly located: LocatedDefinition | undefined;
   /** The commit's trees at some paths (`git ls-tree` in the clone, or read in process). */
   readonly listPaths: TreeLister;
+  /** The files under changed paths since an earlier build: only when the trees were read in process. */
+  readonly changedFiles?: ChangedFiles;
   checkout(): Promise<ClonedRepository>;
   /** Idempotent; a no-op once `checkout` has run. `note`: a last line for the clone's log. */
   end(note?: string): Promise<void>;

@@ -9,6 +9,7 @@ import type { BuildPlan } from '../plan/plan-types.js';
 import { smartHttp } from './http-refs.js';
 import { readPack, type PackObject } from './pack.js';
 import type { TreeEntry } from './tree-listing.js';
+import { treeEntries, type TreeObjectEntry } from './tree-object.js';
 
 /** A tree-only pack beyond this is left to git. */
 const MAX_PACK_BYTES = 64 * 1024 * 1024;
@@ -16,8 +17,16 @@ const RESULT_TYPE = 'application/x-git-upload-pack-result';
 
 const pkt = (line: string): string => `${(Buffer.byteLength(line) + 4).toString(16).padStart(4, '0')}${line}`;
 
-/** The v2 `fetch` request for `commit` alone, its trees and no blob. */
-export function fetchRequest(commit: string): Buffer {
+/** What one v2 `fetch` asks for: objects (and what they reach), less what `haves` reach. */
+export interface FetchWants {
+  readonly wants: readonly string[];
+  readonly haves?: readonly string[];
+  /** `deepen 1`: the commit alone, not its history. */
+  readonly shallow?: boolean;
+}
+
+/** A v2 `fetch` request, trees and no blob (`filter blob:none`), sent with `done`: no negotiation. */
+export function fetchBody(fetch: FetchWants): Buffer {
   return Buffer.from(
     [
       pkt('command=fetch\n'),
@@ -26,14 +35,18 @@ export function fetchRequest(commit: string): Buffer {
       '0001',
       pkt('no-progress\n'),
       pkt('ofs-delta\n'),
-      pkt('deepen 1\n'),
+      ...(fetch.shallow === true ? [pkt('deepen 1\n')] : []),
       pkt('filter blob:none\n'),
-      pkt(`want ${commit}\n`),
+      ...fetch.wants.map((id) => pkt(`want ${id}\n`)),
+      ...(fetch.haves ?? []).map((id) => pkt(`have ${id}\n`)),
       pkt('done\n'),
       '0000',
     ].join(''),
   );
 }
+
+/** The v2 `fetch` request for `commit` alone, its trees and no blob. */
+export const fetchRequest = (commit: string): Buffer => fetchBody({ wants: [commit], shallow: true });
 
 /** The pack of a v2 `fetch` response (its `packfile` section, side band 1), or undefined. */
 export function packOfResponse(body: Buffer): Buffer | undefined {
@@ -63,32 +76,6 @@ export function packOfResponse(body: Buffer): Buffer | undefined {
   return undefined;
 }
 
-const modeOf = (raw: string): string => raw.padStart(6, '0');
-const typeOf = (mode: string): string => (mode === '040000' ? 'tree' : mode === '160000' ? 'commit' : 'blob');
-
-/** An entry of a tree object: mode, type, object id, and its name in the tree. */
-type TreeEntryOf = Omit<TreeEntry, 'path'> & { readonly name: string };
-
-/** The entries of a tree object (pure). */
-function treeEntries(data: Buffer): TreeEntryOf[] {
-  const out: TreeEntryOf[] = [];
-  let at = 0;
-  while (at < data.length) {
-    const space = data.indexOf(0x20, at);
-    const nul = data.indexOf(0, space);
-    if (space < 0 || nul < 0 || nul + 21 > data.length) return [];
-    const mode = modeOf(data.toString('latin1', at, space));
-    out.push({
-      mode,
-      type: typeOf(mode),
-      oid: data.toString('hex', nul + 1, nul + 21),
-      name: data.toString('utf8', space + 1, nul),
-    });
-    at = nul + 21;
-  }
-  return out;
-}
-
 /** A commit's trees in memory: what `git ls-tree -r -t --full-tree <commit> -- <paths>` lists. */
 export class CommitTrees {
   readonly #objects: ReadonlyMap<string, PackObject>;
@@ -114,8 +101,13 @@ export class CommitTrees {
   }
 
   #entries(tree: string): ReturnType<typeof treeEntries> {
-    const object = this.#objects.get(tree);
-    return object?.type === 'tree' ? treeEntries(object.data) : [];
+    return this.tree(tree) ?? [];
+  }
+
+  /** The entries of tree `oid` when this commit has it; undefined otherwise. */
+  tree(oid: string): TreeObjectEntry[] | undefined {
+    const object = this.#objects.get(oid);
+    return object?.type === 'tree' ? treeEntries(object.data) : undefined;
   }
 
   /** Everything under tree `oid` at `prefix`, trees included. */
@@ -134,7 +126,7 @@ export class CommitTrees {
       let tree: string | undefined = this.#root;
       const parts = path.split('/').filter((p) => p !== '');
       for (const [i, name] of parts.entries()) {
-        const entry: TreeEntryOf | undefined =
+        const entry: TreeObjectEntry | undefined =
           tree === undefined ? undefined : this.#entries(tree).find((e) => e.name === name);
         if (entry === undefined) break;
         const at = parts.slice(0, i + 1).join('/');
@@ -152,15 +144,16 @@ export class CommitTrees {
 }
 
 /**
- * The trees of `commit` from one v2 `fetch` over smart HTTP, or undefined (git clones instead).
- * Only a cancellation throws.
+ * The objects of one v2 `fetch` over smart HTTP (trees and commits, no blob), or undefined (a
+ * server without v2 or filters, any failure). Only a cancellation throws.
  */
-export async function fetchTrees(
+export async function fetchObjects(
   plan: BuildPlan,
   deps: Pick<StepDeps, 'config'>,
   signal: AbortSignal,
-  commit: string,
-): Promise<CommitTrees | undefined> {
+  fetch: FetchWants,
+  timeoutMs: number,
+): Promise<Map<string, PackObject> | undefined> {
   try {
     const send = await smartHttp(plan, deps);
     if (send === undefined) return undefined;
@@ -172,18 +165,32 @@ export async function fetchTrees(
           accept: RESULT_TYPE,
           'git-protocol': 'version=2',
         },
-        body: fetchRequest(commit),
+        body: fetchBody(fetch),
         maxBytes: MAX_PACK_BYTES,
-        timeoutMs: (deps.config.build.cloneTimeoutSeconds || 60) * 1000,
+        timeoutMs,
       },
       signal,
     );
     if (res.status !== 200 || res.type !== RESULT_TYPE) return undefined;
     const pack = packOfResponse(res.body);
-    const objects = pack === undefined ? undefined : readPack(pack);
-    return objects === undefined ? undefined : CommitTrees.of(objects, commit);
+    return pack === undefined ? undefined : readPack(pack);
   } catch (err) {
     if (signal.aborted) throw err;
     return undefined;
   }
+}
+
+/**
+ * The trees of `commit` from one v2 `fetch` over smart HTTP, or undefined (git clones instead).
+ * Only a cancellation throws.
+ */
+export async function fetchTrees(
+  plan: BuildPlan,
+  deps: Pick<StepDeps, 'config'>,
+  signal: AbortSignal,
+  commit: string,
+): Promise<CommitTrees | undefined> {
+  const timeoutMs = (deps.config.build.cloneTimeoutSeconds || 60) * 1000;
+  const objects = await fetchObjects(plan, deps, signal, { wants: [commit], shallow: true }, timeoutMs);
+  return objects === undefined ? undefined : CommitTrees.of(objects, commit);
 }

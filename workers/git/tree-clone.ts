@@ -13,6 +13,7 @@ import { locateDefinition } from './commit-definition.js';
 import { advertisement, type Advertisement } from './http-refs.js';
 import { fetchTrees } from './http-trees.js';
 import { gitSecrets } from './request-git-env.js';
+import { changedFilesIn } from './tree-changes.js';
 import type { StepDeps } from '../common/step-deps.js';
 
 type CloneDeps = Pick<StepDeps, 'config' | 'logStore' | 'groups'> & { readonly blobs?: BlobStore };
@@ -78,6 +79,7 @@ export async function openTreesFirst(
     logId: log.id,
     located,
     listPaths,
+    changedFiles: changedFilesIn(plan, deps, trees),
     async checkout() {
       ended = true;
       cloned ??= await openClone(plan, deps, dir, signal, { log, commit: head.commit });

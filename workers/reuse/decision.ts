@@ -19,6 +19,7 @@ import { buildKeyTag } from './build-key.js';
 import type { Keyed } from './checkout-key.js';
 import type { InFlightBuild, OwnedBuild } from './in-flight.js';
 import { registryAccess, type ReuseDeps } from './reuse-deps.js';
+import { describeRebuilt, withFiles, type FilesOf, type RebuiltInput } from './rebuilt-inputs.js';
 import { recordKey, reuseByKey } from './reuse-image.js';
 import type { TaggedImageTarget } from '../../src/rules/image-target.js';
 
@@ -34,7 +35,7 @@ export type Decision =
       readonly keyed?: Keyed;
       readonly lease?: HeldLease;
       /** With a key: the inputs changed since the last build (undefined: no earlier build known). */
-      readonly changed?: readonly string[];
+      readonly changed?: readonly RebuiltInput[];
     };
 
 /** What the job knows when it decides. */
@@ -49,6 +50,8 @@ export interface DecisionInput {
   readonly own: OwnedBuild<BuildResult>;
   /** Whether a build in flight with the same key may be followed. */
   readonly followAllowed: boolean;
+  /** The files under the read set's changed paths, when the commit's trees can tell them. */
+  readonly filesOf?: FilesOf;
 }
 
 /** The time since `startedMs` (performance.now()) as the img log says it: `1.25 s`. */
@@ -160,12 +163,13 @@ async function reuseRecorded(
 }
 
 /** Before a build: what changed since the last build of this repository and branch (logged). */
-async function changedInputs(input: DecisionInput, keyed: Keyed): Promise<string[] | undefined> {
-  const changed = await input.deps.reuse.recent.changes(recentId(input), keyed.input);
-  if (changed === undefined) return undefined;
+async function changedInputs(input: DecisionInput, keyed: Keyed): Promise<RebuiltInput[] | undefined> {
+  const changes = await input.deps.reuse.recent.changes(recentId(input), keyed.input);
+  if (changes === undefined) return undefined;
+  const changed = await withFiles(changes, input.filesOf);
   input.log.write(
     `inputs changed since the last build of this repository and branch: ${
-      changed.length > 0 ? changed.join('; ') : 'none (its image is gone)'
+      changed.length > 0 ? changed.map(describeRebuilt).join('; ') : 'none (its image is gone)'
     }\n`,
   );
   return changed;

@@ -6,16 +6,17 @@
  */
 import { createHash } from 'node:crypto';
 import { memoryRecentStore, type RecentStore } from '../leases/recent-store.js';
-import { changedInputs, type BuildKeyInput } from './build-key.js';
+import type { BuildKeyInput } from './build-key.js';
+import { inputChanges, type InputChange } from './input-changes.js';
 
 export class RecentInputs {
   constructor(private readonly store: RecentStore = memoryRecentStore()) {}
 
   /** What differs in `after` from the last build of `id`, or undefined when none is known. */
-  async changes(id: string, after: BuildKeyInput): Promise<string[] | undefined> {
+  async changes(id: string, after: BuildKeyInput): Promise<InputChange[] | undefined> {
     const text = await this.store.get(id);
     if (text === undefined) return undefined;
-    return changedInputs(JSON.parse(text) as BuildKeyInput, kept(after));
+    return inputChanges(JSON.parse(text) as BuildKeyInput, kept(after));
   }
 
   set(id: string, input: BuildKeyInput): Promise<void> {

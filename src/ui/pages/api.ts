@@ -64,6 +64,7 @@ export interface Stage {
 
 export interface Step {
   readonly name: string;
+  readonly stage?: string;
   readonly cached: boolean;
   readonly startedAt?: string;
   readonly durationMs?: number;
@@ -81,11 +82,22 @@ export interface KeyInfo {
   readonly inputs: readonly { name: string; digest: string }[];
 }
 
+/** An input that differs from the earlier build's: old and new value, a path's files. */
+export interface ChangedInput {
+  readonly input: string;
+  readonly before?: string;
+  readonly after?: string;
+  readonly files?: readonly { readonly path: string; readonly change: string }[];
+  readonly moreFiles?: number;
+}
+
 export interface Rebuilt {
   /** The build compared with, when there was one. */
   readonly since?: string;
-  /** The inputs whose digest differs, or `no earlier build`. */
+  /** One line per input that differs, or `no earlier build`. */
   readonly inputs: readonly string[];
+  /** The same inputs, each with its values and a path's files (absent in older records). */
+  readonly changes?: readonly ChangedInput[];
 }
 
 /** A build as GET /builds and GET /builds/{id} answer it (fields a page shows). */

@@ -1,13 +1,14 @@
 /**
  * /ui/builds/<id>: one build's record as a page: its status and answer, the stage timeline, the
  * BuildKit steps (cached or run, with durations), the pushed image and its sizes, the build key's
- * inputs and why it was rebuilt, its logs followed live, and Cancel while it runs.
+ * inputs and why it was rebuilt (file by file), its logs followed live, and Cancel while it runs.
  */
 import { ApiError, call, callerOf, getJson, statusOf, type Build } from './api.js';
 import { bytes, duration, fields, h, replace, table, when, type Child } from './dom.js';
 import { followLog, poll } from './live.js';
 import { LogView } from './log-view.js';
 import { statusBadge } from './builds-page.js';
+import { rebuiltView } from './rebuilt-view.js';
 
 /** How often a running build's record is asked again. */
 const RECORD_POLL_MS = 1000;
@@ -43,7 +44,12 @@ function stepsPanel(build: Build): HTMLElement | undefined {
     table(
       ['Step', '', 'Duration', 'Error'],
       steps.map((step) => [
-        h('code', {}, step.name),
+        h(
+          'span',
+          {},
+          h('code', {}, step.name),
+          step.stage === undefined ? undefined : h('span', { class: 'step-stage' }, ` ${step.stage}`),
+        ),
         h('span', { class: `badge ${step.cached ? 'cached' : 'ran'}` }, step.cached ? 'cached' : 'ran'),
         step.durationMs === undefined ? '' : duration(step.durationMs / 1000),
         step.error,
@@ -68,17 +74,7 @@ function imagePanel(build: Build): HTMLElement | undefined {
 }
 
 function keyPanel(build: Build): HTMLElement | undefined {
-  const rebuilt = build.rebuiltBecause;
-  const reasons =
-    rebuilt === undefined
-      ? undefined
-      : h(
-          'div',
-          { class: 'rebuilt' },
-          h('h3', {}, 'Rebuilt because'),
-          rebuilt.since === undefined ? undefined : h('p', {}, `Compared with ${rebuilt.since}`),
-          h('ul', {}, ...rebuilt.inputs.map((name) => h('li', {}, h('code', {}, name)))),
-        );
+  const reasons = build.rebuiltBecause === undefined ? undefined : rebuiltView(build.rebuiltBecause);
   if (build.key === undefined && reasons === undefined) return undefined;
   const inputs =
     build.key === undefined

@@ -6,6 +6,7 @@
 import { callerOf, getJson, statusOf, type Build } from './api.js';
 import { duration, h, replace, table, when } from './dom.js';
 import { poll } from './live.js';
+import { buildCards } from './build-cards.js';
 
 const FILTERS = ['status', 'repository', 'branch', 'trigger', 'caller'] as const;
 type Filter = (typeof FILTERS)[number];
@@ -81,6 +82,10 @@ export function statusBadge(build: Build): HTMLElement {
 
 function rows(builds: readonly Build[]): HTMLElement {
   if (builds.length === 0) return h('p', { class: 'empty' }, 'No build matches.');
+  return h('div', {}, buildTable(builds), buildCards(builds, statusBadge));
+}
+
+function buildTable(builds: readonly Build[]): HTMLElement {
   return table(
     ['Build', 'Status', 'Repository', 'Branch', 'Trigger', 'Caller', 'Started', 'Duration', 'Steps'],
     builds.map((build) => [

@@ -7,7 +7,8 @@ import type { ErrorCode, ServiceError } from '../../../../src/errors/errors.js';
 import { parseBuildRequest } from '../../../../src/http/build-schema.js';
 import type { BuildPlan } from '../../../../workers/plan/plan-types.js';
 import { planBuild as planRequest } from '../../../../workers/plan/plan.js';
-import { buildKey, changedInputs, type BuildKeyInput } from '../../../../workers/reuse/build-key.js';
+import { buildKey, type BuildKeyInput } from '../../../../workers/reuse/build-key.js';
+import { changedInputs } from '../../../../workers/reuse/input-changes.js';
 import { requestIdentity } from '../../../../workers/reuse/request-identity.js';
 import { testConfig } from '../../../helpers/app.js';
 

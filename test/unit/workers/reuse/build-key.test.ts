@@ -3,9 +3,9 @@ import {
   BUILD_PROCESS_VERSION,
   buildKey,
   buildKeyTag,
-  changedInputs,
   type BuildKeyInput,
 } from '../../../../workers/reuse/build-key.js';
+import { changedInputs } from '../../../../workers/reuse/input-changes.js';
 
 const base: BuildKeyInput = {
   configDigest: 'sha256:' + 'a'.repeat(64),

@@ -14,7 +14,8 @@ import {
   LABEL_SOURCE_VAR,
   writeDockerWrapper,
 } from '../../../../workers/builder/docker-wrapper.js';
-import { buildKey, changedInputs, type BuildKeyInput } from '../../../../workers/reuse/build-key.js';
+import { buildKey, type BuildKeyInput } from '../../../../workers/reuse/build-key.js';
+import { changedInputs } from '../../../../workers/reuse/input-changes.js';
 import { requestIdentity } from '../../../../workers/reuse/request-identity.js';
 import { planBuild } from '../../../../workers/plan/plan.js';
 import { PLAN } from '../../../helpers/fake-build.js';
