@@ -13,7 +13,7 @@ import { BUILD_QUEUE_CHANNEL, QUEUE_KEYS, buildAliveKey, replicaAliveKey } from 
 import { LEASE_MS } from '../redis/lease.js';
 import { laneOf, type QueueEntry, type RingLevel } from './fair-order.js';
 import { DROP_HELD, ENDED, ENQUEUE, PLACES, REMOVE, STARTED, TAKE } from './redis-queue-scripts.js';
-import type { PlaceInput, QueueDepths, QueueStore } from './types.js';
+import type { Admission, PlaceData, PlaceInput, QueueDepths, QueueStore } from './types.js';
 
 const TAKES_KEPT = 50;
 const [, RUNNING, COUNTS, , OWNERS, TAKES] = QUEUE_KEYS as [string, string, string, string, string, string];
@@ -22,7 +22,10 @@ const depthsOf = (counts: readonly unknown[]): QueueDepths =>
   Object.fromEntries(QUEUE_CLASSES.map((c, i) => [c, Number(counts[i] ?? 0)])) as QueueDepths;
 
 /** PLACES' answer as PlaceData. */
-function placesOf(ids: readonly string[], answer: [unknown[], unknown[][]]): { builds: PlaceInput[]; levels: RingLevel[] } {
+function placesOf(
+  ids: readonly string[],
+  answer: [unknown[], unknown[][]],
+): { builds: PlaceInput[]; levels: RingLevel[] } {
   const [builds, levels] = answer;
   const found: PlaceInput[] = [];
   builds.forEach((item, i) => {
@@ -34,7 +37,8 @@ function placesOf(ids: readonly string[], answer: [unknown[], unknown[][]]): { b
     builds: found,
     levels: levels.map(([waiting, ...pairs]) => {
       const ring: { tenant: string; count: number }[] = [];
-      for (let i = 0; i + 1 < pairs.length; i += 2) ring.push({ tenant: String(pairs[i]), count: Number(pairs[i + 1]) });
+      for (let i = 0; i + 1 < pairs.length; i += 2)
+        ring.push({ tenant: String(pairs[i]), count: Number(pairs[i + 1]) });
       return { waiting: Number(waiting), ring };
     }),
   };
@@ -48,119 +52,159 @@ async function existing(client: Redis, keys: readonly string[]): Promise<boolean
   return ((await pipeline.exec()) ?? []).map(([, n]) => n === 1);
 }
 
+/** Redis mode's store: each method one script or one read (costs: redis-queue-scripts.ts). */
+class RedisQueue implements QueueStore {
+  readonly #connection: Pick<RedisConnection, 'duplicate' | 'call'>;
+  readonly #replica: string;
+  readonly #logger: Pick<Logger, 'warn'>;
+  #subscriber: Redis | undefined;
+  readonly #listeners: (() => void)[] = [];
+
+  constructor(
+    connection: Pick<RedisConnection, 'duplicate' | 'call'>,
+    replica: string,
+    logger: Pick<Logger, 'warn'>,
+  ) {
+    this.#connection = connection;
+    this.#replica = replica;
+    this.#logger = logger;
+  }
+
+  admission(tenant: string): Promise<Admission> {
+    return this.#call(async (client) => {
+      const counts = await client.hmget(
+        COUNTS,
+        ...QUEUE_CLASSES.map((c) => `class:${c}`),
+        `tenant:${tenant}`,
+        `running:${tenant}`,
+      );
+      return {
+        depths: depthsOf(counts),
+        tenantWaiting: Number(counts[QUEUE_CLASSES.length] ?? 0),
+        tenantRunning: Number(counts[QUEUE_CLASSES.length + 1] ?? 0),
+      };
+    });
+  }
+
+  async enqueue(entry: QueueEntry): Promise<QueueDepths> {
+    const args = [
+      entry.id,
+      entry.class,
+      entry.tenant,
+      laneOf(entry),
+      JSON.stringify(entry),
+      entry.maxRunning === undefined ? '' : entry.maxRunning,
+      BUILD_QUEUE_CHANNEL,
+    ];
+    return depthsOf((await this.#call((client) => ENQUEUE.run(client, QUEUE_KEYS, args))) as number[]);
+  }
+
+  async take(replica: string, nowMs: number): Promise<{ entry?: QueueEntry; depths: QueueDepths }> {
+    const [text, ...counts] = (await this.#call((client) =>
+      TAKE.run(client, QUEUE_KEYS, [replica, nowMs, TAKES_KEPT]),
+    )) as [string | null, ...number[]];
+    const depths = depthsOf(counts);
+    return text === null ? { depths } : { entry: JSON.parse(text) as QueueEntry, depths };
+  }
+
+  async remove(id: string): Promise<QueueDepths | undefined> {
+    const counts = (await this.#call((client) => REMOVE.run(client, QUEUE_KEYS, [id]))) as number[] | null;
+    return counts === null ? undefined : depthsOf(counts);
+  }
+
+  async started(id: string, tenant: string, nowMs: number): Promise<void> {
+    await this.#call((client) => STARTED.run(client, QUEUE_KEYS, [id, tenant, nowMs]));
+  }
+
+  async ended(id: string): Promise<void> {
+    await this.#ended([id]);
+  }
+
+  async places(ids: readonly string[]): Promise<PlaceData> {
+    if (ids.length === 0) return { builds: [], levels: [] };
+    const answer = await this.#call((client) => PLACES.run(client, QUEUE_KEYS, ids));
+    return placesOf(ids, answer as [unknown[], unknown[][]]);
+  }
+
+  takeTimes(): Promise<number[]> {
+    return this.#call(async (client) => (await client.lrange(TAKES, 0, -1)).map(Number));
+  }
+
+  async dropHeld(owner: string): Promise<QueueEntry[]> {
+    const dropped = (await this.#call((client) => DROP_HELD.run(client, QUEUE_KEYS, [owner]))) as string[];
+    return dropped.map((text) => JSON.parse(text) as QueueEntry);
+  }
+
+  /** O(replicas holding builds + running builds): two reads, a pipeline of EXISTS, a script per stopped replica. */
+  async reap(nowMs: number, graceMs: number): Promise<QueueEntry[]> {
+    const owners = await this.#call(async (client) => {
+      const held = Object.keys(await client.hgetall(OWNERS)).filter((owner) => owner !== this.#replica);
+      const alive = await existing(client, held.map(replicaAliveKey));
+      await this.#reapRunning(client, nowMs, graceMs);
+      return held.filter((_, i) => alive[i] !== true);
+    });
+    const dropped: QueueEntry[] = [];
+    for (const owner of owners) dropped.push(...(await this.dropHeld(owner)));
+    return dropped;
+  }
+
+  onChange(listener: () => void): void {
+    this.#listeners.push(listener);
+    if (this.#subscriber !== undefined) return;
+    const sub = this.#connection.duplicate('queue-subscriber');
+    this.#subscriber = sub;
+    const wake = (): void => {
+      for (const each of this.#listeners) each();
+    };
+    sub.on('message', wake);
+    // Commands wait for no connection (no offline queue): subscribed once connected; a message
+    // missed while disconnected means one more look once connected again.
+    const subscribe = (): void => {
+      sub.subscribe(BUILD_QUEUE_CHANNEL).then(wake, (err: unknown) => {
+        this.#logger.warn({ err }, 'the queue channel could not be subscribed');
+      });
+    };
+    if (sub.status === 'ready') subscribe();
+    else sub.once('ready', subscribe);
+    sub.on('ready', wake);
+  }
+
+  heartbeat(): Promise<void> {
+    return this.#call(async (client) => {
+      await client.set(replicaAliveKey(this.#replica), '1', 'PX', LEASE_MS);
+    });
+  }
+
+  close(): void {
+    this.#subscriber?.disconnect();
+  }
+
+  #call<T>(run: (client: Redis) => Promise<T>): Promise<T> {
+    return this.#connection.call(run);
+  }
+
+  async #ended(ids: readonly string[]): Promise<void> {
+    await this.#call((client) => ENDED.run(client, QUEUE_KEYS, [BUILD_QUEUE_CHANNEL, ...ids]));
+  }
+
+  /** The running builds whose lease expired, past their grace: no longer counted. */
+  async #reapRunning(client: Redis, nowMs: number, graceMs: number): Promise<void> {
+    const running = Object.entries(await client.hgetall(RUNNING)).filter(
+      ([, value]) => nowMs - Number(value.split('\0')[1] ?? 0) >= graceMs,
+    );
+    const alive = await existing(
+      client,
+      running.map(([id]) => buildAliveKey(id)),
+    );
+    const gone = running.filter((_, i) => alive[i] !== true).map(([id]) => id);
+    if (gone.length > 0) await this.#ended(gone);
+  }
+}
+
 export function createRedisQueue(
   connection: Pick<RedisConnection, 'duplicate' | 'call'>,
   replica: string,
   logger: Pick<Logger, 'warn'>,
 ): QueueStore {
-  let subscriber: Redis | undefined;
-  const listeners: (() => void)[] = [];
-  const script = <T>(run: (client: Redis) => Promise<unknown>): Promise<T> =>
-    connection.call(run) as Promise<T>;
-  const ended = (ids: readonly string[]): Promise<unknown> =>
-    script((client) => ENDED.run(client, QUEUE_KEYS, [BUILD_QUEUE_CHANNEL, ...ids]));
-  const dropHeld = async (owner: string): Promise<QueueEntry[]> => {
-    const dropped: string[] = await script((client) => DROP_HELD.run(client, QUEUE_KEYS, [owner]));
-    return dropped.map((text) => JSON.parse(text) as QueueEntry);
-  };
-
-  /** The running builds whose lease expired, past their grace: no longer counted. */
-  const reapRunning = async (client: Redis, nowMs: number, graceMs: number): Promise<void> => {
-    const running = Object.entries(await client.hgetall(RUNNING)).filter(
-      ([, value]) => nowMs - Number(value.split('\0')[1] ?? 0) >= graceMs,
-    );
-    const alive = await existing(client, running.map(([id]) => buildAliveKey(id)));
-    const gone = running.filter((_, i) => alive[i] !== true).map(([id]) => id);
-    if (gone.length > 0) await ended(gone);
-  };
-
-  return {
-    async admission(tenant) {
-      return script(async (client) => {
-        const counts = await client.hmget(
-          COUNTS,
-          ...QUEUE_CLASSES.map((c) => `class:${c}`),
-          `tenant:${tenant}`,
-          `running:${tenant}`,
-        );
-        return {
-          depths: depthsOf(counts),
-          tenantWaiting: Number(counts[QUEUE_CLASSES.length] ?? 0),
-          tenantRunning: Number(counts[QUEUE_CLASSES.length + 1] ?? 0),
-        };
-      });
-    },
-    async enqueue(entry) {
-      const counts = await script<number[]>((client) =>
-        ENQUEUE.run(client, QUEUE_KEYS, [
-          entry.id,
-          entry.class,
-          entry.tenant,
-          laneOf(entry),
-          JSON.stringify(entry),
-          entry.maxRunning === undefined ? '' : entry.maxRunning,
-          BUILD_QUEUE_CHANNEL,
-        ]),
-      );
-      return depthsOf(counts);
-    },
-    async take(me, nowMs) {
-      const [text, ...counts] = await script<[string | null, ...number[]]>((client) =>
-        TAKE.run(client, QUEUE_KEYS, [me, nowMs, TAKES_KEPT]),
-      );
-      const depths = depthsOf(counts);
-      return text === null ? { depths } : { entry: JSON.parse(text) as QueueEntry, depths };
-    },
-    async remove(id) {
-      const counts = await script<number[] | null>((client) => REMOVE.run(client, QUEUE_KEYS, [id]));
-      return counts === null ? undefined : depthsOf(counts);
-    },
-    async started(id, tenant, nowMs) {
-      await script((client) => STARTED.run(client, QUEUE_KEYS, [id, tenant, nowMs]));
-    },
-    async ended(id) {
-      await ended([id]);
-    },
-    async places(ids) {
-      if (ids.length === 0) return { builds: [], levels: [] };
-      const answer = await script<[unknown[], unknown[][]]>((client) => PLACES.run(client, QUEUE_KEYS, ids));
-      return placesOf(ids, answer);
-    },
-    takeTimes: () =>
-      script(async (client) => (await client.lrange(TAKES, 0, -1)).map(Number)),
-    dropHeld,
-    async reap(nowMs, graceMs) {
-      const owners: string[] = await script(async (client) => {
-        const held = Object.keys(await client.hgetall(OWNERS)).filter((owner) => owner !== replica);
-        const alive = await existing(client, held.map(replicaAliveKey));
-        await reapRunning(client, nowMs, graceMs);
-        return held.filter((_, i) => alive[i] !== true);
-      });
-      const dropped: QueueEntry[] = [];
-      for (const owner of owners) dropped.push(...(await dropHeld(owner)));
-      return dropped;
-    },
-    onChange(listener) {
-      listeners.push(listener);
-      if (subscriber !== undefined) return;
-      subscriber = connection.duplicate('queue-subscriber');
-      const wake = (): void => {
-        for (const each of listeners) each();
-      };
-      subscriber.on('message', wake);
-      // A message missed while disconnected: look again once subscribed anew.
-      subscriber.on('ready', wake);
-      subscriber.subscribe(BUILD_QUEUE_CHANNEL).catch((err: unknown) => {
-        logger.warn({ err }, 'the queue channel could not be subscribed');
-      });
-    },
-    heartbeat: () =>
-      script(async (client) => {
-        await client.set(replicaAliveKey(replica), '1', 'PX', LEASE_MS);
-      }),
-    close() {
-      subscriber?.disconnect();
-    },
-  };
+  return new RedisQueue(connection, replica, logger);
 }
-

@@ -3,7 +3,7 @@
  * within a tenant; quotas of running builds; what a replica may not take; places. Registered
  * once per store (embedded mode's memory, Redis mode's scripts) so that both keep the same rules.
  */
-import type { TestFn } from 'ava';
+import type { ExecutionContext } from 'ava';
 import type { QueueClass, QueueEntry } from '../../src/queue/fair-order.js';
 import { placeOf } from '../../src/queue/fair-order.js';
 import type { QueueStore } from '../../src/queue/types.js';
@@ -34,19 +34,32 @@ export async function takeAll(store: QueueStore, replica = 'a'): Promise<QueueEn
   }
 }
 
-const tenants = (order: readonly QueueEntry[]): string => order.map((e) => `${e.tenant}:${e.class}`).join(' ');
+const tenants = (order: readonly QueueEntry[]): string =>
+  order.map((e) => `${e.tenant}:${e.class}`).join(' ');
 const queued = async (store: QueueStore, ...entries: QueueEntry[]): Promise<void> => {
   for (const entry of entries) await store.enqueue(entry);
 };
-async function placesOf(store: QueueStore, ids: readonly string[]): Promise<[string, { position: number; ahead: number }][]> {
+async function placesOf(
+  store: QueueStore,
+  ids: readonly string[],
+): Promise<[string, { position: number; ahead: number }][]> {
   const { builds, levels } = await store.places(ids);
   return builds.map((build) => [build.id, placeOf(levels, build)]);
 }
 
-export function orderCases(test: TestFn, title: string, newStore: () => Promise<QueueStore>): void {
+/** `test` or `test.serial` of ava. */
+type Register = (title: string, run: (t: ExecutionContext) => Promise<void>) => void;
+
+export function orderCases(test: Register, title: string, newStore: () => Promise<QueueStore>): void {
   test(`${title}: a request goes before a push, a push before reconcile and refresh, whatever arrived first`, async (t) => {
     const store = await newStore();
-    await queued(store, queueEntry('a', 'refresh'), queueEntry('b', 'reconcile'), queueEntry('c', 'push'), queueEntry('d', 'api'));
+    await queued(
+      store,
+      queueEntry('a', 'refresh'),
+      queueEntry('b', 'reconcile'),
+      queueEntry('c', 'push'),
+      queueEntry('d', 'api'),
+    );
     t.is(tenants(await takeAll(store)), 'd:api c:push a:refresh b:reconcile');
   });
 
@@ -125,7 +138,12 @@ export function orderCases(test: TestFn, title: string, newStore: () => Promise<
       queueEntry(tenant, 'api'),
     ]);
     await queued(store, ...entries);
-    const places = new Map(await placesOf(store, entries.map((e) => e.id)));
+    const places = new Map(
+      await placesOf(
+        store,
+        entries.map((e) => e.id),
+      ),
+    );
     const order = await takeAll(store);
     t.deepEqual(
       order.map((e) => places.get(e.id)?.position),
@@ -137,7 +155,10 @@ export function orderCases(test: TestFn, title: string, newStore: () => Promise<
     const store = await newStore();
     const [a1, a2] = [queueEntry('a', 'push'), queueEntry('a', 'api')];
     await queued(store, a1, a2);
-    t.like(await store.admission('a'), { depths: { api: 1, push: 1, reconcile: 0, refresh: 0 }, tenantWaiting: 2 });
+    t.like(await store.admission('a'), {
+      depths: { api: 1, push: 1, reconcile: 0, refresh: 0 },
+      tenantWaiting: 2,
+    });
     await store.take('a', 1);
     await store.remove(a1.id);
     t.like(await store.admission('a'), { depths: { api: 0, push: 0 }, tenantWaiting: 0, tenantRunning: 1 });

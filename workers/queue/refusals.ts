@@ -51,11 +51,7 @@ export async function fullRefusal(
 }
 
 /** The 429 of a synchronous build of a tenant at its quota of running builds. */
-export function busyRefusal(
-  tenant: string,
-  running: number,
-  takes: readonly number[],
-): ServiceError {
+export function busyRefusal(tenant: string, running: number, takes: readonly number[]): ServiceError {
   return serviceError(
     'TENANT_BUSY',
     { tenant, running },

@@ -9,7 +9,13 @@ import type { BuildRegistry, NewBuild } from '../../src/builds/types.js';
 import type { Config } from '../../src/config/types.js';
 import type { Logger } from '../../src/observability/logger.js';
 import type { Metrics } from '../../src/observability/metrics.js';
-import { placeOf, QUEUE_CLASSES, type Place, type QueueClass, type QueueEntry } from '../../src/queue/fair-order.js';
+import {
+  placeOf,
+  QUEUE_CLASSES,
+  type Place,
+  type QueueClass,
+  type QueueEntry,
+} from '../../src/queue/fair-order.js';
 import type { QueueDepths, QueueStore } from '../../src/queue/types.js';
 import type { BuildPlan } from '../plan/plan-types.js';
 import { Pump } from './pump.js';
@@ -75,7 +81,11 @@ export class WaitingBuilds {
       store: deps.store,
       shared: deps.shared,
       kick: () => this.pump(),
-      reaped: (entries) => this.#endAll(entries, (e) => `its replica ${e.owner} stopped, and the credentials of its request were only there`),
+      reaped: (entries) =>
+        this.#endAll(
+          entries,
+          (e) => `its replica ${e.owner} stopped, and the credentials of its request were only there`,
+        ),
       logger: deps.logger,
       now: this.#now,
     });
@@ -226,7 +236,9 @@ export class WaitingBuilds {
         this.#held.delete(entry.id);
         await this.#deps
           .endUnstarted(entry.id, serviceError('BUILD_NOT_STARTED', { reason: reason(entry) }))
-          .catch((err: unknown) => this.#deps.logger.warn({ err, buildId: entry.id }, 'could not end a queued build'));
+          .catch((err: unknown) =>
+            this.#deps.logger.warn({ err, buildId: entry.id }, 'could not end a queued build'),
+          );
       }),
     );
   }

@@ -69,34 +69,40 @@ test.serial('a replica learns of work by a message, not by reading the queue', a
   t.pass();
 });
 
-test.serial('the reap drops the builds of a replica whose heartbeat expired, and keeps a live one', async (t) => {
-  const reaper = await fresh('reaper');
-  const alive = await fresh('alive');
-  await alive.heartbeat();
-  const { request: _a, ...aliveHeld } = queueEntry('t', 'api', { owner: 'alive' });
-  const { request: _d, ...deadHeld } = queueEntry('t', 'api', { owner: 'dead' });
-  await reaper.enqueue(aliveHeld);
-  await reaper.enqueue(deadHeld);
-  t.is(await client().exists(replicaAliveKey('dead')), 0);
-  const dropped = await reaper.reap(Date.now(), 30_000);
-  t.deepEqual(
-    dropped.map((e) => e.id),
-    [deadHeld.id],
-  );
-  t.is((await alive.take('alive', 1)).entry?.id, aliveHeld.id);
-});
+test.serial(
+  'the reap drops the builds of a replica whose heartbeat expired, and keeps a live one',
+  async (t) => {
+    const reaper = await fresh('reaper');
+    const alive = await fresh('alive');
+    await alive.heartbeat();
+    const { request: _a, ...aliveHeld } = queueEntry('t', 'api', { owner: 'alive' });
+    const { request: _d, ...deadHeld } = queueEntry('t', 'api', { owner: 'dead' });
+    await reaper.enqueue(aliveHeld);
+    await reaper.enqueue(deadHeld);
+    t.is(await client().exists(replicaAliveKey('dead')), 0);
+    const dropped = await reaper.reap(Date.now(), 30_000);
+    t.deepEqual(
+      dropped.map((e) => e.id),
+      [deadHeld.id],
+    );
+    t.is((await alive.take('alive', 1)).entry?.id, aliveHeld.id);
+  },
+);
 
-test.serial('a running build whose lease is gone stops counting toward its quota after its grace', async (t) => {
-  const store = await fresh();
-  await store.enqueue(queueEntry('q', 'api', { maxRunning: 1 }));
-  await store.started('bld-lost', 'q', 0);
-  t.is((await store.take('a', 1)).entry, undefined);
-  await store.reap(10_000, 30_000);
-  t.is((await store.admission('q')).tenantRunning, 1, 'kept within its grace');
-  await store.reap(40_000, 30_000);
-  t.is((await store.admission('q')).tenantRunning, 0);
-  t.not((await store.take('a', 2)).entry, undefined);
-});
+test.serial(
+  'a running build whose lease is gone stops counting toward its quota after its grace',
+  async (t) => {
+    const store = await fresh();
+    await store.enqueue(queueEntry('q', 'api', { maxRunning: 1 }));
+    await store.started('bld-lost', 'q', 0);
+    t.is((await store.take('a', 1)).entry, undefined);
+    await store.reap(10_000, 30_000);
+    t.is((await store.admission('q')).tenantRunning, 1, 'kept within its grace');
+    await store.reap(40_000, 30_000);
+    t.is((await store.admission('q')).tenantRunning, 0);
+    t.not((await store.take('a', 2)).entry, undefined);
+  },
+);
 
 /** Bytes Redis received for one enqueue and one take, with `depth` builds waiting. */
 async function bytesPerOperation(store: QueueStore, depth: number): Promise<number> {
