@@ -28,8 +28,8 @@ function placesOf(
 ): { builds: PlaceInput[]; levels: RingLevel[] } {
   const [builds, levels] = answer;
   const found: PlaceInput[] = [];
-  builds.forEach((item, i) => {
-    const id = ids[i];
+  builds.forEach((item, index) => {
+    const id = ids[index];
     if (!Array.isArray(item) || id === undefined) return;
     found.push({ id, level: Number(item[0]), tenant: String(item[1]), inLine: Number(item[2]) });
   });
