@@ -35,7 +35,7 @@ export interface QueueEntry {
 export const levelOf = (entry: Pick<QueueEntry, 'class'>): number => LEVEL[entry.class];
 
 /** The lane of an entry: `*` when any replica may run it, else its owner's name. */
-export const ANY_LANE = '*';
+const ANY_LANE = '*';
 export const laneOf = (entry: Pick<QueueEntry, 'request' | 'owner'>): string =>
   entry.request === undefined ? entry.owner : ANY_LANE;
 

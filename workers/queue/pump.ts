@@ -2,7 +2,8 @@
  * Runs one step (take a build into a free slot) again and again while it succeeds, one pass at a
  * time: a kick during a pass runs one more pass after it, never two side by side.
  */
-export type PumpState = 'idle' | 'pumping' | 'again' | 'stopped';
+/** Idle; a pass running; a pass running with another asked for; stopped for good. */
+type PumpState = 'idle' | 'pumping' | 'again' | 'stopped';
 
 export class Pump {
   readonly #step: () => Promise<boolean>;
@@ -13,10 +14,6 @@ export class Pump {
   constructor(step: () => Promise<boolean>, failed: (err: unknown) => void) {
     this.#step = step;
     this.#failed = failed;
-  }
-
-  get state(): PumpState {
-    return this.#state;
   }
 
   kick(): void {

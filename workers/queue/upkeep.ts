@@ -9,7 +9,7 @@ import type { Logger } from '../../src/observability/logger.js';
 import type { QueueEntry } from '../../src/queue/fair-order.js';
 import type { QueueStore } from '../../src/queue/types.js';
 
-export const UPKEEP_INTERVAL_MS = 5000;
+const UPKEEP_INTERVAL_MS = 5000;
 /** A running build younger than this is counted whatever its lease says (its record is being written). */
 const RUNNING_GRACE_MS = 30_000;
 
