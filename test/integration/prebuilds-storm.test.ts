@@ -117,15 +117,19 @@ test('a reconcile storm queues every repository once; a CI build of another tena
     `${queuedBefore - queuedAtStart} prebuilds started before the CI build (one turn: ${REPLICAS * SLOTS})`,
   );
 
+  let allQueuedMs: number | undefined;
   await eventually(
     async () => {
       const records = await storm();
+      if (records.length >= REPOSITORIES) allQueuedMs ??= Date.now() - started;
       return records.length >= REPOSITORIES && records.every((r) => r.phase === 'finished');
     },
     { timeout: 1_500_000, interval: 1000, what: 'every prebuild of the storm to end' },
   );
   const records = await storm();
-  t.log(`${REPOSITORIES} repositories, ${REPLICAS} replicas: all ended after ${Date.now() - started} ms`);
+  t.log(
+    `${REPOSITORIES} repositories, ${REPLICAS} replicas: all queued or started within ${String(allQueuedMs)} ms, all ended after ${Date.now() - started} ms`,
+  );
   t.is(records.length, REPOSITORIES, 'one build per repository, none skipped');
   t.deepEqual(
     [...new Set(records.map((r) => r.image))].length,
