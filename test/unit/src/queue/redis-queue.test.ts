@@ -29,7 +29,8 @@ const client = (): Redis => {
 };
 
 test.beforeEach(async () => {
-  await (await readyConnection(redis())).client.flushall().then(() => undefined);
+  connection ??= await readyConnection(redis());
+  await connection.client.flushall();
 });
 test.after.always(async () => {
   for (const store of stores) store.close();
