@@ -1,6 +1,6 @@
 // A reconcile storm in Redis mode, four real service processes of two slots each: one pass over
-// STORM_REPOSITORIES configured repositories (200 by default; `bench:prebuilds -- --storm 2000`
-// is the full one) that have no image yet queues every one of them, though the API's
+// STORM_REPOSITORIES configured repositories (200 by default; `STORM_REPOSITORIES=2000` runs the
+// full storm) that have no image yet queues every one of them, though the API's
 // `build.maxQueued` is 5 (prebuilds have their own bound, docs/queue.md); each is built or reused
 // exactly once, none is skipped; a CI build of another tenant arriving in the middle starts within
 // one turn of the slots.
