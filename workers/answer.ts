@@ -18,7 +18,7 @@ import type { BuildStatus, Metrics } from '../src/observability/metrics.js';
 import type { BuildResource } from './build-resource.js';
 import { busyAnswer } from './busy.js';
 import type { BuildPlan, BuildResult } from './plan/plan-types.js';
-import type { BuildQueue, Reservation } from './queue.js';
+import type { BuildQueue, Reservation } from './slots.js';
 
 /** A build as it is answered: its plan, request, record, and what it was counted against. */
 export interface Ending {

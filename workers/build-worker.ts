@@ -12,9 +12,9 @@ import { BuilderFleet } from './builder/fleet/fleet.js';
 import type { BuilderState } from './builder/fleet/health.js';
 import { IdempotentRequests, type Idempotency } from './idempotency.js';
 import type { BuildPlan, BuildResult } from './plan/plan-types.js';
-import { createBuildQueue, type BuildQueue } from './queue.js';
+import { createBuildQueue, type BuildQueue } from './slots.js';
 import { QueuedBuilds } from './queued-builds.js';
-import { tenantOf } from './waiting-builds.js';
+import { tenantOf } from './queue/tenants.js';
 import type { BuildWorkerContext, BuildWorkerOptions, StartOptions, Submission } from './worker-types.js';
 
 export type { BuildJobRunner, BuildWorkerOptions } from './worker-types.js';
@@ -133,9 +133,9 @@ export class BuildWorker {
     this.#runs.onEnded(listener);
   }
 
-  /** Each queued build's place in the queue (GET /builds, docs/queue.md). */
-  queuePositions(): Promise<Map<string, { position: number; ahead: number }>> {
-    return this.#queued.waiting.positions();
+  /** The places in the queue of the queued builds `ids` (GET /builds, docs/queue.md). */
+  queuePositions(ids: readonly string[]): Promise<Map<string, { position: number; ahead: number }>> {
+    return this.#queued.waiting.positions(ids);
   }
 
   /**

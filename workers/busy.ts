@@ -9,7 +9,7 @@ import { serviceError } from '../src/errors/errors.js';
 import type { Logger } from '../src/observability/logger.js';
 import { busyRetryAfter } from './common/retry-after.js';
 import type { BuildPlan } from './plan/plan-types.js';
-import type { BuildQueue } from './queue.js';
+import type { BuildQueue } from './slots.js';
 
 export interface BusyParts {
   readonly config: Pick<Config, 'build'>;

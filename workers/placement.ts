@@ -11,7 +11,7 @@ import type { BuildResource } from './build-resource.js';
 import type { BuilderFleet } from './builder/fleet/fleet.js';
 import type { JobReuse } from './job.js';
 import type { BuildPlan } from './plan/plan-types.js';
-import type { BuildQueue } from './queue.js';
+import type { BuildQueue } from './slots.js';
 import type { BuildJobRunner, Submission } from './worker-types.js';
 
 /** What every flow of one worker uses: its deps, slots, builders, records and job runner. */

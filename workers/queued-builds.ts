@@ -12,9 +12,10 @@ import type { Logger } from '../src/observability/logger.js';
 import type { BuildRuns } from './build-runs.js';
 import { planBuild } from './plan/plan.js';
 import type { BuildPlan, BuildRequest } from './plan/plan-types.js';
+import { countRefusal } from './answer.js';
 import { newBuild } from './placement.js';
-import type { BuildQueue } from './queue.js';
-import { WaitingBuilds, type TakenBuild } from './waiting-builds.js';
+import type { BuildQueue } from './slots.js';
+import { WaitingBuilds, type TakenBuild } from './queue/waiting-builds.js';
 import type { BuildWorkerContext, StartOptions, Submission } from './worker-types.js';
 
 /**
@@ -41,7 +42,7 @@ export class QueuedBuilds {
   constructor(ctx: BuildWorkerContext, runs: BuildRuns, slots: BuildQueue) {
     this.#ctx = ctx;
     this.#runs = runs;
-    const queue = ctx.queue ?? { store: createMemoryQueue('local'), replica: 'local' };
+    const queue = ctx.queue ?? { store: createMemoryQueue(), replica: 'local' };
     this.waiting = new WaitingBuilds({
       config: ctx.config,
       store: queue.store,
@@ -51,6 +52,7 @@ export class QueuedBuilds {
       slots,
       logger: ctx.logger,
       metrics: ctx.metrics,
+      counted: (err) => countRefusal(ctx.metrics, err),
       run: (taken) => void this.#runTaken(taken),
       endUnstarted: (id, err) => runs.endUnstarted(id, err),
     });
@@ -65,7 +67,7 @@ export class QueuedBuilds {
       { class: options.trigger ?? 'api', tenant },
     );
     if (options.idempotency !== undefined) await this.#ctx.builds.bindKey(options.idempotency.key, id);
-    const [record, places] = await Promise.all([this.#ctx.builds.get(id), this.waiting.positions()]);
+    const [record, places] = await Promise.all([this.#ctx.builds.get(id), this.waiting.positions([id])]);
     if (record === undefined) throw serviceError('STORE_UNAVAILABLE');
     const place = places.get(id);
     return place === undefined || record.phase !== 'queued' ? record : { ...record, queue: place };

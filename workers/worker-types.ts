@@ -18,7 +18,7 @@ import type { Probe } from './builder/fleet/probe.js';
 import type { SecretIdentityKey } from './builder/secret-identity-key.js';
 import type { Idempotency } from './idempotency.js';
 import type { BuildPlan } from './plan/plan-types.js';
-import type { BuildQueue, Reservation } from './queue.js';
+import type { BuildQueue, Reservation } from './slots.js';
 import type { JobOutcome } from './reuse/decision.js';
 
 export type BuildJobRunner = (

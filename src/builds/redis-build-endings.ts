@@ -7,10 +7,10 @@ import { ERRORS, serviceError } from '../errors/errors.js';
 import {
   BUILD_ALIVE_SUFFIX,
   BUILD_END_SUFFIX,
-  BUILD_QUEUE,
   buildAliveKey,
   buildKey,
   FINISHED_BUILDS,
+  QUEUE_KEYS,
   RUNNING_BUILDS,
 } from '../redis/keys.js';
 
@@ -25,13 +25,15 @@ export const NOT_STARTED_STATUS = ERRORS.BUILD_NOT_STARTED.status;
 
 /** What the scripts append an id to (the alive key and channel follow from it: src/redis/keys.ts). */
 export const BUILD_PREFIX = buildKey('');
-/** The KEYS of a script on one build: build, running, finished, alive, queue. */
+/** The queue's waiting builds and its running ones (hashes by id, src/redis/keys.ts). */
+export const QUEUE_HOLDS: readonly string[] = QUEUE_KEYS.slice(0, 2);
+/** The KEYS of a script on one build: build, running, finished, alive, queue waiting, queue running. */
 export const entryKeys = (id: string): string[] => [
   buildKey(id),
   RUNNING_BUILDS,
   FINISHED_BUILDS,
   buildAliveKey(id),
-  BUILD_QUEUE,
+  ...QUEUE_HOLDS,
 ];
 
 /** What a script that may end a build is given: the time, and how many finished records are kept. */
@@ -79,25 +81,14 @@ local function lose(runningKey, finishedKey, id, entry, nowMs, history, bodyJson
   local outcome = {status = 'failure', durationSeconds = seconds, error = body.error, answer = {status = status or 500, body = body}}
   return finish(runningKey, finishedKey, id, entry, outcome, nowMs, history)
 end
--- The ids the queue holds, waiting or running (read once per script).
-local queueIds
-local function inQueue(queueKey, id)
-  if not queueIds then
-    queueIds = {}
-    local text = redis.call('GET', queueKey)
-    if text then
-      local queue = cjson.decode(text)
-      for _, list in ipairs({queue.waiting or {}, queue.running or {}}) do
-        for _, item in ipairs(list) do queueIds[item.id] = true end
-      end
-    end
-  end
-  return queueIds[id] == true
+-- Whether the queue holds the build, waiting or running (its hashes of each, by id).
+local function inQueue(waitingKey, runningKey, id)
+  return redis.call('HEXISTS', waitingKey, id) == 1 or redis.call('HEXISTS', runningKey, id) == 1
 end
 -- A queued record older than ORPHAN_MS that the queue neither holds nor runs: its replica stopped
 -- (or lost the store) between writing it and queueing it, or took it and never adopted it.
-local function orphaned(queueKey, entry, nowMs)
+local function orphaned(waitingKey, runningKey, entry, nowMs)
   if tonumber(nowMs) - entry.startedAtMs < ${ORPHAN_MS} then return false end
-  return not inQueue(queueKey, entry.id)
+  return not inQueue(waitingKey, runningKey, entry.id)
 end
 `;

@@ -4,7 +4,7 @@
  * started. No sweeper runs apart: the replica whose read ended a build is the one that tells of it.
  */
 import type { RedisConnection } from '../redis/connection.js';
-import { BUILD_QUEUE, FINISHED_BUILDS, RUNNING_BUILDS } from '../redis/keys.js';
+import { FINISHED_BUILDS, RUNNING_BUILDS } from '../redis/keys.js';
 import { redisScript } from '../redis/script.js';
 import {
   BUILD_PREFIX,
@@ -14,11 +14,12 @@ import {
   LOST_BODY,
   NOT_STARTED_BODY,
   NOT_STARTED_STATUS,
+  QUEUE_HOLDS,
 } from './redis-build-endings.js';
 import type { BuildEntry } from './records.js';
 
 /**
- * KEYS: build, running, finished, alive, queue. ARGV: build key prefix, id, now ms, history, lost
+ * KEYS: build, running, finished, alive, queue waiting, queue running. ARGV: build key prefix, id, now ms, history, lost
  * body json, not started body json. The record (running or kept finished); a running one whose
  * lease expired is finished as lost, a queued one the queue has lost as never started.
  */
@@ -29,7 +30,7 @@ if text then
   local entry = cjson.decode(text)
   local lost
   if entry.phase == 'queued' then
-    if not orphaned(KEYS[5], entry, ARGV[3]) then return text end
+    if not orphaned(KEYS[5], KEYS[6], entry, ARGV[3]) then return text end
     lost = lose(KEYS[2], KEYS[3], ARGV[2], entry, ARGV[3], tonumber(ARGV[4]), ARGV[6], ${NOT_STARTED_STATUS})
   else
     lost = lose(KEYS[2], KEYS[3], ARGV[2], entry, ARGV[3], tonumber(ARGV[4]), ARGV[5])
@@ -45,7 +46,7 @@ return false
 `);
 
 /**
- * KEYS: running, finished, queue. ARGV: build key prefix, now ms, history, lost body json, not
+ * KEYS: running, finished, queue waiting, queue running. ARGV: build key prefix, now ms, history, lost body json, not
  * started body json. Returns {running records, finished records, ids finished as lost now}; a
  * running build whose lease expired is finished as lost, a queued one the queue has lost as never
  * started.
@@ -59,7 +60,7 @@ for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
     redis.call('ZREM', KEYS[1], id)
   elseif redis.call('EXISTS', ARGV[1] .. id .. ALIVE) == 1 then
     table.insert(running, text)
-  elseif queued and not orphaned(KEYS[3], cjson.decode(text), ARGV[2]) then
+  elseif queued and not orphaned(KEYS[3], KEYS[4], cjson.decode(text), ARGV[2]) then
     table.insert(running, text)
   elseif queued then
     lose(KEYS[1], KEYS[2], id, cjson.decode(text), ARGV[2], tonumber(ARGV[3]), ARGV[5], ${NOT_STARTED_STATUS})
@@ -99,7 +100,7 @@ export async function listEntries(
   const [running, finished, lostIds] = (await connection.call((client) =>
     LIST.run(
       client,
-      [RUNNING_BUILDS, FINISHED_BUILDS, BUILD_QUEUE],
+      [RUNNING_BUILDS, FINISHED_BUILDS, ...QUEUE_HOLDS],
       [BUILD_PREFIX, nowMs, history, LOST_BODY, NOT_STARTED_BODY],
     ),
   )) as [string[], string[], string[]];

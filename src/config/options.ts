@@ -492,7 +492,21 @@ export const OPTION_TABLE = {
     schema: { type: 'integer', minimum: 0 },
     secret: false,
     description:
-      'Async builds and prebuilds waiting for a slot (docs/queue.md; shared by every replica in Redis mode); one more answers 429.',
+      'Async builds waiting for a slot (docs/queue.md; shared by every replica in Redis mode); one more answers 429.',
+  },
+  maxQueuedPrebuilds: {
+    label: 'Queued prebuilds',
+    flag: '--max-queued-prebuilds',
+    env: 'MAX_QUEUED_PREBUILDS',
+    settingsKey: 'build.maxQueuedPrebuilds',
+    type: 'integer',
+    placeholder: '<n>',
+    default: 10_000,
+    defaultText: '10000',
+    schema: { type: 'integer', minimum: 0 },
+    secret: false,
+    description:
+      'Prebuilds (push, reconcile, refresh) waiting for a slot, apart from `build.maxQueued` (docs/queue.md); one more is refused and logged.',
   },
   buildQuotasPath: {
     label: 'Tenant quotas file path',

@@ -168,13 +168,13 @@ export const ERRORS = {
   QUEUE_FULL: {
     status: 429,
     text: '{queued} builds already wait for a slot, the maximum; retry later',
-    when: 'An async build or a prebuild finds the queue full (`build.maxQueued`, docs/queue.md); `Retry-After` from how fast the queue drains.',
+    when: 'An async build finds `build.maxQueued` requests waiting, or a prebuild `build.maxQueuedPrebuilds` prebuilds (docs/queue.md); `Retry-After` from how fast the queue drains.',
     retryAfter: 'given',
   },
   TENANT_QUEUE_FULL: {
     status: 429,
     text: 'tenant {tenant} already has {queued} builds waiting, its quota; retry later',
-    when: "An async build or a prebuild of a tenant at its quota's `maxQueued` (docs/queue.md); `Retry-After` from how fast the queue drains.",
+    when: "An async build of a tenant at its quota's `maxQueued` (docs/queue.md); `Retry-After` from how fast the queue drains.",
     retryAfter: 'given',
   },
   TENANT_BUSY: {

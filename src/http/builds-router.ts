@@ -16,9 +16,9 @@ type BuildsContext = Pick<AppContext, 'builds' | 'buildWorker' | 'access'>;
 
 /** Queued records with their place in the queue (docs/queue.md); the queue is read only when one waits. */
 async function withPlaces(ctx: BuildsContext, records: BuildRecord[]): Promise<BuildRecord[]> {
-  if (!records.some((r) => r.phase === 'queued') || ctx.buildWorker.queuePositions === undefined)
-    return records;
-  const places = await ctx.buildWorker.queuePositions();
+  const queued = records.filter((r) => r.phase === 'queued').map((r) => r.id);
+  if (queued.length === 0 || ctx.buildWorker.queuePositions === undefined) return records;
+  const places = await ctx.buildWorker.queuePositions(queued);
   return records.map((record) => {
     const place = record.phase === 'queued' ? places.get(record.id) : undefined;
     return place === undefined ? record : { ...record, queue: place };

@@ -1,49 +1,204 @@
 /**
- * The queue of Redis mode: one document every replica reads and changes with an optimistic
- * transaction (WATCH, then MULTI/EXEC, again when another replica changed it first), on a
- * connection of its own, one change at a time per replica. A change is published so that idle
- * replicas take the next build at once. Running builds are alive while their record's lease is;
- * replicas while their heartbeat is.
+ * The queue of Redis mode: one queue for every replica, each change one Lua script
+ * (redis-queue-scripts.ts: one round trip, atomic, no optimistic retries). Work arriving and a
+ * quota freeing are published; a replica learns of them from its subscription, never by reading
+ * the queue on a timer. Keys that are not the queue's (a build's lease, a replica's heartbeat) are
+ * read outside the scripts, by `reap`, with a pipeline.
  */
 import type { Redis } from 'ioredis';
-import { isServiceError, serviceError } from '../errors/errors.js';
+import { QUEUE_CLASSES } from '../rules/build-classes.js';
 import type { Logger } from '../observability/logger.js';
 import type { RedisConnection } from '../redis/connection.js';
-import { BUILD_QUEUE, BUILD_QUEUE_CHANNEL, buildAliveKey, replicaAliveKey } from '../redis/keys.js';
+import { BUILD_QUEUE_CHANNEL, QUEUE_KEYS, buildAliveKey, replicaAliveKey } from '../redis/keys.js';
 import { LEASE_MS } from '../redis/lease.js';
-import { EMPTY_QUEUE, type QueueState } from './fair-order.js';
-import type { Liveness, QueueStore } from './types.js';
+import { laneOf, type QueueEntry, type RingLevel } from './fair-order.js';
+import { DROP_HELD, ENDED, ENQUEUE, PLACES, REMOVE, STARTED, TAKE } from './redis-queue-scripts.js';
+import type { Admission, PlaceData, PlaceInput, QueueDepths, QueueStore } from './types.js';
 
-const MAX_TRIES = 50;
+const TAKES_KEPT = 50;
+const [, RUNNING, COUNTS, , OWNERS, TAKES] = QUEUE_KEYS as [string, string, string, string, string, string];
 
-/**
- * A failed command (Redis restarting, the connection lost) is STORE_UNAVAILABLE (503), as in
- * src/redis/connection.ts: never an internal error.
- */
-async function storeCall<T>(run: () => Promise<T>): Promise<T> {
-  try {
-    return await run();
-  } catch (err) {
-    throw isServiceError(err) ? err : serviceError('STORE_UNAVAILABLE');
-  }
+const depthsOf = (counts: readonly unknown[]): QueueDepths =>
+  Object.fromEntries(QUEUE_CLASSES.map((c, i) => [c, Number(counts[i] ?? 0)])) as QueueDepths;
+
+/** PLACES' answer as PlaceData. */
+function placesOf(
+  ids: readonly string[],
+  answer: [unknown[], unknown[][]],
+): { builds: PlaceInput[]; levels: RingLevel[] } {
+  const [builds, levels] = answer;
+  const found: PlaceInput[] = [];
+  builds.forEach((item, index) => {
+    const id = ids[index];
+    if (!Array.isArray(item) || id === undefined) return;
+    found.push({ id, level: Number(item[0]), tenant: String(item[1]), inLine: Number(item[2]) });
+  });
+  return {
+    builds: found,
+    levels: levels.map(([waiting, ...pairs]) => {
+      const ring: { tenant: string; count: number }[] = [];
+      for (let i = 0; i + 1 < pairs.length; i += 2)
+        ring.push({ tenant: String(pairs[i]), count: Number(pairs[i + 1]) });
+      return { waiting: Number(waiting), ring };
+    }),
+  };
 }
 
-const parse = (text: string | null): QueueState =>
-  text === null
-    ? EMPTY_QUEUE
-    : ({ ...EMPTY_QUEUE, ...(JSON.parse(text) as Partial<QueueState>) } as QueueState);
-
-async function liveness(client: Redis, state: QueueState): Promise<Liveness> {
-  const builds = state.running.map((r) => r.id);
-  const replicas = [...new Set(state.waiting.map((w) => w.owner))];
-  const keys = [...builds.map(buildAliveKey), ...replicas.map(replicaAliveKey)];
+/** Which of `keys` exist, read with one pipeline (keys that are not the queue's). */
+async function existing(client: Redis, keys: readonly string[]): Promise<boolean[]> {
+  if (keys.length === 0) return [];
   const pipeline = client.pipeline();
   for (const key of keys) pipeline.exists(key);
-  const found = keys.length === 0 ? [] : ((await pipeline.exec()) ?? []).map(([, n]) => n === 1);
-  return {
-    builds: new Set(builds.filter((_, i) => found[i] === true)),
-    replicas: new Set(replicas.filter((_, i) => found[builds.length + i] === true)),
-  };
+  return ((await pipeline.exec()) ?? []).map(([, n]) => n === 1);
+}
+
+/** Redis mode's store: each method one script or one read (costs: redis-queue-scripts.ts). */
+class RedisQueue implements QueueStore {
+  readonly #connection: Pick<RedisConnection, 'duplicate' | 'call'>;
+  readonly #replica: string;
+  readonly #logger: Pick<Logger, 'warn'>;
+  #subscriber: Redis | undefined;
+  readonly #listeners: (() => void)[] = [];
+
+  constructor(
+    connection: Pick<RedisConnection, 'duplicate' | 'call'>,
+    replica: string,
+    logger: Pick<Logger, 'warn'>,
+  ) {
+    this.#connection = connection;
+    this.#replica = replica;
+    this.#logger = logger;
+  }
+
+  admission(tenant: string): Promise<Admission> {
+    return this.#call(async (client) => {
+      const counts = await client.hmget(
+        COUNTS,
+        ...QUEUE_CLASSES.map((c) => `class:${c}`),
+        `tenant:${tenant}`,
+        `running:${tenant}`,
+      );
+      return {
+        depths: depthsOf(counts),
+        tenantWaiting: Number(counts[QUEUE_CLASSES.length] ?? 0),
+        tenantRunning: Number(counts[QUEUE_CLASSES.length + 1] ?? 0),
+      };
+    });
+  }
+
+  async enqueue(entry: QueueEntry): Promise<QueueDepths> {
+    const args = [
+      entry.id,
+      entry.class,
+      entry.tenant,
+      laneOf(entry),
+      JSON.stringify(entry),
+      entry.maxRunning === undefined ? '' : entry.maxRunning,
+      BUILD_QUEUE_CHANNEL,
+    ];
+    return depthsOf((await this.#call((client) => ENQUEUE.run(client, QUEUE_KEYS, args))) as number[]);
+  }
+
+  async take(replica: string, nowMs: number): Promise<{ entry?: QueueEntry; depths: QueueDepths }> {
+    const [text, ...counts] = (await this.#call((client) =>
+      TAKE.run(client, QUEUE_KEYS, [replica, nowMs, TAKES_KEPT]),
+    )) as [string | null, ...number[]];
+    const depths = depthsOf(counts);
+    return text === null ? { depths } : { entry: JSON.parse(text) as QueueEntry, depths };
+  }
+
+  async remove(id: string): Promise<QueueDepths | undefined> {
+    const counts = (await this.#call((client) => REMOVE.run(client, QUEUE_KEYS, [id]))) as number[] | null;
+    return counts === null ? undefined : depthsOf(counts);
+  }
+
+  async started(id: string, tenant: string, nowMs: number): Promise<void> {
+    await this.#call((client) => STARTED.run(client, QUEUE_KEYS, [id, tenant, nowMs]));
+  }
+
+  async ended(id: string): Promise<void> {
+    await this.#ended([id]);
+  }
+
+  async places(ids: readonly string[]): Promise<PlaceData> {
+    if (ids.length === 0) return { builds: [], levels: [] };
+    const answer = await this.#call((client) => PLACES.run(client, QUEUE_KEYS, ids));
+    return placesOf(ids, answer as [unknown[], unknown[][]]);
+  }
+
+  takeTimes(): Promise<number[]> {
+    return this.#call(async (client) => (await client.lrange(TAKES, 0, -1)).map(Number));
+  }
+
+  async dropHeld(owner: string): Promise<QueueEntry[]> {
+    const dropped = (await this.#call((client) => DROP_HELD.run(client, QUEUE_KEYS, [owner]))) as string[];
+    return dropped.map((text) => JSON.parse(text) as QueueEntry);
+  }
+
+  /** O(replicas holding builds + running builds): two reads, a pipeline of EXISTS, a script per stopped replica. */
+  async reap(nowMs: number, graceMs: number): Promise<QueueEntry[]> {
+    const owners = await this.#call(async (client) => {
+      const held = Object.keys(await client.hgetall(OWNERS)).filter((owner) => owner !== this.#replica);
+      const alive = await existing(client, held.map(replicaAliveKey));
+      await this.#reapRunning(client, nowMs, graceMs);
+      return held.filter((_, i) => alive[i] !== true);
+    });
+    const dropped: QueueEntry[] = [];
+    for (const owner of owners) dropped.push(...(await this.dropHeld(owner)));
+    return dropped;
+  }
+
+  onChange(listener: () => void): void {
+    this.#listeners.push(listener);
+    if (this.#subscriber !== undefined) return;
+    const sub = this.#connection.duplicate('queue-subscriber');
+    this.#subscriber = sub;
+    const wake = (): void => {
+      for (const each of this.#listeners) each();
+    };
+    sub.on('message', wake);
+    // Commands wait for no connection (no offline queue): subscribed once connected; a message
+    // missed while disconnected means one more look once connected again.
+    const subscribe = (): void => {
+      sub.subscribe(BUILD_QUEUE_CHANNEL).then(wake, (err: unknown) => {
+        this.#logger.warn({ err }, 'the queue channel could not be subscribed');
+      });
+    };
+    if (sub.status === 'ready') subscribe();
+    else sub.once('ready', subscribe);
+    sub.on('ready', wake);
+  }
+
+  heartbeat(): Promise<void> {
+    return this.#call(async (client) => {
+      await client.set(replicaAliveKey(this.#replica), '1', 'PX', LEASE_MS);
+    });
+  }
+
+  close(): void {
+    this.#subscriber?.disconnect();
+  }
+
+  #call<T>(run: (client: Redis) => Promise<T>): Promise<T> {
+    return this.#connection.call(run);
+  }
+
+  async #ended(ids: readonly string[]): Promise<void> {
+    await this.#call((client) => ENDED.run(client, QUEUE_KEYS, [BUILD_QUEUE_CHANNEL, ...ids]));
+  }
+
+  /** The running builds whose lease expired, past their grace: no longer counted. */
+  async #reapRunning(client: Redis, nowMs: number, graceMs: number): Promise<void> {
+    const running = Object.entries(await client.hgetall(RUNNING)).filter(
+      ([, value]) => nowMs - Number(value.split('\0')[1] ?? 0) >= graceMs,
+    );
+    const alive = await existing(
+      client,
+      running.map(([id]) => buildAliveKey(id)),
+    );
+    const gone = running.filter((_, i) => alive[i] !== true).map(([id]) => id);
+    if (gone.length > 0) await this.#ended(gone);
+  }
 }
 
 export function createRedisQueue(
@@ -51,53 +206,5 @@ export function createRedisQueue(
   replica: string,
   logger: Pick<Logger, 'warn'>,
 ): QueueStore {
-  const client = connection.duplicate('queue');
-  let subscriber: Redis | undefined;
-  const listeners: (() => void)[] = [];
-  let chain: Promise<unknown> = Promise.resolve();
-
-  const transact = async <T>(
-    change: (state: QueueState, alive: Liveness) => { state: QueueState; value: T },
-  ): Promise<T> => {
-    for (let attempt = 0; attempt < MAX_TRIES; attempt += 1) {
-      await client.watch(BUILD_QUEUE);
-      const state = parse(await client.get(BUILD_QUEUE));
-      const next = change(state, await liveness(client, state));
-      const done = await client.multi().set(BUILD_QUEUE, JSON.stringify(next.state)).exec();
-      if (done !== null) return next.value;
-    }
-    throw serviceError('STORE_UNAVAILABLE');
-  };
-
-  return {
-    update(change) {
-      const run = chain.then(() => storeCall(() => transact(change)));
-      chain = run.catch(() => undefined);
-      return run;
-    },
-    read: () => storeCall(async () => parse(await client.get(BUILD_QUEUE))),
-    onChange(listener) {
-      listeners.push(listener);
-      if (subscriber !== undefined) return;
-      subscriber = connection.duplicate('queue-subscriber');
-      subscriber.on('message', () => {
-        for (const each of listeners) each();
-      });
-      subscriber.subscribe(BUILD_QUEUE_CHANNEL).catch((err: unknown) => {
-        logger.warn({ err }, 'the queue channel could not be subscribed');
-      });
-    },
-    changed: () =>
-      storeCall(async () => {
-        await client.publish(BUILD_QUEUE_CHANNEL, replica);
-      }),
-    heartbeat: () =>
-      storeCall(async () => {
-        await client.set(replicaAliveKey(replica), '1', 'PX', LEASE_MS);
-      }),
-    close() {
-      client.disconnect();
-      subscriber?.disconnect();
-    },
-  };
+  return new RedisQueue(connection, replica, logger);
 }

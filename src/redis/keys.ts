@@ -30,10 +30,39 @@ export const BUILD_CANCEL_CHANNEL = `${PREFIX}builds:cancel`;
 export const RUNNING_BUILDS = `${PREFIX}builds:running`;
 export const FINISHED_BUILDS = `${PREFIX}builds:finished`;
 
-/** The shared build queue: one JSON document (docs/queue.md), and its change channel. */
-export const BUILD_QUEUE = `${PREFIX}queue`;
-export const BUILD_QUEUE_CHANNEL = `${PREFIX}queue:changed`;
-/** A replica's heartbeat while it holds queued builds (its name, with a lease). */
+/**
+ * The shared build queue (docs/queue.md, src/queue/redis-queue-scripts.ts). Every key carries the
+ * hash tag `{queue}`, so that each queue script's keys share one Redis Cluster slot; the scripts
+ * are given all of them in KEYS (QUEUE_KEYS, in this order) and build no key name.
+ */
+const QUEUE_PREFIX = `${PREFIX}{queue}:`;
+/** Per level of the order (0 api, 1 push, 2 reconcile and refresh). */
+const QUEUE_LEVELS = [0, 1, 2] as const;
+export const QUEUE_KEYS: readonly string[] = [
+  /** Waiting builds: a hash id -> `seq NUL class NUL tenant NUL lane NUL entry JSON`. */
+  `${QUEUE_PREFIX}entries`,
+  /** Builds running under the queue's quotas: a hash id -> `tenant NUL since ms`. */
+  `${QUEUE_PREFIX}running`,
+  /** Counters: a hash (waiting per class, per tenant, per level and tenant; running per tenant). */
+  `${QUEUE_PREFIX}counts`,
+  /** Each tenant's quota of running builds: a hash tenant -> maxRunning. */
+  `${QUEUE_PREFIX}quotas`,
+  /** The replicas holding builds only they can run: a hash replica -> how many. */
+  `${QUEUE_PREFIX}owners`,
+  /** When the last takes happened (ms): a list, newest first, capped. */
+  `${QUEUE_PREFIX}takes`,
+  /** The builds only their replica can run: a sorted set by `replica NUL id`. */
+  `${QUEUE_PREFIX}held`,
+  /** Per level, the tenants with builds waiting, by turn (the one served longest ago first). */
+  ...QUEUE_LEVELS.map((level) => `${QUEUE_PREFIX}ring:${level}`),
+  /** Per level, the waiting builds by `tenant NUL seq NUL id` (a tenant's line, first come first). */
+  ...QUEUE_LEVELS.map((level) => `${QUEUE_PREFIX}line:${level}`),
+  /** Per level, the same by `tenant NUL lane NUL seq NUL id` (lane `*`: any replica may run it). */
+  ...QUEUE_LEVELS.map((level) => `${QUEUE_PREFIX}lanes:${level}`),
+];
+/** Published when work arrives or a tenant's quota frees (not a key: Redis Cluster broadcasts it). */
+export const BUILD_QUEUE_CHANNEL = `${QUEUE_PREFIX}changed`;
+/** A replica's heartbeat while it holds queued builds (its name, with a lease); not a queue key. */
 export const replicaAliveKey = (replica: string): string => `${PREFIX}replica:${replica}`;
 
 /** An Idempotency-Key of POST /build, by the SHA-256 of the key: a hash {digest (of the body), id}. */

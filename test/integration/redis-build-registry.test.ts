@@ -1,7 +1,7 @@
 // The Redis build registry against a real redis-server of the test's own: two registries on two
 // connections stand for two replicas; one that stops renewing (its process died) loses its builds.
 import { serviceError } from '../../src/errors/errors.js';
-import { BUILD_QUEUE } from '../../src/redis/keys.js';
+import { createRedisQueue } from '../../src/queue/redis-queue.js';
 import test from 'ava';
 import { createRedisBuildRegistry, type RedisBuildRegistry } from '../../src/builds/redis-registry.js';
 import type { RedisConnection } from '../../src/redis/connection.js';
@@ -92,10 +92,18 @@ test('a queued record the queue holds nowhere ends as never started once 30 s ol
   const orphan = await writer.registry.start({ ...newBuild('orphan'), queued: true });
   const waiting = await writer.registry.start({ ...newBuild('waiting'), queued: true });
   const taken = await writer.registry.start({ ...newBuild('taken'), queued: true });
-  await writer.connection.client.set(
-    BUILD_QUEUE,
-    JSON.stringify({ waiting: [{ id: waiting }], running: [{ id: taken, sinceMs: Date.now() }] }),
-  );
+  const queue = createRedisQueue(writer.connection, 'test-replica', silentLogger());
+  t.teardown(() => queue.close());
+  await queue.enqueue({
+    id: waiting,
+    class: 'api',
+    tenant: 'waiting',
+    enqueuedAtMs: Date.now(),
+    owner: 'test-replica',
+    request: {},
+    requestId: 'req-waiting',
+  });
+  await queue.started(taken, 'taken', Date.now());
   const phases = async (): Promise<string[]> =>
     Promise.all([orphan, waiting, taken].map(async (id) => (await reader.registry.get(id))?.phase ?? ''));
   t.deepEqual(await phases(), ['queued', 'queued', 'queued'], 'young: kept whatever the queue says');
@@ -111,10 +119,7 @@ test('a queued record the queue holds nowhere ends as never started once 30 s ol
     }).toBody(),
   });
   // The list ends one the same way; each is told once.
-  await writer.connection.client.set(
-    BUILD_QUEUE,
-    JSON.stringify({ waiting: [{ id: waiting }], running: [] }),
-  );
+  await queue.ended(taken);
   t.deepEqual(
     (await reader.registry.list()).filter((r) => r.phase !== 'finished').map((r) => r.id),
     [waiting],

@@ -2,7 +2,8 @@
  * Reconcile (docs/prebuilds.md): each configured repository's heads read with one `git ls-remote`;
  * a configured branch whose head differs from the commit of its newest image is considered, under
  * the same paths filter (the changed paths between the two commits); a branch with no image yet
- * builds. A head already decided by an earlier pass is not decided again.
+ * builds. A head already decided by an earlier pass is not decided again, unless its prebuild
+ * could not start (then the next pass decides it again: nothing is skipped).
  */
 import type { Logger } from '../../src/observability/logger.js';
 import { matchesAny } from '../../src/rules/globs.js';
@@ -33,7 +34,7 @@ export class Reconciler {
         this.#configuration(index, logger).catch((err: unknown) =>
           logger.warn(
             { err, repository: configurations[index]?.repository },
-            'reconcile: repository skipped',
+            'reconcile: repository not read; read again at the next pass',
           ),
         ),
       ),
@@ -52,7 +53,7 @@ export class Reconciler {
       const newest = await branchImageCommit(this.#prebuilds.tagAccess, configuration, branch);
       this.#decided.set(seen, head);
       if (newest === head) continue;
-      await this.#prebuilds.consider(
+      const delivery = await this.#prebuilds.consider(
         {
           index,
           branch,
@@ -62,6 +63,8 @@ export class Reconciler {
         },
         logger,
       );
+      // Not started (the queue of prebuilds full, the store away): decided again at the next pass.
+      if (delivery.decision === 'failed') this.#decided.delete(seen);
     }
   }
 }

@@ -58,7 +58,10 @@ export class Refresher {
       configurations.map((configuration, index) =>
         configuration.refreshOnBaseChange
           ? this.#configuration(index, logger).catch((err: unknown) =>
-              logger.warn({ err, repository: configuration.repository }, 'refresh: repository skipped'),
+              logger.warn(
+                { err, repository: configuration.repository },
+                'refresh: repository not read; read again at the next pass',
+              ),
             )
           : Promise.resolve(),
       ),
@@ -91,9 +94,10 @@ export class Refresher {
     const repository = this.#prebuilds.configurations[index]?.repository;
     for (const change of changes) logger.info({ repository, branch, commit, change }, `refresh: ${change}`);
     const what = changes.some((c) => c.startsWith('base image')) ? 'base image changed' : 'feature changed';
-    // The new digests stand from now on: a failed rebuild is not retried every pass.
+    // The new digests stand from now on: a failed rebuild is not retried every pass; one that
+    // could not start (the queue of prebuilds full, the store away) is, at the next pass.
     this.#baselines.set(key, { commit, digests: now });
-    await this.#prebuilds.consider(
+    const delivery = await this.#prebuilds.consider(
       {
         index,
         branch,
@@ -103,5 +107,6 @@ export class Refresher {
       },
       logger,
     );
+    if (delivery.decision === 'failed') this.#baselines.set(key, baseline);
   }
 }

@@ -50,6 +50,7 @@ const CHART_SOURCE: Record<OptionName, { values: string[] } | { chart: string }>
   maxConcurrentBuilds: { values: ['build.maxConcurrent'] },
   maxBuildsPerBuilder: { values: ['build.maxPerBuilder'] },
   maxQueuedBuilds: { values: ['build.maxQueued'] },
+  maxQueuedPrebuilds: { values: ['build.maxQueuedPrebuilds'] },
   buildQuotasPath: { values: ['build.quotas'] },
   nativePlatformsOnly: { values: ['build.nativePlatformsOnly'] },
   buildReuse: { values: ['build.reuse'] },

@@ -8,7 +8,7 @@ import pino from 'pino';
 import { Metrics } from '../../../src/observability/metrics.js';
 import type { BuildDeps } from '../../../workers/build-deps.js';
 import type { BuildResult } from '../../../workers/plan/plan-types.js';
-import { createBuildQueue } from '../../../workers/queue.js';
+import { createBuildQueue } from '../../../workers/slots.js';
 import type { FollowedOutcome } from '../../../workers/leases/leases.js';
 import type { JobOutcome } from '../../../workers/reuse/decision.js';
 import { runBuild } from '../../../workers/build-flow.js';

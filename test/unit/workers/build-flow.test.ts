@@ -27,7 +27,7 @@ import { runBuildJob } from '../../../workers/build-flow.js';
 import { RemoteBuilder } from '../../../workers/builder/remote-builder.js';
 import { scratchIdentityKey } from '../../../workers/builder/secret-identity-key.js';
 import { planBuild } from '../../../workers/plan/plan.js';
-import { createBuildQueue } from '../../../workers/queue.js';
+import { createBuildQueue } from '../../../workers/slots.js';
 import { testConfig } from '../../helpers/app.js';
 import { freePort, tcpOpen } from '../../stack/proc.js';
 import { eventually } from '../../helpers/eventually.js';

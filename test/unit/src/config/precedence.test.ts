@@ -159,6 +159,7 @@ const CASES: { readonly [K in OptionName]: Case } = {
   maxConcurrentBuilds: { values: [0, 1, 9], read: (c) => c.build.maxConcurrent },
   maxBuildsPerBuilder: { values: [1, 2, 3], read: (c) => c.build.maxPerBuilder },
   maxQueuedBuilds: { values: [0, 5, 9], read: (c) => c.build.maxQueued },
+  maxQueuedPrebuilds: { values: [0, 5, 9], read: (c) => c.build.maxQueuedPrebuilds },
   buildQuotasPath: {
     values: [quotasFile('flag'), quotasFile('env'), quotasFile('file')],
     read: (c) => c.build.quotas.map((q) => q.tenant),
@@ -378,6 +379,7 @@ test('the defaults are the contract table, and derived fields come from the envi
         maxConcurrent: 4,
         maxPerBuilder: 0,
         maxQueued: 200,
+        maxQueuedPrebuilds: 10_000,
         quotas: [],
         nativePlatformsOnly: false,
         reuse: true,
