@@ -4,42 +4,32 @@
 // team-b's, cancels team-a's running build, is refused on others; each forged or replayed callback
 // is refused, a session ends with its ID token, and no secret of the flow shows anywhere.
 import test from 'ava';
-import { createHash, randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'puppeteer-core';
-import { stringify } from 'yaml';
-import { httpsCreds, servedRepo, stack } from '../helpers/build-support.js';
+import { stack } from '../helpers/build-support.js';
 import { inPage, launchBrowser, mainText } from '../helpers/browser.js';
 import { eventually } from '../helpers/eventually.js';
 import { signInAtProvider, startProvider, type TestProvider } from '../helpers/oidc-provider.js';
 import { dumpRedis } from '../helpers/redis-dump.js';
-import { replicaEnv } from '../helpers/replicas.js';
-import { spawnService, type ServiceProcess } from '../helpers/service-process.js';
 import { buildUiBundle } from '../helpers/ui-bundle.js';
+import {
+  finished,
+  freePort,
+  ownedRepo,
+  settings,
+  startBuild,
+  startService,
+  type Service,
+} from '../helpers/sign-in-support.js';
 
 const hex = (): string => randomBytes(4).toString('hex');
-const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
 const CLIENT = 'ibs-pages';
 const SHORT_CLIENT = 'ibs-short';
 const OTHER_CLIENT = 'other-app';
 const STARTED = 'step started 42';
-
-/** A free port of 127.0.0.1: the redirect URL registered at the provider names it before the service starts. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
-interface Service {
-  readonly process: ServiceProcess;
-  readonly url: string;
-}
 
 interface Fixture {
   provider: TestProvider;
@@ -59,113 +49,6 @@ interface Fixture {
 }
 
 let fx: Fixture;
-
-function settings(
-  providerUrl: string,
-  port: number,
-  clientId: string,
-  owners: Fixture['owners'],
-  opsToken: string,
-) {
-  const people = (name: string, path: string, actions: string[], group?: string) => ({
-    name,
-    issuer: 'people',
-    ...(group === undefined ? {} : { claims: { groups: group } }),
-    actions,
-    repositories: [{ host: '127.0.0.1', path }],
-  });
-  return stringify({
-    auth: {
-      mode: 'enforce',
-      issuers: [{ name: 'people', issuer: providerUrl, audience: 'ibs-api' }],
-      tokens: [{ name: 'ops', sha256: sha256(opsToken) }],
-      rules: [
-        people('team-a', `${owners.a}/**`, ['read', 'cancel'], 'team-a'),
-        people('team-b', `${owners.b}/**`, ['read', 'cancel'], 'team-b'),
-        people('everyone-reads-shared', `${owners.shared}/**`, ['read']),
-        {
-          name: 'ops',
-          token: 'ops',
-          actions: ['build', 'read', 'cancel', 'delete', 'admin'],
-          repositories: [{ host: '*', path: '**' }],
-          images: [{ registry: '*', name: '**' }],
-        },
-      ],
-      browser: {
-        issuer: 'people',
-        clientId,
-        scopes: ['openid', 'email', 'profile', 'groups'],
-        redirectUrl: `http://127.0.0.1:${String(port)}/auth/callback`,
-      },
-    },
-  });
-}
-
-async function startService(
-  dir: string,
-  name: string,
-  yaml: string,
-  port: number,
-  env: Record<string, string>,
-): Promise<Service> {
-  const path = join(dir, `${name}.yaml`);
-  writeFileSync(path, yaml);
-  const child = spawnService(['--port', String(port)], {
-    ...replicaEnv(stack, stack.STACK_REDIS_URL),
-    SERVICE_CONFIG_PATH: path,
-    ...env,
-  });
-  await child.waitForLog('listening');
-  return { process: child, url: `http://127.0.0.1:${String(port)}` };
-}
-
-/** An async build of `repository` by the ops token; its id. */
-async function startBuild(url: string, token: string, repository: string, branch: string): Promise<string> {
-  const res = await fetch(`${url}/build`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      Prefer: 'respond-async',
-      Authorization: `Bearer ${token}`,
-    },
-    body: JSON.stringify({
-      repository,
-      branch,
-      gitCredentials: httpsCreds(),
-      image: { registry: stack.REGISTRY_ANON, name: `it/sign-in-${hex()}` },
-      buildOptions: { noCache: true },
-    }),
-  });
-  if (res.status !== 202) throw new Error(`POST /build answered ${res.status}: ${await res.text()}`);
-  return ((await res.json()) as { id: string }).id;
-}
-
-async function finished(url: string, token: string, id: string): Promise<void> {
-  await eventually(
-    async () => {
-      const res = await fetch(`${url}/builds/${id}`, { headers: { Authorization: `Bearer ${token}` } });
-      return ((await res.json()) as { status?: string }).status !== undefined;
-    },
-    { timeout: 120_000, what: `build ${id} finished` },
-  );
-}
-
-function ownedRepo(owner: string, dockerfile: string): { remove: () => void } {
-  const repo = servedRepo((work) => {
-    mkdirSync(join(work, '.devcontainer'));
-    writeFileSync(
-      join(work, '.devcontainer', 'devcontainer.json'),
-      JSON.stringify({ build: { dockerfile: 'Dockerfile' } }),
-    );
-    writeFileSync(join(work, '.devcontainer', 'Dockerfile'), dockerfile);
-  }, `${owner}/app`);
-  return {
-    remove: () => {
-      repo.remove();
-      rmSync(join(stack.GIT_REPOS_DIR, owner), { recursive: true, force: true });
-    },
-  };
-}
 
 test.before(async () => {
   buildUiBundle();
