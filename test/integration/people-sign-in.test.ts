@@ -188,6 +188,22 @@ test.serial(
     const shared = await fromPage(page, 'DELETE', `/builds/${builds.sharedDone}`);
     t.is(shared.status, 403, shared.text);
     t.regex(shared.text, /no access rule grants cancel/);
+    // The audit trail names the person (their issuer entry and `sub`), never a token or the session.
+    const audits = main.process
+      .lines()
+      .map(
+        (line) =>
+          line.audit as {
+            decision?: string;
+            action?: string;
+            identity?: { subject?: string; name?: string };
+          },
+      )
+      .filter((audit) => audit?.action === 'cancel' && audit.identity?.subject === 'alice');
+    t.deepEqual(
+      audits.map((audit) => `${audit.decision ?? ''} ${audit.identity?.name ?? ''}`),
+      ['allow people', 'deny people'],
+    );
     const other = await fromPage(page, 'DELETE', `/builds/${builds.bDone}`);
     t.is(other.status, 404, "team-b's build is not told to exist");
     t.is((await fromPage(page, 'GET', `/builds/${builds.bDone}`)).status, 404);
