@@ -5,7 +5,11 @@
  * checks `state`, the verifier (the provider does), the ID token's audience and `nonce`. A client
  * secret when one is given, else a public client. Never logs or returns a secret.
  */
-import * as oidc from 'openid-client';
+import type * as OpenIdClient from 'openid-client';
+
+type Oidc = typeof OpenIdClient;
+/** Loaded at the first sign-in: an instance without people's sign-in never loads the client. */
+const loadOidc = (): Promise<Oidc> => import('openid-client');
 
 /** What the client is: the provider, who the service is at it, where the browser comes back. */
 export interface ProviderClientSettings {
@@ -35,7 +39,7 @@ export class SignInRefused extends Error {
 const ERROR_CODE = /^[a-z_]{1,64}$/;
 
 /** Why openid-client refused an answer, in the words of SIGN_IN_REFUSED. */
-function refusalOf(err: unknown): SignInRefused | ProviderUnavailable {
+function refusalOf(oidc: Oidc, err: unknown): SignInRefused | ProviderUnavailable {
   if (err instanceof oidc.AuthorizationResponseError)
     return new SignInRefused(`the provider answered ${ERROR_CODE.test(err.error) ? err.error : 'an error'}`);
   if (err instanceof oidc.ResponseBodyError)
@@ -63,7 +67,7 @@ function refusalOf(err: unknown): SignInRefused | ProviderUnavailable {
 export class ProviderClient {
   readonly #settings: ProviderClientSettings;
   readonly #fetch: typeof fetch | undefined;
-  #configuration: Promise<oidc.Configuration> | undefined;
+  #configuration: Promise<OpenIdClient.Configuration> | undefined;
 
   constructor(settings: ProviderClientSettings, fetcher?: typeof fetch) {
     this.#settings = settings;
@@ -71,11 +75,11 @@ export class ProviderClient {
   }
 
   /** The provider's metadata, discovered once. */
-  #discovered(): Promise<oidc.Configuration> {
+  #discovered(oidc: Oidc): Promise<OpenIdClient.Configuration> {
     const { issuer, clientId, clientSecret } = this.#settings;
-    const options: oidc.DiscoveryRequestOptions = {
+    const options: OpenIdClient.DiscoveryRequestOptions = {
       timeout: 5,
-      ...(this.#fetch === undefined ? {} : { [oidc.customFetch]: this.#fetch as oidc.CustomFetch }),
+      ...(this.#fetch === undefined ? {} : { [oidc.customFetch]: this.#fetch as OpenIdClient.CustomFetch }),
     };
     this.#configuration ??= (
       clientSecret === undefined
@@ -92,7 +96,8 @@ export class ProviderClient {
 
   /** Where to send the browser to sign in. */
   async authorizationUrl(checks: SignInChecks): Promise<string> {
-    const configuration = await this.#discovered();
+    const oidc = await loadOidc();
+    const configuration = await this.#discovered(oidc);
     return oidc.buildAuthorizationUrl(configuration, {
       redirect_uri: this.#settings.redirectUrl,
       scope: this.#settings.scopes.join(' '),
@@ -106,7 +111,8 @@ export class ProviderClient {
 
   /** The ID token of the callback's code once every check holds; throws SignInRefused or ProviderUnavailable. */
   async exchange(callbackQuery: URLSearchParams, checks: SignInChecks): Promise<string> {
-    const configuration = await this.#discovered();
+    const oidc = await loadOidc();
+    const configuration = await this.#discovered(oidc);
     const current = new URL(this.#settings.redirectUrl);
     current.search = callbackQuery.toString();
     try {
@@ -120,7 +126,7 @@ export class ProviderClient {
       return tokens.id_token;
     } catch (err) {
       if (err instanceof SignInRefused) throw err;
-      throw refusalOf(err);
+      throw refusalOf(oidc, err);
     }
   }
 }
