@@ -6,7 +6,7 @@
  */
 import type { BuildRegistry } from './builds/types.js';
 import type { Config } from './config/types.js';
-import { AccessControl } from './auth/access.js';
+import { AccessControl, type AccessDeps } from './auth/access.js';
 import { EventService } from './events/events.js';
 import type { ProcessGroups } from './exec/process-groups.js';
 import type { AppContext } from './http/context.js';
@@ -83,8 +83,7 @@ export function createContext(parts: ContextParts): {
   // Each image a retention run deletes: an image.deleted event.
   retention.onImageDeleted(events.emitImageDeleted);
   const prebuilds = createPrebuilds(shared, buildWorker);
-  // The audit trail: each decision kept is also an access.decided event (docs/auth.md).
-  const access = new AccessControl(config.auth, { logger, metrics, audited: events.emitAccessDecided });
+  const access = accessControl(config, stores, { logger, metrics, audited: events.emitAccessDecided });
   const ctx: AppContext = {
     ...shared,
     ...(stores.sharedStoreProbe === undefined ? {} : { sharedStoreProbe: stores.sharedStoreProbe }),
@@ -97,6 +96,15 @@ export function createContext(parts: ContextParts): {
   shutdownSignal.addEventListener('abort', () => retention.client.close(), { once: true });
   const passes = [...prebuilds.passes, ...retentionPasses(retention, config.retention)];
   return { ctx, events, stopSchedules: startSchedules(passes, parts) };
+}
+
+/** Caller identity over the mode's sessions; each decision kept is also an access.decided event (docs/auth.md). */
+function accessControl(
+  config: Config,
+  stores: Stores,
+  deps: Pick<AccessDeps, 'logger' | 'metrics' | 'audited'>,
+): AccessControl {
+  return new AccessControl(config.auth, { ...deps, sessions: stores.sessions });
 }
 
 /** The periodic runner of `passes` on the holder of the schedule lock; its stop (none without a pass). */

@@ -15,6 +15,7 @@ import type { LogStore } from './logs/types.js';
 import type { Logger } from './observability/logger.js';
 import { MemoryServedStore, type ServedStore } from './retention/served.js';
 import { SCHEDULE_LOCK } from './redis/keys.js';
+import { createMemorySessions, type SessionStore } from './auth/sessions.js';
 
 import { openFileJournal, openRedisJournal, type OpenedJournal } from './events/journal.js';
 import {
@@ -41,6 +42,8 @@ export interface Stores {
   readonly scheduleLock: ScheduleLock;
   /** Redis mode: the build queue every replica shares (embedded: the worker's own, in memory). */
   readonly queue?: { readonly store: QueueStore; readonly replica: string };
+  /** People's sessions (docs/auth.md): this instance's memory, or shared in Redis mode. */
+  readonly sessions: SessionStore;
   /** Closes the Redis connections (nothing in embedded mode). */
   close(): Promise<void>;
 }
@@ -58,6 +61,7 @@ async function embeddedStores(
     served: new MemoryServedStore({ scratchDir: config.scratchDir }),
     scheduleLock: alwaysHeld,
     events: await openFileJournal(config.scratchDir, subscriptions),
+    sessions: createMemorySessions(),
     close: async () => undefined,
   };
 }
@@ -91,6 +95,7 @@ async function redisStores(
     { RedisServedStore },
     { RedisLock },
     { createRedisQueue },
+    { createRedisSessions },
   ] = await Promise.all([
     import('./redis/connection.js'),
     import('./logs/redis-store.js'),
@@ -99,6 +104,7 @@ async function redisStores(
     import('./retention/redis-served.js'),
     import('./redis/lock.js'),
     import('./queue/redis-queue.js'),
+    import('./auth/redis-sessions.js'),
   ]);
   const redis = createRedisConnection(url, logger);
   const logStore = createRedisLogStore({ config, connection: redis, logger });
@@ -121,6 +127,7 @@ async function redisStores(
     served: new RedisServedStore(redis),
     scheduleLock: new RedisLock(redis, SCHEDULE_LOCK),
     events,
+    sessions: createRedisSessions(redis),
     sharedStoreProbe: () => redis.probe(),
     close: async () => {
       queue.close();

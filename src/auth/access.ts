@@ -1,9 +1,9 @@
 /**
- * Caller identity and access (docs/auth.md), the one owner of both: a request's bearer token
- * becomes an Identity (a static token by its digest, else an ID token of a configured issuer),
- * the rules decide each action on the resources a request touches, and every decision worth
- * keeping (any on build, cancel, delete and admin; every denial) goes to the audit trail: a log
- * line and an event. With `auth.mode` off every caller is ANONYMOUS and nothing is audited.
+ * Caller identity and access (docs/auth.md), the one owner of both: a bearer token (static, or an
+ * ID token of a configured issuer) or a person's session cookie (people.ts; a state-changing call
+ * needs its CSRF token) becomes an Identity; the rules decide each action; every decision worth
+ * keeping (build, cancel, delete, admin; every denial) is audited: a log line and an event. With
+ * `auth.mode` off every caller is ANONYMOUS and nothing is audited.
  */
 import type { AuthAction, AuthRule, AuthSettings } from '../config/types.js';
 import { serviceError } from '../errors/errors.js';
@@ -15,6 +15,10 @@ import { IdTokens, IssuerUnavailable, TokenRefused } from './id-tokens.js';
 import { ANONYMOUS, type Identity } from './identity.js';
 import { grantingRule, type Resources } from './rules.js';
 import { StaticTokens } from './static-tokens.js';
+import { PeopleSignIn } from './people.js';
+import { ProviderClient } from './provider-client.js';
+import { CSRF_COOKIE, SESSION_COOKIE, cookieOf } from './session-cookies.js';
+import { createMemorySessions, type PersonSession, type SessionStore } from './sessions.js';
 
 /** What the audit trail keeps of a decision (docs/auth.md); never a token. */
 export interface AccessDecision {
@@ -37,11 +41,18 @@ export interface AccessDeps {
   readonly audited?: (decision: AccessDecision) => Promise<void>;
   readonly fetch?: typeof fetch;
   readonly now?: () => number;
+  /** People's sessions (default: this instance's memory). */
+  readonly sessions?: SessionStore;
 }
 
 /** A request asking for access: its Authorization header, its id, its logger. */
 export interface AccessRequest {
   readonly authorization: string | undefined;
+  /** The Cookie header, the method, the X-CSRF-Token and Origin headers (a person's session). */
+  readonly cookie?: string | undefined;
+  readonly method?: string;
+  readonly csrfToken?: string | undefined;
+  readonly origin?: string | undefined;
   readonly requestId: string;
   readonly logger: Logger;
 }
@@ -61,6 +72,14 @@ function bearerOf(authorization: string | undefined): string | undefined {
   return match?.[1];
 }
 
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+const personIdentity = (session: PersonSession): Identity => ({
+  requestedBy: { kind: 'oidc', issuer: session.issuer, subject: session.subject, name: session.issuerName },
+  issuerName: session.issuerName,
+  claims: session.claims,
+});
+
 const describeCaller = (identity: RequestedBy): string =>
   identity.kind === 'token' ? `token ${identity.subject}` : `${identity.subject} (${identity.name ?? ''})`;
 
@@ -69,6 +88,9 @@ export class AccessControl {
   readonly #deps: AccessDeps;
   readonly #tokens: StaticTokens;
   readonly #idTokens: IdTokens;
+  readonly #people: PeopleSignIn | undefined;
+  /** The origin of the pages (the redirect URL's): a person's state-changing call comes from it. */
+  readonly #origin: string | undefined;
 
   constructor(settings: AuthSettings, deps: AccessDeps) {
     this.#settings = settings;
@@ -83,6 +105,40 @@ export class AccessControl {
           deps.logger.warn({ issuer: issuer.issuer, err }, 'the keys of an issuer could not be fetched');
       },
     }));
+    this.#people = this.#peopleOf(settings, deps);
+    const { redirectUrl } = settings.browser;
+    this.#origin = redirectUrl === undefined ? undefined : new URL(redirectUrl).origin;
+  }
+
+  #peopleOf(settings: AuthSettings, deps: AccessDeps): PeopleSignIn | undefined {
+    const { browser, browserClientSecret } = settings;
+    const issuer = settings.issuers.find((entry) => entry.name === browser.issuer);
+    if (!this.enforced || issuer === undefined || browser.clientId === undefined) return undefined;
+    if (browser.redirectUrl === undefined) return undefined;
+    const provider = new ProviderClient(
+      {
+        issuer: issuer.issuer,
+        clientId: browser.clientId,
+        redirectUrl: browser.redirectUrl,
+        scopes: browser.scopes,
+        ...(browserClientSecret === undefined ? {} : { clientSecret: browserClientSecret }),
+      },
+      deps.fetch,
+    );
+    return new PeopleSignIn(
+      { issuer, clientId: browser.clientId, sessionHours: browser.sessionHours },
+      {
+        store: deps.sessions ?? createMemorySessions(deps.now),
+        provider,
+        verify: (token, audience) => this.#idTokens.verify(token, audience),
+        ...(deps.now === undefined ? {} : { now: deps.now }),
+      },
+    );
+  }
+
+  /** People's sign-in from the pages, when configured (docs/auth.md). */
+  get people(): PeopleSignIn | undefined {
+    return this.#people;
   }
 
   get enforced(): boolean {
@@ -107,7 +163,16 @@ export class AccessControl {
       });
       throw err;
     };
-    if (token === undefined) return refuse('no token', serviceError('TOKEN_REQUIRED'));
+    if (token === undefined) {
+      const sessionId = cookieOf(request.cookie, SESSION_COOKIE);
+      if (sessionId === undefined || this.#people === undefined)
+        return refuse('no token', serviceError('TOKEN_REQUIRED'));
+      const session = await this.#people.session(sessionId);
+      if (session === undefined) return refuse('session ended', serviceError('SESSION_ENDED'));
+      if (!(await this.#csrfHolds(request, sessionId)))
+        return refuse('no CSRF token', serviceError('CSRF_REFUSED'));
+      return personIdentity(session);
+    }
     if (Buffer.byteLength(token) > MAX_TOKEN_BYTES)
       return refuse('too large', serviceError('TOKEN_INVALID', { reason: 'too large' }));
     const name = this.#tokens.nameOf(token);
@@ -127,6 +192,33 @@ export class AccessControl {
         return refuse('issuer unavailable', serviceError('ISSUER_UNAVAILABLE', { issuer: err.issuer }));
       throw err;
     }
+  }
+
+  /**
+   * A call made with a session cookie that may change something: the X-CSRF-Token header equal to
+   * the CSRF cookie and to the session's token (double submit), and no Origin but the pages'.
+   */
+  async #csrfHolds(request: AccessRequest, sessionId: string): Promise<boolean> {
+    if (SAFE_METHODS.has(request.method ?? 'GET')) return true;
+    if (request.origin !== undefined && request.origin !== this.#origin) return false;
+    const token = request.csrfToken;
+    if (token === undefined || token !== cookieOf(request.cookie, CSRF_COOKIE)) return false;
+    return (await this.#people?.csrfHolds(sessionId, token)) === true;
+  }
+
+  /** The session a request's cookie names, unless unknown or ended (GET /auth/session). */
+  async sessionOf(request: AccessRequest): Promise<PersonSession | undefined> {
+    const sessionId = cookieOf(request.cookie, SESSION_COOKIE);
+    return sessionId === undefined ? undefined : this.#people?.session(sessionId);
+  }
+
+  /** Ends the session a request's cookie names (POST /auth/logout): its CSRF token is needed while it lives. */
+  async endSession(request: AccessRequest): Promise<void> {
+    const sessionId = cookieOf(request.cookie, SESSION_COOKIE);
+    if (sessionId === undefined || this.#people === undefined) return;
+    if ((await this.#people.session(sessionId)) === undefined) return;
+    if (!(await this.#csrfHolds(request, sessionId))) throw serviceError('CSRF_REFUSED');
+    await this.#people.end(sessionId);
   }
 
   /** Whether `identity` may do `action` on `resources` (no audit: a filter of what is shown). */

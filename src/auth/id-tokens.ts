@@ -55,8 +55,11 @@ export class IdTokens {
     );
   }
 
-  /** The token's issuer and claims once verified; throws TokenRefused or IssuerUnavailable. */
-  async verify(token: string): Promise<VerifiedToken> {
+  /**
+   * The token's issuer and claims once verified; throws TokenRefused or IssuerUnavailable.
+   * `audience`: another audience than the issuer entry's (a person's ID token names the client id).
+   */
+  async verify(token: string, audience?: string): Promise<VerifiedToken> {
     let alg: unknown;
     let iss: unknown;
     try {
@@ -71,7 +74,7 @@ export class IdTokens {
     try {
       const { payload } = await jwtVerify(token, issuer.keys.keyOf, {
         issuer: issuer.entry.issuer,
-        audience: issuer.entry.audience,
+        audience: audience ?? issuer.entry.audience,
         algorithms: ALGORITHMS,
         clockTolerance: CLOCK_SKEW_SECONDS,
         requiredClaims: ['exp', 'sub'],

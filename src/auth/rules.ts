@@ -1,9 +1,10 @@
 /**
  * Which access rule grants an action (docs/auth.md), pure: a rule applies to the tokens of its
- * issuer (or its static token) whose named claims are equal to its values; it grants its actions
- * on the repositories and images its patterns cover. `{claim}` in a pattern is the token's claim;
- * a claim that is missing, not a string, or outside `A-Z a-z 0-9 . _ - /` (or holding `..`)
- * makes the rule not apply, never a wider match. One rule must cover every resource touched.
+ * issuer (or its static token) whose named claims are equal to its values (a list claim such as
+ * `groups`: holding them); it grants its actions on the repositories and images its patterns
+ * cover. `{claim}` in a pattern is the token's claim; a claim that is missing, not a string, or
+ * outside `A-Z a-z 0-9 . _ - /` (or holding `..`) makes the rule not apply, never a wider match.
+ * One rule must cover every resource touched.
  */
 import type { AuthAction, AuthImagePattern, AuthRepositoryPattern, AuthRule } from '../config/types.js';
 import { globToRegExp } from '../rules/globs.js';
@@ -77,12 +78,16 @@ function imageCovered(
   );
 }
 
+/** A claim holds a rule's value when equal to it, or when it is a list that holds it (`groups`). */
+const claimHolds = (claim: unknown, value: string): boolean =>
+  claim === value || (Array.isArray(claim) && claim.includes(value));
+
 /** Whether the rule is about this caller: its issuer or token, and its claims. */
 function appliesTo(rule: AuthRule, identity: Identity): boolean {
   if (rule.issuer !== undefined ? rule.issuer !== identity.issuerName : rule.token !== identity.tokenName)
     return false;
   if (rule.issuer === undefined && identity.tokenName === undefined) return false;
-  return Object.entries(rule.claims ?? {}).every(([name, value]) => identity.claims[name] === value);
+  return Object.entries(rule.claims ?? {}).every(([name, value]) => claimHolds(identity.claims[name], value));
 }
 
 /** The tenant a rule names for the builds it admits (docs/queue.md); undefined when it names none or cannot. */

@@ -99,7 +99,9 @@ export function duplicateNameProblems(
 }
 
 /** The checks across the lists of `auth`. */
-export function authProblems(auth: Omit<AuthSettings, 'mode'> & { readonly mode?: string }): string[] {
+export function authProblems(
+  auth: Pick<AuthSettings, 'issuers' | 'tokens' | 'rules'> & { readonly mode?: string },
+): string[] {
   const problems: string[] = [];
   const issuers = new Set(auth.issuers.map((i) => i.name));
   const tokens = new Set(auth.tokens.map((t) => t.name));
@@ -111,5 +113,46 @@ export function authProblems(auth: Omit<AuthSettings, 'mode'> & { readonly mode?
   }
   if (auth.mode === 'enforce' && issuers.size === 0 && tokens.size === 0)
     problems.push('auth.mode is enforce but no issuer and no token is configured: nobody could call');
+  return problems;
+}
+
+/** People's sign-in settings as given (`auth.browser.*`, the secret only as whether it is set). */
+export interface BrowserSignInInput {
+  readonly issuer?: string | undefined;
+  readonly clientId?: string | undefined;
+  readonly redirectUrl?: string | undefined;
+  readonly scopes: readonly string[];
+  readonly secretGiven: boolean;
+}
+
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost']);
+
+/** Whether `url` is plain http on a loopback address (the one place http is accepted, cookies not Secure). */
+export const isLoopbackHttp = (url: string): boolean => {
+  const parsed = new URL(url);
+  return parsed.protocol === 'http:' && LOOPBACK_HOSTS.has(parsed.hostname);
+};
+
+/** The checks of `auth.browser` against the rest of `auth`. */
+export function browserSignInProblems(
+  browser: BrowserSignInInput,
+  issuers: readonly { readonly name: string }[],
+  mode: string | undefined,
+): string[] {
+  const { issuer, clientId, redirectUrl } = browser;
+  if (issuer === undefined) {
+    const given = clientId !== undefined || redirectUrl !== undefined || browser.secretGiven;
+    return given ? ['auth.browser is set without auth.browser.issuer: name an entry of auth.issuers'] : [];
+  }
+  const problems: string[] = [];
+  if (!issuers.some((entry) => entry.name === issuer))
+    problems.push(`auth.browser.issuer: unknown issuer "${issuer}" (name an entry of auth.issuers)`);
+  if (clientId === undefined) problems.push('auth.browser.clientId is required with auth.browser.issuer');
+  if (redirectUrl === undefined)
+    problems.push('auth.browser.redirectUrl is required with auth.browser.issuer');
+  else if (!redirectUrl.startsWith('https://') && !isLoopbackHttp(redirectUrl))
+    problems.push('auth.browser.redirectUrl must be https (plain http only on a loopback address)');
+  if (!browser.scopes.includes('openid')) problems.push('auth.browser.scopes must include openid');
+  if (mode !== 'enforce') problems.push('auth.browser needs auth.mode enforce');
   return problems;
 }

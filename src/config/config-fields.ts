@@ -24,6 +24,8 @@ export interface Loaded {
   readonly dockerConfigDir: string;
   readonly registryAuth: DockerConfigDocument;
   readonly env: Environment;
+  /** People's sign-in client secret (docs/auth.md), when the provider gave one. */
+  readonly browserClientSecret: string | undefined;
 }
 
 type Step<P extends StepPath> = (loaded: Loaded) => StepValue<P>;
@@ -55,6 +57,7 @@ const STEPS: { readonly [P in StepPath]: Step<P> } = {
       repositories: rule.repositories ?? [],
       images: rule.images ?? [],
     })),
+  'auth.browserClientSecret': ({ browserClientSecret }) => browserClientSecret,
   scratchDir: ({ env }) =>
     join(env.TMPDIR !== undefined && env.TMPDIR !== '' ? env.TMPDIR : tmpdir(), 'image-build-service'),
   dockerConfigDir: ({ dockerConfigDir }) => dockerConfigDir,

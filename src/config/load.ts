@@ -7,7 +7,7 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgv, type ParsedArgv } from './argv.js';
-import { authProblems } from './auth.js';
+import { authProblems, browserSignInProblems } from './auth.js';
 import { builderTlsProblems } from './builder-tls.js';
 import { configOf } from './config-fields.js';
 import { ConfigError } from './config-error.js';
@@ -20,7 +20,7 @@ import { isInvalid, readSettings, settingsValue, type SettingsFile } from './set
 import { loadSideFiles } from './side-file-loader.js';
 import { valueFromText } from './text-values.js';
 import { loadSigningKey } from './signing-key.js';
-import { hookSecrets } from './prebuilds.js';
+import { hookSecret, hookSecrets } from './prebuilds.js';
 import { FORGE_NAMES, FORGES } from '../rules/forges.js';
 import type { Config, DockerConfigDocument, Environment, SigningKey } from './types.js';
 
@@ -195,9 +195,42 @@ export function loadConfigWithSources(input: LoadInput): LoadedConfig {
       rules: lists.authRules,
     }),
   );
+  const browserClientSecret = browserClientSecretOf(options.authBrowserClientSecretFile, env, problems);
+  problems.push(
+    ...browserSignInProblems(
+      {
+        issuer: options.authBrowserIssuer,
+        clientId: options.authBrowserClientId,
+        redirectUrl: options.authBrowserRedirectUrl,
+        scopes: options.authBrowserScopes,
+        secretGiven: browserClientSecret !== undefined,
+      },
+      lists.authIssuers,
+      options.authMode,
+    ),
+  );
   if (problems.length > 0) throw new ConfigError(problems);
-  const config = configOf({ options, lists, hookSecrets: hooks, signing, ...docker, env });
+  const config = configOf({
+    options,
+    lists,
+    hookSecrets: hooks,
+    signing,
+    ...docker,
+    env,
+    browserClientSecret,
+  });
   return deepFreeze({ config, sources });
+}
+
+/** People's sign-in client secret: env AUTH_BROWSER_CLIENT_SECRET, else its file; never shown. */
+function browserClientSecretOf(
+  path: string | undefined,
+  env: Environment,
+  problems: string[],
+): string | undefined {
+  const fromEnv = env.AUTH_BROWSER_CLIENT_SECRET;
+  if (fromEnv !== undefined && fromEnv !== '') return fromEnv;
+  return hookSecret(path, optionByName('authBrowserClientSecretFile').label, problems);
 }
 
 /** The signing key of `path` (problems name the option that gave it), or undefined. */

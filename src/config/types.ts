@@ -221,6 +221,8 @@ export interface StepFields {
     readonly issuers: readonly AuthIssuer[];
     readonly tokens: readonly AuthToken[];
     readonly rules: readonly AuthRule[];
+    /** People's sign-in client secret (`AUTH_BROWSER_CLIENT_SECRET` or its file); absent: a public client. */
+    readonly browserClientSecret?: string;
   };
   /** Scratch space: per-request dirs, captured logs, tool caches. `<os tmpdir>/image-build-service`. */
   readonly scratchDir: string;

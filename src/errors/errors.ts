@@ -269,6 +269,21 @@ export const ERRORS = {
     when: 'An ID token of an issuer whose keys were never fetched, and its discovery or key set does not answer; with Retry-After: 30.',
     retryAfter: 30,
   },
+  SESSION_ENDED: {
+    status: 401,
+    text: 'the sign-in session has ended; sign in again',
+    when: "A call carries a person's session cookie (docs/auth.md) that is unknown, ended by sign-out, or past its end.",
+  },
+  CSRF_REFUSED: {
+    status: 403,
+    text: 'a state-changing call with a session cookie needs the X-CSRF-Token header of this session',
+    when: "A POST or DELETE made with a person's session cookie lacks the session's CSRF token (double submit) or comes from another origin.",
+  },
+  SIGN_IN_REFUSED: {
+    status: 400,
+    text: 'the sign-in is refused: {reason}',
+    when: '`GET /auth/callback` without a sign-in under way in this browser, with another `state`, a code the provider refuses (used twice, another verifier), an ID token of another client, another `nonce`, or one refused as a bearer token would be.',
+  },
 
   // --- the build resource: async POST /build, GET and DELETE /builds/{id} ---
   BUILD_NOT_FOUND: {

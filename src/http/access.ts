@@ -6,15 +6,20 @@
 import type { Context } from 'koa';
 import type { AccessAsk, AccessControl, AccessRequest } from '../auth/access.js';
 import type { Identity } from '../auth/identity.js';
+import { CSRF_HEADER } from '../auth/session-cookies.js';
 import { ruleTenant, type RepositoryResource, type Resources } from '../auth/rules.js';
 import type { AuthAction } from '../config/types.js';
 import { repositoryParts, repositoryPathOf } from '../rules/repository-parts.js';
 import { requestScope } from './request-id.js';
 
-function accessRequest(koaCtx: Context): AccessRequest {
+export function accessRequest(koaCtx: Context): AccessRequest {
   const scope = requestScope(koaCtx);
   return {
     authorization: koaCtx.get('authorization') || undefined,
+    cookie: koaCtx.get('cookie') || undefined,
+    method: koaCtx.method,
+    csrfToken: koaCtx.get(CSRF_HEADER) || undefined,
+    origin: koaCtx.get('origin') || undefined,
     requestId: scope.id,
     logger: scope.logger,
   };

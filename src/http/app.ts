@@ -8,6 +8,7 @@ import {
   type ServiceError,
   StepFailedError,
 } from '../errors/errors.js';
+import { createAuthRouter } from './auth-router.js';
 import { createBuildRouter } from './build-router.js';
 import { createBuildsRouter } from './builds-router.js';
 import { bodyError } from './json-body.js';
@@ -115,6 +116,7 @@ export function createApp(ctx: AppContext): Koa {
     ...(ctx.retention === undefined ? [] : [createRetentionRouter(ctx.retention, ctx.access)]),
     createHooksRouter(ctx),
     createEventsRouter(ctx),
+    ...[createAuthRouter(ctx)].filter((router) => router !== undefined),
   ]) {
     // No allowedMethods(): a wrong method on a known path is a 404 like any unknown route.
     app.use(router.routes());

@@ -97,6 +97,13 @@ export const EVENT_DELIVERIES = `${PREFIX}event-deliveries`;
 export const EVENT_DELIVERIES_INDEX = `${PREFIX}event-deliveries:index`;
 /** The build secrets identity key (32 random bytes, hex), set once by whichever replica needs it first. */
 export const SECRETS_IDENTITY_KEY = `${PREFIX}build-secrets:identity-key`;
+/**
+ * A person's session (docs/auth.md) by the HMAC of its id, never the id: a JSON value with a TTL at
+ * the session's end; the hash tag keeps it in one slot of a cluster.
+ */
+export const sessionKey = (digest: string): string => `${PREFIX}{session:${digest}}`;
+/** The key of those HMACs (32 random bytes, hex), set once by whichever replica needs it first. */
+export const SESSIONS_HMAC_KEY = `${PREFIX}sessions:hmac-key`;
 
 /** Per-log size cap: output beyond it is dropped, and one marker line says so. */
 export const LOG_SIZE_CAP_BYTES = 50 * 1024 * 1024;

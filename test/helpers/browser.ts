@@ -6,11 +6,12 @@ import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 
 export const CHROMIUM = '/usr/bin/chromium-headless-shell';
 
-export async function launchBrowser(): Promise<Browser> {
+/** `args`: more of Chromium's flags (a test provider's certificate pin). */
+export async function launchBrowser(args: readonly string[] = []): Promise<Browser> {
   return puppeteer.launch({
     executablePath: CHROMIUM,
     // As root (the CI machine) Chromium refuses to start sandboxed.
-    args: process.getuid?.() === 0 ? ['--no-sandbox'] : [],
+    args: [...(process.getuid?.() === 0 ? ['--no-sandbox'] : []), ...args],
   });
 }
 

@@ -66,7 +66,7 @@ async function newKey(alg: SigningKey['alg']): Promise<SigningKey> {
 }
 
 /** A CA and a server certificate for 127.0.0.1 signed by it, in `dir`. */
-function certificates(dir: string): { ca: string; cert: string; key: string } {
+export function certificates(dir: string): { ca: string; cert: string; key: string } {
   const file = (name: string): string => join(dir, name);
   const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes'];
   execFileSync(

@@ -55,7 +55,13 @@ namespace="{{ .Release.Namespace }}",job="{{ include "ibs.fullname" . }}"
 {{- /* auth.mode off with no issuer or rule: no auth section, the settings of the contract as they were. */ -}}
 {{- with .Values.auth -}}
 {{- if or (eq .mode "enforce") .issuers .rules -}}
-{{- $_ := set $settings "auth" (dict "mode" .mode "issuers" .issuers "rules" .rules) -}}
+{{- $auth := dict "mode" .mode "issuers" .issuers "rules" .rules -}}
+{{- with .browser -}}
+{{- if .issuer -}}
+{{- $_ := set $auth "browser" (dict "issuer" .issuer "clientId" .clientId "scopes" .scopes "redirectUrl" .redirectUrl "sessionHours" .sessionHours) -}}
+{{- end -}}
+{{- end -}}
+{{- $_ := set $settings "auth" $auth -}}
 {{- end -}}
 {{- end -}}
 {{- toYaml $settings -}}

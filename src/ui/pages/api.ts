@@ -1,6 +1,7 @@
 /**
  * The pages' calls to the service's public JSON API: the same paths and answers a script uses,
- * with the caller's bearer token (kept in this tab's sessionStorage) on every call.
+ * with the caller's bearer token (kept in this tab's sessionStorage) on every call, or the
+ * person's session cookie (and its CSRF token on calls that change something).
  */
 
 const TOKEN_KEY = 'ibs.token';
@@ -10,6 +11,43 @@ export const token = {
   set: (value: string): void => sessionStorage.setItem(TOKEN_KEY, value),
   clear: (): void => sessionStorage.removeItem(TOKEN_KEY),
 };
+
+/** A person's sign-in with the organisation's provider (docs/auth.md), when the service offers it. */
+export const people = { available: false, signedIn: false };
+const SIGNED_OUT_KEY = 'ibs.signedOut';
+
+/** Signed out on purpose in this tab: the pages ask instead of sending the person to the provider. */
+export const signedOut = {
+  get: (): boolean => sessionStorage.getItem(SIGNED_OUT_KEY) !== null,
+  set: (): void => sessionStorage.setItem(SIGNED_OUT_KEY, '1'),
+  clear: (): void => sessionStorage.removeItem(SIGNED_OUT_KEY),
+};
+
+/** Whether the service offers people's sign-in, and whether this browser has a session (GET /auth/session). */
+export async function loadSession(): Promise<void> {
+  const res = await fetch('/auth/session', { cache: 'no-store' });
+  people.available = res.ok;
+  people.signedIn = res.ok && ((await res.json()) as { signedIn?: unknown }).signedIn === true;
+}
+
+/** The provider's sign-in, coming back to `path`. */
+export const signInHref = (path: string): string => `/auth/login?returnTo=${encodeURIComponent(path)}`;
+
+/** The session's CSRF token (its cookie): sent back with every state-changing call (double submit). */
+function csrfToken(): string | undefined {
+  const found = document.cookie.split(';').find((part) => part.trim().startsWith('ibs_csrf='));
+  return found?.trim().slice('ibs_csrf='.length);
+}
+
+/** Ends the person's session. */
+export async function signOutPerson(): Promise<void> {
+  const csrf = csrfToken();
+  await fetch('/auth/logout', {
+    method: 'POST',
+    headers: csrf === undefined ? {} : { 'X-CSRF-Token': csrf },
+  });
+  people.signedIn = false;
+}
 
 /** The service refused the call for want of a (valid) token: the sign-in prompt answers it. */
 export class SignInNeeded extends Error {}
@@ -24,14 +62,21 @@ export class ApiError extends Error {
   }
 }
 
-function headers(): Record<string, string> {
+function headers(method: string): Record<string, string> {
   const value = token.get();
-  return value === null ? {} : { Authorization: `Bearer ${value}` };
+  if (value !== null) return { Authorization: `Bearer ${value}` };
+  const csrf = method === 'GET' ? undefined : csrfToken();
+  return csrf === undefined ? {} : { 'X-CSRF-Token': csrf };
 }
 
 /** A call to the API; a 401 throws SignInNeeded, another non-2xx ApiError. */
 export async function call(path: string, init: RequestInit = {}): Promise<Response> {
-  const res = await fetch(path, { ...init, headers: { ...headers(), ...init.headers }, cache: 'no-store' });
+  const method = (init.method ?? 'GET').toUpperCase();
+  const res = await fetch(path, {
+    ...init,
+    headers: { ...headers(method), ...init.headers },
+    cache: 'no-store',
+  });
   if (res.status === 401) throw new SignInNeeded('sign in');
   if (!res.ok && res.status !== 503) {
     let message = `${res.status} ${res.statusText}`;

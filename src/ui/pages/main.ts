@@ -1,9 +1,10 @@
 /**
- * The pages' entry: the navigation, the client-side routes of /ui/, and the sign-in prompt that
- * stands in for every page while the service asks for a token the tab does not hold.
+ * The pages' entry: the navigation, the client-side routes of /ui/, and the sign-in that stands in
+ * for every page while the service asks who the tab is: the organisation's provider when the
+ * service offers it (unless the person signed out in this tab), else the prompt for a token.
  */
 import './app.css';
-import { SignInNeeded, token } from './api.js';
+import { SignInNeeded, loadSession, people, signInHref, signOutPerson, signedOut, token } from './api.js';
 import { h, replace } from './dom.js';
 import { buildsPage } from './builds-page.js';
 import { buildPage } from './build-page.js';
@@ -44,8 +45,11 @@ export function show(): void {
   replace(app, root);
   route(location.pathname)(root, abort.signal).catch((err: unknown) => {
     if (abort.signal.aborted) return;
-    if (err instanceof SignInNeeded) signIn(app, abort);
-    else replace(root, h('p', { class: 'error' }, err instanceof Error ? err.message : String(err)));
+    if (err instanceof SignInNeeded) {
+      if (token.get() === null && people.available && !signedOut.get())
+        location.assign(signInHref(location.pathname + location.search));
+      else signIn(app, abort);
+    } else replace(root, h('p', { class: 'error' }, err instanceof Error ? err.message : String(err)));
   });
   drawNav();
 }
@@ -63,7 +67,7 @@ function drawNav(): void {
     return h('a', { href, ...(here ? { 'aria-current': 'page' } : {}) }, label);
   });
   const out =
-    token.get() === null
+    token.get() === null && !people.signedIn
       ? undefined
       : h('button', { type: 'button', class: 'link', 'data-action': 'sign-out' }, 'Sign out');
   replace(nav, h('strong', {}, 'Image Build Service'), ...links, out);
@@ -77,11 +81,24 @@ function signIn(app: HTMLElement, abort: AbortController): void {
   replace(nav, h('strong', {}, 'Image Build Service'));
   const input = h('input', { type: 'password', name: 'token', placeholder: 'Bearer token' });
   input.setAttribute('autocomplete', 'off');
+  const provider = people.available
+    ? h(
+        'p',
+        {},
+        h(
+          'a',
+          { href: signInHref(location.pathname + location.search), class: 'sign-in-provider' },
+          'Sign in with your organisation',
+        ),
+        ', or give a token.',
+      )
+    : undefined;
   const form = h(
     'form',
     { class: 'sign-in', 'aria-label': 'Sign in' },
     h('h1', {}, 'Sign in'),
     h('p', {}, 'This service asks who you are. Give your token (kept in this tab only).'),
+    provider,
     input,
     h('button', { type: 'submit' }, 'Sign in'),
   );
@@ -89,6 +106,7 @@ function signIn(app: HTMLElement, abort: AbortController): void {
     event.preventDefault();
     if (input.value.trim() === '') return;
     token.set(input.value.trim());
+    signedOut.clear();
     show();
   });
   replace(app, form);
@@ -101,9 +119,12 @@ function start(): void {
     const target = event.target as Element | null;
     if (target?.closest('[data-action="sign-out"]')) {
       token.clear();
-      show();
+      signedOut.set();
+      if (people.signedIn) void signOutPerson().finally(show);
+      else show();
       return;
     }
+    if (target?.closest('a.sign-in-provider')) signedOut.clear();
     const link = target?.closest('a');
     if (link === null || link === undefined || event.defaultPrevented) return;
     if (event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey) return;
@@ -113,7 +134,7 @@ function start(): void {
     go(url.pathname + url.search);
   });
   window.addEventListener('popstate', show);
-  show();
+  loadSession().then(show, show);
 }
 
 start();

@@ -122,6 +122,40 @@ test("an issuer's private CA: the ConfigMap's ca.crt is mounted and NODE_EXTRA_C
   t.is(envValue(r, 'NODE_EXTRA_CA_CERTS'), `${mountPath(r, 'issuer-ca') ?? '?'}/ca.crt`);
 });
 
+test("people's sign-in: auth.browser in the settings file, the client secret from the team's Secret as a file", async (t) => {
+  const browser = {
+    issuer: 'github',
+    clientId: 'ibs-pages',
+    scopes: ['openid', 'email', 'groups'],
+    redirectUrl: 'https://builds.example.com/auth/callback',
+    sessionHours: 4,
+  };
+  const off = await render([], ENFORCE);
+  t.false('browser' in (settingsOf(off).auth as Json));
+  t.is(envValue(off, 'AUTH_BROWSER_CLIENT_SECRET_FILE'), undefined);
+  const r = await render([], {
+    auth: {
+      ...ENFORCE.auth,
+      browser: { ...browser, existingSecret: 'ibs-pages', existingSecretKey: 'secret' },
+    },
+  });
+  t.deepEqual((settingsOf(r).auth as Json).browser, browser);
+  t.deepEqual(volume(r, 'browser-client')?.secret, {
+    secretName: 'ibs-pages',
+    defaultMode: 0o440,
+    items: [{ key: 'secret', path: 'client-secret' }],
+  });
+  t.true(container(r).volumeMounts.find((m) => m.name === 'browser-client')?.readOnly);
+  t.is(
+    envValue(r, 'AUTH_BROWSER_CLIENT_SECRET_FILE'),
+    `${mountPath(r, 'browser-client') ?? '?'}/client-secret`,
+  );
+  t.false(
+    JSON.stringify(r.objects).includes('AUTH_BROWSER_CLIENT_SECRET"'),
+    'never the secret in an env value',
+  );
+});
+
 /** helm template's refusal: exit code non-zero, and its stderr. */
 async function refusal(set: Record<string, unknown>): Promise<string> {
   const result = await template([], set);

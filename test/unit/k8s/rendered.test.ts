@@ -135,6 +135,7 @@ function userSecrets(values: Values): ExternalSecrets {
   add('errorTracking', USER_DSN);
   add('redis', USER_REDIS_URL);
   add('signing', USER_SIGNING_KEY);
+  add('auth.browser', 'user-pages-client-secret\n');
   const signing = at(values, 'signing.existingSecret') as string;
   if (signing !== '' && (at(values, 'signing.passwordKey') as string) !== '')
     secrets.get(signing)?.set(at(values, 'signing.passwordKey'), USER_SIGNING_PASSWORD);

@@ -117,3 +117,23 @@ test('a placeholder takes the claim as text, never as a glob', (t) => {
   t.is(expand('{a}', { a: '**' }), undefined);
   t.is(expand('{constructor}', {}), undefined);
 });
+
+test("a rule's claim matches a list claim that holds its value (a person's groups), never a list without it", (t) => {
+  const people: AuthRule = {
+    name: 'platform-team',
+    issuer: 'github',
+    claims: { groups: 'platform-team' },
+    actions: ['read'],
+    repositories: [{ host: '*', path: 'platform/**' }],
+    images: [],
+  };
+  const resources = { repository: repo('platform/app') };
+  const person = (groups: unknown): Identity => ci({ sub: 'alice', groups });
+  t.is(grantingRule([people], person(['staff', 'platform-team']), 'read', resources)?.name, 'platform-team');
+  t.is(grantingRule([people], person('platform-team'), 'read', resources)?.name, 'platform-team');
+  t.is(grantingRule([people], person(['staff']), 'read', resources), undefined);
+  t.is(grantingRule([people], person([]), 'read', resources), undefined);
+  t.is(grantingRule([people], person(['platform-team-2']), 'read', resources), undefined);
+  // A list claim never stands in a pattern: the rule does not apply.
+  t.is(expand('{groups}/**', { groups: ['platform'] }), undefined);
+});

@@ -15,6 +15,12 @@ const RULE = {
   actions: ['admin'],
 };
 
+const BROWSER = {
+  issuer: 'github',
+  clientId: 'ibs-pages',
+  redirectUrl: 'https://builds.example.com/auth/callback',
+};
+
 const problemsOfAuth = (auth: Record<string, unknown>): string[] =>
   scratch.problemsOf(['--settings', scratch.file('.yaml', stringify({ auth }))]);
 
@@ -54,6 +60,46 @@ const cases: Record<string, { auth: Record<string, unknown>; problem: RegExp }> 
   'a rule with both an issuer and a token': {
     auth: { mode: 'enforce', issuers: [ISSUER], tokens: [TOKEN], rules: [{ ...RULE, issuer: 'github' }] },
     problem: /auth\.rules\[0\]/,
+  },
+  "people's sign-in naming an unknown issuer": {
+    auth: { mode: 'enforce', issuers: [ISSUER], browser: { ...BROWSER, issuer: 'okta' } },
+    problem: /auth\.browser\.issuer: unknown issuer "okta"/,
+  },
+  "people's sign-in without a client id": {
+    auth: { mode: 'enforce', issuers: [ISSUER], browser: { ...BROWSER, clientId: undefined } },
+    problem: /auth\.browser\.clientId is required/,
+  },
+  "people's sign-in without its redirect URL": {
+    auth: { mode: 'enforce', issuers: [ISSUER], browser: { ...BROWSER, redirectUrl: undefined } },
+    problem: /auth\.browser\.redirectUrl is required/,
+  },
+  "people's sign-in coming back over plain http to a host that is not loopback": {
+    auth: {
+      mode: 'enforce',
+      issuers: [ISSUER],
+      browser: { ...BROWSER, redirectUrl: 'http://builds.example.com/auth/callback' },
+    },
+    problem: /auth\.browser\.redirectUrl must be https/,
+  },
+  "people's sign-in coming back elsewhere than /auth/callback": {
+    auth: {
+      mode: 'enforce',
+      issuers: [ISSUER],
+      browser: { ...BROWSER, redirectUrl: 'https://builds.example.com/callback' },
+    },
+    problem: /auth\.browser\.redirectUrl/,
+  },
+  "people's sign-in without the openid scope": {
+    auth: { mode: 'enforce', issuers: [ISSUER], browser: { ...BROWSER, scopes: ['email'] } },
+    problem: /auth\.browser\.scopes must include openid/,
+  },
+  "people's sign-in with identities off": {
+    auth: { mode: 'off', issuers: [ISSUER], browser: BROWSER },
+    problem: /auth\.browser needs auth\.mode enforce/,
+  },
+  "a client id without people's sign-in": {
+    auth: { mode: 'enforce', issuers: [ISSUER], browser: { clientId: 'ibs-pages' } },
+    problem: /auth\.browser is set without auth\.browser\.issuer/,
   },
 };
 
@@ -103,4 +149,26 @@ test('a valid section loads as written; the mode from AUTH_MODE, the tokens from
       ['ops', 0, 0],
     ],
   );
+});
+
+test("people's sign-in loads as written, its client secret from the environment and never in a problem", (t) => {
+  const settings = scratch.file(
+    '.yaml',
+    stringify({ auth: { mode: 'enforce', issuers: [ISSUER], browser: BROWSER } }),
+  );
+  const config = loadConfig({
+    argv: ['--settings', settings],
+    env: {
+      HOME: scratch.dir,
+      DOCKER_CONFIG: scratch.dir,
+      AUTH_BROWSER_CLIENT_SECRET: 's3cret-of-the-client',
+    },
+  });
+  t.deepEqual(config.auth.browser, { ...BROWSER, scopes: ['openid', 'email', 'profile'], sessionHours: 8 });
+  t.is(config.auth.browserClientSecret, 's3cret-of-the-client');
+  const refused = scratch.problemsOf(['--settings', settings, '--auth-browser-session-hours', '0'], {
+    AUTH_BROWSER_CLIENT_SECRET: 's3cret-of-the-client',
+  });
+  t.true(refused.some((p) => p.includes('--auth-browser-session-hours')));
+  t.false(refused.join('\n').includes('s3cret'));
 });

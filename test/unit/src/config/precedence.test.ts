@@ -58,6 +58,32 @@ const issuersFile = (name: string): string =>
 const accessRulesFile = (name: string): string =>
   file(`access-rules-${name}.yaml`, [{ name, token: 'ops', actions: ['read'] }]);
 
+const peopleIssuers = file('issuers-people.yaml', [
+  ...['people', 'p-flag', 'p-env', 'p-file'].map((name) => ({
+    name,
+    issuer: `https://${name}.example`,
+    audience: 'ibs',
+  })),
+]);
+const BROWSER: Readonly<Record<string, string>> = {
+  '--auth-browser-issuer': 'people',
+  '--auth-browser-client-id': 'ibs',
+  '--auth-browser-redirect-url': 'https://ibs.example/auth/callback',
+};
+/** What people's sign-in needs beside the option under test (its own flag left out). */
+const browserCompanions = (own: string): string[] => [
+  '--auth-mode=enforce',
+  `--auth-issuers-path=${peopleIssuers}`,
+  ...Object.entries(BROWSER)
+    .filter(([flag]) => flag !== own)
+    .map(([flag, value]) => `${flag}=${value}`),
+];
+const clientSecretFile = (name: string): string => {
+  const path = join(dir, `client-secret-${name}`);
+  writeFileSync(path, `client-secret-${name}\n`);
+  return path;
+};
+
 const subscriptionsFile = (name: string): string =>
   file(`subscriptions-${name}.yaml`, [
     {
@@ -229,6 +255,37 @@ const CASES: { readonly [K in OptionName]: Case } = {
     unset: [],
     companions: [`--auth-tokens-path=${tokensFile('ops')}`],
   },
+  authBrowserIssuer: {
+    values: ['p-flag', 'p-env', 'p-file'],
+    read: (c) => c.auth.browser.issuer,
+    companions: browserCompanions('--auth-browser-issuer'),
+  },
+  authBrowserClientId: {
+    values: ['c-flag', 'c-env', 'c-file'],
+    read: (c) => c.auth.browser.clientId,
+    companions: browserCompanions('--auth-browser-client-id'),
+  },
+  authBrowserScopes: {
+    values: [['openid', 'groups'], ['openid', 'email'], ['openid']],
+    read: (c) => c.auth.browser.scopes,
+  },
+  authBrowserRedirectUrl: {
+    values: [
+      'https://flag.example/auth/callback',
+      'http://127.0.0.1:8080/auth/callback',
+      'https://file.example/ui/auth/callback',
+    ],
+    read: (c) => c.auth.browser.redirectUrl,
+    companions: browserCompanions('--auth-browser-redirect-url'),
+  },
+  authBrowserSessionHours: { values: [1, 2, 3], read: (c) => c.auth.browser.sessionHours },
+  authBrowserClientSecretFile: {
+    values: [clientSecretFile('flag'), clientSecretFile('env'), clientSecretFile('file')],
+    read: (c) => c.auth.browserClientSecret,
+    expected: ['client-secret-flag', 'client-secret-env', 'client-secret-file'],
+    unset: undefined,
+    companions: browserCompanions(''),
+  },
   prebuildConfigurationsPath: {
     values: [prebuildsFile('flag'), prebuildsFile('env'), prebuildsFile('file')],
     read: (c) => c.prebuilds.configurations.map((e) => e.image.name),
@@ -367,7 +424,13 @@ test('the defaults are the contract table, and derived fields come from the envi
       git: { allowInsecureProtocols: false },
       gitCredentials: [],
       registryMappingRules: [],
-      auth: { mode: 'off', issuers: [], tokens: [], rules: [] },
+      auth: {
+        mode: 'off',
+        issuers: [],
+        tokens: [],
+        rules: [],
+        browser: { scopes: ['openid', 'email', 'profile'], sessionHours: 8 },
+      },
       events: { subscriptions: [], retrySeconds: [5, 300, 1800, 7200, 18000, 36000, 36000] },
       build: {
         platforms: [],

@@ -40,8 +40,25 @@ function documentedRoutes(): string[] {
   );
 }
 
+/** People's sign-in configured, so its /auth/ routes are served (a provider that does not answer). */
+const WITH_SIGN_IN = {
+  auth: {
+    mode: 'enforce' as const,
+    issuers: [{ name: 'people', issuer: 'https://127.0.0.1:1', audience: 'ibs' }],
+    tokens: [],
+    rules: [],
+    browser: {
+      issuer: 'people',
+      clientId: 'ibs-pages',
+      scopes: ['openid'],
+      redirectUrl: 'http://127.0.0.1:1/auth/callback',
+      sessionHours: 8,
+    },
+  },
+};
+
 test('every route the app serves is documented, and every documented route is served', async (t) => {
-  const app = await startApp();
+  const app = await startApp(WITH_SIGN_IN);
   t.teardown(app.close);
   const served = createApp(app.ctx)
     .middleware.map((mw) => (mw as { router?: Router }).router)
