@@ -19,10 +19,10 @@ export interface Position {
 }
 
 /** Negative when `a` comes first: the later start, then the greater id (a reversed Redis sorted set). */
-export function newerFirst(a: Position, b: Position): number {
-  if (a.at !== b.at) return b.at - a.at;
-  if (a.id === b.id) return 0;
-  return a.id > b.id ? -1 : 1;
+export function newerFirst(first: Position, second: Position): number {
+  if (first.at !== second.at) return second.at - first.at;
+  if (first.id === second.id) return 0;
+  return first.id > second.id ? -1 : 1;
 }
 
 const CURSOR = /^([0-9]{1,15})\.(bld-[0-9a-f-]{36})$/;

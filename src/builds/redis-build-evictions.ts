@@ -56,8 +56,8 @@ export async function evict(connection: Calls, ids: readonly string[]): Promise<
   )[];
   const keys: string[] = [FINISHED_BUILDS];
   const args: (string | number)[] = [];
-  unique.forEach((id, i) => {
-    const text = texts[i];
+  unique.forEach((id, at) => {
+    const text = texts[at];
     const { indexes, owners } = keysOf(
       typeof text === 'string' ? (JSON.parse(text) as BuildEntry) : undefined,
     );

@@ -162,11 +162,11 @@ export async function readCandidates(
   const texts = (await connection.call((client) => client.mget(...keys))) as (string | null)[];
   const gone = found.filter((_, i) => texts[2 * i] === null).map((p) => p.id);
   if (gone.length > 0) await connection.call((client) => client.zrem(key, ...gone));
-  return found.map((position, i) => {
-    const text = texts[2 * i];
+  return found.map((position, at) => {
+    const text = texts[2 * at];
     return {
       position,
-      alive: texts[2 * i + 1] !== null,
+      alive: texts[2 * at + 1] !== null,
       ...(text === null || text === undefined ? {} : { entry: parse(text) }),
     };
   });

@@ -13,7 +13,7 @@ import { indexedValues, type BuildEntry } from './records.js';
 import type { BuildOutcome } from './types.js';
 
 /**
- * KEYS: build, alive, then the indexes it joins. ARGV: id, record json, started ms, lease ms,
+ * KEYS: build, alive, then the indexes it enters. ARGV: id, record json, started ms, lease ms,
  * replica, changes channel, change json. A queued build has no lease (0): the queue keeps it
  * until a replica adopts it.
  */
@@ -42,7 +42,7 @@ return 1
 `);
 
 /**
- * KEYS: build, then ARGV[3] indexes it joins (a branch learned), then the owner keys of its logs.
+ * KEYS: build, then ARGV[3] indexes it enters (a branch learned), then the owner keys of its logs.
  * ARGV: patch json, waiters delta, index count, log owner TTL ms, changes channel. Merges into a
  * running record.
  */
@@ -112,7 +112,7 @@ export async function adoptEntry(
 
 /**
  * Merges `patch` into the running record `id` and adds `delta` to its waiters; a branch learned
- * joins its index, a log opened is found by its id (for `logOwnerTtlMs`, or until the record leaves).
+ * enters its index, a log opened is found by its id (for `logOwnerTtlMs`, or until the record leaves).
  */
 export async function updateEntry(
   connection: Calls,

@@ -162,8 +162,8 @@ class RedisRegistry implements RedisBuildRegistry {
       return ((await pipeline.exec()) ?? []).map(([, size]) => Number(size));
     });
     let best = 0;
-    sizes.forEach((size, i) => {
-      if (size < (sizes[best] as number)) best = i;
+    sizes.forEach((size, at) => {
+      if (size < (sizes[best] as number)) best = at;
     });
     return keys[best] as string;
   }
