@@ -2,6 +2,7 @@
  * GET /builds a page at a time and GET /builds/events through the real app on port 0: the
  * answer's shape, its cursor, the 400s of a bad page, and the feed of changes as text/event-stream.
  */
+import { createHash } from 'node:crypto';
 import test from 'ava';
 import { createMemoryBuildRegistry } from '../../../../src/builds/memory-registry.js';
 import type { BuildRecord } from '../../../../src/builds/types.js';
@@ -119,4 +120,85 @@ test('GET /builds/events streams each change of a build as its id, unbuffered', 
   t.false(text.includes(REPOSITORY), 'ids only');
   const refused = await fetch(`${app.url}/builds/events?status=running`);
   t.is(refused.status, 400);
+});
+
+test('with identities enforced, pages fill with the builds the caller may read, and the feed tells of them only', async (t) => {
+  const builds = createMemoryBuildRegistry({ history: 100 });
+  const repository = (team: string, n: number) => `https://git.example.com/${team}/app-${n}.git`;
+  const ofA: string[] = [];
+  for (let n = 0; n < 12; n++) {
+    const team = n % 3 === 0 ? 'team-a' : 'team-b';
+    const id = await builds.start({
+      requestId: `r-${n}`,
+      repository: repository(team, n),
+      image: 'r.example/app',
+    });
+    if (team === 'team-a') ofA.push(id);
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
+  const token = 'team-a-token-0123456789';
+  const app = await startApp(
+    {
+      auth: {
+        mode: 'enforce',
+        issuers: [],
+        tokens: [{ name: 'team-a', sha256: createHash('sha256').update(token).digest('hex') }],
+        rules: [
+          {
+            name: 'team-a',
+            token: 'team-a',
+            actions: ['read'],
+            repositories: [{ host: '*', path: 'team-a/**' }],
+            images: [{ registry: '*', name: '**' }],
+          },
+        ],
+      },
+    },
+    { builds },
+  );
+  t.teardown(app.close);
+  const headers = { Authorization: `Bearer ${token}` };
+  t.is((await fetch(`${app.url}/builds/events`)).status, 401, 'no token: no feed');
+  const first = (await (await fetch(`${app.url}/builds?limit=2`, { headers })).json()) as {
+    builds: BuildRecord[];
+    next?: string;
+  };
+  t.deepEqual(
+    first.builds.map((b) => b.id),
+    [ofA[3], ofA[2]],
+    'a full page of the readable builds',
+  );
+  const rest = (await (
+    await fetch(`${app.url}/builds?limit=2&after=${encodeURIComponent(first.next as string)}`, { headers })
+  ).json()) as { builds: BuildRecord[]; next?: string };
+  t.deepEqual(
+    rest.builds.map((b) => b.id),
+    [ofA[1], ofA[0]],
+  );
+  t.false('next' in rest);
+
+  const gone = new AbortController();
+  t.teardown(() => gone.abort());
+  const res = await fetch(`${app.url}/builds/events`, { headers, signal: gone.signal });
+  t.is(res.status, 200);
+  const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  const hidden = await builds.start({
+    requestId: 'hidden',
+    repository: repository('team-b', 99),
+    image: 'r/x',
+  });
+  const shown = await builds.start({
+    requestId: 'shown',
+    repository: repository('team-a', 99),
+    image: 'r/x',
+  });
+  while (!text.includes(shown)) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    text += decoder.decode(value, { stream: true });
+  }
+  t.true(text.includes(`event: build\ndata: {"id":"${shown}"}`));
+  t.false(text.includes(hidden), "no word of the other team's build");
 });
