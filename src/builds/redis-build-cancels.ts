@@ -14,6 +14,7 @@ const CANCEL = redisScript(`
 local text = redis.call('GET', KEYS[1])
 if not text then return 0 end
 local entry = cjson.decode(text)
+if entry.phase == 'finished' then return 0 end
 entry.cancelledBy = ARGV[1]
 redis.call('SET', KEYS[1], cjson.encode(entry))
 redis.call('PUBLISH', ARGV[2], 'c')
