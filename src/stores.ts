@@ -55,7 +55,10 @@ async function embeddedStores(
 ): Promise<Stores> {
   return {
     logStore: await createLogStore(config),
-    builds: createMemoryBuildRegistry({ history: config.build.history }),
+    builds: createMemoryBuildRegistry({
+      history: config.build.history,
+      historyDays: config.build.historyDays,
+    }),
     leases: createEmbeddedLeases(),
     secretIdentityKey: scratchIdentityKey(config.scratchDir),
     served: new MemoryServedStore({ scratchDir: config.scratchDir }),
@@ -112,6 +115,7 @@ async function redisStores(
   const builds = createRedisBuildRegistry({
     connection: redis,
     history: config.build.history,
+    historyDays: config.build.historyDays,
     logger,
     replica,
   });

@@ -1,22 +1,38 @@
 /**
  * The embedded build registry: this instance's running builds and its newest `history` finished
- * ones, in memory (they do not survive the process, like command logs). Created at start-up.
+ * ones (for at most `historyDays`), in memory (they do not survive the process, like command
+ * logs), listed a page at a time as in Redis mode. Created at start-up.
  */
+import { fillPage, isKept, newerFirst, type Candidate, type Position } from './build-pages.js';
 import { finishedWithin, FinishWaiters } from './finish-wait.js';
-import { matchesFilter, newBuildEntry, toRecord, type BuildEntry } from './records.js';
-import type { BuildOutcome, BuildRecord, BuildRegistry, BuildUpdate, KeyReservation } from './types.js';
+import { newBuildEntry, toRecord, type BuildEntry } from './records.js';
+import type {
+  BuildChange,
+  BuildFilter,
+  BuildOutcome,
+  BuildPage,
+  BuildRecord,
+  BuildRegistry,
+  BuildUpdate,
+  KeyReservation,
+  NewBuild,
+  PageRequest,
+} from './types.js';
 
 export interface MemoryRegistryOptions {
   /** Finished builds kept (the newest). */
   readonly history: number;
+  /** Days a finished build is kept at most (default: no limit). */
+  readonly historyDays?: number;
   /** Milliseconds since the epoch (tests pass a fake clock). */
   readonly now?: () => number;
 }
 
 /** The entry of a build that just finished. */
-function finishedEntry(entry: BuildEntry, outcome: BuildOutcome): BuildEntry {
+function finishedEntry(entry: BuildEntry, outcome: BuildOutcome, nowMs: number): BuildEntry {
   entry.phase = 'finished';
   entry.outcome = outcome;
+  entry.finishedAtMs = nowMs;
   if (outcome.image !== undefined) entry.image = outcome.image;
   return entry;
 }
@@ -76,61 +92,175 @@ function adoptQueued(entry: BuildEntry | undefined): boolean {
   return true;
 }
 
-export function createMemoryBuildRegistry(options: MemoryRegistryOptions): BuildRegistry {
-  const now = options.now ?? Date.now;
-  const history = Math.max(0, Math.floor(options.history));
-  const running = new Map<string, BuildEntry>();
+const DAY_MS = 24 * 3600 * 1000;
+const positionOf = (entry: BuildEntry): Position => ({ at: entry.startedAtMs, id: entry.id });
+
+/** Every kept entry, newest start first: a page is a binary search, then a walk. */
+class OrderedEntries {
+  readonly #entries: BuildEntry[] = [];
+
+  /** The index of the first entry after `position` (0 without one). O(log n). */
+  #after(position: Position | undefined): number {
+    if (position === undefined) return 0;
+    let low = 0;
+    let high = this.#entries.length;
+    while (low < high) {
+      const mid = (low + high) >> 1;
+      if (newerFirst(positionOf(this.#entries[mid] as BuildEntry), position) <= 0) low = mid + 1;
+      else high = mid;
+    }
+    return low;
+  }
+
+  add(entry: BuildEntry): void {
+    this.#entries.splice(this.#after(positionOf(entry)), 0, entry);
+  }
+
+  remove(entry: BuildEntry): void {
+    const at = this.#after(positionOf(entry)) - 1;
+    if (this.#entries[at] === entry) this.#entries.splice(at, 1);
+  }
+
+  read(after: Position | undefined, count: number): Candidate[] {
+    const start = this.#after(after);
+    return this.#entries.slice(start, start + count).map((entry) => ({ position: positionOf(entry), entry }));
+  }
+}
+
+/** The kept entries: by id, in order, the finished ones by finish, and the logs' owners. */
+class MemoryRegistry implements BuildRegistry {
+  readonly #now: () => number;
+  readonly #history: number;
+  readonly #keptMs: number;
+  readonly #running = new Map<string, BuildEntry>();
   /** Oldest finished first. */
-  const finished: BuildEntry[] = [];
-  const waiting = new FinishWaiters();
-  const keys = new MemoryKeys();
-  const get = async (id: string) => {
-    const entry = running.get(id) ?? finished.find((e) => e.id === id);
-    return entry === undefined ? undefined : toRecord(entry, now());
+  readonly #finished: BuildEntry[] = [];
+  readonly #byId = new Map<string, BuildEntry>();
+  readonly #byLog = new Map<string, BuildEntry>();
+  readonly #ordered = new OrderedEntries();
+  readonly #waiting = new FinishWaiters();
+  readonly #keys = new MemoryKeys();
+  readonly #listeners = new Set<(change: BuildChange) => void>();
+
+  constructor(options: MemoryRegistryOptions) {
+    this.#now = options.now ?? Date.now;
+    this.#history = Math.max(0, Math.floor(options.history));
+    this.#keptMs = options.historyDays === undefined ? Infinity : options.historyDays * DAY_MS;
+  }
+
+  #changed(entry: BuildEntry | undefined): void {
+    if (entry === undefined) return;
+    for (const listener of this.#listeners) listener({ id: entry.id, repository: entry.repository });
+  }
+
+  #drop(entry: BuildEntry): void {
+    this.#byId.delete(entry.id);
+    for (const log of [entry.gitCloneLogId, entry.imageBuildLogId])
+      if (log !== undefined && this.#byLog.get(log) === entry) this.#byLog.delete(log);
+    this.#ordered.remove(entry);
+    this.#keys.dropped(entry);
+  }
+
+  /** The oldest finished entries beyond `history` or older than historyDays leave. */
+  #trim(): void {
+    const since = this.#now() - this.#keptMs;
+    for (;;) {
+      const oldest = this.#finished[0];
+      if (oldest === undefined) return;
+      if (this.#finished.length <= this.#history && isKept(oldest, since)) return;
+      this.#drop(oldest);
+      this.#finished.shift();
+    }
+  }
+
+  async start(build: NewBuild): Promise<string> {
+    const entry = newBuildEntry(build, this.#now());
+    this.#running.set(entry.id, entry);
+    this.#byId.set(entry.id, entry);
+    this.#ordered.add(entry);
+    this.#changed(entry);
+    return entry.id;
+  }
+
+  async update(id: string, update: BuildUpdate): Promise<void> {
+    const entry = this.#running.get(id);
+    applyUpdate(entry, update);
+    if (entry === undefined) return;
+    for (const log of [update.gitCloneLogId, update.imageBuildLogId])
+      if (log !== undefined) this.#byLog.set(log, entry);
+    this.#changed(entry);
+  }
+
+  async adopt(id: string): Promise<boolean> {
+    const adopted = adoptQueued(this.#running.get(id));
+    if (adopted) this.#changed(this.#running.get(id));
+    return adopted;
+  }
+
+  async addWaiters(id: string, delta: number): Promise<void> {
+    const entry = this.#running.get(id);
+    if (entry !== undefined) entry.waiters = Math.max(0, entry.waiters + delta);
+    this.#changed(entry);
+  }
+
+  async finish(id: string, outcome: BuildOutcome): Promise<void> {
+    const entry = this.#running.get(id);
+    if (entry === undefined) return;
+    this.#running.delete(id);
+    this.#finished.push(finishedEntry(entry, outcome, this.#now()));
+    this.#trim();
+    this.#changed(entry);
+    this.#waiting.finished(id);
+  }
+
+  get = async (id: string): Promise<BuildRecord | undefined> => {
+    this.#trim();
+    const entry = this.#byId.get(id);
+    return entry === undefined ? undefined : toRecord(entry, this.#now());
   };
 
-  // The methods take their parameter types from BuildRegistry (types.ts).
-  return {
-    async start(build) {
-      const entry = newBuildEntry(build, now());
-      running.set(entry.id, entry);
-      return entry.id;
-    },
+  waitFinished(id: string, ms: number, signal?: AbortSignal): Promise<BuildRecord | undefined> {
+    return finishedWithin(this.get, id, ms, signal, this.#waiting.watch(id));
+  }
 
-    update: async (id, update) => applyUpdate(running.get(id), update),
-    adopt: async (id) => adoptQueued(running.get(id)),
+  reserveKey(key: string, digest: string): Promise<KeyReservation> {
+    return this.#keys.reserve(key, digest, this.get);
+  }
 
-    async addWaiters(id, delta) {
-      const entry = running.get(id);
-      if (entry !== undefined) entry.waiters = Math.max(0, entry.waiters + delta);
-    },
+  async bindKey(key: string, buildId: string): Promise<void> {
+    this.#keys.bind(key, buildId);
+  }
 
-    async finish(id, outcome) {
-      const entry = running.get(id);
-      if (entry === undefined) return;
-      running.delete(id);
-      finished.push(finishedEntry(entry, outcome));
-      for (const gone of finished.splice(0, Math.max(0, finished.length - history))) keys.dropped(gone);
-      waiting.finished(id);
-    },
+  async releaseKey(key: string): Promise<void> {
+    this.#keys.release(key);
+  }
 
-    get,
-    waitFinished: (id, ms, signal) => finishedWithin(get, id, ms, signal, waiting.watch(id)),
+  // One instance: every build it runs is cancelled by the worker that runs it.
+  async requestCancel(): Promise<void> {}
+  onCancel(): void {}
+  onLost(): void {}
 
-    reserveKey: (key, digest) => keys.reserve(key, digest, get),
-    bindKey: async (key, buildId) => keys.bind(key, buildId),
-    releaseKey: async (key) => keys.release(key),
-    // One instance: every build it runs is cancelled by the worker that runs it.
-    requestCancel: async () => undefined,
-    onCancel: () => undefined,
-    onLost: () => undefined,
+  async list(filter: BuildFilter, page: PageRequest): Promise<BuildPage> {
+    this.#trim();
+    const nowMs = this.#now();
+    const read = async (after: Position | undefined, count: number) => this.#ordered.read(after, count);
+    return fillPage(read, { filter, page, nowMs, keptSinceMs: nowMs - this.#keptMs });
+  }
 
-    async list(filter = {}) {
-      const at = now();
-      return [...running.values(), ...finished]
-        .filter((entry) => matchesFilter(entry, filter))
-        .sort((a, b) => b.startedAtMs - a.startedAtMs)
-        .map((entry) => toRecord(entry, at));
-    },
-  };
+  async ownerOfLog(logId: string): Promise<BuildRecord | undefined> {
+    this.#trim();
+    const entry = this.#byLog.get(logId);
+    return entry === undefined ? undefined : toRecord(entry, this.#now());
+  }
+
+  async watchChanges(listener: (change: BuildChange) => void): Promise<() => void> {
+    this.#listeners.add(listener);
+    return () => {
+      this.#listeners.delete(listener);
+    };
+  }
+}
+
+export function createMemoryBuildRegistry(options: MemoryRegistryOptions): BuildRegistry {
+  return new MemoryRegistry(options);
 }

@@ -36,17 +36,46 @@ export interface BuildEntry {
   waiters: number;
   details?: BuildDetails;
   outcome?: BuildOutcome;
+  /** When it finished (ms since the epoch): it leaves the history `historyDays` later. */
+  finishedAtMs?: number;
 }
 
 const seconds = (ms: number): number => Math.round(ms) / 1000;
 
+/** `queued`, `running` (started, not finished) or the metric status it ended with. */
+export function statusOf(entry: BuildEntry): string {
+  if (entry.outcome !== undefined) return entry.outcome.status;
+  return entry.phase === 'queued' ? 'queued' : 'running';
+}
+
+/** Each field a build is found by, and its value (a build of POST /build has the trigger `api`). */
+export function indexedValues(entry: BuildEntry): [string, string][] {
+  const out: [string, string][] = [
+    ['status', statusOf(entry)],
+    ['repository', entry.repository],
+    ['request', entry.requestId],
+    ['trigger', entry.trigger ?? 'api'],
+  ];
+  if (entry.branch !== undefined) out.push(['branch', entry.branch]);
+  if (entry.requestedBy !== undefined) out.push(['caller', entry.requestedBy.subject]);
+  return out;
+}
+
+/** The fields a filter asks for and their values, as indexedValues names them. */
+export function filterValues(filter: BuildFilter): [string, string][] {
+  const out: [string, string][] = [];
+  if (filter.status !== undefined) out.push(['status', filter.status]);
+  if (filter.repository !== undefined) out.push(['repository', filter.repository]);
+  if (filter.requestId !== undefined) out.push(['request', filter.requestId]);
+  if (filter.trigger !== undefined) out.push(['trigger', filter.trigger]);
+  if (filter.branch !== undefined) out.push(['branch', filter.branch]);
+  if (filter.caller !== undefined) out.push(['caller', filter.caller]);
+  return out;
+}
+
 export function matchesFilter(entry: BuildEntry, filter: BuildFilter): boolean {
-  if (filter.requestId !== undefined && entry.requestId !== filter.requestId) return false;
-  if (filter.repository !== undefined && entry.repository !== filter.repository) return false;
-  if (filter.status === undefined) return true;
-  if (filter.status === 'queued') return entry.phase === 'queued';
-  if (filter.status === 'running') return entry.outcome === undefined && entry.phase !== 'queued';
-  return entry.outcome?.status === filter.status;
+  const values = new Map(indexedValues(entry));
+  return filterValues(filter).every(([field, value]) => values.get(field) === value);
 }
 
 /** The record GET /builds lists, `at` the time of the listing (elapsed time of a running build). */

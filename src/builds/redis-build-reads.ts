@@ -1,76 +1,42 @@
 /**
- * The reads of the Redis build registry, one record or all, each one Lua script that also sweeps:
- * a running record whose lease expired is finished as lost, a queued one the queue lost as never
- * started. No sweeper runs apart: the replica whose read ended a build is the one that tells of it.
+ * The reads of the Redis build registry: one record, or a batch of an index in order (a bounded
+ * range of a sorted set, then the records and leases in one MGET). A running record read without
+ * its lease is finished as lost, a queued one the queue lost as never started, each by one
+ * script: no sweeper runs apart, the replica whose read ended a build is the one that tells of it.
  */
 import type { RedisConnection } from '../redis/connection.js';
-import { FINISHED_BUILDS, RUNNING_BUILDS } from '../redis/keys.js';
+import { buildAliveKey, buildKey } from '../redis/keys.js';
 import { redisScript } from '../redis/script.js';
+import type { Candidate, Position } from './build-pages.js';
 import {
-  BUILD_PREFIX,
   ENDINGS_LUA,
-  entryKeys,
+  endingArgs,
+  endingKeys,
   type EndingContext,
   LOST_BODY,
   NOT_STARTED_BODY,
   NOT_STARTED_STATUS,
-  QUEUE_HOLDS,
 } from './redis-build-endings.js';
+import { queueHolds } from './redis-queue-holds.js';
 import type { BuildEntry } from './records.js';
 
 /**
- * KEYS: build, running, finished, alive, queue waiting, queue running. ARGV: build key prefix, id, now ms, history, lost
- * body json, not started body json. The record (running or kept finished); a running one whose
- * lease expired is finished as lost, a queued one the queue has lost as never started.
+ * A queued record this old that the queue no longer holds ends as never started (its replica
+ * writes the record, then queues it: a moment apart, unless it stops or loses Redis between).
  */
-const GET = redisScript(`${ENDINGS_LUA}
-local text = redis.call('GET', KEYS[1])
-if text then
-  if redis.call('EXISTS', KEYS[4]) == 1 then return text end
-  local entry = cjson.decode(text)
-  local lost
-  if entry.phase == 'queued' then
-    if not orphaned(KEYS[5], KEYS[6], entry, ARGV[3]) then return text end
-    lost = lose(KEYS[2], KEYS[3], ARGV[2], entry, ARGV[3], tonumber(ARGV[4]), ARGV[6], ${NOT_STARTED_STATUS})
-  else
-    lost = lose(KEYS[2], KEYS[3], ARGV[2], entry, ARGV[3], tonumber(ARGV[4]), ARGV[5])
-  end
-  lost.lostNow = true
-  return cjson.encode(lost)
-end
-local needle = '"id":"' .. ARGV[2] .. '"'
-for _, item in ipairs(redis.call('ZRANGE', KEYS[3], 0, -1)) do
-  if string.find(item, needle, 1, true) then return item end
-end
-return false
-`);
+const ORPHAN_MS = 30_000;
 
 /**
- * KEYS: running, finished, queue waiting, queue running. ARGV: build key prefix, now ms, history, lost body json, not
- * started body json. Returns {running records, finished records, ids finished as lost now}; a
- * running build whose lease expired is finished as lost, a queued one the queue has lost as never
- * started.
+ * KEYS: endingKeys (status failure). ARGV: endingArgs, what is lost (`queued` or `running`),
+ * body json, answer status. Ends the record as lost when it still is what was read and holds no
+ * lease; answers {record json, ids leaving the history}, or false.
  */
-const LIST = redisScript(`${ENDINGS_LUA}
-local running, lostIds = {}, {}
-for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
-  local text = redis.call('GET', ARGV[1] .. id)
-  local queued = text and string.find(text, '"phase":"queued"', 1, true)
-  if not text then
-    redis.call('ZREM', KEYS[1], id)
-  elseif redis.call('EXISTS', ARGV[1] .. id .. ALIVE) == 1 then
-    table.insert(running, text)
-  elseif queued and not orphaned(KEYS[3], KEYS[4], cjson.decode(text), ARGV[2]) then
-    table.insert(running, text)
-  elseif queued then
-    lose(KEYS[1], KEYS[2], id, cjson.decode(text), ARGV[2], tonumber(ARGV[3]), ARGV[5], ${NOT_STARTED_STATUS})
-    table.insert(lostIds, id)
-  else
-    lose(KEYS[1], KEYS[2], id, cjson.decode(text), ARGV[2], tonumber(ARGV[3]), ARGV[4])
-    table.insert(lostIds, id)
-  end
-end
-return {running, redis.call('ZRANGE', KEYS[2], 0, -1), lostIds}
+const LOSE = redisScript(`${ENDINGS_LUA}
+local text = redis.call('GET', KEYS[1])
+if not text or redis.call('EXISTS', KEYS[2]) == 1 then return false end
+local entry = cjson.decode(text)
+if entry.phase == 'finished' or (entry.phase == 'queued') ~= (ARGV[7] == 'queued') then return false end
+return {lose(entry, ARGV[8], tonumber(ARGV[9])), leaving()}
 `);
 
 type Calls = Pick<RedisConnection, 'call'>;
@@ -78,31 +44,130 @@ type Calls = Pick<RedisConnection, 'call'>;
 /** A record as Redis keeps it: a running one may carry who asked to cancel it. */
 export type StoredEntry = BuildEntry & { cancelledBy?: string };
 
-/** The record of build `id`; `lostNow`: this read finished it (lost, or never started). */
+/** A record read, and whether this read finished it (lost) and which ids then leave the history. */
+export interface EntryRead {
+  readonly entry: StoredEntry;
+  readonly lostNow: boolean;
+  readonly leaving: string[];
+}
+
+const parse = (text: string): StoredEntry => JSON.parse(text) as StoredEntry;
+
+/** Whether a record read with its lease (`alive`) must be ended as lost, and how. */
+async function lostAs(
+  connection: Calls,
+  entry: StoredEntry,
+  alive: boolean,
+  nowMs: number,
+): Promise<'queued' | 'running' | undefined> {
+  if (alive || entry.phase === 'finished') return undefined;
+  if (entry.phase !== 'queued') return 'running';
+  if (nowMs - entry.startedAtMs < ORPHAN_MS) return undefined;
+  return (await queueHolds(connection, entry.id)) ? undefined : 'queued';
+}
+
+/** Ends `entry` as lost (`as`); the record as it stands after (another replica may have ended it). */
+async function lose(
+  connection: Calls,
+  entry: StoredEntry,
+  as: 'queued' | 'running',
+  at: EndingContext,
+): Promise<EntryRead | undefined> {
+  const queued = as === 'queued';
+  const args = [
+    ...endingArgs(entry.id, at),
+    as,
+    queued ? NOT_STARTED_BODY : LOST_BODY,
+    queued ? NOT_STARTED_STATUS : 500,
+  ];
+  const ended = (await connection.call((client) =>
+    LOSE.run(client, endingKeys(entry.id, 'failure'), args),
+  )) as [string, string[]] | null;
+  if (ended !== null) return { entry: parse(ended[0]), lostNow: true, leaving: ended[1] };
+  return readEntry(connection, entry.id, at);
+}
+
+/** Settles one record read with its lease: as it is, or ended as lost by this read. */
+export async function settle(
+  connection: Calls,
+  entry: StoredEntry,
+  alive: boolean,
+  at: EndingContext,
+): Promise<EntryRead | undefined> {
+  const as = await lostAs(connection, entry, alive, at.nowMs);
+  return as === undefined ? { entry, lostNow: false, leaving: [] } : lose(connection, entry, as, at);
+}
+
+/** The record of build `id` (running or kept finished), settled. */
 export async function readEntry(
   connection: Calls,
   id: string,
-  { nowMs, history }: EndingContext,
-): Promise<{ entry: StoredEntry; lostNow: boolean } | undefined> {
-  const text = (await connection.call((client) =>
-    GET.run(client, entryKeys(id), [BUILD_PREFIX, id, nowMs, history, LOST_BODY, NOT_STARTED_BODY]),
-  )) as string | null;
-  if (typeof text !== 'string') return undefined;
-  const { lostNow, ...entry } = JSON.parse(text) as StoredEntry & { lostNow?: boolean };
-  return { entry, lostNow: lostNow === true };
+  at: EndingContext,
+): Promise<EntryRead | undefined> {
+  const [text, alive] = (await connection.call((client) => client.mget(buildKey(id), buildAliveKey(id)))) as [
+    string | null,
+    string | null,
+  ];
+  if (text === null) return undefined;
+  return settle(connection, parse(text), alive !== null, at);
 }
 
-/** Every record, running then finished; `lostIds`: the builds this read finished. */
-export async function listEntries(
+/** A candidate of an index with its record (if kept) and whether its lease is held. */
+export type IndexedCandidate = Candidate & { readonly alive: boolean };
+
+function positions(flat: readonly string[], after: Position | undefined): Position[] {
+  const out: Position[] = [];
+  for (let i = 0; i + 1 < flat.length; i += 2) {
+    const position = { at: Number(flat[i + 1]), id: flat[i] as string };
+    // The range starts at the cursor's time: the ids at that time up to the cursor's are behind it.
+    if (after !== undefined && position.at === after.at && position.id >= after.id) continue;
+    out.push(position);
+  }
+  return out;
+}
+
+/** Up to `count` ids of the index `key` after `after`, newest first: O(log n + count) per range. */
+async function rangeAfter(
   connection: Calls,
-  { nowMs, history }: EndingContext,
-): Promise<{ entries: BuildEntry[]; lostIds: string[] }> {
-  const [running, finished, lostIds] = (await connection.call((client) =>
-    LIST.run(
-      client,
-      [RUNNING_BUILDS, FINISHED_BUILDS, ...QUEUE_HOLDS],
-      [BUILD_PREFIX, nowMs, history, LOST_BODY, NOT_STARTED_BODY],
-    ),
-  )) as [string[], string[], string[]];
-  return { entries: [...running, ...finished].map((text) => JSON.parse(text) as BuildEntry), lostIds };
+  key: string,
+  after: Position | undefined,
+  count: number,
+): Promise<Position[]> {
+  const max = after === undefined ? '+inf' : String(after.at);
+  const found: Position[] = [];
+  for (let offset = 0; ;) {
+    const wanted = count - found.length + 8;
+    const flat = (await connection.call((client) =>
+      client.zrange(key, max, '-inf', 'BYSCORE', 'REV', 'LIMIT', offset, wanted, 'WITHSCORES'),
+    )) as string[];
+    found.push(...positions(flat, after));
+    if (found.length >= count || flat.length < wanted * 2) return found.slice(0, count);
+    offset += wanted;
+  }
+}
+
+/**
+ * Up to `count` candidates of the index `key` after `after`, with their records and leases (one
+ * MGET); ids whose record is gone (expired) are dropped from this index on the way.
+ */
+export async function readCandidates(
+  connection: Calls,
+  key: string,
+  after: Position | undefined,
+  count: number,
+): Promise<IndexedCandidate[]> {
+  const found = await rangeAfter(connection, key, after, count);
+  if (found.length === 0) return [];
+  const keys = found.flatMap((p) => [buildKey(p.id), buildAliveKey(p.id)]);
+  const texts = (await connection.call((client) => client.mget(...keys))) as (string | null)[];
+  const gone = found.filter((_, i) => texts[2 * i] === null).map((p) => p.id);
+  if (gone.length > 0) await connection.call((client) => client.zrem(key, ...gone));
+  return found.map((position, at) => {
+    const text = texts[2 * at];
+    return {
+      position,
+      alive: texts[2 * at + 1] !== null,
+      ...(text === null || text === undefined ? {} : { entry: parse(text) }),
+    };
+  });
 }

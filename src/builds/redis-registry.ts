@@ -1,38 +1,48 @@
 /**
- * The build registry of Redis mode: every replica lists, reads, long-polls and cancels the builds
- * of all (docs/redis.md, What is shared; Keys). It binds this replica to the scripts of its
- * concerns: writes, reads that finish lost builds, cancels, Idempotency-Keys, and the leases of
- * the builds it runs.
+ * The build registry of Redis mode: every replica lists (a page at a time, through indexes),
+ * reads, long-polls and cancels the builds of all, and hears of every change (docs/redis.md,
+ * What is shared; Keys). It binds this replica to the scripts of its concerns: writes, reads that
+ * finish lost builds, evictions, cancels, Idempotency-Keys, and the leases of the builds it runs.
  */
 import { reasonOf } from '../errors/errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { RedisConnection } from '../redis/connection.js';
-import { buildEndChannel } from '../redis/keys.js';
+import { buildEndChannel, buildIndexKey, logOwnerKey } from '../redis/keys.js';
 import { LEASE_MS } from '../redis/lease.js';
 import { createSubscriptionHub, type SubscriptionHub } from '../redis/subscriptions.js';
 import { channelWatch, finishedWithin } from './finish-wait.js';
-import { matchesFilter, newBuildEntry, toRecord, type BuildEntry } from './records.js';
+import { fillPage, type Candidate, type Position } from './build-pages.js';
+import { filterValues, newBuildEntry, toRecord, type BuildEntry } from './records.js';
+import { ChangeFeed } from './redis-build-changes.js';
 import { listenForCancels, requestCancel } from './redis-build-cancels.js';
 import type { EndingContext } from './redis-build-endings.js';
-import { listEntries, readEntry, type StoredEntry } from './redis-build-reads.js';
+import { evict } from './redis-build-evictions.js';
+import { readCandidates, readEntry, settle, type EntryRead, type StoredEntry } from './redis-build-reads.js';
 import { adoptEntry, finishEntry, startEntry, updateEntry } from './redis-build-writes.js';
 import { bindKey, releaseKey, reserveKey } from './redis-idempotency-keys.js';
 import { OwnBuilds } from './redis-own-builds.js';
 import type {
+  BuildChange,
   BuildFilter,
   BuildOutcome,
+  BuildPage,
   BuildRecord,
   BuildRegistry,
   BuildUpdate,
   KeyReservation,
   NewBuild,
+  PageRequest,
 } from './types.js';
 
 export { IDEMPOTENCY_TTL_MS } from './redis-idempotency-keys.js';
 
+const DAY_MS = 24 * 3600 * 1000;
+
 export interface RedisRegistryDeps {
   readonly connection: Pick<RedisConnection, 'client' | 'call' | 'duplicate'>;
   readonly history: number;
+  /** Days a finished build is kept at most. */
+  readonly historyDays: number;
   readonly logger: Pick<Logger, 'warn'>;
   /** This replica's name, given in the answer of its builds lost with it. */
   readonly replica: string;
@@ -50,6 +60,8 @@ class RedisRegistry implements RedisBuildRegistry {
   readonly #deps: RedisRegistryDeps;
   readonly #now: () => number;
   readonly #history: number;
+  readonly #keptMs: number;
+  readonly #changes: ChangeFeed;
   readonly #leaseMs: number;
   readonly #hub: SubscriptionHub;
   /** Told of each build this replica's read finished as lost (its events are sent here). */
@@ -61,20 +73,46 @@ class RedisRegistry implements RedisBuildRegistry {
   constructor(deps: RedisRegistryDeps) {
     this.#deps = deps;
     this.#now = deps.now ?? Date.now;
-    this.#history = Math.max(0, Math.floor(deps.history));
+    this.#history = Math.max(1, Math.floor(deps.history));
+    this.#keptMs = deps.historyDays * DAY_MS;
+    this.#changes = new ChangeFeed(deps.connection);
     this.#leaseMs = deps.leaseMs ?? LEASE_MS;
     this.#hub = createSubscriptionHub(deps.connection);
     this.#own = new OwnBuilds(deps.connection, deps.replica, this.#leaseMs, deps.logger);
   }
 
   #ending(): EndingContext {
-    return { nowMs: this.#now(), history: this.#history };
+    const nowMs = this.#now();
+    // The record's key outlives the sweep by a day: the sweep still reads what it indexes.
+    return {
+      nowMs,
+      history: this.#history,
+      keptSinceMs: nowMs - this.#keptMs,
+      recordTtlMs: this.#keptMs + DAY_MS,
+    };
+  }
+
+  /** What a read learned: a build it finished as lost is told, the ids leaving the history go. */
+  async #settled(read: EntryRead | undefined): Promise<StoredEntry | undefined> {
+    if (read?.lostNow === true) {
+      this.#tellLost(read.entry);
+      await this.#evict(read.leaving);
+    }
+    return read?.entry;
+  }
+
+  async #evict(ids: readonly string[]): Promise<void> {
+    if (ids.length === 0) return;
+    await evict(this.#deps.connection, ids).catch((err: unknown) => {
+      this.#deps.logger.warn({ problem: reasonOf(err) }, 'could not drop builds that left the history');
+    });
   }
 
   async #readEntry(id: string): Promise<StoredEntry | undefined> {
-    const read = await readEntry(this.#deps.connection, id, this.#ending());
-    if (read?.lostNow === true) this.#tellLost(read.entry);
-    return read?.entry;
+    const entry = await this.#settled(await readEntry(this.#deps.connection, id, this.#ending()));
+    return entry?.finishedAtMs !== undefined && entry.finishedAtMs < this.#ending().keptSinceMs
+      ? undefined
+      : entry;
   }
 
   onLost(listener: (record: BuildRecord) => void): void {
@@ -101,27 +139,58 @@ class RedisRegistry implements RedisBuildRegistry {
   }
 
   update(id: string, patch: BuildUpdate): Promise<void> {
-    return updateEntry(this.#deps.connection, id, { ...patch }, 0);
+    return updateEntry(this.#deps.connection, id, { ...patch }, 0, this.#keptMs + 2 * DAY_MS);
   }
 
   addWaiters(id: string, delta: number): Promise<void> {
-    return updateEntry(this.#deps.connection, id, {}, delta);
+    return updateEntry(this.#deps.connection, id, {}, delta, this.#keptMs + 2 * DAY_MS);
   }
 
   async finish(id: string, outcome: BuildOutcome): Promise<void> {
     this.#own.delete(id);
-    await finishEntry(this.#deps.connection, id, outcome, this.#ending());
+    await this.#evict(await finishEntry(this.#deps.connection, id, outcome, this.#ending()));
   }
 
-  async list(filter: BuildFilter = {}): Promise<BuildRecord[]> {
-    const { entries, lostIds } = await listEntries(this.#deps.connection, this.#ending());
-    const at = this.#now();
-    for (const entry of entries)
-      if (lostIds.includes(entry.id) && entry.phase === 'finished') this.#tellLost(entry);
-    return entries
-      .filter((entry) => matchesFilter(entry, filter))
-      .sort((a, b) => b.startedAtMs - a.startedAtMs)
-      .map((entry) => toRecord(entry, at));
+  /** The index a page walks: the smallest of those the filter names (each ZCARD is O(1)). */
+  async #indexOf(filter: BuildFilter): Promise<string> {
+    const keys = filterValues(filter).map(([field, value]) => buildIndexKey(field, value));
+    if (keys.length === 0) return buildIndexKey('all');
+    if (keys.length === 1) return keys[0] as string;
+    const sizes = await this.#deps.connection.call(async (client) => {
+      const pipeline = client.pipeline();
+      for (const key of keys) pipeline.zcard(key);
+      return ((await pipeline.exec()) ?? []).map(([, size]) => Number(size));
+    });
+    let best = 0;
+    sizes.forEach((size, at) => {
+      if (size < (sizes[best] as number)) best = at;
+    });
+    return keys[best] as string;
+  }
+
+  async list(filter: BuildFilter, page: PageRequest): Promise<BuildPage> {
+    const key = await this.#indexOf(filter);
+    const ending = this.#ending();
+    const read = async (after: Position | undefined, count: number): Promise<Candidate[]> => {
+      const found = await readCandidates(this.#deps.connection, key, after, count);
+      return Promise.all(
+        found.map(async ({ position, entry, alive }) => {
+          if (entry === undefined) return { position };
+          const settled = await this.#settled(await settle(this.#deps.connection, entry, alive, ending));
+          return settled === undefined ? { position } : { position, entry: settled };
+        }),
+      );
+    };
+    return fillPage(read, { filter, page, nowMs: ending.nowMs, keptSinceMs: ending.keptSinceMs });
+  }
+
+  async ownerOfLog(logId: string): Promise<BuildRecord | undefined> {
+    const id = await this.#deps.connection.call((client) => client.get(logOwnerKey(logId)));
+    return id === null ? undefined : this.get(id);
+  }
+
+  async watchChanges(listener: (change: BuildChange) => void): Promise<() => void> {
+    return this.#changes.watch(listener);
   }
 
   async get(id: string): Promise<BuildRecord | undefined> {
@@ -166,6 +235,7 @@ class RedisRegistry implements RedisBuildRegistry {
 
   close(): void {
     this.#own.close();
+    this.#changes.close();
     this.#stop.abort();
     void this.#hub.close();
   }

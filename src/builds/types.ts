@@ -211,6 +211,32 @@ export interface BuildFilter {
   readonly requestId?: string;
   readonly repository?: string;
   readonly status?: BuildStatusFilter;
+  /** The branch as the record tells it (requested, or the default branch once cloned). */
+  readonly branch?: string;
+  /** `api` matches the builds of POST /build (whose records carry no trigger). */
+  readonly trigger?: BuildTrigger;
+  /** The subject of `requestedBy` (an ID token's `sub`, a static token's name). */
+  readonly caller?: string;
+}
+
+/** Which page of GET /builds: at most `limit` records after the cursor `after` (none: the first). */
+export interface PageRequest {
+  readonly limit: number;
+  readonly after?: string;
+  /** Only records it accepts fill the page (the caller's visibility); the rest are passed over. */
+  readonly visible?: (record: BuildRecord) => boolean;
+}
+
+/** One page, newest first; `next` (absent on the last page) is the cursor of the following one. */
+export interface BuildPage {
+  readonly builds: BuildRecord[];
+  readonly next?: string;
+}
+
+/** A record changed (started, moved on, finished): what the change feed tells, never more. */
+export interface BuildChange {
+  readonly id: string;
+  readonly repository: string;
 }
 
 /**
@@ -237,8 +263,12 @@ export interface BuildRegistry {
   addWaiters(id: string, delta: number): Promise<void>;
   /** Marks a build finished; only the newest N finished builds are kept (N: config.build.history). */
   finish(id: string, outcome: BuildOutcome): Promise<void>;
-  /** Running and kept finished builds matching `filter`, newest first (by startedAt). */
-  list(filter?: BuildFilter): Promise<BuildRecord[]>;
+  /** A page of the running and kept finished builds matching `filter`, newest first (by startedAt). */
+  list(filter: BuildFilter, page: PageRequest): Promise<BuildPage>;
+  /** The build whose command log is `logId`, while its record is kept. */
+  ownerOfLog(logId: string): Promise<BuildRecord | undefined>;
+  /** Calls `listener` on each change of a record (on any replica in Redis mode); returns the stop. */
+  watchChanges(listener: (change: BuildChange) => void): Promise<() => void>;
   /** One build's record; undefined when unknown or no longer kept. */
   get(id: string): Promise<BuildRecord | undefined>;
   /**

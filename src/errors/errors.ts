@@ -237,6 +237,11 @@ export const ERRORS = {
     when: 'A filter of `GET /builds` is unknown, repeated, empty or malformed.',
     format: { filters: ruleList(BUILD_FILTER_RULES) },
   },
+  INVALID_BUILDS_PAGE: {
+    status: 400,
+    text: 'invalid page of GET /builds: limit is a whole number from {min} to {max} (default {default}), after is the next of an earlier page',
+    when: 'The `limit` of `GET /builds` is not a whole number in its bounds, or `after` is not a `next` it answered; either given twice.',
+  },
 
   // --- GET /events/deliveries ---
   INVALID_DELIVERY_FILTERS: {

@@ -1,5 +1,6 @@
 /**
- * GET /builds: the running builds and the newest finished ones, newest first, filtered by query.
+ * GET /builds: a page of the running builds and the kept finished ones, newest first, filtered by
+ * query; GET /builds/events: their changes as they happen (build-changes.ts).
  * GET /builds/{id} (with `wait`, a long poll) and DELETE /builds/{id}: one build as a resource.
  */
 import Router from '@koa/router';
@@ -8,7 +9,8 @@ import type { AuthAction } from '../config/types.js';
 import type { BuildRecord } from '../builds/types.js';
 import type { AppContext } from './context.js';
 import { authorize, callerOf, repositoryResource, resourceNames } from './access.js';
-import { parseBuildsQuery, parseWait } from './builds-query.js';
+import { streamChanges } from './build-changes.js';
+import { parseBuildsPage, parseBuildsQuery, parseWait } from './builds-query.js';
 import { serviceError } from '../errors/errors.js';
 import { requestScope } from './request-id.js';
 
@@ -55,10 +57,21 @@ export function createBuildsRouter(ctx: BuildsContext): Router {
   router.get('/builds', async (koaCtx) => {
     const caller = await callerOf(ctx.access, koaCtx, 'read');
     const filter = parseBuildsQuery(koaCtx.query);
-    const readable = (record: BuildRecord): boolean =>
-      ctx.access.allows(caller, 'read', { repository: repositoryResource(record.repository) });
+    const page = parseBuildsPage(koaCtx.query);
+    // The caller's visibility fills the page: a build it may not read is passed over, never counted.
+    const visible = ctx.access.enforced
+      ? (record: BuildRecord): boolean =>
+          ctx.access.allows(caller, 'read', { repository: repositoryResource(record.repository) })
+      : undefined;
+    const { builds, next } = await ctx.builds.list(filter, { ...page, ...(visible ? { visible } : {}) });
     koaCtx.set('Cache-Control', 'no-store');
-    koaCtx.body = { builds: await withPlaces(ctx, (await ctx.builds.list(filter)).filter(readable)) };
+    koaCtx.body = { builds: await withPlaces(ctx, builds), ...(next === undefined ? {} : { next }) };
+  });
+  router.get('/builds/events', async (koaCtx) => {
+    const caller = await callerOf(ctx.access, koaCtx, 'read');
+    const readable = (repository: string): boolean =>
+      ctx.access.allows(caller, 'read', { repository: repositoryResource(repository) });
+    await streamChanges(ctx.builds, koaCtx, readable);
   });
   router.get('/builds/:id', async (koaCtx) => {
     const { id } = koaCtx.params as { id: string };

@@ -21,7 +21,7 @@ type LogsContext = Pick<AppContext, 'logStore' | 'builds' | 'access'>;
 async function guardLog(ctx: LogsContext, koaCtx: Context, id: string, action: AuthAction): Promise<void> {
   if (!ctx.access.enforced) return;
   const identity = await callerOf(ctx.access, koaCtx, action, { log: id });
-  const owner = (await ctx.builds.list()).find((b) => b.gitCloneLogId === id || b.imageBuildLogId === id);
+  const owner = await ctx.builds.ownerOfLog(id);
   const resources = {
     repository: owner === undefined ? ('anyRepository' as const) : repositoryResource(owner.repository),
   };

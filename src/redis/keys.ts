@@ -15,9 +15,14 @@ export const closedKey = (kind: string): string => `${PREFIX}logs:${kind}`;
 /** A log's channel: appends (`a`), the close (`c`) and the deletion (`d`). */
 export const channelOf = textKey;
 
-/** A running build's record (JSON), GET /builds; its lease is buildAliveKey. */
-export const buildKey = (id: string): string => `${PREFIX}build:${id}`;
-/** What follows a build's key in its lease's key and in its channel (scripts append them to an id). */
+/**
+ * Build records and their indexes share the hash tag `{builds}`: every script on them names keys
+ * of one Redis Cluster slot, all passed in KEYS.
+ */
+const BUILDS = `${PREFIX}{builds}:`;
+/** A build's record (JSON), running or finished (then expiring); its lease is buildAliveKey. */
+export const buildKey = (id: string): string => `${BUILDS}build:${id}`;
+/** What follows a build's key in its lease's key and in its channel. */
 export const BUILD_ALIVE_SUFFIX = ':alive';
 export const BUILD_END_SUFFIX = ':end';
 /** A running build's lease: its replica's name, expiring unless the replica renews it. */
@@ -26,9 +31,15 @@ export const buildAliveKey = (id: string): string => `${buildKey(id)}${BUILD_ALI
 export const buildEndChannel = (id: string): string => `${buildKey(id)}${BUILD_END_SUFFIX}`;
 /** Published when a DELETE asks the replica running a build to cancel it. */
 export const BUILD_CANCEL_CHANNEL = `${PREFIX}builds:cancel`;
-/** Running build ids by start time; the newest finished records by finish time. */
-export const RUNNING_BUILDS = `${PREFIX}builds:running`;
-export const FINISHED_BUILDS = `${PREFIX}builds:finished`;
+/** Published on each change of a record: `{"id","repository"}` (the change feed of the pages). */
+export const BUILD_CHANGES_CHANNEL = `${PREFIX}builds:changed`;
+/** The kept finished build ids by finish time (the history's bound and expiry). */
+export const FINISHED_BUILDS = `${BUILDS}finished`;
+/** Build ids by start time: every kept build (`all`), or those with one value of a field. */
+export const buildIndexKey = (field: string, value?: string): string =>
+  value === undefined ? `${BUILDS}index:${field}` : `${BUILDS}index:${field}:${value}`;
+/** The build a command log belongs to (its id), while the build's record is kept. */
+export const logOwnerKey = (logId: string): string => `${BUILDS}log-owner:${logId}`;
 
 /**
  * The shared build queue (docs/queue.md, src/queue/redis-queue-scripts.ts). Every key carries the

@@ -29,7 +29,11 @@ export const BUILD_FILTER_RULES: Readonly<Record<string, string>> = {
   requestId: `requestId (1 to ${REQUEST_ID_MAX_LENGTH} characters of A-Z a-z 0-9 . _ : -)`,
   repository: `repository (the repository as given to POST /build, at most ${MAX_REPOSITORY_FILTER_LENGTH} characters)`,
   status: 'status (running, or a metric status: success, failure, invalid_request, busy)',
-  other: 'no other filter (filters: requestId, repository, status)',
+  branch: `branch (the branch as the build's record tells it, at most ${MAX_REPOSITORY_FILTER_LENGTH} characters)`,
+  trigger: 'trigger (api, push, reconcile or refresh)',
+  caller: `caller (the subject of the record's requestedBy, at most ${MAX_REPOSITORY_FILTER_LENGTH} characters)`,
+  other:
+    'no other filter (filters: requestId, repository, status, branch, trigger, caller; page: limit, after)',
 };
 
 /** What each query parameter of GET/DELETE /image and GET /devcontainer must be (src/http/registry-schemas.ts). */

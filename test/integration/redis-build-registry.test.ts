@@ -3,12 +3,17 @@
 import { serviceError } from '../../src/errors/errors.js';
 import { createRedisQueue } from '../../src/queue/redis-queue.js';
 import test from 'ava';
+import type { BuildFilter, BuildRegistry } from '../../src/builds/types.js';
 import { createRedisBuildRegistry, type RedisBuildRegistry } from '../../src/builds/redis-registry.js';
 import type { RedisConnection } from '../../src/redis/connection.js';
 import { startRedis, type RedisProcess } from '../helpers/redis-process.js';
 import { readyConnection, useRedisServer } from '../helpers/redis-test-server.js';
 import { silentLogger } from '../helpers/silent-logger.js';
 import { eventually } from '../helpers/eventually.js';
+
+/** Every build a registry lists (one page of the largest size). */
+const listed = async (registry: Pick<BuildRegistry, 'list'>, filter: BuildFilter = {}) =>
+  (await registry.list(filter, { limit: 500 })).builds;
 
 const redis = useRedisServer();
 
@@ -20,6 +25,7 @@ async function replica(
   const registry = createRedisBuildRegistry({
     connection,
     history: options.history ?? 10,
+    historyDays: 30,
     logger: silentLogger(),
     replica: 'test-replica',
     ...(options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs }),
@@ -46,7 +52,7 @@ test('a build started on one replica is listed, updated and finished as seen fro
   const id = await a.registry.start(newBuild('one'));
   await a.registry.update(id, { phase: 'building', commit: 'c0ffee', imageBuildLogId: 'img-x' });
   await b.registry.addWaiters(id, 2);
-  const [running] = await b.registry.list({ status: 'running' });
+  const [running] = await listed(b.registry, { status: 'running' });
   t.like(running, {
     id,
     requestId: 'req-one',
@@ -60,8 +66,8 @@ test('a build started on one replica is listed, updated and finished as seen fro
     durationSeconds: 4.2,
     image: 'registry.example/one:sha-c0ffee',
   });
-  t.deepEqual(await b.registry.list({ status: 'running' }), []);
-  const [done] = await b.registry.list({ status: 'success' });
+  t.deepEqual(await listed(b.registry, { status: 'running' }), []);
+  const [done] = await listed(b.registry, { status: 'success' });
   t.like(done, { id, phase: 'finished', status: 'success', durationSeconds: 4.2, elapsedSeconds: 4.2 });
   t.is(done?.image, 'registry.example/one:sha-c0ffee');
 
@@ -73,7 +79,7 @@ test('a build started on one replica is listed, updated and finished as seen fro
     const other = await r.registry.start(newBuild(label));
     await r.registry.finish(other, { status: 'failure', durationSeconds: 1, error: 'boom' });
   }
-  const finished = await a.registry.list();
+  const finished = await listed(a.registry);
   t.deepEqual(finished.map((r) => r.requestId).sort(), ['req-three', 'req-two']);
 });
 
@@ -121,7 +127,7 @@ test('a queued record the queue holds nowhere ends as never started once 30 s ol
   // The list ends one the same way; each is told once.
   await queue.ended(taken);
   t.deepEqual(
-    (await reader.registry.list()).filter((r) => r.phase !== 'finished').map((r) => r.id),
+    (await listed(reader.registry)).filter((r) => r.phase !== 'finished').map((r) => r.id),
     [waiting],
   );
   t.deepEqual(told.sort(), [`${orphan} failure`, `${taken} failure`].sort());
@@ -139,7 +145,7 @@ test('the builds of a replica that stops renewing (died) end as failures naming 
   const kept = await alive.registry.start(newBuild('alive'));
   const lost = await dying.registry.start(newBuild('dying'));
   const runningIds = async (): Promise<string[]> =>
-    (await alive.registry.list({ status: 'running' })).map((r) => r.id).sort();
+    (await listed(alive.registry, { status: 'running' })).map((r) => r.id).sort();
   t.deepEqual(await runningIds(), [kept, lost].sort());
   // SIGKILL stand-in: no more renewals, the connection gone.
   dying.registry.close();
@@ -154,7 +160,7 @@ test('the builds of a replica that stops renewing (died) end as failures naming 
   t.log(`gone after ${Date.now() - started} ms`);
   const ended = await alive.registry.get(lost);
   await other.registry.get(lost);
-  await other.registry.list();
+  await listed(other.registry);
   t.deepEqual(told, [`${lost} failure`]);
   t.is(ended?.status, 'failure');
   t.deepEqual(ended?.answer, {

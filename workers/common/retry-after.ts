@@ -57,9 +57,10 @@ export async function busyRetryAfter(
   logger: Pick<Logger, 'warn'>,
 ): Promise<number> {
   try {
-    const [running, succeeded] = await Promise.all([
-      registry.list({ status: 'running' }),
-      registry.list({ status: 'success' }),
+    // The slots' builds (a page holds them all), and the newest successful ones.
+    const [{ builds: running }, { builds: succeeded }] = await Promise.all([
+      registry.list({ status: 'running' }, { limit: 500 }),
+      registry.list({ status: 'success' }, { limit: 100 }),
     ]);
     return estimateRetryAfter(
       running,

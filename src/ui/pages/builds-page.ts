@@ -1,11 +1,13 @@
 /**
- * /ui/: the builds, newest first, as GET /builds lists them (only those the caller may read),
- * with filters kept in the address, polled so that a new build shows and a running one moves on
- * without a reload.
+ * /ui/: the builds, newest first, a page at a time as GET /builds answers them (only those the
+ * caller may read; filters kept in the address and applied by the service), kept live by the
+ * change feed (GET /builds/events): a changed build is read again and drawn in place, a new one
+ * that belongs on the page shows at its place; "More" reads the next page.
  */
 import { callerOf, getJson, statusOf, type Build } from './api.js';
+import { followChanges, type Change } from './changes.js';
 import { duration, h, replace, table, when } from './dom.js';
-import { poll } from './live.js';
+import { pause } from './live.js';
 import { buildCards } from './build-cards.js';
 
 const FILTERS = ['status', 'repository', 'branch', 'trigger', 'caller'] as const;
@@ -15,8 +17,10 @@ type Filters = Partial<Record<Filter, string>>;
 const STATUSES = ['queued', 'running', 'success', 'failure', 'invalid_request'];
 const TRIGGERS = ['api', 'push', 'reconcile', 'refresh'];
 
-/** How often the list is asked again (a new build shows within this and one answer). */
-export const LIST_POLL_MS = 1000;
+/** Builds per page. */
+export const PAGE_SIZE = 50;
+/** Changes heard within this are read together. */
+const CHANGES_MS = 250;
 
 function readFilters(): Filters {
   const query = new URLSearchParams(location.search);
@@ -28,15 +32,14 @@ function readFilters(): Filters {
   return out;
 }
 
+/** Whether a build read on its own belongs in the list (as the service's filters decide). */
 function matches(build: Build, filters: Filters): boolean {
-  const contains = (value: string | undefined, part: string | undefined): boolean =>
-    part === undefined || (value ?? '').toLowerCase().includes(part.toLowerCase());
   return (
     (filters.status === undefined || statusOf(build) === filters.status) &&
     (filters.trigger === undefined || (build.trigger ?? 'api') === filters.trigger) &&
-    contains(build.repository, filters.repository) &&
-    contains(build.branch, filters.branch) &&
-    contains(callerOf(build), filters.caller)
+    (filters.repository === undefined || build.repository === filters.repository) &&
+    (filters.branch === undefined || build.branch === filters.branch) &&
+    (filters.caller === undefined || build.requestedBy?.subject === filters.caller)
   );
 }
 
@@ -80,12 +83,19 @@ export function statusBadge(build: Build): HTMLElement {
   return h('span', { class: `badge ${status}` }, status === 'running' ? build.phase : status);
 }
 
-function rows(builds: readonly Build[]): HTMLElement {
-  if (builds.length === 0) return h('p', { class: 'empty' }, 'No build matches.');
-  return h('div', {}, buildTable(builds), buildCards(builds, statusBadge));
+/** A running build's elapsed time, moved on from when it was read. */
+function elapsed(build: Build, readAt: number): number {
+  if (build.durationSeconds !== undefined) return build.durationSeconds;
+  if (build.status !== undefined || build.phase === 'queued') return build.elapsedSeconds;
+  return build.elapsedSeconds + (Date.now() - readAt) / 1000;
 }
 
-function buildTable(builds: readonly Build[]): HTMLElement {
+function rows(builds: readonly Build[], readAt: ReadonlyMap<string, number>): HTMLElement {
+  if (builds.length === 0) return h('p', { class: 'empty' }, 'No build matches.');
+  return h('div', {}, buildTable(builds, readAt), buildCards(builds, statusBadge));
+}
+
+function buildTable(builds: readonly Build[], readAt: ReadonlyMap<string, number>): HTMLElement {
   return table(
     ['Build', 'Status', 'Repository', 'Branch', 'Trigger', 'Caller', 'Started', 'Duration', 'Steps'],
     builds.map((build) => [
@@ -96,33 +106,166 @@ function buildTable(builds: readonly Build[]): HTMLElement {
       build.trigger ?? 'api',
       callerOf(build),
       when(build.startedAt),
-      duration(build.durationSeconds ?? build.elapsedSeconds),
+      h('span', { 'data-elapsed': build.id }, duration(elapsed(build, readAt.get(build.id) ?? Date.now()))),
       build.totalSteps === undefined ? '' : `${build.cachedSteps ?? 0}/${build.totalSteps} cached`,
     ]),
   );
 }
 
-export async function buildsPage(root: HTMLElement, signal: AbortSignal): Promise<void> {
-  let filters = readFilters();
-  let builds: Build[] | undefined;
-  let seen = '';
-  const list = h('div', { class: 'builds', 'aria-busy': 'true' });
-  const draw = (): void => {
-    if (builds === undefined) return;
-    replace(list, rows(builds.filter((b) => matches(b, filters))));
-    list.setAttribute('aria-busy', 'false');
+/** Newest first, as the service orders them: the later start, then the greater id. */
+const newerFirst = (a: Build, b: Build): number =>
+  a.startedAt === b.startedAt ? (a.id > b.id ? -1 : 1) : a.startedAt > b.startedAt ? -1 : 1;
+
+/** The builds shown: the pages read so far, kept live build by build. */
+class BuildList {
+  builds: Build[] = [];
+  next: string | undefined;
+  readonly readAt = new Map<string, number>();
+  /** Pages read beyond the first. */
+  more = 0;
+
+  constructor(
+    readonly filters: Filters,
+    readonly signal: AbortSignal,
+  ) {}
+
+  #query(after?: string): string {
+    const query = new URLSearchParams({
+      ...(this.filters as Record<string, string>),
+      limit: String(PAGE_SIZE),
+    });
+    if (after !== undefined) query.set('after', after);
+    return `/builds?${query.toString()}`;
+  }
+
+  #read(builds: readonly Build[]): void {
+    const at = Date.now();
+    for (const build of builds) this.readAt.set(build.id, at);
+  }
+
+  /** The first page again; the builds of later pages read so far stay, and are read again when unfinished. */
+  async first(): Promise<string[]> {
+    const page = await getJson<{ builds: Build[]; next?: string }>(this.#query(), this.signal);
+    this.#read(page.builds);
+    const last = page.builds.at(-1);
+    const shown = new Set(page.builds.map((b) => b.id));
+    const later =
+      this.more === 0 || last === undefined
+        ? []
+        : this.builds.filter((b) => !shown.has(b.id) && newerFirst(last, b) < 0);
+    this.builds = [...page.builds, ...later];
+    if (this.more === 0 || page.next === undefined) this.next = page.next;
+    return later.filter((b) => b.status === undefined).map((b) => b.id);
+  }
+
+  async loadMore(): Promise<void> {
+    if (this.next === undefined) return;
+    const page = await getJson<{ builds: Build[]; next?: string }>(this.#query(this.next), this.signal);
+    this.#read(page.builds);
+    const shown = new Set(this.builds.map((b) => b.id));
+    this.builds = [...this.builds, ...page.builds.filter((b) => !shown.has(b.id))];
+    this.next = page.next;
+    this.more += 1;
+  }
+
+  /** Reads the builds `ids` again: drawn in place, a new one at its place when it belongs there. */
+  async changed(ids: readonly string[]): Promise<void> {
+    for (const id of ids) {
+      let build: Build | undefined;
+      try {
+        build = await getJson<Build>(`/builds/${encodeURIComponent(id)}`, this.signal);
+      } catch {
+        build = undefined; // gone, or no longer readable
+      }
+      const at = this.builds.findIndex((b) => b.id === id);
+      if (build === undefined || !matches(build, this.filters)) {
+        if (at >= 0) this.builds.splice(at, 1);
+        continue;
+      }
+      this.#read([build]);
+      if (at >= 0) this.builds[at] = build;
+      else if (this.next === undefined || newerFirst(build, this.builds.at(-1) as Build) < 0) {
+        this.builds.push(build);
+        this.builds.sort(newerFirst);
+      }
+    }
+  }
+}
+
+/** Keeps `list` live from the feed: changes are gathered for CHANGES_MS, then read together. */
+async function keepLive(list: BuildList, draw: () => void): Promise<void> {
+  const pending = new Set<string>();
+  let reset = false;
+  let wake: (() => void) | undefined;
+  const heard = (change: Change): void => {
+    if (change.kind === 'reset') reset = true;
+    else pending.add(change.id);
+    wake?.();
   };
-  const form = filterForm(filters, (next) => {
-    filters = next;
+  list.signal.addEventListener('abort', () => wake?.());
+  const feed = followChanges(list.signal, heard);
+  while (!list.signal.aborted) {
+    if (!reset && pending.size === 0) await new Promise<void>((resolve) => (wake = resolve));
+    await pause(CHANGES_MS, list.signal);
+    const ids = [...pending];
+    pending.clear();
+    if (reset) {
+      reset = false;
+      ids.push(...(await list.first()));
+    }
+    await list.changed(ids);
     draw();
+  }
+  await feed;
+}
+
+export async function buildsPage(root: HTMLElement, signal: AbortSignal): Promise<void> {
+  let shown = new AbortController();
+  signal.addEventListener('abort', () => shown.abort());
+  let list = new BuildList(readFilters(), shown.signal);
+  const listEl = h('div', { class: 'builds', 'aria-busy': 'true' });
+  const more = h('button', { type: 'button', class: 'more' }, 'More');
+  more.hidden = true;
+  const draw = (): void => {
+    replace(listEl, rows(list.builds, list.readAt));
+    listEl.setAttribute('aria-busy', 'false');
+    more.hidden = list.next === undefined;
+  };
+  more.addEventListener('click', () => {
+    void list.loadMore().then(draw);
   });
-  replace(root, h('h1', {}, 'Builds'), form, list);
-  await poll(signal, LIST_POLL_MS, async () => {
-    const res = await getJson<{ builds: Build[] }>('/builds', signal);
-    const text = JSON.stringify(res.builds);
-    if (text === seen) return;
-    seen = text;
-    builds = res.builds;
-    draw();
+  let typing: ReturnType<typeof setTimeout> | undefined;
+  const form = filterForm(list.filters, (next) => {
+    clearTimeout(typing);
+    typing = setTimeout(() => {
+      shown.abort();
+      shown = new AbortController();
+      list = new BuildList(next, shown.signal);
+      show().catch((err: unknown) => {
+        replace(listEl, h('p', { class: 'error' }, err instanceof Error ? err.message : String(err)));
+      });
+    }, 300);
   });
+  const show = async (): Promise<void> => {
+    const current = list;
+    listEl.setAttribute('aria-busy', 'true');
+    try {
+      await current.first();
+      draw();
+      await keepLive(current, draw);
+    } catch (err) {
+      // Filters changed (another list is shown now), or the page was left.
+      if (!current.signal.aborted) throw err;
+    }
+  };
+  // A running build's time moves on without asking the service.
+  const ticking = setInterval(() => {
+    for (const build of list.builds) {
+      const cell = listEl.querySelector(`[data-elapsed="${CSS.escape(build.id)}"]`);
+      if (cell !== null) cell.textContent = duration(elapsed(build, list.readAt.get(build.id) ?? Date.now()));
+    }
+  }, 1000);
+  signal.addEventListener('abort', () => clearInterval(ticking));
+  replace(root, h('h1', {}, 'Builds'), form, listEl, more);
+  await show();
 }

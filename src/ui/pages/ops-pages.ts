@@ -49,7 +49,7 @@ export async function buildersPage(root: HTMLElement, signal: AbortSignal): Prom
       reason?: string;
       builders?: BuilderState[];
     };
-    const running = (await getJson<{ builds: Build[] }>('/builds?status=running', signal)).builds;
+    const running = (await getJson<{ builds: Build[] }>('/builds?status=running&limit=500', signal)).builds;
     replace(
       body,
       h('p', {}, `Service: ${ready.status}${ready.reason === undefined ? '' : ` (${ready.reason})`}`),

@@ -70,6 +70,7 @@ const CHART_SOURCE: Record<OptionName, { values: string[] } | { chart: string }>
   environment: { values: ['environment'] },
   commandLogRetention: { values: ['logs.retention'] },
   buildHistory: { values: ['build.history'] },
+  buildHistoryDays: { values: ['build.historyDays'] },
   retentionMode: { values: ['retention.mode'] },
   retentionKeepPerBranch: { values: ['retention.keepPerBranch'] },
   retentionKeepServedDays: { values: ['retention.keepServedDays'] },

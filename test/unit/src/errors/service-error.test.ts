@@ -31,7 +31,10 @@ test('parameters and filters are named by their rule, an unknown one by its name
     'missing or invalid query parameters: tag (required, non-empty string); platform (optional, os/arch[/variant]); odd',
   );
   const filters = serviceError('INVALID_BUILD_FILTERS', { filters: ['other'] }).message;
-  t.is(filters, 'invalid filters for GET /builds: no other filter (filters: requestId, repository, status)');
+  t.is(
+    filters,
+    'invalid filters for GET /builds: no other filter (filters: requestId, repository, status, branch, trigger, caller; page: limit, after)',
+  );
 });
 
 test('PLATFORM_NOT_FOUND lists the platforms in its text and, as given, in availablePlatforms', (t) => {
