@@ -9,14 +9,14 @@ import { redisScript } from '../redis/script.js';
 import type { SubscriptionHub } from '../redis/subscriptions.js';
 import type { StoredEntry } from './redis-build-reads.js';
 
-/** KEYS: build, cancel channel. ARGV: by. Marks a running record as asked to cancel, and tells every replica. */
+/** KEYS: build. ARGV: by, cancel channel. Marks a running record as asked to cancel, and tells every replica. */
 const CANCEL = redisScript(`
 local text = redis.call('GET', KEYS[1])
 if not text then return 0 end
 local entry = cjson.decode(text)
 entry.cancelledBy = ARGV[1]
 redis.call('SET', KEYS[1], cjson.encode(entry))
-redis.call('PUBLISH', KEYS[2], 'c')
+redis.call('PUBLISH', ARGV[2], 'c')
 return 1
 `);
 
@@ -26,7 +26,7 @@ export async function requestCancel(
   id: string,
   by: string,
 ): Promise<void> {
-  await connection.call((client) => CANCEL.run(client, [buildKey(id), BUILD_CANCEL_CHANNEL], [by]));
+  await connection.call((client) => CANCEL.run(client, [buildKey(id)], [by, BUILD_CANCEL_CHANNEL]));
 }
 
 export interface CancelListening {

@@ -5,10 +5,9 @@
  * replicas take the next build at once. Running builds are alive while their record's lease is;
  * replicas while their heartbeat is.
  */
-import type { Redis } from 'ioredis';
 import { isServiceError, serviceError } from '../errors/errors.js';
 import type { Logger } from '../observability/logger.js';
-import type { RedisConnection } from '../redis/connection.js';
+import type { RedisConnection, RedisClient } from '../redis/connection.js';
 import { BUILD_QUEUE, BUILD_QUEUE_CHANNEL, buildAliveKey, replicaAliveKey } from '../redis/keys.js';
 import { LEASE_MS } from '../redis/lease.js';
 import { EMPTY_QUEUE, type QueueState } from './fair-order.js';
@@ -33,7 +32,7 @@ const parse = (text: string | null): QueueState =>
     ? EMPTY_QUEUE
     : ({ ...EMPTY_QUEUE, ...(JSON.parse(text) as Partial<QueueState>) } as QueueState);
 
-async function liveness(client: Redis, state: QueueState): Promise<Liveness> {
+async function liveness(client: RedisClient, state: QueueState): Promise<Liveness> {
   const builds = state.running.map((r) => r.id);
   const replicas = [...new Set(state.waiting.map((w) => w.owner))];
   const keys = [...builds.map(buildAliveKey), ...replicas.map(replicaAliveKey)];
@@ -52,7 +51,7 @@ export function createRedisQueue(
   logger: Pick<Logger, 'warn'>,
 ): QueueStore {
   const client = connection.duplicate('queue');
-  let subscriber: Redis | undefined;
+  let subscriber: RedisClient | undefined;
   const listeners: (() => void)[] = [];
   let chain: Promise<unknown> = Promise.resolve();
 

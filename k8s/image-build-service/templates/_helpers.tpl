@@ -109,6 +109,11 @@ namespace="{{ .Release.Namespace }}",job="{{ include "ibs.fullname" . }}"
 {{- if or .Values.redis.existingSecret .Values.redis.url }}true{{ end -}}
 {{- end -}}
 
+{{/* A Redis Cluster (redis.clusterNodes) instead of one server. */}}
+{{- define "ibs.hasRedisCluster" -}}
+{{- if .Values.redis.clusterNodes }}true{{ end -}}
+{{- end -}}
+
 {{/* The Secret holding the service's TLS files for the builders; empty when there is none. */}}
 {{- define "ibs.builderTlsSecret" -}}
 {{- $tls := .Values.builder.tls -}}
