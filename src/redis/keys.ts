@@ -17,8 +17,13 @@ export const closedKey = (kind: string): string => `${PREFIX}{logs:${kind}}`;
 /** A log's channel: appends (`a`), the close (`c`) and the deletion (`d`). */
 export const channelOf = textKey;
 
+/**
+ * The build records and the queue (one tag: the scripts that read or end records touch the running
+ * and finished sets, the queue and each record's lease together).
+ */
+const BUILDS = `${PREFIX}{builds}`;
 /** A running build's record (JSON), GET /builds; its lease is buildAliveKey. */
-export const buildKey = (id: string): string => `${PREFIX}build:${id}`;
+export const buildKey = (id: string): string => `${BUILDS}:build:${id}`;
 /** What follows a build's key in its lease's key and in its channel (scripts append them to an id). */
 export const BUILD_ALIVE_SUFFIX = ':alive';
 export const BUILD_END_SUFFIX = ':end';
@@ -29,14 +34,14 @@ export const buildEndChannel = (id: string): string => `${buildKey(id)}${BUILD_E
 /** Published when a DELETE asks the replica running a build to cancel it. */
 export const BUILD_CANCEL_CHANNEL = `${PREFIX}builds:cancel`;
 /** Running build ids by start time; the newest finished records by finish time. */
-export const RUNNING_BUILDS = `${PREFIX}builds:running`;
-export const FINISHED_BUILDS = `${PREFIX}builds:finished`;
+export const RUNNING_BUILDS = `${BUILDS}:running`;
+export const FINISHED_BUILDS = `${BUILDS}:finished`;
 
 /** The shared build queue: one JSON document (docs/queue.md), and its change channel. */
-export const BUILD_QUEUE = `${PREFIX}queue`;
+export const BUILD_QUEUE = `${BUILDS}:queue`;
 export const BUILD_QUEUE_CHANNEL = `${PREFIX}queue:changed`;
 /** A replica's heartbeat while it holds queued builds (its name, with a lease). */
-export const replicaAliveKey = (replica: string): string => `${PREFIX}replica:${replica}`;
+export const replicaAliveKey = (replica: string): string => `${BUILDS}:replica:${replica}`;
 
 /** An Idempotency-Key of POST /build, by the SHA-256 of the key: a hash {digest (of the body), id}. */
 export const idempotencyKey = (keyHash: string): string => `${PREFIX}{idempotency:${keyHash}}`;
