@@ -5,7 +5,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { RedisTarget } from '../../src/config/redis-target.js';
@@ -22,6 +22,8 @@ export interface RedisClusterProcess {
   /** `127.0.0.1:port` of every node (masters first). */
   readonly nodes: readonly string[];
   readonly password: string;
+  /** A file holding the password (REDIS_PASSWORD_FILE of a service process), removed with the cluster. */
+  readonly passwordFile: string;
   /** What the service is given (`redis.clusterNodes`, the password). */
   readonly target: RedisTarget;
   /** Stops every node for good and removes their directory. */
@@ -59,9 +61,12 @@ export async function startRedisCluster(options: { replicas?: 0 | 1 } = {}): Pro
       what: 'the Redis Cluster to be ready',
     });
     const nodes = ports.map((port) => `127.0.0.1:${port}`);
+    const passwordFile = join(dir, 'password');
+    writeFileSync(passwordFile, `${password}\n`, { mode: 0o600 });
     return {
       nodes,
       password,
+      passwordFile,
       target: {
         kind: 'cluster',
         nodes: ports.map((port) => ({ host: '127.0.0.1', port })),
