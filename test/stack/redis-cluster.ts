@@ -62,17 +62,33 @@ export async function createCluster(ports: readonly number[], password: string, 
   );
 }
 
-/** Whether the node on `port` answers and its cluster state is ok with `nodes` nodes known. */
-export async function clusterNodeReady(port: number, password: string, nodes: number): Promise<boolean> {
+/** The node's `CLUSTER INFO` fields, or undefined when it does not answer. */
+async function clusterInfo(port: number, password: string): Promise<Map<string, string> | undefined> {
   try {
     const { stdout } = await run('redis-cli', ['-h', '127.0.0.1', '-p', String(port), 'cluster', 'info'], {
       env: cliEnv(password),
       timeout: 3000,
     });
-    return stdout.includes('cluster_state:ok') && stdout.includes(`cluster_known_nodes:${nodes}`);
+    return new Map(
+      stdout
+        .split(/\r?\n/)
+        .filter((line) => line.includes(':'))
+        .map((line) => [line.slice(0, line.indexOf(':')), line.slice(line.indexOf(':') + 1)]),
+    );
   } catch {
-    return false;
+    return undefined;
   }
+}
+
+/** Whether the node on `port` sees the cluster ok with `nodes` nodes known. */
+export async function clusterNodeReady(port: number, password: string, nodes: number): Promise<boolean> {
+  const info = await clusterInfo(port, password);
+  return info?.get('cluster_state') === 'ok' && info.get('cluster_known_nodes') === String(nodes);
+}
+
+/** Whether the node on `port` answers and knows no other node (it was never joined). */
+export async function clusterNodeAlone(port: number, password: string): Promise<boolean> {
+  return (await clusterInfo(port, password))?.get('cluster_known_nodes') === '1';
 }
 
 /** Whether every node sees the whole cluster ready. */
