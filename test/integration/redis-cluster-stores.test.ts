@@ -2,6 +2,7 @@
 // redis-server): two connections stand for two replicas. Every script and MULTI must keep its keys
 // in one slot (the cluster refuses others), and items spread over the masters. The same stores
 // against one server: the other redis-*.test.ts files (the lock runs on both in redis-lock.test.ts).
+// Serial: the last test reads the keys the others left.
 import test, { type ExecutionContext } from 'ava';
 import { Cluster } from 'ioredis';
 import { bindKey, reserveKey } from '../../src/builds/redis-idempotency-keys.js';
@@ -71,43 +72,46 @@ function logStore(t: ExecutionContext, made: RedisConnection, retention: number)
   return store;
 }
 
-test('logs: written on one replica, followed and read on another; deleted; retention prunes across slots', async (t) => {
-  const a = logStore(t, await connection(t), 3);
-  const b = logStore(t, await connection(t), 3);
-  const first = await a.open('git');
-  const followed = await b.follow(first.id);
-  first.write('line one\n');
-  const chunks: string[] = [];
-  const reading = (async () => {
-    for await (const chunk of followed) chunks.push(Buffer.from(chunk).toString('utf8'));
-  })();
-  first.write('line two\n');
-  await first.close();
-  await reading;
-  t.is(chunks.join(''), 'line one\nline two\n');
-  t.deepEqual(await b.read(first.id), { text: 'line one\nline two\n', complete: true });
-  await b.remove(first.id);
-  t.is(await codeOf(a.read(first.id)), 'LOG_NOT_FOUND');
+test.serial(
+  'logs: written on one replica, followed and read on another; deleted; retention prunes across slots',
+  async (t) => {
+    const a = logStore(t, await connection(t), 3);
+    const b = logStore(t, await connection(t), 3);
+    const first = await a.open('git');
+    const followed = await b.follow(first.id);
+    first.write('line one\n');
+    const chunks: string[] = [];
+    const reading = (async () => {
+      for await (const chunk of followed) chunks.push(Buffer.from(chunk).toString('utf8'));
+    })();
+    first.write('line two\n');
+    await first.close();
+    await reading;
+    t.is(chunks.join(''), 'line one\nline two\n');
+    t.deepEqual(await b.read(first.id), { text: 'line one\nline two\n', complete: true });
+    await b.remove(first.id);
+    t.is(await codeOf(a.read(first.id)), 'LOG_NOT_FOUND');
 
-  // Ten logs (spread over the masters' slots): the oldest beyond 3 are deleted with their keys.
-  const ids: string[] = [];
-  for (let i = 0; i < 10; i += 1) {
-    const log = await (i % 2 === 0 ? a : b).open('git');
-    log.write(`${i}\n`);
-    await log.close();
-    ids.push(log.id);
-  }
-  const client = await raw(t);
-  const kept = ids.slice(-3);
-  t.deepEqual((await client.zrange(closedKey('git'), '0', '-1')).sort(), [...kept].sort());
-  for (const id of ids.slice(0, -3)) {
-    t.is(await codeOf(a.read(id)), 'LOG_NOT_FOUND', id);
-    t.is(await client.exists(textKey(id)), 0, id);
-  }
-  for (const [i, id] of kept.entries()) t.is((await b.read(id)).text, `${i + 7}\n`);
-});
+    // Ten logs (spread over the masters' slots): the oldest beyond 3 are deleted with their keys.
+    const ids: string[] = [];
+    for (let i = 0; i < 10; i += 1) {
+      const log = await (i % 2 === 0 ? a : b).open('git');
+      log.write(`${i}\n`);
+      await log.close();
+      ids.push(log.id);
+    }
+    const client = await raw(t);
+    const kept = ids.slice(-3);
+    t.deepEqual((await client.zrange(closedKey('git'), '0', '-1')).sort(), [...kept].sort());
+    for (const id of ids.slice(0, -3)) {
+      t.is(await codeOf(a.read(id)), 'LOG_NOT_FOUND', id);
+      t.is(await client.exists(textKey(id)), 0, id);
+    }
+    for (const [i, id] of kept.entries()) t.is((await b.read(id)).text, `${i + 7}\n`);
+  },
+);
 
-test('build leases: one replica holds, the other follows and gets where the image is', async (t) => {
+test.serial('build leases: one replica holds, the other follows and gets where the image is', async (t) => {
   const [one, two] = [await connection(t), await connection(t)];
   const a = createRedisBuildLeases({ connection: one, logger: silentLogger(), leaseMs: 3000 });
   const b = createRedisBuildLeases({ connection: two, logger: silentLogger(), leaseMs: 3000 });
@@ -129,7 +133,7 @@ test('build leases: one replica holds, the other follows and gets where the imag
   t.is((await a.holdOrFollow(id, { follow: true })).kind, 'hold', 'released: free again');
 });
 
-test('answered commits and Idempotency-Keys are shared', async (t) => {
+test.serial('answered commits and Idempotency-Keys are shared', async (t) => {
   const [one, two] = [await connection(t), await connection(t)];
   const a = createRedisBuildLeases({ connection: one, logger: silentLogger() });
   const b = createRedisBuildLeases({ connection: two, logger: silentLogger() });
@@ -165,47 +169,50 @@ test('answered commits and Idempotency-Keys are shared', async (t) => {
   });
 });
 
-test('events: recorded for two subscriptions at once, delivered by the owner, listed on the other replica', async (t) => {
-  const [one, two] = [await connection(t), await connection(t)];
-  const a = RedisJournal.open(one, 'replica-a', ['alpha', 'beta']);
-  const b = RedisJournal.open(two, 'replica-b', ['alpha', 'beta']);
-  t.teardown(async () => {
-    await a.close();
-    await b.close();
-  });
-  const time = new Date().toISOString();
-  const event: CloudEvent = {
-    specversion: '1.0',
-    id: 'event-1',
-    source: 'test',
-    type: 'build.finished',
-    time,
-    subject: 'registry.example/app:1',
-    datacontenttype: 'application/json',
-    data: {},
-  };
-  const delivery = (subscription: string): Delivery => ({
-    id: event.id,
-    subscription,
-    type: event.type,
-    status: 'pending',
-    attempts: 0,
-    recordedAt: time,
-  });
-  t.true(await a.own('alpha'));
-  t.false(await b.own('alpha'), 'one owner at a time');
-  await a.record(event, [delivery('alpha'), delivery('beta')]);
-  t.is(await b.pending('beta'), 1);
-  const head = await a.head('alpha');
-  t.is(head?.event.id, 'event-1');
-  if (head !== undefined) await a.done('alpha', head);
-  await a.saveDelivery({ ...delivery('alpha'), status: 'delivered', attempts: 1 });
-  t.is(await b.pending('alpha'), 0);
-  t.is((await b.delivery('alpha', 'event-1'))?.status, 'delivered');
-  t.deepEqual((await b.deliveries({})).map((d) => d.subscription).sort(), ['alpha', 'beta']);
-});
+test.serial(
+  'events: recorded for two subscriptions at once, delivered by the owner, listed on the other replica',
+  async (t) => {
+    const [one, two] = [await connection(t), await connection(t)];
+    const a = RedisJournal.open(one, 'replica-a', ['alpha', 'beta']);
+    const b = RedisJournal.open(two, 'replica-b', ['alpha', 'beta']);
+    t.teardown(async () => {
+      await a.close();
+      await b.close();
+    });
+    const time = new Date().toISOString();
+    const event: CloudEvent = {
+      specversion: '1.0',
+      id: 'event-1',
+      source: 'test',
+      type: 'build.finished',
+      time,
+      subject: 'registry.example/app:1',
+      datacontenttype: 'application/json',
+      data: {},
+    };
+    const delivery = (subscription: string): Delivery => ({
+      id: event.id,
+      subscription,
+      type: event.type,
+      status: 'pending',
+      attempts: 0,
+      recordedAt: time,
+    });
+    t.true(await a.own('alpha'));
+    t.false(await b.own('alpha'), 'one owner at a time');
+    await a.record(event, [delivery('alpha'), delivery('beta')]);
+    t.is(await b.pending('beta'), 1);
+    const head = await a.head('alpha');
+    t.is(head?.event.id, 'event-1');
+    if (head !== undefined) await a.done('alpha', head);
+    await a.saveDelivery({ ...delivery('alpha'), status: 'delivered', attempts: 1 });
+    t.is(await b.pending('alpha'), 0);
+    t.is((await b.delivery('alpha', 'event-1'))?.status, 'delivered');
+    t.deepEqual((await b.deliveries({})).map((d) => d.subscription).sort(), ['alpha', 'beta']);
+  },
+);
 
-test('retention marks, and the secrets identity key, are shared', async (t) => {
+test.serial('retention marks, and the secrets identity key, are shared', async (t) => {
   const [one, two] = [await connection(t), await connection(t)];
   const repository = { registry: 'registry.example', name: 'app', repository: 'registry.example/app' };
   await new RedisServedStore(one).mark(repository, ['1', `sha256:${'2'.repeat(64)}`]);
@@ -223,11 +230,14 @@ test('retention marks, and the secrets identity key, are shared', async (t) => {
   t.deepEqual(keyA, keyB);
 });
 
-test('the stores keep no key outside a hash tag, and their items spread over the masters', async (t) => {
-  const client = await raw(t);
-  const keys = (await Promise.all(client.nodes('master').map((node) => node.keys('ibs:*')))).flat();
-  t.true(keys.length > 0);
-  for (const key of keys) t.regex(key, /^ibs:\{[^}]+\}/, key);
-  const perMaster = await Promise.all(client.nodes('master').map((node) => node.dbsize()));
-  t.is(perMaster.filter((n) => n > 0).length, 3, `keys per master: ${perMaster.join(', ')}`);
-});
+test.serial(
+  'the stores keep no key outside a hash tag, and their items spread over the masters',
+  async (t) => {
+    const client = await raw(t);
+    const keys = (await Promise.all(client.nodes('master').map((node) => node.keys('ibs:*')))).flat();
+    t.true(keys.length > 0);
+    for (const key of keys) t.regex(key, /^ibs:\{[^}]+\}/, key);
+    const perMaster = await Promise.all(client.nodes('master').map((node) => node.dbsize()));
+    t.is(perMaster.filter((n) => n > 0).length, 3, `keys per master: ${perMaster.join(', ')}`);
+  },
+);
