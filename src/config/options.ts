@@ -831,8 +831,39 @@ export const OPTION_TABLE = {
       'nodes, `host:port`; the client learns the others. Not with `redis.url`. Password: ' +
       '`redis.passwordFile`; TLS: `redis.tls`.',
   },
+  redisSentinels: {
+    label: 'Redis Sentinels',
+    flag: '--redis-sentinels',
+    env: 'REDIS_SENTINELS',
+    settingsKey: 'redis.sentinels',
+    type: 'list',
+    settingsText: true,
+    placeholder: '<host:port,...>',
+    default: [],
+    defaultText: 'unset (no Sentinel)',
+    schema: CLUSTER_NODE_SCHEMA,
+    check: checkClusterNodes,
+    secret: false,
+    description:
+      'Redis Sentinels that name the primary of `redis.sentinelName` (docs/redis.md): `host:port`; ' +
+      'the client follows a failover. Not with `redis.url` or `redis.clusterNodes`. Password: ' +
+      '`redis.passwordFile` (the primary, its replicas and the Sentinels); TLS: `redis.tls`.',
+  },
+  redisSentinelName: {
+    label: 'Redis Sentinel primary name',
+    flag: '--redis-sentinel-name',
+    env: 'REDIS_SENTINEL_NAME',
+    settingsKey: 'redis.sentinelName',
+    type: 'string',
+    placeholder: '<name>',
+    defaultText: 'unset',
+    schema: { type: 'string', pattern: '^[A-Za-z0-9._-]+$', description: 'a Sentinel master name' },
+    secret: false,
+    description:
+      'The name the Sentinels monitor the primary under (`sentinel monitor <name> ...`); needed with `redis.sentinels`.',
+  },
   redisPasswordFile: {
-    label: 'Redis Cluster password file',
+    label: 'Redis Cluster or Sentinel password file',
     flag: '--redis-password-file',
     env: 'REDIS_PASSWORD_FILE',
     settingsKey: 'redis.passwordFile',
@@ -840,18 +871,20 @@ export const OPTION_TABLE = {
     ...FILE_PATH,
     defaultText: 'unset (no password)',
     description:
-      "File holding the password of the Redis Cluster's nodes (`requirepass`; a secret, read once at " +
-      'startup). Only with `redis.clusterNodes`: a single server takes its password in `redis.url`.',
+      "File holding the password of the Redis Cluster's nodes, or of the Sentinels' primary, replicas and " +
+      'Sentinels (`requirepass`; a secret, read once at startup). Only with `redis.clusterNodes` or ' +
+      '`redis.sentinels`: a single server takes its password in `redis.url`.',
   },
   redisTls: {
-    label: 'Redis Cluster TLS',
+    label: 'Redis Cluster or Sentinel TLS',
     flag: '--redis-tls',
     env: 'REDIS_TLS',
     settingsKey: 'redis.tls',
     ...OFF_SWITCH,
     description:
-      "TLS to the Redis Cluster's nodes (the system's CAs, `NODE_EXTRA_CA_CERTS`). Only with " +
-      '`redis.clusterNodes`: a single server says it with `rediss://`.',
+      "TLS to the Redis Cluster's nodes, or to the Sentinels and their primary (the system's CAs, " +
+      '`NODE_EXTRA_CA_CERTS`). Only with `redis.clusterNodes` or `redis.sentinels`: a single server ' +
+      'says it with `rediss://`.',
   },
   prebuildConfigurationsPath: {
     label: 'Prebuild configurations file path',

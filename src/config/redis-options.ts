@@ -1,32 +1,54 @@
 /**
- * The rules of the Redis options taken together (docs/redis.md): one server (`redis.url`) or a
- * cluster (`redis.clusterNodes`, its password from a file, TLS by a switch), never both; the
- * password file read once at startup. Problems name the options, never the password.
+ * The rules of the Redis options taken together (docs/redis.md): one server (`redis.url`), a
+ * cluster (`redis.clusterNodes`) or Sentinels (`redis.sentinels` and `redis.sentinelName`), never
+ * two of them; the password of a cluster or of Sentinels from a file, read once at startup, TLS by
+ * a switch. Problems name the options, never the password.
  */
 import { readText } from './files.js';
 import type { OptionValues } from './option-values.js';
 
-type RedisOptions = Pick<OptionValues, 'redisUrl' | 'redisClusterNodes' | 'redisPasswordFile' | 'redisTls'>;
+type RedisOptions = Pick<
+  OptionValues,
+  'redisUrl' | 'redisClusterNodes' | 'redisSentinels' | 'redisSentinelName' | 'redisPasswordFile' | 'redisTls'
+>;
 
 const URL_OPTION = '--redis-url (REDIS_URL, redis.url)';
 const NODES_OPTION = '--redis-cluster-nodes (REDIS_CLUSTER_NODES, redis.clusterNodes)';
 const PASSWORD_OPTION = '--redis-password-file (REDIS_PASSWORD_FILE, redis.passwordFile)';
 const TLS_OPTION = '--redis-tls (REDIS_TLS, redis.tls)';
+const SENTINELS_OPTION = '--redis-sentinels (REDIS_SENTINELS, redis.sentinels)';
+const NAME_OPTION = '--redis-sentinel-name (REDIS_SENTINEL_NAME, redis.sentinelName)';
+
+/** A list that failed its own check is unset here (its problem is already listed). */
+const given = (list: readonly string[] | undefined): boolean => list !== undefined && list.length > 0;
 
 /** Every problem of the Redis options together (empty when they are consistent). */
 export function redisOptionProblems(options: RedisOptions): string[] {
-  // A list that failed its own check is unset here (its problem is already listed).
-  const nodes = options.redisClusterNodes as readonly string[] | undefined;
-  const cluster = nodes !== undefined && nodes.length > 0;
+  const cluster = given(options.redisClusterNodes as readonly string[] | undefined);
+  const sentinels = given(options.redisSentinels as readonly string[] | undefined);
   const problems: string[] = [];
-  if (cluster && options.redisUrl !== undefined)
-    problems.push(`${URL_OPTION} and ${NODES_OPTION} are both set: give one server or one cluster, not both`);
-  if (!cluster && options.redisPasswordFile !== undefined)
+  const chosen = [
+    options.redisUrl === undefined ? undefined : URL_OPTION,
+    cluster ? NODES_OPTION : undefined,
+    sentinels ? SENTINELS_OPTION : undefined,
+  ].filter((option) => option !== undefined);
+  if (chosen.length > 1)
     problems.push(
-      `${PASSWORD_OPTION} is only for ${NODES_OPTION}: a single server takes its password in the URL`,
+      `${chosen.join(' and ')} cannot be set together: give one server, one cluster or one set of Sentinels`,
     );
-  if (!cluster && options.redisTls)
-    problems.push(`${TLS_OPTION} is only for ${NODES_OPTION}: a single server says TLS with rediss://`);
+  if (sentinels && options.redisSentinelName === undefined)
+    problems.push(
+      `${SENTINELS_OPTION} needs ${NAME_OPTION}: the name the Sentinels monitor the primary under`,
+    );
+  if (!sentinels && options.redisSentinelName !== undefined)
+    problems.push(`${NAME_OPTION} is only for ${SENTINELS_OPTION}`);
+  const withNodes = `${NODES_OPTION} or ${SENTINELS_OPTION}`;
+  if (!cluster && !sentinels && options.redisPasswordFile !== undefined)
+    problems.push(
+      `${PASSWORD_OPTION} is only for ${withNodes}: a single server takes its password in the URL`,
+    );
+  if (!cluster && !sentinels && options.redisTls)
+    problems.push(`${TLS_OPTION} is only for ${withNodes}: a single server says TLS with rediss://`);
   return problems;
 }
 

@@ -1,6 +1,7 @@
 /**
- * The Redis connection of Redis mode: one object made at start-up by src/stores.ts, to one server or
- * to a Redis Cluster (ioredis' Cluster client: it learns the slots and follows MOVED and ASK).
+ * The Redis connection of Redis mode: one object made at start-up by src/stores.ts, to one server, to
+ * a Redis Cluster (ioredis' Cluster client: it learns the slots and follows MOVED and ASK) or to the
+ * primary that Redis Sentinels name (ioredis asks them again after a failover).
  * Commands fail fast while Redis is unreachable (no offline queue: the caller answers 503 instead
  * of hanging), the client reconnects on its own, and `probe()` tells readiness whether Redis answers
  * right now. The password is never logged: state changes are logged by endpoint only.
@@ -108,6 +109,19 @@ const OPTIONS: RedisOptions = {
 /** A new client to `target` with the common options plus a role's. */
 function clientOf(target: RedisTarget, role: RoleOptions): RedisClient {
   if (target.kind === 'server') return new Redis(target.url, { ...OPTIONS, ...role });
+  if (target.kind === 'sentinel')
+    return new Redis({
+      ...OPTIONS,
+      ...role,
+      sentinels: [...target.sentinels],
+      name: target.name,
+      // The Sentinels ask for the same password as the primary and its replicas.
+      ...(target.password === undefined
+        ? {}
+        : { password: target.password, sentinelPassword: target.password }),
+      ...(target.tls ? { tls: {}, enableTLSForSentinelMode: true } : {}),
+      sentinelRetryStrategy: retryDelay,
+    });
   const { enableOfflineQueue = false, ...perNode } = role;
   return new Cluster([...target.nodes], {
     enableOfflineQueue,

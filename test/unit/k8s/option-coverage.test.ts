@@ -79,6 +79,8 @@ const CHART_SOURCE: Record<OptionName, { values: string[] } | { chart: string }>
   redisClusterNodes: { values: ['redis.clusterNodes'] },
   redisPasswordFile: { values: ['redis.password.existingSecret', 'redis.password.existingSecretKey'] },
   redisTls: { values: ['redis.tls'] },
+  redisSentinels: { values: ['redis.sentinels'] },
+  redisSentinelName: { values: ['redis.sentinelName'] },
   authMode: { values: ['auth.mode'] },
   authIssuersPath: { values: ['auth.issuers'] },
   authTokensPath: { values: ['auth.tokens', 'auth.existingSecret'] },

@@ -347,6 +347,8 @@ for (const c of cases) {
     const redisUrl = at(c.values, 'redis.existingSecret') ? USER_REDIS_URL : at(c.values, 'redis.url');
     t.is(config.redis.url, (redisUrl as string) || undefined);
     t.deepEqual(config.redis.clusterNodes, at(c.values, 'redis.clusterNodes'));
+    t.deepEqual(config.redis.sentinels, at(c.values, 'redis.sentinels'));
+    t.is(config.redis.sentinelName, at<string>(c.values, 'redis.sentinelName') || undefined);
     t.is(config.redis.tls, at<boolean>(c.values, 'redis.tls'));
     const clusterPassword = at(c.values, 'redis.password.existingSecret') !== '';
     t.is(config.redis.password, clusterPassword ? USER_REDIS_PASSWORD : undefined);

@@ -110,6 +110,7 @@ test('replicas above 1 only with Redis configured (by URL or by an existing Secr
           url: { type: 'string', const: '' },
           existingSecret: { type: 'string', const: '' },
           clusterNodes: { type: 'array', maxItems: 0 },
+          sentinels: { type: 'array', maxItems: 0 },
         },
       },
     },

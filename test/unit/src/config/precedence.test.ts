@@ -214,6 +214,16 @@ const CASES: { readonly [K in OptionName]: Case } = {
     expected: ['secret-rp1', 'secret-rp2', 'secret-rp3'],
     companions: ['--redis-cluster-nodes=127.0.0.1:7000'],
   },
+  redisSentinels: {
+    values: [['10.0.0.1:26379', 'a.example:26379'], ['[::1]:26379'], ['b.example:26379']],
+    read: (c) => c.redis.sentinels,
+    companions: ['--redis-sentinel-name=primary'],
+  },
+  redisSentinelName: {
+    values: ['p-flag', 'p-env', 'p-file'],
+    read: (c) => c.redis.sentinelName,
+    companions: ['--redis-sentinels=127.0.0.1:26379'],
+  },
   redisTls: {
     values: [true, false, true],
     read: (c) => c.redis.tls,
@@ -404,7 +414,7 @@ test('the defaults are the contract table, and derived fields come from the envi
       observability: { serviceName: 'service-builder', environment: 'development' },
       errorTracking: {},
       logs: { retention: 10 },
-      redis: { clusterNodes: [], tls: false },
+      redis: { clusterNodes: [], sentinels: [], tls: false },
       retention: {
         mode: 'off',
         keepPerBranch: 2,

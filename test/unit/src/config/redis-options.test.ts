@@ -1,5 +1,5 @@
-// The Redis options together: one server or one cluster, never both; a cluster's nodes are
-// host:port; its password comes from a file and is never echoed; what /config shows of each.
+// The Redis options together: one server, one cluster or Sentinels, never two; nodes and Sentinels
+// are host:port; their password comes from a file and is never echoed; what /config shows of each.
 import test from 'ava';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -36,7 +36,7 @@ test('redis.url and redis.clusterNodes together are refused, naming both', (t) =
   t.is(found.length, 1);
   t.regex(
     found[0] ?? '',
-    /--redis-url .* and --redis-cluster-nodes .* are both set: give one server or one cluster/,
+    /--redis-url .* and --redis-cluster-nodes .* cannot be set together: give one server, one cluster or one set of Sentinels/,
   );
   t.false(found.join('\n').includes('pw-in-url'));
 });
@@ -103,4 +103,56 @@ test('one server: its endpoint; neither: embedded mode', (t) => {
   if (target !== undefined)
     t.deepEqual(redisView(target), { host: 'r.example', port: 6380, tls: true, db: 2 });
   t.is(redisTargetOf(loadConfig({ argv: [], env: baseEnv }).redis), undefined);
+});
+
+test("Sentinels: with their primary's name only, alone; the target and what /config shows", (t) => {
+  t.regex(
+    problems(['--redis-sentinels', '127.0.0.1:26379']).join('\n'),
+    /--redis-sentinels .* needs --redis-sentinel-name/,
+  );
+  t.regex(
+    problems(['--redis-sentinel-name', 'primary']).join('\n'),
+    /--redis-sentinel-name .* is only for --redis-sentinels/,
+  );
+  t.regex(
+    problems([
+      '--redis-sentinels',
+      '127.0.0.1:26379',
+      '--redis-sentinel-name',
+      'p',
+      '--redis-cluster-nodes',
+      '127.0.0.1:7000',
+    ]).join('\n'),
+    /--redis-cluster-nodes .* and --redis-sentinels .* cannot be set together/,
+  );
+  t.true(problems(['--redis-sentinels', 'sentinel-without-port', '--redis-sentinel-name', 'p']).length > 0);
+  const config = loadConfig({
+    argv: [
+      '--redis-sentinels',
+      '10.0.0.1:26379,10.0.0.2:26379',
+      '--redis-sentinel-name',
+      'primary',
+      '--redis-password-file',
+      passwordFile,
+    ],
+    env: baseEnv,
+  });
+  t.deepEqual(redisTargetOf(config.redis), {
+    kind: 'sentinel',
+    sentinels: [
+      { host: '10.0.0.1', port: 26379 },
+      { host: '10.0.0.2', port: 26379 },
+    ],
+    name: 'primary',
+    password: PASSWORD,
+    tls: false,
+  });
+  const view = effectiveConfigView(config);
+  t.deepEqual(view.redis, {
+    configured: true,
+    sentinels: ['10.0.0.1:26379', '10.0.0.2:26379'],
+    name: 'primary',
+    tls: false,
+  });
+  t.false(JSON.stringify(view).includes(PASSWORD));
 });
