@@ -144,7 +144,7 @@ async function main(): Promise<void> {
   const target = await receiver();
   const dir = await mkdtemp(join(tmpdir(), 'ibs-bench-events-'));
   const redis = await startRedis();
-  const connection = createRedisConnection(redis.url, silentLogger());
+  const connection = createRedisConnection({ kind: 'server', url: redis.url }, silentLogger());
   await until(() => connection.client.status === 'ready');
   console.log(`events: ${EVENTS} finished builds per mode (2 events each), one receiver on 127.0.0.1`);
   for (const mode of MODES) {

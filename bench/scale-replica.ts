@@ -36,7 +36,8 @@ interface Connection {
 }
 interface Loaded {
   createLogger(options: Record<string, unknown>): unknown;
-  createRedisConnection(url: string, logger: unknown): Connection;
+  /** The baseline's takes a URL; this tree's a target (src/config/redis-target.ts). */
+  createRedisConnection(target: string | { kind: 'server'; url: string }, logger: unknown): Connection;
   createRedisQueue(connection: Connection, replica: string, logger: unknown): unknown;
   WaitingBuilds: new (deps: Record<string, unknown>) => unknown;
 }
@@ -97,7 +98,7 @@ async function connect(): Promise<{ connection: Connection; logger: unknown }> {
     destination: new Writable({ write: (_c, _e, cb) => cb() }),
   });
   const { createRedisConnection } = await load('src/redis/connection.ts');
-  const connection = createRedisConnection(url, logger);
+  const connection = createRedisConnection(flavour === 'baseline' ? url : { kind: 'server', url }, logger);
   if (connection.client.status !== 'ready')
     await new Promise<void>((r) => connection.client.once('ready', () => r()));
   return { connection, logger };

@@ -114,7 +114,7 @@ async function prefill(
   )) as typeof ConnectionModule;
   const { createRedisQueue } = (await import(join(tree, 'src/queue/redis-queue.ts'))) as typeof QueueModule;
   const { silentLogger } = await import('../test/helpers/silent-logger.js');
-  const connection = createRedisConnection(url, silentLogger());
+  const connection = createRedisConnection({ kind: 'server', url }, silentLogger());
   if (connection.client.status !== 'ready') await new Promise((r) => connection.client.once('ready', r));
   const store = createRedisQueue(connection, 'prefill', silentLogger());
   for (let i = 0; i < entries.length; i += 500)

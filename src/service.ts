@@ -20,7 +20,7 @@ import { createErrorTracker } from './observability/error-tracking.js';
 import { reasonOf } from './errors/errors.js';
 import type { ErrorTracker } from './observability/error-tracker.js';
 import { startTracing } from './observability/tracing.js';
-import { redisEndpoint } from './config/redis-url.js';
+import { redisTargetOf, redisView } from './config/redis-target.js';
 import { createStores } from './stores.js';
 import { createContext } from './context.js';
 import { prebuildPlanProblems } from '../workers/prebuilds/plan.js';
@@ -96,7 +96,7 @@ async function startContext(
   shutdownSignal: AbortSignal,
 ): Promise<{ ctx: AppContext; stopSchedules: () => Promise<void> }> {
   const { logger, errorTracker } = reporting;
-  // Redis mode (redis.url set): stores shared by every replica; else embedded (this instance only).
+  // Redis mode (redis.url or redis.clusterNodes set): stores shared by every replica; else embedded (this instance only).
   const stores = await createStores(config, logger);
   const processGroups = new ProcessGroups().killOnExit(process);
   const { ctx, stopSchedules } = createContext({
@@ -108,6 +108,12 @@ async function startContext(
     shutdownSignal,
   });
   return { ctx, stopSchedules };
+}
+
+/** Redis by endpoint (or the cluster's nodes), never a password; false in embedded mode. */
+function redisShown(config: Config): ReturnType<typeof redisView> | false {
+  const target = redisTargetOf(config.redis);
+  return target === undefined ? false : redisView(target);
 }
 
 /** What the service says once it listens; a warning when pinned host keys are missing. */
@@ -123,7 +129,7 @@ function logListening(server: Server, config: Config, logger: Logger): void {
       gitCredentialEntries: config.gitCredentials.length,
       registryMappingRules: config.registryMappingRules.length,
       // By endpoint only: the URL holds a password.
-      redis: config.redis.url === undefined ? false : redisEndpoint(config.redis.url),
+      redis: redisShown(config),
     },
     'listening',
   );

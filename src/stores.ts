@@ -1,7 +1,7 @@
 /**
  * The stores of the chosen mode, made once at start-up (src/service.ts, or a test): embedded (this
- * instance's scratch space, no Redis) when `redis.url` is unset, else Redis (shared by every
- * replica, one connection). Modules receive only the store they use.
+ * instance's scratch space, no Redis) when neither `redis.url` nor `redis.clusterNodes` is set, else
+ * Redis (one server or a cluster, shared by every replica, one connection). Modules receive only the store they use.
  */
 import { alwaysHeld, type ScheduleLock } from './prebuilds/schedule-lock.js';
 import { hostname } from 'node:os';
@@ -10,6 +10,7 @@ import { createMemoryBuildRegistry } from './builds/memory-registry.js';
 import type { BuildRegistry } from './builds/types.js';
 import type { QueueStore } from './queue/types.js';
 import type { Config } from './config/types.js';
+import { redisTargetOf, type RedisTarget } from './config/redis-target.js';
 import { createLogStore } from './logs/store.js';
 import type { LogStore } from './logs/types.js';
 import type { Logger } from './observability/logger.js';
@@ -77,15 +78,15 @@ export async function createStores(
   logger: Logger,
 ): Promise<Stores> {
   const subscriptions = config.events.subscriptions.map((s) => s.name);
-  const url = config.redis.url;
-  if (url === undefined) return embeddedStores(config, subscriptions);
-  return redisStores(config, url, logger, subscriptions);
+  const target = redisTargetOf(config.redis);
+  if (target === undefined) return embeddedStores(config, subscriptions);
+  return redisStores(config, target, logger, subscriptions);
 }
 
 /** Redis mode: every store shared by the replicas through one Redis. */
 async function redisStores(
   config: Parameters<typeof createStores>[0],
-  url: string,
+  target: RedisTarget,
   logger: Logger,
   subscriptions: string[],
 ): Promise<Stores> {
@@ -109,7 +110,7 @@ async function redisStores(
     import('./queue/redis-queue.js'),
     import('./auth/redis-sessions.js'),
   ]);
-  const redis = createRedisConnection(url, logger);
+  const redis = createRedisConnection(target, logger);
   const logStore = createRedisLogStore({ config, connection: redis, logger });
   const replica = `${hostname()}:${process.pid}`;
   const builds = createRedisBuildRegistry({

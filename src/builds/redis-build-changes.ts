@@ -4,8 +4,7 @@
  * hands each to this replica's listeners (the open feeds of GET /builds/events). After a
  * reconnection (messages may have been missed) the listeners are told with an empty id: read again.
  */
-import type { Redis } from 'ioredis';
-import type { RedisConnection } from '../redis/connection.js';
+import type { RedisClient, RedisConnection } from '../redis/connection.js';
 import { BUILD_CHANGES_CHANNEL } from '../redis/keys.js';
 import { serviceError } from '../errors/errors.js';
 import type { BuildChange } from './types.js';
@@ -16,7 +15,7 @@ export const RESET_CHANGE: BuildChange = { id: '', repository: '' };
 export class ChangeFeed {
   readonly #connection: Pick<RedisConnection, 'duplicate'>;
   readonly #listeners = new Set<(change: BuildChange) => void>();
-  #subscriber: Redis | undefined;
+  #subscriber: RedisClient | undefined;
   /** Settles once the channel is subscribed (the first watch waits for it). */
   #subscribed: Promise<unknown> | undefined;
 
@@ -28,7 +27,7 @@ export class ChangeFeed {
     for (const listener of this.#listeners) listener(change);
   }
 
-  #connect(): Redis {
+  #connect(): RedisClient {
     if (this.#subscriber !== undefined) return this.#subscriber;
     const sub = this.#connection.duplicate('build changes', {
       enableOfflineQueue: true,

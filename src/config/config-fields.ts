@@ -21,6 +21,8 @@ export interface Loaded {
   readonly lists: SideLists;
   readonly hookSecrets: HookSecrets;
   readonly signing: SigningKey | undefined;
+  /** The Redis Cluster's password (read from its file), or undefined. */
+  readonly redisPassword: string | undefined;
   readonly dockerConfigDir: string;
   readonly registryAuth: DockerConfigDocument;
   readonly env: Environment;
@@ -45,6 +47,7 @@ const STEPS: { readonly [P in StepPath]: Step<P> } = {
   'events.subscriptions': ({ lists }) => lists.eventSubscriptions,
   'events.retrySeconds': ({ options }) => options.eventRetrySeconds.map(Number),
   signing: ({ signing }) => signing,
+  'redis.password': ({ redisPassword }) => redisPassword,
   'prebuilds.configurations': ({ lists }) => lists.prebuildConfigurations,
   'prebuilds.hookSecrets': ({ hookSecrets }) => hookSecrets,
   'build.quotas': ({ lists }) => lists.buildQuotas,

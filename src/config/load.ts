@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { parseArgv, type ParsedArgv } from './argv.js';
 import { authProblems, browserSignInProblems } from './auth.js';
 import { builderTlsProblems } from './builder-tls.js';
+import { redisOptionProblems, redisPassword } from './redis-options.js';
 import { configOf } from './config-fields.js';
 import { ConfigError } from './config-error.js';
 import { readDockerConfig } from './files.js';
@@ -187,6 +188,8 @@ export function loadConfigWithSources(input: LoadInput): LoadedConfig {
   const docker = ambientDockerConfig(env, problems);
   const signing = signingKeyOf(options.signingKeyPath, sources.signingKeyPath, env, problems);
   problems.push(...builderTlsProblems(options));
+  problems.push(...redisOptionProblems(options));
+  const password = redisPassword(options.redisPasswordFile, problems);
   problems.push(
     ...authProblems({
       mode: options.authMode,
@@ -215,6 +218,7 @@ export function loadConfigWithSources(input: LoadInput): LoadedConfig {
     lists,
     hookSecrets: hooks,
     signing,
+    redisPassword: password,
     ...docker,
     env,
     browserClientSecret,

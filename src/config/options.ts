@@ -126,6 +126,22 @@ const checkRedisUrl = (value: OptionValue): string | undefined => {
   return undefined;
 };
 
+/** One Redis Cluster node: `host:port` (a name, an IPv4 address or a bracketed IPv6 one). */
+const CLUSTER_NODE_SCHEMA = {
+  type: 'string',
+  pattern: '^(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?):[0-9]{1,5}$',
+  description: 'host:port',
+} as const;
+
+const checkClusterNodes = (value: OptionValue): string | undefined => {
+  const nodes = value as readonly string[];
+  const bad = nodes.find((node) => {
+    const port = Number(node.slice(node.lastIndexOf(':') + 1));
+    return port < 1 || port > 65535;
+  });
+  return bad === undefined ? undefined : `${bad}: the port must be 1 to 65535`;
+};
+
 /** What every switch that is off by default shares. */
 const OFF_SWITCH = {
   type: 'boolean',
@@ -824,6 +840,79 @@ export const OPTION_TABLE = {
     description:
       'Redis (or Valkey) shared by every replica: command logs and the build list live there ' +
       '(`redis://` or `rediss://` for TLS; its password is a secret).',
+  },
+  redisClusterNodes: {
+    label: 'Redis Cluster nodes',
+    flag: '--redis-cluster-nodes',
+    env: 'REDIS_CLUSTER_NODES',
+    settingsKey: 'redis.clusterNodes',
+    type: 'list',
+    settingsText: true,
+    placeholder: '<host:port,...>',
+    default: [],
+    defaultText: 'unset (no cluster)',
+    schema: CLUSTER_NODE_SCHEMA,
+    check: checkClusterNodes,
+    secret: false,
+    description:
+      'A Redis Cluster shared by every replica instead of one server (docs/redis.md): some of its ' +
+      'nodes, `host:port`; the client learns the others. Not with `redis.url`. Password: ' +
+      '`redis.passwordFile`; TLS: `redis.tls`.',
+  },
+  redisSentinels: {
+    label: 'Redis Sentinels',
+    flag: '--redis-sentinels',
+    env: 'REDIS_SENTINELS',
+    settingsKey: 'redis.sentinels',
+    type: 'list',
+    settingsText: true,
+    placeholder: '<host:port,...>',
+    default: [],
+    defaultText: 'unset (no Sentinel)',
+    schema: CLUSTER_NODE_SCHEMA,
+    check: checkClusterNodes,
+    secret: false,
+    description:
+      'Redis Sentinels that name the primary of `redis.sentinelName` (docs/redis.md): `host:port`; ' +
+      'the client follows a failover. Not with `redis.url` or `redis.clusterNodes`. Password: ' +
+      '`redis.passwordFile` (the primary, its replicas and the Sentinels); TLS: `redis.tls`.',
+  },
+  redisSentinelName: {
+    label: 'Redis Sentinel primary name',
+    flag: '--redis-sentinel-name',
+    env: 'REDIS_SENTINEL_NAME',
+    settingsKey: 'redis.sentinelName',
+    type: 'string',
+    placeholder: '<name>',
+    defaultText: 'unset',
+    schema: { type: 'string', pattern: '^[A-Za-z0-9._-]+$', description: 'a Sentinel master name' },
+    secret: false,
+    description:
+      'The name the Sentinels monitor the primary under (`sentinel monitor <name> ...`); needed with `redis.sentinels`.',
+  },
+  redisPasswordFile: {
+    label: 'Redis Cluster or Sentinel password file',
+    flag: '--redis-password-file',
+    env: 'REDIS_PASSWORD_FILE',
+    settingsKey: 'redis.passwordFile',
+    lands: false,
+    ...FILE_PATH,
+    defaultText: 'unset (no password)',
+    description:
+      "File holding the password of the Redis Cluster's nodes, or of the Sentinels' primary, replicas and " +
+      'Sentinels (`requirepass`; a secret, read once at startup). Only with `redis.clusterNodes` or ' +
+      '`redis.sentinels`: a single server takes its password in `redis.url`.',
+  },
+  redisTls: {
+    label: 'Redis Cluster or Sentinel TLS',
+    flag: '--redis-tls',
+    env: 'REDIS_TLS',
+    settingsKey: 'redis.tls',
+    ...OFF_SWITCH,
+    description:
+      "TLS to the Redis Cluster's nodes, or to the Sentinels and their primary (the system's CAs, " +
+      '`NODE_EXTRA_CA_CERTS`). Only with `redis.clusterNodes` or `redis.sentinels`: a single server ' +
+      'says it with `rediss://`.',
   },
   prebuildConfigurationsPath: {
     label: 'Prebuild configurations file path',

@@ -212,6 +212,10 @@ export interface StepFields {
   readonly events: EventsConfig;
   /** Every image answered is signed with it when set. */
   readonly signing?: SigningKey;
+  readonly redis: {
+    /** The Redis Cluster's password (a secret: never shown, logged or stored); absent: none. */
+    readonly password?: string;
+  };
   /** Prebuild configurations and webhook secrets; no configuration: no prebuild. */
   readonly prebuilds: {
     readonly configurations: readonly PrebuildConfiguration[];

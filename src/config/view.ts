@@ -1,4 +1,4 @@
-import { redisEndpoint } from './redis-url.js';
+import { redisTargetOf, redisView } from './redis-target.js';
 import { declaredPlatforms } from './builder-endpoints.js';
 import type { Config } from './types.js';
 import { FORGE_NAMES } from '../rules/forges.js';
@@ -17,6 +17,12 @@ function prebuildsView(config: Config): Record<string, unknown> {
 }
 
 /** The builders, each with the platforms it declares, and which TLS parts are set. */
+/** Redis mode by endpoint (or a cluster's nodes) only: the URL or the password file holds a password. */
+function redisSection(config: Config): Record<string, unknown> {
+  const target = redisTargetOf(config.redis);
+  return target === undefined ? { configured: false } : { configured: true, ...redisView(target) };
+}
+
 function buildersView(config: Config): Record<string, unknown> {
   return {
     builderConfigured: config.builderEndpoints.length > 0,
@@ -89,9 +95,6 @@ export function effectiveConfigView(config: Config): Record<string, unknown> {
     registryAuth: Object.keys(config.registryAuth.auths).map((registry) => ({ registry })),
     prebuilds: prebuildsView(config),
     // Redis by endpoint only: its URL holds a password.
-    redis:
-      config.redis.url === undefined
-        ? { configured: false }
-        : { configured: true, ...redisEndpoint(config.redis.url) },
+    redis: redisSection(config),
   };
 }

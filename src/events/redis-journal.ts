@@ -5,8 +5,7 @@
  * (XAUTOCLAIM) first. An entry done with is acknowledged and deleted: the stream's length is
  * what is pending. Deliveries are a hash indexed by record time.
  */
-import type { Redis } from 'ioredis';
-import type { RedisConnection } from '../redis/connection.js';
+import type { RedisConnection, RedisClient } from '../redis/connection.js';
 import {
   DELIVERY_GROUP,
   EVENT_DELIVERIES,
@@ -30,7 +29,7 @@ function entryOf(raw: StreamEntry | undefined): JournalEntry | undefined {
 }
 
 export class RedisJournal implements EventJournal {
-  readonly #redis: Redis;
+  readonly #redis: RedisClient;
   readonly #consumer: string;
   readonly #subscriptions: readonly string[];
   /** Subscriptions whose lease this replica took: the previous owner's pending entry is claimed first. */

@@ -1,9 +1,9 @@
 /**
  * The Redis commands of a log writer: one append per element (RPUSHX: only to a log that still
- * exists), and the close (its last element + closed + record + prune beyond retention) as one
- * Lua script.
+ * exists), and the close (its last element + closed; recorded; the oldest beyond retention
+ * deleted) as three Lua scripts, one per slot.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connection.js';
 import { framedCommand } from '../redis/framed-command.js';
 import { redisScript } from '../redis/script.js';
 import type { Element } from './redis-log-elements.js';
@@ -18,7 +18,7 @@ import type { LogKind } from './types.js';
  * false when the log no longer exists.
  */
 export async function appendElement(
-  client: Redis,
+  client: RedisClient,
   id: string,
   element: Element,
   refreshTtl: boolean,
@@ -42,40 +42,57 @@ export async function appendElement(
 }
 
 /**
- * KEYS: text, meta, closed set of its kind. ARGV: id, now ms, retention, a text key without its id,
- * then the last pieces of output (often none). A meta key is its text key and the same suffix. Appends them, marks the log closed (kept without expiry), records
- * it, and deletes the oldest closed logs of its kind beyond retention, announcing each deletion.
- * Returns 0 when the log was deleted (or closed) meanwhile.
+ * KEYS: text, meta (one log's slot). ARGV: the last pieces of output (often none). Appends them,
+ * marks the log closed (kept without expiry) and announces it. Returns 1 when the log is closed
+ * now or was already (a retry after a lost answer goes on to record it), 0 when it was deleted.
  */
 const CLOSE = redisScript(`
-if redis.call('HGET', KEYS[2], 'state') ~= 'open' then return 0 end
-for i = 5, #ARGV do redis.call('RPUSHX', KEYS[1], ARGV[i]) end
+local state = redis.call('HGET', KEYS[2], 'state')
+if not state then return 0 end
+if state ~= 'open' then return 1 end
+for i = 1, #ARGV do redis.call('RPUSHX', KEYS[1], ARGV[i]) end
 redis.call('HSET', KEYS[2], 'state', 'closed')
 redis.call('PERSIST', KEYS[1])
 redis.call('PERSIST', KEYS[2])
-redis.call('ZADD', KEYS[3], ARGV[2], ARGV[1])
 redis.call('PUBLISH', KEYS[1], 'c')
-local excess = redis.call('ZCARD', KEYS[3]) - tonumber(ARGV[3])
-if excess > 0 then
-  local oldest = redis.call('ZPOPMIN', KEYS[3], excess)
-  for i = 1, #oldest, 2 do
-    local key = ARGV[4] .. oldest[i]
-    redis.call('DEL', key, key .. string.sub(KEYS[2], #KEYS[1] + 1))
-    redis.call('PUBLISH', key, 'd')
-  end
-end
 return 1
 `);
 
-/** Closes log `id` of `kind` with `tail` as its last output (idempotent: a retry changes nothing). */
+/**
+ * KEYS: closed set of a kind. ARGV: id, now ms, retention. Records the closed log and answers the
+ * oldest beyond retention (left in the set until they are deleted: a close that stops between
+ * deletes nothing twice and leaves nothing behind, the next close deletes them).
+ */
+const RECORD = redisScript(`
+redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+local excess = redis.call('ZCARD', KEYS[1]) - tonumber(ARGV[3])
+if excess <= 0 then return {} end
+return redis.call('ZRANGE', KEYS[1], 0, excess - 1)
+`);
+
+/** KEYS: text, meta (one log's slot). Deletes a log and announces it; 0 when there was none. */
+export const DROP = redisScript(`
+local kind = redis.call('HGET', KEYS[2], 'kind')
+if redis.call('DEL', KEYS[1], KEYS[2]) > 0 then redis.call('PUBLISH', KEYS[1], 'd') end
+return kind or false
+`);
+
+/**
+ * Closes log `id` of `kind` with `tail` as its last output, records it among the closed logs of its
+ * kind and deletes the oldest beyond retention: three steps, each in its own slot (a log's keys,
+ * the kind's set, each pruned log's keys), each safe to repeat, so a retry after a failure
+ * completes what the first try began. Cost: O(tail + pruned logs).
+ */
 export async function closeLog(
-  client: Redis,
+  client: RedisClient,
   log: { readonly id: string; readonly kind: LogKind; readonly now: number; readonly retention: number },
   tail: readonly Buffer[],
 ): Promise<void> {
-  await CLOSE.run(
-    client,
-    [textKey(log.id), metaKey(log.id), closedKey(log.kind)],
-    [log.id, log.now, log.retention, textKey(''), ...tail],
-  );
+  const closed = await CLOSE.run(client, [textKey(log.id), metaKey(log.id)], [...tail]);
+  if (closed === 0) return;
+  const set = closedKey(log.kind);
+  const oldest = (await RECORD.run(client, [set], [log.id, log.now, log.retention])) as string[];
+  if (oldest.length === 0) return;
+  await Promise.all(oldest.map((old) => DROP.run(client, [textKey(old), metaKey(old)], [])));
+  await client.zrem(set, ...oldest);
 }

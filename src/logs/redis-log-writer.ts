@@ -4,7 +4,7 @@
  * close. After a failed append the list's length tells what was stored (one writer per log), so
  * output is stored once and in order. The size cap is counted here. States: WriterPhase, WriterFlow.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connection.js';
 import { reasonOf } from '../errors/errors.js';
 import { createLineMasker, type LineMasker } from '../secrets/line-masker.js';
 import { appendElement, closeLog } from './redis-log-commands.js';
@@ -33,7 +33,7 @@ const wait = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(
 
 export interface RedisLogWriterOptions {
   /** The connection for appends (fails fast while Redis is unreachable). */
-  readonly client: Redis;
+  readonly client: RedisClient;
   /** An open log: its keys were made by the store's open(). */
   readonly id: string;
   readonly kind: LogKind;

@@ -2,14 +2,13 @@
  * The command-log store of Redis mode: any replica reads, follows (pub/sub, no polling) and deletes
  * any log; logs survive a restart and retention holds across replicas (docs/redis.md). Keys and
  * limits: src/redis/keys.ts. Writing is redis-log-writer.ts, on a connection of the writers' own, so
- * their large commands never queue the requests' commands behind them. Delete is a Lua script.
+ * their large commands never queue the requests' commands behind them. Delete is a Lua script on the
+ * log's keys, then the removal from its kind's closed set.
  */
-import type { Redis } from 'ioredis';
 import type { Config } from '../config/types.js';
 import { serviceError } from '../errors/errors.js';
 import type { Logger } from '../observability/logger.js';
-import type { RedisConnection } from '../redis/connection.js';
-import { redisScript } from '../redis/script.js';
+import type { RedisConnection, RedisClient } from '../redis/connection.js';
 import { createSubscriptionHub, type SubscriptionHub, type Subscription } from '../redis/subscriptions.js';
 import { configSecrets } from '../secrets/masking.js';
 import {
@@ -20,6 +19,7 @@ import {
   OPEN_LOG_IDLE_TTL_MS,
   textKey,
 } from '../redis/keys.js';
+import { DROP } from './redis-log-commands.js';
 import { createElementSpaces, openRedisLogWriter, type ElementSpaces } from './redis-log-writer.js';
 import { isLogId, newLogId } from './log-id.js';
 import type { CommandLogWriter, LogKind, LogSnapshot, LogStore } from './types.js';
@@ -29,23 +29,16 @@ export { LOG_SIZE_CAP_BYTES, TRUNCATED_MARKER } from '../redis/keys.js';
 /** List elements (up to 1 MiB each: redis-log-writer.ts) a follower reads per round trip. */
 const FOLLOW_ELEMENTS = 16;
 
-/** KEYS: text, meta. ARGV: id, a closed-set key without its kind. Returns 0 for an unknown log. */
-const REMOVE = redisScript(`
-local kind = redis.call('HGET', KEYS[2], 'kind')
-if not kind then return 0 end
-redis.call('DEL', KEYS[1], KEYS[2])
-redis.call('ZREM', ARGV[2] .. kind, ARGV[1])
-redis.call('PUBLISH', KEYS[1], 'd')
-return 1
-`);
-
 export interface RedisLogStore extends LogStore {
   /** Lets the closes under way finish, then stops the followers' subscriptions. */
   close(): Promise<void>;
 }
 
 export interface RedisLogStoreDeps {
-  readonly config: Pick<Config, 'logs' | 'gitCredentials' | 'registryAuth' | 'redis'>;
+  /** The limits, and the server's secrets to mask (Redis: only its password matters here). */
+  readonly config: Pick<Config, 'logs' | 'gitCredentials' | 'registryAuth'> & {
+    readonly redis: Pick<Config['redis'], 'url' | 'password'>;
+  };
   readonly connection: Pick<RedisConnection, 'client' | 'call' | 'duplicate'>;
   /** Output that could not be stored (Redis stayed unreachable after a log's close). */
   readonly logger: Pick<Logger, 'warn'>;
@@ -59,7 +52,7 @@ interface RedisLogs {
   readonly serverSecrets: readonly string[];
   readonly followers: SubscriptionHub;
   /** The writers' own connection. */
-  readonly appends: Redis;
+  readonly appends: RedisClient;
   readonly spaces: ElementSpaces;
   /** Logs being closed (the store's close waits for them). */
   readonly closing: Set<Promise<void>>;
@@ -196,10 +189,11 @@ export function createRedisLogStore(deps: RedisLogStoreDeps): RedisLogStore {
     follow: (id, signal) => follow(logs, id, signal),
     async remove(id) {
       checked(id);
-      const removed = await connection.call((client) =>
-        REMOVE.run(client, [textKey(id), metaKey(id)], [id, closedKey('')]),
-      );
-      if (removed === 0) throw serviceError('LOG_NOT_FOUND', {}, { logId: id });
+      // The log's keys go first (one slot), then its entry in its kind's set (another): a failure
+      // between leaves an entry that retention drops with nothing left to delete.
+      const kind = await connection.call((client) => DROP.run(client, [textKey(id), metaKey(id)], []));
+      if (typeof kind !== 'string') throw serviceError('LOG_NOT_FOUND', {}, { logId: id });
+      await connection.call((client) => client.zrem(closedKey(kind), id));
     },
     async close() {
       await Promise.all(logs.closing);

@@ -5,10 +5,9 @@
  * the queue on a timer. Keys that are not the queue's (a build's lease, a replica's heartbeat) are
  * read outside the scripts, by `reap`, with a pipeline.
  */
-import type { Redis } from 'ioredis';
 import { QUEUE_CLASSES } from '../rules/build-classes.js';
 import type { Logger } from '../observability/logger.js';
-import type { RedisConnection } from '../redis/connection.js';
+import type { RedisClient, RedisConnection } from '../redis/connection.js';
 import { BUILD_QUEUE_CHANNEL, QUEUE_KEYS, buildAliveKey, replicaAliveKey } from '../redis/keys.js';
 import { LEASE_MS } from '../redis/lease.js';
 import { laneOf, type QueueEntry, type RingLevel } from './fair-order.js';
@@ -44,12 +43,12 @@ function placesOf(
   };
 }
 
-/** Which of `keys` exist, read with one pipeline (keys that are not the queue's). */
-async function existing(client: Redis, keys: readonly string[]): Promise<boolean[]> {
-  if (keys.length === 0) return [];
-  const pipeline = client.pipeline();
-  for (const key of keys) pipeline.exists(key);
-  return ((await pipeline.exec()) ?? []).map(([, n]) => n === 1);
+/**
+ * Which of `keys` exist (keys that are not the queue's). Sent together, one command per key: they
+ * lie in different slots of a Redis Cluster, where one pipeline may hold only one slot's keys.
+ */
+async function existing(client: RedisClient, keys: readonly string[]): Promise<boolean[]> {
+  return Promise.all(keys.map(async (key) => (await client.exists(key)) === 1));
 }
 
 /** Redis mode's store: each method one script or one read (costs: redis-queue-scripts.ts). */
@@ -57,7 +56,7 @@ class RedisQueue implements QueueStore {
   readonly #connection: Pick<RedisConnection, 'duplicate' | 'call'>;
   readonly #replica: string;
   readonly #logger: Pick<Logger, 'warn'>;
-  #subscriber: Redis | undefined;
+  #subscriber: RedisClient | undefined;
   readonly #listeners: (() => void)[] = [];
 
   constructor(
@@ -179,7 +178,7 @@ class RedisQueue implements QueueStore {
     this.#subscriber?.disconnect();
   }
 
-  #call<T>(run: (client: Redis) => Promise<T>): Promise<T> {
+  #call<T>(run: (client: RedisClient) => Promise<T>): Promise<T> {
     return this.#connection.call(run);
   }
 
@@ -188,7 +187,7 @@ class RedisQueue implements QueueStore {
   }
 
   /** The running builds whose lease expired, past their grace: no longer counted. */
-  async #reapRunning(client: Redis, nowMs: number, graceMs: number): Promise<void> {
+  async #reapRunning(client: RedisClient, nowMs: number, graceMs: number): Promise<void> {
     const running = Object.entries(await client.hgetall(RUNNING)).filter(
       ([, value]) => nowMs - Number(value.split('\0')[1] ?? 0) >= graceMs,
     );

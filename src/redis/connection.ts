@@ -1,14 +1,19 @@
 /**
- * The Redis connection of Redis mode: one object made at start-up by src/stores.ts. Commands fail fast
- * while Redis is unreachable (no offline queue: the caller answers 503 instead of hanging), the
- * client reconnects on its own, and `probe()` tells readiness whether Redis answers right now.
- * The URL (and its password) is never logged: state changes are logged by endpoint only.
+ * The Redis connection of Redis mode: one object made at start-up by src/stores.ts, to one server, to
+ * a Redis Cluster (ioredis' Cluster client: it learns the slots and follows MOVED and ASK) or to the
+ * primary that Redis Sentinels name (ioredis asks them again after a failover).
+ * Commands fail fast while Redis is unreachable (no offline queue: the caller answers 503 instead
+ * of hanging), the client reconnects on its own, and `probe()` tells readiness whether Redis answers
+ * right now. The password is never logged: state changes are logged by endpoint only.
  */
-import { Redis, type RedisOptions } from 'ioredis';
-import { redisEndpoint } from '../config/redis-url.js';
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import { redisView, type RedisTarget } from '../config/redis-target.js';
 import { isServiceError, reasonOf, serviceError } from '../errors/errors.js';
 import { maskSecrets, redisSecrets, secretVariants } from '../secrets/masking.js';
 import type { Logger } from '../observability/logger.js';
+
+/** A client of either kind: the commands both answer, their status and events. */
+export type RedisClient = Redis | Cluster;
 
 /** A command unanswered this long fails (the request answers 503). */
 const COMMAND_TIMEOUT_MS = 5000;
@@ -18,33 +23,36 @@ const PROBE_TIMEOUT_MS = 2000;
 /** Reconnect attempts back off up to this delay, forever. */
 const MAX_RECONNECT_DELAY_MS = 1000;
 
+/** Options of a connection that differ by role (subscriptions wait for the connection, without timeout). */
+export type RoleOptions = Pick<RedisOptions, 'enableOfflineQueue' | 'autoResubscribe' | 'commandTimeout'>;
+
 export interface RedisConnection {
   /** Commands; each fails at once while disconnected. */
-  readonly client: Redis;
+  readonly client: RedisClient;
   /**
    * Another connection with the command connection's options plus `overrides` (subscriptions; log
    * appends, so that their large commands never queue the requests' commands behind them), named
    * `role` in log lines and closed with this one.
    */
-  duplicate(role: string, overrides?: Partial<RedisOptions>): Redis;
+  duplicate(role: string, overrides?: RoleOptions): RedisClient;
   /** Whether Redis answers a PING now (readiness). Never throws. */
   probe(): Promise<boolean>;
   /** Runs store commands: any failure that is not already a ServiceError becomes STORE_UNAVAILABLE (503). */
-  call<T>(fn: (client: Redis) => Promise<T>): Promise<T>;
+  call<T>(fn: (client: RedisClient) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 
 /** Who a connection's log lines name, and the secrets masked in them. */
 interface Watcher {
   readonly logger: Pick<Logger, 'info' | 'warn'>;
-  readonly where: { readonly redis: { host: string; port: number; tls: boolean } };
+  readonly where: { readonly redis: ReturnType<typeof redisView> };
   readonly variants: ReturnType<typeof secretVariants>;
   /** Closed on purpose: the connections' ends are not problems. */
   readonly closing: () => boolean;
 }
 
 /** Logs `client`'s state changes by endpoint and `role`: one line per distinct problem. */
-function watch(client: Redis, role: string, watcher: Watcher): Redis {
+function watch<C extends RedisClient>(client: C, role: string, watcher: Watcher): C {
   const { logger, where, variants } = watcher;
   let up = false;
   let lastProblem = '';
@@ -69,7 +77,7 @@ function watch(client: Redis, role: string, watcher: Watcher): Redis {
 }
 
 /** Whether `client` answers a PING within PROBE_TIMEOUT_MS. Never throws. */
-async function probe(client: Redis): Promise<boolean> {
+async function probe(client: RedisClient): Promise<boolean> {
   if (client.status !== 'ready') return false;
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<boolean>((resolve) => {
@@ -86,35 +94,77 @@ async function probe(client: Redis): Promise<boolean> {
   }
 }
 
+const retryDelay = (times: number): number => Math.min(times * 100, MAX_RECONNECT_DELAY_MS);
+
 const OPTIONS: RedisOptions = {
   enableOfflineQueue: false,
   maxRetriesPerRequest: 1,
   commandTimeout: COMMAND_TIMEOUT_MS,
   connectTimeout: CONNECT_TIMEOUT_MS,
-  retryStrategy: (times) => Math.min(times * 100, MAX_RECONNECT_DELAY_MS),
+  retryStrategy: retryDelay,
   // ioredis would print unhandled 'error' events itself; each client below has a listener.
   showFriendlyErrorStack: false,
 };
 
+/** A new client to `target` with the common options plus a role's. */
+function clientOf(target: RedisTarget, role: RoleOptions): RedisClient {
+  if (target.kind === 'server') return new Redis(target.url, { ...OPTIONS, ...role });
+  if (target.kind === 'sentinel')
+    return new Redis({
+      ...OPTIONS,
+      ...role,
+      sentinels: [...target.sentinels],
+      name: target.name,
+      // The Sentinels ask for the same password as the primary and its replicas.
+      ...(target.password === undefined
+        ? {}
+        : { password: target.password, sentinelPassword: target.password }),
+      ...(target.tls ? { tls: {}, enableTLSForSentinelMode: true } : {}),
+      sentinelRetryStrategy: retryDelay,
+    });
+  const { enableOfflineQueue = false, ...perNode } = role;
+  return new Cluster([...target.nodes], {
+    enableOfflineQueue,
+    clusterRetryStrategy: retryDelay,
+    // A node that answers MOVED/ASK or fails over: the command follows it, a few times.
+    maxRedirections: 16,
+    retryDelayOnFailover: 200,
+    retryDelayOnClusterDown: 200,
+    slotsRefreshTimeout: CONNECT_TIMEOUT_MS,
+    showFriendlyErrorStack: false,
+    redisOptions: {
+      ...OPTIONS,
+      ...perNode,
+      ...(target.password === undefined ? {} : { password: target.password }),
+      ...(target.tls ? { tls: {} } : {}),
+    },
+  });
+}
+
+/** The secrets of a target, for masking its clients' errors. */
+function targetSecrets(target: RedisTarget): string[] {
+  if (target.kind === 'server') return redisSecrets(target.url);
+  return target.password === undefined ? [] : [target.password];
+}
+
 export function createRedisConnection(
-  redisUrl: string,
+  target: RedisTarget,
   logger: Pick<Logger, 'info' | 'warn'>,
 ): RedisConnection {
-  const endpoint = redisEndpoint(redisUrl);
   let closing = false;
   const watcher: Watcher = {
     logger,
-    where: { redis: { host: endpoint.host, port: endpoint.port, tls: endpoint.tls } },
-    variants: secretVariants(redisSecrets(redisUrl)),
+    where: { redis: redisView(target) },
+    variants: secretVariants(targetSecrets(target)),
     closing: () => closing,
   };
-  const client = watch(new Redis(redisUrl, { ...OPTIONS }), 'commands', watcher);
-  const extra = new Set<Redis>();
+  const client = watch(clientOf(target, {}), 'commands', watcher);
+  const extra = new Set<RedisClient>();
 
   return {
     client,
     duplicate(role, overrides = {}) {
-      const other = watch(client.duplicate(overrides), role, watcher);
+      const other = watch(clientOf(target, overrides), role, watcher);
       extra.add(other);
       other.once('end', () => extra.delete(other));
       return other;

@@ -15,9 +15,9 @@ export const FRAME_TAIL_ROOM = 2;
 class FramedCommand extends Command {
   readonly #frame: Buffer;
 
-  constructor(name: string, frame: Buffer) {
-    // No arguments of its own: its bytes are the frame (tracing sees the name only).
-    super(name, []);
+  constructor(name: string, leading: readonly string[], frame: Buffer) {
+    // Its bytes are the frame; the leading arguments (its key) tell a cluster client its slot.
+    super(name, [...leading]);
     this.#frame = frame;
   }
 
@@ -48,5 +48,5 @@ export function framedCommand(
   const start = FRAME_HEAD_ROOM - header.length;
   header.copy(space, start);
   space.write('\r\n', FRAME_HEAD_ROOM + length, 'latin1');
-  return new FramedCommand(name, space.subarray(start, FRAME_HEAD_ROOM + length + FRAME_TAIL_ROOM));
+  return new FramedCommand(name, leading, space.subarray(start, FRAME_HEAD_ROOM + length + FRAME_TAIL_ROOM));
 }

@@ -1,17 +1,19 @@
 /**
  * Every Redis key and channel of the service, and the one prefix (docs/redis.md). Lua scripts are
- * given these keys (or a key's leading part, to which they append an id), never spelling them.
+ * given these keys in KEYS, never spelling them. Each key carries a hash tag (`{...}`): the keys one
+ * script or MULTI touches share it, so they share a slot of a Redis Cluster. One item's keys share
+ * a tag of their own (a log's text and meta: `{log:<id>}`), so items spread over the cluster; a
+ * collection changed atomically shares one (`{events}`, `{retention}`). Channels need no tag.
  * Also the limits the log store and writer share. Pure.
  */
 const PREFIX = 'ibs:';
 
 /** A log's text: a list of elements of up to 1 MiB (an empty one, then one per append). */
-export const textKey = (id: string): string => `${PREFIX}log:${id}`;
-/** What follows a log's text key in its meta key (a hash {kind, state: open|closed}). */
-export const META_SUFFIX = ':meta';
-export const metaKey = (id: string): string => `${textKey(id)}${META_SUFFIX}`;
+export const textKey = (id: string): string => `${PREFIX}{log:${id}}`;
+/** A log's meta: a hash {kind, state: open|closed}, in its text's slot. */
+export const metaKey = (id: string): string => `${textKey(id)}:meta`;
 /** The closed logs of a kind: a sorted set scored by close time. */
-export const closedKey = (kind: string): string => `${PREFIX}logs:${kind}`;
+export const closedKey = (kind: string): string => `${PREFIX}{logs:${kind}}`;
 /** A log's channel: appends (`a`), the close (`c`) and the deletion (`d`). */
 export const channelOf = textKey;
 
@@ -74,47 +76,54 @@ export const QUEUE_KEYS: readonly string[] = [
 /** Published when work arrives or a tenant's quota frees (not a key: Redis Cluster broadcasts it). */
 export const BUILD_QUEUE_CHANNEL = `${QUEUE_PREFIX}changed`;
 /** A replica's heartbeat while it holds queued builds (its name, with a lease); not a queue key. */
-export const replicaAliveKey = (replica: string): string => `${PREFIX}replica:${replica}`;
+export const replicaAliveKey = (replica: string): string => `${PREFIX}{replica:${replica}}`;
 
 /** An Idempotency-Key of POST /build, by the SHA-256 of the key: a hash {digest (of the body), id}. */
-export const idempotencyKey = (keyHash: string): string => `${PREFIX}idempotency:${keyHash}`;
+export const idempotencyKey = (keyHash: string): string => `${PREFIX}{idempotency:${keyHash}}`;
 
 /** A build key's lease (its holder's token), its released outcome, and its channel. */
-export const leaseKey = (id: string): string => `${PREFIX}lease:${id}`;
+export const leaseKey = (id: string): string => `${PREFIX}{lease:${id}}`;
 export const leaseOutcomeKey = (id: string): string => `${leaseKey(id)}:outcome`;
 export const leaseChannel = leaseKey;
 /** The commits answered for a request shape (a digest): a hash commit -> JSON (docs/reuse.md). */
-export const answeredKey = (shape: string): string => `${PREFIX}answered:${shape}`;
+export const answeredKey = (shape: string): string => `${PREFIX}{answered:${shape}}`;
 /** The key inputs of the last build of a repository, branch and target (by a digest of them). */
-export const recentInputsKey = (digest: string): string => `${PREFIX}recent:${digest}`;
+export const recentInputsKey = (digest: string): string => `${PREFIX}{recent:${digest}}`;
 
+/** Retention (one tag: a mark adds to the set of repositories in the same MULTI). */
+const RETENTION = `${PREFIX}{retention}`;
 /** Retention: when each digest or tag of a repository was last served (a hash ref -> ms). */
-export const servedKey = (repository: string): string => `${PREFIX}retention:served:${repository}`;
+export const servedKey = (repository: string): string => `${RETENTION}:served:${repository}`;
 /** Retention: the registry repositories builds were answered for (a set). */
-export const RETENTION_REPOSITORIES = `${PREFIX}retention:repositories`;
+export const RETENTION_REPOSITORIES = `${RETENTION}:repositories`;
 /** Retention: the run lock (its holder's token, with a TTL renewed while the run lasts). */
-export const RETENTION_LOCK = `${PREFIX}retention:lock`;
+export const RETENTION_LOCK = `${RETENTION}:lock`;
 /** The prebuild schedules' lock: its holder's token, with a lease (docs/prebuilds.md). */
-export const SCHEDULE_LOCK = `${PREFIX}prebuilds:schedule-lock`;
+export const SCHEDULE_LOCK = `${PREFIX}{prebuilds}:schedule-lock`;
+/**
+ * Events (one tag: an event is recorded in every subscription's journal and in the deliveries in
+ * one MULTI; subscriptions are few).
+ */
+const EVENTS = `${PREFIX}{events}`;
 /** A subscription's event journal: a stream read by the DELIVERY_GROUP consumer group. */
-export const eventStreamKey = (subscription: string): string => `${PREFIX}events:${subscription}`;
+export const eventStreamKey = (subscription: string): string => `${EVENTS}:${subscription}`;
 export const DELIVERY_GROUP = 'delivery';
 /** Which replica delivers a subscription now (its consumer name, with a TTL). */
-export const eventOwnerKey = (subscription: string): string => `${PREFIX}events:${subscription}:owner`;
+export const eventOwnerKey = (subscription: string): string => `${EVENTS}:${subscription}:owner`;
 /** The URL a subscription was disabled at (410); another URL enables it again. */
-export const eventDisabledKey = (subscription: string): string => `${PREFIX}events:${subscription}:disabled`;
+export const eventDisabledKey = (subscription: string): string => `${EVENTS}:${subscription}:disabled`;
 /** Recent deliveries: a hash `<subscription> <event id>` -> JSON, and its index by record time. */
-export const EVENT_DELIVERIES = `${PREFIX}event-deliveries`;
-export const EVENT_DELIVERIES_INDEX = `${PREFIX}event-deliveries:index`;
+export const EVENT_DELIVERIES = `${EVENTS}:deliveries`;
+export const EVENT_DELIVERIES_INDEX = `${EVENTS}:deliveries:index`;
 /** The build secrets identity key (32 random bytes, hex), set once by whichever replica needs it first. */
-export const SECRETS_IDENTITY_KEY = `${PREFIX}build-secrets:identity-key`;
+export const SECRETS_IDENTITY_KEY = `${PREFIX}{build-secrets}:identity-key`;
 /**
  * A person's session (docs/auth.md) by the HMAC of its id, never the id: a JSON value with a TTL at
  * the session's end; the hash tag keeps it in one slot of a cluster.
  */
 export const sessionKey = (digest: string): string => `${PREFIX}{session:${digest}}`;
 /** The key of those HMACs (32 random bytes, hex), set once by whichever replica needs it first. */
-export const SESSIONS_HMAC_KEY = `${PREFIX}sessions:hmac-key`;
+export const SESSIONS_HMAC_KEY = `${PREFIX}{sessions}:hmac-key`;
 
 /** Per-log size cap: output beyond it is dropped, and one marker line says so. */
 export const LOG_SIZE_CAP_BYTES = 50 * 1024 * 1024;

@@ -4,7 +4,7 @@
  * holds once the lease has run out, and another takes over. Used by the locks (lock.ts), a
  * subscription's deliverer, a running build's alive key and the build leases (docs/redis.md).
  */
-import type { Redis } from 'ioredis';
+import type { RedisCommander } from 'ioredis';
 import { redisScript } from './script.js';
 
 /** How long what a replica holds in Redis outlives its last renewal. */
@@ -30,14 +30,11 @@ const TAKE = redisScript(`${LEASE_LUA}
 return lease_take(KEYS[1], ARGV[1], ARGV[2])
 `);
 
-/** KEYS: leases. ARGV: ms, then each lease's token. Returns the leases no longer held. */
+/** KEYS: lease. ARGV: ms, token. Returns 1 when renewed, 0 when the token no longer holds it. */
 const RENEW = redisScript(`${LEASE_LUA}
-local lost = {}
-for i, key in ipairs(KEYS) do
-  if lease_held(key, ARGV[i + 1]) then redis.call('PEXPIRE', key, ARGV[1])
-  else table.insert(lost, key) end
-end
-return lost
+if not lease_held(KEYS[1], ARGV[2]) then return 0 end
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+return 1
 `);
 
 /** KEYS: lease. ARGV: token. */
@@ -59,29 +56,27 @@ export interface LeaseHold {
 }
 
 /** Takes the lease when free, renews it when `token` holds it. */
-export async function takeLease(client: Redis, lease: LeaseHold, ms: number): Promise<LeaseTake> {
+export async function takeLease(client: RedisCommander, lease: LeaseHold, ms: number): Promise<LeaseTake> {
   const answer = await TAKE.run(client, [lease.key], [lease.token, ms]);
   if (answer === 2) return { kind: 'taken' };
   if (answer === 1) return { kind: 'renewed' };
   return { kind: 'held', holder: String(answer) };
 }
 
-/** Renews each lease its token holds; answers the keys of those it no longer holds. */
+/**
+ * Renews each lease its token holds; answers the keys of those it no longer holds. One script per
+ * lease (each lease is in a slot of its own on a cluster), sent together: one round trip per node.
+ */
 export async function renewLeases(
-  client: Redis,
+  client: RedisCommander,
   leases: readonly LeaseHold[],
   ms: number,
 ): Promise<Set<string>> {
-  if (leases.length === 0) return new Set();
-  const lost = (await RENEW.run(
-    client,
-    leases.map((lease) => lease.key),
-    [ms, ...leases.map((lease) => lease.token)],
-  )) as string[];
-  return new Set(lost);
+  const renewed = await Promise.all(leases.map((lease) => RENEW.run(client, [lease.key], [ms, lease.token])));
+  return new Set(leases.filter((_, i) => renewed[i] !== 1).map((lease) => lease.key));
 }
 
 /** Lets the lease go when `token` holds it; whether it did. */
-export async function releaseLease(client: Redis, lease: LeaseHold): Promise<boolean> {
+export async function releaseLease(client: RedisCommander, lease: LeaseHold): Promise<boolean> {
   return (await RELEASE.run(client, [lease.key], [lease.token])) === 1;
 }

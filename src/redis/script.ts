@@ -1,13 +1,19 @@
 /**
  * A Lua script run atomically by Redis: sent once, then called by its SHA1 (EVALSHA), sent again
- * when Redis answers NOSCRIPT (a restarted or flushed server). Atomic steps of Redis mode live in
- * such scripts, never in read-modify-write from the service.
+ * when Redis answers NOSCRIPT (a restarted or flushed server, or a cluster node that never saw it).
+ * Atomic steps of Redis mode live in such scripts, never in read-modify-write from the service.
+ * Every key a script touches is in its KEYS, and they share a hash tag (one slot: docs/redis.md).
  */
 import { createHash } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisCommander } from 'ioredis';
 
 export interface RedisScript {
-  run(client: Redis, keys: readonly string[], args: readonly (string | number | Buffer)[]): Promise<unknown>;
+  /** `client`: a server's or a cluster's (each only sends commands): all `keys` must share a slot. */
+  run(
+    client: RedisCommander,
+    keys: readonly string[],
+    args: readonly (string | number | Buffer)[],
+  ): Promise<unknown>;
 }
 
 export function redisScript(source: string): RedisScript {

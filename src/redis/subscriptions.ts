@@ -4,10 +4,9 @@
  * Waiters learn that something changed (a version bump) and re-read the state from Redis: a
  * missed message (a reconnection) only means an extra read.
  */
-import type { Redis } from 'ioredis';
 import { ChangeCounter } from './change-counter.js';
 import { isServiceError, serviceError } from '../errors/errors.js';
-import type { RedisConnection } from './connection.js';
+import type { RedisConnection, RedisClient } from './connection.js';
 
 /** A subscription not confirmed this long: the store is unavailable (503). */
 const SUBSCRIBE_TIMEOUT_MS = 3000;
@@ -26,7 +25,7 @@ interface Channel {
 }
 
 /** Resolves once `channel` is subscribed on `sub`; rejects with STORE_UNAVAILABLE (lost, or after SUBSCRIBE_TIMEOUT_MS). */
-async function subscribed(sub: Redis, channel: string): Promise<void> {
+async function subscribed(sub: RedisClient, channel: string): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   try {
     await Promise.race([
@@ -47,7 +46,7 @@ async function subscribed(sub: Redis, channel: string): Promise<void> {
 export class SubscriptionHub {
   readonly #connection: Pick<RedisConnection, 'duplicate'>;
   /** Made on first use. */
-  #subscriber: Redis | undefined;
+  #subscriber: RedisClient | undefined;
   readonly #channels = new Map<string, Channel>();
 
   constructor(connection: Pick<RedisConnection, 'duplicate'>) {
@@ -91,7 +90,7 @@ export class SubscriptionHub {
     this.#subscriber = undefined;
   }
 
-  #connect(): Redis {
+  #connect(): RedisClient {
     if (this.#subscriber) return this.#subscriber;
     // Subscriptions wait for the connection (bounded by SUBSCRIBE_TIMEOUT_MS) and are renewed on reconnection.
     const sub = this.#connection.duplicate('subscriptions', {

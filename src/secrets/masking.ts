@@ -79,10 +79,10 @@ export function maskBytes(bytes: Buffer, variants: ByteVariants): Buffer {
 
 /**
  * Secrets of the server's own configuration: git tokens, private keys, ambient registry passwords,
- * the Redis URL, build secret values.
+ * the Redis URL and Cluster password, build secret values.
  */
 export function configSecrets(config: {
-  redis: { url?: string };
+  redis: { url?: string; password?: string };
   gitCredentials: readonly ({ token: string } | { privateKey: string })[];
   buildSecrets?: readonly { value: string }[];
   registryAuth: {
@@ -90,6 +90,7 @@ export function configSecrets(config: {
   };
 }): string[] {
   const secrets: string[] = redisSecrets(config.redis.url);
+  if (config.redis.password !== undefined) secrets.push(config.redis.password);
   for (const entry of config.gitCredentials) {
     secrets.push('token' in entry ? entry.token : entry.privateKey);
   }

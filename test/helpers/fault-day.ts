@@ -31,6 +31,7 @@ import {
   type Replica,
 } from './replicas.js';
 import { reachable } from './retention-support.js';
+import { buildAliveKey } from '../../src/redis/keys.js';
 
 export interface DayOptions {
   /** Builds sent between faults (at least this many in all are sent, one every `everyMs`). */
@@ -331,13 +332,13 @@ export async function runFaultDay(options: DayOptions): Promise<DayReport> {
           await store.connect().catch(() => undefined);
           for (const s of its) {
             if (s.id === undefined) continue;
-            const owner = await store.get(`ibs:build:${s.id}:alive`);
+            const owner = await store.get(buildAliveKey(s.id));
             if (owner?.endsWith(`:${pid}`) === true && s.record?.phase !== 'queued') return true;
           }
           return false;
         });
         for (const s of its) {
-          const owner = s.id === undefined ? null : await store.get(`ibs:build:${s.id}:alive`);
+          const owner = s.id === undefined ? null : await store.get(buildAliveKey(s.id));
           if (owner?.endsWith(`:${pid}`) === true && s.id !== undefined) killedRunning.push(s.id);
         }
         down.add(victim.name);

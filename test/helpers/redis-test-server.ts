@@ -1,18 +1,22 @@
 /**
  * For test files that talk to Redis directly (no service process): one redis-server of the file's
- * own (started before its tests, disposed after), and connections to it that are ready to use.
+ * own (started before its tests, disposed after), or both a server and a Redis Cluster (the same
+ * tests run against each), and connections to them that are ready to use.
  */
 import test from 'ava';
 import { createRedisConnection, type RedisConnection } from '../../src/redis/connection.js';
+import type { RedisTarget } from '../../src/config/redis-target.js';
 import { startRedis, type RedisProcess } from './redis-process.js';
+import { startRedisCluster, type RedisClusterProcess } from './redis-cluster-process.js';
 import { silentLogger } from './silent-logger.js';
 
 /** A connection to `server` once it is ready (the client connects on its own). */
 export async function readyConnection(
-  server: RedisProcess,
+  server: RedisProcess | RedisClusterProcess,
   logger = silentLogger(),
 ): Promise<RedisConnection> {
-  const connection = createRedisConnection(server.url, logger);
+  const target: RedisTarget = 'target' in server ? server.target : { kind: 'server', url: server.url };
+  const connection = createRedisConnection(target, logger);
   if (connection.client.status !== 'ready') {
     await new Promise((resolve) => connection.client.once('ready', resolve));
   }
@@ -31,5 +35,29 @@ export function useRedisServer(): () => RedisProcess {
   return () => {
     if (server === undefined) throw new Error('the redis-server of this test file has not started');
     return server;
+  };
+}
+
+/** A store the Redis-level tests run against: one server or a three-master cluster. */
+export type RedisKind = 'server' | 'cluster';
+export const REDIS_KINDS: readonly RedisKind[] = ['server', 'cluster'];
+
+/**
+ * Registers a redis-server and a Redis Cluster for this test file; the getter (valid inside tests)
+ * gives the one of a kind. Tests are written once and registered per kind.
+ */
+export function useRedisTargets(): (kind: RedisKind) => RedisProcess | RedisClusterProcess {
+  const server = useRedisServer();
+  let cluster: RedisClusterProcess | undefined;
+  test.before(async () => {
+    cluster = await startRedisCluster();
+  });
+  test.after.always(async () => {
+    await cluster?.dispose();
+  });
+  return (kind) => {
+    if (kind === 'server') return server();
+    if (cluster === undefined) throw new Error('the Redis Cluster of this test file has not started');
+    return cluster;
   };
 }

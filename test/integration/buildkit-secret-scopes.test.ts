@@ -22,6 +22,7 @@ import {
 import { imageBytes, imageLeaks, sha256Hex } from '../helpers/image-bytes.js';
 import { dumpRedis } from '../helpers/redis-dump.js';
 import { startRedis } from '../helpers/redis-process.js';
+import { SECRETS_IDENTITY_KEY } from '../../src/redis/keys.js';
 
 const IDENTITY_ARG = 'IBS_BUILD_SECRETS_IDENTITY';
 const HTTPS_HOST = new URL(stack.GIT_HTTPS_URL).hostname;
@@ -252,7 +253,7 @@ test('no value nor its plain hash is in the image, its history, its max provenan
   t.truthy(identity, 'the keyed identity is in the history');
   const logs = [await imgLog(running, res), (await fetchLog(running, res.body.gitCloneLogId)).text];
   const dump = await dumpRedis(redis.url);
-  t.true(dump.includes('ibs:build-secrets:identity-key'), 'the identity key is kept in Redis');
+  t.true(dump.includes(SECRETS_IDENTITY_KEY), 'the identity key is kept in Redis');
   const both = createHash('sha256')
     .update(
       JSON.stringify([

@@ -15,6 +15,7 @@ import { postJson, replicaEnv, startReplicas, stopReplicas, type Replica } from 
 import { eventually } from '../helpers/eventually.js';
 import { newSecret, startReceiver, type EventReceiver } from '../helpers/event-receiver.js';
 import { httpsCreds, ownDockerfileRepo, stack, uniqueName } from '../helpers/build-support.js';
+import { eventOwnerKey } from '../../src/redis/keys.js';
 
 const secret = newSecret();
 let redis: RedisProcess;
@@ -63,7 +64,7 @@ test('a replica killed while the receiver is down loses no event: the other one 
   const [a] = await startReplicas(['A'], env);
   if (a === undefined) throw new Error('no replica A');
   replicas.push(a);
-  const owner = async () => (await client.get('ibs:events:deployer:owner')) ?? '';
+  const owner = async () => (await client.get(eventOwnerKey('deployer'))) ?? '';
   await eventually(async () => (await owner()).includes(`-${a.service.child.pid}-`), {
     timeout: 30_000,
     what: 'replica A to deliver the subscription',

@@ -11,7 +11,7 @@ import type { AnsweredCommit } from '../../workers/leases/answered-commits.js';
 import { MAX_COMMITS_PER_SHAPE } from '../../workers/leases/answered-commits.js';
 import { createRedisBuildLeases } from '../../workers/leases/redis-leases.js';
 import { RecentInputs } from '../../workers/reuse/recent-inputs.js';
-import { answeredKey } from '../../src/redis/keys.js';
+import { answeredKey, recentInputsKey } from '../../src/redis/keys.js';
 import { stackEnv } from '../stack/env.js';
 import {
   listBuilds,
@@ -85,7 +85,7 @@ test("one replica's last build inputs are what another compares with; no secrets
   t.deepEqual(await b.recent.changes(id, { ...input, secretsIdentity: 'another' }), [
     { input: 'build secrets' },
   ]);
-  const keys = await a.connection.call((client) => client.keys('ibs:recent:*'));
+  const keys = await a.connection.call((client) => client.keys(recentInputsKey('*')));
   const stored = await a.connection.call((client) => client.mget(...keys));
   t.true(keys.length > 0);
   t.false(stored.join('\n').includes(identity), 'the identity is kept as its digest only');

@@ -78,7 +78,7 @@ test('the first holds the lease, the second follows and gets where the image is;
   // A build result carries more (commit, log ids): only the image's place is published.
   await lease.release({ ...built, commit: 'c'.repeat(40), imageBuildLogId: 'img-1' } as typeof built);
   t.deepEqual(await waiting, { ok: true, built });
-  const stored = JSON.parse((await a.connection.client.get(`ibs:lease:${id}:outcome`)) ?? '{}') as Record<
+  const stored = JSON.parse((await a.connection.client.get(leaseOutcomeKey(id))) ?? '{}') as Record<
     string,
     unknown
   >;

@@ -5,6 +5,7 @@ import { Redis } from 'ioredis';
 import { isServiceError } from '../../src/errors/errors.js';
 import { createRedisLogStore, TRUNCATED_MARKER, type RedisLogStore } from '../../src/logs/redis-store.js';
 import type { RedisConnection } from '../../src/redis/connection.js';
+import { closedKey, textKey } from '../../src/redis/keys.js';
 import { startRedis, type RedisProcess } from '../helpers/redis-process.js';
 import { readyConnection, useRedisServer } from '../helpers/redis-test-server.js';
 import { silentLogger } from '../helpers/silent-logger.js';
@@ -135,7 +136,7 @@ test('retention per kind holds across replicas: the oldest closed logs of a kind
   t.is(await codeOf(a.store.read(ids[1] ?? '')), 'LOG_NOT_FOUND');
   t.is((await a.store.read(ids[2] ?? '')).text, '2\n');
   t.is((await b.store.read(ids[3] ?? '')).text, '3\n');
-  t.is(await raw.zcard('ibs:logs:img'), 2);
+  t.is(await raw.zcard(closedKey('img')), 2);
 });
 
 test('a follower on another replica receives output before the log is closed, then ends', async (t) => {
@@ -228,7 +229,7 @@ test('the append connection dropped while a log is written: the output is stored
     raw.disconnect();
     appended.disconnect();
   });
-  await appended.subscribe(`ibs:log:${log.id}`);
+  await appended.subscribe(textKey(log.id));
   const firstAppend = new Promise((resolve) => appended.once('message', resolve));
   let expected = '';
   const write = (from: number, to: number): void => {

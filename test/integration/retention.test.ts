@@ -41,6 +41,7 @@ import { loadSigningKey } from '../../src/config/signing-key.js';
 import type { RetentionSettings } from '../../src/config/types.js';
 import type { ImageAnswer, RetentionAnswer } from '../../src/retention/answer.js';
 import { IMAGE_DELETED } from '../../src/rules/event-types.js';
+import { RETENTION_LOCK } from '../../src/redis/keys.js';
 
 /** 90 seconds, in days: builds a few minutes old are older, a read just before a run is younger. */
 const SHORT_DAYS = 90 / 86_400;
@@ -413,13 +414,13 @@ test.serial('Redis mode, two replicas: one run at a time, and what one serves th
   // A run in progress (its lock held) refuses a second run on every replica.
   const client = new Redis(redis.url);
   t.teardown(() => void client.quit());
-  await client.set('ibs:retention:lock', 'a-run-elsewhere', 'PX', 600_000);
+  await client.set(RETENTION_LOCK, 'a-run-elsewhere', 'PX', 600_000);
   for (const replica of [a, b]) {
     const res = await fetch(`${replica.url}/retention/run`, { method: 'POST' });
     t.is(res.status, 409);
     t.is(res.headers.get('retry-after'), '60');
   }
-  await client.del('ibs:retention:lock');
+  await client.del(RETENTION_LOCK);
   const both = await Promise.all([a, b].map((r) => fetch(`${r.url}/retention/run`, { method: 'POST' })));
   const statuses = both.map((r) => r.status).sort();
   t.true(statuses.includes(200), statuses.join(','));

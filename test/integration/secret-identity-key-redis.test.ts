@@ -15,13 +15,15 @@ const quiet = { info: () => undefined, warn: () => undefined };
 test('replicas asking at once share one key, made once; a later replica reads the same', async (t) => {
   const redis = await startRedis();
   t.teardown(() => redis.dispose());
-  const connections = Array.from({ length: 4 }, () => createRedisConnection(redis.url, quiet));
+  const connections = Array.from({ length: 4 }, () =>
+    createRedisConnection({ kind: 'server', url: redis.url }, quiet),
+  );
   t.teardown(() => Promise.all(connections.map((c) => c.close())));
   // Asked before any connection is ready: the first build of a replica just started.
   const keys = await Promise.all(connections.map((connection) => redisIdentityKey(connection)()));
   t.is(keys[0]?.length, 32);
   for (const key of keys) t.deepEqual(key, keys[0]);
-  const later = createRedisConnection(redis.url, quiet);
+  const later = createRedisConnection({ kind: 'server', url: redis.url }, quiet);
   t.teardown(() => later.close());
   t.deepEqual(await redisIdentityKey(later)(), keys[0]);
   const direct = new Redis(redis.url);

@@ -9,6 +9,7 @@ import { engine } from './components/engines.js';
 import { keyPaths } from './components/keys.js';
 import { sshHostKeyFingerprint, sshHostKeyLine, sshPaths } from './components/git-servers.js';
 import { TOKEN_SERVICE, registryHost, tokenRealm } from './components/registries.js';
+import { REDIS_CLUSTER_PORTS, clusterPasswordFile } from './components/redis-cluster.js';
 import { STACK_ENV_KEYS, type StackEnv, envJsonRecord, parseStackEnv } from './env.js';
 import { COSIGN_BIN, type Layout } from './layout.js';
 import { redisUrl } from './redis-server.js';
@@ -56,6 +57,8 @@ export async function computeEnv(l: Layout, s: State): Promise<StackEnv> {
     STACK_DOCKER_CONFIG: l.dockerConfig,
     STACK_BUILDER_NAME,
     STACK_REDIS_URL: redisUrl(p.redis, c.redisPassword),
+    STACK_REDIS_CLUSTER_NODES: REDIS_CLUSTER_PORTS.map((name) => `127.0.0.1:${p[name]}`).join(','),
+    STACK_REDIS_CLUSTER_PASSWORD_FILE: clusterPasswordFile(l),
     BUILDER_A_ENDPOINT: builderEndpoint(p.builder),
     BUILDER_A_TLS_ENDPOINT: builderEndpoint(p.builderTls),
     BUILDER_B_ENDPOINT: builderEndpoint(p.builderB),

@@ -45,6 +45,8 @@ export const STACK_ENV_KEYS = [
   'STACK_DOCKER_CONFIG', // DOCKER_CONFIG with the remote builder STACK_BUILDER_NAME and registry creds
   'STACK_BUILDER_NAME',
   'STACK_REDIS_URL', // redis://:<password>@127.0.0.1:<port> (a real redis-server, no persistence)
+  'STACK_REDIS_CLUSTER_NODES', // 127.0.0.1:P,127.0.0.1:P,127.0.0.1:P (a three-master Redis Cluster)
+  'STACK_REDIS_CLUSTER_PASSWORD_FILE', // a file holding its password (REDIS_PASSWORD_FILE)
   // Two builders, each its own dockerd and BuildKit cache; STACK_BUILDER_ENDPOINT is BUILDER_A_ENDPOINT.
   'BUILDER_A_ENDPOINT', // tcp://127.0.0.1:P, plain
   'BUILDER_A_TLS_ENDPOINT', // tcp://127.0.0.1:P, mutual TLS only (client certificate from the stack CA)

@@ -4,8 +4,16 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 
-/** Writes `<dir>/redis.conf`: loopback only, a password, no persistence at all. Returns its path. */
-export function writeRedisConfig(dir: string, port: number, password: string): string {
+/**
+ * Writes `<dir>/redis.conf`: loopback only, a password, no persistence at all, then `extra` lines
+ * (a cluster node's). Returns its path.
+ */
+export function writeRedisConfig(
+  dir: string,
+  port: number,
+  password: string,
+  extra: readonly string[] = [],
+): string {
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   const file = path.join(dir, 'redis.conf');
   const lines = [
@@ -21,6 +29,7 @@ export function writeRedisConfig(dir: string, port: number, password: string): s
     // path in it, so that the stack still knows the process as its own (`down`, `status`).
     'proc-title-template "{title} {listen-addr} {server-mode} {config-file}"',
     'loglevel notice',
+    ...extra,
   ];
   fs.writeFileSync(file, `${lines.join('\n')}\n`, { mode: 0o600 });
   return file;

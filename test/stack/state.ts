@@ -20,6 +20,9 @@ export const PORT_NAMES = [
   'gitDaemon',
   'gitSsh',
   'redis',
+  'redisCluster0',
+  'redisCluster1',
+  'redisCluster2',
 ] as const;
 export type PortName = (typeof PORT_NAMES)[number];
 

@@ -115,6 +115,11 @@ namespace="{{ .Release.Namespace }}",job="{{ include "ibs.fullname" . }}"
 {{- if or .Values.redis.existingSecret .Values.redis.url }}true{{ end -}}
 {{- end -}}
 
+{{/* A Redis Cluster (redis.clusterNodes) or Sentinels (redis.sentinels) instead of one server. */}}
+{{- define "ibs.hasRedisCluster" -}}
+{{- if or .Values.redis.clusterNodes .Values.redis.sentinels }}true{{ end -}}
+{{- end -}}
+
 {{/* The Secret holding the service's TLS files for the builders; empty when there is none. */}}
 {{- define "ibs.builderTlsSecret" -}}
 {{- $tls := .Values.builder.tls -}}

@@ -6,6 +6,7 @@ import { fixtures } from './fixtures.js';
 import { gitServers } from './git-servers.js';
 import { keys } from './keys.js';
 import { redis } from './redis.js';
+import { redisCluster } from './redis-cluster.js';
 import { sbomGenerator } from './sbom-generator.js';
 import { registries, tokenIssuer } from './registries.js';
 import type { Component } from './types.js';
@@ -21,4 +22,5 @@ export const COMPONENTS: readonly Component[] = [
   sbomGenerator,
   ...gitServers,
   redis,
+  redisCluster,
 ];

@@ -64,6 +64,7 @@ const USER_AUTH_TOKENS = [
 ];
 const USER_DSN = 'https://key@errors.example.org/7';
 const USER_REDIS_URL = 'rediss://:user-secret@redis.example.org:6380/1';
+const USER_REDIS_PASSWORD = 'user-cluster-secret';
 const USER_SIGNING_PASSWORD = 'user-signing-password';
 const USER_SIGNING_KEY = generateKeyPairSync('ec', { namedCurve: 'P-256' })
   .privateKey.export({
@@ -134,6 +135,7 @@ function userSecrets(values: Values): ExternalSecrets {
   add('registryAuth', JSON.stringify({ auths: {} }));
   add('errorTracking', USER_DSN);
   add('redis', USER_REDIS_URL);
+  add('redis.password', `${USER_REDIS_PASSWORD}\n`);
   add('signing', USER_SIGNING_KEY);
   add('auth.browser', 'user-pages-client-secret\n');
   const signing = at(values, 'signing.existingSecret') as string;
@@ -345,6 +347,12 @@ for (const c of cases) {
     t.is(config.errorTracking.dsn, (dsn as string) || undefined);
     const redisUrl = at(c.values, 'redis.existingSecret') ? USER_REDIS_URL : at(c.values, 'redis.url');
     t.is(config.redis.url, (redisUrl as string) || undefined);
+    t.deepEqual(config.redis.clusterNodes, at(c.values, 'redis.clusterNodes'));
+    t.deepEqual(config.redis.sentinels, at(c.values, 'redis.sentinels'));
+    t.is(config.redis.sentinelName, at<string>(c.values, 'redis.sentinelName') || undefined);
+    t.is(config.redis.tls, at<boolean>(c.values, 'redis.tls'));
+    const clusterPassword = at(c.values, 'redis.password.existingSecret') !== '';
+    t.is(config.redis.password, clusterPassword ? USER_REDIS_PASSWORD : undefined);
     t.is(String(config.build.provenance), at<string>(c.values, 'build.provenance'));
     t.is(config.build.sbom, at<boolean>(c.values, 'build.sbom'));
     t.is(config.signing !== undefined, Boolean(at(c.values, 'signing.existingSecret')), 'signing key loaded');

@@ -106,7 +106,12 @@ test('replicas above 1 only with Redis configured (by URL or by an existing Secr
     properties: {
       redis: {
         type: 'object',
-        properties: { url: { type: 'string', const: '' }, existingSecret: { type: 'string', const: '' } },
+        properties: {
+          url: { type: 'string', const: '' },
+          existingSecret: { type: 'string', const: '' },
+          clusterNodes: { type: 'array', maxItems: 0 },
+          sentinels: { type: 'array', maxItems: 0 },
+        },
       },
     },
   });

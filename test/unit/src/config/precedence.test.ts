@@ -232,6 +232,31 @@ const CASES: { readonly [K in OptionName]: Case } = {
     values: ['redis://:p1@flag.example:6379', 'rediss://u:p2@env.example:6380/2', 'redis://file.example'],
     read: (c) => c.redis.url,
   },
+  redisClusterNodes: {
+    values: [['10.0.0.1:7000', 'a.example:7001'], ['[::1]:7002'], ['b.example:7003']],
+    read: (c) => c.redis.clusterNodes,
+  },
+  redisPasswordFile: {
+    values: [hookFile('rp1'), hookFile('rp2'), hookFile('rp3')],
+    read: (c) => c.redis.password,
+    expected: ['secret-rp1', 'secret-rp2', 'secret-rp3'],
+    companions: ['--redis-cluster-nodes=127.0.0.1:7000'],
+  },
+  redisSentinels: {
+    values: [['10.0.0.1:26379', 'a.example:26379'], ['[::1]:26379'], ['b.example:26379']],
+    read: (c) => c.redis.sentinels,
+    companions: ['--redis-sentinel-name=primary'],
+  },
+  redisSentinelName: {
+    values: ['p-flag', 'p-env', 'p-file'],
+    read: (c) => c.redis.sentinelName,
+    companions: ['--redis-sentinels=127.0.0.1:26379'],
+  },
+  redisTls: {
+    values: [true, false, true],
+    read: (c) => c.redis.tls,
+    companions: ['--redis-cluster-nodes=127.0.0.1:7000'],
+  },
   authMode: {
     values: ['enforce', 'off', 'enforce'],
     read: (c) => c.auth.mode,
@@ -456,7 +481,7 @@ test('the defaults are the contract table, and derived fields come from the envi
       observability: { serviceName: 'service-builder', environment: 'development' },
       errorTracking: {},
       logs: { retention: 10 },
-      redis: {},
+      redis: { clusterNodes: [], sentinels: [], tls: false },
       retention: {
         mode: 'off',
         keepPerBranch: 2,

@@ -2,7 +2,8 @@
 // whose answer was lost with its connection (stored, reported as failed) and one that never
 // reached Redis. The real server and a real dropped connection: integration/redis-log-store.
 import test from 'ava';
-import type { Command, Redis } from 'ioredis';
+import type { Command } from 'ioredis';
+import type { RedisClient } from '../../../../src/redis/connection.js';
 import { TRUNCATED_MARKER } from '../../../../src/redis/keys.js';
 import { createElementSpaces, openRedisLogWriter } from '../../../../src/logs/redis-log-writer.js';
 import { eventually } from '../../../helpers/eventually.js';
@@ -46,15 +47,21 @@ function fakeRedis(failAppend: (n: number) => Failure) {
       return chain;
     },
     llen: async () => list.length,
-    // The close script: KEYS text, meta, closed set; ARGV id, now, retention, prefix, tail...
-    async evalsha(_sha: string, _keys: number, ...rest: (string | number | Buffer)[]): Promise<number> {
+    // The close script (KEYS text, meta; ARGV the tail), then the record in the kind's set (one key:
+    // nothing beyond retention here).
+    async evalsha(
+      _sha: string,
+      keys: number,
+      ...rest: (string | number | Buffer)[]
+    ): Promise<number | string[]> {
+      if (keys === 1) return [];
       closes += 1;
-      list.push(...rest.slice(7).map((piece) => Buffer.from(piece as Buffer)));
+      list.push(...rest.slice(2).map((piece) => Buffer.from(piece as Buffer)));
       return 1;
     },
   };
   return {
-    client: client as unknown as Redis,
+    client: client as unknown as RedisClient,
     text: () => Buffer.concat(list).toString('utf8'),
     appends: () => appends,
     closes: () => closes,
@@ -136,7 +143,9 @@ function heldRedis() {
   const redis = fakeRedis(() => undefined);
   const held: { command: Command; bytes: Buffer }[] = [];
   let appends = 0;
-  const client = Object.create(redis.client as object) as Redis & { sendCommand(command: Command): void };
+  const client = Object.create(redis.client as object) as RedisClient & {
+    sendCommand(command: Command): void;
+  };
   const list: Buffer[] = [Buffer.alloc(0)];
   client.sendCommand = (command: Command): void => {
     appends += 1;

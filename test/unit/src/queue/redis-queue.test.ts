@@ -2,10 +2,9 @@
 // embedded mode, keys that Redis Cluster accepts (one hash tag, all named in KEYS), wake-ups by
 // message, the reap of a stopped replica's builds, and a cost that does not grow with the queue.
 import test from 'ava';
-import type { Redis } from 'ioredis';
 import { createRedisQueue } from '../../../../src/queue/redis-queue.js';
 import type { QueueStore } from '../../../../src/queue/types.js';
-import type { RedisConnection } from '../../../../src/redis/connection.js';
+import type { RedisClient, RedisConnection } from '../../../../src/redis/connection.js';
 import { BUILD_QUEUE_CHANNEL, QUEUE_KEYS, replicaAliveKey } from '../../../../src/redis/keys.js';
 import { eventually } from '../../../helpers/eventually.js';
 import { orderCases, queueEntry, takeAll } from '../../../helpers/queue-order-cases.js';
@@ -23,7 +22,7 @@ async function fresh(replica = 'a'): Promise<QueueStore> {
   stores.push(store);
   return store;
 }
-const client = (): Redis => {
+const client = (): RedisClient => {
   if (connection === undefined) throw new Error('no connection yet');
   return connection.client;
 };
