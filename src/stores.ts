@@ -15,6 +15,9 @@ import type { LogStore } from './logs/types.js';
 import type { Logger } from './observability/logger.js';
 import { MemoryServedStore, type ServedStore } from './retention/served.js';
 import { SCHEDULE_LOCK } from './redis/keys.js';
+import { retentionMs } from './usage/buckets.js';
+import { FileUsageStore } from './usage/file-store.js';
+import type { UsageStore } from './usage/store.js';
 
 import { openFileJournal, openRedisJournal, type OpenedJournal } from './events/journal.js';
 import {
@@ -35,6 +38,8 @@ export interface Stores {
   readonly served: ServedStore;
   /** Events until delivered: a file in the scratch space, or Redis streams (docs/events.md). */
   readonly events: OpenedJournal;
+  /** The usage per tenant (docs/usage.md): a journal in the scratch space, or Redis (every replica's). */
+  readonly usage: UsageStore;
   /** Redis mode only: whether Redis answers now (readiness fails when it does not). */
   readonly sharedStoreProbe?: () => Promise<boolean>;
   /** Who runs the prebuild schedules: this instance (embedded), or one replica at a time (Redis). */
@@ -47,7 +52,10 @@ export interface Stores {
 
 /** Embedded mode: every store is this instance's own, its files in the scratch space. */
 async function embeddedStores(
-  config: Pick<Config, 'scratchDir' | 'logs' | 'gitCredentials' | 'registryAuth' | 'build' | 'redis'>,
+  config: Pick<
+    Config,
+    'scratchDir' | 'logs' | 'gitCredentials' | 'registryAuth' | 'build' | 'redis' | 'usage'
+  >,
   subscriptions: string[],
 ): Promise<Stores> {
   return {
@@ -58,6 +66,7 @@ async function embeddedStores(
     served: new MemoryServedStore({ scratchDir: config.scratchDir }),
     scheduleLock: alwaysHeld,
     events: await openFileJournal(config.scratchDir, subscriptions),
+    usage: new FileUsageStore(config.scratchDir, retentionMs(config.usage.retentionDays)),
     close: async () => undefined,
   };
 }
@@ -65,7 +74,7 @@ async function embeddedStores(
 export async function createStores(
   config: Pick<
     Config,
-    'redis' | 'scratchDir' | 'logs' | 'gitCredentials' | 'registryAuth' | 'build' | 'events'
+    'redis' | 'scratchDir' | 'logs' | 'gitCredentials' | 'registryAuth' | 'build' | 'events' | 'usage'
   >,
   logger: Logger,
 ): Promise<Stores> {
@@ -91,6 +100,7 @@ async function redisStores(
     { RedisServedStore },
     { RedisLock },
     { createRedisQueue },
+    { RedisUsageStore },
   ] = await Promise.all([
     import('./redis/connection.js'),
     import('./logs/redis-store.js'),
@@ -99,6 +109,7 @@ async function redisStores(
     import('./retention/redis-served.js'),
     import('./redis/lock.js'),
     import('./queue/redis-queue.js'),
+    import('./usage/redis-store.js'),
   ]);
   const redis = createRedisConnection(url, logger);
   const logStore = createRedisLogStore({ config, connection: redis, logger });
@@ -121,6 +132,7 @@ async function redisStores(
     served: new RedisServedStore(redis),
     scheduleLock: new RedisLock(redis, SCHEDULE_LOCK),
     events,
+    usage: new RedisUsageStore(redis, config.usage.retentionDays),
     sharedStoreProbe: () => redis.probe(),
     close: async () => {
       queue.close();

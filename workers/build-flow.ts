@@ -253,6 +253,8 @@ async function afterClone(job: Cloned): Promise<JobOutcome> {
     if (decision?.keyed !== undefined) await reportKey(job, decision);
     if (decision !== undefined && decision.kind !== 'build')
       return ending.ended(await remembered(job, decision, answered(job, decision, imgLog)));
+    // Only work that runs BuildKit counts against a tenant's budget: a reuse is answered above.
+    await job.deps.buildAllowed?.(job.plan.repository);
     const pushed = await buildAndPush(job, checkedOut, imgLog, decision?.keyed?.key ?? '');
     clock.lap('build and push');
     const result = await record(job, decision?.keyed, pushed, imgLog);

@@ -4,7 +4,14 @@
  * secret. Pure.
  */
 import { randomUUID } from 'node:crypto';
-import { ACCESS_DECIDED, ARTIFACT_PUBLISHED, BUILD_FINISHED, IMAGE_DELETED } from '../rules/event-types.js';
+import {
+  ACCESS_DECIDED,
+  ARTIFACT_PUBLISHED,
+  BUDGET_EXCEEDED,
+  BUDGET_WARNING,
+  BUILD_FINISHED,
+  IMAGE_DELETED,
+} from '../rules/event-types.js';
 import { ociPurl, type ImageParts } from './purl.js';
 import type { CloudEvent, EndedBuild } from './types.js';
 import { ImageTarget } from '../rules/image-target.js';
@@ -170,5 +177,27 @@ export function accessDecidedEvent(decided: DecidedAccess, source: string): Clou
     subject: { id: decided.requestId, source, type: 'access', content: {} },
     customDataContentType: 'application/json',
     customData: defined({ ...decided }),
+  }));
+}
+
+/** What a budget event tells (docs/usage.md): the tenant, the month and its minutes. */
+export interface BudgetCrossing {
+  readonly kind: 'warning' | 'exceeded';
+  readonly tenant: string;
+  /** `YYYY-MM`, UTC. */
+  readonly month: string;
+  readonly usedMinutes: number;
+  readonly monthlyBuildMinutes: number;
+  readonly warnAtPercent: number;
+}
+
+export function budgetEvent(crossing: BudgetCrossing, source: string): CloudEvent {
+  const type = crossing.kind === 'warning' ? BUDGET_WARNING : BUDGET_EXCEEDED;
+  const { kind: _kind, ...fields } = crossing;
+  return cloudEvent(source, type, crossing.tenant, (id, time) => ({
+    context: context(id, source, type, time),
+    subject: { id: `${crossing.tenant} ${crossing.month}`, source, type: 'budget', content: {} },
+    customDataContentType: 'application/json',
+    customData: { ...fields },
   }));
 }

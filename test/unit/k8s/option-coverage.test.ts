@@ -75,6 +75,8 @@ const CHART_SOURCE: Record<OptionName, { values: string[] } | { chart: string }>
   retentionKeepTags: { values: ['retention.keepTags'] },
   retentionIntervalMinutes: { values: ['retention.intervalMinutes'] },
   retentionRepositories: { values: ['retention.repositories'] },
+  usageRetentionDays: { values: ['usage.retentionDays'] },
+  usageMetricTenants: { values: ['usage.metricTenants'] },
   redisUrl: { values: ['redis.url', 'redis.existingSecret', 'redis.existingSecretKey'] },
   authMode: { values: ['auth.mode'] },
   authIssuersPath: { values: ['auth.issuers'] },
