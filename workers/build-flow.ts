@@ -241,6 +241,8 @@ async function afterClone(job: Cloned): Promise<JobOutcome> {
     const early = fromTrees === undefined ? undefined : await decide(job, ending, fromTrees, started);
     if (early !== undefined) clock.lap(early.kind === 'reuse' ? 'decide and write the tag' : 'decide');
     if (early !== undefined && early.kind !== 'build') {
+      // The record names the key it reused (its usage's saving is looked up by it, docs/usage.md).
+      await reportKey(job, early);
       await job.open.end('build inputs known from the trees and unchanged: nothing checked out');
       clock.lap('clone end');
       return ending.ended(await remembered(job, early, answered(job, early, await ending.log())));

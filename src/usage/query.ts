@@ -23,16 +23,13 @@ export interface UsageQuery {
 function instantOf(text: string): number | undefined {
   const match = INSTANT.exec(text);
   if (match === null) return undefined;
-  const [, y, m, d, h] = match.map(Number) as [number, number, number, number, number | undefined];
-  const ms = Date.UTC(y, m - 1, d, Number.isNaN(h) || h === undefined ? 0 : h);
+  const [y, m, d] = [Number(match[1]), Number(match[2]), Number(match[3])];
+  const h = match[4] === undefined ? 0 : Number(match[4]);
+  const ms = Date.UTC(y, m - 1, d, h);
   const date = new Date(ms);
   // 2026-02-30 rolls over: not a date.
-  return date.getUTCFullYear() === y &&
-    date.getUTCMonth() === m - 1 &&
-    date.getUTCDate() === d &&
-    (h ?? 0) < 24
-    ? ms
-    : undefined;
+  const exact = date.getUTCFullYear() === y && date.getUTCMonth() === m - 1 && date.getUTCDate() === d;
+  return exact && h < 24 ? ms : undefined;
 }
 
 function dimensionsOf(text: string): UsageDimension[] | undefined {
