@@ -16,6 +16,7 @@ import { ociPurl, type ImageParts } from './purl.js';
 import type { CloudEvent, EndedBuild } from './types.js';
 import { ImageTarget } from '../rules/image-target.js';
 import type { RequestedBy } from '../rules/caller.js';
+import type { BudgetCrossing } from '../usage/budget.js';
 
 /** The CDEvents specification version of the events' context. */
 export const CDEVENTS_VERSION = '0.4.1';
@@ -178,17 +179,6 @@ export function accessDecidedEvent(decided: DecidedAccess, source: string): Clou
     customDataContentType: 'application/json',
     customData: defined({ ...decided }),
   }));
-}
-
-/** What a budget event tells (docs/usage.md): the tenant, the month and its minutes. */
-export interface BudgetCrossing {
-  readonly kind: 'warning' | 'exceeded';
-  readonly tenant: string;
-  /** `YYYY-MM`, UTC. */
-  readonly month: string;
-  readonly usedMinutes: number;
-  readonly monthlyBuildMinutes: number;
-  readonly warnAtPercent: number;
 }
 
 export function budgetEvent(crossing: BudgetCrossing, source: string): CloudEvent {

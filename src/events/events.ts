@@ -12,11 +12,11 @@ import {
   budgetEvent,
   buildEvents,
   imageDeletedEvent,
-  type BudgetCrossing,
   type DecidedAccess,
   type DeletedImage,
 } from './envelope.js';
 import { subscribed, type EventScope } from './filter.js';
+import type { BudgetCrossing } from '../usage/budget.js';
 import { SubscriptionLoop, type LoopDeps, type LoopTiming } from './subscription-loop.js';
 import type { CloudEvent, Delivery, DeliveryFilter, EndedBuild, EventJournal } from './types.js';
 

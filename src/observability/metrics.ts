@@ -59,6 +59,8 @@ const HELP = {
   service_tenant_saved_seconds_total:
     'Build time saved by reuses and BuildKit cached steps, measured from earlier runs, by tenant.',
   service_tenant_builds_total: 'Ended builds by tenant and outcome (built, reused, failed).',
+  service_tenant_budget_used_ratio:
+    "A named tenant's run time this month over its monthly budget, as this replica last counted it.",
   service_auth_key_fetches_total:
     "Fetches of an OIDC issuer's discovery document and key set, by issuer and result (ok, error).",
 } as const;
@@ -111,6 +113,7 @@ export class Metrics {
   readonly authKeyFetchesTotal = this.#counter('service_auth_key_fetches_total', { issuer: [], result: [] });
   readonly tenantRunSeconds = this.#counter('service_tenant_run_seconds_total', { tenant: [] });
   readonly tenantSavedSeconds = this.#counter('service_tenant_saved_seconds_total', { tenant: [] });
+  readonly tenantBudgetUsed = this.#gauge('service_tenant_budget_used_ratio', { tenant: [] });
   readonly tenantBuildsTotal = this.#counter('service_tenant_builds_total', {
     tenant: [],
     outcome: [],

@@ -10,6 +10,17 @@ import { monthBounds } from './buckets.js';
 
 export const DEFAULT_WARN_AT_PERCENT = 80;
 
+/** What a budget event tells (docs/usage.md): the tenant, the month and its minutes. */
+export interface BudgetCrossing {
+  readonly kind: 'warning' | 'exceeded';
+  readonly tenant: string;
+  /** `YYYY-MM`, UTC. */
+  readonly month: string;
+  readonly usedMinutes: number;
+  readonly monthlyBuildMinutes: number;
+  readonly warnAtPercent: number;
+}
+
 export interface Budget {
   /** Run seconds a month. */
   readonly limitSeconds: number;

@@ -45,8 +45,8 @@ export const packVector = (vector: CounterVector): string => vector.map((n) => r
 /** A packed vector read back; a part that is no number reads as 0. */
 export function unpackVector(text: string): number[] {
   const parts = text.split(',');
-  return COUNTERS.map((_, i) => {
-    const value = Number(parts[i]);
+  return COUNTERS.map((_, index) => {
+    const value = Number(parts[index]);
     return Number.isFinite(value) ? value : 0;
   });
 }

@@ -106,9 +106,9 @@ export class RedisUsageStore implements UsageStore {
       return (await pipeline.exec()) ?? [];
     });
     const out: BucketRow[] = [];
-    answers.forEach(([err, value], i) => {
+    answers.forEach(([err, value], index) => {
       if (err !== null) throw err;
-      const hour = hours[i] ?? 0;
+      const hour = hours[index] ?? 0;
       for (const [id, packed] of Object.entries(value as Record<string, string>)) {
         const key = rowKeyOf(id);
         if (key !== undefined) out.push({ ...key, hour, vector: unpackVector(packed) });

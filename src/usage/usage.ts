@@ -8,9 +8,9 @@
 import type { BuildRecord } from '../builds/types.js';
 import type { TenantQuota } from '../config/types.js';
 import { serviceError } from '../errors/errors.js';
-import type { BudgetCrossing } from '../events/envelope.js';
+import type { BudgetCrossing } from './budget.js';
 import type { Logger } from '../observability/logger.js';
-import type { Metrics } from '../observability/metrics.js';
+import { TENANT_BUILD_OUTCOMES, type Metrics } from '../observability/metrics.js';
 import { monthOf, rowId } from './buckets.js';
 import { budgetOf, crossed, secondsToMonthEnd, withinBudget } from './budget.js';
 import { meteringOf, usageRepository, vectorWithSaved, type EndedBuild, type Metering } from './metering.js';
@@ -27,7 +27,10 @@ export interface UsageSettings {
 export interface UsageDeps {
   readonly store: UsageStore;
   readonly settings: UsageSettings;
-  readonly metrics: Pick<Metrics, 'tenantRunSeconds' | 'tenantSavedSeconds' | 'tenantBuildsTotal'>;
+  readonly metrics: Pick<
+    Metrics,
+    'tenantRunSeconds' | 'tenantSavedSeconds' | 'tenantBuildsTotal' | 'tenantBudgetUsed'
+  >;
   readonly logger: Pick<Logger, 'warn'>;
   /** Told of each budget threshold a tenant's month crossed (an event, docs/events.md). */
   readonly budgetCrossed?: (crossing: BudgetCrossing) => Promise<void>;
@@ -56,6 +59,19 @@ export class Usage {
     this.#now = deps.now ?? Date.now;
     const quotaNames = deps.settings.quotas.map((quota) => quota.tenant).filter((name) => !/[*?]/.test(name));
     this.#named = new Set([...quotaNames, ...deps.settings.metricTenants]);
+    this.#zeroSeries();
+  }
+
+  /** Each named tenant's series (and other's) exist from the start at 0. */
+  #zeroSeries(): void {
+    const { metrics, settings } = this.#deps;
+    for (const tenant of [...this.#named, 'other']) {
+      metrics.tenantRunSeconds.inc({ tenant }, 0);
+      metrics.tenantSavedSeconds.inc({ tenant }, 0);
+      for (const outcome of TENANT_BUILD_OUTCOMES) metrics.tenantBuildsTotal.inc({ tenant, outcome }, 0);
+      if (tenant !== 'other' && budgetOf(settings.quotas, tenant) !== undefined)
+        metrics.tenantBudgetUsed.set({ tenant }, 0);
+    }
   }
 
   /** The build-ended listener: the build's usage counted once (a failure is logged, never thrown). */
@@ -104,7 +120,10 @@ export class Usage {
   async #tellCrossings(metering: Metering, total: number): Promise<void> {
     const { tenant } = metering.row;
     const budget = budgetOf(this.#deps.settings.quotas, tenant);
-    if (budget === undefined || this.#deps.budgetCrossed === undefined) return;
+    if (budget === undefined) return;
+    if (this.#named.has(tenant) && budget.limitSeconds > 0)
+      this.#deps.metrics.tenantBudgetUsed.set({ tenant }, total / budget.limitSeconds);
+    if (this.#deps.budgetCrossed === undefined) return;
     for (const kind of crossed(budget, total, metering.counters.runSeconds)) {
       await this.#deps.budgetCrossed({
         kind,
