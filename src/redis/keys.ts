@@ -79,6 +79,8 @@ export const OPEN_LOG_IDLE_TTL_MS = 24 * 3600 * 1000;
 const USAGE = `${PREFIX}{usage}:`;
 /** An hour's usage buckets: a hash row id -> counters (packed), expiring after the retention. */
 export const usageHourKey = (hour: number): string => `${USAGE}hour:${hour}`;
+/** A day's usage buckets (days since the epoch): the same sums as its hours, read for long ranges. */
+export const usageDayKey = (day: number): string => `${USAGE}day:${day}`;
 /** A month's run seconds by tenant (a hash), what budgets count. */
 export const usageMonthKey = (month: string): string => `${USAGE}month:${month}`;
 /** A build's marker once its usage is counted (with a TTL): the write is made once per build id. */

@@ -24,6 +24,43 @@ export const hourStartMs = (hour: number): number => hour * HOUR_MS;
 /** `YYYY-MM-DD` of an hour bucket. */
 export const dayOfHour = (hour: number): string => new Date(hour * HOUR_MS).toISOString().slice(0, 10);
 
+/** A span a store reads: a whole day's bucket (its first hour), or one hour's. */
+export interface Span {
+  readonly kind: 'day' | 'hour';
+  /** The day (days since the epoch) or the hour. */
+  readonly index: number;
+  /** The first hour it covers. */
+  readonly hour: number;
+}
+
+/** The spans of [fromHour, toHour): whole days from their day buckets, the edges hour by hour. */
+export function spansOf(fromHour: number, toHour: number): Span[] {
+  const spans: Span[] = [];
+  let hour = fromHour;
+  while (hour < toHour) {
+    if (hour % 24 === 0 && hour + 24 <= toHour) {
+      spans.push({ kind: 'day', index: hour / 24, hour });
+      hour += 24;
+    } else {
+      spans.push({ kind: 'hour', index: hour, hour });
+      hour += 1;
+    }
+  }
+  return spans;
+}
+
+/** The day (days since the epoch) of an hour. */
+export const dayIndexOf = (hour: number): number => Math.floor(hour / 24);
+
+/** Reads row ids back, each once per read (a read meets the same rows hour after hour). */
+export function rowKeyReader(): (id: string) => UsageRowKey | undefined {
+  const seen = new Map<string, UsageRowKey | undefined>();
+  return (id) => {
+    if (!seen.has(id)) seen.set(id, rowKeyOf(id));
+    return seen.get(id);
+  };
+}
+
 /** A row's key as a store names it: the JSON of its three parts (no separator can clash). */
 export const rowId = (key: UsageRowKey): string => JSON.stringify([key.tenant, key.repository, key.trigger]);
 

@@ -6,7 +6,15 @@
  */
 import { appendFile, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { hourStartMs, monthOf, rowKeyOf, type BucketRow } from './buckets.js';
+import {
+  dayIndexOf,
+  hourStartMs,
+  monthOf,
+  rowKeyOf,
+  rowKeyReader,
+  spansOf,
+  type BucketRow,
+} from './buckets.js';
 import { addInto, COUNTERS, packVector, unpackVector } from './counters.js';
 import type { UsageStore, UsageWrite, WriteResult } from './store.js';
 
@@ -35,6 +43,8 @@ export class FileUsageStore implements UsageStore {
   readonly #now: () => number;
   /** hour -> row id -> counters. */
   readonly #hours = new Map<number, Map<string, number[]>>();
+  /** day -> row id -> counters: the same sums a day at a time (a long range reads these). */
+  readonly #days = new Map<number, Map<string, number[]>>();
   /** `<month> <tenant>` -> run seconds. */
   readonly #months = new Map<string, number>();
   /** `image:<ref>` or `step:<id>` -> seconds, and when written (ms). */
@@ -79,11 +89,16 @@ export class FileUsageStore implements UsageStore {
   }
 
   #addRow(hour: number, rowId: string, vector: readonly number[]): void {
-    let rows = this.#hours.get(hour);
-    if (rows === undefined) this.#hours.set(hour, (rows = new Map()));
-    const into = rows.get(rowId) ?? COUNTERS.map(() => 0);
-    addInto(into, vector);
-    rows.set(rowId, into);
+    for (const [buckets, index] of [
+      [this.#hours, hour],
+      [this.#days, dayIndexOf(hour)],
+    ] as const) {
+      let rows = buckets.get(index);
+      if (rows === undefined) buckets.set(index, (rows = new Map()));
+      const into = rows.get(rowId) ?? COUNTERS.map(() => 0);
+      addInto(into, vector);
+      rows.set(rowId, into);
+    }
     const tenant = rowKeyOf(rowId)?.tenant;
     if (tenant === undefined) return;
     const month = `${monthOf(hourStartMs(hour))} ${tenant}`;
@@ -133,12 +148,12 @@ export class FileUsageStore implements UsageStore {
   async read(fromHour: number, toHour: number): Promise<BucketRow[]> {
     await this.#load();
     const out: BucketRow[] = [];
-    for (let hour = fromHour; hour < toHour; hour += 1) {
-      const rows = this.#hours.get(hour);
-      if (rows === undefined) continue;
-      for (const [id, vector] of rows) {
-        const key = rowKeyOf(id);
-        if (key !== undefined) out.push({ ...key, hour, vector });
+    const keyOf = rowKeyReader();
+    for (const span of spansOf(fromHour, toHour)) {
+      const rows = (span.kind === 'day' ? this.#days : this.#hours).get(span.index);
+      for (const [id, vector] of rows ?? []) {
+        const key = keyOf(id);
+        if (key !== undefined) out.push({ ...key, hour: span.hour, vector });
       }
     }
     return out;

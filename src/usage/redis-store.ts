@@ -6,9 +6,24 @@
  * is given in KEYS and shares the hash tag `{usage}` (Redis Cluster: one slot).
  */
 import type { RedisConnection } from '../redis/connection.js';
-import { usageCountedKey, usageHourKey, usageImageKey, usageMonthKey, usageStepKey } from '../redis/keys.js';
+import {
+  usageCountedKey,
+  usageDayKey,
+  usageHourKey,
+  usageImageKey,
+  usageMonthKey,
+  usageStepKey,
+} from '../redis/keys.js';
 import { redisScript } from '../redis/script.js';
-import { hourStartMs, monthBounds, retentionMs, rowKeyOf, type BucketRow } from './buckets.js';
+import {
+  dayIndexOf,
+  hourStartMs,
+  monthBounds,
+  retentionMs,
+  rowKeyReader,
+  spansOf,
+  type BucketRow,
+} from './buckets.js';
 import { packVector, unpackVector } from './counters.js';
 import type { UsageStore, UsageWrite, WriteResult } from './store.js';
 
@@ -16,33 +31,39 @@ import type { UsageStore, UsageWrite, WriteResult } from './store.js';
 const COUNTED_TTL_MS = 7 * 24 * 3600 * 1000;
 
 /**
- * KEYS: marker, hour hash, month hash, then the image keys, then the step keys.
- * ARGV: marker ttl, row id, packed counters, hour expiry (ms), tenant, run seconds, month expiry
- * (ms), image seconds, image key count, times ttl, then each step key's seconds.
+ * KEYS: marker, hour hash, day hash, month hash, then the image keys, then the step keys.
+ * ARGV: marker ttl, row id, packed counters, hour expiry (ms), day expiry (ms), tenant, run
+ * seconds, month expiry (ms), image seconds, image key count, times ttl, then each step's seconds.
  */
 const ADD = redisScript(`
 if not redis.call('SET', KEYS[1], '1', 'NX', 'PX', ARGV[1]) then
-  return {0, redis.call('HGET', KEYS[3], ARGV[5]) or '0'}
+  return {0, redis.call('HGET', KEYS[4], ARGV[6]) or '0'}
 end
 local add = {}
 for n in string.gmatch(ARGV[3], '[^,]+') do add[#add + 1] = tonumber(n) end
-local old = redis.call('HGET', KEYS[2], ARGV[2])
-if old then
-  local i = 1
-  for n in string.gmatch(old, '[^,]+') do
-    add[i] = (add[i] or 0) + tonumber(n)
-    i = i + 1
+local function added(key, expireAt)
+  local sum = {}
+  for i = 1, #add do sum[i] = add[i] end
+  local old = redis.call('HGET', key, ARGV[2])
+  if old then
+    local i = 1
+    for n in string.gmatch(old, '[^,]+') do
+      sum[i] = (sum[i] or 0) + tonumber(n)
+      i = i + 1
+    end
   end
+  local parts = {}
+  for i = 1, #sum do parts[i] = string.format('%.17g', sum[i]) end
+  redis.call('HSET', key, ARGV[2], table.concat(parts, ','))
+  redis.call('PEXPIREAT', key, expireAt)
 end
-local parts = {}
-for i = 1, #add do parts[i] = string.format('%.17g', add[i]) end
-redis.call('HSET', KEYS[2], ARGV[2], table.concat(parts, ','))
-redis.call('PEXPIREAT', KEYS[2], ARGV[4])
-local total = redis.call('HINCRBYFLOAT', KEYS[3], ARGV[5], ARGV[6])
-redis.call('PEXPIREAT', KEYS[3], ARGV[7])
-local images = tonumber(ARGV[9])
-for i = 1, images do redis.call('SET', KEYS[3 + i], ARGV[8], 'PX', ARGV[10]) end
-for j = 4 + images, #KEYS do redis.call('SET', KEYS[j], ARGV[7 + j - images], 'PX', ARGV[10]) end
+added(KEYS[2], ARGV[4])
+added(KEYS[3], ARGV[5])
+local total = redis.call('HINCRBYFLOAT', KEYS[4], ARGV[6], ARGV[7])
+redis.call('PEXPIREAT', KEYS[4], ARGV[8])
+local images = tonumber(ARGV[10])
+for i = 1, images do redis.call('SET', KEYS[4 + i], ARGV[9], 'PX', ARGV[11]) end
+for j = 5 + images, #KEYS do redis.call('SET', KEYS[j], ARGV[7 + j - images], 'PX', ARGV[11]) end
 return {1, total}
 `);
 
@@ -72,6 +93,7 @@ export class RedisUsageStore implements UsageStore {
     const keys = [
       usageCountedKey(write.buildId),
       usageHourKey(write.hour),
+      usageDayKey(dayIndexOf(write.hour)),
       usageMonthKey(write.month),
       ...images.map(usageImageKey),
       ...write.ranSteps.map((step) => usageStepKey(step.id)),
@@ -82,6 +104,7 @@ export class RedisUsageStore implements UsageStore {
       write.rowId,
       packVector(write.vector),
       hourStartMs(write.hour + 1) + this.#retentionMs,
+      hourStartMs((dayIndexOf(write.hour) + 1) * 24) + this.#retentionMs,
       write.tenant,
       String(write.runSeconds),
       monthEnd + this.#retentionMs,
@@ -98,19 +121,21 @@ export class RedisUsageStore implements UsageStore {
   }
 
   async read(fromHour: number, toHour: number): Promise<BucketRow[]> {
-    if (toHour <= fromHour) return [];
-    const hours = Array.from({ length: toHour - fromHour }, (_, i) => fromHour + i);
+    const spans = spansOf(fromHour, toHour);
+    if (spans.length === 0) return [];
     const answers = await this.#redis.call(async (client) => {
       const pipeline = client.pipeline();
-      for (const hour of hours) pipeline.hgetall(usageHourKey(hour));
+      for (const span of spans)
+        pipeline.hgetall(span.kind === 'day' ? usageDayKey(span.index) : usageHourKey(span.index));
       return (await pipeline.exec()) ?? [];
     });
     const out: BucketRow[] = [];
+    const keyOf = rowKeyReader();
     answers.forEach(([err, value], index) => {
       if (err !== null) throw err;
-      const hour = hours[index] ?? 0;
+      const hour = spans[index]?.hour ?? 0;
       for (const [id, packed] of Object.entries(value as Record<string, string>)) {
-        const key = rowKeyOf(id);
+        const key = keyOf(id);
         if (key !== undefined) out.push({ ...key, hour, vector: unpackVector(packed) });
       }
     });

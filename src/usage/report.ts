@@ -25,11 +25,11 @@ export interface UsageReport {
 }
 
 /** Each row's grouping values: the tenant always, then the asked dimensions. */
-function groupOf(row: BucketRow, by: readonly UsageDimension[]): Record<string, string> {
+function groupOf(row: BucketRow, by: readonly UsageDimension[], day: string): Record<string, string> {
   const group: Record<string, string> = { tenant: row.tenant };
   if (by.includes('repository')) group.repository = row.repository;
   if (by.includes('trigger')) group.trigger = row.trigger;
-  if (by.includes('day')) group.day = dayOfHour(row.hour);
+  if (by.includes('day')) group.day = day;
   return group;
 }
 
@@ -38,10 +38,14 @@ export function usageReport(
   query: { readonly from: string; readonly to: string; readonly by: readonly UsageDimension[] },
 ): UsageReport {
   const groups = new Map<string, { group: Record<string, string>; vector: number[] }>();
+  const days = new Map<number, string>();
   const total = zeroVector();
   for (const bucket of buckets) {
-    const group = groupOf(bucket, query.by);
-    const id = JSON.stringify(USAGE_DIMENSIONS.map((name) => group[name] ?? ''));
+    let day = days.get(bucket.hour);
+    if (day === undefined) days.set(bucket.hour, (day = dayOfHour(bucket.hour)));
+    const group = groupOf(bucket, query.by, day);
+    // NUL never occurs in a tenant, a repository, a trigger or a day: the parts cannot run together.
+    const id = USAGE_DIMENSIONS.map((name) => group[name] ?? '').join('\u0000');
     let entry = groups.get(id);
     if (entry === undefined) groups.set(id, (entry = { group, vector: zeroVector() }));
     addInto(entry.vector, bucket.vector);

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { hourOf, type BucketRow } from '../../../../src/usage/buckets.js';
+import { hourOf, spansOf, type BucketRow } from '../../../../src/usage/buckets.js';
 import { COUNTERS } from '../../../../src/usage/counters.js';
 import { parseUsageQuery } from '../../../../src/usage/query.js';
 import { usageCsv, usageReport } from '../../../../src/usage/report.js';
@@ -73,4 +73,20 @@ test('the CSV quotes what needs it and reads back to the same numbers', (t) => {
     objects.map((o) => [o.tenant, o.day, Number(o.builds), Number(o.run_seconds)]),
     report.rows.map((r) => [r.tenant, r.day, r.builds, r.runSeconds]),
   );
+});
+
+test('a range reads whole days from their day buckets and its edges hour by hour', (t) => {
+  const day = 20_000;
+  const spans = spansOf(day * 24 - 2, (day + 2) * 24 + 1);
+  t.deepEqual(
+    spans.map((s) => `${s.kind}:${s.index}`),
+    [
+      `hour:${day * 24 - 2}`,
+      `hour:${day * 24 - 1}`,
+      `day:${day}`,
+      `day:${day + 1}`,
+      `hour:${(day + 2) * 24}`,
+    ],
+  );
+  t.deepEqual(spansOf(5, 5), []);
 });
