@@ -8,6 +8,7 @@ import { appendFile, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   dayIndexOf,
+  hourOf,
   hourStartMs,
   monthOf,
   rowKeyOf,
@@ -94,7 +95,10 @@ export class FileUsageStore implements UsageStore {
       [this.#days, dayIndexOf(hour)],
     ] as const) {
       let rows = buckets.get(index);
-      if (rows === undefined) buckets.set(index, (rows = new Map()));
+      if (rows === undefined) {
+        buckets.set(index, (rows = new Map()));
+        this.#forgetOld();
+      }
       const into = rows.get(rowId) ?? COUNTERS.map(() => 0);
       addInto(into, vector);
       rows.set(rowId, into);
@@ -103,6 +107,13 @@ export class FileUsageStore implements UsageStore {
     if (tenant === undefined) return;
     const month = `${monthOf(hourStartMs(hour))} ${tenant}`;
     this.#months.set(month, (this.#months.get(month) ?? 0) + (vector[RUN_INDEX] ?? 0));
+  }
+
+  /** Drops the buckets past the retention: O(buckets kept), once each time a new bucket starts. */
+  #forgetOld(): void {
+    const oldestHour = hourOf(this.#now() - this.#retentionMs);
+    for (const hour of this.#hours.keys()) if (hour < oldestHour) this.#hours.delete(hour);
+    for (const day of this.#days.keys()) if ((day + 1) * 24 <= oldestHour) this.#days.delete(day);
   }
 
   #apply(write: UsageWrite, at: number): void {
