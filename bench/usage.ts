@@ -65,11 +65,21 @@ async function measure(mode: string, app: RunningApp): Promise<string> {
   const now = Date.now();
   const span = DAYS * 24 * 3600 * 1000;
   const times: number[] = [];
+  let retries = 0;
   for (let i = 0; i < BUILDS; i += 1) {
     const endedAtMs = now - span + Math.floor((span * i) / BUILDS);
     const ended = { record: syntheticRecord(i, endedAtMs), endedAtMs };
     const started = performance.now();
-    await usage.meter(ended);
+    // The write is keyed by the build id: a retry after a refused call (Redis busy) counts once.
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        await usage.meter(ended);
+        break;
+      } catch (err) {
+        if (attempt === 3) throw err;
+        retries += 1;
+      }
+    }
     times.push(performance.now() - started);
   }
   const from = new Date(now - span).toISOString().slice(0, 10);
@@ -85,7 +95,7 @@ async function measure(mode: string, app: RunningApp): Promise<string> {
     if (body.total.builds !== BUILDS) throw new Error(`${mode}: ${body.total.builds} builds counted`);
   }
   return [
-    `${mode}: metering per build median ${ms(quantile(times, 0.5))}, p95 ${ms(quantile(times, 0.95))} (target: median < 2 ms)`,
+    `${mode}: metering per build median ${ms(quantile(times, 0.5))}, p95 ${ms(quantile(times, 0.95))} (target: median < 2 ms), ${retries} retried`,
     `${mode}: GET /usage?by=tenant,day over ${DAYS} days (${rows} rows): median ${ms(quantile(queries, 0.5))}, p95 ${ms(quantile(queries, 0.95))} (target: p95 < 500 ms)`,
   ].join('\n');
 }
