@@ -76,8 +76,10 @@ async function measure(mode: string, app: RunningApp): Promise<string> {
         await usage.meter(ended);
         break;
       } catch (err) {
-        if (attempt === 3) throw err;
+        if (attempt === 10) throw err;
         retries += 1;
+        // Refused while the connection is re-established (no offline queue): wait for it.
+        await new Promise((resolve) => setTimeout(resolve, 500));
       }
     }
     times.push(performance.now() - started);
