@@ -18,6 +18,7 @@ import { retentionPasses } from './retention/schedule.js';
 import type { ScheduledPass } from './prebuilds/schedule-lock.js';
 import { PeriodicRunner } from './schedules.js';
 import type { Stores } from './stores.js';
+import { Usage } from './usage/usage.js';
 import { BuildWorker, type BuildWorkerOptions } from '../workers/build-worker.js';
 import { createPrebuilds } from '../workers/prebuilds-start.js';
 
@@ -55,13 +56,12 @@ export function createContext(parts: ContextParts): {
     logger,
   });
   const events = new EventService({
-    config,
-    ...stores.events,
-    metrics: metrics.events,
-    logger,
-    shutdownSignal,
+    ...{ config, ...stores.events, metrics: metrics.events, logger, shutdownSignal },
   }).start();
+  // The usage per tenant (docs/usage.md): counted at each build's end, its budgets asked before a build.
+  const usage = createUsage(parts, metrics, events);
   const shared = {
+    buildAllowed: (repository: string) => usage.refuseOverBudget(repository),
     config,
     logger,
     metrics,
@@ -77,9 +77,9 @@ export function createContext(parts: ContextParts): {
     { ...shared, queue: stores.queue, reuseSourceServed: (repo, digest) => retention.served(repo, [digest]) },
     parts.worker,
   );
-  // Each build's end: its events recorded, what it answered counted as served (docs/events.md).
-  buildWorker.onBuildEnded(events.onBuildEnded);
-  buildWorker.onBuildEnded(retention.servedOnAnswer);
+  // Each build's end: its events recorded, what it answered counted as served (docs/events.md), its usage.
+  for (const listener of [events.onBuildEnded, retention.servedOnAnswer, usage.onBuildEnded])
+    buildWorker.onBuildEnded(listener);
   // Each image a retention run deletes: an image.deleted event.
   retention.onImageDeleted(events.emitImageDeleted);
   const prebuilds = createPrebuilds(shared, buildWorker);
@@ -91,6 +91,7 @@ export function createContext(parts: ContextParts): {
     access,
     events,
     buildWorker,
+    usage,
     prebuilds: prebuilds.prebuilds,
   };
   shutdownSignal.addEventListener('abort', () => retention.client.close(), { once: true });
@@ -105,6 +106,18 @@ function accessControl(
   deps: Pick<AccessDeps, 'logger' | 'metrics' | 'audited'>,
 ): AccessControl {
   return new AccessControl(config.auth, { ...deps, sessions: stores.sessions });
+}
+
+/** The usage meter and budgets (docs/usage.md), fed once per ended build. */
+function createUsage(parts: ContextParts, metrics: Metrics, events: EventService): Usage {
+  const { config, stores, logger } = parts;
+  return new Usage({
+    store: stores.usage,
+    settings: { quotas: config.build.quotas, metricTenants: config.usage.metricTenants },
+    metrics,
+    logger,
+    budgetCrossed: events.emitBudget,
+  });
 }
 
 /** The periodic runner of `passes` on the holder of the schedule lock; its stop (none without a pass). */

@@ -17,6 +17,9 @@ import type { Logger } from './observability/logger.js';
 import { MemoryServedStore, type ServedStore } from './retention/served.js';
 import { SCHEDULE_LOCK } from './redis/keys.js';
 import { createMemorySessions, type SessionStore } from './auth/sessions.js';
+import { retentionMs } from './usage/buckets.js';
+import { FileUsageStore } from './usage/file-store.js';
+import type { UsageStore } from './usage/store.js';
 
 import { openFileJournal, openRedisJournal, type OpenedJournal } from './events/journal.js';
 import {
@@ -37,6 +40,8 @@ export interface Stores {
   readonly served: ServedStore;
   /** Events until delivered: a file in the scratch space, or Redis streams (docs/events.md). */
   readonly events: OpenedJournal;
+  /** The usage per tenant (docs/usage.md): a journal in the scratch space, or Redis (every replica's). */
+  readonly usage: UsageStore;
   /** Redis mode only: whether Redis answers now (readiness fails when it does not). */
   readonly sharedStoreProbe?: () => Promise<boolean>;
   /** Who runs the prebuild schedules: this instance (embedded), or one replica at a time (Redis). */
@@ -51,7 +56,10 @@ export interface Stores {
 
 /** Embedded mode: every store is this instance's own, its files in the scratch space. */
 async function embeddedStores(
-  config: Pick<Config, 'scratchDir' | 'logs' | 'gitCredentials' | 'registryAuth' | 'build' | 'redis'>,
+  config: Pick<
+    Config,
+    'scratchDir' | 'logs' | 'gitCredentials' | 'registryAuth' | 'build' | 'redis' | 'usage'
+  >,
   subscriptions: string[],
 ): Promise<Stores> {
   return {
@@ -66,6 +74,7 @@ async function embeddedStores(
     scheduleLock: alwaysHeld,
     events: await openFileJournal(config.scratchDir, subscriptions),
     sessions: createMemorySessions(),
+    usage: new FileUsageStore(config.scratchDir, retentionMs(config.usage.retentionDays)),
     close: async () => undefined,
   };
 }
@@ -73,7 +82,7 @@ async function embeddedStores(
 export async function createStores(
   config: Pick<
     Config,
-    'redis' | 'scratchDir' | 'logs' | 'gitCredentials' | 'registryAuth' | 'build' | 'events'
+    'redis' | 'scratchDir' | 'logs' | 'gitCredentials' | 'registryAuth' | 'build' | 'events' | 'usage'
   >,
   logger: Logger,
 ): Promise<Stores> {
@@ -100,6 +109,7 @@ async function redisStores(
     { RedisLock },
     { createRedisQueue },
     { createRedisSessions },
+    { RedisUsageStore },
   ] = await Promise.all([
     import('./redis/connection.js'),
     import('./logs/redis-store.js'),
@@ -109,6 +119,7 @@ async function redisStores(
     import('./redis/lock.js'),
     import('./queue/redis-queue.js'),
     import('./auth/redis-sessions.js'),
+    import('./usage/redis-store.js'),
   ]);
   const redis = createRedisConnection(target, logger);
   const logStore = createRedisLogStore({ config, connection: redis, logger });
@@ -133,6 +144,7 @@ async function redisStores(
     scheduleLock: new RedisLock(redis, SCHEDULE_LOCK),
     events,
     sessions: createRedisSessions(redis),
+    usage: new RedisUsageStore(redis, config.usage.retentionDays),
     sharedStoreProbe: () => redis.probe(),
     close: async () => {
       queue.close();

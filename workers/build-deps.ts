@@ -26,6 +26,8 @@ export interface BuildDeps extends StepDeps {
   readonly remoteBuilder: BuilderHandle;
   /** The build key, reuse and following (used when config.build.reuse is on). */
   readonly reuse: ReuseDeps;
+  /** Throws 429 TENANT_BUDGET when the repository's tenant is past its budget (docs/usage.md). */
+  readonly buildAllowed?: (repository: string) => Promise<void>;
 }
 
 /** What the worker's build dependencies are made of. */
@@ -38,6 +40,7 @@ export interface BuildDepsContext {
   readonly leases: BuildLeases;
   readonly secretIdentityKey?: SecretIdentityKey;
   readonly reuseSourceServed?: (repository: ImageTarget, digest: string) => void;
+  readonly buildAllowed?: (repository: string) => Promise<void>;
 }
 
 /** The build dependencies of one worker. */
@@ -58,6 +61,7 @@ export function createBuildDeps(ctx: BuildDepsContext): BuildDeps {
       supplyChainOf(ctx.config),
       ctx.reuseSourceServed,
     ),
+    ...(ctx.buildAllowed === undefined ? {} : { buildAllowed: ctx.buildAllowed }),
   };
 }
 

@@ -241,6 +241,8 @@ async function afterClone(job: Cloned): Promise<JobOutcome> {
     const early = fromTrees === undefined ? undefined : await decide(job, ending, fromTrees, started);
     if (early !== undefined) clock.lap(early.kind === 'reuse' ? 'decide and write the tag' : 'decide');
     if (early !== undefined && early.kind !== 'build') {
+      // The record names the key it reused (its usage's saving is looked up by it, docs/usage.md).
+      await reportKey(job, early);
       await job.open.end('build inputs known from the trees and unchanged: nothing checked out');
       clock.lap('clone end');
       return ending.ended(await remembered(job, early, answered(job, early, await ending.log())));
@@ -253,6 +255,8 @@ async function afterClone(job: Cloned): Promise<JobOutcome> {
     if (decision?.keyed !== undefined) await reportKey(job, decision);
     if (decision !== undefined && decision.kind !== 'build')
       return ending.ended(await remembered(job, decision, answered(job, decision, imgLog)));
+    // Only work that runs BuildKit counts against a tenant's budget: a reuse is answered above.
+    await job.deps.buildAllowed?.(job.plan.repository);
     const pushed = await buildAndPush(job, checkedOut, imgLog, decision?.keyed?.key ?? '');
     clock.lap('build and push');
     const result = await record(job, decision?.keyed, pushed, imgLog);

@@ -44,6 +44,8 @@ export interface BuildWorkerContext {
   readonly shutdownSignal: AbortSignal;
   /** Told the source image of each reuse (retention's "served", docs/retention.md). */
   readonly reuseSourceServed?: (repository: ImageTarget, digest: string) => void;
+  /** Refuses a build about to run BuildKit when its tenant is past its budget (docs/usage.md). */
+  readonly buildAllowed?: (repository: string) => Promise<void>;
   /** The shared queue (Redis mode; default: this instance's, in memory) and this replica's name. */
   readonly queue?: { readonly store: QueueStore; readonly replica: string } | undefined;
 }

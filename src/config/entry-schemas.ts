@@ -62,6 +62,8 @@ export const TENANT_QUOTA_SCHEMA = {
     },
     maxRunning: { type: 'integer', minimum: 1 },
     maxQueued: { type: 'integer', minimum: 0 },
+    monthlyBuildMinutes: { type: 'number', minimum: 0 },
+    warnAtPercent: { type: 'number', exclusiveMinimum: 0, maximum: 100 },
   },
   additionalProperties: false,
 } as const;

@@ -531,7 +531,7 @@ export const OPTION_TABLE = {
     ...FILE_PATH,
     defaultText: 'unset (no per-tenant cap)',
     description:
-      "JSON/YAML array of tenant quotas `{tenant, maxRunning?, maxQueued?}` (docs/queue.md); replaces the settings file's `build.quotas`.",
+      "JSON/YAML array of tenant quotas `{tenant, maxRunning?, maxQueued?, monthlyBuildMinutes?, warnAtPercent?}` (docs/queue.md, docs/usage.md); replaces the settings file's `build.quotas`.",
   },
   maxBuildsPerBuilder: {
     label: 'Concurrent builds per builder',
@@ -825,6 +825,39 @@ export const OPTION_TABLE = {
     secret: false,
     description:
       'Registry repositories (`<registry>/<name>`) scanned besides those the service answered builds for.',
+  },
+  usageRetentionDays: {
+    label: 'Usage: days kept',
+    flag: '--usage-retention-days',
+    env: 'USAGE_RETENTION_DAYS',
+    settingsKey: 'usage.retentionDays',
+    type: 'integer',
+    placeholder: '<days>',
+    default: 400,
+    defaultText: '400',
+    schema: { type: 'integer', minimum: 1, maximum: 3660 },
+    secret: false,
+    description: 'How long the hourly usage buckets of GET /usage are kept (docs/usage.md).',
+  },
+  usageMetricTenants: {
+    label: 'Usage: tenants named in metrics',
+    flag: '--usage-metric-tenants',
+    env: 'USAGE_METRIC_TENANTS',
+    settingsKey: 'usage.metricTenants',
+    type: 'list',
+    placeholder: '<tenant,...>',
+    default: [],
+    defaultText: 'empty list (the tenants of `build.quotas` only)',
+    schema: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 256,
+      pattern: '^[^\\s,*?]+$',
+      description: 'a tenant name',
+    },
+    secret: false,
+    description:
+      'Tenants labelled by name in the service_tenant_* metrics besides those `build.quotas` names; every other tenant is `other` (docs/usage.md).',
   },
   redisUrl: {
     label: 'Redis URL',

@@ -133,6 +133,10 @@ export interface TenantQuota {
   readonly tenant: string;
   readonly maxRunning?: number;
   readonly maxQueued?: number;
+  /** Build minutes (run time) a month, UTC, before its new builds answer 429 (docs/usage.md). */
+  readonly monthlyBuildMinutes?: number;
+  /** The share of monthlyBuildMinutes that sends the budget warning event (default 80). */
+  readonly warnAtPercent?: number;
 }
 
 /** A build's defaults and limits: the build options, and the tenant quotas of their side file. */

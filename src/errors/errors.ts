@@ -15,6 +15,7 @@ import { DEFINITION_PLACES } from '../rules/definition.js';
 import { FORGES, headerTitle } from '../rules/forges.js';
 import { AUTH_REALM, BODY_LIMIT_BYTES } from '../rules/limits.js';
 import { BUILD_FILTER_RULES, BUILD_REQUEST_FIELDS, QUERY_PARAMETER_RULES } from '../rules/request-shapes.js';
+import { USAGE_QUERY_RULES } from '../rules/usage-query.js';
 
 /** The headers a webhook signature is read from (src/rules/forges.ts), as the forges write them. */
 const SIGNATURE_HEADERS = [...new Set(Object.values(FORGES).map((forge) => forge.signature.header))]
@@ -183,6 +184,12 @@ export const ERRORS = {
     when: "A synchronous `POST /build` of a tenant at its quota's `maxRunning` (an async one waits in the queue); `Retry-After` gives seconds to wait.",
     retryAfter: 'given',
   },
+  TENANT_BUDGET: {
+    status: 429,
+    text: 'tenant {tenant} used its {minutes} build minutes of this month; reused images are still answered',
+    when: "A build that would run BuildKit for a tenant past its quota's `monthlyBuildMinutes` (docs/usage.md); `Retry-After` gives the seconds to the month's end (UTC).",
+    retryAfter: 'given',
+  },
   PLATFORM_NOT_DECLARED: {
     status: 400,
     text: 'no builder declares platform {platform}, and no other builder may build it',
@@ -241,6 +248,14 @@ export const ERRORS = {
     status: 400,
     text: 'invalid page of GET /builds: limit is a whole number from {min} to {max} (default {default}), after is the next of an earlier page',
     when: 'The `limit` of `GET /builds` is not a whole number in its bounds, or `after` is not a `next` it answered; either given twice.',
+  },
+
+  // --- GET /usage ---
+  INVALID_USAGE_QUERY: {
+    status: 400,
+    text: 'invalid parameters for GET /usage: {parameters}',
+    when: 'A parameter of `GET /usage` is unknown, repeated or malformed, or the range is empty or too long (docs/usage.md).',
+    format: { parameters: ruleList(USAGE_QUERY_RULES) },
   },
 
   // --- GET /events/deliveries ---

@@ -4,11 +4,19 @@
  * secret. Pure.
  */
 import { randomUUID } from 'node:crypto';
-import { ACCESS_DECIDED, ARTIFACT_PUBLISHED, BUILD_FINISHED, IMAGE_DELETED } from '../rules/event-types.js';
+import {
+  ACCESS_DECIDED,
+  ARTIFACT_PUBLISHED,
+  BUDGET_EXCEEDED,
+  BUDGET_WARNING,
+  BUILD_FINISHED,
+  IMAGE_DELETED,
+} from '../rules/event-types.js';
 import { ociPurl, type ImageParts } from './purl.js';
 import type { CloudEvent, EndedBuild } from './types.js';
 import { ImageTarget } from '../rules/image-target.js';
 import type { RequestedBy } from '../rules/caller.js';
+import type { BudgetCrossing } from '../usage/budget.js';
 
 /** The CDEvents specification version of the events' context. */
 export const CDEVENTS_VERSION = '0.4.1';
@@ -170,5 +178,16 @@ export function accessDecidedEvent(decided: DecidedAccess, source: string): Clou
     subject: { id: decided.requestId, source, type: 'access', content: {} },
     customDataContentType: 'application/json',
     customData: defined({ ...decided }),
+  }));
+}
+
+export function budgetEvent(crossing: BudgetCrossing, source: string): CloudEvent {
+  const type = crossing.kind === 'warning' ? BUDGET_WARNING : BUDGET_EXCEEDED;
+  const { kind: _kind, ...fields } = crossing;
+  return cloudEvent(source, type, crossing.tenant, (id, time) => ({
+    context: context(id, source, type, time),
+    subject: { id: `${crossing.tenant} ${crossing.month}`, source, type: 'budget', content: {} },
+    customDataContentType: 'application/json',
+    customData: { ...fields },
   }));
 }

@@ -9,12 +9,14 @@ import type { Logger } from '../observability/logger.js';
 import { attemptDelivery } from './attempt.js';
 import {
   accessDecidedEvent,
+  budgetEvent,
   buildEvents,
   imageDeletedEvent,
   type DecidedAccess,
   type DeletedImage,
 } from './envelope.js';
 import { subscribed, type EventScope } from './filter.js';
+import type { BudgetCrossing } from '../usage/budget.js';
 import { SubscriptionLoop, type LoopDeps, type LoopTiming } from './subscription-loop.js';
 import type { CloudEvent, Delivery, DeliveryFilter, EndedBuild, EventJournal } from './types.js';
 
@@ -78,6 +80,11 @@ export class EventService {
   /** The audit trail's listener: an access.decided, recorded before the request is answered. */
   readonly emitAccessDecided = async (decided: DecidedAccess): Promise<void> => {
     await this.record(accessDecidedEvent(decided, this.#source), {});
+  };
+
+  /** A tenant's budget warning or exceeded (docs/usage.md), recorded once per crossing. */
+  readonly emitBudget = async (crossing: BudgetCrossing): Promise<void> => {
+    await this.record(budgetEvent(crossing, this.#source), {});
   };
 
   /** Records `event` for every subscription it matches, then wakes their loops. */

@@ -18,6 +18,7 @@ import { createLogsRouter } from './logs-router.js';
 import { createOpsRouter } from './ops-router.js';
 import { createRegistryRouter } from './registry-router.js';
 import { createRetentionRouter } from './retention-router.js';
+import { createUsageRouter } from './usage-router.js';
 import { assignRequestIds, requestIdOf, requestScope, type RequestScope } from './request-id.js';
 import { traceRequests } from '../observability/tracing.js';
 import { createUiRouter } from '../ui/router.js';
@@ -117,6 +118,7 @@ export function createApp(ctx: AppContext): Koa {
     createHooksRouter(ctx),
     createEventsRouter(ctx),
     ...[createAuthRouter(ctx)].filter((router) => router !== undefined),
+    ...(ctx.usage === undefined ? [] : [createUsageRouter({ access: ctx.access, usage: ctx.usage })]),
   ]) {
     // No allowedMethods(): a wrong method on a known path is a 404 like any unknown route.
     app.use(router.routes());

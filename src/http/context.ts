@@ -10,6 +10,7 @@ import type { Metrics } from '../observability/metrics.js';
 import type { BuildWorker } from '../../workers/build-worker.js';
 import type { Retention } from '../retention/retention.js';
 import type { Delivery, Forge, PushEvent } from '../prebuilds/types.js';
+import type { Usage } from '../usage/usage.js';
 
 /** What the webhook routes use of the prebuilds (workers/prebuilds). */
 export interface PrebuildHooks {
@@ -48,6 +49,8 @@ export interface AppContext {
   > &
     Partial<Pick<BuildWorker, 'queuePositions'>> &
     Partial<Pick<BuildWorker, 'builders' | 'drained'>>;
+  /** The usage per tenant and its budgets (GET /usage, docs/usage.md); absent: GET /usage answers 404. */
+  readonly usage?: Pick<Usage, 'report' | 'budgetOf'>;
   /** Redis mode: whether the shared store answers now (readiness fails when it does not). */
   readonly sharedStoreProbe?: () => Promise<boolean>;
 }

@@ -11,6 +11,9 @@ export const DEVCONTAINER_LOOKUP_RESULTS = ['found', 'absent', 'no_metadata', 'e
 export const RETENTION_RUN_RESULTS = ['success', 'dry_run', 'skipped', 'error'] as const;
 export const RETENTION_IMAGE_ACTIONS = ['kept', 'deleted', 'unsupported', 'error'] as const;
 
+/** How an ended build is counted per tenant (docs/usage.md). */
+export const TENANT_BUILD_OUTCOMES = ['built', 'reused', 'failed'] as const;
+
 export type BuildStatus = (typeof BUILD_STATUSES)[number];
 export type ImageCheckResult = (typeof IMAGE_CHECK_RESULTS)[number];
 export type ImageDeleteResult = (typeof IMAGE_DELETE_RESULTS)[number];
@@ -51,6 +54,13 @@ const HELP = {
   service_build_queue_wait_seconds: 'Time builds waited in the queue before a slot took them, by class.',
   service_auth_decisions_total:
     'Access decisions with identities enforced, by decision (allow, deny) and action (docs/auth.md).',
+  service_tenant_run_seconds_total:
+    'Run time of ended builds (slot taken to answer), by tenant (named tenants, else other; docs/usage.md).',
+  service_tenant_saved_seconds_total:
+    'Build time saved by reuses and BuildKit cached steps, measured from earlier runs, by tenant.',
+  service_tenant_builds_total: 'Ended builds by tenant and outcome (built, reused, failed).',
+  service_tenant_budget_used_ratio:
+    "A named tenant's run time this month over its monthly budget, as this replica last counted it.",
   service_auth_key_fetches_total:
     "Fetches of an OIDC issuer's discovery document and key set, by issuer and result (ok, error).",
 } as const;
@@ -101,6 +111,13 @@ export class Metrics {
   readonly queueWait = this.#histogram('service_build_queue_wait_seconds', { class: QUEUE_CLASSES });
   readonly authDecisionsTotal = this.#counter('service_auth_decisions_total', { decision: [], action: [] });
   readonly authKeyFetchesTotal = this.#counter('service_auth_key_fetches_total', { issuer: [], result: [] });
+  readonly tenantRunSeconds = this.#counter('service_tenant_run_seconds_total', { tenant: [] });
+  readonly tenantSavedSeconds = this.#counter('service_tenant_saved_seconds_total', { tenant: [] });
+  readonly tenantBudgetUsed = this.#gauge('service_tenant_budget_used_ratio', { tenant: [] });
+  readonly tenantBuildsTotal = this.#counter('service_tenant_builds_total', {
+    tenant: [],
+    outcome: [],
+  });
 
   #named(name: MetricName): { name: MetricName; help: string; registers: Registry[] } {
     return { name, help: HELP[name], registers: [this.registry] };

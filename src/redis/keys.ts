@@ -130,3 +130,18 @@ export const LOG_SIZE_CAP_BYTES = 50 * 1024 * 1024;
 export const TRUNCATED_MARKER = '\n[image-build-service: log truncated at 50 MiB; further output dropped]\n';
 /** An open log (its writer died with its replica) expires after this long without output. */
 export const OPEN_LOG_IDLE_TTL_MS = 24 * 3600 * 1000;
+
+// --- usage (docs/usage.md): every key carries the hash tag {usage}, so that one script takes them all ---
+const USAGE = `${PREFIX}{usage}:`;
+/** An hour's usage buckets: a hash row id -> counters (packed), expiring after the retention. */
+export const usageHourKey = (hour: number): string => `${USAGE}hour:${hour}`;
+/** A day's usage buckets (days since the epoch): the same sums as its hours, read for long ranges. */
+export const usageDayKey = (day: number): string => `${USAGE}day:${day}`;
+/** A month's run seconds by tenant (a hash), what budgets count. */
+export const usageMonthKey = (month: string): string => `${USAGE}month:${month}`;
+/** A build's marker once its usage is counted (with a TTL): the write is made once per build id. */
+export const usageCountedKey = (buildId: string): string => `${USAGE}counted:${buildId}`;
+/** The run time of the build that made an image (by `key:<build key>` or `digest:<digest>`). */
+export const usageImageKey = (ref: string): string => `${USAGE}image:${ref}`;
+/** The time a step took when it last ran (by step identity). */
+export const usageStepKey = (id: string): string => `${USAGE}step:${id}`;

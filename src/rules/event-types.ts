@@ -8,7 +8,18 @@ export const IMAGE_DELETED = 'dev.imagebuildservice.image.deleted.0.1.0';
 /** An access decision of the audit trail (docs/auth.md). */
 export const ACCESS_DECIDED = 'dev.imagebuildservice.access.decided.0.1.0';
 
-export const EVENT_TYPES = [BUILD_FINISHED, ARTIFACT_PUBLISHED, IMAGE_DELETED, ACCESS_DECIDED] as const;
+/** A tenant's month of build minutes reached its warning share, or its budget (docs/usage.md). */
+export const BUDGET_WARNING = 'dev.imagebuildservice.budget.warning.0.1.0';
+export const BUDGET_EXCEEDED = 'dev.imagebuildservice.budget.exceeded.0.1.0';
+
+export const EVENT_TYPES = [
+  BUILD_FINISHED,
+  ARTIFACT_PUBLISHED,
+  IMAGE_DELETED,
+  ACCESS_DECIDED,
+  BUDGET_WARNING,
+  BUDGET_EXCEEDED,
+] as const;
 /** Types sent only to subscriptions naming them (a subscription without `types` gets the others). */
 export const OPT_IN_TYPES: readonly string[] = [ACCESS_DECIDED];
 export type EventType = (typeof EVENT_TYPES)[number];

@@ -4,7 +4,7 @@
  * from a working tree of its own. The reuse, retention and prebuild tests all make theirs here.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, rmdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { execa } from 'execa';
@@ -50,15 +50,19 @@ async function writeFiles(tree: string, files: Record<string, string | null>): P
   }
 }
 
-export async function pushedRepo(label: string): Promise<PushedRepo> {
-  const name = `it-${label}-${randomBytes(4).toString('hex')}`;
+/** A repository named after `label`; with `owner`, under that owner's path (`<owner>/<name>`: its tenant). */
+export async function pushedRepo(label: string, options: { owner?: string } = {}): Promise<PushedRepo> {
+  const repoName = `it-${label}-${randomBytes(4).toString('hex')}`;
+  const name = options.owner === undefined ? repoName : `${options.owner}/${repoName}`;
   const bare = join(stack.GIT_REPOS_DIR, `${name}.git`);
+  const ownerDir = options.owner === undefined ? undefined : join(stack.GIT_REPOS_DIR, options.owner);
   const work = await mkdtemp(join(tmpdir(), `ibs-${label}-`));
   const home = join(work, '.home');
   const tree = join(work, 'tree');
   await mkdir(home);
   const env = { ...gitEnv, HOME: home };
   const git = async (...args: string[]) => (await execa('git', ['-C', tree, ...args], { env })).stdout.trim();
+  if (ownerDir !== undefined) await mkdir(ownerDir, { recursive: true });
   await execa('git', ['init', '-q', '--bare', '-b', 'main', bare], { env });
   await execa('git', ['-C', bare, 'config', 'uploadpack.allowFilter', 'true'], { env });
   await execa('git', ['init', '-q', '-b', 'main', tree], { env });
@@ -85,6 +89,8 @@ export async function pushedRepo(label: string): Promise<PushedRepo> {
     dispose: async () => {
       await rm(work, { recursive: true, force: true });
       await rm(bare, { recursive: true, force: true });
+      // The owner's directory goes with its last repository.
+      if (ownerDir !== undefined) await rmdir(ownerDir).catch(() => undefined);
     },
   };
 }

@@ -40,6 +40,7 @@ namespace="{{ .Release.Namespace }}",job="{{ include "ibs.fullname" . }}"
   "build" $build
   "logs" .Values.logs
   "retention" .Values.retention
+  "usage" .Values.usage
   "prebuilds" (dict "reconcileIntervalSeconds" .Values.prebuilds.reconcileIntervalSeconds "refreshIntervalSeconds" .Values.prebuilds.refreshIntervalSeconds)
   "events" (dict "retrySeconds" .Values.events.retrySeconds) -}}
 {{- $builder := dict -}}

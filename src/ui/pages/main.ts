@@ -9,6 +9,7 @@ import { h, replace } from './dom.js';
 import { buildsPage } from './builds-page.js';
 import { buildPage } from './build-page.js';
 import { buildersPage, deliveriesPage, retentionPage } from './ops-pages.js';
+import { usagePage } from './usage-page.js';
 
 /** A page draws into `root`; the returned function stops its polls and followers. */
 export type Page = (root: HTMLElement, signal: AbortSignal) => Promise<void>;
@@ -18,6 +19,7 @@ const NAV: readonly (readonly [string, string])[] = [
   ['/ui/builders', 'Builders'],
   ['/ui/retention', 'Retention'],
   ['/ui/deliveries', 'Deliveries'],
+  ['/ui/usage', 'Usage'],
 ];
 
 function route(path: string): Page {
@@ -29,6 +31,7 @@ function route(path: string): Page {
   if (path === '/ui/builders') return buildersPage;
   if (path === '/ui/retention') return retentionPage;
   if (path === '/ui/deliveries') return deliveriesPage;
+  if (path === '/ui/usage') return usagePage;
   if (path === '/ui/' || path === '/ui') return buildsPage;
   return async (root) => replace(root, h('p', { class: 'empty' }, 'No such page.'));
 }

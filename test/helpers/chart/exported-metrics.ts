@@ -38,8 +38,12 @@ const PROMQL_WORDS = new Set([
 
 /** Scrapes a freshly started service's /metrics into series names, labels and label values. */
 export async function scrapeExported(): Promise<Exported> {
-  // Two builders, so that the per-builder series exist (they are set for each endpoint at start).
-  const app = await startApp({ builderEndpoints: ['tcp://127.0.0.1:1', 'tcp://127.0.0.1:2'] });
+  // Two builders, so that the per-builder series exist (they are set for each endpoint at start),
+  // and a budgeted tenant, so that the per-tenant series exist (set for each named tenant at start).
+  const app = await startApp({
+    builderEndpoints: ['tcp://127.0.0.1:1', 'tcp://127.0.0.1:2'],
+    build: { quotas: [{ tenant: 'team-a', monthlyBuildMinutes: 60 }] },
+  });
   let samples: Exposition['samples'];
   try {
     ({ samples } = await scrapeMetrics(app.url));

@@ -34,6 +34,7 @@ test('the rule has the service alerts and the builder alert', (t) => {
     'ImageBuildServiceNotReady',
     'ImageBuildServiceQueueFull',
     'ImageBuildServiceQueueWaitLong',
+    'ImageBuildServiceTenantBudgetReached',
   ]);
 });
 

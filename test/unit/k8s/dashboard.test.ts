@@ -1,5 +1,6 @@
 // The optional Grafana dashboard as Helm renders it: a ConfigMap the Grafana sidecar picks up, with
-// its six panels (builds, durations, busy answers, capacity, registry results, builders), every
+// its panels (builds, durations, busy answers, capacity, registry results, builders, and a row
+// of usage per tenant), every
 // query reading only series the running service exports (the same check as the alert rules).
 import test from 'ava';
 import {
@@ -15,8 +16,9 @@ interface Target {
   legendFormat: string;
 }
 interface Panel {
+  type: string;
   title: string;
-  targets: Target[];
+  targets?: Target[];
 }
 interface Variable {
   name: string;
@@ -69,14 +71,21 @@ test('the dashboard has its panels, each with queries', (t) => {
       'In-flight builds against capacity',
       'Registry endpoint results',
       'Builders',
+      'Usage per tenant',
+      'Run minutes per tenant',
+      'Saved minutes per tenant',
+      'Builds per tenant by outcome',
+      'Monthly budget used',
     ],
   );
-  for (const panel of dashboard.panels) t.true(panel.targets.length > 0, panel.title);
+  // A row groups the panels below it and has no query of its own.
+  for (const panel of dashboard.panels.filter((p) => p.type !== 'row'))
+    t.true((panel.targets ?? []).length > 0, panel.title);
 });
 
 test('every panel query reads only series and label values the service exports', (t) => {
   for (const panel of dashboard.panels) {
-    for (const target of panel.targets) {
+    for (const target of panel.targets ?? []) {
       t.deepEqual(queryProblems(exported, target.expr), [], `${panel.title}: ${target.expr}`);
     }
   }
@@ -93,7 +102,7 @@ test('every variable query reads only series the service exports', (t) => {
 
 test('every panel query is scoped to the chosen namespace and job', (t) => {
   for (const panel of dashboard.panels) {
-    for (const target of panel.targets) {
+    for (const target of panel.targets ?? []) {
       for (const { metric, matchers } of selectors(target.expr)) {
         t.like(
           Object.fromEntries(matchers.map((m) => [m.label, `${m.op}${m.value}`])),
@@ -110,13 +119,13 @@ test('each panel reads the series it is about', (t) => {
     ...new Set(
       dashboard.panels
         .find((p) => p.title === title)
-        ?.targets.flatMap((target) => selectors(target.expr).map((s) => s.metric)),
+        ?.targets?.flatMap((target) => selectors(target.expr).map((s) => s.metric)),
     ),
   ];
   const exprs = (title: string): string =>
     dashboard.panels
       .find((p) => p.title === title)
-      ?.targets.map((target) => target.expr)
+      ?.targets?.map((target) => target.expr)
       .join('\n') ?? '';
   t.deepEqual(read('Builds by status'), ['service_builds_total']);
   t.regex(exprs('Builds by status'), /sum by \(status\)/);

@@ -77,6 +77,8 @@ const CHART_SOURCE: Record<OptionName, { values: string[] } | { chart: string }>
   retentionKeepTags: { values: ['retention.keepTags'] },
   retentionIntervalMinutes: { values: ['retention.intervalMinutes'] },
   retentionRepositories: { values: ['retention.repositories'] },
+  usageRetentionDays: { values: ['usage.retentionDays'] },
+  usageMetricTenants: { values: ['usage.metricTenants'] },
   redisUrl: { values: ['redis.url', 'redis.existingSecret', 'redis.existingSecretKey'] },
   redisClusterNodes: { values: ['redis.clusterNodes'] },
   redisPasswordFile: { values: ['redis.password.existingSecret', 'redis.password.existingSecretKey'] },

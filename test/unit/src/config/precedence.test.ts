@@ -228,6 +228,8 @@ const CASES: { readonly [K in OptionName]: Case } = {
     values: [['r.example/a'], ['r.example/b'], ['r.example/c']],
     read: (c) => c.retention.repositories,
   },
+  usageRetentionDays: { values: [30, 90, 366], read: (c) => c.usage.retentionDays },
+  usageMetricTenants: { values: [['team-a'], ['team-b'], ['team-c']], read: (c) => c.usage.metricTenants },
   redisUrl: {
     values: ['redis://:p1@flag.example:6379', 'rediss://u:p2@env.example:6380/2', 'redis://file.example'],
     read: (c) => c.redis.url,
@@ -490,6 +492,7 @@ test('the defaults are the contract table, and derived fields come from the envi
         intervalMinutes: 60,
         repositories: [],
       },
+      usage: { retentionDays: 400, metricTenants: [] },
       prebuilds: {
         configurations: [],
         reconcileIntervalSeconds: 300,

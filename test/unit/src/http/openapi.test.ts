@@ -339,3 +339,32 @@ test('GET/DELETE /image and GET /devcontainer answer as documented', async (t) =
   await conforms(t, 'GET /devcontainer', await devcontainer('dev/app', '&platform=linux'), 400);
   await conforms(t, 'GET /devcontainer', await devcontainer('dev/broken'), 502);
 });
+
+test('GET /usage and /usage/budgets answer as documented', async (t) => {
+  const scratch = testConfig({ scratchDir: '/nonexistent' });
+  const app = await startApp(
+    { build: { ...scratch.build, quotas: [{ tenant: 'org', monthlyBuildMinutes: 10 }] } },
+    { app: { build: { runJob: fakeRunner([]) } } },
+  );
+  t.teardown(app.close);
+  await conforms(
+    t,
+    'POST /build',
+    await post(app.url, {
+      repository: 'https://git.example.com/org/app.git',
+      image: { registry: 'r.example' },
+    }),
+    200,
+  );
+  const report = (await conforms(t, 'GET /usage', await fetch(`${app.url}/usage?by=tenant,day`), 200)) as {
+    rows: { tenant: string; builds: number }[];
+  };
+  t.like(report.rows[0], { tenant: 'org', builds: 1 });
+  const csv = await fetch(`${app.url}/usage`, { headers: { accept: 'text/csv' } });
+  t.regex(String(await conforms(t, 'GET /usage', csv, 200)), /^tenant,builds,reused,/);
+  await conforms(t, 'GET /usage', await fetch(`${app.url}/usage?from=yesterday`), 400);
+  const budgets = (await conforms(t, 'GET /usage/budgets', await fetch(`${app.url}/usage/budgets`), 200)) as {
+    budgets: { tenant: string; monthlyBuildMinutes: number }[];
+  };
+  t.like(budgets.budgets[0], { tenant: 'org', monthlyBuildMinutes: 10 });
+});
