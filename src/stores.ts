@@ -124,15 +124,9 @@ async function redisStores(
   const redis = createRedisConnection(target, logger);
   const logStore = createRedisLogStore({ config, connection: redis, logger });
   const replica = `${hostname()}:${process.pid}`;
-  const builds = createRedisBuildRegistry({
-    connection: redis,
-    history: config.build.history,
-    historyDays: config.build.historyDays,
-    logger,
-    replica,
-  });
+  const { history, historyDays } = config.build;
+  const builds = createRedisBuildRegistry({ connection: redis, history, historyDays, logger, replica });
   const leases = createRedisBuildLeases({ connection: redis, logger });
-  const events = await openRedisJournal(redis, subscriptions);
   const queue = createRedisQueue(redis, replica, logger);
   return {
     logStore,
@@ -142,7 +136,7 @@ async function redisStores(
     secretIdentityKey: redisIdentityKey(redis),
     served: new RedisServedStore(redis),
     scheduleLock: new RedisLock(redis, SCHEDULE_LOCK),
-    events,
+    events: await openRedisJournal(redis, subscriptions),
     sessions: createRedisSessions(redis),
     usage: new RedisUsageStore(redis, config.usage.retentionDays),
     sharedStoreProbe: () => redis.probe(),
