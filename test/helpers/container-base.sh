@@ -27,16 +27,16 @@ remove_work() {
   local dir
   for dir in "$@"; do
     [ -e "$dir" ] || continue
-    findmnt -rn -o TARGET | grep -F "$dir/" | sort -r | while IFS= read -r mounted; do
+    { findmnt -rn -o TARGET | grep -F "$dir/" || true; } | sort -r | while IFS= read -r mounted; do
       umount -l "$mounted" || true
     done
     rm -rf --one-file-system "$dir"
   done
 }
+stale=("$CACHE"/rootfs.* "$ROOTFS_TAR.partial")
+if [ -e "${stale[0]}" ] || [ -e "${stale[1]}" ]; then log "removing what an interrupted run left in the cache"; fi
+remove_work "${stale[@]}"
 if [ ! -s "$ROOTFS_TAR" ]; then
-  stale=("$CACHE"/rootfs.* "$ROOTFS_TAR.partial")
-  if [ -e "${stale[0]}" ] || [ -e "${stale[1]}" ]; then log "removing what an interrupted run left in the cache"; fi
-  remove_work "${stale[@]}"
   log "debootstrap bookworm ($PACKAGES) into the cache"
   work=$(mktemp -d "$CACHE/rootfs.XXXXXX")
   trap 'remove_work "$work" "$ROOTFS_TAR.partial"' EXIT

@@ -100,11 +100,21 @@ export async function getText(
   return { status: res.status, headers: res.headers, text: await res.text() };
 }
 
-/** `GET /builds?query` on one replica or an in-process app: its list (any other answer throws). */
+/** `GET /builds?query` on one replica or an in-process app: every page of its list (any other answer throws). */
 export async function listBuilds(service: { readonly url: string }, query: string): Promise<BuildRecord[]> {
-  const res = await fetch(`${service.url}/builds?${query}`);
-  if (res.status !== 200) throw new Error(`GET /builds on ${service.url} answered ${res.status}`);
-  return ((await res.json()) as { builds: BuildRecord[] }).builds;
+  const builds: BuildRecord[] = [];
+  let after: string | undefined;
+  do {
+    const params = new URLSearchParams(query);
+    params.set('limit', '500');
+    if (after !== undefined) params.set('after', after);
+    const res = await fetch(`${service.url}/builds?${params.toString()}`);
+    if (res.status !== 200) throw new Error(`GET /builds on ${service.url} answered ${res.status}`);
+    const page = (await res.json()) as { builds: BuildRecord[]; next?: string };
+    builds.push(...page.builds);
+    after = page.next;
+  } while (after !== undefined);
+  return builds;
 }
 
 /**

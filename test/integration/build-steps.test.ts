@@ -97,8 +97,9 @@ test.serial(
 
     const again = await builtRecord(t, app, body);
     t.is(again.totalSteps, 6);
-    // BuildKit answers every instruction after the FROM from its cache (the FROM it resolves: DONE).
-    const afterFrom = again.steps?.filter((step) => !/^\[1\/6\] FROM /.test(step.name)) ?? [];
+    // BuildKit answers every instruction after the FROM from its cache (the FROM it resolves: DONE;
+    // its vertex may carry the name another build on the builder gave it, as in the first build).
+    const afterFrom = again.steps?.filter((step) => !/ FROM /.test(step.name)) ?? [];
     t.is(afterFrom.length, 5, JSON.stringify(again.steps, null, 1));
     t.deepEqual(
       afterFrom.map((step) => [step.cached, step.durationMs]),
