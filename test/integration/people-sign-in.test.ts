@@ -188,18 +188,24 @@ test.serial(
     const shared = await fromPage(page, 'DELETE', `/builds/${builds.sharedDone}`);
     t.is(shared.status, 403, shared.text);
     t.regex(shared.text, /no access rule grants cancel/);
-    // The audit trail names the person (their issuer entry and `sub`), never a token or the session.
-    const audits = main.process
-      .lines()
-      .map(
-        (line) =>
-          line.audit as {
-            decision?: string;
-            action?: string;
-            identity?: { subject?: string; name?: string };
-          },
-      )
-      .filter((audit) => audit?.action === 'cancel' && audit.identity?.subject === 'alice');
+    // The audit trail names the person (their issuer entry and `sub`), never a token or the session;
+    // the service's lines are read as they arrive, so the second decision may come a moment later.
+    const cancels = () =>
+      main.process
+        .lines()
+        .map(
+          (line) =>
+            line.audit as {
+              decision?: string;
+              action?: string;
+              identity?: { subject?: string; name?: string };
+            },
+        )
+        .filter((audit) => audit?.action === 'cancel' && audit.identity?.subject === 'alice');
+    const audits = await eventually(() => (cancels().length >= 2 ? cancels() : undefined), {
+      timeout: 10_000,
+      what: () => JSON.stringify(cancels()),
+    });
     t.deepEqual(
       audits.map((audit) => `${audit.decision ?? ''} ${audit.identity?.name ?? ''}`),
       ['allow people', 'deny people'],
