@@ -62,7 +62,7 @@ test('a tenant past its budget: 429 for a build, 200 for a reuse, others unaffec
   const toMonthEnd = (monthBounds(Date.now()).end - Date.now()) / 1000;
   t.true(Math.abs(retryAfter - toMonthEnd) < 60, `Retry-After ${retryAfter}, month ends in ${toMonthEnd} s`);
 
-  // Another tenant builds as before.
+  // Another tenant, under no budget, still builds.
   await repos.free.push('main', definition(hex()));
   t.is((await postBuild(app, body(repos.free))).status, 200);
 

@@ -1,7 +1,7 @@
 /**
  * Why a build ran, input by input (rebuilt-inputs.ts, input-changes.ts): each input with its old
  * and new value, a path with the files under it that differ when they can be read, and the line
- * the log and the record say it with (a path's line as before, its files after it).
+ * the log and the record say it with (a path's line names its old and new tree, then its files).
  */
 import test from 'ava';
 import type { BuildKeyInput } from '../../../../workers/reuse/build-key.js';
