@@ -45,14 +45,14 @@ test('the list is live through the feed: new, moving and finished builds, More, 
 
   // A new build shows on top, a running one moves on and finishes in place.
   const fresh = await app.ctx.builds.start(build(100));
-  await page.waitForSelector(`a[data-build="${fresh}"]`, { timeout: 5000 });
+  await page.waitForSelector(`a[data-build="${fresh}"]`, { timeout: 20_000 });
   t.is(await page.evaluate(`document.querySelector('a[data-build]').dataset.build`), fresh);
   const moving = ids[75] as string;
   await app.ctx.builds.update(moving, { phase: 'building' });
   const badge = `document.querySelector('a[data-build="${moving}"]').closest('tr').querySelector('.badge').textContent`;
-  await page.waitForFunction(`${badge} === 'building'`, { timeout: 5000 });
+  await page.waitForFunction(`${badge} === 'building'`, { timeout: 20_000 });
   await app.ctx.builds.finish(moving, { status: 'failure', durationSeconds: 3, error: 'boom' });
-  await page.waitForFunction(`${badge} === 'failure'`, { timeout: 5000 });
+  await page.waitForFunction(`${badge} === 'failure'`, { timeout: 20_000 });
 
   // More: the next page, once.
   await page.click('button.more');
@@ -67,7 +67,7 @@ test('the list is live through the feed: new, moving and finished builds, More, 
   const before = lists.length;
   await app.ctx.builds.update(ids[79] as string, { phase: 'resolving' });
   const other = `document.querySelector('a[data-build="${ids[79]}"]').closest('tr').querySelector('.badge').textContent`;
-  await page.waitForFunction(`${other} === 'resolving'`, { timeout: 5000 });
+  await page.waitForFunction(`${other} === 'resolving'`, { timeout: 20_000 });
   t.is(lists.length, before, 'no list read for a change');
   t.deepEqual(watch.violations, []);
   t.deepEqual(watch.errors, []);
@@ -87,13 +87,13 @@ test("filters are the service's: the address holds them and a page lists only th
   await page.goto(`${app.url}/ui/?repository=${encodeURIComponent(repository)}`);
   await page.waitForFunction(`${rowCount} === 6`);
   const fresh = await app.ctx.builds.start({ requestId: 'f-new', repository, image: 'r.example/x' });
-  await page.waitForSelector(`a[data-build="${fresh}"]`, { timeout: 5000 });
+  await page.waitForSelector(`a[data-build="${fresh}"]`, { timeout: 20_000 });
   await app.ctx.builds.start({
     requestId: 'f-other',
     repository: 'https://git.example.com/team/other.git',
     image: 'r.example/x',
   });
   const shown = await app.ctx.builds.start({ requestId: 'f-last', repository, image: 'r.example/x' });
-  await page.waitForSelector(`a[data-build="${shown}"]`, { timeout: 5000 });
+  await page.waitForSelector(`a[data-build="${shown}"]`, { timeout: 20_000 });
   t.is(await page.evaluate(rowCount), 8, "the other repository's build is not shown");
 });

@@ -192,8 +192,11 @@ class BuildList {
   }
 }
 
-/** Keeps `list` live from the feed: changes are gathered for CHANGES_MS, then read together. */
-async function keepLive(list: BuildList, draw: () => void): Promise<void> {
+/**
+ * Shows `list` and keeps it live from the feed: the feed is opened before the first page is read,
+ * so that no change falls between them; changes are gathered for CHANGES_MS, then read together.
+ */
+async function showLive(list: BuildList, draw: () => void): Promise<void> {
   const pending = new Set<string>();
   let reset = false;
   let wake: (() => void) | undefined;
@@ -203,7 +206,12 @@ async function keepLive(list: BuildList, draw: () => void): Promise<void> {
     wake?.();
   };
   list.signal.addEventListener('abort', () => wake?.());
-  const feed = followChanges(list.signal, heard);
+  let opened: () => void = () => undefined;
+  const open = new Promise<void>((resolve) => (opened = resolve));
+  const feed = followChanges(list.signal, heard, opened);
+  await Promise.race([open, feed]);
+  await list.first();
+  draw();
   while (!list.signal.aborted) {
     if (!reset && pending.size === 0) await new Promise<void>((resolve) => (wake = resolve));
     await pause(CHANGES_MS, list.signal);
@@ -250,9 +258,7 @@ export async function buildsPage(root: HTMLElement, signal: AbortSignal): Promis
     const current = list;
     listEl.setAttribute('aria-busy', 'true');
     try {
-      await current.first();
-      draw();
-      await keepLive(current, draw);
+      await showLive(current, draw);
     } catch (err) {
       // Filters changed (another list is shown now), or the page was left.
       if (!current.signal.aborted) throw err;

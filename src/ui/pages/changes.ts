@@ -32,9 +32,17 @@ function parseBlocks(text: string, onChange: (change: Change) => void): string {
   return rest;
 }
 
-/** Reads one feed until it ends; resolves then (or when the page is left). */
-async function readFeed(signal: AbortSignal, onChange: (change: Change) => void): Promise<void> {
+/**
+ * Reads one feed until it ends; resolves then (or when the page is left). `onOpen` is called once
+ * the service answered: from then on no change is missed.
+ */
+async function readFeed(
+  signal: AbortSignal,
+  onChange: (change: Change) => void,
+  onOpen: () => void,
+): Promise<void> {
   const res = await call('/builds/events', { signal });
+  onOpen();
   const reader = res.body?.getReader();
   if (reader === undefined) return;
   const decoder = new TextDecoder();
@@ -49,15 +57,22 @@ async function readFeed(signal: AbortSignal, onChange: (change: Change) => void)
 /**
  * Follows the feed until `signal` aborts, handing on each change; each time it is followed again
  * (a feed ended, the network failed) `reset` is handed on first, as changes may have been missed.
+ * `settled` is called when the first feed opened or failed: a list read after it misses nothing
+ * (once opened, every change is heard; after a failure, the next feed starts with `reset`).
  */
-export async function followChanges(signal: AbortSignal, onChange: (change: Change) => void): Promise<void> {
+export async function followChanges(
+  signal: AbortSignal,
+  onChange: (change: Change) => void,
+  settled: () => void,
+): Promise<void> {
   let first = true;
   while (!signal.aborted) {
     if (!first) onChange({ kind: 'reset' });
     first = false;
     try {
-      await readFeed(signal, onChange);
+      await readFeed(signal, onChange, settled);
     } catch (err) {
+      settled();
       if (signal.aborted) return;
       if (err instanceof SignInNeeded) throw err;
       await pause(1000, signal);
