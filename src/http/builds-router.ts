@@ -48,7 +48,9 @@ async function guardBuild(
     action,
     resources,
     resource: resourceNames(resources, { build: id }),
-    ...(readable ? {} : { hidden: () => serviceError('BUILD_NOT_FOUND', { id }) }),
+    // A read of a build the caller may not read is not told it exists (404); a cancel the rules
+    // refuse is told so (403): the caller holds the id already, and ids are not guessable.
+    ...(readable || action !== 'read' ? {} : { hidden: () => serviceError('BUILD_NOT_FOUND', { id }) }),
   });
 }
 

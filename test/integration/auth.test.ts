@@ -303,23 +303,30 @@ test.serial('the same token gets 403 elsewhere; another owner gets 403 on this r
   t.true(denials.length >= 5);
 });
 
-test.serial('another team sees none of the builds; their record, log and cancel answer 404', async (t) => {
-  const { teamA, teamB } = fx;
-  const asA = (await (await call('/builds', teamA.token)).json()) as {
-    builds: { id: string; repository: string; gitCloneLogId?: string }[];
-  };
-  const own = asA.builds.find((b) => b.repository === teamA.repo.repository);
-  if (own === undefined) return t.fail('team A does not see its build');
-  t.true(asA.builds.every((b) => b.repository.includes(`/${teamA.owner}/`)));
-  const asB = (await (await call('/builds', teamB.token)).json()) as { builds: { repository: string }[] };
-  t.false(asB.builds.some((b) => b.repository === teamA.repo.repository));
-  t.is((await call(`/builds/${own.id}`, teamB.token)).status, 404);
-  t.is((await call(`/builds/${own.id}?wait=1`, teamB.token)).status, 404);
-  t.is((await call(`/logs/${own.gitCloneLogId ?? ''}`, teamB.token)).status, 404);
-  t.is((await call(`/builds/${own.id}`, teamB.token, { method: 'DELETE' })).status, 404);
-  t.is((await call(`/builds/${own.id}`, teamA.token)).status, 200);
-  t.is((await call(`/logs/${own.gitCloneLogId ?? ''}`, teamA.token)).status, 200);
-});
+test.serial(
+  'another team sees none of the builds: their record and log answer 404, a cancel 403',
+  async (t) => {
+    const { teamA, teamB } = fx;
+    const asA = (await (await call('/builds', teamA.token)).json()) as {
+      builds: { id: string; repository: string; gitCloneLogId?: string }[];
+    };
+    const own = asA.builds.find((b) => b.repository === teamA.repo.repository);
+    if (own === undefined) return t.fail('team A does not see its build');
+    t.true(asA.builds.every((b) => b.repository.includes(`/${teamA.owner}/`)));
+    const asB = (await (await call('/builds', teamB.token)).json()) as { builds: { repository: string }[] };
+    t.false(asB.builds.some((b) => b.repository === teamA.repo.repository));
+    t.is((await call(`/builds/${own.id}`, teamB.token)).status, 404);
+    t.is((await call(`/builds/${own.id}?wait=1`, teamB.token)).status, 404);
+    t.is((await call(`/logs/${own.gitCloneLogId ?? ''}`, teamB.token)).status, 404);
+    const before = await (await call(`/builds/${own.id}`, teamA.token)).text();
+    const cancel = await call(`/builds/${own.id}`, teamB.token, { method: 'DELETE' });
+    t.is(cancel.status, 403);
+    t.regex(((await cancel.json()) as { error: string }).error, /^no access rule grants cancel on /);
+    t.is(await (await call(`/builds/${own.id}`, teamA.token)).text(), before, 'the cancel changed nothing');
+    t.is((await call(`/builds/${own.id}`, teamA.token)).status, 200);
+    t.is((await call(`/logs/${own.gitCloneLogId ?? ''}`, teamA.token)).status, 200);
+  },
+);
 
 test.serial(
   'a static token with delete and admin deletes an image and reads /config; a wrong one: 401',

@@ -211,7 +211,8 @@ test.serial(
       ['allow people', 'deny people'],
     );
     const other = await fromPage(page, 'DELETE', `/builds/${builds.bDone}`);
-    t.is(other.status, 404, "team-b's build is not told to exist");
+    t.is(other.status, 403, "team-b's build is not the person's to cancel");
+    t.regex(other.text, /no access rule grants cancel/);
     t.is((await fromPage(page, 'GET', `/builds/${builds.bDone}`)).status, 404);
     const list = await fromPage(page, 'GET', '/builds');
     t.true(list.text.includes(builds.aDone));
