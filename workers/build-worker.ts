@@ -14,7 +14,7 @@ import { IdempotentRequests, type Idempotency } from './idempotency.js';
 import type { BuildPlan, BuildResult } from './plan/plan-types.js';
 import { createBuildQueue, type BuildQueue } from './slots.js';
 import { QueuedBuilds } from './queued-builds.js';
-import { tenantOf } from './queue/tenants.js';
+import { tenantOf } from '../src/rules/tenants.js';
 import type { BuildWorkerContext, BuildWorkerOptions, StartOptions, Submission } from './worker-types.js';
 
 export type { BuildJobRunner, BuildWorkerOptions } from './worker-types.js';

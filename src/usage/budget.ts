@@ -5,7 +5,7 @@
  * seconds to the month's end. Pure.
  */
 import type { TenantQuota } from '../config/types.js';
-import { globToRegExp } from '../rules/globs.js';
+import { quotaOf } from '../rules/tenants.js';
 import { monthBounds } from './buckets.js';
 
 export const DEFAULT_WARN_AT_PERCENT = 80;
@@ -31,7 +31,7 @@ export interface Budget {
 
 /** The budget of `tenant`: its quota's (the first whose glob matches), when that quota sets one. */
 export function budgetOf(quotas: readonly TenantQuota[], tenant: string): Budget | undefined {
-  const quota = quotas.find((entry) => globToRegExp(entry.tenant).test(tenant));
+  const quota = quotaOf(quotas, tenant);
   if (quota?.monthlyBuildMinutes === undefined) return undefined;
   const warnAtPercent = quota.warnAtPercent ?? DEFAULT_WARN_AT_PERCENT;
   const limitSeconds = quota.monthlyBuildMinutes * 60;

@@ -21,7 +21,7 @@ import { listBuilds } from '../helpers/replicas.js';
 import { SLOW_FIXTURE_DOCKERFILE } from '../stack/fixtures.js';
 import { planBuild } from '../../workers/plan/plan.js';
 import type { BuildWorker } from '../../workers/build-worker.js';
-import { tenantOf } from '../../workers/queue/tenants.js';
+import { tenantOf } from '../../src/rules/tenants.js';
 import type { BuildTrigger } from '../../src/builds/types.js';
 
 type Teardown = { teardown: (fn: () => void | Promise<void>) => void };

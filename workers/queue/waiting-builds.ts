@@ -20,7 +20,7 @@ import type { QueueDepths, QueueStore } from '../../src/queue/types.js';
 import type { BuildPlan } from '../plan/plan-types.js';
 import { Pump } from './pump.js';
 import { busyRefusal, fullRefusal } from './refusals.js';
-import { quotaOf } from './tenants.js';
+import { quotaOf } from '../../src/rules/tenants.js';
 import { startUpkeep } from './upkeep.js';
 
 /** A build the queue holds for this replica: its plan and how it was asked for. */
