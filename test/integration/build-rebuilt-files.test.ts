@@ -5,42 +5,13 @@
  * from the two commits' trees); many files are named up to 50 and the rest counted; a base image
  * moved under its tag is named with its old and new digest, as the registry served them.
  */
-import test, { type ExecutionContext } from 'ava';
-import type { RunningApp } from '../helpers/app.js';
-import {
-  fetchLog,
-  httpsCreds,
-  postBuild,
-  stack,
-  startBuildAppFor,
-  uniqueName,
-} from '../helpers/build-support.js';
-import { loadOpenApi, schemaValidator } from '../helpers/openapi.js';
+import test from 'ava';
+import { httpsCreds, stack, startBuildAppFor, uniqueName } from '../helpers/build-support.js';
 import { fixtureBuilder } from '../helpers/registry-images.js';
-import { listBuilds } from '../helpers/replicas.js';
+import { builtRecord } from '../helpers/built-record.js';
 import { testRepo } from '../helpers/reuse-support.js';
 import { MANIFEST_ACCEPT, registryFetch } from '../stack/registry-client.js';
 import type { BuildRecord, ChangedInput } from '../../src/builds/types.js';
-
-const recordSchema = schemaValidator(loadOpenApi())({ $ref: '#/components/schemas/BuildRecord' });
-
-/** POSTs (200 expected) and answers the build's record and its img log. */
-async function built(
-  t: ExecutionContext,
-  app: RunningApp,
-  body: unknown,
-): Promise<{ record: BuildRecord; log: string }> {
-  const res = await postBuild(app, body);
-  if (res.status !== 200) {
-    t.fail(`${res.status} ${JSON.stringify(res.body)}\n${(await fetchLog(app, res.body.logId)).text}`);
-  }
-  const [listed] = (await listBuilds(app, 'status=success')).filter(
-    (item) => item.imageBuildLogId === res.body.imageBuildLogId,
-  );
-  const record = (await (await fetch(`${app.url}/builds/${listed?.id ?? 'none'}`)).json()) as BuildRecord;
-  t.true(recordSchema(record), JSON.stringify(recordSchema.errors));
-  return { record, log: (await fetchLog(app, res.body.imageBuildLogId)).text };
-}
 
 const changeOf = (record: BuildRecord, input: string): ChangedInput | undefined =>
   record.rebuiltBecause?.changes?.find((change) => change.input === input);
@@ -66,12 +37,12 @@ test('a root build context: the changed and the removed file are named, then 50 
     gitCredentials: httpsCreds(),
     image: { registry: stack.REGISTRY_ANON, name: uniqueName('rebuilt-files') },
   };
-  const first = await built(t, app, body);
+  const first = await builtRecord(t, app, body);
   t.deepEqual(first.record.rebuiltBecause?.inputs, ['no earlier build']);
 
   const rootBefore = first.record.key?.inputs.find((input) => input.name === 'path /')?.digest;
   await repo.commit({ 'app.txt': 'two\n', 'old.txt': null });
-  const second = await built(t, app, body);
+  const second = await builtRecord(t, app, body);
   const root = changeOf(second.record, 'path /');
   t.deepEqual(
     root,
@@ -96,7 +67,7 @@ test('a root build context: the changed and the removed file are named, then 50 
 
   const many = Object.fromEntries(Array.from({ length: 57 }, (_, i) => [`data/f${100 + i}.txt`, `${i}\n`]));
   await repo.commit({ ...many, 'lib/d3/f3.txt': 'three\n' });
-  const third = await built(t, app, body);
+  const third = await builtRecord(t, app, body);
   const wide = changeOf(third.record, 'path /');
   t.is(wide?.files?.length, 50);
   t.is(wide?.moreFiles, 8, '58 files differ: 50 named, 8 counted');
@@ -131,11 +102,11 @@ test('a base image moved under its tag is named with the digest the registry ser
     gitCredentials: httpsCreds(),
     image: { registry: stack.REGISTRY_ANON, name: `${ns}/app` },
   };
-  await built(t, app, body);
+  await builtRecord(t, app, body);
   const after = await pushBase('2');
   t.not(after, before);
   await repo.commit({ 'README.md': '# outside the inputs\n' });
-  const { record } = await built(t, app, body);
+  const { record } = await builtRecord(t, app, body);
   t.deepEqual(record.rebuiltBecause?.changes, [{ input: `base image ${base}`, before, after }]);
   t.deepEqual(record.rebuiltBecause?.inputs, [`base image ${base}: ${before} -> ${after}`]);
 });

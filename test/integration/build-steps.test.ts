@@ -6,22 +6,10 @@
  * repository's Dockerfile stays as the step's `stage`.
  */
 import { randomBytes } from 'node:crypto';
-import test, { type ExecutionContext } from 'ava';
-import type { RunningApp } from '../helpers/app.js';
-import {
-  fetchLog,
-  httpsCreds,
-  postBuild,
-  stack,
-  startBuildAppFor,
-  uniqueName,
-} from '../helpers/build-support.js';
-import { listBuilds } from '../helpers/replicas.js';
-import { loadOpenApi, schemaValidator } from '../helpers/openapi.js';
+import test from 'ava';
+import { httpsCreds, stack, startBuildAppFor, uniqueName } from '../helpers/build-support.js';
+import { builtRecord } from '../helpers/built-record.js';
 import { testRepo } from '../helpers/reuse-support.js';
-import type { BuildRecord } from '../../src/builds/types.js';
-
-const recordSchema = schemaValidator(loadOpenApi())({ $ref: '#/components/schemas/BuildRecord' });
 
 /** A folder of this run's own: every step after the FROM is this build's alone on the builder. */
 const APP = `/app-${randomBytes(4).toString('hex')}`;
@@ -35,20 +23,6 @@ const SIX = [
   `RUN cat ${APP}/app.txt ${APP}/extra.txt > /both`,
   '',
 ].join('\n');
-
-/** POSTs, and answers the build's record as GET /builds/{id} gives it (checked against the API). */
-async function builtRecord(t: ExecutionContext, app: RunningApp, body: unknown): Promise<BuildRecord> {
-  const res = await postBuild(app, body);
-  if (res.status !== 200) {
-    t.fail(`${res.status} ${JSON.stringify(res.body)}\n${(await fetchLog(app, res.body.logId)).text}`);
-  }
-  const [listed] = (await listBuilds(app, 'status=success')).filter(
-    (item) => item.imageBuildLogId === res.body.imageBuildLogId,
-  );
-  const record = (await (await fetch(`${app.url}/builds/${listed?.id ?? 'none'}`)).json()) as BuildRecord;
-  t.true(recordSchema(record), JSON.stringify(recordSchema.errors));
-  return record;
-}
 
 // One build at a time: BuildKit names a vertex two builds share as the first of them named it.
 test.serial(
@@ -70,7 +44,7 @@ test.serial(
       gitCredentials: httpsCreds(),
       image: { registry: stack.REGISTRY_ANON, name: uniqueName('steps') },
     };
-    const first = await builtRecord(t, app, body);
+    const first = (await builtRecord(t, app, body)).record;
     const instructions = SIX.trim().split('\n');
     const names = first.steps?.map((step) => step.name) ?? [];
     // Steps are listed as they started. The FROM's vertex is shared by every build of the same
@@ -97,7 +71,7 @@ test.serial(
       [false, false, false, false, false],
     );
 
-    const again = await builtRecord(t, app, body);
+    const again = (await builtRecord(t, app, body)).record;
     t.is(again.totalSteps, again.steps?.length);
     // BuildKit answers every instruction after the FROM from its cache (the FROM it resolves: DONE;
     // its vertex may carry the name another build on the builder gave it, as in the first build).
@@ -124,7 +98,7 @@ test.serial("a named stage of the repository's Dockerfile is kept as the step's 
       '',
     ].join('\n'),
   });
-  const record = await builtRecord(t, app, {
+  const { record } = await builtRecord(t, app, {
     repository: repo.url,
     gitCredentials: httpsCreds(),
     image: { registry: stack.REGISTRY_ANON, name: uniqueName('steps-stage') },

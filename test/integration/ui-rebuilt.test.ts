@@ -7,10 +7,9 @@
 import { join } from 'node:path';
 import test from 'ava';
 import type { Browser, Page } from 'puppeteer-core';
-import type { RunningApp } from '../helpers/app.js';
-import { httpsCreds, postBuild, stack, startBuildAppFor, uniqueName } from '../helpers/build-support.js';
+import { httpsCreds, stack, startBuildAppFor, uniqueName } from '../helpers/build-support.js';
 import { inPage, launchBrowser, newPage } from '../helpers/browser.js';
-import { listBuilds } from '../helpers/replicas.js';
+import { builtRecord } from '../helpers/built-record.js';
 import { testRepo } from '../helpers/reuse-support.js';
 import { buildUiBundle } from '../helpers/ui-bundle.js';
 
@@ -22,16 +21,6 @@ test.before(async () => {
   browser = await launchBrowser();
 });
 test.after.always(() => browser?.close());
-
-/** POSTs a build (200 expected) and answers its id. */
-async function buildId(app: RunningApp, body: unknown): Promise<string> {
-  const res = await postBuild(app, body);
-  if (res.status !== 200) throw new Error(`POST /build answered ${res.status} ${JSON.stringify(res.body)}`);
-  const [listed] = (await listBuilds(app, 'status=success')).filter(
-    (item) => item.imageBuildLogId === res.body.imageBuildLogId,
-  );
-  return listed?.id ?? 'none';
-}
 
 /** The changed files the page lists: `<change> <path>` each. */
 async function listedFiles(page: Page): Promise<string[]> {
@@ -58,9 +47,9 @@ test("a build's page names the files that made it run, as text", async (t) => {
     gitCredentials: httpsCreds(),
     image: { registry: stack.REGISTRY_ANON, name: uniqueName('ui-rebuilt') },
   };
-  await buildId(app, body);
+  await builtRecord(t, app, body);
   await repo.commit({ 'app.txt': 'two\n', 'old.txt': null });
-  const id = await buildId(app, body);
+  const id = (await builtRecord(t, app, body)).id;
 
   const { page, watch } = await newPage(browser);
   await page.goto(`${app.url}/ui/builds/${id}`);
@@ -74,7 +63,7 @@ test("a build's page names the files that made it run, as text", async (t) => {
   await panel?.screenshot({ path: join(import.meta.dirname, '..', '..', 'docs', 'ui-why-rebuilt.png') });
 
   await repo.commit({ [MARKUP]: 'markup in a file name\n' });
-  const next = await buildId(app, body);
+  const next = (await builtRecord(t, app, body)).id;
   await page.goto(`${app.url}/ui/builds/${next}`);
   t.deepEqual(await listedFiles(page), [`added ${MARKUP}`]);
   t.is(await inPage<number>(page, `document.querySelectorAll('#app img').length`), 0, 'no markup of theirs');
