@@ -23,6 +23,8 @@ export class BuildResource {
   readonly #registry: BuildRegistry;
   readonly #logger: Pick<Logger, 'warn'>;
   readonly #listeners: readonly BuildEndedListener[];
+  /** The tenant its record names (docs/queue.md); undefined: the repository's owner. */
+  readonly #tenant: string | undefined;
   readonly #controller = new AbortController();
   #state: ResourceState = 'new';
   #recording: BuildRecording | undefined;
@@ -36,10 +38,12 @@ export class BuildResource {
     registry: BuildRegistry,
     logger: Pick<Logger, 'warn'>,
     listeners: readonly BuildEndedListener[],
+    tenant?: string,
   ) {
     this.#registry = registry;
     this.#logger = logger;
     this.#listeners = listeners;
+    this.#tenant = tenant;
     this.id = new Promise((resolve) => (this.#resolveId = resolve));
   }
 
@@ -65,7 +69,8 @@ export class BuildResource {
   /** Records the build on its first job (later jobs of the same request keep the record). */
   async record(build: NewBuild): Promise<BuildReporter> {
     if (this.#recording === undefined) {
-      this.#recording = await recordBuild(this.#registry, build, this.#logger);
+      const named = this.#tenant === undefined ? build : { ...build, tenant: this.#tenant };
+      this.#recording = await recordBuild(this.#registry, named, this.#logger);
       this.#id = this.#recording.id;
       if (this.#state === 'new') this.#state = 'recorded';
       this.#resolveId(this.#id);

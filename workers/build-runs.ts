@@ -36,8 +36,9 @@ export class BuildRuns {
     };
   }
 
-  resource(logger: Logger): BuildResource {
-    return new BuildResource(this.#ctx.builds, logger, this.#listeners);
+  /** A build's resource; `tenant`: the one its quotas and turns are counted for (kept in its record). */
+  resource(logger: Logger, tenant?: string): BuildResource {
+    return new BuildResource(this.#ctx.builds, logger, this.#listeners, tenant);
   }
 
   /** The build `id` when it runs here. */

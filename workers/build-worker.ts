@@ -65,7 +65,7 @@ export class BuildWorker {
   async submit(plan: BuildPlan, submission: Submission): Promise<BuildResult> {
     const tenant = submission.tenant ?? tenantOf(plan);
     await this.#queued.waiting.refuseSync(tenant);
-    const resource = this.#runs.resource(submission.logger);
+    const resource = this.#runs.resource(submission.logger, tenant);
     const result = this.#runs.run(plan, submission, resource);
     this.#queued.countRunning(resource, tenant, result);
     if (submission.idempotency !== undefined) void this.#keys.bind(submission.idempotency, resource.id);
@@ -80,7 +80,7 @@ export class BuildWorker {
     const tenant = options.tenant ?? tenantOf(plan);
     const slot = (await this.#queued.waiting.mustWait(tenant)) ? undefined : this.#queue.reserve();
     if (slot === undefined) return this.#queued.enqueue(plan, options, tenant);
-    const resource = this.#runs.resource(options.logger);
+    const resource = this.#runs.resource(options.logger, tenant);
     const never = new AbortController().signal;
     const result = this.#runs.run(plan, { ...options, signal: never, reservation: slot }, resource);
     this.#queued.countRunning(resource, tenant, result);

@@ -71,6 +71,10 @@ function accepted(entry: BuildEntry | undefined, scope: PageScope): BuildRecord 
  * Fills a page: `limit` records the filter and `visible` accept, in order, reading candidates in
  * batches until one more is found (then `next` is the last record's position), the candidates
  * end (no `next`), or examineBound(limit) were examined (then `next` is the last one examined).
+ * The first batch is the page and one more; a further one (a filter the index does not answer
+ * alone, or a caller who may read few builds) as many as the share accepted so far says are still
+ * needed: a page is mostly one or two reads, O(examineBound(limit)) records at worst, whatever the
+ * number of builds kept.
  */
 export async function fillPage(read: CandidateReader, scope: PageScope): Promise<BuildPage> {
   const { limit } = scope.page;
@@ -80,7 +84,9 @@ export async function fillPage(read: CandidateReader, scope: PageScope): Promise
   let examined = 0;
   let lastOnPage: Position | undefined;
   while (examined < bound) {
-    const count = Math.min(bound - examined, Math.max(limit + 1 - builds.length, 16));
+    const wanted = limit + 1 - builds.length;
+    const guess = examined === 0 ? wanted : Math.ceil((wanted * examined) / Math.max(1, builds.length)) + 8;
+    const count = Math.min(bound - examined, guess);
     const batch = await read(position, count);
     for (const candidate of batch) {
       examined += 1;

@@ -4,6 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { RequestedBy } from '../rules/caller.js';
+import { repositoryTenant } from '../rules/tenants.js';
 import type {
   BuildFilter,
   BuildOutcome,
@@ -24,6 +25,8 @@ export interface BuildEntry {
   readonly idempotencyKey?: string;
   readonly requestedBy?: RequestedBy;
   readonly repository: string;
+  /** Its tenant as the queue named it (docs/queue.md); absent: its repository's owner. */
+  readonly tenant?: string;
   readonly startedAtMs: number;
   branch?: string;
   commit?: string;
@@ -48,6 +51,10 @@ export function statusOf(entry: BuildEntry): string {
   return entry.phase === 'queued' ? 'queued' : 'running';
 }
 
+/** The tenant of a build: as the queue named it, else its repository's owner (docs/queue.md). */
+export const tenantOfEntry = (entry: Pick<BuildEntry, 'tenant' | 'repository'>): string =>
+  entry.tenant ?? repositoryTenant(entry.repository);
+
 /** Each field a build is found by, and its value (a build of POST /build has the trigger `api`). */
 export function indexedValues(entry: BuildEntry): [string, string][] {
   const out: [string, string][] = [
@@ -55,6 +62,7 @@ export function indexedValues(entry: BuildEntry): [string, string][] {
     ['repository', entry.repository],
     ['request', entry.requestId],
     ['trigger', entry.trigger ?? 'api'],
+    ['tenant', tenantOfEntry(entry)],
   ];
   if (entry.branch !== undefined) out.push(['branch', entry.branch]);
   if (entry.requestedBy !== undefined) out.push(['caller', entry.requestedBy.subject]);
@@ -70,6 +78,7 @@ export function filterValues(filter: BuildFilter): [string, string][] {
   if (filter.trigger !== undefined) out.push(['trigger', filter.trigger]);
   if (filter.branch !== undefined) out.push(['branch', filter.branch]);
   if (filter.caller !== undefined) out.push(['caller', filter.caller]);
+  if (filter.tenant !== undefined) out.push(['tenant', filter.tenant]);
   return out;
 }
 
@@ -87,6 +96,7 @@ export function toRecord(entry: BuildEntry, at: number): BuildRecord {
     ...(entry.trigger === undefined ? {} : { trigger: entry.trigger }),
     ...(entry.requestedBy === undefined ? {} : { requestedBy: entry.requestedBy }),
     repository: entry.repository,
+    tenant: tenantOfEntry(entry),
     ...(entry.branch === undefined ? {} : { branch: entry.branch }),
     ...(entry.commit === undefined ? {} : { commit: entry.commit }),
     image: entry.image,
@@ -120,6 +130,7 @@ export function newBuildEntry(build: NewBuild, startedAtMs: number): BuildEntry 
     ...(build.idempotencyKey === undefined ? {} : { idempotencyKey: build.idempotencyKey }),
     ...(build.requestedBy === undefined ? {} : { requestedBy: build.requestedBy }),
     repository: build.repository,
+    tenant: build.tenant ?? repositoryTenant(build.repository),
     startedAtMs,
     ...(build.branch === undefined ? {} : { branch: build.branch }),
     image: build.image,

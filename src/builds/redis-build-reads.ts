@@ -17,7 +17,7 @@ import {
   NOT_STARTED_BODY,
   NOT_STARTED_STATUS,
 } from './redis-build-endings.js';
-import { queueHolds } from './redis-queue-holds.js';
+import { queueHolding } from './redis-queue-holds.js';
 import type { BuildEntry } from './records.js';
 
 /**
@@ -53,17 +53,14 @@ export interface EntryRead {
 
 const parse = (text: string): StoredEntry => JSON.parse(text) as StoredEntry;
 
-/** Whether a record read with its lease (`alive`) must be ended as lost, and how. */
-async function lostAs(
-  connection: Calls,
-  entry: StoredEntry,
-  alive: boolean,
-  nowMs: number,
-): Promise<'queued' | 'running' | undefined> {
+/**
+ * Whether a record read with its lease (`alive`) must be ended as lost, and how; `ask`: a queued
+ * record old enough that the queue tells (lost when the queue no longer holds it).
+ */
+function lostAs(entry: StoredEntry, alive: boolean, nowMs: number): 'ask' | 'running' | undefined {
   if (alive || entry.phase === 'finished') return undefined;
   if (entry.phase !== 'queued') return 'running';
-  if (nowMs - entry.startedAtMs < ORPHAN_MS) return undefined;
-  return (await queueHolds(connection, entry.id)) ? undefined : 'queued';
+  return nowMs - entry.startedAtMs < ORPHAN_MS ? undefined : 'ask';
 }
 
 /** Ends `entry` as lost (`as`); the record as it stands after (another replica may have ended it). */
@@ -87,6 +84,34 @@ async function lose(
   return readEntry(connection, entry.id, at);
 }
 
+/** A record read with whether its lease is held. */
+export interface LeasedEntry {
+  readonly entry: StoredEntry;
+  readonly alive: boolean;
+}
+
+/**
+ * Settles records read with their leases (a page's, in order): each as it is, or ended as lost by
+ * this read. The queue is asked about the old queued ones together (one round trip, O(records));
+ * a record that is lost costs one script more (rare: its replica died).
+ */
+export async function settleAll(
+  connection: Calls,
+  reads: readonly LeasedEntry[],
+  at: EndingContext,
+): Promise<(EntryRead | undefined)[]> {
+  const verdicts = reads.map(({ entry, alive }) => lostAs(entry, alive, at.nowMs));
+  const asked = reads.filter((_, i) => verdicts[i] === 'ask').map(({ entry }) => entry.id);
+  const held = await queueHolding(connection, asked);
+  return Promise.all(
+    reads.map(({ entry }, i) => {
+      const verdict = verdicts[i];
+      const as = verdict === 'ask' ? (held.has(entry.id) ? undefined : 'queued') : verdict;
+      return as === undefined ? { entry, lostNow: false, leaving: [] } : lose(connection, entry, as, at);
+    }),
+  );
+}
+
 /** Settles one record read with its lease: as it is, or ended as lost by this read. */
 export async function settle(
   connection: Calls,
@@ -94,8 +119,7 @@ export async function settle(
   alive: boolean,
   at: EndingContext,
 ): Promise<EntryRead | undefined> {
-  const as = await lostAs(connection, entry, alive, at.nowMs);
-  return as === undefined ? { entry, lostNow: false, leaving: [] } : lose(connection, entry, as, at);
+  return (await settleAll(connection, [{ entry, alive }], at))[0];
 }
 
 /** The record of build `id` (running or kept finished), settled. */

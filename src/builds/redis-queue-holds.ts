@@ -1,5 +1,5 @@
 /**
- * Whether the shared queue still holds a build, waiting or running: a queued record the queue no
+ * Whether the shared queue still holds builds, waiting or running: a queued record the queue no
  * longer holds was lost before it started (docs/queue.md). The one place the build records read
  * the queue's own keys, apart from their scripts (another hash slot in a Redis Cluster).
  */
@@ -9,11 +9,23 @@ import { QUEUE_KEYS } from '../redis/keys.js';
 /** The queue's hashes of waiting and of running builds, by id (src/redis/keys.ts). */
 const [WAITING, RUNNING] = QUEUE_KEYS;
 
-/** True when the queue holds `id`: two field lookups in one round trip, O(1). */
-export async function queueHolds(connection: Pick<RedisConnection, 'call'>, id: string): Promise<boolean> {
-  if (WAITING === undefined || RUNNING === undefined) return false;
-  const replies = await connection.call((client) =>
-    client.multi().hexists(WAITING, id).hexists(RUNNING, id).exec(),
-  );
-  return (replies ?? []).some(([err, value]) => err === null && value === 1);
+/**
+ * The ids of `ids` the queue holds: two field lookups per id in one transaction (one round trip,
+ * one slot), O(ids); a page's queued records are asked about together.
+ */
+export async function queueHolding(
+  connection: Pick<RedisConnection, 'call'>,
+  ids: readonly string[],
+): Promise<Set<string>> {
+  if (ids.length === 0 || WAITING === undefined || RUNNING === undefined) return new Set();
+  const replies = await connection.call((client) => {
+    const multi = client.multi();
+    for (const id of ids) multi.hexists(WAITING, id).hexists(RUNNING, id);
+    return multi.exec();
+  });
+  const held = (at: number): boolean => {
+    const [err, value] = replies?.[at] ?? [];
+    return err === null && value === 1;
+  };
+  return new Set(ids.filter((_, i) => held(2 * i) || held(2 * i + 1)));
 }

@@ -17,7 +17,14 @@ import { ChangeFeed } from './redis-build-changes.js';
 import { listenForCancels, requestCancel } from './redis-build-cancels.js';
 import type { EndingContext } from './redis-build-endings.js';
 import { evict } from './redis-build-evictions.js';
-import { readCandidates, readEntry, settle, type EntryRead, type StoredEntry } from './redis-build-reads.js';
+import {
+  readCandidates,
+  readEntry,
+  settleAll,
+  type EntryRead,
+  type LeasedEntry,
+  type StoredEntry,
+} from './redis-build-reads.js';
 import { adoptEntry, finishEntry, startEntry, updateEntry } from './redis-build-writes.js';
 import { bindKey, releaseKey, reserveKey } from './redis-idempotency-keys.js';
 import { OwnBuilds } from './redis-own-builds.js';
@@ -168,18 +175,28 @@ class RedisRegistry implements RedisBuildRegistry {
     return keys[best] as string;
   }
 
+  /**
+   * A page, through the smallest index the filter names: per read of candidates one range of the
+   * index (O(log n + count)), one MGET of their records and leases, and, when old queued records
+   * are among them, one read of the queue; no script, nothing that scans the builds kept. The
+   * first page of a filter the index answers alone is two round trips and `limit + 1` records
+   * parsed; any page examines O(examineBound(limit)) records at most (build-pages.ts).
+   */
   async list(filter: BuildFilter, page: PageRequest): Promise<BuildPage> {
     const key = await this.#indexOf(filter);
     const ending = this.#ending();
     const read = async (after: Position | undefined, count: number): Promise<Candidate[]> => {
       const found = await readCandidates(this.#deps.connection, key, after, count);
-      return Promise.all(
-        found.map(async ({ position, entry, alive }) => {
-          if (entry === undefined) return { position };
-          const settled = await this.#settled(await settle(this.#deps.connection, entry, alive, ending));
-          return settled === undefined ? { position } : { position, entry: settled };
-        }),
+      const kept = found.filter((c): c is typeof c & LeasedEntry => c.entry !== undefined);
+      const reads = await settleAll(this.#deps.connection, kept, ending);
+      const settled = new Map<string, StoredEntry | undefined>();
+      await Promise.all(
+        kept.map(async ({ position }, i) => settled.set(position.id, await this.#settled(reads[i]))),
       );
+      return found.map(({ position }) => {
+        const entry = settled.get(position.id);
+        return entry === undefined ? { position } : { position, entry };
+      });
     };
     return fillPage(read, { filter, page, nowMs: ending.nowMs, keptSinceMs: ending.keptSinceMs });
   }

@@ -37,6 +37,8 @@ export interface NewBuild {
   readonly requestedBy?: RequestedBy;
   /** As the request gave it (a URL with credentials is refused before any build starts). */
   readonly repository: string;
+  /** The tenant of its quotas and turn in the queue (docs/queue.md); absent: the repository's owner. */
+  readonly tenant?: string;
   /** The requested branch or tag; the default branch's name is reported once cloned. */
   readonly branch?: string;
   /** The target `<registry>/<name>[:<tag>]`; the full reference is reported once the commit is known. */
@@ -172,6 +174,8 @@ export interface BuildRecord extends BuildDetails {
   /** Who asked for it, when identities are enforced (docs/auth.md). */
   readonly requestedBy?: RequestedBy;
   readonly repository: string;
+  /** Whose build it is, as the queue names it (docs/queue.md): by default the repository's owner. */
+  readonly tenant?: string;
   readonly branch?: string;
   readonly commit?: string;
   readonly image: string;
@@ -217,6 +221,8 @@ export interface BuildFilter {
   readonly trigger?: BuildTrigger;
   /** The subject of `requestedBy` (an ID token's `sub`, a static token's name). */
   readonly caller?: string;
+  /** The build's tenant as the queue names it (docs/queue.md). */
+  readonly tenant?: string;
 }
 
 /** Which page of GET /builds: at most `limit` records after the cursor `after` (none: the first). */

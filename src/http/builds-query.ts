@@ -18,6 +18,7 @@ interface BuildsQuery {
   branch?: string;
   trigger?: BuildTrigger;
   caller?: string;
+  tenant?: string;
   limit?: string;
   after?: string;
 }
@@ -41,6 +42,7 @@ const schema: JSONSchemaType<BuildsQuery> = {
     branch: TEXT,
     trigger: { type: 'string', nullable: true, enum: [...BUILD_TRIGGERS] },
     caller: TEXT,
+    tenant: TEXT,
     // Checked by parseBuildsPage (INVALID_BUILDS_PAGE).
     limit: { type: 'string', nullable: true },
     after: { type: 'string', nullable: true },
@@ -49,7 +51,15 @@ const schema: JSONSchemaType<BuildsQuery> = {
 
 const validate = ajv.compile(schema);
 
-const FILTERS: readonly string[] = ['requestId', 'repository', 'status', 'branch', 'trigger', 'caller'];
+const FILTERS: readonly string[] = [
+  'requestId',
+  'repository',
+  'status',
+  'branch',
+  'trigger',
+  'caller',
+  'tenant',
+];
 
 function offending(errors: ErrorObject[] | null | undefined): string[] {
   const out = new Set<string>();

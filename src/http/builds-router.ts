@@ -5,6 +5,7 @@
  */
 import Router from '@koa/router';
 import type { Context } from 'koa';
+import type { Identity } from '../auth/identity.js';
 import type { AuthAction } from '../config/types.js';
 import type { BuildRecord } from '../builds/types.js';
 import type { AppContext } from './context.js';
@@ -16,7 +17,26 @@ import { requestScope } from './request-id.js';
 
 type BuildsContext = Pick<AppContext, 'builds' | 'buildWorker' | 'access'>;
 
-/** Queued records with their place in the queue (docs/queue.md); the queue is read only when one waits. */
+/**
+ * What a caller may read, decided once per repository of the request (a page's records share few):
+ * O(rules) per repository, not per record examined.
+ */
+function visibility(ctx: BuildsContext, caller: Identity): (record: BuildRecord) => boolean {
+  const decided = new Map<string, boolean>();
+  return (record) => {
+    let readable = decided.get(record.repository);
+    if (readable === undefined) {
+      readable = ctx.access.allows(caller, 'read', { repository: repositoryResource(record.repository) });
+      decided.set(record.repository, readable);
+    }
+    return readable;
+  };
+}
+
+/**
+ * Queued records with their place in the queue (docs/queue.md): one read of the queue for the
+ * page, O(tenants + queued records), made only when the page holds a queued build.
+ */
 async function withPlaces(ctx: BuildsContext, records: BuildRecord[]): Promise<BuildRecord[]> {
   const queued = records.filter((r) => r.phase === 'queued').map((r) => r.id);
   if (queued.length === 0 || ctx.buildWorker.queuePositions === undefined) return records;
@@ -61,10 +81,7 @@ export function createBuildsRouter(ctx: BuildsContext): Router {
     const filter = parseBuildsQuery(koaCtx.query);
     const page = parseBuildsPage(koaCtx.query);
     // The caller's visibility fills the page: a build it may not read is passed over, never counted.
-    const visible = ctx.access.enforced
-      ? (record: BuildRecord): boolean =>
-          ctx.access.allows(caller, 'read', { repository: repositoryResource(record.repository) })
-      : undefined;
+    const visible = ctx.access.enforced ? visibility(ctx, caller) : undefined;
     const { builds, next } = await ctx.builds.list(filter, { ...page, ...(visible ? { visible } : {}) });
     koaCtx.set('Cache-Control', 'no-store');
     koaCtx.body = { builds: await withPlaces(ctx, builds), ...(next === undefined ? {} : { next }) };

@@ -92,6 +92,8 @@ export function buildPagesSuite(name: string, make: MakeRegistry): void {
       branch: n % 2 === 0 ? 'main' : 'dev',
       ...(n >= 6 ? { trigger: 'push' as const } : {}),
       ...(n === 4 ? { requestedBy: { kind: 'token' as const, subject: 'ci-bot' } } : {}),
+      // The queue named another tenant (an access rule's `tenant`, docs/queue.md).
+      ...(n === 5 ? { tenant: 'platform' } : {}),
     }));
     await suite.registry.finish(ids[0] as string, { status: 'failure', durationSeconds: 1 });
     await suite.registry.finish(ids[1] as string, { status: 'success', durationSeconds: 1 });
@@ -115,6 +117,14 @@ export function buildPagesSuite(name: string, make: MakeRegistry): void {
     t.deepEqual(await of({ trigger: 'api' }, 3), ['req-5', 'req-4', 'req-3', 'req-2', 'req-1', 'req-0']);
     t.deepEqual(await of({ caller: 'ci-bot' }), ['req-4']);
     t.deepEqual(await of({ requestId: 'req-3' }), ['req-3']);
+    // A tenant: the one the queue named, else the repository's owner.
+    t.deepEqual(await of({ tenant: 'team-2' }), ['req-8', 'req-2']);
+    t.deepEqual(await of({ tenant: 'platform' }), ['req-5']);
+    t.deepEqual(await of({ tenant: 'team-1', status: 'running' }), ['req-7', 'req-4']);
+    t.deepEqual(await of({ tenant: 'team' }), []);
+    const listed = await suite.registry.list({ requestId: 'req-5' }, { limit: 1 });
+    t.is(listed.builds[0]?.tenant, 'platform');
+    t.is((await suite.registry.get(ids[7] as string))?.tenant, 'team-1');
     t.deepEqual(await of({ branch: 'main', trigger: 'push', status: 'running' }), ['req-8', 'req-6']);
     t.deepEqual(await of({ branch: 'nowhere' }), []);
   });

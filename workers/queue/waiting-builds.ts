@@ -140,7 +140,7 @@ export class WaitingBuilds {
       () => store.takeTimes(),
     );
     if (refusal !== undefined) throw this.#counted(refusal);
-    const id = await this.#deps.registry.start({ ...build, queued: true });
+    const id = await this.#deps.registry.start({ ...build, tenant: queued.tenant, queued: true });
     const entry: QueueEntry = {
       id,
       class: queued.class,

@@ -28,6 +28,7 @@ test('a build is listed from its start, learns as it goes, and is listed finishe
       id,
       requestId: 'req-1',
       repository: 'https://git.example/org/app.git',
+      tenant: 'org',
       branch: 'main',
       image: 'registry.example/app',
       phase: 'cloning',
