@@ -2,7 +2,7 @@
  * Benchmark (not a test): the shared build queue at scale, today's against the baseline's (the
  * queue of commit b19cfbf: one JSON document changed in optimistic transactions), in one run.
  *
- *   npm run bench:scale [-- seconds=5] [idle=10]
+ *   npm run bench:scale [-- seconds=5] [idle=10] [records=100000] [requests=200]
  *
  * No stack needed: a redis-server of the bench's own on a free port. For 2, 8 and 16 replica
  * processes (bench/scale-replica.ts, one per replica, each looping enqueue, take and finish over
@@ -10,9 +10,12 @@
  * of all replicas, their p50 and p99, and the bytes Redis received per operation
  * (`total_net_input_bytes`); then, with every replica idle, the Redis commands per second each
  * sends (INFO commandstats). The baseline is checked out into a temporary git worktree made and
- * removed by the bench. Targets: p99 under 10 ms at every size, bytes per operation within 10 %
+ * removed by the bench. Beside each line of this tree: `GET /builds` (first page) p50 and p99,
+ * one request at a time right after the line's queue run, of this tree's service with 100,000
+ * finished builds kept (bench/builds-page-runner.ts: its own process and redis-server, filled
+ * once at the start). Targets: p99 under 10 ms at every size, bytes per operation within 10 %
  * across depths, at least 2,000 operations per second at 16 replicas and 10,000 waiting, an idle
- * replica at most 2 commands per second.
+ * replica at most 2 commands per second, `GET /builds` p99 under 50 ms at 100,000 records.
  */
 import { fork, execFileSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -24,6 +27,7 @@ import { Redis } from 'ioredis';
 import { startRedis, type RedisProcess } from '../test/helpers/redis-process.js';
 import type * as ConnectionModule from '../src/redis/connection.js';
 import type * as QueueModule from '../src/queue/redis-queue.js';
+import { startSide, stopSide, timePage, type Side } from './builds-page-runner.js';
 import { benchEntry } from './scale-replica.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -34,6 +38,8 @@ const TENANTS = 50;
 const args = Object.fromEntries(process.argv.slice(2).map((a) => a.split('=') as [string, string]));
 const SECONDS = Number(args.seconds ?? 5);
 const IDLE_SECONDS = Number(args.idle ?? 10);
+const RECORDS = Number(args.records ?? 100_000);
+const PAGE_REQUESTS = Number(args.requests ?? 200);
 
 type Flavour = 'current' | 'baseline';
 interface Line {
@@ -48,11 +54,21 @@ interface Line {
   readonly load: number;
 }
 
-/**
- * Columns other benches of the same run add (a `GET /builds` page's p50 and p99 with 100,000
- * records kept goes here): each answers its cells for one line, after the queue's are measured.
- */
-const EXTRA_COLUMNS: { readonly title: string; cell(line: Line, redis: Redis): Promise<string> }[] = [];
+/** Columns other measures of the same run add: each answers its cells for one line, after the queue's. */
+interface Column {
+  readonly title: string;
+  cell(line: Line, redis: Redis): Promise<string>;
+}
+
+/** `GET /builds` (first page) of `side`, p50 / p99 ms; this tree's lines only. */
+const pageColumn = (side: Side): Column => ({
+  title: `GET /builds p50 / p99 ms (${RECORDS.toLocaleString('en')} kept)`,
+  async cell(line) {
+    if (line.flavour !== 'current') return 'n/a';
+    const { p50, p99 } = await timePage(side.url, '', PAGE_REQUESTS);
+    return `${fixed(p50, 2)} / ${fixed(p99, 2)}`;
+  },
+});
 
 const quantile = (sorted: readonly number[], q: number): number =>
   sorted.length === 0
@@ -187,12 +203,13 @@ function print(
   lines: readonly Line[],
   idles: Map<string, { sent: number; ran: number }>,
   extra: Map<Line, string[]>,
+  columns: readonly Column[],
 ): void {
-  const titles = EXTRA_COLUMNS.map((c) => ` ${c.title} |`).join('');
+  const titles = columns.map((c) => ` ${c.title} |`).join('');
   console.log(
     `\n| queue | replicas | waiting | ops/s | p50 ms | p99 ms | bytes in/op | errors | load |${titles}`,
   );
-  console.log(`|---|---|---|---|---|---|---|---|---|${EXTRA_COLUMNS.map(() => '---|').join('')}`);
+  console.log(`|---|---|---|---|---|---|---|---|---|${columns.map(() => '---|').join('')}`);
   for (const l of lines) {
     const cells = (extra.get(l) ?? []).map((c) => ` ${c} |`).join('');
     console.log(
@@ -214,6 +231,7 @@ async function runFlavour(
   tree: string,
   flavour: Flavour,
   out: { lines: Line[]; idles: Map<string, { sent: number; ran: number }>; extra: Map<Line, string[]> },
+  columns: readonly Column[],
 ): Promise<void> {
   for (const count of REPLICAS) {
     const children = await replicas(tree, flavour, server.url, count);
@@ -222,8 +240,12 @@ async function runFlavour(
         await prefill(redis, tree, flavour, server.url, depth);
         const line = await measure(redis, children, { flavour, replicas: count, depth });
         out.lines.push(line);
-        out.extra.set(line, await Promise.all(EXTRA_COLUMNS.map((c) => c.cell(line, redis))));
-        console.error(`${flavour} ${count} replicas ${depth} waiting: ${fixed(line.opsPerSecond, 0)} ops/s`);
+        const cells: string[] = [];
+        for (const column of columns) cells.push(await column.cell(line, redis));
+        out.extra.set(line, cells);
+        console.error(
+          `${flavour} ${count} replicas ${depth} waiting: ${fixed(line.opsPerSecond, 0)} ops/s ${cells.join(' ')}`,
+        );
       }
       out.idles.set(`${flavour}:${count}`, await idle(redis, children));
     } finally {
@@ -236,6 +258,10 @@ async function main(): Promise<void> {
   const server = await startRedis();
   const redis = new Redis(server.url);
   const baseline = baselineTree();
+  const started = performance.now();
+  const records = await startSide(ROOT, RECORDS);
+  console.error(`${RECORDS} finished builds kept in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+  const columns = [pageColumn(records)];
   const out = {
     lines: [] as Line[],
     idles: new Map<string, { sent: number; ran: number }>(),
@@ -243,10 +269,11 @@ async function main(): Promise<void> {
   };
   try {
     console.error(`bench:scale ${new Date().toISOString()}, ${SECONDS} s per line, idle ${IDLE_SECONDS} s`);
-    await runFlavour(redis, server, ROOT, 'current', out);
-    await runFlavour(redis, server, baseline.root, 'baseline', out);
-    print(out.lines, out.idles, out.extra);
+    await runFlavour(redis, server, ROOT, 'current', out, columns);
+    await runFlavour(redis, server, baseline.root, 'baseline', out, columns);
+    print(out.lines, out.idles, out.extra, columns);
   } finally {
+    await stopSide(records);
     redis.disconnect();
     baseline.remove();
     await server.dispose();
