@@ -96,4 +96,10 @@ test("filters are the service's: the address holds them and a page lists only th
   const shown = await app.ctx.builds.start({ requestId: 'f-last', repository, image: 'r.example/x' });
   await page.waitForSelector(`a[data-build="${shown}"]`, { timeout: 20_000 });
   t.is(await page.evaluate(rowCount), 8, "the other repository's build is not shown");
+  // A tenant the queue named (not the repository's owner) is a filter of its own.
+  for (let n = 0; n < 3; n++)
+    await app.ctx.builds.start({ requestId: `p-${n}`, repository, image: 'r.example/x', tenant: 'platform' });
+  await page.goto(`${app.url}/ui/?tenant=platform`);
+  await page.waitForFunction(`${rowCount} === 3`);
+  t.is(await page.evaluate(`document.querySelector('input[name="tenant"]').value`), 'platform');
 });

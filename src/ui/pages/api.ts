@@ -152,6 +152,7 @@ export interface Build {
   readonly trigger?: string;
   readonly requestedBy?: { kind?: string; issuer?: string; subject?: string; name?: string };
   readonly repository: string;
+  readonly tenant?: string;
   readonly branch?: string;
   readonly commit?: string;
   readonly image: string;

@@ -10,7 +10,7 @@ import { duration, h, replace, table, when } from './dom.js';
 import { pause } from './live.js';
 import { buildCards } from './build-cards.js';
 
-const FILTERS = ['status', 'repository', 'branch', 'trigger', 'caller'] as const;
+const FILTERS = ['status', 'repository', 'branch', 'trigger', 'caller', 'tenant'] as const;
 type Filter = (typeof FILTERS)[number];
 type Filters = Partial<Record<Filter, string>>;
 
@@ -39,7 +39,8 @@ function matches(build: Build, filters: Filters): boolean {
     (filters.trigger === undefined || (build.trigger ?? 'api') === filters.trigger) &&
     (filters.repository === undefined || build.repository === filters.repository) &&
     (filters.branch === undefined || build.branch === filters.branch) &&
-    (filters.caller === undefined || build.requestedBy?.subject === filters.caller)
+    (filters.caller === undefined || build.requestedBy?.subject === filters.caller) &&
+    (filters.tenant === undefined || build.tenant === filters.tenant)
   );
 }
 
@@ -61,6 +62,7 @@ function filterForm(filters: Filters, onChange: (next: Filters) => void): HTMLFo
     text('branch', 'Branch'),
     select('trigger', 'Trigger', TRIGGERS, filters.trigger),
     text('caller', 'Caller'),
+    text('tenant', 'Tenant'),
   );
   const changed = (): void => {
     const data = new FormData(form);
