@@ -32,8 +32,9 @@ export const BUILD_FILTER_RULES: Readonly<Record<string, string>> = {
   branch: `branch (the branch as the build's record tells it, at most ${MAX_REPOSITORY_FILTER_LENGTH} characters)`,
   trigger: 'trigger (api, push, reconcile or refresh)',
   caller: `caller (the subject of the record's requestedBy, at most ${MAX_REPOSITORY_FILTER_LENGTH} characters)`,
+  tenant: `tenant (the build's tenant as the queue names it, at most ${MAX_REPOSITORY_FILTER_LENGTH} characters)`,
   other:
-    'no other filter (filters: requestId, repository, status, branch, trigger, caller; page: limit, after)',
+    'no other filter (filters: requestId, repository, status, branch, trigger, caller, tenant; page: limit, after)',
 };
 
 /** What each query parameter of GET/DELETE /image and GET /devcontainer must be (src/http/registry-schemas.ts). */

@@ -33,7 +33,7 @@ test('parameters and filters are named by their rule, an unknown one by its name
   const filters = serviceError('INVALID_BUILD_FILTERS', { filters: ['other'] }).message;
   t.is(
     filters,
-    'invalid filters for GET /builds: no other filter (filters: requestId, repository, status, branch, trigger, caller; page: limit, after)',
+    'invalid filters for GET /builds: no other filter (filters: requestId, repository, status, branch, trigger, caller, tenant; page: limit, after)',
   );
 });
 

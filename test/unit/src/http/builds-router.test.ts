@@ -166,6 +166,8 @@ test('failed builds are listed with their metric status and the answer error tex
   t.deepEqual(await ids(`?repository=${encodeURIComponent(REPO)}`), ['ci-running', 'ci-broken']);
   t.deepEqual(await ids(`?repository=${encodeURIComponent(REPO)}&status=failure`), ['ci-broken']);
   t.deepEqual(await ids('?requestId=nobody'), []);
+  t.deepEqual(await ids('?tenant=org&status=failure'), ['ci-broken']);
+  t.deepEqual(await ids('?tenant=team'), []);
   await runner.next('cloning');
   await runner.next('building');
   t.is((await running).status, 200);
@@ -185,10 +187,12 @@ test('invalid filters answer 400 with the error body', async (t) => {
     ['?requestId=', /requestId \(1 to 128/],
     ['?repository=', /repository \(the repository as given/],
     ['?repository=a%0Ab', /repository \(/],
+    ['?tenant=', /^invalid filters for GET \/builds: tenant \(the build's tenant as the queue names it/],
+    ['?tenant=a&tenant=b', /tenant \(/],
     ['?status=running&status=success', /status \(running/],
     [
       '?owner=me',
-      /no other filter \(filters: requestId, repository, status, branch, trigger, caller; page: limit, after\)$/,
+      /no other filter \(filters: requestId, repository, status, branch, trigger, caller, tenant; page: limit, after\)$/,
     ],
     ['?status=x&requestId=%25', /requestId .*; status |status .*; requestId /],
   ];

@@ -33,7 +33,7 @@ test('GET /builds: the repository filter is as long as its words say, and no lon
 test('GET /builds and GET /devcontainer: each refused field is named with its rule', (t) => {
   t.is(
     refusal(() => parseBuildsQuery({ requestId: '', colour: 'red' })),
-    'invalid filters for GET /builds: no other filter (filters: requestId, repository, status, branch, trigger, caller; page: limit, after); ' +
+    'invalid filters for GET /builds: no other filter (filters: requestId, repository, status, branch, trigger, caller, tenant; page: limit, after); ' +
       'requestId (1 to 128 characters of A-Z a-z 0-9 . _ : -)',
   );
   t.is(
