@@ -8,7 +8,7 @@ import type { RedisConnection } from '../../src/redis/connection.js';
 import { dumpRedis } from './redis-dump.js';
 import { startRedisCluster } from './redis-cluster-process.js';
 import { startRedis } from './redis-process.js';
-import { readyConnection, type RedisKind } from './redis-test-server.js';
+import { readyConnection, type RedisKind } from './redis-kind.js';
 
 export interface ReplicaRedis {
   readonly kind: RedisKind;

@@ -6,11 +6,10 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import test from 'ava';
 import type { BuildRecord } from '../../src/builds/types.js';
 import type { StackEnv } from '../stack/env.js';
-import type { RedisKind } from './redis-test-server.js';
-import { startReplicaRedis, type ReplicaRedis } from './replica-redis.js';
+import type { RedisKind } from './redis-kind.js';
+import type { ReplicaRedis } from './replica-redis.js';
 import { spawnService, type ServiceProcess } from './service-process.js';
 import { eventually } from './eventually.js';
 
@@ -103,51 +102,6 @@ export async function onKind(replica: Replica, kind: RedisKind): Promise<void> {
   };
   if (redis.configured !== true || 'nodes' in redis !== (kind === 'cluster'))
     throw new Error(`replica ${replica.name} is not on a Redis ${kind}: ${JSON.stringify(redis)}`);
-}
-
-/** A test file's replicas and the Redis they share. `more` are replicas a test started beside them. */
-export interface ReplicaSet {
-  readonly redis: ReplicaRedis;
-  readonly replicas: readonly Replica[];
-  readonly more: Replica[];
-}
-
-/**
- * The replicas of a serial test file, on a Redis of each kind in turn: `on(kind)` starts (once) a
- * Redis of that kind and `names` replicas on it with `envOf`'s environment, after stopping the set of
- * the other kind, so that one set runs at a time. Tests are written once and registered per kind
- * (`for (const kind of REDIS_KINDS) test.serial(...)`), in order, so each set starts once. The last
- * set is stopped after the file's tests.
- */
-export function replicaSets(
-  names: readonly string[],
-  envOf: (redis: ReplicaRedis) => Record<string, string>,
-): (kind: RedisKind) => Promise<ReplicaSet> {
-  let current: { kind: RedisKind; set: Promise<ReplicaSet> } | undefined;
-  const stop = async (): Promise<void> => {
-    const set = await current?.set.catch(() => undefined);
-    current = undefined;
-    if (set === undefined) return;
-    await stopReplicas([...set.replicas, ...set.more]);
-    await set.redis.dispose();
-  };
-  test.after.always(stop);
-  return async (kind) => {
-    if (current?.kind !== kind) {
-      await stop();
-      const start = async (): Promise<ReplicaSet> => {
-        const redis = await startReplicaRedis(kind);
-        const replicas = await startReplicas(names, envOf(redis)).catch(async (err: unknown) => {
-          await redis.dispose();
-          throw err;
-        });
-        await Promise.all(replicas.map((replica) => onKind(replica, kind)));
-        return { redis, replicas, more: [] };
-      };
-      current = { kind, set: start() };
-    }
-    return current.set;
-  };
 }
 
 export async function postJson(replica: Replica, path: string, body: unknown): Promise<JsonAnswer> {

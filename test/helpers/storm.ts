@@ -7,14 +7,15 @@
  * slot turns the CI build waited, and Redis' memory.
  */
 import { randomBytes } from 'node:crypto';
-import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BuildRecord } from '../../src/builds/types.js';
 import { httpsRepo, ownDockerfileRepo, stack } from './build-support.js';
 import { eventually } from './eventually.js';
 import { metricValue } from './metrics.js';
-import type { RedisKind } from './redis-test-server.js';
+import type { RedisKind } from './redis-kind.js';
 import { startReplicaRedis, type ReplicaRedis } from './replica-redis.js';
 import {
   listBuilds,
@@ -33,6 +34,8 @@ export interface StormOptions {
   readonly kind: RedisKind;
   /** How long every build may take to end, in all. */
   readonly timeoutMs: number;
+  /** Told once the pass has queued every repository (a long storm's first figures). */
+  readonly onQueued?: (figures: { queuedMs: number; redisUsedBytes: number }) => void;
 }
 
 export interface StormFigures {
@@ -49,8 +52,16 @@ export interface StormFigures {
   readonly skipped: readonly string[];
   /** Repositories with more than one record, and builds that ended more than once. */
   readonly ranTwice: readonly string[];
-  /** The CI build: its record, and the storm builds that took a slot between its arrival and its start. */
-  readonly ci: { readonly record: BuildRecord; readonly takenBefore: number; readonly slotTurns: number };
+  /**
+   * The CI build: its 202 record and its final one, the storm builds that took a slot between its
+   * arrival and its start, and that count in turns of every replica's slots.
+   */
+  readonly ci: {
+    readonly accepted: BuildRecord;
+    readonly record: BuildRecord;
+    readonly takenBefore: number;
+    readonly slotTurns: number;
+  };
   /** Redis' used_memory (every master of a cluster) once the pass queued every repository. */
   readonly redisUsedBytes: number;
 }
@@ -59,13 +70,17 @@ const timeOf = (line: Record<string, unknown>): number => Date.parse(String(line
 const linesOf = (replicas: readonly Replica[], msg: string): Record<string, unknown>[] =>
   replicas.flatMap((r) => r.service.lines().filter((l) => l.msg === msg));
 
-/** `count` served repositories of one tenant, copies of one with a cheap definition. */
+/**
+ * `count` served repositories of one tenant, copies of one with a cheap definition: hard links
+ * (`cp -al`: the git server only reads them), as a copy of each file takes minutes at 2,000.
+ */
 function stormRepositories(run: string, count: number): { urls: string[]; remove: () => void } {
   const first = ownDockerfileRepo(`FROM ${stack.BASE_IMAGE_ANON}\nENV IBS_STORM=${run}\n`);
   const source = join(stack.GIT_REPOS_DIR, `${first.name}.git`);
   const tenant = join(stack.GIT_REPOS_DIR, `storm-${run}`);
   const names = Array.from({ length: count }, (_, i) => `storm-${run}/repo-${i}`);
-  for (const name of names) cpSync(source, join(stack.GIT_REPOS_DIR, `${name}.git`), { recursive: true });
+  mkdirSync(tenant);
+  for (const name of names) execFileSync('cp', ['-al', source, join(stack.GIT_REPOS_DIR, `${name}.git`)]);
   return {
     urls: names.map(httpsRepo),
     remove: () => {
@@ -92,7 +107,8 @@ export async function runStorm(options: StormOptions): Promise<StormFigures> {
       replicaEnv(stack, redis, stormEnv(dir, run, repos.urls, options)),
     );
     cleanups.push(() => stopReplicas(replicas));
-    return await measure({ ...options, run, redis, replicas, ciRepository: ci.repository, urls: repos.urls });
+    const running = { ...options, run, redis, replicas, ciRepository: ci.repository, urls: repos.urls };
+    return await measure(running);
   } finally {
     for (const cleanup of cleanups.reverse()) await cleanup();
   }
@@ -119,7 +135,7 @@ function stormEnv(dir: string, run: string, urls: readonly string[], options: St
   };
 }
 
-interface Running extends StormOptions {
+interface Running extends Omit<StormOptions, 'replicas'> {
   readonly run: string;
   readonly redis: ReplicaRedis;
   readonly replicas: readonly Replica[];
@@ -143,6 +159,7 @@ async function measure(storm: Running): Promise<StormFigures> {
     { timeout: storm.timeoutMs, interval: 500, what: 'the reconcile pass to end' },
   );
   const redisUsedBytes = await usedMemory(storm.redis);
+  storm.onQueued?.({ queuedMs: timeOf(passDone) - passStart, redisUsedBytes });
   const ended = () => linesOf(replicas, 'build succeeded').length + linesOf(replicas, 'build failed').length;
   await eventually(() => ended() >= storm.repositories + 1, {
     timeout: storm.timeoutMs,
@@ -151,10 +168,9 @@ async function measure(storm: Running): Promise<StormFigures> {
   });
   const endedAt = Math.max(...linesOf(replicas, 'build succeeded').map(timeOf));
   const records = (await listBuilds(front, 'trigger=reconcile')).filter((r) => r.image.includes(storm.run));
-  const reused = (await Promise.all(replicas.map((r) => metricValue(r.url, 'service_build_reuses_total')))).reduce(
-    (a, b) => a + b,
-    0,
-  );
+  const reused = (
+    await Promise.all(replicas.map((r) => metricValue(r.url, 'service_build_reuses_total')))
+  ).reduce((a, b) => a + b, 0);
   return {
     records,
     queuedAllMs: Math.max(timeOf(passDone), ...records.map((r) => Date.parse(r.startedAt))) - passStart,
@@ -163,29 +179,38 @@ async function measure(storm: Running): Promise<StormFigures> {
     reused,
     skipped: skippedOf(storm, records),
     ranTwice: ranTwiceOf(replicas, records),
-    ci: { ...ci, record: await finishedRecord(front, ci.id) },
+    ci: { ...ci, record: await finishedRecord(front, ci.accepted.id) },
     redisUsedBytes,
   };
 }
 
 /** Once the storm fills the queue: the CI build, and the storm builds taken before it started. */
-async function ciInTheMiddle(storm: Running): Promise<{ id: string; takenBefore: number; slotTurns: number }> {
+async function ciInTheMiddle(
+  storm: Running,
+): Promise<{ accepted: BuildRecord; takenBefore: number; slotTurns: number }> {
   const [front, other] = storm.replicas as [Replica, Replica];
+  // Half the storm's waiting builds (at most 20) are queued first: the CI build arrives in the middle.
+  const waiting = Math.min(20, Math.floor((storm.repositories - storm.replicas.length * storm.slots) / 2));
   await eventually(
-    async () => (await listBuilds(front, 'status=queued&trigger=reconcile')).length >= Math.min(20, storm.repositories / 2),
+    async () => (await listBuilds(front, 'status=queued&trigger=reconcile')).length >= waiting,
     { timeout: 600_000, interval: 500, what: 'the storm to fill the queue' },
   );
   const arrived = Date.now();
-  const record = await postAsync(other, storm.ciRepository, { registry: stack.REGISTRY_ANON, name: `it/storm-${storm.run}/ci` });
+  const record = await postAsync(other, storm.ciRepository, {
+    registry: stack.REGISTRY_ANON,
+    name: `it/storm-${storm.run}/ci`,
+  });
   const taken = await eventually(
-    () => linesOf(storm.replicas, 'build taken from the queue').find((l) => l.buildId === record.id) ?? record.phase !== 'queued',
+    () =>
+      linesOf(storm.replicas, 'build taken from the queue').find((l) => l.buildId === record.id) ??
+      record.phase !== 'queued',
     { timeout: 600_000, interval: 100, what: 'the CI build to start' },
   );
   const startedAt = taken === true ? arrived : timeOf(taken);
   const takenBefore = linesOf(storm.replicas, 'build taken from the queue').filter(
     (l) => l.buildId !== record.id && timeOf(l) >= arrived && timeOf(l) < startedAt,
   ).length;
-  return { id: record.id, takenBefore, slotTurns: takenBefore / (storm.replicas.length * storm.slots) };
+  return { accepted: record, takenBefore, slotTurns: takenBefore / (storm.replicas.length * storm.slots) };
 }
 
 async function finishedRecord(replica: Replica, id: string): Promise<BuildRecord> {

@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { REDIS_KINDS } from '../helpers/redis-test-server.js';
+import { REDIS_KINDS } from '../helpers/redis-kind.js';
 import { startReplicaRedis } from '../helpers/replica-redis.js';
 import {
   onKind,
@@ -67,6 +67,7 @@ for (const kind of REDIS_KINDS) {
       const [a] = await startReplicas(['A'], env);
       if (a === undefined) throw new Error('no replica A');
       replicas.push(a);
+      await onKind(a, kind);
       const owner = async () => (await client.get(eventOwnerKey('deployer'))) ?? '';
       await eventually(async () => (await owner()).includes(`-${a.service.child.pid}-`), {
         timeout: 30_000,

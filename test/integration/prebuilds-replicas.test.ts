@@ -8,8 +8,9 @@ import test from 'ava';
 import { stack } from '../helpers/build-support.js';
 import { eventually } from '../helpers/eventually.js';
 import { pushedRepo, type PushedRepo } from '../helpers/pushed-repo.js';
-import { REDIS_KINDS } from '../helpers/redis-test-server.js';
-import { replicaEnv, replicaSets, serverGitCredentials, within, type Replica } from '../helpers/replicas.js';
+import { REDIS_KINDS } from '../helpers/redis-kind.js';
+import { replicaSets } from '../helpers/replica-sets.js';
+import { replicaEnv, serverGitCredentials, within, type Replica } from '../helpers/replicas.js';
 
 const RUNS = 'schedules: this instance runs them';
 const dir = mkdtempSync(join(tmpdir(), 'ibs-prebuild-replicas-'));

@@ -15,12 +15,12 @@ import type { BuildRecord } from '../../src/builds/types.js';
 import { ownDockerfileRepo, stack, uniqueName } from '../helpers/build-support.js';
 import { eventually } from '../helpers/eventually.js';
 import { metricValue } from '../helpers/metrics.js';
-import { REDIS_KINDS } from '../helpers/redis-test-server.js';
+import { REDIS_KINDS } from '../helpers/redis-kind.js';
+import { replicaSets } from '../helpers/replica-sets.js';
 import {
   getBuild,
   postAsync as post,
   replicaEnv,
-  replicaSets,
   serverGitCredentials,
   succeededOn,
   untilFinished,

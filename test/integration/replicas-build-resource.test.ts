@@ -12,16 +12,15 @@ import { serviceError } from '../../src/errors/errors.js';
 import { httpsCreds, httpsRepo, ownDockerfileRepo, stack, uniqueName } from '../helpers/build-support.js';
 import { eventually } from '../helpers/eventually.js';
 import { metricValue } from '../helpers/metrics.js';
-import { REDIS_KINDS, type RedisKind } from '../helpers/redis-test-server.js';
+import { REDIS_KINDS, type RedisKind } from '../helpers/redis-kind.js';
+import { replicaSets, type ReplicaSet } from '../helpers/replica-sets.js';
 import {
   getText,
   listBuilds,
   replicaEnv,
-  replicaSets,
   startReplicas,
   type JsonAnswer,
   type Replica,
-  type ReplicaSet,
 } from '../helpers/replicas.js';
 import { SLOW_FIXTURE_DOCKERFILE, SLOW_STEP_STARTED } from '../stack/fixtures.js';
 import { idempotencyKey } from '../../src/redis/keys.js';

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import type { BuildRecord } from '../../src/builds/types.js';
 import { stackEnv } from '../stack/env.js';
 import { SLOW_STEP_STARTED } from '../stack/fixtures.js';
-import { REDIS_KINDS } from '../helpers/redis-test-server.js';
+import { REDIS_KINDS } from '../helpers/redis-kind.js';
 import { startReplicaRedis } from '../helpers/replica-redis.js';
 import {
   leftRunningList,

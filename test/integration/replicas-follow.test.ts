@@ -8,7 +8,7 @@
 // On a redis-server and on a three-master Redis Cluster, with the same assertions.
 import test, { type ExecutionContext } from 'ava';
 import { randomBytes } from 'node:crypto';
-import { REDIS_KINDS } from '../helpers/redis-test-server.js';
+import { REDIS_KINDS } from '../helpers/redis-kind.js';
 import { startReplicaRedis } from '../helpers/replica-redis.js';
 import {
   getText,

@@ -3,14 +3,14 @@
 // redis-server and on a three-master Redis Cluster, with the same assertions.
 import test from 'ava';
 import { stackEnv } from '../stack/env.js';
-import { REDIS_KINDS } from '../helpers/redis-test-server.js';
+import { REDIS_KINDS } from '../helpers/redis-kind.js';
+import { replicaSets } from '../helpers/replica-sets.js';
 import { startReplicaRedis } from '../helpers/replica-redis.js';
 import {
   getText,
   onKind,
   postJson,
   replicaEnv,
-  replicaSets,
   startReplicas,
   stopReplicas,
   type Replica,

@@ -14,11 +14,11 @@ import { usageRepository } from '../../src/usage/metering.js';
 import { ownDockerfileRepo, stack, uniqueName } from '../helpers/build-support.js';
 import { eventually } from '../helpers/eventually.js';
 import { metricValue } from '../helpers/metrics.js';
-import { REDIS_KINDS } from '../helpers/redis-test-server.js';
+import { REDIS_KINDS } from '../helpers/redis-kind.js';
+import { replicaSets } from '../helpers/replica-sets.js';
 import {
   postAsync as post,
   replicaEnv,
-  replicaSets,
   serverGitCredentials,
   succeededOn,
   untilFinished,
