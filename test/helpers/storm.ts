@@ -108,10 +108,23 @@ export async function runStorm(options: StormOptions): Promise<StormFigures> {
     );
     cleanups.push(() => stopReplicas(replicas));
     const running = { ...options, run, redis, replicas, ciRepository: ci.repository, urls: repos.urls };
-    return await measure(running);
+    return await measure(running).catch((err: unknown) => {
+      throw new Error(`the storm failed: ${String(err)}\n${replicasState(replicas)}`, { cause: err });
+    });
   } finally {
     for (const cleanup of cleanups.reverse()) await cleanup();
   }
+}
+
+/** Each replica's exit (if it ended), its last log lines and the end of its stderr: for a failure. */
+function replicasState(replicas: readonly Replica[]): string {
+  return replicas
+    .map((r) => {
+      const exit = r.service.child.exitCode ?? r.service.child.signalCode ?? 'none';
+      const last = r.service.stdout().trimEnd().split('\n').slice(-5);
+      return [`${r.name}: exit ${String(exit)}`, ...last, r.service.stderr().slice(-2000)].join('\n');
+    })
+    .join('\n');
 }
 
 function stormEnv(dir: string, run: string, urls: readonly string[], options: StormOptions) {
