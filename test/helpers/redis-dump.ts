@@ -1,4 +1,7 @@
-/** Everything a Redis holds, as text (keys and values of every type, streams too): for canary checks. */
+/**
+ * Everything a Redis holds, as text (keys and values of every type, streams too): for canary checks.
+ * Several URLs: each master of a Redis Cluster (a node's KEYS sees only its own slots).
+ */
 import { Redis } from 'ioredis';
 
 async function valueOf(redis: Redis, key: string): Promise<string> {
@@ -13,7 +16,8 @@ async function valueOf(redis: Redis, key: string): Promise<string> {
   return '';
 }
 
-export async function dumpRedis(url: string): Promise<string> {
+export async function dumpRedis(url: string | readonly string[]): Promise<string> {
+  if (typeof url !== 'string') return (await Promise.all(url.map(dumpRedis))).join('\n');
   const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
   await redis.connect();
   try {

@@ -4,24 +4,11 @@
  * tests run against each), and connections to them that are ready to use.
  */
 import test from 'ava';
-import { createRedisConnection, type RedisConnection } from '../../src/redis/connection.js';
-import type { RedisTarget } from '../../src/config/redis-target.js';
+import { type RedisKind } from './redis-kind.js';
 import { startRedis, type RedisProcess } from './redis-process.js';
 import { startRedisCluster, type RedisClusterProcess } from './redis-cluster-process.js';
-import { silentLogger } from './silent-logger.js';
 
-/** A connection to `server` once it is ready (the client connects on its own). */
-export async function readyConnection(
-  server: RedisProcess | RedisClusterProcess,
-  logger = silentLogger(),
-): Promise<RedisConnection> {
-  const target: RedisTarget = 'target' in server ? server.target : { kind: 'server', url: server.url };
-  const connection = createRedisConnection(target, logger);
-  if (connection.client.status !== 'ready') {
-    await new Promise((resolve) => connection.client.once('ready', resolve));
-  }
-  return connection;
-}
+export { readyConnection, REDIS_KINDS, type RedisKind } from './redis-kind.js';
 
 /** Registers a redis-server for this test file; the getter is valid inside tests. */
 export function useRedisServer(): () => RedisProcess {
@@ -37,10 +24,6 @@ export function useRedisServer(): () => RedisProcess {
     return server;
   };
 }
-
-/** A store the Redis-level tests run against: one server or a three-master cluster. */
-export type RedisKind = 'server' | 'cluster';
-export const REDIS_KINDS: readonly RedisKind[] = ['server', 'cluster'];
 
 /**
  * Registers a redis-server and a Redis Cluster for this test file; the getter (valid inside tests)

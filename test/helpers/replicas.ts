@@ -1,10 +1,15 @@
 /**
  * Several real service processes (the package's entry, test/helpers/service-process.ts) sharing one
  * Redis, configured like test/helpers/build-support.ts configures the in-process app: the stack's
- * builder, its registries as plain-HTTP ones, its git CA trusted.
+ * builder, its registries as plain-HTTP ones, its git CA trusted. The Redis is of either kind
+ * (test/helpers/replica-redis.ts): the replica tests run their scenarios on both.
  */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { BuildRecord } from '../../src/builds/types.js';
 import type { StackEnv } from '../stack/env.js';
+import type { RedisKind } from './redis-kind.js';
+import type { ReplicaRedis } from './replica-redis.js';
 import { spawnService, type ServiceProcess } from './service-process.js';
 import { eventually } from './eventually.js';
 
@@ -20,7 +25,15 @@ export interface JsonAnswer {
   body: Record<string, unknown>;
 }
 
-export function replicaEnv(stack: StackEnv, redisUrl: string, extra: Record<string, string> = {}) {
+/**
+ * The environment of a replica: the stack's parts, one slot, and the Redis: a URL (REDIS_URL), or a
+ * Redis of the test's own of either kind (its REDIS_URL, or REDIS_CLUSTER_NODES and the password file).
+ */
+export function replicaEnv(
+  stack: StackEnv,
+  redis: string | ReplicaRedis,
+  extra: Record<string, string> = {},
+): Record<string, string> {
   return {
     BUILDER_ENDPOINT: stack.STACK_BUILDER_ENDPOINT,
     INSECURE_REGISTRIES: [
@@ -32,7 +45,7 @@ export function replicaEnv(stack: StackEnv, redisUrl: string, extra: Record<stri
     GIT_SSL_CAINFO: stack.GIT_CA_FILE,
     MAX_CONCURRENT_BUILDS: '0',
     COMMAND_LOG_RETENTION: '100',
-    REDIS_URL: redisUrl,
+    ...(typeof redis === 'string' ? { REDIS_URL: redis } : redis.env),
     ...extra,
   };
 }
@@ -80,6 +93,15 @@ export async function restartReplica(replica: Replica, env: Record<string, strin
 export async function stopReplicas(replicas: readonly Replica[]): Promise<void> {
   // Their builds too: one left running would weigh on the tests after it.
   await Promise.all(replicas.map((r) => r.service.lose()));
+}
+
+/** Throws unless `replica`'s GET /config says it runs on a Redis of `kind` (a cluster names its nodes). */
+export async function onKind(replica: Replica, kind: RedisKind): Promise<void> {
+  const { redis } = (await (await fetch(`${replica.url}/config`)).json()) as {
+    redis: Record<string, unknown>;
+  };
+  if (redis.configured !== true || 'nodes' in redis !== (kind === 'cluster'))
+    throw new Error(`replica ${replica.name} is not on a Redis ${kind}: ${JSON.stringify(redis)}`);
 }
 
 export async function postJson(replica: Replica, path: string, body: unknown): Promise<JsonAnswer> {
@@ -144,3 +166,59 @@ export function leftRunningList(
     return lists.every((list) => list.length === 0);
   });
 }
+
+/**
+ * Writes the stack's git credentials as server entries (GIT_CREDENTIALS_CONFIG_PATH) into `dir`:
+ * requests then carry no credential of their own, so any replica may run a queued build.
+ */
+export function serverGitCredentials(stack: StackEnv, dir: string): string {
+  const path = join(dir, 'git-credentials.json');
+  const entry = {
+    host: '127.0.0.1',
+    kind: 'https',
+    username: stack.GIT_HTTPS_USER,
+    token: stack.GIT_HTTPS_PASSWORD,
+  };
+  writeFileSync(path, JSON.stringify([entry]));
+  return path;
+}
+
+/** An async `POST /build` of `repository` to `image` (no credentials of its own): its 202 record. */
+export async function postAsync(
+  replica: Replica,
+  repository: string,
+  image: { registry: string; name: string },
+): Promise<BuildRecord> {
+  const res = await fetch(`${replica.url}/build`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', Prefer: 'respond-async' },
+    body: JSON.stringify({ repository, image }),
+  });
+  if (res.status !== 202) throw new Error(`POST /build answered ${String(res.status)}: ${await res.text()}`);
+  return (await res.json()) as BuildRecord;
+}
+
+export const getBuild = async (replica: Replica, id: string): Promise<BuildRecord> =>
+  (await (await fetch(`${replica.url}/builds/${id}`)).json()) as BuildRecord;
+
+/** The records of `ids` read on `replica` once every one has finished (up to five minutes). */
+export async function untilFinished(replica: Replica, ids: readonly string[]): Promise<BuildRecord[]> {
+  let records: BuildRecord[] = [];
+  await eventually(
+    async () => {
+      records = await Promise.all(ids.map((id) => getBuild(replica, id)));
+      return records.every((r) => r.phase === 'finished');
+    },
+    { timeout: 300_000, interval: 250, what: `builds ${ids.join(', ')} to end` },
+  );
+  return records;
+}
+
+/** How many times each of `replicas` logged the build `id` as succeeded, by replica name. */
+export const succeededOn = (replicas: readonly Replica[], id: string): Record<string, number> =>
+  Object.fromEntries(
+    replicas.map((r) => [
+      r.name,
+      r.service.lines().filter((l) => l.msg === 'build succeeded' && l.buildId === id).length,
+    ]),
+  );

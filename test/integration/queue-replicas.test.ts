@@ -4,9 +4,10 @@
  * lost (SIGKILL of it and its children) while it holds queued builds, every one of them runs on
  * another replica, exactly once. The requests carry no credentials of their own: the replicas
  * have the stack's git credentials as server entries, so any of them can run any queued build.
+ * Each scenario runs on a redis-server and on a three-master Redis Cluster, with the same assertions.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test, { type ExecutionContext } from 'ava';
@@ -14,33 +15,27 @@ import type { BuildRecord } from '../../src/builds/types.js';
 import { ownDockerfileRepo, stack, uniqueName } from '../helpers/build-support.js';
 import { eventually } from '../helpers/eventually.js';
 import { metricValue } from '../helpers/metrics.js';
-import { startRedis, type RedisProcess } from '../helpers/redis-process.js';
-import { replicaEnv, startReplicas, stopReplicas, type Replica } from '../helpers/replicas.js';
+import { REDIS_KINDS } from '../helpers/redis-kind.js';
+import { replicaSets } from '../helpers/replica-sets.js';
+import {
+  getBuild,
+  postAsync as post,
+  replicaEnv,
+  serverGitCredentials,
+  succeededOn,
+  untilFinished,
+  type Replica,
+} from '../helpers/replicas.js';
 import { SLOW_FIXTURE_DOCKERFILE } from '../stack/fixtures.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ibs-queue-replicas-'));
 const removals: (() => void)[] = [];
-let redis: RedisProcess;
-let replicas: Replica[] = [];
+const credentials = serverGitCredentials(stack, dir);
+const replicasOn = replicaSets(['a', 'b', 'c'], (redis) =>
+  replicaEnv(stack, redis, { MAX_CONCURRENT_BUILDS: '1', GIT_CREDENTIALS_CONFIG_PATH: credentials }),
+);
 
-test.before(async () => {
-  redis = await startRedis();
-  const credentials = join(dir, 'git-credentials.json');
-  writeFileSync(
-    credentials,
-    JSON.stringify([
-      { host: '127.0.0.1', kind: 'https', username: stack.GIT_HTTPS_USER, token: stack.GIT_HTTPS_PASSWORD },
-    ]),
-  );
-  replicas = await startReplicas(
-    ['a', 'b', 'c'],
-    replicaEnv(stack, redis.url, { MAX_CONCURRENT_BUILDS: '1', GIT_CREDENTIALS_CONFIG_PATH: credentials }),
-  );
-});
-
-test.after.always(async () => {
-  await stopReplicas(replicas);
-  await redis?.dispose();
+test.after.always(() => {
   for (const remove of removals) remove();
   rmSync(dir, { recursive: true, force: true });
 });
@@ -57,18 +52,8 @@ function repository(kind: 'cheap' | 'slow'): string {
   return repo.repository;
 }
 
-async function postAsync(replica: Replica, repo: string): Promise<BuildRecord> {
-  const res = await fetch(`${replica.url}/build`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', Prefer: 'respond-async' },
-    body: JSON.stringify({
-      repository: repo,
-      image: { registry: stack.REGISTRY_ANON, name: uniqueName('queue-r') },
-    }),
-  });
-  if (res.status !== 202) throw new Error(`POST /build answered ${String(res.status)}: ${await res.text()}`);
-  return (await res.json()) as BuildRecord;
-}
+const postAsync = (replica: Replica, repo: string): Promise<BuildRecord> =>
+  post(replica, repo, { registry: stack.REGISTRY_ANON, name: uniqueName('queue-r') });
 
 /**
  * Holds `replica`'s one slot with a build whose step waits; its id (DELETE on any replica frees it).
@@ -85,7 +70,7 @@ async function holdSlot(t: ExecutionContext, replica: Replica): Promise<string> 
     const held = await postAsync(replica, repository('slow'));
     if (held.phase !== 'queued') return held.id;
     await cancel(replica, held.id);
-    await allFinished(replica, [held.id]);
+    await untilFinished(replica, [held.id]);
     if (attempt === 5) {
       t.fail(`replica ${replica.name}'s slot is held: the hold was queued 5 times`);
       return held.id;
@@ -97,75 +82,58 @@ const cancel = async (replica: Replica, id: string): Promise<void> => {
   await fetch(`${replica.url}/builds/${id}`, { method: 'DELETE' });
 };
 
-const get = async (replica: Replica, id: string): Promise<BuildRecord> =>
-  (await (await fetch(`${replica.url}/builds/${id}`)).json()) as BuildRecord;
+for (const kind of REDIS_KINDS) {
+  test.serial(`${kind}: builds accepted by a replica whose slot is full run on the others`, async (t) => {
+    const { replicas } = await replicasOn(kind);
+    const [a, b] = replicas as [Replica, Replica, Replica];
+    const hold = await holdSlot(t, a);
+    const accepted = [await postAsync(a, repository('cheap')), await postAsync(a, repository('cheap'))];
+    const records = await untilFinished(
+      b,
+      accepted.map((r) => r.id),
+    );
+    t.deepEqual(
+      records.map((r) => r.status),
+      ['success', 'success'],
+    );
+    for (const { id } of accepted) {
+      const ran = succeededOn(replicas, id);
+      t.is(ran.a, 0, 'not on the replica that accepted it');
+      t.is((ran.b ?? 0) + (ran.c ?? 0), 1, JSON.stringify(ran));
+    }
+    t.is((await getBuild(a, hold)).phase !== 'finished', true, 'the slot of a stayed held meanwhile');
+    await cancel(a, hold);
+    await untilFinished(a, [hold]);
+  });
 
-/** How many times each replica logged the build `id` as succeeded. */
-const ranOn = (id: string): Record<string, number> =>
-  Object.fromEntries(
-    replicas.map((r) => [
-      r.name,
-      r.service.lines().filter((l) => l.msg === 'build succeeded' && l.buildId === id).length,
-    ]),
-  );
-
-async function allFinished(replica: Replica, ids: readonly string[]): Promise<BuildRecord[]> {
-  let records: BuildRecord[] = [];
-  await eventually(
-    async () => {
-      records = await Promise.all(ids.map((id) => get(replica, id)));
-      return records.every((r) => r.phase === 'finished');
+  test.serial(
+    `${kind}: a replica lost while it holds queued builds: each runs on another, exactly once`,
+    async (t) => {
+      const { replicas } = await replicasOn(kind);
+      const [a, b, c] = replicas as [Replica, Replica, Replica];
+      const holds = [await holdSlot(t, a), await holdSlot(t, b), await holdSlot(t, c)];
+      const accepted = [];
+      for (let i = 0; i < 4; i += 1) accepted.push(await postAsync(a, repository('cheap')));
+      t.true(
+        accepted.every((r) => r.phase === 'queued'),
+        'every slot is full: they wait',
+      );
+      await a.service.lose();
+      await Promise.all([cancel(b, holds[1] ?? ''), cancel(c, holds[2] ?? '')]);
+      const records = await untilFinished(
+        b,
+        accepted.map((r) => r.id),
+      );
+      t.deepEqual(
+        records.map((r) => r.status),
+        ['success', 'success', 'success', 'success'],
+        'none lost',
+      );
+      for (const { id } of accepted) {
+        const ran = succeededOn(replicas, id);
+        t.is(ran.a, 0);
+        t.is((ran.b ?? 0) + (ran.c ?? 0), 1, `run exactly once: ${JSON.stringify(ran)}`);
+      }
     },
-    { timeout: 300_000, interval: 250, what: 'the queued builds to end' },
   );
-  return records;
 }
-
-test.serial('builds accepted by a replica whose slot is full run on the others', async (t) => {
-  const [a, b] = replicas as [Replica, Replica, Replica];
-  const hold = await holdSlot(t, a);
-  const accepted = [await postAsync(a, repository('cheap')), await postAsync(a, repository('cheap'))];
-  const records = await allFinished(
-    b,
-    accepted.map((r) => r.id),
-  );
-  t.deepEqual(
-    records.map((r) => r.status),
-    ['success', 'success'],
-  );
-  for (const { id } of accepted) {
-    const ran = ranOn(id);
-    t.is(ran.a, 0, 'not on the replica that accepted it');
-    t.is((ran.b ?? 0) + (ran.c ?? 0), 1, JSON.stringify(ran));
-  }
-  t.is((await get(a, hold)).phase !== 'finished', true, 'the slot of a stayed held meanwhile');
-  await cancel(a, hold);
-  await allFinished(a, [hold]);
-});
-
-test.serial('a replica lost while it holds queued builds: each runs on another, exactly once', async (t) => {
-  const [a, b, c] = replicas as [Replica, Replica, Replica];
-  const holds = [await holdSlot(t, a), await holdSlot(t, b), await holdSlot(t, c)];
-  const accepted = [];
-  for (let i = 0; i < 4; i += 1) accepted.push(await postAsync(a, repository('cheap')));
-  t.true(
-    accepted.every((r) => r.phase === 'queued'),
-    'every slot is full: they wait',
-  );
-  await a.service.lose();
-  await Promise.all([cancel(b, holds[1] ?? ''), cancel(c, holds[2] ?? '')]);
-  const records = await allFinished(
-    b,
-    accepted.map((r) => r.id),
-  );
-  t.deepEqual(
-    records.map((r) => r.status),
-    ['success', 'success', 'success', 'success'],
-    'none lost',
-  );
-  for (const { id } of accepted) {
-    const ran = ranOn(id);
-    t.is(ran.a, 0);
-    t.is((ran.b ?? 0) + (ran.c ?? 0), 1, `run exactly once: ${JSON.stringify(ran)}`);
-  }
-});

@@ -2,43 +2,30 @@
  * A build as a resource across replicas sharing one Redis: started on A, it is awaited (a long poll)
  * and read on B; a DELETE on B cancels it on A; when the replica running it dies, its record ends
  * as a failure naming that replica, read on B within 45 s; a canary registry password given to a
- * build is in no record, answer, Idempotency-Key or Redis value.
+ * build is in no record, answer, Idempotency-Key or Redis value. On a redis-server and on a
+ * three-master Redis Cluster, with the same assertions.
  */
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { serviceError } from '../../src/errors/errors.js';
 import { httpsCreds, httpsRepo, ownDockerfileRepo, stack, uniqueName } from '../helpers/build-support.js';
 import { eventually } from '../helpers/eventually.js';
 import { metricValue } from '../helpers/metrics.js';
-import { dumpRedis } from '../helpers/redis-dump.js';
-import { startRedis, type RedisProcess } from '../helpers/redis-process.js';
+import { REDIS_KINDS, type RedisKind } from '../helpers/redis-kind.js';
+import { replicaSets, type ReplicaSet } from '../helpers/replica-sets.js';
 import {
   getText,
   listBuilds,
   replicaEnv,
   startReplicas,
-  stopReplicas,
   type JsonAnswer,
   type Replica,
 } from '../helpers/replicas.js';
 import { SLOW_FIXTURE_DOCKERFILE, SLOW_STEP_STARTED } from '../stack/fixtures.js';
 import { idempotencyKey } from '../../src/redis/keys.js';
 
-let redis: RedisProcess;
-let replicas: Replica[] = [];
-const others: Replica[] = [];
-
-test.before(async () => {
-  redis = await startRedis();
-  replicas = await startReplicas(['A', 'B'], replicaEnv(stack, redis.url));
-});
-test.after.always(async () => {
-  await stopReplicas([...replicas, ...others]);
-  await redis?.dispose();
-});
-
-const replica = (i: number): Replica => replicas[i] as Replica;
+const replicasOn = replicaSets(['A', 'B'], (redis) => replicaEnv(stack, redis));
 
 async function call(url: string, init: RequestInit = {}): Promise<JsonAnswer> {
   const res = await fetch(url, init);
@@ -91,9 +78,16 @@ async function slowStepStarted(on: Replica, id: string): Promise<void> {
   );
 }
 
-test.serial(
+/** The scenarios, each on a set of replicas A and B. */
+const scenarios: [string, (t: ExecutionContext, set: ReplicaSet) => Promise<void>][] = [];
+const scenario = (title: string, run: (t: ExecutionContext, set: ReplicaSet) => Promise<void>): void => {
+  scenarios.push([title, run]);
+};
+
+scenario(
   'a build started on A is awaited and read on B, with the answer A would have given',
-  async (t) => {
+  async (t, { replicas }) => {
+    const replica = (i: number): Replica => replicas[i] as Replica;
     const started = await startAsync(replica(0), request(httpsRepo('image'), 'replicas-async'));
     t.is(started.status, 202);
     const id = String(started.body.id);
@@ -109,9 +103,10 @@ test.serial(
   },
 );
 
-test.serial(
+scenario(
   'a DELETE on B cancels the build running on A: its slot on A is freed, its answer says who',
-  async (t) => {
+  async (t, { replicas }) => {
+    const replica = (i: number): Replica => replicas[i] as Replica;
     const started = await startAsync(replica(0), request(slowRepository(t), 'replicas-delete'));
     t.is(started.status, 202);
     const id = String(started.body.id);
@@ -133,12 +128,13 @@ test.serial(
   },
 );
 
-test.serial(
+scenario(
   'a build whose replica dies ends as a failure naming that replica, read on B within 45 s',
-  async (t) => {
-    const [doomed] = await startReplicas(['C'], replicaEnv(stack, redis.url));
+  async (t, { redis, replicas, more }) => {
+    const replica = (i: number): Replica => replicas[i] as Replica;
+    const [doomed] = await startReplicas(['C'], replicaEnv(stack, redis));
     if (doomed === undefined) throw new Error('no replica C');
-    others.push(doomed);
+    more.push(doomed);
     const started = await startAsync(doomed, request(slowRepository(t), 'replicas-lost'));
     t.is(started.status, 202);
     const id = String(started.body.id);
@@ -157,9 +153,10 @@ test.serial(
   },
 );
 
-test.serial(
+scenario(
   'a canary registry password is in no record, answer, Idempotency-Key or Redis value',
-  async (t) => {
+  async (t, { redis, replicas }) => {
+    const replica = (i: number): Replica => replicas[i] as Replica;
     const canary = `CANARY-${randomBytes(12).toString('hex')}`;
     const body = {
       ...request(httpsRepo('image'), 'replicas-canary'),
@@ -182,9 +179,15 @@ test.serial(
       JSON.stringify(record),
       JSON.stringify(await listBuilds(replica(0), '')),
       JSON.stringify(await listBuilds(replica(1), '')),
-      await dumpRedis(redis.url),
+      await redis.dump(),
     ];
     t.true(seen[5]?.includes(idempotencyKey('').slice(0, -1)), 'the key is in Redis');
     for (const text of seen) t.false(text.includes(canary));
   },
 );
+
+const registerOn = (kind: RedisKind): void => {
+  for (const [title, run] of scenarios)
+    test.serial(`${kind}: ${title}`, async (t) => run(t, await replicasOn(kind)));
+};
+for (const kind of REDIS_KINDS) registerOn(kind);

@@ -9,6 +9,7 @@ import type { Logger } from '../../src/observability/logger.js';
 import { matchesAny } from '../../src/rules/globs.js';
 import { remoteHeads } from '../git/ls-remote.js';
 import { branchImageCommit } from './branch-tag.js';
+import { eachBounded } from './pass-pool.js';
 import { prebuildPlan } from './plan.js';
 import type { PrebuildDeps } from './ports.js';
 import type { Prebuilds } from './prebuilds.js';
@@ -26,16 +27,18 @@ export class Reconciler {
     this.#deps = deps;
   }
 
-  /** One pass over every configuration; a repository that cannot be read is logged and skipped. */
+  /**
+   * One pass over every configuration, PASS_CONCURRENCY repositories at a time; a repository that
+   * cannot be read is logged and read again at the next pass. O(configurations) reads.
+   */
   async pass(logger: Logger): Promise<void> {
     const { configurations } = this.#prebuilds;
-    await Promise.all(
-      configurations.map((_, index) =>
-        this.#configuration(index, logger).catch((err: unknown) =>
-          logger.warn(
-            { err, repository: configurations[index]?.repository },
-            'reconcile: repository not read; read again at the next pass',
-          ),
+    // A few repositories at a time (pass-pool.ts): a storm's reads neither flood nor time out.
+    await eachBounded(configurations.length, (index) =>
+      this.#configuration(index, logger).catch((err: unknown) =>
+        logger.warn(
+          { err, repository: configurations[index]?.repository },
+          'reconcile: repository not read; read again at the next pass',
         ),
       ),
     );

@@ -12,6 +12,7 @@ import { prebuildPlan } from './plan.js';
 import type { PrebuildDeps } from './ports.js';
 import type { Prebuilds } from './prebuilds.js';
 import { changedReferences, referenceDigests, type ReferenceDigests } from './reference-digests.js';
+import { eachBounded } from './pass-pool.js';
 
 const LS_REMOTE_DEADLINE_MS = 60_000;
 
@@ -52,20 +53,20 @@ export class Refresher {
     if (digests !== undefined) this.#baselines.set(`${index}\0${branch}`, { commit, digests });
   }
 
+  /** One pass over every configuration, PASS_CONCURRENCY repositories at a time. O(configurations) reads. */
   async pass(logger: Logger): Promise<void> {
     const { configurations } = this.#prebuilds;
-    await Promise.all(
-      configurations.map((configuration, index) =>
-        configuration.refreshOnBaseChange
-          ? this.#configuration(index, logger).catch((err: unknown) =>
-              logger.warn(
-                { err, repository: configuration.repository },
-                'refresh: repository not read; read again at the next pass',
-              ),
-            )
-          : Promise.resolve(),
-      ),
-    );
+    // A few repositories at a time (pass-pool.ts): a storm's reads neither flood nor time out.
+    await eachBounded(configurations.length, async (index) => {
+      const configuration = configurations[index];
+      if (configuration?.refreshOnBaseChange !== true) return;
+      await this.#configuration(index, logger).catch((err: unknown) =>
+        logger.warn(
+          { err, repository: configuration.repository },
+          'refresh: repository not read; read again at the next pass',
+        ),
+      );
+    });
   }
 
   async #configuration(index: number, logger: Logger): Promise<void> {
