@@ -4,7 +4,7 @@
 //     `paths` filter (which adds the service's own fetch of both trees), in one run;
 //   - one reconcile pass over REPOSITORIES configured repositories whose branch images are up to
 //     date: wall time, and registry requests per repository (through a counting proxy) beside the
-//     one `git ls-remote` per repository.
+//     one read of the branches per repository.
 import { randomBytes } from 'node:crypto';
 import { cp } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -182,7 +182,7 @@ async function reconcilePass(): Promise<void> {
       `reconcile pass over ${REPOSITORIES} repositories (all up to date): ${seconds.toFixed(2)} s, ${((seconds * 1000) / REPOSITORIES).toFixed(0)} ms per repository`,
     );
     console.log(
-      `requests per repository: 1 git ls-remote, ${(proxy.requests.length / REPOSITORIES).toFixed(2)} registry requests (${proxy.requests.length} in all, ${proxy.connections()} TCP connections)`,
+      `requests per repository: 1 branch listing, ${(proxy.requests.length / REPOSITORIES).toFixed(2)} registry requests (${proxy.requests.length} in all, ${proxy.connections()} TCP connections)`,
     );
   } finally {
     await proxy.close();

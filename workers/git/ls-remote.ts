@@ -2,7 +2,7 @@
  * Where the requested branch (or tag, or the default branch) of the repository points now: over
  * http(s) one `GET info/refs` read in process (http-refs.ts), else one `git ls-remote` with the
  * request's credentials through the hardened git environment, in a request directory of its own.
- * For following a build in flight, the answered commits and the prebuilds' reconcile.
+ * For following a build in flight, the answered commits and the prebuilds' passes.
  */
 import { run } from '../../src/exec/run.js';
 import type { StepDeps } from '../common/step-deps.js';
@@ -83,14 +83,21 @@ export async function remoteTip(
   return (await lsRemote(plan, deps, signal, refs)).listed.map(([id]) => id);
 }
 
-/** Every branch of the repository and its head (`git ls-remote --heads`), for the prebuilds' reconcile. */
+/**
+ * Every branch of the repository and its head, for the prebuilds' passes: over http(s) one
+ * `GET info/refs` in process (no process, no request directory: a pass over thousands of
+ * repositories reads tens a second), else `git ls-remote --heads`.
+ */
 export async function remoteHeads(
   plan: BuildPlan,
   deps: Pick<StepDeps, 'config' | 'groups'>,
   signal: AbortSignal,
 ): Promise<Map<string, string>> {
+  const listed =
+    (await advertisedRefs(plan, deps, signal, LS_REMOTE_TIMEOUT_SECONDS * 1000)) ??
+    (await gitLsRemote(plan, deps, signal, { options: ['--heads'], refs: [] }));
   const heads = new Map<string, string>();
-  for (const [id, ref] of await gitLsRemote(plan, deps, signal, { options: ['--heads'], refs: [] }))
+  for (const [id, ref] of listed)
     if (ref.startsWith('refs/heads/')) heads.set(ref.slice('refs/heads/'.length), id);
   return heads;
 }
