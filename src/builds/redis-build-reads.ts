@@ -104,8 +104,8 @@ export async function settleAll(
   const asked = reads.filter((_, i) => verdicts[i] === 'ask').map(({ entry }) => entry.id);
   const held = await queueHolding(connection, asked);
   return Promise.all(
-    reads.map(({ entry }, i) => {
-      const verdict = verdicts[i];
+    reads.map(({ entry }, index) => {
+      const verdict = verdicts[index];
       const as = verdict === 'ask' ? (held.has(entry.id) ? undefined : 'queued') : verdict;
       return as === undefined ? { entry, lostNow: false, leaving: [] } : lose(connection, entry, as, at);
     }),
