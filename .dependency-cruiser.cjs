@@ -15,7 +15,7 @@ const LAYERS = [
   ['src/logs', 'src/registry', 'src/builds', 'src/devcontainer', 'src/prebuilds', 'src/auth', 'src/queue'],
   ['src/usage'],
   ['src/exec', 'src/supply-chain', 'src/retention', 'src/events', 'src/ui'],
-  ['workers/plan', 'workers/common', 'workers/leases'],
+  ['workers/plan', 'workers/common', 'workers/leases', 'workers/stages'],
   ['workers/queue'],
   ['workers/builder'],
   ['workers/git'],

@@ -53,6 +53,11 @@ export class BuildResource {
     return cancellationOf(this.#controller.signal.reason);
   }
 
+  /** The id of the record this resource made or adopted; undefined before, or when it follows. O(1). */
+  get recordId(): string | undefined {
+    return this.#id;
+  }
+
   /** Whether the record was made before this resource (a queued build). */
   get bound(): boolean {
     return this.#bound;

@@ -1,15 +1,15 @@
 /**
- * Following, for stage 1 of a build (build-flow.ts; docs/reuse.md, Following): a request identical
- * to one in flight follows it when the branch still points at its commit; a job that found its key
- * in flight waits for that build and writes its own tag from it. Each returns to the flow: an
- * answer, or undefined / why the request must build after all.
+ * Following and waiting (build-flow.ts; docs/reuse.md): a request identical to one in flight
+ * follows it (stages 1 and 2) when the branch still points at its commit; a job that found its key
+ * in flight waits for that build (stage 11) and writes its own tag from it. Each returns to the
+ * flow: an answer, or undefined / why the request must build after all.
  */
 import { Cancellation } from '../src/exec/cancellation.js';
 import { reasonOf } from '../src/errors/errors.js';
 import type { BuildDeps } from './build-deps.js';
 import type { BuildPlan, BuildResult } from './plan/plan-types.js';
 import { formatElapsed, logReused, type FollowingJob } from './reuse/decision.js';
-import type { InFlightBuild, OwnedBuild } from './reuse/in-flight.js';
+import type { InFlightBuild, OwnedBuild, Waiter } from './reuse/in-flight.js';
 import { registryAccess } from './reuse/reuse-deps.js';
 import { pushedDigest, reuseByKey } from './reuse/reuse-image.js';
 import { TaggedImageTarget } from '../src/rules/image-target.js';
@@ -33,13 +33,17 @@ export function onAbort(signal: AbortSignal, leave: () => void): () => void {
   return () => signal.removeEventListener('abort', leave);
 }
 
-/** Follows the identical request in flight, when its commit is still the branch's tip. */
-export async function followIdentical(
+/**
+ * Stage 1's look at the identical request in flight: when its commit is still the branch's tip,
+ * the request becomes one of its waiters (counted, its record id told) and gets the wait (stage 2) to run;
+ * undefined when it must build itself.
+ */
+export async function identicalToFollow(
   plan: BuildPlan,
   parts: FollowParts,
   existing: InFlightBuild<BuildResult>,
   clientSignal: AbortSignal,
-): Promise<BuildResult | undefined> {
+): Promise<(() => Promise<BuildResult>) | undefined> {
   // The branch's tip is asked for at once, while the build in flight may still be cloning: a
   // follower then answers with that build, not a `git ls-remote` after it.
   const [commit, tips] = await Promise.all([
@@ -56,6 +60,15 @@ export async function followIdentical(
   if (waiter === undefined) return undefined;
   parts.deps.metrics.buildFollowsTotal.inc();
   parts.followed(existing.buildId);
+  return () => followIdentical(existing, waiter, clientSignal);
+}
+
+/** Stage 2: the identical build's answer, waited for until the client goes away. */
+async function followIdentical(
+  existing: InFlightBuild<BuildResult>,
+  waiter: Waiter,
+  clientSignal: AbortSignal,
+): Promise<BuildResult> {
   const detach = onAbort(clientSignal, () => waiter.leave(new Cancellation('client_gone')));
   try {
     return await existing.result;
@@ -71,7 +84,7 @@ export async function followIdentical(
  * first line of that build's log (why it runs, and where the wait is logged); `lost`: that build
  * left no outcome (its replica died), so another of its waiters may be building it already.
  */
-export async function followBuild(
+export async function waitForSameKey(
   plan: BuildPlan,
   parts: FollowParts,
   following: FollowingJob,

@@ -1,5 +1,5 @@
 /**
- * One build job in its slot (build-flow.ts runs its stages): what every stage reads, and what the
+ * One build job in its slot (job-flow.ts runs its stages): what every stage reads, and what the
  * job settles when it ends whatever its path: the img log and the key's lease.
  */
 import type { BuildReporter } from '../src/builds/types.js';
@@ -8,7 +8,6 @@ import type { BuildDeps } from './build-deps.js';
 import type { DevcontainerDefinition } from './builder/definition.js';
 import type { PendingCli } from './builder/pending-cli.js';
 import type { OwnedBuild } from './reuse/in-flight.js';
-import type { StageClock } from './common/stage-clock.js';
 import type { RequestDir } from './common/request-dir.js';
 import type { ClonedRepository, OpenClone } from './git/clone.js';
 import type { HeldLease } from './leases/leases.js';
@@ -16,6 +15,7 @@ import type { BuildPlan, BuildResult } from './plan/plan-types.js';
 import { isFollowingJob, type Decision, type JobOutcome, type ResultSoFar } from './reuse/decision.js';
 import type { ImageSource } from '../src/rules/image-labels.js';
 import type { TaggedImageTarget } from '../src/rules/image-target.js';
+import type { BuildLaps } from './stages/laps.js';
 /** Reuse for a job: its entry in the in-flight map, and whether it may follow another build. */
 export interface JobReuse {
   readonly own: OwnedBuild<BuildResult>;
@@ -36,8 +36,8 @@ export interface Job {
   readonly keying: boolean;
   /** The pending CLI, started on the first call. */
   readonly cli: () => PendingCli;
-  /** The time of each stage, for the img log's `# stages:` line. */
-  readonly clock: StageClock;
+  /** The build's laps: each stage logged, listed in the record, and in the img log's `# stages:` line. */
+  readonly laps: BuildLaps;
   /** A line for the img log: why the answered commits did not answer (absent: nothing to say). */
   readonly memoNote?: string;
 }
@@ -101,7 +101,7 @@ export class JobEnding {
     // The builds that follow this one on other replicas learn where its image is (or that it failed).
     await this.#lease?.release(built);
     if (outcome === undefined || !isFollowingJob(outcome)) {
-      this.#log?.write(this.#job.clock.line());
+      this.#log?.write(this.#job.laps.line());
       await this.#log?.close();
     }
   }

@@ -1,36 +1,33 @@
 /**
- * The answered commits as stages of the flow (docs/reuse.md): before the clone, a request whose
- * branch head was answered for the same request shape is answered from that record; after a keyed
- * answer, the answer is remembered for the shape.
+ * The answered commits as stages of the job (docs/reuse.md; job-flow.ts starts them): 3 look up
+ * the answered commits, then 4 reuse the answered image when the branch's head was answered for
+ * the same request shape (no clone); 14 remember the answer, after a keyed answer.
  */
-import type { BuildReporter } from '../src/builds/types.js';
-import type { JobReuse } from './job.js';
-import type { BuildDeps } from './build-deps.js';
-import type { StageClock } from './common/stage-clock.js';
-import type { Cloned } from './job.js';
-import type { BuildPlan, BuildResult } from './plan/plan-types.js';
-import { answerFromMemo, rememberAnswer } from './reuse/commit-memo.js';
+import type { Job, Cloned } from './job.js';
+import type { BuildResult } from './plan/plan-types.js';
+import { answerFromMemo, rememberAnswer, type MemoOutcome } from './reuse/commit-memo.js';
 import { isFollowingJob, type Decision, type JobOutcome } from './reuse/decision.js';
+import { stage } from './stages/stage.js';
+import { STAGES } from './stages/table.js';
 import { TaggedImageTarget } from '../src/rules/image-target.js';
-// Before 2: the answered commits. A request whose branch head was answered for the same request
-// shape, its image and movable inputs unchanged, is answered from that record: no clone. Its
-// outcome: the result, or the line saying why not (undefined: no record could apply).
-export async function fromMemo(
-  plan: BuildPlan,
-  deps: BuildDeps,
-  signal: AbortSignal,
-  reporter: BuildReporter,
-  reuse: JobReuse | undefined,
-  clock: StageClock,
-): Promise<BuildResult | string | undefined> {
+
+// 3. look up the answered commits: the request shape's record for the branch's head, if it still
+// answers (its image and movable inputs unchanged); else why not (nothing to say: none applied).
+export function lookUpAnswered(job: Job): Promise<MemoOutcome> {
+  return answerFromMemo(job.plan, job.deps, job.signal);
+}
+
+// 4. reuse the answered image: the record's image answers the request, no clone; both logs say so.
+export async function reuseAnswered(
+  job: Job,
+  memo: Extract<MemoOutcome, { kind: 'answered' }>,
+): Promise<BuildResult> {
+  const { plan, deps, reporter, reuse } = job;
   const started = performance.now();
-  const memo = await answerFromMemo(plan, deps, signal, (stage) => clock.lap(stage));
-  if (memo.kind === 'missed') return memo.why === undefined ? undefined : `# ${memo.why}: full path\n`;
   const { answer, head, via } = memo;
   reuse?.own.setCommit(head);
   const target = new TaggedImageTarget(answer.registry, answer.name, answer.tag);
   await reporter.resolved({ branch: answer.branch, commit: head, image: target.image });
-  await reporter.phase('reusing');
   const gitLog = await deps.logStore.open('git', plan.secrets);
   gitLog.write(
     (via === 'info/refs'
@@ -50,8 +47,7 @@ export async function fromMemo(
     );
     deps.metrics.buildReusesTotal.inc();
     deps.reuse.reusedFrom?.(target, answer.digest);
-    clock.lap('answer');
-    imgLog.write(clock.line());
+    imgLog.write(job.laps.line());
   } finally {
     await imgLog.close();
   }
@@ -68,15 +64,17 @@ export async function fromMemo(
   };
 }
 
-/** A keyed answer, remembered for the request's shape (answered commits); the result as it was. */
-export async function remembered(
+/** 14. remember the answer: a keyed answer remembered for the request's shape; the result as it was. */
+export async function remember(
   job: Cloned,
   decision: Decision | undefined,
   result: JobOutcome,
 ): Promise<JobOutcome> {
-  if (decision?.keyed === undefined || isFollowingJob(result)) return result;
-  const failed = await rememberAnswer(job.plan, job.deps, decision.keyed, result);
-  if (failed !== undefined) job.deps.logger.warn({ repository: job.plan.repository }, failed.trim());
-  job.clock.lap('remember');
+  const keyed = decision?.keyed;
+  if (keyed === undefined || isFollowingJob(result)) return result;
+  await stage(job, STAGES.rememberAnswer, async () => {
+    const failed = await rememberAnswer(job.plan, job.deps, keyed, result);
+    if (failed !== undefined) job.deps.logger.warn({ repository: job.plan.repository }, failed.trim());
+  });
   return result;
 }

@@ -13,7 +13,7 @@ import type { BuildRuns } from './build-runs.js';
 import { planBuild } from './plan/plan.js';
 import type { BuildPlan, BuildRequest } from './plan/plan-types.js';
 import { countRefusal } from './answer.js';
-import { newBuild } from './placement.js';
+import { newBuild } from './admission.js';
 import type { BuildQueue } from './slots.js';
 import { WaitingBuilds, type TakenBuild } from './queue/waiting-builds.js';
 import type { BuildWorkerContext, StartOptions, Submission } from './worker-types.js';
@@ -114,7 +114,6 @@ export class QueuedBuilds {
       signal: new AbortController().signal,
       reservation: slot,
     };
-    this.#runs.runsHere(entry.id, resource);
     await this.#runs.run(plan, submission, resource).catch(() => undefined);
     await this.waiting.ended(entry.id).catch(() => undefined);
   }

@@ -20,6 +20,7 @@ import type { Idempotency } from './idempotency.js';
 import type { BuildPlan } from './plan/plan-types.js';
 import type { BuildQueue, Reservation } from './slots.js';
 import type { JobOutcome } from './reuse/decision.js';
+import type { BuildLaps } from './stages/laps.js';
 
 export type BuildJobRunner = (
   plan: BuildPlan,
@@ -27,6 +28,7 @@ export type BuildJobRunner = (
   signal: AbortSignal,
   reporter: BuildReporter,
   reuse?: JobReuse,
+  laps?: BuildLaps,
 ) => Promise<JobOutcome>;
 
 /** What the worker uses of the application. */
@@ -51,7 +53,7 @@ export interface BuildWorkerContext {
 }
 
 export interface BuildWorkerOptions {
-  /** The job runner (default: build-flow.ts's stages 2 to 9); unit tests inject a fake. */
+  /** The job in its slot (default: job-flow.ts's stages); unit tests of the HTTP layer inject a fake. */
   readonly runJob?: BuildJobRunner;
   /** The queue (default: one per worker, sized by config.build.maxConcurrent). */
   readonly queue?: BuildQueue;

@@ -51,6 +51,8 @@ export interface NewBuild {
 
 /** One stage of a build's job (workers/build-flow.ts): clone, key, decide, build and push, record... */
 export interface BuildStage {
+  /** Its number in the table of stages (workers/stages/table.ts). */
+  readonly number?: number;
   readonly name: string;
   /** ISO 8601, UTC. */
   readonly startedAt: string;

@@ -74,7 +74,7 @@ function harness(options: { tips: () => Promise<string[]>; maxConcurrent?: numbe
       plan,
       submission: { requestId: 'r', logger, signal: clientSignal },
       resource: new BuildResource(builds, logger, []),
-      parts: { deps, queue, fleet, builds, runJob, remoteTip: options.tips, runsHere: () => undefined },
+      parts: { deps, queue, fleet, builds, runJob, remoteTip: options.tips },
     });
   };
   const followed = async () => (await metrics.buildFollowsTotal.get()).values[0]?.value ?? 0;
