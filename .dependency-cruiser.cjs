@@ -21,6 +21,8 @@ const LAYERS = [
   ['workers/git'],
   ['workers/reuse'],
   ['workers/prebuilds'],
+  ['workers/job'],
+  ['workers/flow'],
   ['workers'],
   ['src/http', 'src/client'],
   ['src'],

@@ -25,7 +25,7 @@ import {
 } from '../test/helpers/build-support.js';
 import { SECRETS_FIXTURE_DOCKERFILE } from '../test/stack/fixtures.js';
 import { IDENTITY_ARG, KEYED_DOCKERFILE_SCRIPT } from '../workers/builder/docker-wrapper.js';
-import { runJob } from '../workers/job-flow.js';
+import { runJob } from '../workers/job/job-flow.js';
 import type { BuildJobRunner } from '../workers/build-worker.js';
 
 const runs = Number(/^runs=(\d+)$/.exec(process.argv[2] ?? '')?.[1] ?? 10);

@@ -1,6 +1,6 @@
 /**
  * The stages of a build, from its admission to its answer, as one table the flow runs
- * (workers/build-flow.ts): each row its number, its name, and the record's phase while it runs.
+ * (workers/flow/build-flow.ts): each row its number, its name, and the record's phase while it runs.
  * The service log's laps (`#5 clone: 80 ms`), the record's `stages` and ARCHITECTURE.md's list
  * are told from it (a test checks ARCHITECTURE.md against it both ways). Pure data.
  */

@@ -126,7 +126,7 @@ export class BuilderFleet implements PlacementFleet {
   /**
    * Places a build of `repository`/`branch` (each of its `platforms` on a builder declaring it, when
    * builders declare platforms) and takes its places (synchronously); `full` when every builder
-   * that answers runs its limit (the caller refuses the build, workers/busy.ts), or with only native
+   * that answers runs its limit (the caller refuses the build, workers/flow/busy.ts), or with only native
    * platforms throws PLATFORM_BUILDERS_UNAVAILABLE (503). Undefined without builders. O(builders).
    */
   place(

@@ -97,7 +97,7 @@ test('bounded load: a full first builder passes the build to the next in order; 
   const first = placed(fleet.place(REPO, undefined));
   const second = placed(fleet.place(REPO, undefined));
   t.deepEqual([first?.endpoint, second?.endpoint], order);
-  t.is(fleet.place(REPO, undefined), 'full', 'the build is refused (BUILDERS_FULL, workers/busy.ts)');
+  t.is(fleet.place(REPO, undefined), 'full', 'the build is refused (BUILDERS_FULL, workers/flow/busy.ts)');
   first?.finish('success');
   t.is(placed(fleet.place(REPO, undefined))?.endpoint, order[0], 'its place is free again');
 });

@@ -4,18 +4,18 @@
  * a builder (or 429) and the build's record. A refusal is made here, where it is decided
  * (busy.ts), once; the record's id is known from here on. Called by the flow (build-flow.ts).
  */
-import type { BuildRegistry, BuildReporter, NewBuild } from '../src/builds/types.js';
-import type { BuildStatus } from '../src/observability/metrics.js';
-import { ImageTarget } from '../src/rules/image-target.js';
-import type { BuildDeps } from './build-deps.js';
+import type { BuildRegistry, BuildReporter, NewBuild } from '../../src/builds/types.js';
+import type { BuildStatus } from '../../src/observability/metrics.js';
+import { ImageTarget } from '../../src/rules/image-target.js';
+import type { BuildDeps } from '../job/build-deps.js';
 import type { BuildResource } from './build-resource.js';
-import type { BuilderFleet } from './builder/fleet/fleet.js';
-import { withSecretsIdentity } from './builder/secret-identity.js';
+import type { BuilderFleet } from '../builder/fleet/fleet.js';
+import { withSecretsIdentity } from '../builder/secret-identity.js';
 import { busyAnswer } from './busy.js';
-import type { JobReuse } from './job.js';
-import type { BuildPlan } from './plan/plan-types.js';
-import type { BuildQueue, Reservation } from './slots.js';
-import type { BuildLaps } from './stages/laps.js';
+import type { JobReuse } from '../job/job.js';
+import type { BuildPlan } from '../plan/plan-types.js';
+import type { BuildQueue, Reservation } from '../queue/slots.js';
+import type { BuildLaps } from '../stages/laps.js';
 import type { BuildJobRunner, Submission } from './worker-types.js';
 
 /** What every flow of one worker uses: its deps, slots, builders, records. */

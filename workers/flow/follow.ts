@@ -4,15 +4,15 @@
  * in flight waits for that build (stage 11) and writes its own tag from it. Each returns to the
  * flow: an answer, or undefined / why the request must build after all.
  */
-import { Cancellation } from '../src/exec/cancellation.js';
-import { reasonOf } from '../src/errors/errors.js';
-import type { BuildDeps } from './build-deps.js';
-import type { BuildPlan, BuildResult } from './plan/plan-types.js';
-import { formatElapsed, logReused, type FollowingJob } from './reuse/decision.js';
-import type { InFlightBuild, OwnedBuild, Waiter } from './reuse/in-flight.js';
-import { registryAccess } from './reuse/reuse-deps.js';
-import { pushedDigest, reuseByKey } from './reuse/reuse-image.js';
-import { TaggedImageTarget } from '../src/rules/image-target.js';
+import { Cancellation } from '../../src/exec/cancellation.js';
+import { reasonOf } from '../../src/errors/errors.js';
+import type { BuildDeps } from '../job/build-deps.js';
+import type { BuildPlan, BuildResult } from '../plan/plan-types.js';
+import { formatElapsed, logReused, type FollowingJob } from '../reuse/decision.js';
+import type { InFlightBuild, OwnedBuild, Waiter } from '../reuse/in-flight.js';
+import { registryAccess } from '../reuse/reuse-deps.js';
+import { pushedDigest, reuseByKey } from '../reuse/reuse-image.js';
+import { TaggedImageTarget } from '../../src/rules/image-target.js';
 
 /** What following uses of the flow: its deps, the branch's tip, and where a follower is told. */
 export interface FollowParts {

@@ -3,16 +3,16 @@
  * (workers/stages/laps.ts): BuildKit's steps read from the img log, the key and why it was
  * rebuilt, the pushed image's sizes, and each log it opens.
  */
-import type { BuildReporter } from '../src/builds/types.js';
-import type { CommandLogWriter, LogStore } from '../src/logs/types.js';
-import { maskSecrets, secretVariants } from '../src/secrets/masking.js';
+import type { BuildReporter } from '../../src/builds/types.js';
+import type { CommandLogWriter, LogStore } from '../../src/logs/types.js';
+import { maskSecrets, secretVariants } from '../../src/secrets/masking.js';
 import { keyView, rebuiltBecause } from './build-details.js';
-import type { StepTracker } from './builder/buildkit-steps.js';
+import type { StepTracker } from '../builder/buildkit-steps.js';
 import type { Cloned } from './job.js';
-import type { Decision } from './reuse/decision.js';
-import { registryAccess } from './reuse/reuse-deps.js';
-import { reasonOf } from '../src/errors/errors.js';
-import { pushedImage } from './reuse/reuse-image.js';
+import type { Decision } from '../reuse/decision.js';
+import { registryAccess } from '../reuse/reuse-deps.js';
+import { reasonOf } from '../../src/errors/errors.js';
+import { pushedImage } from '../reuse/reuse-image.js';
 /** The pushed image's platforms and sizes into the record (a failure is only logged). */
 export async function reportPushed(job: Cloned, digest: string, log: CommandLogWriter): Promise<void> {
   try {

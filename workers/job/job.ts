@@ -2,20 +2,20 @@
  * One build job in its slot (job-flow.ts runs its stages): what every stage reads, and what the
  * job settles when it ends whatever its path: the img log and the key's lease.
  */
-import type { BuildReporter } from '../src/builds/types.js';
-import type { CommandLogWriter } from '../src/logs/types.js';
+import type { BuildReporter } from '../../src/builds/types.js';
+import type { CommandLogWriter } from '../../src/logs/types.js';
 import type { BuildDeps } from './build-deps.js';
-import type { DevcontainerDefinition } from './builder/definition.js';
-import type { PendingCli } from './builder/pending-cli.js';
-import type { OwnedBuild } from './reuse/in-flight.js';
-import type { RequestDir } from './common/request-dir.js';
-import type { ClonedRepository, OpenClone } from './git/clone.js';
-import type { HeldLease } from './leases/leases.js';
-import type { BuildPlan, BuildResult } from './plan/plan-types.js';
-import { isFollowingJob, type Decision, type JobOutcome, type ResultSoFar } from './reuse/decision.js';
-import type { ImageSource } from '../src/rules/image-labels.js';
-import type { TaggedImageTarget } from '../src/rules/image-target.js';
-import type { BuildLaps } from './stages/laps.js';
+import type { DevcontainerDefinition } from '../builder/definition.js';
+import type { PendingCli } from '../builder/pending-cli.js';
+import type { OwnedBuild } from '../reuse/in-flight.js';
+import type { RequestDir } from '../common/request-dir.js';
+import type { ClonedRepository, OpenClone } from '../git/clone.js';
+import type { HeldLease } from '../leases/leases.js';
+import type { BuildPlan, BuildResult } from '../plan/plan-types.js';
+import { isFollowingJob, type Decision, type JobOutcome, type ResultSoFar } from '../reuse/decision.js';
+import type { ImageSource } from '../../src/rules/image-labels.js';
+import type { TaggedImageTarget } from '../../src/rules/image-target.js';
+import type { BuildLaps } from '../stages/laps.js';
 /** Reuse for a job: its entry in the in-flight map, and whether it may follow another build. */
 export interface JobReuse {
   readonly own: OwnedBuild<BuildResult>;

@@ -3,11 +3,11 @@
  * 14 of STAGES in order, each started by `stage`. Each stage is a call to job-stages.ts or
  * memo-stages.ts that returns here; the img log and the key's lease are settled by JobEnding.
  */
-import type { BuildReporter } from '../src/builds/types.js';
-import type { CommandLogWriter } from '../src/logs/types.js';
+import type { BuildReporter } from '../../src/builds/types.js';
+import type { CommandLogWriter } from '../../src/logs/types.js';
 import type { BuildDeps } from './build-deps.js';
-import { startPendingCli, type PendingCli } from './builder/pending-cli.js';
-import { createRequestDir, removeRequestDir } from './common/request-dir.js';
+import { startPendingCli, type PendingCli } from '../builder/pending-cli.js';
+import { createRequestDir, removeRequestDir } from '../common/request-dir.js';
 import { JobEnding, type CheckedOut, type Cloned, type Job, type JobReuse } from './job.js';
 import { reportingLogStore, reportKey } from './job-details.js';
 import {
@@ -21,11 +21,11 @@ import {
   recordImage,
 } from './job-stages.js';
 import { lookUpAnswered, remember, reuseAnswered } from './memo-stages.js';
-import type { BuildPlan } from './plan/plan-types.js';
-import type { Decision, JobOutcome } from './reuse/decision.js';
-import { BuildLaps } from './stages/laps.js';
-import { stage } from './stages/stage.js';
-import { STAGES } from './stages/table.js';
+import type { BuildPlan } from '../plan/plan-types.js';
+import type { Decision, JobOutcome } from '../reuse/decision.js';
+import { BuildLaps } from '../stages/laps.js';
+import { stage } from '../stages/stage.js';
+import { STAGES } from '../stages/table.js';
 
 /** The job of an admitted build, in its slot: its outcome (a result, or waiting for another build). */
 export async function runJob(

@@ -4,28 +4,28 @@
  * the checkout, 12 build and push, 13 record the image. Each returns to the flow; none calls
  * another stage. The record's phase is set by the flow, from each stage's row.
  */
-import { reasonOf, serviceError } from '../src/errors/errors.js';
-import { retryAfterDelays } from '../src/errors/retry.js';
-import { cancellationOf } from '../src/exec/cancellation.js';
-import type { CommandLogWriter } from '../src/logs/types.js';
-import { resolveDefinition } from './builder/definition.js';
-import { buildAndPush as devcontainerBuild } from './builder/devcontainer-build.js';
-import { openClone } from './git/clone.js';
-import { openTreesFirst } from './git/tree-clone.js';
-import type { BuildResult } from './plan/plan-types.js';
-import { guardedKey, keyDeps, keyFromCheckout as checkoutKey, type Keyed } from './reuse/checkout-key.js';
+import { reasonOf, serviceError } from '../../src/errors/errors.js';
+import { retryAfterDelays } from '../../src/errors/retry.js';
+import { cancellationOf } from '../../src/exec/cancellation.js';
+import type { CommandLogWriter } from '../../src/logs/types.js';
+import { resolveDefinition } from '../builder/definition.js';
+import { buildAndPush as devcontainerBuild } from '../builder/devcontainer-build.js';
+import { openClone } from '../git/clone.js';
+import { openTreesFirst } from '../git/tree-clone.js';
+import type { BuildResult } from '../plan/plan-types.js';
+import { guardedKey, keyDeps, keyFromCheckout as checkoutKey, type Keyed } from '../reuse/checkout-key.js';
 import {
   decideForKey,
   recordBuiltKey,
   type Decision,
   type JobOutcome,
   type ResultSoFar,
-} from './reuse/decision.js';
-import { registryAccess } from './reuse/reuse-deps.js';
-import { pushedDigest, signAnswered } from './reuse/reuse-image.js';
-import { ImageTarget } from '../src/rules/image-target.js';
-import { keyFromTrees as treeKey } from './reuse/tree-key.js';
-import { StepTracker } from './builder/buildkit-steps.js';
+} from '../reuse/decision.js';
+import { registryAccess } from '../reuse/reuse-deps.js';
+import { pushedDigest, signAnswered } from '../reuse/reuse-image.js';
+import { ImageTarget } from '../../src/rules/image-target.js';
+import { keyFromTrees as treeKey } from '../reuse/tree-key.js';
+import { StepTracker } from '../builder/buildkit-steps.js';
 import type { CheckedOut, Cloned, Job, JobEnding } from './job.js';
 import { reportPushed, reportSteps, tappedLog } from './job-details.js';
 // 5. clone: the partial clone of the plan's branch (git log); the build learns its commit and image.

@@ -3,13 +3,13 @@
  * its record), the resources DELETE finds here, the build-ended listeners, and the runs in
  * progress that the drain on SIGTERM waits for.
  */
-import type { BuildEndedListener, BuildRecord } from '../src/builds/types.js';
-import type { Logger } from '../src/observability/logger.js';
+import type { BuildEndedListener, BuildRecord } from '../../src/builds/types.js';
+import type { Logger } from '../../src/observability/logger.js';
 import { answerUnstarted } from './answer.js';
 import { runBuild, type FlowParts } from './build-flow.js';
 import { BuildResource } from './build-resource.js';
-import { remoteTip } from './git/ls-remote.js';
-import type { BuildPlan, BuildResult } from './plan/plan-types.js';
+import { remoteTip } from '../git/ls-remote.js';
+import type { BuildPlan, BuildResult } from '../plan/plan-types.js';
 import type { BuildWorkerContext, Submission } from './worker-types.js';
 
 export class BuildRuns {

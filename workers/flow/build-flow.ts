@@ -6,21 +6,21 @@
  * 15 answer (answer.ts). Entered once per request; every stage returns here, none calls in.
  */
 import { randomUUID } from 'node:crypto';
-import { serviceError } from '../src/errors/errors.js';
-import { Cancellation } from '../src/exec/cancellation.js';
+import { serviceError } from '../../src/errors/errors.js';
+import { Cancellation } from '../../src/exec/cancellation.js';
 import { identified, placeAndRecord, type Flow, type PlacedJob, type Started } from './admission.js';
 import { answerBuild, countAnswer, failureStatus, stopwatch, type Settled } from './answer.js';
-import type { BuildDeps } from './build-deps.js';
+import type { BuildDeps } from '../job/build-deps.js';
 import { identicalToFollow, onAbort, waitForSameKey, type FollowParts } from './follow.js';
-import type { JobReuse } from './job.js';
-import { runJob } from './job-flow.js';
-import type { BuildPlan, BuildResult } from './plan/plan-types.js';
-import { isFollowingJob, type JobOutcome } from './reuse/decision.js';
-import type { OwnedBuild } from './reuse/in-flight.js';
-import { requestIdentity } from './reuse/request-identity.js';
-import { BuildLaps } from './stages/laps.js';
-import { stage } from './stages/stage.js';
-import { STAGES } from './stages/table.js';
+import type { JobReuse } from '../job/job.js';
+import { runJob } from '../job/job-flow.js';
+import type { BuildPlan, BuildResult } from '../plan/plan-types.js';
+import { isFollowingJob, type JobOutcome } from '../reuse/decision.js';
+import type { OwnedBuild } from '../reuse/in-flight.js';
+import { requestIdentity } from '../reuse/request-identity.js';
+import { BuildLaps } from '../stages/laps.js';
+import { stage } from '../stages/stage.js';
+import { STAGES } from '../stages/table.js';
 
 export type { Flow, FlowParts } from './admission.js';
 

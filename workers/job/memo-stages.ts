@@ -4,12 +4,12 @@
  * the same request shape (no clone); 14 remember the answer, after a keyed answer.
  */
 import type { Job, Cloned } from './job.js';
-import type { BuildResult } from './plan/plan-types.js';
-import { answerFromMemo, rememberAnswer, type MemoOutcome } from './reuse/commit-memo.js';
-import { isFollowingJob, type Decision, type JobOutcome } from './reuse/decision.js';
-import { stage } from './stages/stage.js';
-import { STAGES } from './stages/table.js';
-import { TaggedImageTarget } from '../src/rules/image-target.js';
+import type { BuildResult } from '../plan/plan-types.js';
+import { answerFromMemo, rememberAnswer, type MemoOutcome } from '../reuse/commit-memo.js';
+import { isFollowingJob, type Decision, type JobOutcome } from '../reuse/decision.js';
+import { stage } from '../stages/stage.js';
+import { STAGES } from '../stages/table.js';
+import { TaggedImageTarget } from '../../src/rules/image-target.js';
 
 // 3. look up the answered commits: the request shape's record for the branch's head, if it still
 // answers (its image and movable inputs unchanged); else why not (nothing to say: none applied).

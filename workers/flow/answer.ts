@@ -4,20 +4,20 @@
  * failed"; a refusal is told where it is made, busy.ts) and kept in its record. The one place
  * builds are counted.
  */
-import type { BuildAnswer } from '../src/builds/types.js';
+import type { BuildAnswer } from '../../src/builds/types.js';
 import {
   BuildersFullError,
   BusyError,
   serviceError,
   isServiceError,
   withLogId,
-} from '../src/errors/errors.js';
-import { cancellationOf } from '../src/exec/cancellation.js';
-import type { Logger } from '../src/observability/logger.js';
-import type { BuildStatus, Metrics } from '../src/observability/metrics.js';
+} from '../../src/errors/errors.js';
+import { cancellationOf } from '../../src/exec/cancellation.js';
+import type { Logger } from '../../src/observability/logger.js';
+import type { BuildStatus, Metrics } from '../../src/observability/metrics.js';
 import type { BuildResource } from './build-resource.js';
-import type { BuildPlan, BuildResult } from './plan/plan-types.js';
-import type { Reservation } from './slots.js';
+import type { BuildPlan, BuildResult } from '../plan/plan-types.js';
+import type { Reservation } from '../queue/slots.js';
 
 /** A build as it is answered: its plan, request, record, and what it was counted against. */
 export interface Ending {
