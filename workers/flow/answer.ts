@@ -19,15 +19,14 @@ import type { BuildResource } from './build-resource.js';
 import type { BuildPlan, BuildResult } from '../plan/plan-types.js';
 import type { Reservation } from '../queue/slots.js';
 
-/** A build as it is answered: its plan, request, record, and what it was counted against. */
-export interface Ending {
+/** A build as it is answered: its flow, and the seconds since it was submitted. */
+interface Ending {
   readonly plan: BuildPlan;
-  readonly submission: { readonly logger: Logger; readonly reservation?: Reservation | undefined };
   readonly resource: BuildResource;
-  readonly parts: { readonly deps: { readonly metrics: Metrics } };
   /** Aborted when the build's last waiter has gone, or it was cancelled. */
   readonly signal: AbortSignal;
-  /** Seconds since the build was submitted. */
+  readonly submission: { readonly logger: Logger; readonly reservation?: Reservation | undefined };
+  readonly parts: { readonly deps: { readonly metrics: Metrics } };
   readonly elapsedSeconds: () => number;
 }
 

@@ -10,8 +10,7 @@ import { serviceError } from '../../src/errors/errors.js';
 import { Cancellation } from '../../src/exec/cancellation.js';
 import { identified, placeAndRecord, type Flow, type PlacedJob, type Started } from './admission.js';
 import { answerBuild, countAnswer, failureStatus, stopwatch, type Settled } from './answer.js';
-import type { BuildDeps } from '../job/build-deps.js';
-import { identicalToFollow, onAbort, waitForSameKey, type FollowParts } from './follow.js';
+import { identicalToFollow, onAbort, waitForSameKey } from './follow.js';
 import type { JobReuse } from '../job/job.js';
 import { runJob } from '../job/job-flow.js';
 import type { BuildPlan, BuildResult } from '../plan/plan-types.js';
@@ -67,7 +66,7 @@ async function admit(flow: Started): Promise<Admitted> {
   // Looked up and, when absent, registered in the same synchronous step: a burst has one owner.
   const existing = deps.reuse.inFlight.find(id);
   if (existing !== undefined) {
-    const follow = await identicalToFollow(plan, followParts(flow), existing, flow.signal);
+    const follow = await identicalToFollow(flow, plan, existing);
     if (follow !== undefined) return { kind: 'follow', plan, follow };
   }
   const { inFlight } = deps.reuse;
@@ -109,9 +108,7 @@ async function ownBuild(flow: Started, first: PlacedJob, own: OwnedBuild<BuildRe
     let outcome = await inSlot(flow, first, own.signal, { own, followAllowed: true });
     for (let waits = 1; isFollowingJob(outcome); waits += 1) {
       const following = outcome;
-      const answer = await stage(flow, STAGES.waitForSameKey, () =>
-        waitForSameKey(flow.plan, followParts(flow), following, own),
-      );
+      const answer = await stage(flow, STAGES.waitForSameKey, () => waitForSameKey(flow, following, own));
       if (!('rebuild' in answer)) {
         outcome = answer;
         break;
@@ -141,16 +138,6 @@ function resultOf(outcome: JobOutcome): BuildResult {
   if (isFollowingJob(outcome))
     throw serviceError('INTERNAL', {}, { cause: 'a job without reuse cannot wait for another build' });
   return outcome;
-}
-
-/** What following and waiting use of this flow. */
-function followParts(flow: Started): FollowParts {
-  const deps: BuildDeps = { ...flow.parts.deps, logger: flow.submission.logger };
-  return {
-    deps,
-    remoteTip: (plan, signal) => flow.parts.remoteTip(plan, deps, signal),
-    followed: (buildId) => void buildId.then((id) => flow.resource.follow(id)),
-  };
 }
 
 /** The job of `placed` in its slot (never busy: admitted), its deadline; the builder told how it ended. */

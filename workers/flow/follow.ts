@@ -7,20 +7,17 @@
 import { Cancellation } from '../../src/exec/cancellation.js';
 import { reasonOf } from '../../src/errors/errors.js';
 import type { BuildDeps } from '../job/build-deps.js';
+import type { Started } from './admission.js';
 import type { BuildPlan, BuildResult } from '../plan/plan-types.js';
-import { formatElapsed, logReused, type FollowingJob } from '../reuse/decision.js';
+import { countReuse, formatElapsed, reuseByRecordedKey, type FollowingJob } from '../reuse/decision.js';
 import type { InFlightBuild, OwnedBuild, Waiter } from '../reuse/in-flight.js';
 import { registryAccess } from '../reuse/reuse-deps.js';
-import { pushedDigest, reuseByKey } from '../reuse/reuse-image.js';
+import { pushedDigest } from '../reuse/reuse-image.js';
 import { TaggedImageTarget } from '../../src/rules/image-target.js';
 
-/** What following uses of the flow: its deps, the branch's tip, and where a follower is told. */
-export interface FollowParts {
-  readonly deps: BuildDeps;
-  /** The commits the request's branch points at now (git ls-remote). */
-  readonly remoteTip: (plan: BuildPlan, signal: AbortSignal) => Promise<string[]>;
-  /** The request follows the identical build in flight with this record id. */
-  readonly followed: (buildId: Promise<string | undefined>) => void;
+/** The worker's deps, logging as the request. */
+function requestDeps(flow: Started): BuildDeps {
+  return { ...flow.parts.deps, logger: flow.submission.logger };
 }
 
 /** Calls `leave` when `signal` aborts; returns the detach function. */
@@ -39,27 +36,28 @@ export function onAbort(signal: AbortSignal, leave: () => void): () => void {
  * undefined when it must build itself.
  */
 export async function identicalToFollow(
+  flow: Started,
   plan: BuildPlan,
-  parts: FollowParts,
   existing: InFlightBuild<BuildResult>,
-  clientSignal: AbortSignal,
 ): Promise<(() => Promise<BuildResult>) | undefined> {
+  const clientSignal = flow.signal;
+  const deps = requestDeps(flow);
   // The branch's tip is asked for at once, while the build in flight may still be cloning: a
   // follower then answers with that build, not a `git ls-remote` after it.
   const [commit, tips] = await Promise.all([
     existing.commit,
-    parts.remoteTip(plan, clientSignal).catch(() => undefined),
+    flow.parts.remoteTip(plan, deps, clientSignal).catch(() => undefined),
   ]);
   if (commit === undefined) return undefined;
   if (tips === undefined) {
-    parts.deps.logger.info({ repository: plan.repository }, 'branch tip not checked: not followed early');
+    deps.logger.info({ repository: plan.repository }, 'branch tip not checked: not followed early');
     return undefined;
   }
   if (!tips.includes(commit)) return undefined;
   const waiter = existing.follow();
   if (waiter === undefined) return undefined;
-  parts.deps.metrics.buildFollowsTotal.inc();
-  parts.followed(existing.buildId);
+  deps.metrics.buildFollowsTotal.inc();
+  void existing.buildId.then((id) => flow.resource.follow(id));
   return () => followIdentical(existing, waiter, clientSignal);
 }
 
@@ -85,11 +83,12 @@ async function followIdentical(
  * left no outcome (its replica died), so another of its waiters may be building it already.
  */
 export async function waitForSameKey(
-  plan: BuildPlan,
-  parts: FollowParts,
+  flow: Started,
   following: FollowingJob,
   own: OwnedBuild<BuildResult>,
 ): Promise<BuildResult | { rebuild: string; lost: boolean }> {
+  const { plan } = flow;
+  const deps = requestDeps(flow);
   const started = performance.now();
   const building = (why: string, lost = false) => {
     following.log.write(`# ${why}: building\n`);
@@ -98,7 +97,7 @@ export async function waitForSameKey(
   try {
     const waiting = following.followed.wait(own.signal);
     if (waiting === undefined) return building('the build with the same key was abandoned');
-    parts.deps.metrics.buildFollowsTotal.inc();
+    deps.metrics.buildFollowsTotal.inc();
     const outcome = await waiting;
     if (!outcome.ok) return building(outcome.why, outcome.lost === true);
     const other = outcome.built;
@@ -108,26 +107,18 @@ export async function waitForSameKey(
       following.log.write(
         `the build with the same key pushed ${other.image} itself: reused, nothing to write\n`,
       );
-      parts.deps.metrics.buildReusesTotal.inc();
-      const digest = other.digest ?? (await pushedDigest(target, registryAccess(plan, parts.deps)));
+      countReuse(deps);
+      const digest = other.digest ?? (await pushedDigest(target, registryAccess(plan, deps)));
       return { ...soFar, imageBuildLogId: following.log.id, digest };
     }
-    const reused = await reuseByKey(
+    const reuse = { plan, deps, source: following.source, target, log: following.log };
+    const digest = await reuseByRecordedKey(
+      reuse,
       following.keyed.key,
-      target,
-      following.source,
-      registryAccess(plan, parts.deps),
+      () => `${formatElapsed(started)} after that build`,
     );
-    if (reused.kind === 'absent') return building('the build followed recorded no key');
-    logReused(
-      following.log,
-      reused,
-      following.keyed.key,
-      `${formatElapsed(started)} after that build`,
-      soFar.image,
-    );
-    parts.deps.metrics.buildReusesTotal.inc();
-    return { ...soFar, imageBuildLogId: following.log.id, digest: reused.digest };
+    if (digest === undefined) return building('the build followed recorded no key');
+    return { ...soFar, imageBuildLogId: following.log.id, digest };
   } catch (err) {
     return building(`reusing the image of the build with the same key failed (${reasonOf(err)})`);
   } finally {

@@ -6,7 +6,7 @@
 import type { Job, Cloned } from './job.js';
 import type { BuildResult } from '../plan/plan-types.js';
 import { answerFromMemo, rememberAnswer, type MemoOutcome } from '../reuse/commit-memo.js';
-import { isFollowingJob, type Decision, type JobOutcome } from '../reuse/decision.js';
+import { countReuse, isFollowingJob, type Decision, type JobOutcome } from '../reuse/decision.js';
 import { stage } from '../stages/stage.js';
 import { STAGES } from '../stages/table.js';
 import { TaggedImageTarget } from '../../src/rules/image-target.js';
@@ -45,7 +45,7 @@ export async function reuseAnswered(
         `${answer.movable.length} base image(s) and feature(s) by tag unchanged: reused, no build, no clone ` +
         `(${((performance.now() - started) / 1000).toFixed(2)} s); ${target.image} is ${answer.digest}\n`,
     );
-    deps.metrics.buildReusesTotal.inc();
+    countReuse(deps);
     deps.reuse.reusedFrom?.(target, answer.digest);
     imgLog.write(job.laps.line());
   } finally {

@@ -137,6 +137,29 @@ async function followOrOwn(
   return { kind: 'own' };
 }
 
+/** A request answered with an earlier image: counted here, the one place reuses are counted. O(1). */
+export function countReuse(deps: { readonly metrics: Pick<StepDeps['metrics'], 'buildReusesTotal'> }): void {
+  deps.metrics.buildReusesTotal.inc();
+}
+
+/**
+ * Reuse by key, decided here only: the tag of `input.target` written from the image recorded
+ * under `key` (labels of `input.source`), logged and counted; its digest, or undefined when the
+ * key records no image. Throws when the registry fails. `how`: the time it took, for the log.
+ */
+export async function reuseByRecordedKey(
+  input: Pick<DecisionInput, 'plan' | 'deps' | 'source' | 'target' | 'log'>,
+  key: string,
+  how: () => string,
+): Promise<string | undefined> {
+  const { plan, deps, log, target } = input;
+  const outcome = await reuseByKey(key, target, input.source, registryAccess(plan, deps));
+  if (outcome.kind !== 'reused') return undefined;
+  logReused(log, outcome, key, how(), target.image);
+  countReuse(deps);
+  return outcome.digest;
+}
+
 /**
  * The tag written from the image recorded under the key: its digest, or undefined when there is
  * none or the reuse failed (then the job builds). `started`: when the key computation began.
@@ -146,14 +169,12 @@ async function reuseRecorded(
   keyed: Keyed,
   started: number,
 ): Promise<string | undefined> {
-  const { plan, deps, log, target } = input;
+  const { log, target } = input;
   try {
-    const outcome = await reuseByKey(keyed.key, target, input.source, registryAccess(plan, deps));
-    if (outcome.kind === 'reused') {
-      logReused(log, outcome, keyed.key, formatElapsed(started), target.image);
-      await deps.reuse.recent.set(recentId(input), keyed.input);
-      deps.metrics.buildReusesTotal.inc();
-      return outcome.digest;
+    const digest = await reuseByRecordedKey(input, keyed.key, () => formatElapsed(started));
+    if (digest !== undefined) {
+      await input.deps.reuse.recent.set(recentId(input), keyed.input);
+      return digest;
     }
     log.write(`no earlier image with this key (${buildKeyTag(keyed.key)} is not in ${target.repository})\n`);
   } catch (err) {
