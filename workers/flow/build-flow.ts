@@ -14,7 +14,7 @@ import { identicalToFollow, onAbort, waitForSameKey } from './follow.js';
 import type { JobReuse } from '../job/job.js';
 import { runJob } from '../job/job-flow.js';
 import type { BuildPlan, BuildResult } from '../plan/plan-types.js';
-import { isFollowingJob, type JobOutcome } from '../reuse/decision.js';
+import { isWaitingJob, type JobOutcome } from '../reuse/decision.js';
 import type { OwnedBuild } from '../reuse/in-flight.js';
 import { requestIdentity } from '../reuse/request-identity.js';
 import { BuildLaps } from '../stages/laps.js';
@@ -24,7 +24,7 @@ import { STAGES } from '../stages/table.js';
 export type { Flow, FlowParts } from './admission.js';
 
 /** A build from its admission to its answer: its result, or it throws the answer's error. */
-export async function runBuild(flow: Flow): Promise<BuildResult> {
+export async function runFlow(flow: Flow): Promise<BuildResult> {
   const elapsedSeconds = stopwatch();
   const signal = AbortSignal.any([flow.submission.signal, flow.resource.signal]);
   const started: Started = { ...flow, signal, laps: new BuildLaps(flow.submission.logger) };
@@ -106,7 +106,7 @@ async function ownBuild(flow: Started, first: PlacedJob, own: OwnedBuild<BuildRe
   const cancelled = onAbort(cancelSignal, () => own.cancel(cancelSignal.reason));
   try {
     let outcome = await inSlot(flow, first, own.signal, { own, followAllowed: true });
-    for (let waits = 1; isFollowingJob(outcome); waits += 1) {
+    for (let waits = 1; isWaitingJob(outcome); waits += 1) {
       const following = outcome;
       const answer = await stage(flow, STAGES.waitForSameKey, () => waitForSameKey(flow, following, own));
       if (!('rebuild' in answer)) {
@@ -135,7 +135,7 @@ function settledOwn(own: OwnedBuild<BuildResult>, settled: Settled): BuildResult
 
 /** A job outcome that must be a result (reuse off: the job never waits for another build). */
 function resultOf(outcome: JobOutcome): BuildResult {
-  if (isFollowingJob(outcome))
+  if (isWaitingJob(outcome))
     throw serviceError('INTERNAL', {}, { cause: 'a job without reuse cannot wait for another build' });
   return outcome;
 }

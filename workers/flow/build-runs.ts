@@ -6,7 +6,7 @@
 import type { BuildEndedListener, BuildRecord } from '../../src/builds/types.js';
 import type { Logger } from '../../src/observability/logger.js';
 import { answerUnstarted } from './answer.js';
-import { runBuild, type FlowParts } from './build-flow.js';
+import { runFlow, type FlowParts } from './build-flow.js';
 import { BuildResource } from './build-resource.js';
 import { remoteTip } from '../git/ls-remote.js';
 import type { BuildPlan, BuildResult } from '../plan/plan-types.js';
@@ -60,7 +60,7 @@ export class BuildRuns {
   /** The flow of one request (build-flow.ts): its answer, its record ended with it. */
   run(plan: BuildPlan, submission: Submission, resource: BuildResource): Promise<BuildResult> {
     this.#local.add(resource);
-    const result = runBuild({ plan, submission, resource, parts: this.#parts }).finally(() =>
+    const result = runFlow({ plan, submission, resource, parts: this.#parts }).finally(() =>
       this.#local.delete(resource),
     );
     const settled = result.catch(() => undefined);

@@ -9,7 +9,7 @@ import { reasonOf } from '../../src/errors/errors.js';
 import type { BuildDeps } from '../job/build-deps.js';
 import type { Started } from './admission.js';
 import type { BuildPlan, BuildResult } from '../plan/plan-types.js';
-import { countReuse, formatElapsed, reuseByRecordedKey, type FollowingJob } from '../reuse/decision.js';
+import { countReuse, formatElapsed, reuseByRecordedKey, type WaitingJob } from '../reuse/decision.js';
 import type { InFlightBuild, OwnedBuild, Waiter } from '../reuse/in-flight.js';
 import { registryAccess } from '../reuse/reuse-deps.js';
 import { pushedDigest } from '../reuse/reuse-image.js';
@@ -84,7 +84,7 @@ async function followIdentical(
  */
 export async function waitForSameKey(
   flow: Started,
-  following: FollowingJob,
+  following: WaitingJob,
   own: OwnedBuild<BuildResult>,
 ): Promise<BuildResult | { rebuild: string; lost: boolean }> {
   const { plan } = flow;

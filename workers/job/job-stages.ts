@@ -215,7 +215,7 @@ export function answered(
   decision: Exclude<Decision, { kind: 'build' }>,
   log: CommandLogWriter,
 ): JobOutcome {
-  if (decision.kind === 'follow') return { ...decision, soFar: job.soFar, log, source: job.source };
+  if (decision.kind === 'wait') return { ...decision, soFar: job.soFar, log, source: job.source };
   return { ...job.soFar, imageBuildLogId: log.id, digest: decision.digest };
 }
 

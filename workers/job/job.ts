@@ -12,7 +12,7 @@ import type { RequestDir } from '../common/request-dir.js';
 import type { ClonedRepository, OpenClone } from '../git/clone.js';
 import type { HeldLease } from '../leases/leases.js';
 import type { BuildPlan, BuildResult } from '../plan/plan-types.js';
-import { isFollowingJob, type Decision, type JobOutcome, type ResultSoFar } from '../reuse/decision.js';
+import { isWaitingJob, type Decision, type JobOutcome, type ResultSoFar } from '../reuse/decision.js';
 import type { ImageSource } from '../../src/rules/image-labels.js';
 import type { TaggedImageTarget } from '../../src/rules/image-target.js';
 import type { BuildLaps } from '../stages/laps.js';
@@ -85,7 +85,7 @@ export class JobEnding {
 
   /** A decision: its lease (if any) is now the job's to release. */
   decided(decision: Decision): Decision {
-    this.#lease = decision.kind === 'follow' ? undefined : decision.lease;
+    this.#lease = decision.kind === 'wait' ? undefined : decision.lease;
     return decision;
   }
 
@@ -97,10 +97,10 @@ export class JobEnding {
 
   async close(): Promise<void> {
     const outcome = this.#outcome;
-    const built = outcome === undefined || isFollowingJob(outcome) ? undefined : outcome;
+    const built = outcome === undefined || isWaitingJob(outcome) ? undefined : outcome;
     // The builds that follow this one on other replicas learn where its image is (or that it failed).
     await this.#lease?.release(built);
-    if (outcome === undefined || !isFollowingJob(outcome)) {
+    if (outcome === undefined || !isWaitingJob(outcome)) {
       this.#log?.write(this.#job.laps.line());
       await this.#log?.close();
     }

@@ -6,7 +6,7 @@
 import type { Job, Cloned } from './job.js';
 import type { BuildResult } from '../plan/plan-types.js';
 import { answerFromMemo, rememberAnswer, type MemoOutcome } from '../reuse/commit-memo.js';
-import { countReuse, isFollowingJob, type Decision, type JobOutcome } from '../reuse/decision.js';
+import { countReuse, isWaitingJob, type Decision, type JobOutcome } from '../reuse/decision.js';
 import { stage } from '../stages/stage.js';
 import { STAGES } from '../stages/table.js';
 import { TaggedImageTarget } from '../../src/rules/image-target.js';
@@ -71,7 +71,7 @@ export async function remember(
   result: JobOutcome,
 ): Promise<JobOutcome> {
   const keyed = decision?.keyed;
-  if (keyed === undefined || isFollowingJob(result)) return result;
+  if (keyed === undefined || isWaitingJob(result)) return result;
   await stage(job, STAGES.rememberAnswer, async () => {
     const failed = await rememberAnswer(job.plan, job.deps, keyed, result);
     if (failed !== undefined) job.deps.logger.warn({ repository: job.plan.repository }, failed.trim());

@@ -11,7 +11,7 @@ import type { BuildResult } from '../../../workers/plan/plan-types.js';
 import { createBuildQueue } from '../../../workers/queue/slots.js';
 import type { FollowedOutcome } from '../../../workers/leases/leases.js';
 import type { JobOutcome } from '../../../workers/reuse/decision.js';
-import { runBuild } from '../../../workers/flow/build-flow.js';
+import { runFlow } from '../../../workers/flow/build-flow.js';
 import type { BuildJobRunner } from '../../../workers/build-worker.js';
 import type { BuilderFleet } from '../../../workers/builder/fleet/fleet.js';
 import { BuildResource } from '../../../workers/flow/build-resource.js';
@@ -70,7 +70,7 @@ function harness(options: { tips: () => Promise<string[]>; maxConcurrent?: numbe
   /** One request through the flow, its job `run` (default: the gated one). */
   const admit = (clientSignal: AbortSignal, run: FakeJob = job): Promise<BuildResult> => {
     const runJob = ((_plan, _deps, signal, _reporter, reuse) => run(signal, reuse)) as BuildJobRunner;
-    return runBuild({
+    return runFlow({
       plan,
       submission: { requestId: 'r', logger, signal: clientSignal },
       resource: new BuildResource(builds, logger, []),
@@ -158,7 +158,7 @@ async function followedEach(outcome: FollowedOutcome) {
     calls.push({ followAllowed: reuse?.followAllowed ?? false, note: reuse?.note });
     if (reuse?.followAllowed !== true) return result(COMMIT);
     return {
-      kind: 'follow',
+      kind: 'wait',
       followed: { where: 'another replica', wait: async () => outcome },
       keyed: { key: 'k'.repeat(64), input: {} },
       soFar: { ...result(COMMIT), imageBuildLogId: undefined },
