@@ -25,7 +25,7 @@ import {
 } from '../test/helpers/build-support.js';
 import { SECRETS_FIXTURE_DOCKERFILE } from '../test/stack/fixtures.js';
 import { IDENTITY_ARG, KEYED_DOCKERFILE_SCRIPT } from '../workers/builder/docker-wrapper.js';
-import { runBuildJob } from '../workers/build-flow.js';
+import { runJob } from '../workers/job/job-flow.js';
 import type { BuildJobRunner } from '../workers/build-worker.js';
 
 const runs = Number(/^runs=(\d+)$/.exec(process.argv[2] ?? '')?.[1] ?? 10);
@@ -95,7 +95,7 @@ const keyed = await startBuildApp();
 // The baseline: the same worker, its jobs handed the plan without the secrets' identity.
 const unkeyedJob: BuildJobRunner = (plan, deps, signal, reporter, reuse) => {
   const { secretsIdentity: _dropped, ...unkeyedPlan } = plan;
-  return runBuildJob(unkeyedPlan, deps, signal, reporter, reuse);
+  return runJob(unkeyedPlan, deps, signal, reporter, reuse);
 };
 const unkeyed = await startBuildApp({}, { app: { build: { runJob: unkeyedJob } } });
 try {

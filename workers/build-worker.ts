@@ -5,20 +5,25 @@
  */
 import type { BuildAnswer, BuildEndedListener, BuildRecord } from '../src/builds/types.js';
 import { serviceError } from '../src/errors/errors.js';
-import { cancelledBy, countRefusal } from './answer.js';
-import { createBuildDeps } from './build-deps.js';
-import { BuildRuns } from './build-runs.js';
+import { cancelledBy, countRefusal } from './flow/answer.js';
+import { createBuildDeps } from './job/build-deps.js';
+import { BuildRuns } from './flow/build-runs.js';
 import { BuilderFleet } from './builder/fleet/fleet.js';
 import type { BuilderState } from './builder/fleet/health.js';
-import { IdempotentRequests, type Idempotency } from './idempotency.js';
+import { IdempotentRequests, type Idempotency } from './flow/idempotency.js';
 import type { BuildPlan, BuildResult } from './plan/plan-types.js';
-import { createBuildQueue, type BuildQueue } from './slots.js';
-import { QueuedBuilds } from './queued-builds.js';
+import { createBuildQueue, type BuildQueue } from './queue/slots.js';
+import { QueuedBuilds } from './flow/queued-builds.js';
 import { tenantOf } from '../src/rules/tenants.js';
-import type { BuildWorkerContext, BuildWorkerOptions, StartOptions, Submission } from './worker-types.js';
+import type {
+  BuildWorkerContext,
+  BuildWorkerOptions,
+  StartOptions,
+  Submission,
+} from './flow/worker-types.js';
 
-export type { BuildJobRunner, BuildWorkerOptions } from './worker-types.js';
-export type { Idempotency } from './idempotency.js';
+export type { BuildJobRunner, BuildWorkerOptions } from './flow/worker-types.js';
+export type { Idempotency } from './flow/idempotency.js';
 
 export class BuildWorker {
   readonly #ctx: BuildWorkerContext;

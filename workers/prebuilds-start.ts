@@ -11,7 +11,7 @@ import type { Metrics } from '../src/observability/metrics.js';
 import { MemoryDeliveryLog } from '../src/prebuilds/deliveries.js';
 import { RegistryClient } from '../src/registry/client.js';
 import type { BuildWorker } from './build-worker.js';
-import { WorkerPrebuildBuilds } from './prebuild-builds.js';
+import { WorkerPrebuildBuilds } from './prebuilds/worker-builds.js';
 import { Prebuilds } from './prebuilds/prebuilds.js';
 import { Reconciler } from './prebuilds/reconcile.js';
 import { Refresher } from './prebuilds/refresh.js';

@@ -51,8 +51,10 @@ export interface NewBuild {
   readonly queued?: boolean;
 }
 
-/** One stage of a build's job (workers/build-flow.ts): clone, key, decide, build and push, record... */
+/** One stage of a build as it ended (workers/stages/table.ts numbers and names them). */
 export interface BuildStage {
+  /** Its number in the table of stages (workers/stages/table.ts). */
+  readonly number?: number;
   readonly name: string;
   /** ISO 8601, UTC. */
   readonly startedAt: string;

@@ -122,7 +122,7 @@ test('an unchanged commit is answered without a clone; its provenance and signat
   const built = await postBuild(app, body);
   const first = await answered(t, app, built);
   t.true(ranCli(first.img), first.img);
-  t.regex(first.img, /# stages: .*build and push/);
+  t.regex(first.img, /# stages: .*#12 build and push/);
 
   for (let i = 0; i < 2; i++) {
     const before = (await git.commands()).length;
@@ -132,7 +132,7 @@ test('an unchanged commit is answered without a clone; its provenance and signat
     // Over https the branch's head is read from `info/refs` in process: no git process at all.
     t.deepEqual(commands, [], `no git process ran: ${commands.join('\n')}`);
     t.regex(logs.img, NO_CLONE);
-    t.regex(logs.img, /# stages: answered commits /);
+    t.regex(logs.img, /# stages: #3 look up the answered commits /);
     t.regex(logs.img, /# already signed sha256:/);
     t.regex(logs.git, /^GET https:\/\/\S+\/info\/refs\?service=git-upload-pack\n/);
     t.regex(logs.git, /nothing cloned/);

@@ -24,6 +24,7 @@ import { metricValue } from '../helpers/metrics.js';
 import { loadOpenApi, schemaValidator } from '../helpers/openapi.js';
 import { MANIFEST_ACCEPT, registryFetch } from '../stack/registry-client.js';
 import type { BuildRecord } from '../../src/builds/types.js';
+import { architectureStages } from '../helpers/architecture-stages.js';
 
 const json = (v: unknown): string => `${JSON.stringify(v, null, 2)}\n`;
 const FEATURE_JSON = json({ id: 'hello', version: '1.0.0', name: 'hello' });
@@ -194,8 +195,7 @@ async function buildAndRecord(
   );
   const record = (await (await fetch(`${app.url}/builds/${listed?.id ?? 'none'}`)).json()) as BuildRecord;
   t.true(recordSchema(record), JSON.stringify(recordSchema.errors));
-  const stages = record.stages?.map((stage) => stage.name) ?? [];
-  t.true(stages.includes('clone') && stages.includes('build and push'), stages.join(', '));
+  sameStages(t, app, record);
   t.true((record.totalSteps ?? 0) > 0 && record.totalSteps === record.steps?.length, 'BuildKit steps listed');
   t.is(record.pushed?.digest, res.body.digest as string);
   for (const platform of record.pushed?.platforms ?? []) {
@@ -216,6 +216,32 @@ async function buildAndRecord(
   t.true((record.pushed?.platforms.length ?? 0) > 0, 'the pushed image names its platforms');
   t.regex(record.key?.key ?? '', /^[0-9a-f]{64}$/);
   return { log, record, rebuiltBecause: (record.rebuiltBecause?.inputs ?? []).join('; ') };
+}
+
+/**
+ * The build's stages told one way: its service log's laps (`#n name: ms`, its request's lines),
+ * its record's `stages` and ARCHITECTURE.md list the same numbers and names; a full build's
+ * include its clone and its build and push.
+ */
+function sameStages(t: ExecutionContext, app: RunningApp, record: BuildRecord): void {
+  const fromRecord = (record.stages ?? []).map((stage) => `${stage.number ?? '?'} ${stage.name}`);
+  const fromLog = app
+    .logLines()
+    .filter((line) => line.requestId === record.requestId && typeof line.stageNumber === 'number')
+    .map((line) =>
+      String(line.msg)
+        .replace(/: \d+ ms$/, '')
+        .replace(/^#/, ''),
+    );
+  t.deepEqual(fromLog, fromRecord, 'the log laps and the record list the same stages');
+  const listed = new Set(architectureStages());
+  t.deepEqual(
+    fromRecord.filter((stage) => !listed.has(stage)),
+    [],
+    'every stage is in ARCHITECTURE.md',
+  );
+  for (const stage of ['1 admit', '5 clone', '12 build and push', '13 record the image', '15 answer'])
+    t.true(fromRecord.includes(stage), `${stage} in ${fromRecord.join(', ')}`);
 }
 
 /** The "inputs changed" line of a build's log. */

@@ -1,6 +1,6 @@
 /**
  * What every step of a build (git, builder, reuse) receives: slices of the application, nothing
- * more. The worker adds its own parts (workers/build-deps.ts); a test passes fakes.
+ * more. The worker adds its own parts (workers/job/build-deps.ts); a test passes fakes.
  */
 import type { Config } from '../../src/config/types.js';
 import type { ProcessGroups } from '../../src/exec/process-groups.js';

@@ -1,6 +1,6 @@
 /**
  * The build plan: everything decided from the request and the configuration
- * before any command runs (plan.ts builds it, workers/build-flow.ts executes it).
+ * before any command runs (plan.ts builds it, workers/flow/build-flow.ts executes it).
  * Types only.
  */
 import type { BuildSecret } from '../../src/rules/build-secret-rules.js';

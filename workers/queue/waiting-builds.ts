@@ -19,6 +19,7 @@ import {
 import type { QueueDepths, QueueStore } from '../../src/queue/types.js';
 import type { BuildPlan } from '../plan/plan-types.js';
 import { Pump } from './pump.js';
+import type { Reservation } from './slots.js';
 import { busyRefusal, fullRefusal } from './refusals.js';
 import { quotaOf } from '../../src/rules/tenants.js';
 import { startUpkeep } from './upkeep.js';
@@ -29,17 +30,12 @@ export interface HeldBuild {
   readonly options: { readonly requestId: string; readonly logger: Logger };
 }
 
-/** A slot of this instance held for a build about to run (workers/slots.ts). */
-export interface SlotReservation {
-  release(): void;
-}
-
 /** A build taken from the queue to run here, its slot reserved. */
 export interface TakenBuild {
   readonly entry: QueueEntry;
   /** The plan this replica held, when it accepted the build. */
   readonly held?: HeldBuild;
-  readonly slot: SlotReservation;
+  readonly slot: Reservation;
 }
 
 export interface WaitingDeps {
@@ -49,10 +45,10 @@ export interface WaitingDeps {
   readonly shared: boolean;
   readonly replica: string;
   readonly registry: Pick<BuildRegistry, 'start'>;
-  readonly slots: { reserve(): SlotReservation | undefined; onFree(listener: () => void): void };
+  readonly slots: { reserve(): Reservation | undefined; onFree(listener: () => void): void };
   readonly logger: Logger;
   readonly metrics: Pick<Metrics, 'queueDepth' | 'queueWait'>;
-  /** Counts a refusal as the answer stage does (workers/answer.ts). */
+  /** Counts a refusal as the answer stage does (workers/flow/answer.ts). */
   readonly counted: (err: Error) => void;
   /** Runs a taken build (its record adopted by the caller). */
   readonly run: (taken: TakenBuild) => void;

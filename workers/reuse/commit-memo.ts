@@ -127,20 +127,16 @@ export async function answerFromMemo(
   plan: BuildPlan,
   deps: MemoDeps,
   signal: AbortSignal,
-  lap: (stage: string) => void = () => undefined,
 ): Promise<MemoOutcome> {
   const shape = requestShape(plan, deps.config.build.fallbackImage);
   try {
     const answered = await deps.reuse.leases.answered.get(shape);
-    lap('answered commits');
     if (answered.size === 0) return { kind: 'missed' };
     const { head, via } = await remoteHead(plan, deps, signal);
-    lap('head lookup');
     const answer = head === undefined ? undefined : answered.get(head);
     if (head === undefined || answer === undefined) return { kind: 'missed' };
     const notes: string[] = [];
     const stale = await staleness(plan, deps, shape, answer, notes);
-    lap('registry checks');
     if (stale !== undefined)
       return {
         kind: 'missed',

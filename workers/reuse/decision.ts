@@ -1,6 +1,6 @@
 /**
  * The decision of a build for its key (docs/reuse.md), one type from the job to the worker:
- * `reuse` (the tag written from the key's recorded image: no CLI, no BuildKit), `follow` (a build
+ * `reuse` (the tag written from the key's recorded image: no CLI, no BuildKit), `wait` (a build
  * with the same key is in flight, here or on another replica: wait for it) or `build` (saying why
  * in the img log). A failure of the reuse path never fails the request: it is logged and the build runs.
  */
@@ -29,7 +29,7 @@ import type { TaggedImageTarget } from '../../src/rules/image-target.js';
  */
 export type Decision =
   | { readonly kind: 'reuse'; readonly keyed: Keyed; readonly digest: string; readonly lease?: HeldLease }
-  | { readonly kind: 'follow'; readonly keyed: Keyed; readonly followed: FollowedBuild }
+  | { readonly kind: 'wait'; readonly keyed: Keyed; readonly followed: FollowedBuild }
   | {
       readonly kind: 'build';
       readonly keyed?: Keyed;
@@ -113,13 +113,13 @@ const recentId = (input: Pick<DecisionInput, 'plan' | 'source' | 'target'>): str
 async function followOrOwn(
   input: DecisionInput,
   keyed: Keyed,
-): Promise<Extract<Decision, { kind: 'follow' }> | { readonly kind: 'own'; readonly lease?: HeldLease }> {
+): Promise<Extract<Decision, { kind: 'wait' }> | { readonly kind: 'own'; readonly lease?: HeldLease }> {
   const { deps, log, target } = input;
   const inFlightId = target.keyInFlightId(keyed.key);
   const other = deps.reuse.inFlight.find(inFlightId);
   if (other !== undefined && other !== input.own && input.followAllowed) {
     log.write(`# a build with the same key is in flight for ${target.repository}: waiting for it\n`);
-    return { kind: 'follow', keyed, followed: followInProcess(other) };
+    return { kind: 'wait', keyed, followed: followInProcess(other) };
   }
   input.own.alias(inFlightId);
   try {
@@ -128,13 +128,36 @@ async function followOrOwn(
       log.write(
         `# a build with the same key runs on another replica for ${target.repository}: waiting for it\n`,
       );
-      return { kind: 'follow', keyed, followed: role.build };
+      return { kind: 'wait', keyed, followed: role.build };
     }
     if (role.kind === 'hold') return { kind: 'own', lease: role.lease };
   } catch (err) {
     log.write(`# not shared with other replicas (${reasonOf(err)})\n`);
   }
   return { kind: 'own' };
+}
+
+/** A request answered with an earlier image: counted here, the one place reuses are counted. O(1). */
+export function countReuse(deps: { readonly metrics: Pick<StepDeps['metrics'], 'buildReusesTotal'> }): void {
+  deps.metrics.buildReusesTotal.inc();
+}
+
+/**
+ * Reuse by key, decided here only: the tag of `input.target` written from the image recorded
+ * under `key` (labels of `input.source`), logged and counted; its digest, or undefined when the
+ * key records no image. Throws when the registry fails. `how`: the time it took, for the log.
+ */
+export async function reuseByRecordedKey(
+  input: Pick<DecisionInput, 'plan' | 'deps' | 'source' | 'target' | 'log'>,
+  key: string,
+  how: () => string,
+): Promise<string | undefined> {
+  const { plan, deps, log, target } = input;
+  const outcome = await reuseByKey(key, target, input.source, registryAccess(plan, deps));
+  if (outcome.kind !== 'reused') return undefined;
+  logReused(log, outcome, key, how(), target.image);
+  countReuse(deps);
+  return outcome.digest;
 }
 
 /**
@@ -146,14 +169,12 @@ async function reuseRecorded(
   keyed: Keyed,
   started: number,
 ): Promise<string | undefined> {
-  const { plan, deps, log, target } = input;
+  const { log, target } = input;
   try {
-    const outcome = await reuseByKey(keyed.key, target, input.source, registryAccess(plan, deps));
-    if (outcome.kind === 'reused') {
-      logReused(log, outcome, keyed.key, formatElapsed(started), target.image);
-      await deps.reuse.recent.set(recentId(input), keyed.input);
-      deps.metrics.buildReusesTotal.inc();
-      return outcome.digest;
+    const digest = await reuseByRecordedKey(input, keyed.key, () => formatElapsed(started));
+    if (digest !== undefined) {
+      await input.deps.reuse.recent.set(recentId(input), keyed.input);
+      return digest;
     }
     log.write(`no earlier image with this key (${buildKeyTag(keyed.key)} is not in ${target.repository})\n`);
   } catch (err) {
@@ -176,7 +197,7 @@ async function changedInputs(input: DecisionInput, keyed: Keyed): Promise<Rebuil
 }
 
 /**
- * The decision for a key (or the reason there is none): follow a build in flight with the same
+ * The decision for a key (or the reason there is none): wait for a build in flight with the same
  * key, write the tag from the recorded key, or build. `started`: when the key computation began.
  */
 export async function decideForKey(
@@ -190,7 +211,7 @@ export async function decideForKey(
   }
   input.log.write(`# build key ${keyed.key}\n`);
   const owned = await followOrOwn(input, keyed);
-  if (owned.kind === 'follow') return owned;
+  if (owned.kind === 'wait') return owned;
   const leased = owned.lease === undefined ? {} : { lease: owned.lease };
   const digest = await reuseRecorded(input, keyed, started);
   if (digest !== undefined) return { kind: 'reuse', keyed, digest, ...leased };
@@ -213,8 +234,8 @@ export async function recordBuiltKey(
   }
 }
 
-/** A job that follows another build with the same key: it returns (freeing its slot) and its request waits. */
-export interface FollowingJob extends Extract<Decision, { kind: 'follow' }> {
+/** A job that waits for another build with the same key: it returns (freeing its slot) and its request waits. */
+export interface WaitingJob extends Extract<Decision, { kind: 'wait' }> {
   /** The result so far (the clone's): what the answer will say, less the img log and the digest. */
   readonly soFar: ResultSoFar;
   /** The img log, left open for the wait. */
@@ -226,8 +247,8 @@ export interface FollowingJob extends Extract<Decision, { kind: 'follow' }> {
 /** What a build knows of its result once cloned. */
 export type ResultSoFar = Omit<BuildResult, 'imageBuildLogId' | 'digest'>;
 
-/** How a job in its slot ended: a result (reused or built), or following another build. */
-export type JobOutcome = BuildResult | FollowingJob;
+/** How a job in its slot ended: a result (reused or built), or waiting for another build. */
+export type JobOutcome = BuildResult | WaitingJob;
 
-export const isFollowingJob = (outcome: JobOutcome): outcome is FollowingJob =>
-  (outcome as Partial<FollowingJob>).kind === 'follow';
+export const isWaitingJob = (outcome: JobOutcome): outcome is WaitingJob =>
+  (outcome as Partial<WaitingJob>).kind === 'wait';

@@ -52,7 +52,7 @@ const BREAKS: Record<string, string> = {
   'src/devcontainer/reads-files.ts': "export { readFile } from 'node:fs/promises';\n",
   'workers/plan/runs.ts': "export { run } from '../../src/exec/run.js';\n",
   // A step importing the worker above it.
-  'workers/git/uses-worker.ts': "export type { BuildDeps } from '../build-deps.js';\n",
+  'workers/git/uses-worker.ts': "export type { BuildWorker } from '../build-worker.js';\n",
 };
 
 test.serial('a cycle, a layer break and I/O in a pure module added on purpose fail the check', async (t) => {
@@ -74,8 +74,8 @@ test.serial('a cycle, a layer break and I/O in a pure module added on purpose fa
     'layer:src/logs: src/logs/uses-http.ts -> src/http/app.ts',
     'pure-no-io: src/devcontainer/reads-files.ts -> fs/promises',
     'pure-no-io: workers/plan/runs.ts -> src/exec/run.ts',
-    'no-import-of-root-files: workers/git/uses-worker.ts -> workers/build-deps.ts',
-    'layer:workers/git: workers/git/uses-worker.ts -> workers/build-deps.ts',
+    'no-import-of-root-files: workers/git/uses-worker.ts -> workers/build-worker.ts',
+    'layer:workers/git: workers/git/uses-worker.ts -> workers/build-worker.ts',
   ];
   for (const line of expected) t.true(found.includes(line), `${line}\n in:\n${found.join('\n')}`);
   // Nothing else: each file break is found where it was made (the folder cycles they close aside).

@@ -19,9 +19,8 @@ const OTHER_WORDS = /\b(?:coalesc\w*|claim\w*|leader\w*|leads?|join|joins|joined
 const FOLLOWING_FILES = [
   'workers/leases',
   'workers/reuse',
-  'workers/follow.ts',
-  'workers/job-stages.ts',
-  'workers/build-flow.ts',
+  'workers/flow',
+  'workers/job',
   'workers/build-worker.ts',
   'src/builds',
   'src/redis/subscriptions.ts',

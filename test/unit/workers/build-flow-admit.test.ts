@@ -6,16 +6,16 @@
 import test from 'ava';
 import pino from 'pino';
 import { Metrics } from '../../../src/observability/metrics.js';
-import type { BuildDeps } from '../../../workers/build-deps.js';
+import type { BuildDeps } from '../../../workers/job/build-deps.js';
 import type { BuildResult } from '../../../workers/plan/plan-types.js';
-import { createBuildQueue } from '../../../workers/slots.js';
+import { createBuildQueue } from '../../../workers/queue/slots.js';
 import type { FollowedOutcome } from '../../../workers/leases/leases.js';
 import type { JobOutcome } from '../../../workers/reuse/decision.js';
-import { runBuild } from '../../../workers/build-flow.js';
+import { runFlow } from '../../../workers/flow/build-flow.js';
 import type { BuildJobRunner } from '../../../workers/build-worker.js';
 import type { BuilderFleet } from '../../../workers/builder/fleet/fleet.js';
-import { BuildResource } from '../../../workers/build-resource.js';
-import type { JobReuse } from '../../../workers/job.js';
+import { BuildResource } from '../../../workers/flow/build-resource.js';
+import type { JobReuse } from '../../../workers/job/job.js';
 import { createMemoryBuildRegistry } from '../../../src/builds/memory-registry.js';
 import { createInProcessInFlight } from '../../../workers/reuse/in-flight.js';
 import { RecentInputs } from '../../../workers/reuse/recent-inputs.js';
@@ -70,11 +70,11 @@ function harness(options: { tips: () => Promise<string[]>; maxConcurrent?: numbe
   /** One request through the flow, its job `run` (default: the gated one). */
   const admit = (clientSignal: AbortSignal, run: FakeJob = job): Promise<BuildResult> => {
     const runJob = ((_plan, _deps, signal, _reporter, reuse) => run(signal, reuse)) as BuildJobRunner;
-    return runBuild({
+    return runFlow({
       plan,
       submission: { requestId: 'r', logger, signal: clientSignal },
       resource: new BuildResource(builds, logger, []),
-      parts: { deps, queue, fleet, builds, runJob, remoteTip: options.tips, runsHere: () => undefined },
+      parts: { deps, queue, fleet, builds, runJob, remoteTip: options.tips },
     });
   };
   const followed = async () => (await metrics.buildFollowsTotal.get()).values[0]?.value ?? 0;
@@ -158,7 +158,7 @@ async function followedEach(outcome: FollowedOutcome) {
     calls.push({ followAllowed: reuse?.followAllowed ?? false, note: reuse?.note });
     if (reuse?.followAllowed !== true) return result(COMMIT);
     return {
-      kind: 'follow',
+      kind: 'wait',
       followed: { where: 'another replica', wait: async () => outcome },
       keyed: { key: 'k'.repeat(64), input: {} },
       soFar: { ...result(COMMIT), imageBuildLogId: undefined },

@@ -12,6 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { BuildResult } from '../../../workers/plan/plan-types.js';
 import test, { type ExecutionContext } from 'ava';
 import type { BuildReporter } from '../../../src/builds/types.js';
 import { isServiceError } from '../../../src/errors/errors.js';
@@ -20,14 +21,14 @@ import { createLogStore } from '../../../src/logs/store.js';
 import { createLogger } from '../../../src/observability/logger.js';
 import { Metrics } from '../../../src/observability/metrics.js';
 import type { Config } from '../../../src/config/types.js';
-import type { BuildDeps } from '../../../workers/build-deps.js';
-import { createReuseDeps } from '../../../workers/build-deps.js';
+import type { BuildDeps } from '../../../workers/job/build-deps.js';
+import { createReuseDeps } from '../../../workers/job/build-deps.js';
 import { createEmbeddedLeases } from '../../../workers/leases/leases.js';
-import { runBuildJob } from '../../../workers/build-flow.js';
+import { runJob } from '../../../workers/job/job-flow.js';
 import { RemoteBuilder } from '../../../workers/builder/remote-builder.js';
 import { scratchIdentityKey } from '../../../workers/builder/secret-identity-key.js';
 import { planBuild } from '../../../workers/plan/plan.js';
-import { createBuildQueue } from '../../../workers/slots.js';
+import { createBuildQueue } from '../../../workers/queue/slots.js';
 import { testConfig } from '../../helpers/app.js';
 import { freePort, tcpOpen } from '../../stack/proc.js';
 import { eventually } from '../../helpers/eventually.js';
@@ -166,7 +167,7 @@ const plan = (h: Harness) =>
 test('a build hands the CLI the clone and the image, logs both commands, answers the result, removes its directory', async (t) => {
   const h = await harness(t, 'ok');
   const reporter = recordingReporter();
-  const result = await runBuildJob(plan(h), h.deps, new AbortController().signal, reporter);
+  const result = (await runJob(plan(h), h.deps, new AbortController().signal, reporter)) as BuildResult;
   t.like(result, {
     image: `${h.registry}/team/job:sha-${h.commit.slice(0, 7)}`,
     registry: h.registry,
@@ -217,7 +218,6 @@ test('a build hands the CLI the clone and the image, logs both commands, answers
   // Progress as it happened: each log id as soon as its log exists, the commit once cloned. The
   // img log opens while resolving (the build key and reuse decision are written there).
   t.deepEqual(reporter.calls, [
-    'phase cloning',
     `git log ${result.gitCloneLogId}`,
     `resolved main ${h.commit} ${result.image}`,
     'phase resolving',
@@ -230,9 +230,7 @@ test('a build hands the CLI the clone and the image, logs both commands, answers
 
 test('a failing CLI is a 500 naming the command and its exit code, with the img log id', async (t) => {
   const h = await harness(t, 'fail');
-  const err = await t.throwsAsync(
-    runBuildJob(plan(h), h.deps, new AbortController().signal, recordingReporter()),
-  );
+  const err = await t.throwsAsync(runJob(plan(h), h.deps, new AbortController().signal, recordingReporter()));
   t.true(isServiceError(err));
   if (!isServiceError(err)) return;
   t.is(err.code, 'COMMAND_FAILED');
@@ -246,7 +244,7 @@ test('the job deadline kills a hanging CLI: the job fails, its slot is free, not
   const queue = createBuildQueue({ maxConcurrent: 1, shutdownSignal: new AbortController().signal });
   const started = Date.now();
   const err = await t.throwsAsync(
-    queue.run((signal) => runBuildJob(plan(h), h.deps, signal, recordingReporter()), {
+    queue.run((signal) => runJob(plan(h), h.deps, signal, recordingReporter()), {
       deadlineSeconds: 6,
     }),
   );

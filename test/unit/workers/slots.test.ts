@@ -2,7 +2,7 @@ import test from 'ava';
 import { ServiceError } from '../../../src/errors/errors.js';
 import { Cancellation } from '../../../src/exec/cancellation.js';
 import { Metrics } from '../../../src/observability/metrics.js';
-import { createBuildQueue } from '../../../workers/slots.js';
+import { createBuildQueue } from '../../../workers/queue/slots.js';
 
 /** A job that stays running until release() is called. */
 function gate() {

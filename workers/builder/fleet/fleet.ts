@@ -8,12 +8,10 @@
 import type { Config } from '../../../src/config/types.js';
 import { createHash } from 'node:crypto';
 import { declaredPlatforms } from '../../../src/config/builder-endpoints.js';
-import { serviceError } from '../../../src/errors/errors.js';
 import type { ProcessGroups } from '../../../src/exec/process-groups.js';
 import type { BuilderMetrics } from '../../../src/observability/builder-metrics.js';
 import type { Logger } from '../../../src/observability/logger.js';
 import { BUILD_STATUSES, type BuildStatus } from '../../../src/observability/metrics.js';
-import { RETRY_AFTER } from '../../common/retry-after.js';
 import { RemoteBuilder, builderSpecs, type BuilderHandle, type BuilderNode } from '../remote-builder.js';
 export { Placement } from './build-placement.js';
 import {
@@ -127,14 +125,15 @@ export class BuilderFleet implements PlacementFleet {
 
   /**
    * Places a build of `repository`/`branch` (each of its `platforms` on a builder declaring it, when
-   * builders declare platforms) and takes its places (synchronously), or throws BUILDERS_FULL (429),
-   * or with only native platforms PLATFORM_BUILDERS_UNAVAILABLE (503). Undefined without builders.
+   * builders declare platforms) and takes its places (synchronously); `full` when every builder
+   * that answers runs its limit (the caller refuses the build, workers/flow/busy.ts), or with only native
+   * platforms throws PLATFORM_BUILDERS_UNAVAILABLE (503). Undefined without builders. O(builders).
    */
   place(
     repository: string,
     branch: string | undefined,
     platforms: readonly string[] = [],
-  ): Placement | undefined {
+  ): Placement | 'full' | undefined {
     if (this.#members.length === 0) return undefined;
     const key = placementKey(repository, branch);
     if (!placesPerPlatform(platforms, this.#declarations(), this.nativeOnly)) {
@@ -145,7 +144,7 @@ export class BuilderFleet implements PlacementFleet {
         ),
       );
       const member = this.#firstWithRoom(order, new Set());
-      if (member === undefined) throw this.#full();
+      if (member === undefined) return 'full';
       return new Placement(this, [{ order, native: 0, member }]);
     }
     const slots: Slot[] = [];
@@ -158,20 +157,12 @@ export class BuilderFleet implements PlacementFleet {
       const order = this.#inOrder(endpoints);
       const member = this.#firstWithRoom(order, new Set(slots.map((slot) => slot.member)));
       if (member === undefined || (this.nativeOnly && !this.health.isUp(member.spec.endpoint))) {
-        throw this.nativeOnly ? platformUnavailable(platform) : this.#full();
+        if (this.nativeOnly) throw platformUnavailable(platform);
+        return 'full';
       }
       slots.push({ platform, order, native, member });
     }
     return new Placement(this, slots);
-  }
-
-  /** 429: every builder that answers already runs its limit of builds. */
-  #full() {
-    return serviceError(
-      'BUILDERS_FULL',
-      { perBuilder: this.#limit },
-      { retryAfterSeconds: RETRY_AFTER.default },
-    );
   }
 
   #declarations(): { endpoint: string; platforms: readonly string[] }[] {

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import type Router from '@koa/router';
 import { createApp } from '../../../../src/http/app.js';
 import { serviceError, ERRORS } from '../../../../src/errors/errors.js';
-import type { BuildDeps } from '../../../../workers/build-deps.js';
+import type { BuildDeps } from '../../../../workers/job/build-deps.js';
 import type { BuildPlan, BuildResult } from '../../../../workers/plan/plan-types.js';
 import { startApp, testConfig } from '../../../helpers/app.js';
 import {

@@ -13,7 +13,6 @@ import {
 } from '../../../../workers/leases/answered-commits.js';
 import { movableReferences, requestShape } from '../../../../workers/reuse/commit-memo.js';
 import type { Keyed } from '../../../../workers/reuse/checkout-key.js';
-import { StageClock } from '../../../../workers/common/stage-clock.js';
 import { PLAN } from '../../../helpers/fake-build.js';
 
 const shape = (plan: Partial<BuildPlan>, fallback?: string): string =>
@@ -93,12 +92,4 @@ test('a record read back: a well-formed one, nothing else', (t) => {
     parseAnswered(JSON.stringify({ ...good, movable: [{ ref: 'x', digest: 'y', what: 'z' }] })),
     undefined,
   );
-});
-
-test('the stage clock names each stage and the whole job', (t) => {
-  const clock = new StageClock();
-  clock.lap('clone');
-  clock.lap('key');
-  t.regex(clock.line(), /^# stages: clone \d+\.\d{3} s, key \d+\.\d{3} s \(job \d+\.\d{3} s\)\n$/);
-  t.is(new StageClock().line().startsWith('# stages: none'), true);
 });

@@ -41,10 +41,16 @@ function fleetOf(
   });
 }
 
+/** A placement the test expects (never `full`). */
+function placed<T>(placement: T | 'full'): T {
+  if (placement === 'full') throw new Error('every builder is full');
+  return placement;
+}
+
 test('each platform goes to its own pool, by the repository order within that pool', (t) => {
   const fleet = fleetOf(BUILDERS, false);
   for (const repo of REPOS) {
-    const placement = fleet.place(repo, undefined, ['linux/amd64', 'linux/386']);
+    const placement = placed(fleet.place(repo, undefined, ['linux/amd64', 'linux/386']));
     const home = placementOrder(placementKey(repo, undefined), AMD)[0] as string;
     t.deepEqual(placement?.builders, [
       { builder: home, platforms: ['linux/amd64'] },
@@ -53,13 +59,13 @@ test('each platform goes to its own pool, by the repository order within that po
     t.regex(placement?.name ?? '', /^svc-nodes-[0-9a-f]{12}$/);
     placement?.finish('success');
   }
-  const homes = new Set(REPOS.map((repo) => fleet.place(repo, undefined, ['linux/amd64'])?.endpoint));
+  const homes = new Set(REPOS.map((repo) => placed(fleet.place(repo, undefined, ['linux/amd64']))?.endpoint));
   t.deepEqual([...homes].sort(), [...AMD].sort(), 'the amd64 pool is spread by repository');
 });
 
 test('one platform on one builder uses that builder alone (its own buildx builder)', (t) => {
   const fleet = fleetOf(BUILDERS, false);
-  const placement = fleet.place(REPOS[0] as string, undefined, ['linux/386']);
+  const placement = placed(fleet.place(REPOS[0] as string, undefined, ['linux/386']));
   t.deepEqual(placement?.builders, [{ builder: I386, platforms: ['linux/386'] }]);
   t.is(placement?.name, 'svc-3');
 });
@@ -78,7 +84,7 @@ test('a platform nobody declares falls back to the builders declaring nothing', 
 test('its builders down: the platform falls back, the log says where; with only native platforms 503', async (t) => {
   const answers = new Map<string, ProbeResult>([[I386, { ok: false, reason: 'connection refused' }]]);
   const fleet = fleetOf(BUILDERS, false, answers);
-  const placement = fleet.place(REPOS[0] as string, undefined, ['linux/386']);
+  const placement = placed(fleet.place(REPOS[0] as string, undefined, ['linux/386']));
   const moves: unknown[] = [];
   if (placement) placement.onMove = (endpoint, builders) => void moves.push({ endpoint, builders });
   const log = memoryLog('img-x');
@@ -96,7 +102,11 @@ test('its builders down: the platform falls back, the log says where; with only 
     log.text().includes(`# platform linux/386: builder ${ANY} (declares no platform: emulated where needed)`),
   );
   t.deepEqual(moves, [{ endpoint: ANY, builders: [{ builder: ANY, platforms: ['linux/386'] }] }]);
-  t.is(fleet.place(REPOS[0] as string, undefined, ['linux/386'])?.endpoint, ANY, 'later builds skip it');
+  t.is(
+    placed(fleet.place(REPOS[0] as string, undefined, ['linux/386']))?.endpoint,
+    ANY,
+    'later builds skip it',
+  );
 
   const strict = fleetOf(BUILDERS, true, answers);
   await strict.health.check(I386);
@@ -107,7 +117,7 @@ test('its builders down: the platform falls back, the log says where; with only 
     /^\d+$/,
   );
   t.like(
-    t.throws(() => strict.place(REPOS[0] as string, undefined, ['linux/386'])),
+    t.throws(() => placed(strict.place(REPOS[0] as string, undefined, ['linux/386']))),
     { status: 503 },
   );
   t.notThrows(() => strict.refuse(['linux/amd64']), 'the other platforms still build');
@@ -115,7 +125,9 @@ test('its builders down: the platform falls back, the log says where; with only 
 
 test('without any declaration the build is placed whole, on one builder', (t) => {
   const plain = BUILDERS.map((b) => ({ endpoint: b.endpoint, platforms: [] }));
-  const placement = fleetOf(plain, false).place(REPOS[0] as string, undefined, ['linux/amd64', 'linux/386']);
+  const placement = placed(
+    fleetOf(plain, false).place(REPOS[0] as string, undefined, ['linux/amd64', 'linux/386']),
+  );
   t.is(placement?.builders, undefined);
   t.regex(placement?.name ?? '', /^svc-\d$/);
 });

@@ -5,9 +5,9 @@
  * identity, never a value.
  */
 import { createHash } from 'node:crypto';
-import type { BuildKeyView, ChangedInput, RebuiltBecause } from '../src/builds/types.js';
-import type { BuildKeyInput } from './reuse/build-key.js';
-import { describeRebuilt, type RebuiltInput } from './reuse/rebuilt-inputs.js';
+import type { BuildKeyView, ChangedInput, RebuiltBecause } from '../../src/builds/types.js';
+import type { BuildKeyInput } from '../reuse/build-key.js';
+import { describeRebuilt, type RebuiltInput } from '../reuse/rebuilt-inputs.js';
 
 const sha256 = (text: string): string => `sha256:${createHash('sha256').update(text).digest('hex')}`;
 

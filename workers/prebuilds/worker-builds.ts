@@ -4,18 +4,26 @@
  * Its end reaches the prebuilds through the worker's build-ended listeners.
  */
 import { randomUUID } from 'node:crypto';
-import { ERROR_CLASSES } from '../src/errors/errors.js';
-import type { Logger } from '../src/observability/logger.js';
-import type { PrebuildTrigger } from '../src/prebuilds/types.js';
-import type { BuildWorker } from './build-worker.js';
-import type { BuildPlan } from './plan/plan-types.js';
-import type { PrebuildBuilds } from './prebuilds/ports.js';
+import { ERROR_CLASSES } from '../../src/errors/errors.js';
+import type { Logger } from '../../src/observability/logger.js';
+import type { PrebuildTrigger } from '../../src/prebuilds/types.js';
+import type { BuildPlan } from '../plan/plan-types.js';
+import type { PrebuildBuilds } from './ports.js';
+
+/** What the prebuilds use of the build worker (workers/build-worker.ts). */
+interface Worker {
+  start(
+    plan: BuildPlan,
+    options: { readonly requestId: string; readonly logger: Logger; readonly trigger: PrebuildTrigger },
+  ): Promise<{ readonly id: string }>;
+  cancel(id: string, by: string): Promise<unknown>;
+}
 
 export class WorkerPrebuildBuilds implements PrebuildBuilds {
-  readonly #worker: Pick<BuildWorker, 'start' | 'cancel'>;
+  readonly #worker: Worker;
   readonly #logger: Logger;
 
-  constructor(worker: Pick<BuildWorker, 'start' | 'cancel'>, logger: Logger) {
+  constructor(worker: Worker, logger: Logger) {
     this.#worker = worker;
     this.#logger = logger;
   }

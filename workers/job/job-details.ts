@@ -1,20 +1,18 @@
 /**
- * What a running job tells its build's record as it goes (docs/ui.md): the stages as they end,
- * BuildKit's steps read from the img log, the key and why it was rebuilt, the pushed image's
- * sizes, and each log it opens.
+ * What a running job tells its build's record as it goes (docs/ui.md), besides its laps
+ * (workers/stages/laps.ts): BuildKit's steps read from the img log, the key and why it was
+ * rebuilt, the pushed image's sizes, and each log it opens.
  */
-import type { BuildReporter } from '../src/builds/types.js';
-import type { CommandLogWriter, LogStore } from '../src/logs/types.js';
-import type { Logger } from '../src/observability/logger.js';
-import { maskSecrets, secretVariants } from '../src/secrets/masking.js';
+import type { BuildReporter } from '../../src/builds/types.js';
+import type { CommandLogWriter, LogStore } from '../../src/logs/types.js';
+import { maskSecrets, secretVariants } from '../../src/secrets/masking.js';
 import { keyView, rebuiltBecause } from './build-details.js';
-import type { StepTracker } from './builder/buildkit-steps.js';
-import { StageClock, type Lap } from './common/stage-clock.js';
+import type { StepTracker } from '../builder/buildkit-steps.js';
 import type { Cloned } from './job.js';
-import type { Decision } from './reuse/decision.js';
-import { registryAccess } from './reuse/reuse-deps.js';
-import { reasonOf } from '../src/errors/errors.js';
-import { pushedImage } from './reuse/reuse-image.js';
+import type { Decision } from '../reuse/decision.js';
+import { registryAccess } from '../reuse/reuse-deps.js';
+import { reasonOf } from '../../src/errors/errors.js';
+import { pushedImage } from '../reuse/reuse-image.js';
 /** The pushed image's platforms and sizes into the record (a failure is only logged). */
 export async function reportPushed(job: Cloned, digest: string, log: CommandLogWriter): Promise<void> {
   try {
@@ -33,22 +31,6 @@ export async function reportKey(job: Cloned, decision: Decision): Promise<void> 
   await job.reporter.details({
     key: keyView(key, input),
     ...(decision.kind === 'build' ? { rebuiltBecause: rebuiltBecause(decision.changed) } : {}),
-  });
-}
-
-/**
- * The job's stage clock: each stage is listed in the build's record as it ends, and told in one
- * service-log line numbered as the record lists it (`#3 key from the trees: 20 ms`).
- */
-export function stageClock(reporter: BuildReporter, logger: Pick<Logger, 'info'>): StageClock {
-  const stages: Lap[] = [];
-  return new StageClock((lap) => {
-    stages.push(lap);
-    logger.info(
-      { stage: lap.name, durationMs: lap.durationMs },
-      `#${stages.length} ${lap.name}: ${lap.durationMs} ms`,
-    );
-    void reporter.details({ stages: [...stages] });
   });
 }
 

@@ -3,19 +3,19 @@
  * queued record at once, each taken build run in its reserved slot (planned again unless this
  * replica held it), and the builds started at once counted toward their tenant's quota.
  */
-import type { BuildRecord } from '../src/builds/types.js';
-import { serviceError } from '../src/errors/errors.js';
-import { retryAfterDelays } from '../src/errors/retry.js';
-import { createMemoryQueue } from '../src/queue/memory-queue.js';
+import type { BuildRecord } from '../../src/builds/types.js';
+import { serviceError } from '../../src/errors/errors.js';
+import { retryAfterDelays } from '../../src/errors/retry.js';
+import { createMemoryQueue } from '../../src/queue/memory-queue.js';
 import type { BuildResource } from './build-resource.js';
-import type { Logger } from '../src/observability/logger.js';
+import type { Logger } from '../../src/observability/logger.js';
 import type { BuildRuns } from './build-runs.js';
-import { planBuild } from './plan/plan.js';
-import type { BuildPlan, BuildRequest } from './plan/plan-types.js';
+import { planBuild } from '../plan/plan.js';
+import type { BuildPlan, BuildRequest } from '../plan/plan-types.js';
 import { countRefusal } from './answer.js';
-import { newBuild } from './placement.js';
-import type { BuildQueue } from './slots.js';
-import { WaitingBuilds, type TakenBuild } from './queue/waiting-builds.js';
+import { newBuild } from './admission.js';
+import type { BuildQueue } from '../queue/slots.js';
+import { WaitingBuilds, type TakenBuild } from '../queue/waiting-builds.js';
 import type { BuildWorkerContext, StartOptions, Submission } from './worker-types.js';
 
 /**
@@ -114,7 +114,6 @@ export class QueuedBuilds {
       signal: new AbortController().signal,
       reservation: slot,
     };
-    this.#runs.runsHere(entry.id, resource);
     await this.#runs.run(plan, submission, resource).catch(() => undefined);
     await this.waiting.ended(entry.id).catch(() => undefined);
   }

@@ -1,21 +1,21 @@
 /**
- * One build job in its slot (build-flow.ts runs its stages): what every stage reads, and what the
+ * One build job in its slot (job-flow.ts runs its stages): what every stage reads, and what the
  * job settles when it ends whatever its path: the img log and the key's lease.
  */
-import type { BuildReporter } from '../src/builds/types.js';
-import type { CommandLogWriter } from '../src/logs/types.js';
+import type { BuildReporter } from '../../src/builds/types.js';
+import type { CommandLogWriter } from '../../src/logs/types.js';
 import type { BuildDeps } from './build-deps.js';
-import type { DevcontainerDefinition } from './builder/definition.js';
-import type { PendingCli } from './builder/pending-cli.js';
-import type { OwnedBuild } from './reuse/in-flight.js';
-import type { StageClock } from './common/stage-clock.js';
-import type { RequestDir } from './common/request-dir.js';
-import type { ClonedRepository, OpenClone } from './git/clone.js';
-import type { HeldLease } from './leases/leases.js';
-import type { BuildPlan, BuildResult } from './plan/plan-types.js';
-import { isFollowingJob, type Decision, type JobOutcome, type ResultSoFar } from './reuse/decision.js';
-import type { ImageSource } from '../src/rules/image-labels.js';
-import type { TaggedImageTarget } from '../src/rules/image-target.js';
+import type { DevcontainerDefinition } from '../builder/definition.js';
+import type { PendingCli } from '../builder/pending-cli.js';
+import type { OwnedBuild } from '../reuse/in-flight.js';
+import type { RequestDir } from '../common/request-dir.js';
+import type { ClonedRepository, OpenClone } from '../git/clone.js';
+import type { HeldLease } from '../leases/leases.js';
+import type { BuildPlan, BuildResult } from '../plan/plan-types.js';
+import { isWaitingJob, type Decision, type JobOutcome, type ResultSoFar } from '../reuse/decision.js';
+import type { ImageSource } from '../../src/rules/image-labels.js';
+import type { TaggedImageTarget } from '../../src/rules/image-target.js';
+import type { BuildLaps } from '../stages/laps.js';
 /** Reuse for a job: its entry in the in-flight map, and whether it may follow another build. */
 export interface JobReuse {
   readonly own: OwnedBuild<BuildResult>;
@@ -36,8 +36,8 @@ export interface Job {
   readonly keying: boolean;
   /** The pending CLI, started on the first call. */
   readonly cli: () => PendingCli;
-  /** The time of each stage, for the img log's `# stages:` line. */
-  readonly clock: StageClock;
+  /** The build's laps: each stage logged, listed in the record, and in the img log's `# stages:` line. */
+  readonly laps: BuildLaps;
   /** A line for the img log: why the answered commits did not answer (absent: nothing to say). */
   readonly memoNote?: string;
 }
@@ -85,7 +85,7 @@ export class JobEnding {
 
   /** A decision: its lease (if any) is now the job's to release. */
   decided(decision: Decision): Decision {
-    this.#lease = decision.kind === 'follow' ? undefined : decision.lease;
+    this.#lease = decision.kind === 'wait' ? undefined : decision.lease;
     return decision;
   }
 
@@ -97,11 +97,11 @@ export class JobEnding {
 
   async close(): Promise<void> {
     const outcome = this.#outcome;
-    const built = outcome === undefined || isFollowingJob(outcome) ? undefined : outcome;
+    const built = outcome === undefined || isWaitingJob(outcome) ? undefined : outcome;
     // The builds that follow this one on other replicas learn where its image is (or that it failed).
     await this.#lease?.release(built);
-    if (outcome === undefined || !isFollowingJob(outcome)) {
-      this.#log?.write(this.#job.clock.line());
+    if (outcome === undefined || !isWaitingJob(outcome)) {
+      this.#log?.write(this.#job.laps.line());
       await this.#log?.close();
     }
   }

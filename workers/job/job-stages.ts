@@ -1,36 +1,36 @@
 /**
- * The stages a job runs in its slot, one function each (build-flow.ts calls them in order): 2 clone,
- * 3 key from the trees, 4 and 7 decide, 5 check out, 6 key from the checkout, 8 build and push,
- * 9 record. Each returns to the flow; none calls another stage.
+ * The stages a job runs in its slot, one function each (job-flow.ts starts them in order, numbered
+ * as STAGES numbers them): 5 clone, 6 key from the trees, 7 and 10 decide, 8 check out, 9 key from
+ * the checkout, 12 build and push, 13 record the image. Each returns to the flow; none calls
+ * another stage. The record's phase is set by the flow, from each stage's row.
  */
-import { reasonOf, serviceError } from '../src/errors/errors.js';
-import { retryAfterDelays } from '../src/errors/retry.js';
-import { cancellationOf } from '../src/exec/cancellation.js';
-import type { CommandLogWriter } from '../src/logs/types.js';
-import { resolveDefinition } from './builder/definition.js';
-import { buildAndPush as devcontainerBuild } from './builder/devcontainer-build.js';
-import { openClone } from './git/clone.js';
-import { openTreesFirst } from './git/tree-clone.js';
-import type { BuildResult } from './plan/plan-types.js';
-import { guardedKey, keyDeps, keyFromCheckout as checkoutKey, type Keyed } from './reuse/checkout-key.js';
+import { reasonOf, serviceError } from '../../src/errors/errors.js';
+import { retryAfterDelays } from '../../src/errors/retry.js';
+import { cancellationOf } from '../../src/exec/cancellation.js';
+import type { CommandLogWriter } from '../../src/logs/types.js';
+import { resolveDefinition } from '../builder/definition.js';
+import { buildAndPush as devcontainerBuild } from '../builder/devcontainer-build.js';
+import { openClone } from '../git/clone.js';
+import { openTreesFirst } from '../git/tree-clone.js';
+import type { BuildResult } from '../plan/plan-types.js';
+import { guardedKey, keyDeps, keyFromCheckout as checkoutKey, type Keyed } from '../reuse/checkout-key.js';
 import {
   decideForKey,
   recordBuiltKey,
   type Decision,
   type JobOutcome,
   type ResultSoFar,
-} from './reuse/decision.js';
-import { registryAccess } from './reuse/reuse-deps.js';
-import { pushedDigest, signAnswered } from './reuse/reuse-image.js';
-import { ImageTarget } from '../src/rules/image-target.js';
-import { keyFromTrees as treeKey } from './reuse/tree-key.js';
-import { StepTracker } from './builder/buildkit-steps.js';
+} from '../reuse/decision.js';
+import { registryAccess } from '../reuse/reuse-deps.js';
+import { pushedDigest, signAnswered } from '../reuse/reuse-image.js';
+import { ImageTarget } from '../../src/rules/image-target.js';
+import { keyFromTrees as treeKey } from '../reuse/tree-key.js';
+import { StepTracker } from '../builder/buildkit-steps.js';
 import type { CheckedOut, Cloned, Job, JobEnding } from './job.js';
 import { reportPushed, reportSteps, tappedLog } from './job-details.js';
-// 2. clone: the partial clone of the plan's branch (git log); the build learns its commit and image.
+// 5. clone: the partial clone of the plan's branch (git log); the build learns its commit and image.
 export async function clone(job: Job): Promise<Cloned> {
   const { plan, deps, dir, signal, reporter, reuse } = job;
-  await reporter.phase('cloning');
   // A keyed job may end on the trees alone: over http(s) they are read in process (tree-clone.ts).
   const open = await (job.keying ? openTreesFirst : openClone)(
     plan,
@@ -38,11 +38,9 @@ export async function clone(job: Job): Promise<Cloned> {
     dir,
     signal,
   );
-  job.clock.lap('clone');
   reuse?.own.setCommit(open.commit);
   const target = ImageTarget.of(plan.image).atCommit(open.commit);
   await reporter.resolved({ branch: open.branch, commit: open.commit, image: target.image });
-  await reporter.phase('resolving');
   const soFar: ResultSoFar = {
     image: target.image,
     registry: target.registry,
@@ -61,7 +59,7 @@ export async function clone(job: Job): Promise<Cloned> {
   return { ...job, open, target, soFar, source };
 }
 
-// 3. key from the trees: the commit's trees and the blobs an earlier build read (no checkout).
+// 6. key from the trees: the commit's trees and the blobs an earlier build read (no checkout).
 export async function keyFromTrees(job: Cloned, ending: JobEnding): Promise<Keyed | undefined> {
   const { plan, deps, open } = job;
   if (job.reuse === undefined || !job.keying) return undefined;
@@ -88,15 +86,16 @@ export async function keyFromTrees(job: Cloned, ending: JobEnding): Promise<Keye
   return keyed;
 }
 
-// 4. and 7. decide: reuse the key's image, follow a build with the same key, or build.
+// 7. and 10. decide: reuse the key's image, wait for a build with the same key, or build.
 export async function decide(
   job: Cloned,
   ending: JobEnding,
   keyed: Keyed | string,
   started: number,
-): Promise<Decision | undefined> {
+): Promise<Decision> {
   const { reuse } = job;
-  if (reuse === undefined) return undefined;
+  if (reuse === undefined)
+    throw serviceError('INTERNAL', {}, { cause: 'a job without reuse decides nothing' });
   const log = await ending.log();
   const { changedFiles } = job.open;
   const decision = await decideForKey(
@@ -116,7 +115,7 @@ export async function decide(
   return ending.decided(decision);
 }
 
-// 5. check out: the read set, and the definition found in it.
+// 8. check out: the read set, and the definition found in it.
 export async function checkOut(job: Cloned): Promise<CheckedOut> {
   const { deps, dir } = job;
   job.cli();
@@ -132,22 +131,15 @@ export async function checkOut(job: Cloned): Promise<CheckedOut> {
   return { cloned, definition };
 }
 
-// 6. key from the checkout (then 7. decide): with reuse on and no key from the trees.
-export async function decideFromCheckout(
+// 9. key from the checkout: the key from the read set checked out (or why there is none).
+export function keyFromCheckout(
   job: Cloned,
-  ending: JobEnding,
   checkedOut: CheckedOut,
   imgLog: CommandLogWriter,
-): Promise<Decision | undefined> {
+): Promise<Keyed | string> {
   const { plan, deps, signal, open } = job;
-  if (job.reuse === undefined) return undefined;
-  if (!job.keying) {
-    imgLog.write('# buildOptions.noCache: building without looking for an earlier image\n');
-    return undefined;
-  }
   const { cloned, definition } = checkedOut;
-  const started = performance.now();
-  const keyed = await guardedKey(signal, () =>
+  return guardedKey(signal, () =>
     checkoutKey({
       plan,
       deps,
@@ -159,17 +151,15 @@ export async function decideFromCheckout(
       signal,
     }),
   );
-  return decide(job, ending, keyed, started);
 }
 
-// 8. build and push: `devcontainer build` on the build's builder, pushed to the target (img log).
+// 12. build and push: `devcontainer build` on the build's builder, pushed to the target (img log).
 export async function buildAndPush(
   job: Cloned,
   checkedOut: CheckedOut,
   imgLog: CommandLogWriter,
   key: string,
 ): Promise<string> {
-  await job.reporter.phase('building');
   const steps = new StepTracker();
   try {
     return await devcontainerBuildSteps(job, checkedOut, tappedLog(imgLog, steps), key);
@@ -202,8 +192,9 @@ async function devcontainerBuildSteps(
   return pushed.logId;
 }
 
-// 9. record: the digest the registry serves for the tag (signed when a key is configured), the key.
-export async function record(
+// 13. record the image: the digest the registry serves for its tag (signed when a key is
+// configured), and its key.
+export async function recordImage(
   job: Cloned,
   keyed: Keyed | undefined,
   imageBuildLogId: string,
@@ -224,7 +215,7 @@ export function answered(
   decision: Exclude<Decision, { kind: 'build' }>,
   log: CommandLogWriter,
 ): JobOutcome {
-  if (decision.kind === 'follow') return { ...decision, soFar: job.soFar, log, source: job.source };
+  if (decision.kind === 'wait') return { ...decision, soFar: job.soFar, log, source: job.source };
   return { ...job.soFar, imageBuildLogId: log.id, digest: decision.digest };
 }
 

@@ -3,10 +3,10 @@
  * that request's build (same body) or is refused (another body, 422). The key is bound to the
  * build's id once it is admitted, and freed when the build was refused.
  */
-import type { BuildAnswer, BuildRecord, BuildRegistry } from '../src/builds/types.js';
-import { serviceError } from '../src/errors/errors.js';
-import type { Logger } from '../src/observability/logger.js';
-import type { Metrics } from '../src/observability/metrics.js';
+import type { BuildAnswer, BuildRecord, BuildRegistry } from '../../src/builds/types.js';
+import { serviceError } from '../../src/errors/errors.js';
+import type { Logger } from '../../src/observability/logger.js';
+import type { Metrics } from '../../src/observability/metrics.js';
 import { countAttached } from './answer.js';
 
 /** How long a request waits for the build id of an earlier request with its key being admitted. */

@@ -7,10 +7,10 @@
  */
 import { setMaxListeners } from 'node:events';
 import PQueue from 'p-queue';
-import { RETRY_AFTER } from './common/retry-after.js';
-import { serviceError } from '../src/errors/errors.js';
-import { Cancellation } from '../src/exec/cancellation.js';
-import type { Metrics } from '../src/observability/metrics.js';
+import { RETRY_AFTER } from '../common/retry-after.js';
+import { serviceError } from '../../src/errors/errors.js';
+import { Cancellation } from '../../src/exec/cancellation.js';
+import type { Metrics } from '../../src/observability/metrics.js';
 
 /** The queue's own Retry-After; the build worker answers an estimate from data (common/retry-after.ts). */
 export const BUSY_RETRY_AFTER_SECONDS = RETRY_AFTER.default;

@@ -5,16 +5,16 @@
  * a record of its own. The record is finished (answer included) and every ended listener
  * awaited before any waiter gets the answer.
  */
-import { Cancellation, cancellationOf } from '../src/exec/cancellation.js';
-import type { Logger } from '../src/observability/logger.js';
-import { recordBuild, recordingOf, type BuildRecording } from '../src/builds/reporter.js';
+import { Cancellation, cancellationOf } from '../../src/exec/cancellation.js';
+import type { Logger } from '../../src/observability/logger.js';
+import { recordBuild, recordingOf, type BuildRecording } from '../../src/builds/reporter.js';
 import type {
   BuildEndedListener,
   BuildOutcome,
   BuildRegistry,
   BuildReporter,
   NewBuild,
-} from '../src/builds/types.js';
+} from '../../src/builds/types.js';
 
 /** The states of a resource, in order; `followed`: it holds another build's id. */
 type ResourceState = 'new' | 'recorded' | 'followed' | 'ended';
@@ -55,6 +55,11 @@ export class BuildResource {
   /** The cancellation asked for, if any (DELETE /builds/{id}). */
   get cancelled(): Cancellation | undefined {
     return cancellationOf(this.#controller.signal.reason);
+  }
+
+  /** The id of the record this resource made or adopted; undefined before, or when it follows. O(1). */
+  get recordId(): string | undefined {
+    return this.#id;
   }
 
   /** Whether the record was made before this resource (a queued build). */

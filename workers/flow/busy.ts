@@ -1,15 +1,15 @@
 /**
- * The 429 of a refused build, made in one place: every slot here full (BUSY) or every healthy
- * builder full (BUILDERS_FULL), with a Retry-After estimated from the builds in flight, logged
- * once (the answer stage, answer.ts, counts it).
+ * The 429 of a refused build, made in one place, where admission decides it (admission.ts): every
+ * slot here full (BUSY) or every healthy builder full (BUILDERS_FULL), with a Retry-After
+ * estimated from the builds in flight, logged once (the answer stage, answer.ts, counts it).
  */
-import type { BuildRegistry } from '../src/builds/types.js';
-import type { Config } from '../src/config/types.js';
-import { serviceError } from '../src/errors/errors.js';
-import type { Logger } from '../src/observability/logger.js';
-import { busyRetryAfter } from './common/retry-after.js';
-import type { BuildPlan } from './plan/plan-types.js';
-import type { BuildQueue } from './slots.js';
+import type { BuildRegistry } from '../../src/builds/types.js';
+import type { Config } from '../../src/config/types.js';
+import { serviceError } from '../../src/errors/errors.js';
+import type { Logger } from '../../src/observability/logger.js';
+import { busyRetryAfter } from '../common/retry-after.js';
+import type { BuildPlan } from '../plan/plan-types.js';
+import type { BuildQueue } from '../queue/slots.js';
 
 export interface BusyParts {
   readonly config: Pick<Config, 'build'>;

@@ -1,38 +1,32 @@
 /**
  * The last stage of a build (build-flow.ts): its result, or the error it ended with, counted once in
  * service_builds_total with its duration, told in one service-log line ("build succeeded", "build
- * failed", "build refused: busy") and kept in its record. The one place builds are counted.
+ * failed"; a refusal is told where it is made, busy.ts) and kept in its record. The one place
+ * builds are counted.
  */
-import type { BuildAnswer, BuildRegistry } from '../src/builds/types.js';
-import type { Config } from '../src/config/types.js';
+import type { BuildAnswer } from '../../src/builds/types.js';
 import {
   BuildersFullError,
   BusyError,
   serviceError,
   isServiceError,
   withLogId,
-} from '../src/errors/errors.js';
-import { cancellationOf } from '../src/exec/cancellation.js';
-import type { Logger } from '../src/observability/logger.js';
-import type { BuildStatus, Metrics } from '../src/observability/metrics.js';
+} from '../../src/errors/errors.js';
+import { cancellationOf } from '../../src/exec/cancellation.js';
+import type { Logger } from '../../src/observability/logger.js';
+import type { BuildStatus, Metrics } from '../../src/observability/metrics.js';
 import type { BuildResource } from './build-resource.js';
-import { busyAnswer } from './busy.js';
-import type { BuildPlan, BuildResult } from './plan/plan-types.js';
-import type { BuildQueue, Reservation } from './slots.js';
+import type { BuildPlan, BuildResult } from '../plan/plan-types.js';
+import type { Reservation } from '../queue/slots.js';
 
-/** A build as it is answered: its plan, request, record, and what it was counted against. */
-export interface Ending {
+/** A build as it is answered: its flow, and the seconds since it was submitted. */
+interface Ending {
   readonly plan: BuildPlan;
-  readonly submission: { readonly logger: Logger; readonly reservation?: Reservation | undefined };
   readonly resource: BuildResource;
-  readonly parts: {
-    readonly deps: { readonly config: Pick<Config, 'build'>; readonly metrics: Metrics };
-    readonly builds: BuildRegistry;
-    readonly queue: Pick<BuildQueue, 'inFlight' | 'capacity'>;
-  };
   /** Aborted when the build's last waiter has gone, or it was cancelled. */
   readonly signal: AbortSignal;
-  /** Seconds since the build was submitted. */
+  readonly submission: { readonly logger: Logger; readonly reservation?: Reservation | undefined };
+  readonly parts: { readonly deps: { readonly metrics: Metrics } };
   readonly elapsedSeconds: () => number;
 }
 
@@ -50,42 +44,45 @@ export function stopwatch(): () => number {
   return () => (performance.now() - started) / 1000;
 }
 
-/** Stage 10: the build counted, logged and recorded with its answer; its result, or it throws. */
-export async function answerBuild(ending: Ending, settled: Settled): Promise<BuildResult> {
+/** How a build is answered, once counted: its result, or the error it answers with. */
+export type Answered =
+  { readonly ok: true; readonly result: BuildResult } | { readonly ok: false; readonly err: unknown };
+
+/**
+ * Stage 15, answer: the build counted and logged once (a refusal, made where it was decided, as
+ * busy); a cancelled build answers with its cancellation. O(1).
+ */
+export async function countAnswer(ending: Ending, settled: Settled): Promise<Answered> {
+  if (settled.ok) {
+    counted(ending, settled);
+    return settled;
+  }
+  const refused = settled.err instanceof BusyError || settled.err instanceof BuildersFullError;
+  if (refused) ending.parts.deps.metrics.countBuild('busy');
+  const thrown = refused ? settled.err : counted(ending, settled);
+  const cancelled = ending.resource.cancelled;
+  return { ok: false, err: cancelled?.by === undefined ? thrown : cancelledBy(cancelled.by, thrown) };
+}
+
+/** The answer kept in the build's record, which it finishes; its result, or it throws. */
+export async function answerBuild(ending: Ending, answered: Answered): Promise<BuildResult> {
   const { resource } = ending;
   try {
-    if (settled.ok) {
-      counted(ending, settled);
+    if (answered.ok) {
       await resource.end({
         status: 'success',
         durationSeconds: ending.elapsedSeconds(),
-        image: settled.result.image,
-        answer: answerOf(settled),
+        image: answered.result.image,
+        answer: answerOf(answered),
       });
-      return settled.result;
+      return answered.result;
     }
-    const refused = settled.err instanceof BusyError || settled.err instanceof BuildersFullError;
-    const thrown = refused ? await refusal(ending, settled.err) : counted(ending, settled);
-    const cancelled = resource.cancelled;
-    const err = cancelled?.by === undefined ? thrown : cancelledBy(cancelled.by, thrown);
-    await endFailed(resource, err, ending.elapsedSeconds());
-    throw err;
+    await endFailed(resource, answered.err, ending.elapsedSeconds());
+    throw answered.err;
   } finally {
     // A slot held for this build and never taken (refused before its job) frees.
     ending.submission.reservation?.release();
   }
-}
-
-/** The 429 of a build refused for want of a slot or a builder (busy.ts), counted as busy. */
-function refusal(ending: Ending, err: unknown): Promise<Error> {
-  const { deps, builds, queue } = ending.parts;
-  deps.metrics.countBuild('busy');
-  return busyAnswer(
-    { config: deps.config, builds, queue },
-    ending.plan,
-    ending.submission.logger,
-    err instanceof BusyError,
-  );
 }
 
 /** Counts and logs how an admitted build ended: its error when it failed. */

@@ -2,24 +2,25 @@
  * What the build worker and its parts share: what they use of the application, the worker's
  * options, and how a plan is started (the request it came with). Types only.
  */
-import type { BuildRegistry, BuildReporter, BuildTrigger } from '../src/builds/types.js';
-import type { Config } from '../src/config/types.js';
-import type { ProcessGroups } from '../src/exec/process-groups.js';
-import type { LogStore } from '../src/logs/types.js';
-import type { Logger } from '../src/observability/logger.js';
-import type { Metrics } from '../src/observability/metrics.js';
-import type { QueueStore } from '../src/queue/types.js';
-import type { RequestedBy } from '../src/rules/caller.js';
-import type { ImageTarget } from '../src/rules/image-target.js';
-import type { JobReuse } from './job.js';
-import type { BuildLeases } from './leases/leases.js';
-import type { BuildDeps } from './build-deps.js';
-import type { Probe } from './builder/fleet/probe.js';
-import type { SecretIdentityKey } from './builder/secret-identity-key.js';
+import type { BuildRegistry, BuildReporter, BuildTrigger } from '../../src/builds/types.js';
+import type { Config } from '../../src/config/types.js';
+import type { ProcessGroups } from '../../src/exec/process-groups.js';
+import type { LogStore } from '../../src/logs/types.js';
+import type { Logger } from '../../src/observability/logger.js';
+import type { Metrics } from '../../src/observability/metrics.js';
+import type { QueueStore } from '../../src/queue/types.js';
+import type { RequestedBy } from '../../src/rules/caller.js';
+import type { ImageTarget } from '../../src/rules/image-target.js';
+import type { JobReuse } from '../job/job.js';
+import type { BuildLeases } from '../leases/leases.js';
+import type { BuildDeps } from '../job/build-deps.js';
+import type { Probe } from '../builder/fleet/probe.js';
+import type { SecretIdentityKey } from '../builder/secret-identity-key.js';
 import type { Idempotency } from './idempotency.js';
-import type { BuildPlan } from './plan/plan-types.js';
-import type { BuildQueue, Reservation } from './slots.js';
-import type { JobOutcome } from './reuse/decision.js';
+import type { BuildPlan } from '../plan/plan-types.js';
+import type { BuildQueue, Reservation } from '../queue/slots.js';
+import type { JobOutcome } from '../reuse/decision.js';
+import type { BuildLaps } from '../stages/laps.js';
 
 export type BuildJobRunner = (
   plan: BuildPlan,
@@ -27,6 +28,7 @@ export type BuildJobRunner = (
   signal: AbortSignal,
   reporter: BuildReporter,
   reuse?: JobReuse,
+  laps?: BuildLaps,
 ) => Promise<JobOutcome>;
 
 /** What the worker uses of the application. */
@@ -51,7 +53,7 @@ export interface BuildWorkerContext {
 }
 
 export interface BuildWorkerOptions {
-  /** The job runner (default: build-flow.ts's stages 2 to 9); unit tests inject a fake. */
+  /** The job in its slot (default: job-flow.ts's stages); unit tests of the HTTP layer inject a fake. */
   readonly runJob?: BuildJobRunner;
   /** The queue (default: one per worker, sized by config.build.maxConcurrent). */
   readonly queue?: BuildQueue;

@@ -3,21 +3,21 @@
  * worker's own parts, among them the reuse side it wires here (createReuseDeps). Built once by
  * the build worker (src/service.ts makes it), or by a test.
  */
-import type { Config } from '../src/config/types.js';
-import type { ImageTarget } from '../src/rules/image-target.js';
-import type { BuildLeases } from './leases/leases.js';
-import { RegistryClient } from '../src/registry/client.js';
-import { supplyChainOf, type SupplyChain } from '../src/supply-chain/supply-chain.js';
-import { devcontainerCliBundle } from './builder/devcontainer-build.js';
-import { RemoteBuilder } from './builder/remote-builder.js';
-import { scratchIdentityKey, type SecretIdentityKey } from './builder/secret-identity-key.js';
-import type { BuilderHandle } from './builder/remote-builder.js';
-import type { StepDeps } from './common/step-deps.js';
-import type { BuildResult } from './plan/plan-types.js';
-import { BlobCache } from './reuse/blob-cache.js';
-import { createInProcessInFlight } from './reuse/in-flight.js';
-import { RecentInputs } from './reuse/recent-inputs.js';
-import type { ReuseDeps } from './reuse/reuse-deps.js';
+import type { Config } from '../../src/config/types.js';
+import type { ImageTarget } from '../../src/rules/image-target.js';
+import type { BuildLeases } from '../leases/leases.js';
+import { RegistryClient } from '../../src/registry/client.js';
+import { supplyChainOf, type SupplyChain } from '../../src/supply-chain/supply-chain.js';
+import { devcontainerCliBundle } from '../builder/devcontainer-build.js';
+import { RemoteBuilder } from '../builder/remote-builder.js';
+import { scratchIdentityKey, type SecretIdentityKey } from '../builder/secret-identity-key.js';
+import type { BuilderHandle } from '../builder/remote-builder.js';
+import type { StepDeps } from '../common/step-deps.js';
+import type { BuildResult } from '../plan/plan-types.js';
+import { BlobCache } from '../reuse/blob-cache.js';
+import { createInProcessInFlight } from '../reuse/in-flight.js';
+import { RecentInputs } from '../reuse/recent-inputs.js';
+import type { ReuseDeps } from '../reuse/reuse-deps.js';
 
 export interface BuildDeps extends StepDeps {
   /** The key of the build secrets' identity (builder/secret-identity-key.ts), used once per build. */

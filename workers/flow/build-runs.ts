@@ -3,37 +3,27 @@
  * its record), the resources DELETE finds here, the build-ended listeners, and the runs in
  * progress that the drain on SIGTERM waits for.
  */
-import type { BuildEndedListener, BuildRecord } from '../src/builds/types.js';
-import type { Logger } from '../src/observability/logger.js';
+import type { BuildEndedListener, BuildRecord } from '../../src/builds/types.js';
+import type { Logger } from '../../src/observability/logger.js';
 import { answerUnstarted } from './answer.js';
-import { runBuild, runBuildJob, type FlowParts } from './build-flow.js';
+import { runFlow, type FlowParts } from './build-flow.js';
 import { BuildResource } from './build-resource.js';
-import { remoteTip } from './git/ls-remote.js';
-import type { BuildPlan, BuildResult } from './plan/plan-types.js';
-import type { BuildJobRunner, BuildWorkerContext, Submission } from './worker-types.js';
+import { remoteTip } from '../git/ls-remote.js';
+import type { BuildPlan, BuildResult } from '../plan/plan-types.js';
+import type { BuildWorkerContext, Submission } from './worker-types.js';
 
 export class BuildRuns {
   readonly #ctx: BuildWorkerContext;
   readonly #parts: FlowParts;
-  /** The builds this instance runs, by record id (DELETE /builds/{id} finds them here). */
-  readonly #local = new Map<string, BuildResource>();
+  /** The builds this instance runs (DELETE /builds/{id} finds them here by their record's id). */
+  readonly #local = new Set<BuildResource>();
   readonly #listeners: BuildEndedListener[] = [];
   /** Every request's flow in progress, sync or async. */
   readonly #runs = new Set<Promise<unknown>>();
 
-  /** `parts.runJob` absent: the flow's own stages 2 to 9. */
-  constructor(
-    ctx: BuildWorkerContext,
-    parts: Pick<FlowParts, 'deps' | 'queue' | 'fleet'> & { readonly runJob?: BuildJobRunner | undefined },
-  ) {
+  constructor(ctx: BuildWorkerContext, parts: Pick<FlowParts, 'deps' | 'queue' | 'fleet' | 'runJob'>) {
     this.#ctx = ctx;
-    this.#parts = {
-      ...parts,
-      runJob: parts.runJob ?? runBuildJob,
-      builds: ctx.builds,
-      remoteTip,
-      runsHere: (id, resource) => this.runsHere(id, resource),
-    };
+    this.#parts = { ...parts, builds: ctx.builds, remoteTip };
   }
 
   /** A build's resource; `tenant`: the one its quotas and turns are counted for (kept in its record). */
@@ -41,14 +31,10 @@ export class BuildRuns {
     return new BuildResource(this.#ctx.builds, logger, this.#listeners, tenant);
   }
 
-  /** The build `id` when it runs here. */
+  /** The build `id` when it runs here. O(builds running here). */
   local(id: string): BuildResource | undefined {
-    return this.#local.get(id);
-  }
-
-  /** The build `id` runs here: DELETE /builds/{id} finds it. */
-  runsHere(id: string, resource: BuildResource): void {
-    this.#local.set(id, resource);
+    for (const resource of this.#local) if (resource.recordId === id) return resource;
+    return undefined;
   }
 
   /** Called with each build's finished record before any waiter gets its answer. */
@@ -74,11 +60,10 @@ export class BuildRuns {
 
   /** The flow of one request (build-flow.ts): its answer, its record ended with it. */
   run(plan: BuildPlan, submission: Submission, resource: BuildResource): Promise<BuildResult> {
-    const result = runBuild({ plan, submission, resource, parts: this.#parts }).finally(() => {
-      void resource.id.then(
-        (id) => id !== undefined && this.#local.get(id) === resource && this.#local.delete(id),
-      );
-    });
+    this.#local.add(resource);
+    const result = runFlow({ plan, submission, resource, parts: this.#parts }).finally(() =>
+      this.#local.delete(resource),
+    );
     const settled = result.catch(() => undefined);
     this.#runs.add(settled);
     void settled.then(() => this.#runs.delete(settled));
