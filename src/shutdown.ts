@@ -1,6 +1,7 @@
 /**
- * Graceful shutdown: on the first SIGTERM/SIGINT the server stops accepting connections; in-flight
- * requests and builds (async ones too) run to completion, then the process exits 0. A second
+ * Graceful shutdown: on the first SIGTERM/SIGINT readiness fails first, the replica stops taking
+ * queued builds, then the server stops accepting connections; in-flight requests and builds (async
+ * ones too) run to completion, then the process exits 0. A second
  * signal, or the end of the grace period, aborts the shutdown signal (the exec wrapper kills
  * running commands on it), gives the killed commands a moment to end, and exits non-zero.
  */
@@ -18,6 +19,8 @@ export interface ShutdownOptions {
   /** Aborted when the process must stop now: running commands are killed. */
   readonly abort: AbortController;
   readonly graceMs: number;
+  /** Called at once on the first signal, before the listener closes: no queued build is taken from then on. */
+  readonly stopTaking?: () => void;
   /** Resolves once no build runs (an async build has no request to wait for); none: nothing to wait for. */
   readonly drained?: () => Promise<void>;
   /** Flushes what must not be lost (error tracker, traces); errors are ignored. */
@@ -70,7 +73,9 @@ export function createShutdown(options: ShutdownOptions): ShutdownController {
         force(`second signal ${signal}`);
         return;
       }
+      // Readiness reads `stopping`: it answers 503 from here on, before the listener closes.
       stopping = true;
+      options.stopTaking?.();
       logger.info(
         { signal, graceSeconds: Math.round(options.graceMs / 1000) },
         'shutting down: not accepting connections, letting in-flight requests finish',
