@@ -163,17 +163,19 @@ async function main(): Promise<void> {
   const config = await configOrExit(process.argv.slice(2));
   const reporting = await startReporting(config);
   const abort = new AbortController();
-  let shutdown: ShutdownController | undefined;
-  const shuttingDown = (): boolean => shutdown?.stopping === true;
+  // Set once the server listens; readiness asks it from the start.
+  const lifecycle: { shutdown?: ShutdownController } = {};
+  const shuttingDown = (): boolean => lifecycle.shutdown?.stopping === true;
   const { ctx, stopSchedules } = await startContext(config, reporting, abort.signal, shuttingDown);
   const server = listen(ctx, reporting.flush);
-  shutdown = createShutdown({
+  const shutdown = createShutdown({
     server,
     logger: reporting.logger,
     abort,
     graceMs: config.service.shutdownGraceSeconds * 1000,
     // At once: readiness already fails, no queued build starts here any more.
     stopTaking: () => void ctx.buildWorker.stopTaking?.(),
+    handBack: () => ctx.buildWorker.handBack?.() ?? Promise.resolve(0),
     // No new scheduled pass once shutting down (the lock goes to another replica); the one in
     // flight and the builds running end first.
     drained: async () => {
@@ -182,8 +184,8 @@ async function main(): Promise<void> {
     flush: reporting.flush,
     exit: (code) => process.exit(code),
   });
-  const controller = shutdown;
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => controller.onSignal(signal));
+  lifecycle.shutdown = shutdown;
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => shutdown.onSignal(signal));
 }
 
 function installCrashHandlers(logger: Logger, report: (err: unknown) => Promise<void>): void {

@@ -12,6 +12,12 @@ import { remoteTip } from './git/ls-remote.js';
 import type { BuildPlan, BuildResult } from './plan/plan-types.js';
 import type { BuildJobRunner, BuildWorkerContext, Submission } from './worker-types.js';
 
+/** What a flow was asked: its plan and how. */
+export interface RunAsked {
+  readonly plan: BuildPlan;
+  readonly submission: Submission;
+}
+
 export class BuildRuns {
   readonly #ctx: BuildWorkerContext;
   readonly #parts: FlowParts;
@@ -20,6 +26,8 @@ export class BuildRuns {
   readonly #listeners: BuildEndedListener[] = [];
   /** Every request's flow in progress, sync or async. */
   readonly #runs = new Set<Promise<unknown>>();
+  /** What each resource of a flow in progress was asked: to hand it back to the queue. */
+  readonly #asked = new Map<BuildResource, RunAsked>();
 
   /** `parts.runJob` absent: the flow's own stages 2 to 9. */
   constructor(
@@ -73,7 +81,9 @@ export class BuildRuns {
 
   /** The flow of one request (build-flow.ts): its answer, its record ended with it. */
   run(plan: BuildPlan, submission: Submission, resource: BuildResource): Promise<BuildResult> {
+    this.#asked.set(resource, { plan, submission });
     const result = runBuild({ plan, submission, resource, parts: this.#parts }).finally(() => {
+      this.#asked.delete(resource);
       void resource.id.then(
         (id) => id !== undefined && this.#local.get(id) === resource && this.#local.delete(id),
       );
@@ -82,6 +92,31 @@ export class BuildRuns {
     this.#runs.add(settled);
     void settled.then(() => this.#runs.delete(settled));
     return result;
+  }
+
+  /**
+   * Hands every build running here whose request any replica can plan again (it carried no
+   * credentials of its own) back to the shared queue (`requeue`), and no longer ends it here: the
+   * process stops before it could finish them. Answers how many; the others run on until killed.
+   * O(builds running here), one requeue each.
+   */
+  async handBack(requeue: (id: string, asked: RunAsked) => Promise<void>): Promise<number> {
+    const { builds, logger } = this.#ctx;
+    if (builds.handBack === undefined) return 0;
+    const handOver = builds.handBack.bind(builds);
+    const handed = await Promise.all(
+      [...this.#local.values()].map(async (resource) => {
+        const asked = this.#asked.get(resource);
+        if (asked?.plan.request === undefined) return false;
+        try {
+          return await resource.handBack((id) => handOver(id, () => requeue(id, asked)));
+        } catch (err) {
+          logger.warn({ err }, 'could not hand a build back to the queue');
+          return false;
+        }
+      }),
+    );
+    return handed.filter(Boolean).length;
   }
 
   /** Ends the record of a queued build that never started, answered with `err`. */

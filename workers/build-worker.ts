@@ -150,6 +150,16 @@ export class BuildWorker {
   }
 
   /**
+   * The grace is over and builds still run here: each whose request any replica can plan again
+   * (no credentials of its own) goes back to the shared queue and another replica runs it; the
+   * others are killed with the shutdown (`killed: the service is stopping`). Answers how many went
+   * back. O(builds running here).
+   */
+  handBack(): Promise<number> {
+    return this.#runs.handBack((id, asked) => this.#queued.requeue(id, asked));
+  }
+
+  /**
    * Resolves once no build runs here (async ones included): the drain on SIGTERM waits for it. No
    * queued build starts any more; those only this replica could run end as failures.
    */

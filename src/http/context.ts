@@ -48,7 +48,7 @@ export interface AppContext {
     'submit' | 'start' | 'cancel' | 'attach' | 'attached' | 'answerOf' | 'refused'
   > &
     Partial<Pick<BuildWorker, 'queuePositions'>> &
-    Partial<Pick<BuildWorker, 'builders' | 'drained' | 'stopTaking'>>;
+    Partial<Pick<BuildWorker, 'builders' | 'drained' | 'stopTaking' | 'handBack'>>;
   /** The usage per tenant and its budgets (GET /usage, docs/usage.md); absent: GET /usage answers 404. */
   readonly usage?: Pick<Usage, 'report' | 'budgetOf'>;
   /** Redis mode: whether the shared store answers now (readiness fails when it does not). */

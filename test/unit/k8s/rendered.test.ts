@@ -436,14 +436,14 @@ for (const c of cases) {
   });
 }
 
-test('a termination grace without 5 s beyond the shutdown grace is refused when rendering', async (t) => {
-  const error = await t.throwsAsync(render([], { terminationGracePeriodSeconds: 294 }));
+test('a termination grace without 10 s beyond the shutdown grace is refused when rendering', async (t) => {
+  const error = await t.throwsAsync(render([], { terminationGracePeriodSeconds: 299 }));
   t.regex(
     error?.message ?? '',
-    /terminationGracePeriodSeconds must be at least service\.shutdownGraceSeconds \+ 5/,
+    /terminationGracePeriodSeconds must be at least service\.shutdownGraceSeconds \+ 10/,
   );
-  const spec = deploymentSpec(await render([], { terminationGracePeriodSeconds: 295 }));
-  t.is(spec.template.spec.terminationGracePeriodSeconds, 295);
+  const spec = deploymentSpec(await render([], { terminationGracePeriodSeconds: 300 }));
+  t.is(spec.template.spec.terminationGracePeriodSeconds, 300);
 });
 
 test('changing one setting changes only the settings checksum', async (t) => {
