@@ -1,11 +1,9 @@
 /**
  * A running build handed back to the shared queue by a replica that stops before it could finish
- * it (its shutdown grace is over): the record waits again (phase `queued`) and another replica
- * adopts it. Two scripts around the queue's own enqueue (the queue's keys lie in another Cluster
- * slot): first the record is marked handed back, still leased, so that no read finds it lost; then,
- * once the queue holds it again, it turns queued, unless a replica adopted it meanwhile. Its lease
- * is then held a while longer by the queue's mark, so that a read between another replica's take
- * and its adopt never ends it as never started. Each script O(log n) (one index move).
+ * it: the record marked (still leased: no read finds it lost), the queue's own enqueue (its keys
+ * lie in another Cluster slot), then the record queued again, its lease held a while by the queue's
+ * mark so that a read between another replica's take and adopt never ends it. A replica may adopt
+ * it at any step. Each script O(log n) (one index move).
  */
 import type { RedisConnection } from '../redis/connection.js';
 import { BUILD_CHANGES_CHANNEL, buildAliveKey, buildIndexKey, buildKey } from '../redis/keys.js';
