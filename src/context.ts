@@ -32,6 +32,8 @@ export interface ContextParts {
   readonly stores: Stores;
   readonly processGroups: ProcessGroups;
   readonly shutdownSignal: AbortSignal;
+  /** Whether the process is shutting down (readiness answers 503 from then on). */
+  readonly shuttingDown?: () => boolean;
   /** Tests only: a build registry of their own, the worker's job runner. */
   readonly builds?: BuildRegistry;
   readonly worker?: BuildWorkerOptions;
@@ -87,6 +89,7 @@ export function createContext(parts: ContextParts): {
   const ctx: AppContext = {
     ...shared,
     ...(stores.sharedStoreProbe === undefined ? {} : { sharedStoreProbe: stores.sharedStoreProbe }),
+    ...(parts.shuttingDown === undefined ? {} : { shuttingDown: parts.shuttingDown }),
     errorTracker: parts.errorTracker,
     access,
     events,

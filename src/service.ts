@@ -24,7 +24,7 @@ import { redisTargetOf, redisView } from './config/redis-target.js';
 import { createStores } from './stores.js';
 import { createContext } from './context.js';
 import { prebuildPlanProblems } from '../workers/prebuilds/plan.js';
-import { createShutdown } from './shutdown.js';
+import { createShutdown, type ShutdownController } from './shutdown.js';
 
 /** Exit code of a configuration error (before any port is bound). */
 const EXIT_CONFIG = 2;
@@ -94,6 +94,7 @@ async function startContext(
   config: Config,
   reporting: Reporting,
   shutdownSignal: AbortSignal,
+  shuttingDown: () => boolean,
 ): Promise<{ ctx: AppContext; stopSchedules: () => Promise<void> }> {
   const { logger, errorTracker } = reporting;
   // Redis mode (redis.url or redis.clusterNodes set): stores shared by every replica; else embedded (this instance only).
@@ -106,6 +107,7 @@ async function startContext(
     stores,
     processGroups,
     shutdownSignal,
+    shuttingDown,
   });
   return { ctx, stopSchedules };
 }
@@ -161,13 +163,19 @@ async function main(): Promise<void> {
   const config = await configOrExit(process.argv.slice(2));
   const reporting = await startReporting(config);
   const abort = new AbortController();
-  const { ctx, stopSchedules } = await startContext(config, reporting, abort.signal);
+  // Set once the server listens; readiness asks it from the start.
+  const lifecycle: { shutdown?: ShutdownController } = {};
+  const shuttingDown = (): boolean => lifecycle.shutdown?.stopping === true;
+  const { ctx, stopSchedules } = await startContext(config, reporting, abort.signal, shuttingDown);
   const server = listen(ctx, reporting.flush);
   const shutdown = createShutdown({
     server,
     logger: reporting.logger,
     abort,
     graceMs: config.service.shutdownGraceSeconds * 1000,
+    // At once: readiness already fails, no queued build starts here any more.
+    stopTaking: () => void ctx.buildWorker.stopTaking?.(),
+    handBack: () => ctx.buildWorker.handBack?.() ?? Promise.resolve(0),
     // No new scheduled pass once shutting down (the lock goes to another replica); the one in
     // flight and the builds running end first.
     drained: async () => {
@@ -176,6 +184,7 @@ async function main(): Promise<void> {
     flush: reporting.flush,
     exit: (code) => process.exit(code),
   });
+  lifecycle.shutdown = shutdown;
   for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => shutdown.onSignal(signal));
 }
 

@@ -1,14 +1,18 @@
 /**
- * Graceful shutdown: on the first SIGTERM/SIGINT the server stops accepting connections; in-flight
- * requests and builds (async ones too) run to completion, then the process exits 0. A second
- * signal, or the end of the grace period, aborts the shutdown signal (the exec wrapper kills
- * running commands on it), gives the killed commands a moment to end, and exits non-zero.
+ * Graceful shutdown: on the first SIGTERM/SIGINT readiness fails first, the replica stops taking
+ * queued builds, then the server stops accepting connections; in-flight requests and builds (async
+ * ones too) run to completion, then the process exits 0. At the end of the grace period the
+ * builds another replica can run go back to the shared queue; then, as on a second signal, the
+ * shutdown signal aborts (the exec wrapper kills running commands on it), the killed commands get
+ * a moment to end, and the process exits non-zero.
  */
 import type { Server } from 'node:http';
 import type { Logger } from './observability/logger.js';
 
 /** After the abort, how long killed commands get to end their requests before the process exits. */
 export const FORCED_EXIT_DELAY_MS = 2000;
+/** How long handing builds back to the queue may take before running commands are killed anyway. */
+export const HAND_BACK_TIMEOUT_MS = 2000;
 /** How often idle keep-alive connections are closed while draining. */
 const IDLE_SWEEP_MS = 200;
 
@@ -18,6 +22,13 @@ export interface ShutdownOptions {
   /** Aborted when the process must stop now: running commands are killed. */
   readonly abort: AbortController;
   readonly graceMs: number;
+  /** Called at once on the first signal, before the listener closes: no queued build is taken from then on. */
+  readonly stopTaking?: () => void;
+  /**
+   * Called when the grace is over, before running commands are killed: hands the builds another
+   * replica can run back to the shared queue; answers how many. Given HAND_BACK_TIMEOUT_MS at most.
+   */
+  readonly handBack?: () => Promise<number>;
   /** Resolves once no build runs (an async build has no request to wait for); none: nothing to wait for. */
   readonly drained?: () => Promise<void>;
   /** Flushes what must not be lost (error tracker, traces); errors are ignored. */
@@ -30,6 +41,22 @@ export interface ShutdownController {
   /** Starts the graceful shutdown (first call) or forces it (second call). */
   onSignal(signal: string): void;
   readonly stopping: boolean;
+}
+
+/**
+ * The grace is over: what another replica can run goes back to the queue (HAND_BACK_TIMEOUT_MS at
+ * most), then `kill` kills the rest.
+ */
+async function handBackThen(options: Pick<ShutdownOptions, 'handBack' | 'logger'>, kill: () => void) {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<number>((resolve) => {
+    timer = setTimeout(() => resolve(0), HAND_BACK_TIMEOUT_MS);
+  });
+  const handed = await Promise.race([options.handBack?.() ?? Promise.resolve(0), timeout]).catch(() => 0);
+  clearTimeout(timer);
+  if (handed > 0)
+    options.logger.info({ builds: handed }, 'grace period over: builds handed back to the queue');
+  kill();
 }
 
 export function createShutdown(options: ShutdownOptions): ShutdownController {
@@ -70,7 +97,9 @@ export function createShutdown(options: ShutdownOptions): ShutdownController {
         force(`second signal ${signal}`);
         return;
       }
+      // Readiness reads `stopping`: it answers 503 from here on, before the listener closes.
       stopping = true;
+      options.stopTaking?.();
       logger.info(
         { signal, graceSeconds: Math.round(options.graceMs / 1000) },
         'shutting down: not accepting connections, letting in-flight requests finish',
@@ -82,7 +111,7 @@ export function createShutdown(options: ShutdownOptions): ShutdownController {
       // Keep-alive connections with no request in flight would hold close() forever.
       server.closeIdleConnections();
       sweep = setInterval(() => server.closeIdleConnections(), IDLE_SWEEP_MS);
-      grace = setTimeout(() => force('grace period over'), options.graceMs);
+      grace = setTimeout(() => void handBackThen(options, () => force('grace period over')), options.graceMs);
     },
   };
 }

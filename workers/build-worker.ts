@@ -32,6 +32,7 @@ export class BuildWorker {
   readonly #runs: BuildRuns;
   readonly #queued: QueuedBuilds;
   readonly #keys: IdempotentRequests;
+  #stopped: Promise<void> | undefined;
 
   constructor(ctx: BuildWorkerContext, options: BuildWorkerOptions = {}) {
     this.#ctx = ctx;
@@ -144,11 +145,31 @@ export class BuildWorker {
   }
 
   /**
+   * Takes no more builds from the queue (SIGTERM, at once): what waits there stays for the other
+   * replicas; the queued builds only this replica could run (the credentials of their request are
+   * here alone) end as failures now, with that reason. Called again: the same stop.
+   */
+  stopTaking(): Promise<void> {
+    this.#stopped ??= this.#queued.waiting.stop();
+    return this.#stopped;
+  }
+
+  /**
+   * The grace is over and builds still run here: each whose request any replica can plan again
+   * (no credentials of its own) goes back to the shared queue and another replica runs it; the
+   * others are killed with the shutdown (`killed: the service is stopping`). Answers how many went
+   * back. O(builds running here).
+   */
+  handBack(): Promise<number> {
+    return this.#runs.handBack((id, asked) => this.#queued.requeue(id, asked));
+  }
+
+  /**
    * Resolves once no build runs here (async ones included): the drain on SIGTERM waits for it. No
    * queued build starts any more; those only this replica could run end as failures.
    */
   async drained(): Promise<void> {
-    await this.#queued.waiting.stop();
+    await this.stopTaking();
     await Promise.all([this.#runs.settled(), this.#fleet.settled()]);
   }
 }

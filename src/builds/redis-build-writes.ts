@@ -25,16 +25,21 @@ redis.call('PUBLISH', ARGV[6], ARGV[7])
 return 1
 `);
 
-/** KEYS: build, alive, queued index, running index. ARGV: replica, lease ms, changes channel. */
-const ADOPT = redisScript(`${LEASE_LUA}
+/**
+ * KEYS: build, alive, queued index, running index. ARGV: replica, lease ms, changes channel. A
+ * queued record, or one a stopping replica is handing back (redis-build-handback.ts): its lease
+ * becomes this replica's, whoever held it.
+ */
+const ADOPT = redisScript(`
 local text = redis.call('GET', KEYS[1])
 if not text then return 0 end
 local entry = cjson.decode(text)
-if entry.phase ~= 'queued' then return 0 end
+if entry.phase == 'finished' or (entry.phase ~= 'queued' and not entry.handedBack) then return 0 end
+entry.handedBack = nil
 entry.phase = 'cloning'
 entry.replica = ARGV[1]
 redis.call('SET', KEYS[1], cjson.encode(entry))
-lease_take(KEYS[2], ARGV[1], ARGV[2])
+redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
 redis.call('ZREM', KEYS[3], entry.id)
 redis.call('ZADD', KEYS[4], entry.startedAtMs, entry.id)
 redis.call('PUBLISH', ARGV[3], cjson.encode({id = entry.id, repository = entry.repository}))

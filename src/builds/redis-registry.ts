@@ -26,6 +26,7 @@ import {
   type StoredEntry,
 } from './redis-build-reads.js';
 import { adoptEntry, finishEntry, startEntry, updateEntry } from './redis-build-writes.js';
+import { handBackEntry } from './redis-build-handback.js';
 import { bindKey, releaseKey, reserveKey } from './redis-idempotency-keys.js';
 import { OwnBuilds } from './redis-own-builds.js';
 import type {
@@ -147,6 +148,12 @@ class RedisRegistry implements RedisBuildRegistry {
 
   update(id: string, patch: BuildUpdate): Promise<void> {
     return updateEntry(this.#deps.connection, id, { ...patch }, 0, this.#keptMs + 2 * DAY_MS);
+  }
+
+  async handBack(id: string, enqueue: () => Promise<void>): Promise<boolean> {
+    const handed = await handBackEntry(this.#deps.connection, id, this.#deps.replica, enqueue);
+    if (handed) this.#own.delete(id);
+    return handed;
   }
 
   addWaiters(id: string, delta: number): Promise<void> {

@@ -267,6 +267,13 @@ export interface BuildRegistry {
    * (Redis mode); false when it is no longer queued (cancelled, or taken by another).
    */
   adopt(id: string): Promise<boolean>;
+  /**
+   * Redis mode: hands the running build `id` back to the shared queue (this replica stops before it
+   * could finish it): `enqueue` puts it in the queue, then its record waits again (phase `queued`)
+   * for another replica to adopt. False when this replica no longer leases it: nothing changed.
+   * Embedded: absent (no other replica could run it).
+   */
+  handBack?(id: string, enqueue: () => Promise<void>): Promise<boolean>;
   /** Changes the number of requests waiting on a running build by `delta` (requests that follow it). */
   addWaiters(id: string, delta: number): Promise<void>;
   /** Marks a build finished; only the newest N finished builds are kept (N: config.build.history). */

@@ -1133,8 +1133,9 @@ export const OPTION_TABLE = {
     schema: SECONDS_SCHEMA,
     secret: false,
     description:
-      'After SIGTERM/SIGINT, in-flight requests get this long before running commands are killed ' +
-      '(keep it under the orchestrator termination grace, 300 s by default).',
+      'After SIGTERM/SIGINT, in-flight requests and builds get this long; then the builds another ' +
+      'replica can run go back to the shared queue and running commands are killed (keep it at ' +
+      'least 10 s under the orchestrator termination grace, 300 s by default).',
   },
   settingsPath: {
     label: 'Settings file path',

@@ -48,9 +48,11 @@ export interface AppContext {
     'submit' | 'start' | 'cancel' | 'attach' | 'attached' | 'answerOf' | 'refused'
   > &
     Partial<Pick<BuildWorker, 'queuePositions'>> &
-    Partial<Pick<BuildWorker, 'builders' | 'drained'>>;
+    Partial<Pick<BuildWorker, 'builders' | 'drained' | 'stopTaking' | 'handBack'>>;
   /** The usage per tenant and its budgets (GET /usage, docs/usage.md); absent: GET /usage answers 404. */
   readonly usage?: Pick<Usage, 'report' | 'budgetOf'>;
   /** Redis mode: whether the shared store answers now (readiness fails when it does not). */
   readonly sharedStoreProbe?: () => Promise<boolean>;
+  /** Whether the process is shutting down (SIGTERM): readiness fails first, before the listener closes. */
+  readonly shuttingDown?: () => boolean;
 }

@@ -34,7 +34,10 @@ export function createOpsRouter(ctx: AppContext): Router {
   });
   router.get('/health/ready', async (koaCtx) => {
     const builders = builderStates(ctx);
-    if (!builderConfigured) {
+    if (ctx.shuttingDown?.() === true) {
+      koaCtx.status = 503;
+      koaCtx.body = { status: 'not ready', reason: 'shutting down' };
+    } else if (!builderConfigured) {
       koaCtx.status = 503;
       koaCtx.body = { status: 'not ready', reason: 'no builder endpoint configured' };
     } else if (!builders.some((b) => b.state === 'up')) {

@@ -111,14 +111,16 @@ for l = 0, 2 do
         local ownSeq, ownId = head(l, tenant, replica)
         if ownSeq and (not seq or ownSeq < seq) then id = ownId end
         if id then
+          -- The first write grows memory: Redis at maxmemory refuses it, and with it the whole take
+          -- (a script's later writes are let through once one ran), so nothing leaves the queue.
+          redis.call('LPUSH', TAKES, nowMs)
+          redis.call('LTRIM', TAKES, 0, tonumber(ARGV[3]) - 1)
           local e = parse(id, redis.call('HGET', ENTRIES, id))
           unlink(e)
           if redis.call('ZSCORE', ringKey(l), tenant) then
             redis.call('ZADD', ringKey(l), redis.call('HINCRBY', COUNTS, 'turn', 1), tenant)
           end
           run(id, tenant, nowMs)
-          redis.call('LPUSH', TAKES, nowMs)
-          redis.call('LTRIM', TAKES, 0, tonumber(ARGV[3]) - 1)
           local d = depths()
           return {e.json, d[1], d[2], d[3], d[4]}
         end

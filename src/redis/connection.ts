@@ -11,6 +11,7 @@ import { redisView, type RedisTarget } from '../config/redis-target.js';
 import { isServiceError, reasonOf, serviceError } from '../errors/errors.js';
 import { maskSecrets, redisSecrets, secretVariants } from '../secrets/masking.js';
 import type { Logger } from '../observability/logger.js';
+import { replyCode } from './reply-code.js';
 
 /** A client of either kind: the commands both answer, their status and events. */
 export type RedisClient = Redis | Cluster;
@@ -37,7 +38,10 @@ export interface RedisConnection {
   duplicate(role: string, overrides?: RoleOptions): RedisClient;
   /** Whether Redis answers a PING now (readiness). Never throws. */
   probe(): Promise<boolean>;
-  /** Runs store commands: any failure that is not already a ServiceError becomes STORE_UNAVAILABLE (503). */
+  /**
+   * Runs store commands: any failure that is not already a ServiceError becomes STORE_UNAVAILABLE
+   * (503): Redis unreachable, or refusing writes at `maxmemory` (its `OOM` reply, logged as such).
+   */
   call<T>(fn: (client: RedisClient) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
@@ -93,6 +97,9 @@ async function probe(client: RedisClient): Promise<boolean> {
     clearTimeout(timer);
   }
 }
+
+/** At most one `redis out of memory` line per this long (every command fails alike meanwhile). */
+const OOM_LOG_EVERY_MS = 10_000;
 
 const retryDelay = (times: number): number => Math.min(times * 100, MAX_RECONNECT_DELAY_MS);
 
@@ -160,6 +167,16 @@ export function createRedisConnection(
   };
   const client = watch(clientOf(target, {}), 'commands', watcher);
   const extra = new Set<RedisClient>();
+  let oomLoggedAt = -Infinity;
+  /** Redis at `maxmemory` (noeviction) refuses writes with OOM: answered 503 as unavailable, logged. */
+  const outOfMemory = (err: unknown): void => {
+    if (replyCode(err) !== 'OOM' || Date.now() - oomLoggedAt < OOM_LOG_EVERY_MS) return;
+    oomLoggedAt = Date.now();
+    logger.warn(
+      { ...watcher.where, problem: 'OOM' },
+      'redis out of memory: writes refused until memory frees',
+    );
+  };
 
   return {
     client,
@@ -175,6 +192,7 @@ export function createRedisConnection(
         return await fn(client);
       } catch (err) {
         if (isServiceError(err)) throw err;
+        outOfMemory(err);
         throw serviceError('STORE_UNAVAILABLE');
       }
     },

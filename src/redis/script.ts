@@ -6,6 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { RedisCommander } from 'ioredis';
+import { replyCode } from './reply-code.js';
 
 export interface RedisScript {
   /** `client`: a server's or a cluster's (each only sends commands): all `keys` must share a slot. */
@@ -23,7 +24,7 @@ export function redisScript(source: string): RedisScript {
       try {
         return await client.evalsha(sha, keys.length, ...keys, ...args);
       } catch (err) {
-        if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) throw err;
+        if (replyCode(err) !== 'NOSCRIPT') throw err;
         return client.eval(source, keys.length, ...keys, ...args);
       }
     },

@@ -16,8 +16,27 @@ import type {
   NewBuild,
 } from '../../src/builds/types.js';
 
-/** The states of a resource, in order; `followed`: it holds another build's id. */
-type ResourceState = 'new' | 'recorded' | 'followed' | 'ended';
+/**
+ * The states of a resource, in order; `followed`: it holds another build's id; `handed`: its
+ * record went back to the shared queue (this replica stops), another replica ends it.
+ */
+type ResourceState = 'new' | 'recorded' | 'followed' | 'handed' | 'ended';
+
+/** `reporter`, silent once `closed` holds (a build handed back reports nothing more). */
+function gated(recording: BuildRecording, closed: () => boolean): BuildRecording {
+  const { reporter } = recording;
+  const quiet = Promise.resolve();
+  return {
+    ...recording,
+    reporter: {
+      phase: (phase) => (closed() ? quiet : reporter.phase(phase)),
+      logOpened: (kind, logId) => (closed() ? quiet : reporter.logOpened(kind, logId)),
+      builder: (endpoint, builders) => (closed() ? quiet : reporter.builder(endpoint, builders)),
+      details: (details) => (closed() ? quiet : reporter.details(details)),
+      resolved: (found) => (closed() ? quiet : reporter.resolved(found)),
+    },
+  };
+}
 
 export class BuildResource {
   readonly #registry: BuildRegistry;
@@ -75,7 +94,7 @@ export class BuildResource {
   async record(build: NewBuild): Promise<BuildReporter> {
     if (this.#recording === undefined) {
       const named = this.#tenant === undefined ? build : { ...build, tenant: this.#tenant };
-      this.#recording = await recordBuild(this.#registry, named, this.#logger);
+      this.#recording = gated(await recordBuild(this.#registry, named, this.#logger), () => this.#handed);
       this.#id = this.#recording.id;
       if (this.#state === 'new') this.#state = 'recorded';
       this.#resolveId(this.#id);
@@ -86,7 +105,7 @@ export class BuildResource {
   /** The record of a queued build (recorded when it was queued): ended here, run or not. */
   bind(id: string): void {
     if (this.#state !== 'new') return;
-    this.#recording = recordingOf(this.#registry, id, this.#logger);
+    this.#recording = gated(recordingOf(this.#registry, id, this.#logger), () => this.#handed);
     this.#bound = true;
     this.#id = id;
     this.#state = 'recorded';
@@ -107,12 +126,29 @@ export class BuildResource {
     this.#resolveId(id);
   }
 
+  get #handed(): boolean {
+    return this.#state === 'handed';
+  }
+
+  /**
+   * Hands the build back to the shared queue (`handOver` its id: false when it could not); from
+   * then on this resource reports and ends nothing of it. False when it owns no record.
+   */
+  async handBack(handOver: (id: string) => Promise<boolean>): Promise<boolean> {
+    if (this.#state !== 'recorded' || this.#id === undefined) return false;
+    if (!(await handOver(this.#id))) return false;
+    this.#state = 'handed';
+    return true;
+  }
+
   cancel(by: string): void {
     if (!this.#controller.signal.aborted) this.#controller.abort(new Cancellation('deleted', undefined, by));
   }
 
   /** Finishes the record with its answer, then awaits every ended listener. */
   async end(outcome: BuildOutcome): Promise<void> {
+    // Handed back: another replica runs and ends it.
+    if (this.#state === 'handed') return;
     const recording = this.#recording;
     const owned = this.#state === 'recorded';
     this.#state = 'ended';

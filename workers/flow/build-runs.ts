@@ -12,11 +12,20 @@ import { remoteTip } from '../git/ls-remote.js';
 import type { BuildPlan, BuildResult } from '../plan/plan-types.js';
 import type { BuildWorkerContext, Submission } from './worker-types.js';
 
+/** What a flow was asked: its plan and how. */
+export interface RunAsked {
+  readonly plan: BuildPlan;
+  readonly submission: Submission;
+}
+
 export class BuildRuns {
   readonly #ctx: BuildWorkerContext;
   readonly #parts: FlowParts;
-  /** The builds this instance runs (DELETE /builds/{id} finds them here by their record's id). */
-  readonly #local = new Set<BuildResource>();
+  /**
+   * The builds this instance runs (DELETE /builds/{id} finds them here by their record's id), each
+   * with what it was asked (to hand it back to the queue).
+   */
+  readonly #local = new Map<BuildResource, RunAsked>();
   readonly #listeners: BuildEndedListener[] = [];
   /** Every request's flow in progress, sync or async. */
   readonly #runs = new Set<Promise<unknown>>();
@@ -33,7 +42,7 @@ export class BuildRuns {
 
   /** The build `id` when it runs here. O(builds running here). */
   local(id: string): BuildResource | undefined {
-    for (const resource of this.#local) if (resource.recordId === id) return resource;
+    for (const resource of this.#local.keys()) if (resource.recordId === id) return resource;
     return undefined;
   }
 
@@ -60,7 +69,7 @@ export class BuildRuns {
 
   /** The flow of one request (build-flow.ts): its answer, its record ended with it. */
   run(plan: BuildPlan, submission: Submission, resource: BuildResource): Promise<BuildResult> {
-    this.#local.add(resource);
+    this.#local.set(resource, { plan, submission });
     const result = runFlow({ plan, submission, resource, parts: this.#parts }).finally(() =>
       this.#local.delete(resource),
     );
@@ -68,6 +77,30 @@ export class BuildRuns {
     this.#runs.add(settled);
     void settled.then(() => this.#runs.delete(settled));
     return result;
+  }
+
+  /**
+   * Hands every build running here whose request any replica can plan again (it carried no
+   * credentials of its own) back to the shared queue (`requeue`), and no longer ends it here: the
+   * process stops before it could finish them. Answers how many; the others run on until killed.
+   * O(builds running here), one requeue each.
+   */
+  async handBack(requeue: (id: string, asked: RunAsked) => Promise<void>): Promise<number> {
+    const { builds, logger } = this.#ctx;
+    if (builds.handBack === undefined) return 0;
+    const handOver = builds.handBack.bind(builds);
+    const handed = await Promise.all(
+      [...this.#local].map(async ([resource, asked]) => {
+        if (asked.plan.request === undefined) return false;
+        try {
+          return await resource.handBack((id) => handOver(id, () => requeue(id, asked)));
+        } catch (err) {
+          logger.warn({ err }, 'could not hand a build back to the queue');
+          return false;
+        }
+      }),
+    );
+    return handed.filter(Boolean).length;
   }
 
   /** Ends the record of a queued build that never started, answered with `err`. */

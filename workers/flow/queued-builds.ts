@@ -9,7 +9,8 @@ import { retryAfterDelays } from '../../src/errors/retry.js';
 import { createMemoryQueue } from '../../src/queue/memory-queue.js';
 import type { BuildResource } from './build-resource.js';
 import type { Logger } from '../../src/observability/logger.js';
-import type { BuildRuns } from './build-runs.js';
+import type { BuildRuns, RunAsked } from './build-runs.js';
+import { tenantOf } from '../../src/rules/tenants.js';
 import { planBuild } from '../plan/plan.js';
 import type { BuildPlan, BuildRequest } from '../plan/plan-types.js';
 import { countRefusal } from './answer.js';
@@ -71,6 +72,19 @@ export class QueuedBuilds {
     if (record === undefined) throw serviceError('STORE_UNAVAILABLE');
     const place = places.get(id);
     return place === undefined || record.phase !== 'queued' ? record : { ...record, queue: place };
+  }
+
+  /** Puts the build `id` that ran here back in the shared queue, as it was asked (build-runs.ts handBack). */
+  requeue(id: string, { plan, submission }: RunAsked): Promise<void> {
+    if (plan.request === undefined) throw new Error('a build whose request holds credentials stays here');
+    return this.waiting.requeue({
+      id,
+      class: submission.trigger ?? 'api',
+      tenant: submission.tenant ?? tenantOf(plan),
+      request: { ...plan.request },
+      requestId: submission.requestId,
+      ...(submission.requestedBy === undefined ? {} : { requestedBy: submission.requestedBy }),
+    });
   }
 
   /** A build started at once counts toward its tenant's quota until it ends (when quotas exist). */

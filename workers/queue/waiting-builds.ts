@@ -155,6 +155,25 @@ export class WaitingBuilds {
     return id;
   }
 
+  /**
+   * Puts a build that ran here back in the queue as `entry` (its request any replica plans again),
+   * for another replica to take: this one stops. O(log n).
+   */
+  async requeue(entry: Omit<QueueEntry, 'enqueuedAtMs' | 'owner' | 'maxRunning'>): Promise<void> {
+    const quota = quotaOf(this.#deps.config.build.quotas, entry.tenant);
+    const full: QueueEntry = {
+      ...entry,
+      enqueuedAtMs: this.#now(),
+      owner: this.#deps.replica,
+      ...(quota?.maxRunning === undefined ? {} : { maxRunning: quota.maxRunning }),
+    };
+    this.#report(await this.#deps.store.enqueue(full));
+    this.#deps.logger.info(
+      { buildId: entry.id, tenant: entry.tenant, class: entry.class },
+      'build handed back to the queue',
+    );
+  }
+
   /** Takes the queued build `id` out (DELETE); false when it is no longer queued. */
   async remove(id: string): Promise<boolean> {
     const depths = await this.#deps.store.remove(id);

@@ -225,7 +225,10 @@ export async function recordBuiltKey(
   keyed: Keyed,
 ): Promise<void> {
   const { plan, deps, log } = input;
-  await deps.reuse.recent.set(recentId(input), keyed.input);
+  // The shared store refusing (unreachable, at maxmemory) costs the next build its list of changes only.
+  await deps.reuse.recent.set(recentId(input), keyed.input).catch((err: unknown) => {
+    log.write(`# inputs not remembered (${reasonOf(err)}): the next build cannot tell what changed\n`);
+  });
   try {
     const recorded = await recordKey(keyed.key, input.target, registryAccess(plan, deps));
     log.write(`# build key recorded as ${recorded}\n`);

@@ -436,12 +436,14 @@ for (const c of cases) {
   });
 }
 
-test('a shutdown grace not below the termination grace is refused when rendering', async (t) => {
-  const error = await t.throwsAsync(render([], { terminationGracePeriodSeconds: 290 }));
+test('a termination grace without 10 s beyond the shutdown grace is refused when rendering', async (t) => {
+  const error = await t.throwsAsync(render([], { terminationGracePeriodSeconds: 299 }));
   t.regex(
     error?.message ?? '',
-    /service\.shutdownGraceSeconds must be lower than terminationGracePeriodSeconds/,
+    /terminationGracePeriodSeconds must be at least service\.shutdownGraceSeconds \+ 10/,
   );
+  const spec = deploymentSpec(await render([], { terminationGracePeriodSeconds: 300 }));
+  t.is(spec.template.spec.terminationGracePeriodSeconds, 300);
 });
 
 test('changing one setting changes only the settings checksum', async (t) => {

@@ -1,0 +1,145 @@
+/**
+ * The end of a replica's shutdown grace with builds still running (two real service processes on a
+ * redis-server of the test's own, real builds on the stack's BuildKit): the build whose request
+ * carried no credentials of its own goes back to the shared queue and runs to its end on the other
+ * replica, answered once with the image it pushed; the one whose request carried credentials
+ * (only the stopping replica held them) ends with the reason.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import test from 'ava';
+import type { BuildRecord } from '../../src/builds/types.js';
+import { httpsCreds, ownDockerfileRepo, stack, uniqueName } from '../helpers/build-support.js';
+import { eventually } from '../helpers/eventually.js';
+import { tagDigest } from '../helpers/prebuild-support.js';
+import { startRedis, type RedisProcess } from '../helpers/redis-process.js';
+import { replicaEnv, startReplicas, type Replica } from '../helpers/replicas.js';
+import { SLOW_FIXTURE_DOCKERFILE, SLOW_STEP_STARTED } from '../stack/fixtures.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'ibs-hand-back-'));
+const removals: (() => void)[] = [];
+let redis: RedisProcess;
+let replicas: Replica[] = [];
+
+test.before(async () => {
+  redis = await startRedis();
+  const credentials = join(dir, 'git-credentials.json');
+  writeFileSync(
+    credentials,
+    JSON.stringify([
+      { host: '127.0.0.1', kind: 'https', username: stack.GIT_HTTPS_USER, token: stack.GIT_HTTPS_PASSWORD },
+    ]),
+  );
+  const env = (grace: string): Record<string, string> =>
+    replicaEnv(stack, redis.url, {
+      MAX_CONCURRENT_BUILDS: '2',
+      GIT_CREDENTIALS_CONFIG_PATH: credentials,
+      SHUTDOWN_GRACE_SECONDS: grace,
+    });
+  replicas = [...(await startReplicas(['a'], env('3'))), ...(await startReplicas(['b'], env('60')))];
+});
+
+test.after.always(async () => {
+  await Promise.all(replicas.map((r) => r.service.lose()));
+  await redis?.dispose();
+  for (const remove of removals) remove();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function repository(): string {
+  const nonce = randomBytes(8).toString('hex');
+  const repo = ownDockerfileRepo(SLOW_FIXTURE_DOCKERFILE(stack.BASE_IMAGE_ANON, nonce, 20));
+  removals.push(repo.remove);
+  return repo.repository;
+}
+
+async function postAsync(replica: Replica, body: Record<string, unknown>): Promise<BuildRecord> {
+  const res = await fetch(`${replica.url}/build`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', Prefer: 'respond-async' },
+    body: JSON.stringify({
+      image: { registry: stack.REGISTRY_ANON, name: uniqueName('hand-back') },
+      ...body,
+    }),
+  });
+  if (res.status !== 202) throw new Error(`POST /build answered ${String(res.status)}: ${await res.text()}`);
+  return (await res.json()) as BuildRecord;
+}
+
+const get = async (replica: Replica, id: string): Promise<BuildRecord> =>
+  (await (await fetch(`${replica.url}/builds/${id}`)).json()) as BuildRecord;
+
+async function slowStepStarted(replica: Replica, id: string): Promise<void> {
+  await eventually(
+    async () => {
+      const { imageBuildLogId } = await get(replica, id);
+      if (imageBuildLogId === undefined) return false;
+      return (await (await fetch(`${replica.url}/logs/${imageBuildLogId}`)).text()).includes(
+        SLOW_STEP_STARTED,
+      );
+    },
+    { timeout: 180_000, interval: 250, what: 'the slow step to start' },
+  );
+}
+
+/** The replicas that logged the build of `repo` as succeeded, one name per line logged. */
+const succeededOn = (repo: string): string[] =>
+  replicas.flatMap((r) =>
+    r.service
+      .lines()
+      .filter((l) => l.msg === 'build succeeded' && l.repository === repo)
+      .map(() => r.name),
+  );
+
+test('at the end of the grace a build any replica can run goes back to the queue and ends on another', async (t) => {
+  const [a, b] = replicas as [Replica, Replica];
+  const portableRepo = repository();
+  const ownRepo = repository();
+  const portable = await postAsync(a, { repository: portableRepo });
+  const own = await postAsync(a, { repository: ownRepo, gitCredentials: httpsCreds() });
+  await Promise.all([slowStepStarted(a, portable.id), slowStepStarted(a, own.id)]);
+
+  // Every phase b answers for it until it ends: it ends once, at the end.
+  const phases: string[] = [];
+  const watch = (async () => {
+    for (;;) {
+      const record = await get(b, portable.id);
+      if (phases.at(-1) !== record.phase) phases.push(record.phase);
+      if (record.phase === 'finished') break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  })();
+
+  a.service.child.kill('SIGTERM');
+  await a.service.waitForLog('grace period over: builds handed back to the queue', 30_000);
+  t.not(await a.service.exited, 0, 'commands were killed at the end of the grace');
+
+  await eventually(async () => (await get(b, portable.id)).phase === 'finished', {
+    timeout: 240_000,
+    interval: 250,
+    what: 'the handed-back build to end on b',
+  });
+  await watch;
+  const done = await get(b, portable.id);
+  t.is(done.status, 'success', done.error);
+  t.deepEqual(succeededOn(portableRepo), ['b'], 'run to its end once, on b');
+  t.is(phases.indexOf('finished'), phases.length - 1, phases.join(' '));
+  t.true(
+    a.service.lines().some((l) => l.msg === 'build handed back to the queue' && l.buildId === portable.id),
+  );
+  t.true(b.service.lines().some((l) => l.msg === 'build taken from the queue' && l.buildId === portable.id));
+  t.false(
+    a.service.lines().some((l) => l.msg === 'build handed back to the queue' && l.buildId === own.id),
+    'the credentials of its request were on a alone',
+  );
+  const answer = (done.answer?.body ?? {}) as Record<string, string>;
+  t.is(await tagDigest(answer.registry ?? '', answer.name ?? '', answer.tag ?? ''), answer.digest);
+
+  const ended = await get(b, own.id);
+  t.is(ended.phase, 'finished');
+  t.is(ended.status, 'failure');
+  t.regex(ended.error ?? '', /the service is stopping/);
+  t.deepEqual(succeededOn(ownRepo), []);
+});
