@@ -2,9 +2,11 @@
 // of one command after it landed (test/helpers/cutting-proxy.ts), so that the client reconnects and
 // sends it again, as when a failover breaks the connection at the worst moment. The queue's take
 // answers the build it took (none is stranded as taken and never run), an adoption answers yes, a
-// waiters change counts once; an enqueue or a start repeated later changes nothing.
+// waiters change counts once, an Idempotency-Key reservation stays its request's; an enqueue or a
+// start repeated later changes nothing.
 import test from 'ava';
 import { adoptEntry, startEntry, updateEntry } from '../../src/builds/redis-build-writes.js';
+import { reserveKey } from '../../src/builds/redis-idempotency-keys.js';
 import type { BuildEntry } from '../../src/builds/records.js';
 import type { QueueEntry } from '../../src/queue/fair-order.js';
 import { createRedisQueue } from '../../src/queue/redis-queue.js';
@@ -112,6 +114,17 @@ test.serial('a waiters change whose answer was lost counts once', async (t) => {
   await updateEntry(connection, 'bld-followed', {}, 1, 60_000);
   await lost;
   t.is((await stored('bld-followed'))?.waiters, 3);
+});
+
+test.serial('an Idempotency-Key reservation whose answer was lost is reserved, not taken', async (t) => {
+  t.timeout(30_000);
+  const kept = async (): Promise<boolean> => true;
+  await reserveKey(connection, 'warm-key', 'digest', kept);
+  const lost = proxy.loseAnswerTo('digest-of-the-body');
+  t.deepEqual(await reserveKey(connection, 'the-key', 'digest-of-the-body', kept), { kind: 'reserved' });
+  await lost;
+  const other = await reserveKey(connection, 'the-key', 'digest-of-the-body', kept);
+  t.deepEqual(other, { kind: 'taken', sameBody: true }, 'another request finds it reserved');
 });
 
 test.serial('a start repeated after the build moved on keeps the record', async (t) => {
