@@ -61,14 +61,11 @@ export class QueuedBuilds {
 
   /** Queues an async build or prebuild: its record (phase `queued`, its place) at once. */
   async enqueue(plan: BuildPlan, options: StartOptions, tenant: string): Promise<BuildRecord> {
-    const id = await this.waiting
-      .enqueue(newBuild(options, plan), { plan, options }, { class: options.trigger ?? 'api', tenant })
-      .catch(async (err: unknown) => {
-        // Not queued (429, or the store failed): the key is free again for the request's retry.
-        if (options.idempotency !== undefined)
-          await this.#ctx.builds.releaseKey(options.idempotency.key).catch(() => undefined);
-        throw err;
-      });
+    const id = await this.waiting.enqueue(
+      newBuild(options, plan),
+      { plan, options },
+      { class: options.trigger ?? 'api', tenant },
+    );
     if (options.idempotency !== undefined) await this.#ctx.builds.bindKey(options.idempotency.key, id);
     const [record, places] = await Promise.all([this.#ctx.builds.get(id), this.waiting.positions([id])]);
     if (record === undefined) throw serviceError('STORE_UNAVAILABLE');

@@ -81,6 +81,13 @@ export async function bindKey(connection: Calls, key: string, buildId: string): 
   await connection.call((client) => BIND.run(client, [redisKeyOf(key)], [buildId, IDEMPOTENCY_TTL_MS]));
 }
 
+/** KEYS: idempotency key. Drops a reservation not bound to a build (a bound key stays). */
+const RELEASE = redisScript(`
+if redis.call('HEXISTS', KEYS[1], 'id') == 0 then return redis.call('DEL', KEYS[1]) end
+return 0
+`);
+
+/** Frees `key` when no build was bound to it (its request queued nothing); safe to repeat. O(1). */
 export async function releaseKey(connection: Calls, key: string): Promise<void> {
-  await connection.call((client) => client.del(redisKeyOf(key)));
+  await connection.call((client) => RELEASE.run(client, [redisKeyOf(key)], []));
 }

@@ -6,7 +6,7 @@
 // start repeated later changes nothing.
 import test from 'ava';
 import { adoptEntry, startEntry, updateEntry } from '../../src/builds/redis-build-writes.js';
-import { reserveKey } from '../../src/builds/redis-idempotency-keys.js';
+import { bindKey, releaseKey, reserveKey } from '../../src/builds/redis-idempotency-keys.js';
 import type { BuildEntry } from '../../src/builds/records.js';
 import type { QueueEntry } from '../../src/queue/fair-order.js';
 import { createRedisQueue } from '../../src/queue/redis-queue.js';
@@ -125,6 +125,21 @@ test.serial('an Idempotency-Key reservation whose answer was lost is reserved, n
   await lost;
   const other = await reserveKey(connection, 'the-key', 'digest-of-the-body', kept);
   t.deepEqual(other, { kind: 'taken', sameBody: true }, 'another request finds it reserved');
+});
+
+test.serial('a release frees a key no build was bound to, and keeps a bound one', async (t) => {
+  const kept = async (): Promise<boolean> => true;
+  await reserveKey(connection, 'unbound-key', 'd', kept);
+  await releaseKey(connection, 'unbound-key');
+  t.deepEqual(await reserveKey(connection, 'unbound-key', 'd', kept), { kind: 'reserved' });
+  await reserveKey(connection, 'bound-key', 'd', kept);
+  await bindKey(connection, 'bound-key', 'bld-bound');
+  await releaseKey(connection, 'bound-key');
+  t.deepEqual(await reserveKey(connection, 'bound-key', 'd', kept), {
+    kind: 'taken',
+    sameBody: true,
+    buildId: 'bld-bound',
+  });
 });
 
 test.serial('a start repeated after the build moved on keeps the record', async (t) => {
