@@ -83,6 +83,18 @@ export class BuildWorker {
    * slot is free; the build runs on apart from any connection. Throws as `submit` does (429, 503).
    */
   async start(plan: BuildPlan, options: StartOptions): Promise<BuildRecord> {
+    try {
+      return await this.#start(plan, options);
+    } catch (err) {
+      // Refused, or the store failed (a failover, maxmemory): a key no build was bound to is free
+      // again for the request's retry (a bound key stays bound).
+      if (options.idempotency !== undefined)
+        await this.#ctx.builds.releaseKey(options.idempotency.key).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  async #start(plan: BuildPlan, options: StartOptions): Promise<BuildRecord> {
     const tenant = options.tenant ?? tenantOf(plan);
     const slot = (await this.#queued.waiting.mustWait(tenant)) ? undefined : this.#queue.reserve();
     if (slot === undefined) return this.#queued.enqueue(plan, options, tenant);

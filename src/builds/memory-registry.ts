@@ -74,8 +74,9 @@ class MemoryKeys {
     if (held !== undefined) this.#keys.set(key, { digest: held.digest, buildId });
   }
 
+  /** Frees a key no build was bound to (a bound key stays). */
   release(key: string): void {
-    this.#keys.delete(key);
+    if (this.#keys.get(key)?.buildId === undefined) this.#keys.delete(key);
   }
 
   /** A finished record left the history: its key goes with it. */

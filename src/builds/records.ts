@@ -37,6 +37,8 @@ export interface BuildEntry {
   builder?: string;
   builders?: readonly PlatformBuilder[];
   waiters: number;
+  /** The token of the last waiters change applied (a repeat of it is not counted again; never listed). */
+  waitersToken?: string;
   details?: BuildDetails;
   outcome?: BuildOutcome;
   /** When it finished (ms since the epoch): it leaves the history `historyDays` later. */

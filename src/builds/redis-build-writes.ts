@@ -2,8 +2,12 @@
  * The writes of the Redis build registry, each one Lua script (atomic, no read-modify-write from
  * the service; every key in KEYS, all under the `{builds}` hash tag): a build started (indexed,
  * with its lease unless queued), a queued one adopted by the replica that runs it, a running
- * record patched, and its finish. Each publishes the change for the pages' feed.
+ * record patched, and its finish. Each publishes the change for the pages' feed. Each is safe to
+ * repeat with the same arguments (a command whose connection broke is sent again, and a call that
+ * failed is tried again): a start keeps the record it finds, an adoption repeated by its replica
+ * answers yes again, a waiters change counts once per token, a finish ends a record once.
  */
+import { randomUUID } from 'node:crypto';
 import type { RedisConnection } from '../redis/connection.js';
 import { BUILD_CHANGES_CHANNEL, buildAliveKey, buildIndexKey, buildKey, logOwnerKey } from '../redis/keys.js';
 import { LEASE_LUA } from '../redis/lease.js';
@@ -18,6 +22,7 @@ import type { BuildOutcome } from './types.js';
  * until a replica adopts it.
  */
 const START = redisScript(`${LEASE_LUA}
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('SET', KEYS[1], ARGV[2])
 if tonumber(ARGV[4]) > 0 then lease_take(KEYS[2], ARGV[5], ARGV[4]) end
 for i = 3, #KEYS do redis.call('ZADD', KEYS[i], ARGV[3], ARGV[1]) end
@@ -28,13 +33,20 @@ return 1
 /**
  * KEYS: build, alive, queued index, running index. ARGV: replica, lease ms, changes channel. A
  * queued record, or one a stopping replica is handing back (redis-build-handback.ts): its lease
- * becomes this replica's, whoever held it.
+ * becomes this replica's, whoever held it. Only an adoption moves such a record on, so a record
+ * running on `replica` was adopted by it: a repeat answers 1 again with its lease taken, unless
+ * another holds the lease.
  */
-const ADOPT = redisScript(`
+const ADOPT = redisScript(`${LEASE_LUA}
 local text = redis.call('GET', KEYS[1])
 if not text then return 0 end
 local entry = cjson.decode(text)
-if entry.phase == 'finished' or (entry.phase ~= 'queued' and not entry.handedBack) then return 0 end
+if entry.phase == 'finished' then return 0 end
+if entry.phase ~= 'queued' and not entry.handedBack then
+  if entry.replica ~= ARGV[1] then return 0 end
+  if lease_take(KEYS[2], ARGV[1], ARGV[2]) == 1 or redis.call('GET', KEYS[2]) == ARGV[1] then return 1 end
+  return 0
+end
 entry.handedBack = nil
 entry.phase = 'cloning'
 entry.replica = ARGV[1]
@@ -48,8 +60,9 @@ return 1
 
 /**
  * KEYS: build, then ARGV[3] indexes it enters (a branch learned), then the owner keys of its logs.
- * ARGV: patch json, waiters delta, index count, log owner TTL ms, changes channel. Merges into a
- * running record.
+ * ARGV: patch json, waiters delta, index count, log owner TTL ms, changes channel, the delta's
+ * token. Merges into a running record; a delta whose token is the last one applied is not added
+ * again (a repeat).
  */
 const UPDATE = redisScript(`
 local text = redis.call('GET', KEYS[1])
@@ -57,7 +70,10 @@ if not text then return 0 end
 local entry = cjson.decode(text)
 if entry.phase == 'finished' then return 0 end
 for k, v in pairs(cjson.decode(ARGV[1])) do entry[k] = v end
-entry.waiters = math.max(0, (entry.waiters or 0) + tonumber(ARGV[2]))
+if tonumber(ARGV[2]) ~= 0 and entry.waitersToken ~= ARGV[6] then
+  entry.waiters = math.max(0, (entry.waiters or 0) + tonumber(ARGV[2]))
+  entry.waitersToken = ARGV[6]
+end
 redis.call('SET', KEYS[1], cjson.encode(entry))
 local indexes = tonumber(ARGV[3])
 for i = 2, indexes + 1 do redis.call('ZADD', KEYS[i], entry.startedAtMs, entry.id) end
@@ -78,7 +94,10 @@ return leaving()
 
 type Calls = Pick<RedisConnection, 'call'>;
 
-/** Writes a new record and indexes it; `leaseMs` 0 (a queued build): no lease until a replica adopts it. */
+/**
+ * Writes a new record and indexes it (a record already there is kept); `leaseMs` 0 (a queued
+ * build): no lease until a replica adopts it. O(log n).
+ */
 export async function startEntry(
   connection: Calls,
   entry: BuildEntry & { replica: string },
@@ -96,7 +115,7 @@ export async function startEntry(
   );
 }
 
-/** Takes the queued record `id` to run on `replica`, leased; false: it is no longer queued. */
+/** Takes the queued record `id` to run on `replica`, leased; false: it is no longer queued. O(log n). */
 export async function adoptEntry(
   connection: Calls,
   id: string,
@@ -135,6 +154,7 @@ export async function updateEntry(
     indexes.length,
     Math.round(logOwnerTtlMs),
     BUILD_CHANGES_CHANNEL,
+    delta === 0 ? '' : randomUUID(),
   ];
   await connection.call(async (client) => {
     await UPDATE.run(client, keys, args);

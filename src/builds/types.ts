@@ -305,6 +305,7 @@ export interface BuildRegistry {
   /** Reserves an Idempotency-Key for a body (its digest only: a body can hold credentials). */
   reserveKey(key: string, digest: string): Promise<KeyReservation>;
   bindKey(key: string, buildId: string): Promise<void>;
+  /** Frees a key no build was bound to (its request queued nothing); a bound key stays. */
   releaseKey(key: string): Promise<void>;
 }
 

@@ -5,6 +5,7 @@
  */
 import type { EventSubscription, EventsConfig } from '../config/types.js';
 import type { EventMetrics } from '../observability/event-metrics.js';
+import { retryAfterDelays } from '../errors/retry.js';
 import type { Logger } from '../observability/logger.js';
 import { attemptDelivery } from './attempt.js';
 import {
@@ -20,6 +21,12 @@ import type { BudgetCrossing } from '../usage/budget.js';
 import { SubscriptionLoop, type LoopDeps, type LoopTiming } from './subscription-loop.js';
 import type { CloudEvent, Delivery, DeliveryFilter, EndedBuild, EventJournal } from './types.js';
 
+/**
+ * The waits before each new try to record a build's events while the store refuses them (a
+ * failover, Redis at maxmemory: about 45 s in all): a build's events are recorded, never dropped
+ * (a try whose answer was lost may record one twice: the same event id, which receivers dedupe).
+ */
+const BUILD_EVENT_RETRIES_MS = [500, 1000, 2000, 4000, 8000, 16_000, 16_000];
 export interface EventServiceDeps {
   readonly config: {
     readonly events: EventsConfig;
@@ -69,7 +76,8 @@ export class EventService {
   /** The build worker's listener: a finished build's events, recorded before its answer is sent. */
   readonly onBuildEnded = async (build: EndedBuild): Promise<void> => {
     const scope = { repository: build.repository, status: build.status };
-    for (const event of buildEvents(build, this.#source)) await this.record(event, scope);
+    for (const event of buildEvents(build, this.#source))
+      await retryAfterDelays(() => this.record(event, scope), { delaysMs: BUILD_EVENT_RETRIES_MS });
   };
 
   /** Retention's deletion listener: an image.deleted, recorded before the run goes on. */

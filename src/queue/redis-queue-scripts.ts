@@ -4,6 +4,9 @@
  * no key name. Costs: enqueue, remove, started, ended O(log n) (a sorted set's insert or removal);
  * take O(log n) when the tenant whose turn it is may run, O(tenants) at worst (tenants at their
  * quota, or whose builds only another replica may run, are passed over); places O(tenants + ids).
+ * Each is safe to repeat with the same arguments (a command whose connection broke is sent again):
+ * an enqueue of a build waiting or running changes nothing, a take repeated with its token answers
+ * the build it took (kept a minute under the token's key), a removal or an end finds nothing more.
  */
 import { redisScript } from '../redis/script.js';
 
@@ -63,7 +66,7 @@ end
 export const ENQUEUE = redisScript(`${COMMON}
 local id, class, tenant, lane = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local level = LEVEL[class]
-if redis.call('HEXISTS', ENTRIES, id) == 1 then return depths() end
+if redis.call('HEXISTS', ENTRIES, id) == 1 or redis.call('HEXISTS', RUNNING, id) == 1 then return depths() end
 local e = {id = id, class = class, tenant = tenant, lane = lane, level = level, seq = pad(redis.call('HINCRBY', COUNTS, 'seq', 1))}
 redis.call('HSET', ENTRIES, id, e.seq .. SEP .. class .. SEP .. tenant .. SEP .. lane .. SEP .. ARGV[5])
 redis.call('ZADD', lineKey(level), 0, lineMember(e))
@@ -83,12 +86,19 @@ return depths()
 `);
 
 /**
- * ARGV: replica, now ms, takes kept. Answers {entry JSON or false, depths...}: the first tenant in
- * ring order under its quota with a build this replica may run gives its oldest such build, and is
- * served last of its level from now on.
+ * KEYS: QUEUE_KEYS, then the take's own key (queueTakeKey). ARGV: replica, now ms, takes kept, ms
+ * the take's answer is kept. Answers {entry JSON or false, depths...}: the first tenant in ring
+ * order under its quota with a build this replica may run gives its oldest such build, and is
+ * served last of its level from now on. A take whose key holds an answer (a repeat) answers it.
  */
 export const TAKE = redisScript(`${COMMON}
 local replica, nowMs = ARGV[1], ARGV[2]
+local TAKEN = KEYS[17]
+local before = redis.call('GET', TAKEN)
+if before then
+  local d = depths()
+  return {before, d[1], d[2], d[3], d[4]}
+end
 local function head(l, tenant, lane)
   local prefix = tenant .. SEP .. lane .. SEP
   local found = redis.call('ZRANGEBYLEX', lanesKey(l), '(' .. prefix, '(' .. tenant .. SEP .. lane .. '\\1', 'LIMIT', 0, 1)[1]
@@ -121,6 +131,7 @@ for l = 0, 2 do
             redis.call('ZADD', ringKey(l), redis.call('HINCRBY', COUNTS, 'turn', 1), tenant)
           end
           run(id, tenant, nowMs)
+          redis.call('SET', TAKEN, e.json, 'PX', ARGV[4])
           local d = depths()
           return {e.json, d[1], d[2], d[3], d[4]}
         end

@@ -8,13 +8,22 @@
 import { QUEUE_CLASSES } from '../rules/build-classes.js';
 import type { Logger } from '../observability/logger.js';
 import type { RedisClient, RedisConnection } from '../redis/connection.js';
-import { BUILD_QUEUE_CHANNEL, QUEUE_KEYS, buildAliveKey, replicaAliveKey } from '../redis/keys.js';
+import { randomUUID } from 'node:crypto';
+import {
+  BUILD_QUEUE_CHANNEL,
+  QUEUE_KEYS,
+  buildAliveKey,
+  queueTakeKey,
+  replicaAliveKey,
+} from '../redis/keys.js';
 import { LEASE_MS } from '../redis/lease.js';
 import { laneOf, type QueueEntry, type RingLevel } from './fair-order.js';
 import { DROP_HELD, ENDED, ENQUEUE, PLACES, REMOVE, STARTED, TAKE } from './redis-queue-scripts.js';
 import type { Admission, PlaceData, PlaceInput, QueueDepths, QueueStore } from './types.js';
 
 const TAKES_KEPT = 50;
+/** How long a take's answer is kept for a repeat of it (a command sent again after a reconnect). */
+const TAKE_ANSWER_MS = 60_000;
 const [, RUNNING, COUNTS, , OWNERS, TAKES] = QUEUE_KEYS as [string, string, string, string, string, string];
 
 const depthsOf = (counts: readonly unknown[]): QueueDepths =>
@@ -100,7 +109,11 @@ class RedisQueue implements QueueStore {
 
   async take(replica: string, nowMs: number): Promise<{ entry?: QueueEntry; depths: QueueDepths }> {
     const [text, ...counts] = (await this.#call((client) =>
-      TAKE.run(client, QUEUE_KEYS, [replica, nowMs, TAKES_KEPT]),
+      TAKE.run(
+        client,
+        [...QUEUE_KEYS, queueTakeKey(randomUUID())],
+        [replica, nowMs, TAKES_KEPT, TAKE_ANSWER_MS],
+      ),
     )) as [string | null, ...number[]];
     const depths = depthsOf(counts);
     return text === null ? { depths } : { entry: JSON.parse(text) as QueueEntry, depths };

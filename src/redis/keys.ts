@@ -73,6 +73,11 @@ export const QUEUE_KEYS: readonly string[] = [
   /** Per level, the same by `tenant NUL lane NUL seq NUL id` (lane `*`: any replica may run it). */
   ...QUEUE_LEVELS.map((level) => `${QUEUE_PREFIX}lanes:${level}`),
 ];
+/**
+ * The answer of one take from the queue (its token: random, one per take), kept a minute so that
+ * the take repeated after a broken connection answers the same build; the queue's hash tag.
+ */
+export const queueTakeKey = (token: string): string => `${QUEUE_PREFIX}take:${token}`;
 /** Published when work arrives or a tenant's quota frees (not a key: Redis Cluster broadcasts it). */
 export const BUILD_QUEUE_CHANNEL = `${QUEUE_PREFIX}changed`;
 /** A replica's heartbeat while it holds queued builds (its name, with a lease); not a queue key. */

@@ -37,7 +37,7 @@ async function sentinelCommand(port: number, password: string, args: string[]): 
 }
 
 /** Writes a Sentinel's config (it rewrites it as it learns); returns its path. */
-function writeSentinelConfig(dir: string, port: number, primary: number, password: string): string {
+export function writeSentinelConfig(dir: string, port: number, primary: number, password: string): string {
   const file = join(dir, `sentinel-${port}.conf`);
   const lines = [
     `port ${port}`,
@@ -54,7 +54,7 @@ function writeSentinelConfig(dir: string, port: number, primary: number, passwor
 }
 
 /** The primary's port as each Sentinel names it. */
-async function namedPrimaries(sentinels: readonly number[], password: string): Promise<number[]> {
+export async function namedPrimaries(sentinels: readonly number[], password: string): Promise<number[]> {
   return Promise.all(
     sentinels.map(async (port) => {
       const out = await sentinelCommand(port, password, [

@@ -5,8 +5,14 @@
 // its fault, a build.finished for every build, and ibs ends 0 through the transient faults. A tag
 // pushed twice (the same content, pushed again after an outage) is counted and shown. Bounded to
 // 5 minutes (1 to 1.5 on the loaded 2-core machine).
+// Its storm mode (test/helpers/storm-day.ts), once per Redis that fails over: four replicas, 100
+// builds queued, a rolling update of all four, the queue's Redis primary killed and its replica
+// promoted, Redis at maxmemory for 20 s, a replica SIGKILLed; nothing lost, run twice, broken,
+// undelivered or contradicted, every 503 with Retry-After. bench:faults -- --storm 500: in full.
 import test from 'ava';
 import { dayTable, runFaultDay, type DayReport } from '../helpers/fault-day.js';
+import { stormBad, stormTable } from '../helpers/storm-count.js';
+import { runStormDay } from '../helpers/storm-day.js';
 
 const lostBuild = (r: DayReport, id: string): boolean =>
   /the build was lost: its replica \S+ stopped renewing/.test(
@@ -47,3 +53,23 @@ test('a day of faults: nothing lost or broken; every failure names its fault', a
   t.true(day.killedRunning.length > 0);
   for (const id of day.killedRunning) t.true(lostBuild(day, id), `${id} ends as lost`);
 });
+
+for (const topology of ['cluster', 'sentinel'] as const) {
+  test(`the storm day on a Redis ${topology} that fails over: nothing lost, run twice or broken`, async (t) => {
+    t.timeout(8 * 60_000);
+    const report = await runStormDay({
+      builds: 100,
+      topology,
+      repositories: 8,
+      memoryFullMs: 20_000,
+      trickleMs: 1000,
+      log: (line) => t.log(line),
+    });
+    t.log(`\n${stormTable(report)}`);
+    for (const line of report.failureDetails) t.log(line);
+    t.deepEqual(stormBad(report), [], 'lost, twice, broken, undelivered, ibs not 0, contradicted');
+    t.true(report.accepted >= 100, `${report.accepted} builds accepted`);
+    t.true(report.succeeded > 0);
+    t.true(report.answered503 > 0, 'the faults were felt: some requests were answered 503');
+  });
+}

@@ -1,0 +1,249 @@
+/**
+ * The accounts of a storm day (test/helpers/storm-day.ts): every build sent is accepted or refused
+ * with a reason, and every accepted one ends with one answer that its record and its events agree
+ * on. Counted: requests, accepted, succeeded, failed by code, lost (never ended), run twice to
+ * different images, broken tags, undelivered events, ibs not ending 0, contradicting answers, the
+ * 503s without Retry-After, each fault's recovery and the longest stretch of 503s a caller saw.
+ */
+import type { BuildRecord } from '../../src/builds/types.js';
+import { stack } from './build-support.js';
+import { causeOf } from './fault-day.js';
+import type { EventReceiver } from './event-receiver.js';
+import { within } from './replicas.js';
+import { reachable } from './retention-support.js';
+
+export interface StormBuild {
+  readonly requestId: string;
+  /** Which repository (modulo their count). */
+  readonly repo: number;
+  readonly sentAt: number;
+  /** The fault striking when it was sent ('none': before the first). */
+  readonly during: string;
+  /** POST /build requests sent for it (a 503 or a broken connection: sent again, same key). */
+  posts: number;
+  noAnswer: number;
+  unavailable: number;
+  /** 503s answered without Retry-After. */
+  noRetryAfter: number;
+  /** Each run of 503s this caller saw: the fault at its first, and how long until an answer. */
+  stretches: { during: string; ms: number }[];
+  id?: string;
+  refused?: string;
+  record?: BuildRecord;
+}
+
+export interface StormFault {
+  readonly fault: string;
+  readonly startedAt: number;
+  endedAt?: number;
+  /** What the fault measured itself (a failover: ms from the kill to the promotion). */
+  innerMs?: number;
+  /** Ms from its end to the first build that succeeded after it. */
+  recoveryMs?: number;
+  /** The longest run of 503s that began during it. */
+  longest503Ms?: number;
+}
+
+export interface StormReport {
+  readonly faults: readonly StormFault[];
+  requests: number;
+  builds: number;
+  accepted: number;
+  refused: Record<string, number>;
+  succeeded: number;
+  failed: Record<string, number>;
+  failureDetails: string[];
+  lost: string[];
+  twice: string[];
+  broken: string[];
+  undelivered: string[];
+  ibsNotZero: string[];
+  contradicted: string[];
+  noRetryAfter: number;
+  /** Requests answered the id of an identical build in flight, which they follow. */
+  followed: number;
+  answered503: number;
+  longest503Ms: number;
+  rollingExits: readonly (number | string)[];
+}
+
+export interface StormInput {
+  readonly builds: readonly StormBuild[];
+  readonly faults: StormFault[];
+  readonly rollingExits: readonly (number | string)[];
+  readonly receiver: EventReceiver;
+  readonly ibs: readonly { during: string; exit: number | string; stderr: string }[];
+  readonly anyReplica: () => { readonly url: string };
+}
+
+const finishedAt = (r: BuildRecord): number => Date.parse(r.startedAt) + (r.durationSeconds ?? 0) * 1000;
+const bodyOf = (r: BuildRecord | undefined): Record<string, unknown> => r?.answer?.body ?? {};
+
+/** Per build id, what each delivered build.finished said: its status and digest. */
+function deliveredBy(receiver: EventReceiver): Map<string, { status: string; digest: string }[]> {
+  const out = new Map<string, { status: string; digest: string }[]>();
+  for (const e of receiver.received) {
+    if (!e.event.type.includes('build.finished')) continue;
+    const data = e.event.data as { subject?: { id?: unknown }; customData?: Record<string, unknown> };
+    const id = String(data.subject?.id ?? '');
+    const said = {
+      status: String(data.customData?.status ?? ''),
+      digest: String(data.customData?.digest ?? ''),
+    };
+    out.set(id, [...(out.get(id) ?? []), said]);
+  }
+  return out;
+}
+
+/** The events and the record of one build: each disagreement, and its digests. */
+function agreement(b: StormBuild, events: readonly { status: string; digest: string }[]) {
+  const record = b.record as BuildRecord;
+  const digests = new Set(events.map((e) => e.digest).filter((d) => d !== ''));
+  const answered = String(bodyOf(record).digest ?? '');
+  if (answered !== '') digests.add(answered);
+  const statuses = new Set(events.map((e) => e.status));
+  const contradictions: string[] = [];
+  if (statuses.size > 1) contradictions.push(`events say ${[...statuses].join(' and ')}`);
+  if (events.length > 0 && !statuses.has(String(record.status)))
+    contradictions.push(`record says ${String(record.status)}, events ${[...statuses].join(', ')}`);
+  if ((record.answer?.status === 200) !== (record.status === 'success'))
+    contradictions.push(`answered ${String(record.answer?.status)} with status ${String(record.status)}`);
+  return { digests, contradictions };
+}
+
+export async function countStorm(input: StormInput): Promise<StormReport> {
+  const { builds, faults } = input;
+  const report: StormReport = {
+    faults,
+    requests: builds.reduce((n, b) => n + b.posts, 0) + input.ibs.length,
+    builds: builds.length + input.ibs.length,
+    accepted: 0,
+    refused: {},
+    succeeded: 0,
+    failed: {},
+    failureDetails: [],
+    lost: [],
+    twice: [],
+    broken: [],
+    undelivered: [],
+    ibsNotZero: input.ibs
+      .filter((r) => r.exit !== 0)
+      .map((r) => `${r.during}: ${String(r.exit)} ${r.stderr.slice(-400)}`),
+    contradicted: [],
+    noRetryAfter: builds.reduce((n, b) => n + b.noRetryAfter, 0),
+    followed: 0,
+    answered503: builds.reduce((n, b) => n + b.unavailable, 0),
+    longest503Ms: Math.max(0, ...builds.flatMap((b) => b.stretches.map((s) => s.ms))),
+    rollingExits: input.rollingExits,
+  };
+  const finished = builds.filter((b) => b.record?.phase === 'finished');
+  const ids = finished.map((b) => b.id as string);
+  await within('every build.finished to be delivered', 120_000, async () => {
+    const got = deliveredBy(input.receiver);
+    return ids.every((id) => got.has(id));
+  }).catch(() => undefined);
+  const delivered = deliveredBy(input.receiver);
+  const images = new Set<string>();
+  const callers = new Map<string, number>();
+  for (const b of builds) if (b.id !== undefined) callers.set(b.id, (callers.get(b.id) ?? 0) + 1);
+  // A request that follows an identical build in flight is answered that build's id (docs/behaviour.md).
+  report.followed = [...callers.values()].filter((n) => n > 1).reduce((sum, n) => sum + n - 1, 0);
+  for (const b of builds) {
+    if (b.id === undefined) {
+      const why = b.refused ?? 'no answer';
+      report.refused[why] = (report.refused[why] ?? 0) + 1;
+      continue;
+    }
+    report.accepted += 1;
+    const record = b.record;
+    if (record?.phase !== 'finished') {
+      report.lost.push(`${b.id} (${record?.phase ?? 'no record'}, sent during ${b.during})`);
+      continue;
+    }
+    const events = delivered.get(b.id) ?? [];
+    if (events.length === 0) report.undelivered.push(b.id);
+    const { digests, contradictions } = agreement(b, events);
+    if (digests.size > 1) report.twice.push(`${b.id}: ${[...digests].join(', ')}`);
+    for (const c of contradictions) report.contradicted.push(`${b.id}: ${c}`);
+    if (record.status === 'success') {
+      report.succeeded += 1;
+      images.add(String(bodyOf(record).image ?? record.image));
+    } else {
+      const code = String(bodyOf(record).code ?? causeOf(record.answer));
+      report.failed[code] = (report.failed[code] ?? 0) + 1;
+      report.failureDetails.push(
+        `${code} ${b.id} (sent during ${b.during}): ${String(record.error).slice(0, 240)}`,
+      );
+    }
+  }
+  for (const image of images) {
+    const rest = image.slice(stack.REGISTRY_ANON.length + 1).split('@')[0] ?? '';
+    const colon = rest.lastIndexOf(':');
+    const found = await reachable(stack.REGISTRY_ANON, rest.slice(0, colon), rest.slice(colon + 1));
+    const missing = [...found].filter(([, status]) => status !== 200).map(([what, st]) => `${what}: ${st}`);
+    if (![...found.keys()].some((w) => w.startsWith('blob '))) missing.push('no blob');
+    if (missing.length > 0) report.broken.push(`${image}: ${missing.join(', ')}`);
+  }
+  const successes = finished
+    .filter((b) => b.record?.status === 'success')
+    .map((b) => finishedAt(b.record as BuildRecord));
+  for (const f of faults) {
+    const end = f.endedAt ?? f.startedAt;
+    const after = successes.filter((at) => at > end).sort((a, b) => a - b)[0];
+    if (after !== undefined) f.recoveryMs = after - end;
+    f.longest503Ms = Math.max(
+      0,
+      ...builds.flatMap((b) => b.stretches.filter((s) => s.during === f.fault).map((s) => s.ms)),
+    );
+  }
+  return report;
+}
+
+const seconds = (ms: number | undefined): string =>
+  ms === undefined ? 'none' : `${(ms / 1000).toFixed(1)} s`;
+
+/** The table the bench prints and the test logs. */
+export function stormTable(report: StormReport): string {
+  const rows: [string, string][] = [
+    ['requests (POST /build, ibs)', String(report.requests)],
+    ['builds sent', String(report.builds)],
+    ['accepted', String(report.accepted)],
+    ['refused', JSON.stringify(report.refused)],
+    ['accepted as followers of a build in flight', String(report.followed)],
+    ['succeeded', String(report.succeeded)],
+    ...Object.entries(report.failed).map(([code, n]): [string, string] => [`failed: ${code}`, String(n)]),
+    ['lost', String(report.lost.length)],
+    ['run twice to different images', String(report.twice.length)],
+    ['broken tags', String(report.broken.length)],
+    ['undelivered build.finished', String(report.undelivered.length)],
+    ['ibs not ending 0', String(report.ibsNotZero.length)],
+    ['answers that contradict each other', String(report.contradicted.length)],
+    ['503s answered (retried)', String(report.answered503)],
+    ['503s without Retry-After', String(report.noRetryAfter)],
+    ['longest stretch of 503s a caller saw', seconds(report.longest503Ms)],
+    ['rolling update: exit codes', report.rollingExits.join(', ')],
+    ...report.faults.flatMap((f): [string, string][] => [
+      [
+        `${f.fault}: lasted`,
+        `${seconds((f.endedAt ?? f.startedAt) - f.startedAt)}${f.innerMs === undefined ? '' : ` (promoted after ${seconds(f.innerMs)})`}`,
+      ],
+      [`${f.fault}: recovery`, f.recoveryMs === undefined ? 'no success after it' : seconds(f.recoveryMs)],
+      [`${f.fault}: longest 503s`, seconds(f.longest503Ms)],
+    ]),
+  ];
+  const width = Math.max(...rows.map(([k]) => k.length));
+  return rows.map(([k, v]) => `${k.padEnd(width)}  ${v}`).join('\n');
+}
+
+/** Every bad count's lines (lost, twice, broken, undelivered, ibs not 0, contradicted, 503 without Retry-After). */
+export function stormBad(report: StormReport): string[] {
+  return [
+    ...report.lost.map((l) => `lost: ${l}`),
+    ...report.twice.map((l) => `run twice: ${l}`),
+    ...report.broken.map((l) => `broken tag: ${l}`),
+    ...report.undelivered.map((l) => `undelivered: ${l}`),
+    ...report.ibsNotZero.map((l) => `ibs not 0: ${l}`),
+    ...report.contradicted.map((l) => `contradicted: ${l}`),
+    ...(report.noRetryAfter > 0 ? [`503 without Retry-After: ${report.noRetryAfter}`] : []),
+  ];
+}

@@ -1,0 +1,288 @@
+/**
+ * The storm day (test/integration/fault-day.test.ts and `bench:faults -- --storm N`): four
+ * replicas on a Redis of the test's own that fails over (test/helpers/redis-topologies.ts), N
+ * async builds of a few small repositories queued at once (most answered by reuse), then in turn a
+ * rolling update of every replica (SIGTERM, a new one on its port), a Redis failover (the queue's
+ * primary SIGKILLed, its replica promoted), Redis at maxmemory, a replica SIGKILLed. Callers go
+ * on sending builds meanwhile and retry a 503 as a client would; a queue drained before a fault is
+ * filled again with a quarter of N. Then every build is accounted for
+ * (test/helpers/storm-count.ts).
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { BuildRecord } from '../../src/builds/types.js';
+import { ownDockerfileRepo, stack, uniqueName } from './build-support.js';
+import { eventually } from './eventually.js';
+import { newSecret, startReceiver, type EventReceiver } from './event-receiver.js';
+import { ibsBuildArgs, runIbs } from './ibs-process.js';
+import { startFailoverTopology, type RedisTopology } from './redis-topologies.js';
+import { replicaFront } from './replica-front.js';
+import { replicaEnv, stopReplicas, type Replica } from './replicas.js';
+import { spawnService } from './service-process.js';
+import { countStorm, type StormBuild, type StormFault, type StormReport } from './storm-count.js';
+
+export interface StormOptions {
+  /** Builds queued at once before the first fault. */
+  readonly builds: number;
+  readonly topology: RedisTopology['kind'];
+  /** How many repositories the builds are spread over (each built once, then reused). */
+  readonly repositories: number;
+  /** How long Redis stays at maxmemory. */
+  readonly memoryFullMs: number;
+  /**
+   * One build sent every this many ms while the faults strike, `builds` of them at most (and an
+   * ibs build per fault): callers that meet each fault.
+   */
+  readonly trickleMs: number;
+  readonly log: (line: string) => void;
+}
+
+const REPLICAS = ['r1', 'r2', 'r3', 'r4'] as const;
+/** A caller's wait before it sends a refused (503) request again, and its limit in all. */
+const RETRY_MS = 500;
+const GIVE_UP_MS = 15 * 60_000;
+
+/** Starts a replica on `port` (0: any); resolves once it is ready. */
+async function startReplica(name: string, env: Record<string, string>, port = 0): Promise<Replica> {
+  const service = spawnService(['--port', String(port)], env);
+  const listening = await service.waitForLog('listening', 120_000);
+  const url = `http://127.0.0.1:${String(listening.port)}`;
+  await eventually(async () => (await fetch(`${url}/health/ready`).catch(() => undefined))?.status === 200, {
+    timeout: 120_000,
+    interval: 100,
+    what: `replica ${name} to be ready`,
+  });
+  return { name, url, service };
+}
+
+/** The environment of the four replicas: the topology's Redis, server git credentials, events. */
+function stormEnv(dir: string, topology: RedisTopology, receiver: EventReceiver, secret: string) {
+  const credentials = join(dir, 'git-credentials.json');
+  writeFileSync(
+    credentials,
+    JSON.stringify([
+      { host: '127.0.0.1', kind: 'https', username: stack.GIT_HTTPS_USER, token: stack.GIT_HTTPS_PASSWORD },
+    ]),
+  );
+  const subscriptions = join(dir, 'subscriptions.json');
+  writeFileSync(
+    subscriptions,
+    JSON.stringify([
+      { name: 'storm', url: receiver.url, secrets: [secret], types: ['dev.cdevents.build.finished'] },
+    ]),
+  );
+  const { REDIS_URL: _none, ...base } = replicaEnv(stack, '', {
+    MAX_CONCURRENT_BUILDS: '2',
+    BUILD_TIMEOUT_SECONDS: '300',
+    BUILD_HISTORY: '5000',
+    GIT_CREDENTIALS_CONFIG_PATH: credentials,
+    EVENT_SUBSCRIPTIONS_CONFIG_PATH: subscriptions,
+    EVENT_RETRY_SECONDS: Array.from({ length: 60 }, () => '2').join(','),
+    SHUTDOWN_GRACE_SECONDS: '60',
+  });
+  return { ...base, ...topology.env };
+}
+
+export async function runStormDay(options: StormOptions): Promise<StormReport> {
+  const { log } = options;
+  const dir = mkdtempSync(join(tmpdir(), 'ibs-storm-'));
+  const cleanup: (() => Promise<void> | void)[] = [() => rmSync(dir, { recursive: true, force: true })];
+  const replicas: Replica[] = [];
+  /** Every replica process of the day, the replaced ones too (their output: IBS_FAULT_DAY_LOGS). */
+  const everyReplica: Replica[] = [];
+  try {
+    const topology = await startFailoverTopology(options.topology);
+    cleanup.push(() => topology.dispose());
+    const secret = newSecret();
+    const receiver = await startReceiver([secret]);
+    cleanup.push(() => receiver.close());
+    const env = stormEnv(dir, topology, receiver, secret);
+    replicas.push(...(await Promise.all(REPLICAS.map((name) => startReplica(name, env)))));
+    everyReplica.push(...replicas);
+    const down = new Set<string>();
+    let turn = 0;
+    const live = (): Replica => {
+      const up = replicas.filter((r) => !down.has(r.name));
+      return up[turn++ % up.length] as Replica;
+    };
+    const front = await replicaFront(live);
+    cleanup.push(() => front.close());
+
+    const repos = Array.from({ length: options.repositories }, () => {
+      const repo = ownDockerfileRepo(
+        `FROM ${stack.BASE_IMAGE_ANON}\nRUN echo ${randomBytes(8).toString('hex')} > /nonce\n`,
+      );
+      cleanup.push(repo.remove);
+      return { repository: repo.repository, name: uniqueName('storm') };
+    });
+
+    const builds: StormBuild[] = [];
+    const faults: StormFault[] = [];
+    const current = (): string => faults.find((f) => f.endedAt === undefined)?.fault ?? 'none';
+
+    /** POST /build as a client would: a 503 or a broken connection is sent again (same key). */
+    const submit = async (b: StormBuild): Promise<void> => {
+      const repo = repos[b.repo % repos.length] as (typeof repos)[number];
+      const body = { repository: repo.repository, image: { registry: stack.REGISTRY_ANON, name: repo.name } };
+      let since503: { at: number; during: string } | undefined;
+      while (Date.now() < b.sentAt + GIVE_UP_MS) {
+        const replica = live();
+        b.posts += 1;
+        try {
+          const res = await fetch(`${replica.url}/build`, {
+            method: 'POST',
+            headers: {
+              'content-type': 'application/json',
+              prefer: 'respond-async',
+              'x-request-id': b.requestId,
+              'idempotency-key': b.requestId,
+            },
+            body: JSON.stringify(body),
+          });
+          const answer = (await res.json().catch(() => ({}))) as Record<string, unknown>;
+          if (res.status === 503) {
+            since503 ??= { at: Date.now(), during: current() };
+            b.unavailable += 1;
+            if (res.headers.get('retry-after') === null) b.noRetryAfter += 1;
+            await sleep(RETRY_MS);
+            continue;
+          }
+          if (since503 !== undefined)
+            b.stretches.push({ during: since503.during, ms: Date.now() - since503.at });
+          if (res.status === 202) b.id = String(answer.id);
+          else b.refused = `${res.status} ${String(answer.code ?? answer.error ?? '')}`;
+          return;
+        } catch {
+          b.noAnswer += 1;
+          await sleep(RETRY_MS);
+        }
+      }
+      b.refused = 'gave up';
+    };
+
+    /** Long polls the build until it finished, on any live replica. */
+    const follow = async (b: StormBuild): Promise<void> => {
+      while (b.id !== undefined && Date.now() < b.sentAt + GIVE_UP_MS && b.record?.phase !== 'finished') {
+        try {
+          const res = await fetch(`${live().url}/builds/${b.id}?wait=20`);
+          if (res.status === 200) b.record = (await res.json()) as BuildRecord;
+          else await sleep(RETRY_MS);
+        } catch {
+          await sleep(RETRY_MS);
+        }
+      }
+    };
+
+    const running: Promise<void>[] = [];
+    const send = (): void => {
+      const b: StormBuild = {
+        requestId: randomUUID(),
+        repo: builds.length,
+        sentAt: Date.now(),
+        during: current(),
+        posts: 0,
+        noAnswer: 0,
+        noRetryAfter: 0,
+        unavailable: 0,
+        stretches: [],
+      };
+      builds.push(b);
+      running.push(submit(b).then(() => follow(b)));
+    };
+    const ibsRuns: { during: string; exit: Promise<number | string>; stderr: () => string }[] = [];
+    const sendIbs = (): void => {
+      const repo = repos[ibsRuns.length % repos.length] as (typeof repos)[number];
+      const ibs = runIbs(
+        ibsBuildArgs(
+          {
+            server: front.url,
+            repository: repo.repository,
+            registry: stack.REGISTRY_ANON,
+            name: repo.name,
+          },
+          '--timeout',
+          '300',
+        ),
+      );
+      ibsRuns.push({ during: current(), exit: ibs.exited, stderr: ibs.stderr });
+    };
+
+    log(`queueing ${options.builds} builds on ${options.topology}`);
+    for (let i = 0; i < options.builds; i += 1) send();
+    let trickling = true;
+    const trickle = (async () => {
+      for (let sent = 0; trickling && sent < options.builds; sent += 1) {
+        await sleep(options.trickleMs);
+        if (trickling) send();
+      }
+    })();
+
+    const strike = async (fault: string, act: () => Promise<number | void>): Promise<void> => {
+      // The storm goes on: a queue drained by the faults before is filled again (a quarter of N).
+      const open = builds.filter((b) => b.record?.phase !== 'finished' && b.refused === undefined).length;
+      if (open < options.builds / 4) for (let i = 0; i < options.builds / 4; i += 1) send();
+      const f: StormFault = { fault, startedAt: Date.now() };
+      faults.push(f);
+      log(`fault: ${fault}`);
+      sendIbs();
+      const inner = await act();
+      if (typeof inner === 'number') f.innerMs = inner;
+      f.endedAt = Date.now();
+      log(`fault over: ${fault} (${((f.endedAt - f.startedAt) / 1000).toFixed(1)} s)`);
+    };
+    const rollingExits: (number | string)[] = [];
+    await strike('rolling update', async () => {
+      for (const [i, old] of replicas.entries()) {
+        down.add(old.name);
+        old.service.child.kill('SIGTERM');
+        rollingExits.push(await old.service.exited);
+        replicas[i] = await startReplica(old.name, env, Number(new URL(old.url).port));
+        everyReplica.push(replicas[i] as Replica);
+        down.delete(old.name);
+      }
+    });
+    await strike(`Redis failover (${options.topology})`, () => topology.failover());
+    await strike('Redis at maxmemory', async () => {
+      const undo = await topology.fillMemory();
+      await sleep(options.memoryFullMs);
+      await undo();
+    });
+    await strike('replica SIGKILLed', async () => {
+      const victim = replicas[3] as Replica;
+      down.add(victim.name);
+      await victim.service.lose();
+      replicas[3] = await startReplica(victim.name, env, Number(new URL(victim.url).port));
+      everyReplica.push(replicas[3] as Replica);
+      down.delete(victim.name);
+    });
+    trickling = false;
+    await trickle;
+    log(`${builds.length} builds sent; waiting for their ends`);
+    const progress = setInterval(() => {
+      const unanswered = builds.filter((b) => b.id === undefined && b.refused === undefined).length;
+      const open = builds.filter((b) => b.id !== undefined && b.record?.phase !== 'finished').length;
+      log(`${unanswered} not accepted yet, ${open} not finished yet`);
+    }, 30_000);
+    await Promise.all(running).finally(() => clearInterval(progress));
+    const ibsExits = await Promise.all(ibsRuns.map((r) => r.exit));
+    return await countStorm({
+      builds,
+      faults,
+      rollingExits,
+      receiver,
+      ibs: ibsRuns.map((r, i) => ({ during: r.during, exit: ibsExits[i] ?? 'none', stderr: r.stderr() })),
+      anyReplica: () => live(),
+    });
+  } finally {
+    const logDir = process.env.IBS_FAULT_DAY_LOGS;
+    if (logDir !== undefined) {
+      for (const [i, r] of everyReplica.entries())
+        writeFileSync(join(logDir, `storm-${r.name}-${i}.log`), r.service.stdout() + r.service.stderr());
+    }
+    await stopReplicas(replicas);
+    for (const step of cleanup.reverse()) await Promise.resolve(step()).catch(() => undefined);
+  }
+}
