@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { createApp } from './http/app.js';
 import { parseArgv } from './config/argv.js';
+import { builderEndpoints } from './config/builder-endpoints.js';
 import { ConfigError } from './config/config-error.js';
 import { renderHelp } from './config/help.js';
 import { loadConfig } from './config/load.js';
@@ -124,7 +125,7 @@ function logListening(server: Server, config: Config, logger: Logger): void {
       address,
       port,
       version,
-      builders: config.builderEndpoints,
+      builders: builderEndpoints(config),
       settingsPath: config.settingsPath,
       gitCredentialEntries: config.gitCredentials.length,
       registryMappingRules: config.registryMappingRules.length,

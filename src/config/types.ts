@@ -199,9 +199,10 @@ export interface EventsConfig {
  * options together or the environment give, which no single row of the option table says.
  */
 export interface StepFields {
-  /** The BuildKit endpoints, in the order given (empty: no builder; readiness never passes). */
-  readonly builderEndpoints: readonly string[];
-  /** Each endpoint (same order) with the platforms it declares ([] = any, emulated where needed). */
+  /**
+   * The BuildKit endpoints, in the order given, each with the platforms it declares ([] = any,
+   * emulated where needed); its endpoints alone: builderEndpoints (builder-endpoints.ts).
+   */
   readonly builders: readonly BuilderDeclaration[];
   readonly builderTls?: BuilderTls;
   readonly gitCredentials: readonly GitCredential[];

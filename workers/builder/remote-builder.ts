@@ -8,6 +8,7 @@
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { BuilderTls, Config } from '../../src/config/types.js';
+import { builderEndpoints } from '../../src/config/builder-endpoints.js';
 import { run, type RunOptions } from '../../src/exec/run.js';
 import type { ProcessGroups } from '../../src/exec/process-groups.js';
 import type { CommandLogWriter } from '../../src/logs/types.js';
@@ -166,11 +167,9 @@ export interface BuilderSpec {
 }
 
 /** The buildx name of the builder at `position`: builderName alone when it is the only one. */
-export function builderSpecs(
-  config: Pick<Config, 'builderName' | 'builderEndpoints' | 'builderTls'>,
-): BuilderSpec[] {
-  const single = config.builderEndpoints.length === 1;
-  return config.builderEndpoints.map((endpoint, position) => ({
+export function builderSpecs(config: Pick<Config, 'builderName' | 'builders' | 'builderTls'>): BuilderSpec[] {
+  const single = config.builders.length === 1;
+  return builderEndpoints(config).map((endpoint, position) => ({
     name: single ? config.builderName : `${config.builderName}-${position}`,
     endpoint,
     ...(config.builderTls === undefined ? {} : { tls: config.builderTls }),
