@@ -32,7 +32,8 @@ const EXIT_CONFIG = 2;
 const FLUSH_TIMEOUT_MS = 2000;
 
 const version = packageVersion();
-const tracing = await startTracing(process.env, version);
+/** Started with the configuration (startReporting); until then nothing to send. */
+let tracing: { shutdown(): Promise<void> } = { shutdown: async () => undefined };
 
 async function exitNow(code: number): Promise<never> {
   await tracing.shutdown().catch(() => undefined);
@@ -71,6 +72,7 @@ interface Reporting {
 
 /** The logger and the error tracker; from now on a crash is logged, reported and flushed. */
 async function startReporting(config: Config): Promise<Reporting> {
+  tracing = await startTracing(process.env, config.observability, version);
   const logger = createLogger({
     serviceName: config.observability.serviceName,
     environment: config.observability.environment,

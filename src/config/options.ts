@@ -687,7 +687,7 @@ export const OPTION_TABLE = {
     defaultText: '`service-builder`',
     schema: NON_EMPTY,
     secret: false,
-    description: '`service.name` of every log line.',
+    description: '`service.name` of every log line and span (`OTEL_SERVICE_NAME` wins for spans).',
   },
   environment: {
     label: 'Deployment environment',
@@ -700,7 +700,7 @@ export const OPTION_TABLE = {
     defaultText: '`development`',
     schema: NON_EMPTY,
     secret: false,
-    description: '`deployment.environment.name` of every log line and error report.',
+    description: '`deployment.environment.name` of every log line, span and error report.',
   },
   commandLogRetention: {
     label: 'Command-log retention per kind',
