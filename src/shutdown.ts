@@ -8,7 +8,7 @@ import type { Server } from 'node:http';
 import type { Logger } from './observability/logger.js';
 
 /** After the abort, how long killed commands get to end their requests before the process exits. */
-export const FORCED_EXIT_DELAY_MS = 2000;
+const FORCED_EXIT_DELAY_MS = 2000;
 /** How often idle keep-alive connections are closed while draining. */
 const IDLE_SWEEP_MS = 200;
 

@@ -9,7 +9,7 @@ import type { BuildTrigger } from '../rules/build-classes.js';
 import type { RequestedBy } from '../rules/caller.js';
 
 export const BUILD_PHASES = ['queued', 'cloning', 'resolving', 'building', 'reusing', 'finished'] as const;
-export type BuildPhase = (typeof BUILD_PHASES)[number];
+type BuildPhase = (typeof BUILD_PHASES)[number];
 export type RunningPhase = Exclude<BuildPhase, 'finished'>;
 
 /** Which builder builds which platforms of a build (docs/fleet.md). */
@@ -50,7 +50,7 @@ export interface NewBuild {
 }
 
 /** One stage of a build's job (workers/build-flow.ts): clone, key, decide, build and push, record... */
-export interface BuildStage {
+interface BuildStage {
   readonly name: string;
   /** ISO 8601, UTC. */
   readonly startedAt: string;
@@ -95,7 +95,7 @@ export interface BuildKeyView {
 }
 
 /** A file under a path of the read set that differs from the earlier build's. */
-export interface ChangedFile {
+interface ChangedFile {
   /** Repository-relative. */
   readonly path: string;
   readonly change: 'added' | 'changed' | 'removed';

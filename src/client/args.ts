@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util';
 import { EXIT_CODES } from './exit-codes.js';
 import { REQUEST_ID_CHARACTERS, REQUEST_ID_MAX_LENGTH } from '../rules/limits.js';
 
-export const COMMANDS = {
+const COMMANDS = {
   build: {
     usage: 'ibs build --repository URL [options]',
     summary: 'build (or reuse) an image, following its output',
@@ -233,7 +233,7 @@ function optionLine(row: OptionRow): string {
 }
 
 /** Credentials and other environment variables (documented with the options; read by env.ts). */
-export const ENVIRONMENT: readonly { readonly name: string; readonly description: string }[] = [
+const ENVIRONMENT: readonly { readonly name: string; readonly description: string }[] = [
   {
     name: 'IBS_GIT_USERNAME, IBS_GIT_TOKEN',
     description: 'clone credentials (together), sent as gitCredentials',

@@ -10,24 +10,9 @@ import type { BuildSecretScope, ServerBuildSecret } from '../rules/build-secret-
 import type { EventStatus } from '../rules/event-types.js';
 import type { Forge } from '../rules/forges.js';
 
-export type { BuilderMode } from '../rules/limits.js';
 import type { BuilderMode } from '../rules/limits.js';
 import type { BuilderDeclaration } from './builder-endpoints.js';
-export type { BuilderDeclaration } from './builder-endpoints.js';
-export {
-  AUTH_ACTIONS,
-  AUTH_MODES,
-  LAYER_COMPRESSIONS,
-  PROVENANCE_MODES,
-  RETENTION_MODES,
-  SSH_HOST_KEY_POLICIES,
-  type AuthAction,
-  type AuthMode,
-  type LayerCompression,
-  type ProvenanceMode,
-  type RetentionMode,
-  type SshHostKeyPolicy,
-} from './modes.js';
+export { AUTH_ACTIONS, type AuthAction, type ProvenanceMode, type SshHostKeyPolicy } from './modes.js';
 import type { AuthAction } from './modes.js';
 import type { OptionFields } from './option-values.js';
 
@@ -77,7 +62,7 @@ export interface AuthRule {
 /** Caller identity and access rules (docs/auth.md): the mode from its option, the rest from side files. */
 export type AuthSettings = Config['auth'];
 
-export interface GitCredentialHttps {
+interface GitCredentialHttps {
   readonly host: string;
   /** Narrows the entry to one port when set. */
   readonly port?: number;
@@ -86,7 +71,7 @@ export interface GitCredentialHttps {
   readonly token: string;
 }
 
-export interface GitCredentialSsh {
+interface GitCredentialSsh {
   readonly host: string;
   readonly port?: number;
   readonly kind: 'ssh';
@@ -162,9 +147,6 @@ export interface PrebuildConfiguration {
 
 /** The webhook secrets by forge, read from their files at startup (secrets: never shown or logged). */
 export type HookSecrets = { readonly [F in Forge]?: string };
-
-/** Prebuilds (docs/prebuilds.md): their intervals from options, configurations and secrets from files. */
-export type PrebuildSettings = Config['prebuilds'];
 
 /** The loaded signing key (src/config/signing-key.ts): the private key never leaves its KeyObject. */
 export interface SigningKey {

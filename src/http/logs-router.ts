@@ -35,7 +35,7 @@ async function guardLog(ctx: LogsContext, koaCtx: Context, id: string, action: A
   });
 }
 
-export const LOG_COMPLETE_HEADER = 'X-Log-Complete';
+const LOG_COMPLETE_HEADER = 'X-Log-Complete';
 
 /** `follow` absent, `true` or `false`; nothing else (other parameters are ignored, as they always were). */
 function followRequested(follow: string | string[] | undefined): boolean {

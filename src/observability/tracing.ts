@@ -31,7 +31,7 @@ import type { Config } from '../config/types.js';
 export type TracedService = Pick<Config['observability'], 'serviceName' | 'environment'>;
 const TRACER_NAME = 'image-build-service';
 /** The request's id (X-Request-Id, given or generated) on its SERVER span (the service's own name). */
-export const ATTR_REQUEST_ID = 'request.id';
+const ATTR_REQUEST_ID = 'request.id';
 
 function nonEmpty(value: string | undefined): string | undefined {
   const trimmed = value?.trim();

@@ -16,7 +16,7 @@ import { redisAnswers, writeRedisConfig } from '../stack/redis-server.js';
 import { eventually } from './eventually.js';
 
 const run = promisify(execFile);
-export const PRIMARY_NAME = 'primary';
+const PRIMARY_NAME = 'primary';
 
 export interface RedisSentinelProcess {
   readonly password: string;

@@ -126,7 +126,7 @@ export function devcontainerCliVersion(): string {
 const OMIT_SYNTAX_DIRECTIVE = true;
 
 /** The docker wrapper's attestation variables (`--provenance`, `--attest type=sbom`) of the configuration. */
-export function attestationEnv(
+function attestationEnv(
   build: Pick<BuildDefaults, 'provenance' | 'sbom' | 'sbomGenerator'>,
 ): Record<string, string> {
   const provenance = build.provenance === 'off' ? 'false' : `mode=${build.provenance}`;

@@ -107,7 +107,7 @@ const RETENTION_LABEL_OPTIONS = [
 const OCI_LABEL_OPTIONS = labelOptions(Object.keys(OCI_LABELS) as ImageLabel[]);
 
 /** The wrapper for the keying script at `keyer` (the service's own, or a test's). */
-export function dockerWrapperScript(keyer: string = KEYED_DOCKERFILE_SCRIPT): string {
+function dockerWrapperScript(keyer: string = KEYED_DOCKERFILE_SCRIPT): string {
   return [
     '#!/bin/sh',
     ...KEY_FUNCTION,
@@ -157,7 +157,7 @@ export function dockerWrapperScript(keyer: string = KEYED_DOCKERFILE_SCRIPT): st
   ].join('\n');
 }
 
-export const DOCKER_WRAPPER_SCRIPT = dockerWrapperScript();
+const DOCKER_WRAPPER_SCRIPT = dockerWrapperScript();
 
 /** Writes the wrapper (0700) into `dir` and returns its path. */
 export async function writeDockerWrapper(dir: string): Promise<string> {

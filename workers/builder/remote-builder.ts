@@ -39,7 +39,7 @@ interface InstancePlatform {
 }
 
 /** `os/arch[/variant]` as buildx stores it (arm64's default variant v8 dropped). */
-export function normalisedPlatform(platform: string): string {
+function normalisedPlatform(platform: string): string {
   return platform.replace(/^([^/]+)\/arm64\/v8$/, '$1/arm64');
 }
 
@@ -69,7 +69,7 @@ export function instanceNodes(instanceJson: string): InstanceNode[] {
 }
 
 /** The remote driver's TLS options: paths only (the key's text never leaves its file). */
-export function tlsDriverOpts(tls: BuilderTls | undefined): Record<string, string> {
+function tlsDriverOpts(tls: BuilderTls | undefined): Record<string, string> {
   return {
     ...(tls?.caPath === undefined ? {} : { cacert: tls.caPath }),
     ...(tls?.certPath === undefined ? {} : { cert: tls.certPath }),

@@ -7,7 +7,7 @@
  */
 import { Cancellation } from '../../src/exec/cancellation.js';
 
-export interface Waiter {
+interface Waiter {
   /** This waiter no longer wants the answer (idempotent); `reason` aborts the build if it was the last. */
   leave(reason?: unknown): void;
 }

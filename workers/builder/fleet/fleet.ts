@@ -30,7 +30,7 @@ import { placesPerPlatform, platformOrders } from './platform-placement.js';
 import { createProbe, type Probe } from './probe.js';
 
 /** Milliseconds a probe may take. */
-export const PROBE_TIMEOUT_MS = 3000;
+const PROBE_TIMEOUT_MS = 3000;
 
 export type FleetConfig = Pick<
   Config,
