@@ -76,8 +76,6 @@ const PARTS: Record<string, Schema> = {
   Step: itemsOf(property(RECORD, 'steps')),
   Pushed: property(RECORD, 'pushed'),
   KeyInfo: property(RECORD, 'key'),
-  Rebuilt: property(RECORD, 'rebuiltBecause'),
-  ChangedInput: itemsOf(property(property(RECORD, 'rebuiltBecause'), 'changes')),
 };
 
 test("each field of the pages' build record is the API's, required only where the API requires it", (t) => {
