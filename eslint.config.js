@@ -86,7 +86,7 @@ export default tseslint.config(
     rules: { 'no-restricted-properties': 'off' },
   },
   {
-    files: ['src/config/**', 'src/service.ts', 'src/observability/tracing.ts', 'test/**', 'bench/**', '*.js'],
+    files: ['src/config/**', 'src/service.ts', 'test/**', 'bench/**', '*.js'],
     rules: { 'no-restricted-properties': 'off' },
   },
 );

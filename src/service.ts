@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { createApp } from './http/app.js';
 import { parseArgv } from './config/argv.js';
+import { builderEndpoints } from './config/builder-endpoints.js';
 import { ConfigError } from './config/config-error.js';
 import { renderHelp } from './config/help.js';
 import { loadConfig } from './config/load.js';
@@ -31,7 +32,8 @@ const EXIT_CONFIG = 2;
 const FLUSH_TIMEOUT_MS = 2000;
 
 const version = packageVersion();
-const tracing = await startTracing(process.env, version);
+/** Started with the configuration (startReporting); until then nothing to send. */
+let tracing: { shutdown(): Promise<void> } = { shutdown: async () => undefined };
 
 async function exitNow(code: number): Promise<never> {
   await tracing.shutdown().catch(() => undefined);
@@ -70,6 +72,7 @@ interface Reporting {
 
 /** The logger and the error tracker; from now on a crash is logged, reported and flushed. */
 async function startReporting(config: Config): Promise<Reporting> {
+  tracing = await startTracing(process.env, config.observability, version);
   const logger = createLogger({
     serviceName: config.observability.serviceName,
     environment: config.observability.environment,
@@ -126,7 +129,7 @@ function logListening(server: Server, config: Config, logger: Logger): void {
       address,
       port,
       version,
-      builders: config.builderEndpoints,
+      builders: builderEndpoints(config),
       settingsPath: config.settingsPath,
       gitCredentialEntries: config.gitCredentials.length,
       registryMappingRules: config.registryMappingRules.length,

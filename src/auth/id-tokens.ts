@@ -8,8 +8,8 @@ import { decodeJwt, decodeProtectedHeader, errors, jwtVerify, type JWTPayload } 
 import type { AuthIssuer } from '../config/types.js';
 import { IssuerKeys, IssuerKeysUnavailable, type IssuerKeysDeps } from './issuer-keys.js';
 
-export const ALGORITHMS = ['RS256', 'ES256'];
-export const CLOCK_SKEW_SECONDS = 60;
+const ALGORITHMS = ['RS256', 'ES256'];
+const CLOCK_SKEW_SECONDS = 60;
 
 /** A token refused, and why (the words of TOKEN_INVALID). */
 export class TokenRefused extends Error {

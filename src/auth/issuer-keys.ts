@@ -8,8 +8,8 @@
 import { createLocalJWKSet, errors, type JSONWebKeySet } from 'jose';
 import type { JWSHeaderParameters, FlattenedJWSInput } from 'jose';
 
-export const REFETCH_COOLDOWN_MS = 30_000;
-export const MAX_AGE_MS = 10 * 60_000;
+const REFETCH_COOLDOWN_MS = 30_000;
+const MAX_AGE_MS = 10 * 60_000;
 const FETCH_TIMEOUT_MS = 5_000;
 const MAX_DOCUMENT_BYTES = 512 * 1024;
 

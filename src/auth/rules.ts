@@ -17,7 +17,7 @@ export interface RepositoryResource {
 }
 
 /** An image target as rules see it: the registry as named, the repository name. */
-export interface ImageResource {
+interface ImageResource {
   readonly registry: string;
   readonly name: string;
 }

@@ -10,7 +10,7 @@ import type { BuildFilter, BuildPage, BuildRecord, PageRequest } from './types.j
 export const PAGE_LIMIT = { default: 50, min: 1, max: 500 } as const;
 
 /** Candidates examined at most for one page (a page of many builds the caller may not read stops early). */
-export const examineBound = (limit: number): number => Math.max(4 * limit, 500);
+const examineBound = (limit: number): number => Math.max(4 * limit, 500);
 
 /** A place in the order: the start time (ms), then the id. */
 export interface Position {
@@ -27,7 +27,7 @@ export function newerFirst(first: Position, second: Position): number {
 
 const CURSOR = /^([0-9]{1,15})\.(bld-[0-9a-f-]{36})$/;
 
-export function encodeCursor(position: Position): string {
+function encodeCursor(position: Position): string {
   return Buffer.from(`${position.at}.${position.id}`).toString('base64url');
 }
 

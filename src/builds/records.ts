@@ -48,7 +48,7 @@ export interface BuildEntry {
 const seconds = (ms: number): number => Math.round(ms) / 1000;
 
 /** `queued`, `running` (started, not finished) or the metric status it ended with. */
-export function statusOf(entry: BuildEntry): string {
+function statusOf(entry: BuildEntry): string {
   if (entry.outcome !== undefined) return entry.outcome.status;
   return entry.phase === 'queued' ? 'queued' : 'running';
 }

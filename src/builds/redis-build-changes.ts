@@ -10,7 +10,7 @@ import { serviceError } from '../errors/errors.js';
 import type { BuildChange } from './types.js';
 
 /** The change that says "anything may have changed": a page reads its first page again. */
-export const RESET_CHANGE: BuildChange = { id: '', repository: '' };
+const RESET_CHANGE: BuildChange = { id: '', repository: '' };
 
 export class ChangeFeed {
   readonly #connection: Pick<RedisConnection, 'duplicate'>;

@@ -18,7 +18,7 @@ import {
 const REPLICA_MARK = '@@replica@@';
 export const NOT_STARTED_STATUS = ERRORS.BUILD_NOT_STARTED.status;
 /** Ids a finish hands back to leave the history at most (the next finish takes the rest). */
-export const EVICT_BATCH = 16;
+const EVICT_BATCH = 16;
 
 /** The KEYS of a script that may end build `id` with `status`: record, alive, queued, running, status, finished. */
 export const endingKeys = (id: string, status: string): string[] => [

@@ -46,7 +46,7 @@ export const RESERVATION_MS = 30_000;
  * An Idempotency-Key outlives no kept record (a key whose build is no longer kept is free again);
  * this bounds the keys of builds whose records were dropped without anyone asking for them.
  */
-export const IDEMPOTENCY_TTL_MS = 7 * 24 * 3600 * 1000;
+const IDEMPOTENCY_TTL_MS = 7 * 24 * 3600 * 1000;
 
 const redisKeyOf = (key: string): string => idempotencyKey(createHash('sha256').update(key).digest('hex'));
 

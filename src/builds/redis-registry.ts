@@ -42,8 +42,6 @@ import type {
   PageRequest,
 } from './types.js';
 
-export { IDEMPOTENCY_TTL_MS } from './redis-idempotency-keys.js';
-
 const DAY_MS = 24 * 3600 * 1000;
 
 export interface RedisRegistryDeps {

@@ -15,7 +15,7 @@ import type {
   NewBuild,
 } from './types.js';
 
-export function buildReporter(
+function buildReporter(
   registry: Pick<BuildRegistry, 'update'>,
   buildId: string,
   logger: Pick<Logger, 'warn'>,

@@ -99,7 +99,7 @@ export interface BuildKeyView {
 }
 
 /** A file under a path of the read set that differs from the earlier build's. */
-export interface ChangedFile {
+interface ChangedFile {
   /** Repository-relative. */
   readonly path: string;
   readonly change: 'added' | 'changed' | 'removed';

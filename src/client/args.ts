@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util';
 import { EXIT_CODES } from './exit-codes.js';
 import { REQUEST_ID_CHARACTERS, REQUEST_ID_MAX_LENGTH } from '../rules/limits.js';
 
-export const COMMANDS = {
+const COMMANDS = {
   build: {
     usage: 'ibs build --repository URL [options]',
     summary: 'build (or reuse) an image, following its output',
@@ -148,8 +148,15 @@ export const OPTIONS: readonly OptionRow[] = [
   { name: 'help', type: 'boolean', commands: ALL, description: 'this help' },
 ];
 
-/** A command line ibs cannot use (exit 2, with the message). */
-export class UsageError extends Error {}
+/** A command line ibs cannot use (exit 2, with the message; with `json`, as a JSON document too). */
+export class UsageError extends Error {
+  constructor(
+    message: string,
+    readonly json = false,
+  ) {
+    super(message);
+  }
+}
 
 export type Values = Record<string, string | boolean | string[] | undefined>;
 
@@ -177,6 +184,16 @@ function commandOf(argv: readonly string[]): { command: CommandName | undefined;
 export const optionsOf = (command: CommandName): OptionRow[] =>
   OPTIONS.filter((row) => row.commands.includes(command));
 
+const parseOptions = (rows: readonly OptionRow[]) =>
+  Object.fromEntries(rows.map((row) => [row.name, { type: row.type, multiple: row.multiple ?? false }]));
+
+/** Whether a command line ibs cannot use asks for --json: read with the same table, leniently. */
+function jsonAsked(argv: readonly string[]): boolean {
+  const { command, rest } = commandOf(argv);
+  const options = parseOptions(command === undefined ? OPTIONS : optionsOf(command));
+  return parseArgs({ args: rest, options, allowPositionals: true, strict: false }).values.json === true;
+}
+
 /** Parses argv (without node and the script); `env` fills options that have an env name. */
 export function parseCommandLine(
   argv: readonly string[],
@@ -187,16 +204,14 @@ export function parseCommandLine(
     if (argv.length === 0 || argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
       return { kind: 'help', text: helpText() };
     }
-    throw new UsageError(`unknown command "${argv.slice(0, 2).join(' ')}"; see ibs --help`);
+    throw new UsageError(`unknown command "${argv.slice(0, 2).join(' ')}"; see ibs --help`, jsonAsked(argv));
   }
-  const options = Object.fromEntries(
-    optionsOf(command).map((row) => [row.name, { type: row.type, multiple: row.multiple ?? false }]),
-  );
+  const options = parseOptions(optionsOf(command));
   let parsed: ReturnType<typeof parseArgs>;
   try {
     parsed = parseArgs({ args: rest, options, allowPositionals: true, strict: true });
   } catch (err) {
-    throw new UsageError(`${(err as Error).message}; see ibs ${command} --help`);
+    throw new UsageError(`${(err as Error).message}; see ibs ${command} --help`, jsonAsked(argv));
   }
   if (parsed.values.help === true) return { kind: 'help', text: helpText(command) };
   const values = { ...parsed.values } as Values;
@@ -218,7 +233,7 @@ function optionLine(row: OptionRow): string {
 }
 
 /** Credentials and other environment variables (documented with the options; read by env.ts). */
-export const ENVIRONMENT: readonly { readonly name: string; readonly description: string }[] = [
+const ENVIRONMENT: readonly { readonly name: string; readonly description: string }[] = [
   {
     name: 'IBS_GIT_USERNAME, IBS_GIT_TOKEN',
     description: 'clone credentials (together), sent as gitCredentials',

@@ -271,7 +271,7 @@ async function waitToRetry(
 }
 
 /** Ctrl-C or SIGTERM: the build is cancelled on the service (DELETE), then exit 130. */
-export async function interrupted(ctx: RunContext, target: Target): Promise<ExitCode> {
+async function interrupted(ctx: RunContext, target: Target): Promise<ExitCode> {
   await cancelBuild(target.server, target.id, target.requestId, ctx.term.err);
   return fail(ctx, EXIT.interrupted, 'interrupted');
 }

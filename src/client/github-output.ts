@@ -6,7 +6,7 @@
 import { appendFile } from 'node:fs/promises';
 
 /** The build answer's fields a workflow uses. */
-export const OUTPUT_KEYS = ['image', 'registry', 'name', 'tag', 'commit', 'digest'] as const;
+const OUTPUT_KEYS = ['image', 'registry', 'name', 'tag', 'commit', 'digest'] as const;
 
 /** The lines for `outputs` (pure but for the delimiter, which is passed in). */
 export function formatOutputs(outputs: Readonly<Record<string, string>>, delimiter: string): string {

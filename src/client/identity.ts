@@ -13,7 +13,7 @@ import { Unreachable, call, jsonOf, answerReason, type Answer } from './http.js'
 export class IdentityError extends Error {}
 
 /** An ID token is asked for again when it expires within this long. */
-export const RENEW_BEFORE_MS = 60_000;
+const RENEW_BEFORE_MS = 60_000;
 /** How long the runner's token endpoint may stay silent. */
 const ENDPOINT_IDLE_MS = 30_000;
 

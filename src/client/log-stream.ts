@@ -10,7 +10,7 @@ import { Unreachable, open, readText, answerReason, sendsToken, type Answer } fr
 import { isRefusal, refusalOf } from './identity.js';
 import type { Sink } from './output.js';
 
-export const TAIL_LINES = 30;
+const TAIL_LINES = 30;
 const RECONNECT_MS = 500;
 
 export class LogStream {

@@ -5,7 +5,7 @@
  * command, flushes its output and exits with the code of exit-codes.ts. It imports nothing of the
  * service: it stands alone.
  */
-import { parseCommandLine, UsageError } from './args.js';
+import { parseCommandLine, UsageError, type Parsed } from './args.js';
 import { serverUrl } from './build-request.js';
 import { runBuild, fail, type RunContext } from './build.js';
 import { credentialsOf, processEnv, secretsOf } from './env.js';
@@ -35,14 +35,28 @@ async function identify(server: URL, ctx: RunContext, masks: Masks): Promise<voi
   authorize(server, () => identity.token());
 }
 
+/** Runs the command; a refusal (usage, identity) is told as the parsed `--json` asks. */
 async function run(argv: string[], ctx: RunContext, masks: Masks): Promise<ExitCode> {
   const parsed = parseCommandLine(argv, ctx.env);
   if (parsed.kind === 'help') {
     ctx.term.out.write(`${PACKAGE_NAME} ${packageVersion()}\n${parsed.text}`);
     return EXIT.ok;
   }
-  await identify(serverUrl(parsed.values.server), ctx, masks);
   const run = { ...ctx, json: parsed.values.json === true };
+  try {
+    return await runCommand(parsed, run, masks);
+  } catch (err) {
+    if (!(err instanceof UsageError || err instanceof IdentityError)) throw err;
+    return fail(run, EXIT.refused, err.message);
+  }
+}
+
+async function runCommand(
+  parsed: Extract<Parsed, { kind: 'run' }>,
+  run: RunContext,
+  masks: Masks,
+): Promise<ExitCode> {
+  await identify(serverUrl(parsed.values.server), run, masks);
   if (parsed.command === 'build') return runBuild(parsed.values, run);
   // The thin commands are loaded only when asked for (start-up time of every build step).
   const { runDevcontainer, runImage, runLogs } = await import('./commands.js');
@@ -62,13 +76,14 @@ async function main(): Promise<void> {
   const env = processEnv();
   const masks = new Masks([...secretsOfEnv(env), ...identitySecretsOf(env).map((value) => ({ value }))]);
   const term = terminal(masks.mask);
-  const ctx: RunContext = { term, env, interrupt: interruptSignal(), json: process.argv.includes('--json') };
+  const ctx: RunContext = { term, env, interrupt: interruptSignal(), json: false };
   let code: ExitCode;
   try {
     code = await run(process.argv.slice(2), ctx, masks);
   } catch (err) {
-    if (!(err instanceof UsageError || err instanceof IdentityError)) throw err;
-    code = fail(ctx, EXIT.refused, err.message);
+    // A command line that does not parse: its --json read leniently (args.ts).
+    if (!(err instanceof UsageError)) throw err;
+    code = fail({ ...ctx, json: err.json }, EXIT.refused, err.message);
   }
   closeConnections();
   await term.out.flush();

@@ -10,7 +10,7 @@ export const FIRST_WAIT_SECONDS = 25;
 /** The shortest wait asked for. */
 export const MIN_WAIT_SECONDS = 1;
 /** A connection lost sooner than this is a lost peer (a replica restarting), not an idle cut. */
-export const IDLE_CUT_MIN_MS = 2000;
+const IDLE_CUT_MIN_MS = 2000;
 
 export class PollWait {
   #seconds = FIRST_WAIT_SECONDS;

@@ -15,7 +15,7 @@ const POLL_MS = 250;
 const AFTER_ANSWER_MS = 10_000;
 
 /** The step prefix of a log id. */
-export const stepOf = (logId: string): string => (logId.startsWith('git-') ? 'clone' : 'build');
+const stepOf = (logId: string): string => (logId.startsWith('git-') ? 'clone' : 'build');
 
 const HEADINGS: Record<string, string> = {
   cloning: 'cloning',

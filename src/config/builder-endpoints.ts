@@ -60,6 +60,10 @@ export function builderDeclarations(entries: readonly string[]): BuilderDeclarat
   return entries.map(parseBuilderEntry);
 }
 
+/** The builders' endpoints, in the order configured (empty: no builder; readiness never passes). O(builders). */
+export const builderEndpoints = (config: { readonly builders: readonly BuilderDeclaration[] }): string[] =>
+  config.builders.map((builder) => builder.endpoint);
+
 /** The platforms `endpoint` declares among `builders` ([] when it declares none or is not listed). */
 export function declaredPlatforms(
   builders: readonly BuilderDeclaration[],

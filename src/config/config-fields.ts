@@ -38,7 +38,6 @@ export type NoPlaceTwice = FilledOnce<Extract<LandedPath, StepPath>>;
 
 /** The fields no option lands in as it is (undefined: the field is absent). */
 const STEPS: { readonly [P in StepPath]: Step<P> } = {
-  builderEndpoints: ({ options }) => builderDeclarations(options.builderEndpoint).map((b) => b.endpoint),
   builders: ({ options }) => builderDeclarations(options.builderEndpoint),
   builderTls: ({ options }) => builderTls(options),
   gitCredentials: ({ lists }) => lists.gitCredentials.map((entry) => ({ ...entry })),

@@ -5,7 +5,7 @@
 import type { StepFields } from './types.js';
 
 /** The fields of StepFields that are sections filled field by field. */
-export type StepSection = 'build' | 'events' | 'prebuilds' | 'auth' | 'redis';
+type StepSection = 'build' | 'events' | 'prebuilds' | 'auth' | 'redis';
 
 /** `scratchDir`, `build.quotas`, ...: every place a step fills. */
 export type StepPath =

@@ -25,7 +25,6 @@ import { hookSecret, hookSecrets } from './prebuilds.js';
 import { FORGE_NAMES, FORGES } from '../rules/forges.js';
 import type { Config, DockerConfigDocument, Environment, SigningKey } from './types.js';
 
-export type { Environment } from './types.js';
 export interface LoadInput {
   /** Command-line arguments after the script (process.argv.slice(2)). */
   readonly argv: readonly string[];
@@ -33,9 +32,9 @@ export interface LoadInput {
 }
 
 /** Where an option's effective value came from. */
-export type ValueSource = 'flag' | 'env' | 'settings' | 'default' | 'unset';
+type ValueSource = 'flag' | 'env' | 'settings' | 'default' | 'unset';
 
-export interface LoadedConfig {
+interface LoadedConfig {
   readonly config: Config;
   readonly sources: Readonly<Record<OptionName, ValueSource>>;
 }
@@ -68,7 +67,7 @@ function fromText(
   return found.length === 0 ? typed.value : undefined;
 }
 
-export function deepFreeze<T>(value: T): T {
+function deepFreeze<T>(value: T): T {
   if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
     Object.freeze(value);
     for (const child of Object.values(value)) deepFreeze(child);
@@ -170,7 +169,7 @@ function ambientDockerConfig(
 }
 
 /** Resolves everything; throws ConfigError listing every problem. */
-export function loadConfigWithSources(input: LoadInput): LoadedConfig {
+function loadConfigWithSources(input: LoadInput): LoadedConfig {
   const { env } = input;
   const problems: string[] = [];
   const argv = parseArgv(input.argv);

@@ -2,7 +2,7 @@
  * The value sets of the options that take one of a few words, apart from types.ts: the option
  * table reads them, and Config's type is derived from the table.
  */
-export { LAYER_COMPRESSIONS, type LayerCompression } from '../rules/limits.js';
+export { LAYER_COMPRESSIONS } from '../rules/limits.js';
 
 export const PROVENANCE_MODES = ['min', 'max', 'off'] as const;
 /** `buildx build --provenance`: min and max as BuildKit's modes, off for none. */
@@ -10,14 +10,12 @@ export type ProvenanceMode = (typeof PROVENANCE_MODES)[number];
 
 /** Caller identity (docs/auth.md): `off` asks no caller for an identity; `enforce` asks every caller. */
 export const AUTH_MODES = ['off', 'enforce'] as const;
-export type AuthMode = (typeof AUTH_MODES)[number];
 /** What an access rule grants (docs/auth.md lists the routes of each). */
 export const AUTH_ACTIONS = ['build', 'read', 'cancel', 'delete', 'admin'] as const;
 export type AuthAction = (typeof AUTH_ACTIONS)[number];
 
 /** What the scheduled image retention does (docs/retention.md). */
 export const RETENTION_MODES = ['off', 'dry-run', 'delete'] as const;
-export type RetentionMode = (typeof RETENTION_MODES)[number];
 
 /** How an SSH host key is trusted: on first use, or only as the credential entry pins it. */
 export const SSH_HOST_KEY_POLICIES = ['tofu', 'pinned'] as const;

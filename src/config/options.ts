@@ -16,7 +16,7 @@ import { BUILDER_MODES } from '../rules/limits.js';
 import { FORGES, type Forge, headerTitle, secretFileLabel } from '../rules/forges.js';
 import { builderEntryProblem, builderEntryText, parseBuilderEntry } from './builder-endpoints.js';
 
-export type OptionType = 'string' | 'integer' | 'number' | 'boolean' | 'list';
+type OptionType = 'string' | 'integer' | 'number' | 'boolean' | 'list';
 export type OptionValue = string | number | boolean | readonly string[];
 
 /** A JSON schema fragment for one value (ajv); `description` doubles as the hint of a pattern error. */
@@ -169,7 +169,7 @@ const ENDPOINT_SCHEMA = {
 } as const;
 
 /** The entries of a list or of one comma-separated text (settings objects in their text form). */
-export function endpointList(value: OptionValue): string[] {
+function endpointList(value: OptionValue): string[] {
   const items: unknown[] = typeof value === 'string' ? value.split(',') : Array.isArray(value) ? value : [];
   return items
     .map((item) => builderEntryText(item))
@@ -687,7 +687,7 @@ export const OPTION_TABLE = {
     defaultText: '`service-builder`',
     schema: NON_EMPTY,
     secret: false,
-    description: '`service.name` of every log line.',
+    description: '`service.name` of every log line and span (`OTEL_SERVICE_NAME` wins for spans).',
   },
   environment: {
     label: 'Deployment environment',
@@ -700,7 +700,7 @@ export const OPTION_TABLE = {
     defaultText: '`development`',
     schema: NON_EMPTY,
     secret: false,
-    description: '`deployment.environment.name` of every log line and error report.',
+    description: '`deployment.environment.name` of every log line, span and error report.',
   },
   commandLogRetention: {
     label: 'Command-log retention per kind',

@@ -14,7 +14,7 @@ import type { HookSecrets, PrebuildConfiguration } from './types.js';
 const NON_EMPTY = { type: 'string', minLength: 1 } as const;
 const GLOBS = { type: 'array', minItems: 1, items: NON_EMPTY } as const;
 
-export const PREBUILD_CONFIGURATION_SCHEMA = {
+const PREBUILD_CONFIGURATION_SCHEMA = {
   type: 'object',
   required: ['repository', 'branches', 'image'],
   properties: {

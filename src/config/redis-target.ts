@@ -6,7 +6,7 @@
 import { redisEndpoint, type RedisEndpoint } from './redis-url.js';
 import type { Config } from './types.js';
 
-export interface RedisNode {
+interface RedisNode {
   readonly host: string;
   readonly port: number;
 }

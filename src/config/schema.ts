@@ -28,7 +28,7 @@ function placeSchema(root: Record<string, unknown>, key: string, schema: ValueSc
 }
 
 /** The settings file: keys nested as in the side files' and the options' settings keys, nothing else. */
-export function settingsSchema(): Record<string, unknown> {
+function settingsSchema(): Record<string, unknown> {
   const root: Record<string, unknown> = { type: 'object', properties: {}, additionalProperties: false };
   for (const side of Object.values(SIDE_FILES)) placeSchema(root, side.settingsKey, listSchema(side));
   for (const option of OPTIONS) {

@@ -10,24 +10,9 @@ import type { BuildSecretScope, ServerBuildSecret } from '../rules/build-secret-
 import type { EventStatus } from '../rules/event-types.js';
 import type { Forge } from '../rules/forges.js';
 
-export type { BuilderMode } from '../rules/limits.js';
 import type { BuilderMode } from '../rules/limits.js';
 import type { BuilderDeclaration } from './builder-endpoints.js';
-export type { BuilderDeclaration } from './builder-endpoints.js';
-export {
-  AUTH_ACTIONS,
-  AUTH_MODES,
-  LAYER_COMPRESSIONS,
-  PROVENANCE_MODES,
-  RETENTION_MODES,
-  SSH_HOST_KEY_POLICIES,
-  type AuthAction,
-  type AuthMode,
-  type LayerCompression,
-  type ProvenanceMode,
-  type RetentionMode,
-  type SshHostKeyPolicy,
-} from './modes.js';
+export { AUTH_ACTIONS, type AuthAction, type ProvenanceMode, type SshHostKeyPolicy } from './modes.js';
 import type { AuthAction } from './modes.js';
 import type { OptionFields } from './option-values.js';
 
@@ -77,7 +62,7 @@ export interface AuthRule {
 /** Caller identity and access rules (docs/auth.md): the mode from its option, the rest from side files. */
 export type AuthSettings = Config['auth'];
 
-export interface GitCredentialHttps {
+interface GitCredentialHttps {
   readonly host: string;
   /** Narrows the entry to one port when set. */
   readonly port?: number;
@@ -86,7 +71,7 @@ export interface GitCredentialHttps {
   readonly token: string;
 }
 
-export interface GitCredentialSsh {
+interface GitCredentialSsh {
   readonly host: string;
   readonly port?: number;
   readonly kind: 'ssh';
@@ -163,9 +148,6 @@ export interface PrebuildConfiguration {
 /** The webhook secrets by forge, read from their files at startup (secrets: never shown or logged). */
 export type HookSecrets = { readonly [F in Forge]?: string };
 
-/** Prebuilds (docs/prebuilds.md): their intervals from options, configurations and secrets from files. */
-export type PrebuildSettings = Config['prebuilds'];
-
 /** The loaded signing key (src/config/signing-key.ts): the private key never leaves its KeyObject. */
 export interface SigningKey {
   readonly path: string;
@@ -199,9 +181,10 @@ export interface EventsConfig {
  * options together or the environment give, which no single row of the option table says.
  */
 export interface StepFields {
-  /** The BuildKit endpoints, in the order given (empty: no builder; readiness never passes). */
-  readonly builderEndpoints: readonly string[];
-  /** Each endpoint (same order) with the platforms it declares ([] = any, emulated where needed). */
+  /**
+   * The BuildKit endpoints, in the order given, each with the platforms it declares ([] = any,
+   * emulated where needed); its endpoints alone: builderEndpoints (builder-endpoints.ts).
+   */
   readonly builders: readonly BuilderDeclaration[];
   readonly builderTls?: BuilderTls;
   readonly gitCredentials: readonly GitCredential[];

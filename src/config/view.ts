@@ -1,5 +1,5 @@
 import { redisTargetOf, redisView } from './redis-target.js';
-import { declaredPlatforms } from './builder-endpoints.js';
+import { builderEndpoints } from './builder-endpoints.js';
 import type { Config } from './types.js';
 import { FORGE_NAMES } from '../rules/forges.js';
 
@@ -25,13 +25,13 @@ function redisSection(config: Config): Record<string, unknown> {
 
 function buildersView(config: Config): Record<string, unknown> {
   return {
-    builderConfigured: config.builderEndpoints.length > 0,
+    builderConfigured: config.builders.length > 0,
     builderName: config.builderName,
-    builders: [...config.builderEndpoints],
+    builders: builderEndpoints(config),
     // The platforms each builder declares ([]: any, emulated where needed).
-    builderPlatforms: config.builderEndpoints.map((endpoint) => ({
-      builder: endpoint,
-      platforms: [...declaredPlatforms(config.builders, endpoint)],
+    builderPlatforms: config.builders.map((builder) => ({
+      builder: builder.endpoint,
+      platforms: [...builder.platforms],
     })),
     nativePlatformsOnly: config.build.nativePlatformsOnly,
     // Which TLS parts are set, never a file's content (the key is a secret).

@@ -9,7 +9,7 @@ import { type DevcontainerWarning, warning } from './warnings.js';
 
 type JsonType = 'boolean' | 'string' | 'array' | 'object';
 
-export const FIELD_TYPES: Readonly<Record<string, JsonType>> = {
+const FIELD_TYPES: Readonly<Record<string, JsonType>> = {
   init: 'boolean',
   privileged: 'boolean',
   overrideCommand: 'boolean',

@@ -708,7 +708,7 @@ export const StepFailedError = ERROR_CLASSES.STEP_FAILED;
 export const ImageNotFoundError = ERROR_CLASSES.IMAGE_NOT_FOUND;
 
 /** What a thrower may add to an error (never a secret): the step's log, the cause for the service's own log. */
-export interface ErrorOptions {
+interface ErrorOptions {
   logId?: string;
   cause?: unknown;
 }

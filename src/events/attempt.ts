@@ -8,8 +8,8 @@ import type { AttemptAnswer } from './outcome.js';
 import { signedHeaders } from './signing.js';
 import type { CloudEvent } from './types.js';
 
-export const ATTEMPT_TIMEOUT_MS = 10_000;
-export const CLOUDEVENTS_JSON = 'application/cloudevents+json; charset=utf-8';
+const ATTEMPT_TIMEOUT_MS = 10_000;
+const CLOUDEVENTS_JSON = 'application/cloudevents+json; charset=utf-8';
 
 export async function attemptDelivery(
   subscription: EventSubscription,

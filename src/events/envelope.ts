@@ -19,7 +19,7 @@ import type { RequestedBy } from '../rules/caller.js';
 import type { BudgetCrossing } from '../usage/budget.js';
 
 /** The CDEvents specification version of the events' context. */
-export const CDEVENTS_VERSION = '0.4.1';
+const CDEVENTS_VERSION = '0.4.1';
 
 const text = (value: unknown): string | undefined =>
   typeof value === 'string' && value !== '' ? value : undefined;

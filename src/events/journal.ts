@@ -11,8 +11,8 @@ import { FileJournal } from './file-journal.js';
 import type { LoopTiming } from './subscription-loop.js';
 import type { EventJournal } from './types.js';
 
-export const EMBEDDED_TIMING: LoopTiming = { idlePollMs: 5000, ownerPollMs: 5000, maxWaitMs: 5000 };
-export const REDIS_TIMING: LoopTiming = { idlePollMs: 1000, ownerPollMs: 2000, maxWaitMs: 5000 };
+const EMBEDDED_TIMING: LoopTiming = { idlePollMs: 5000, ownerPollMs: 5000, maxWaitMs: 5000 };
+const REDIS_TIMING: LoopTiming = { idlePollMs: 1000, ownerPollMs: 2000, maxWaitMs: 5000 };
 
 export interface OpenedJournal {
   readonly journal: EventJournal;

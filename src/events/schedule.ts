@@ -2,7 +2,7 @@
  * The retry schedule: the delay before attempt n+1 is `retrySeconds[n-1]` plus up to 10 % jitter;
  * once the list is used up the delivery fails. Pure (the random source is passed in).
  */
-export const JITTER = 0.1;
+const JITTER = 0.1;
 
 /** The delay after `attempts` failed attempts, or undefined when the schedule is used up. */
 export function retryDelayMs(

@@ -13,7 +13,7 @@ export interface SignedHeaders {
 
 const keyOf = (secret: string): Buffer => Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
 
-export function signatureOf(secret: string, id: string, timestamp: number, body: string): string {
+function signatureOf(secret: string, id: string, timestamp: number, body: string): string {
   return createHmac('sha256', keyOf(secret)).update(`${id}.${timestamp}.${body}`).digest('base64');
 }
 

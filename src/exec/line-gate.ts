@@ -6,7 +6,7 @@
  * goes on after it. Never cuts a character: streams come whole-character aligned (run/output.ts).
  */
 
-export type StreamName = 'stdout' | 'stderr';
+type StreamName = 'stdout' | 'stderr';
 
 /** How long an open line holds the log while the other stream has output waiting. */
 const HOLD_MS = 500;

@@ -10,8 +10,8 @@ import type { Context } from 'koa';
 import type { BuildRegistry } from '../builds/types.js';
 import { serviceError } from '../errors/errors.js';
 
-export const FEED_MS = 55_000;
-export const HEARTBEAT_MS = 15_000;
+const FEED_MS = 55_000;
+const HEARTBEAT_MS = 15_000;
 /** What the browser waits before it reconnects (the `retry` field). */
 const RETRY_MS = 1000;
 

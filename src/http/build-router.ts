@@ -9,7 +9,7 @@ import Router from '@koa/router';
 import type { Context } from 'koa';
 import type { AppContext } from './context.js';
 import { InvalidFieldsError, isServiceError } from '../errors/errors.js';
-import { Cancellation } from '../exec/cancellation.js';
+import { clientGone } from './client-gone.js';
 import type { Logger } from '../observability/logger.js';
 import { planBuild } from '../../workers/plan/plan.js';
 import type { BuildPlan } from '../../workers/plan/plan-types.js';
@@ -75,16 +75,6 @@ function keyOf(koaCtx: Context, ctx: BuildRouterContext, logger: Logger): string
     if (isServiceError(err)) logger.info({ code: err.code }, 'build request refused');
     throw err;
   }
-}
-
-/** A response closing before it was written: the client went away. */
-function clientGone(koaCtx: Context): { signal: AbortSignal; detach: () => void } {
-  const gone = new AbortController();
-  const onClose = (): void => {
-    if (!koaCtx.res.writableFinished) gone.abort(new Cancellation('client_gone'));
-  };
-  koaCtx.res.once('close', onClose);
-  return { signal: gone.signal, detach: () => koaCtx.res.off('close', onClose) };
 }
 
 export function createBuildRouter(ctx: BuildRouterContext): Router {

@@ -19,7 +19,7 @@ const nullableString = (pattern: string) =>
   ({ type: 'string', nullable: true, minLength: 1, pattern }) as const;
 const requiredString = (pattern: string) => ({ type: 'string', minLength: 1, pattern }) as const;
 
-export const buildRequestSchema: JSONSchemaType<BuildRequest> = {
+const buildRequestSchema: JSONSchemaType<BuildRequest> = {
   type: 'object',
   required: ['repository'],
   additionalProperties: true,

@@ -107,7 +107,7 @@ export function parseBuildsPage(query: Record<string, unknown>): { limit: number
 }
 
 /** The long poll's bounds, in seconds. */
-export const WAIT_SECONDS = { min: 1, max: 60 } as const;
+const WAIT_SECONDS = { min: 1, max: 60 } as const;
 
 /** GET /builds/{id}'s only parameter: `wait`, whole seconds from 1 to 60; anything else is a 400. */
 export function parseWait(query: Record<string, unknown>): number | undefined {

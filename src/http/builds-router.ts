@@ -6,6 +6,7 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import type { Identity } from '../auth/identity.js';
+import { clientGone } from './client-gone.js';
 import type { AuthAction } from '../config/types.js';
 import type { BuildRecord } from '../builds/types.js';
 import type { AppContext } from './context.js';
@@ -97,9 +98,7 @@ export function createBuildsRouter(ctx: BuildsContext): Router {
     const wait = parseWait(koaCtx.query);
     await guardBuild(ctx, koaCtx, id, 'read');
     // A long poll ends early when its client goes away.
-    const gone = new AbortController();
-    const onClose = (): void => gone.abort();
-    koaCtx.res.once('close', onClose);
+    const gone = clientGone(koaCtx);
     try {
       const record =
         wait === undefined
@@ -109,7 +108,7 @@ export function createBuildsRouter(ctx: BuildsContext): Router {
       koaCtx.set('Cache-Control', 'no-store');
       koaCtx.body = (await withPlaces(ctx, [record]))[0];
     } finally {
-      koaCtx.res.off('close', onClose);
+      gone.detach();
     }
   });
   router.delete('/builds/:id', async (koaCtx) => {

@@ -13,7 +13,7 @@ import type { Delivery, Forge, PushEvent } from '../prebuilds/types.js';
 import type { Usage } from '../usage/usage.js';
 
 /** What the webhook routes use of the prebuilds (workers/prebuilds). */
-export interface PrebuildHooks {
+interface PrebuildHooks {
   /** Decides on a signed push: builds, or says why not. */
   push(event: PushEvent, logger: Logger): Promise<Delivery>;
   /** Records a refused delivery (bad signature). */

@@ -9,7 +9,7 @@ import { authorizeAdmin } from './access.js';
 const FILTERS = new Set(['subscription', 'status']);
 
 /** The filter of a query (koa's parsed query: a repeated parameter is an array, hence refused). */
-export function parseDeliveriesQuery(
+function parseDeliveriesQuery(
   query: Record<string, unknown>,
   config: Pick<Config, 'events'>,
 ): DeliveryFilter {

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import type { Context } from 'koa';
 import { serviceError } from '../errors/errors.js';
 
-export const IDEMPOTENCY_KEY_MAX = 255;
+const IDEMPOTENCY_KEY_MAX = 255;
 const KEY_PATTERN = new RegExp(`^[\\x21-\\x7e]{1,${IDEMPOTENCY_KEY_MAX}}$`);
 
 /** The request's key, undefined without the header; a 400 for anything else than one valid key. */

@@ -7,6 +7,7 @@
 import { Readable } from 'node:stream';
 import Router from '@koa/router';
 import type { Context } from 'koa';
+import { clientGone } from './client-gone.js';
 import type { AppContext } from './context.js';
 import type { AuthAction } from '../config/types.js';
 import { serviceError } from '../errors/errors.js';
@@ -34,7 +35,7 @@ async function guardLog(ctx: LogsContext, koaCtx: Context, id: string, action: A
   });
 }
 
-export const LOG_COMPLETE_HEADER = 'X-Log-Complete';
+const LOG_COMPLETE_HEADER = 'X-Log-Complete';
 
 /** `follow` absent, `true` or `false`; nothing else (other parameters are ignored, as they always were). */
 function followRequested(follow: string | string[] | undefined): boolean {
@@ -56,8 +57,7 @@ export function createLogsRouter(ctx: LogsContext): Router {
       return;
     }
     // Stops this follower (and only it) when its client goes away.
-    const gone = new AbortController();
-    koaCtx.res.once('close', () => gone.abort());
+    const gone = clientGone(koaCtx);
     const stream = await ctx.logStore.follow(id, gone.signal);
     koaCtx.set('Cache-Control', 'no-store');
     // A front that buffers answers (nginx, ingress-nginx) passes each piece on as it comes.

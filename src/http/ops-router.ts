@@ -1,5 +1,5 @@
 import Router from '@koa/router';
-import { declaredPlatforms } from '../config/builder-endpoints.js';
+import { builderEndpoints, declaredPlatforms } from '../config/builder-endpoints.js';
 import { effectiveConfigView } from '../config/view.js';
 import type { AppContext } from './context.js';
 import { authorizeAdmin } from './access.js';
@@ -9,7 +9,7 @@ function builderStates(
   ctx: AppContext,
 ): { builder: string; state: 'up' | 'down'; reason?: string; platforms: string[] }[] {
   const states =
-    ctx.buildWorker.builders?.() ?? ctx.config.builderEndpoints.map((endpoint) => ({ endpoint, up: true }));
+    ctx.buildWorker.builders?.() ?? builderEndpoints(ctx.config).map((endpoint) => ({ endpoint, up: true }));
   return states.map((builderState) => ({
     builder: builderState.endpoint,
     state: builderState.up ? 'up' : 'down',
@@ -23,7 +23,7 @@ function builderStates(
 /** Probes, metrics and the effective configuration view. */
 export function createOpsRouter(ctx: AppContext): Router {
   const router = new Router();
-  const builderConfigured = ctx.config.builderEndpoints.length > 0;
+  const builderConfigured = ctx.config.builders.length > 0;
   ctx.metrics.buildsCapacity.set(ctx.config.build.maxConcurrent);
 
   router.get('/health/startup', (koaCtx) => {

@@ -8,7 +8,7 @@ import { serviceError } from '../errors/errors.js';
 import { PLATFORM_PARAM_PATTERN } from '../rules/image-reference.js';
 import { NO_CONTROL_PATTERN } from '../rules/text-patterns.js';
 
-export const DEFAULT_PLATFORM = 'linux/amd64';
+const DEFAULT_PLATFORM = 'linux/amd64';
 
 export interface ImageQuery {
   registry: string;

@@ -9,13 +9,13 @@ import type { Context, Middleware } from 'koa';
 import type { Logger } from '../observability/logger.js';
 import { REQUEST_ID_PATTERN } from '../rules/limits.js';
 
-export const REQUEST_ID_HEADER = 'X-Request-Id';
+const REQUEST_ID_HEADER = 'X-Request-Id';
 
-export const isRequestId = (value: unknown): value is string =>
+const isRequestId = (value: unknown): value is string =>
   typeof value === 'string' && REQUEST_ID_PATTERN.test(value);
 
 /** The caller's id when it is valid (one header, in the pattern), else a new UUID (pure but for the UUID). */
-export function chooseRequestId(header: string | string[] | undefined): string {
+function chooseRequestId(header: string | string[] | undefined): string {
   return isRequestId(header) ? header : randomUUID();
 }
 

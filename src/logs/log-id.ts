@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { LOG_KINDS, type LogKind } from './types.js';
 
 /** `git-` or `img-` followed by a lower-case UUID. */
-export const LOG_ID_PATTERN = new RegExp(
+const LOG_ID_PATTERN = new RegExp(
   `^(${LOG_KINDS.join('|')})-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`,
 );
 

@@ -11,7 +11,7 @@ import { FRAME_HEAD_ROOM, FRAME_TAIL_ROOM } from '../redis/framed-command.js';
  * than 4 MiB ones (fewer allocations and fresh pages); 512 KiB and 2 MiB capture as fast as 1 MiB.
  * A follower reads a bounded number of them per round trip.
  */
-export const ELEMENT_BYTES = 1024 * 1024;
+const ELEMENT_BYTES = 1024 * 1024;
 /**
  * Appends sent before the first is answered. With Redis on the same machine 1, 2 and 4 measure the
  * same (bench:redis is CPU-bound); across a network each answer costs a round trip, which this hides.

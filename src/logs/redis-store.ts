@@ -24,7 +24,7 @@ import { createElementSpaces, openRedisLogWriter, type ElementSpaces } from './r
 import { isLogId, newLogId } from './log-id.js';
 import type { CommandLogWriter, LogKind, LogSnapshot, LogStore } from './types.js';
 
-export { LOG_SIZE_CAP_BYTES, TRUNCATED_MARKER } from '../redis/keys.js';
+export { TRUNCATED_MARKER } from '../redis/keys.js';
 
 /** List elements (up to 1 MiB each: redis-log-writer.ts) a follower reads per round trip. */
 const FOLLOW_ELEMENTS = 16;

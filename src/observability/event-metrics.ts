@@ -4,8 +4,6 @@
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
 
-export type DeliveryResult = 'delivered' | 'retried' | 'failed' | 'disabled';
-
 export class EventMetrics {
   readonly deliveriesTotal: Counter<'subscription' | 'result'>;
   readonly pending: Gauge<'subscription'>;

@@ -5,7 +5,7 @@ import { MASK } from '../secrets/masking.js';
 export type { Logger };
 
 /** Paths pino removes from every log line: credentials must never reach the logs. */
-export const REDACT_PATHS = [
+const REDACT_PATHS = [
   'req.headers["x-registry-password"]',
   'req.headers["x-registry-username"]',
   'req.headers.authorization',

@@ -4,12 +4,12 @@ import { BuilderMetrics } from './builder-metrics.js';
 import { QUEUE_CLASSES } from '../rules/build-classes.js';
 
 export const BUILD_STATUSES = ['success', 'failure', 'invalid_request', 'busy'] as const;
-export const IMAGE_CHECK_RESULTS = ['exists', 'absent', 'error'] as const;
-export const IMAGE_DELETE_RESULTS = ['deleted', 'unsupported', 'error'] as const;
-export const DEVCONTAINER_LOOKUP_RESULTS = ['found', 'absent', 'no_metadata', 'error'] as const;
+const IMAGE_CHECK_RESULTS = ['exists', 'absent', 'error'] as const;
+const IMAGE_DELETE_RESULTS = ['deleted', 'unsupported', 'error'] as const;
+const DEVCONTAINER_LOOKUP_RESULTS = ['found', 'absent', 'no_metadata', 'error'] as const;
 /** A retention run: it deleted (or had nothing to delete), logged its plan, found another run, failed. */
-export const RETENTION_RUN_RESULTS = ['success', 'dry_run', 'skipped', 'error'] as const;
-export const RETENTION_IMAGE_ACTIONS = ['kept', 'deleted', 'unsupported', 'error'] as const;
+const RETENTION_RUN_RESULTS = ['success', 'dry_run', 'skipped', 'error'] as const;
+const RETENTION_IMAGE_ACTIONS = ['kept', 'deleted', 'unsupported', 'error'] as const;
 
 /** How an ended build is counted per tenant (docs/usage.md). */
 export const TENANT_BUILD_OUTCOMES = ['built', 'reused', 'failed'] as const;
@@ -19,10 +19,9 @@ export type ImageCheckResult = (typeof IMAGE_CHECK_RESULTS)[number];
 export type ImageDeleteResult = (typeof IMAGE_DELETE_RESULTS)[number];
 export type DevcontainerLookupResult = (typeof DEVCONTAINER_LOOKUP_RESULTS)[number];
 export type RetentionRunResult = (typeof RETENTION_RUN_RESULTS)[number];
-export type RetentionImageAction = (typeof RETENTION_IMAGE_ACTIONS)[number];
 
 /** Build durations reach from a second to an hour (the default build timeout). */
-export const BUILD_DURATION_BUCKETS = [1, 2.5, 5, 10, 20, 30, 60, 120, 300, 600, 1200, 1800, 3600];
+const BUILD_DURATION_BUCKETS = [1, 2.5, 5, 10, 20, 30, 60, 120, 300, 600, 1200, 1800, 3600];
 
 /** A registry with Node's default metrics (registered first: /metrics lists them first). */
 function withDefaultMetrics(registry: Registry): Registry {

@@ -1,7 +1,7 @@
 /**
- * OpenTelemetry tracing, bootstrapped from the standard OTLP exporter variables before configuration
- * loads: off unless OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set
- * (docs/operations.md). Spans: one SERVER span per HTTP request (`traceRequests()`), `withSpan()`
+ * OpenTelemetry tracing, started once the configuration is loaded: off unless the standard variable
+ * OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set (docs/operations.md); the
+ * service's name and environment are the configuration's (`--service-name`, `--environment`). Spans: one SERVER span per HTTP request (`traceRequests()`), `withSpan()`
  * around the clone, the build and each registry call; log lines carry the active ids
  * (`currentTraceIds()`). Without a started provider every call here goes to the no-op API.
  */
@@ -25,12 +25,13 @@ import {
   ATTR_URL_PATH,
 } from './semconv.js';
 import type { TracingSettings } from './tracing-sdk.js';
-import { OPTION_TABLE } from '../config/options.js';
+import type { Config } from '../config/types.js';
 
-export const DEFAULT_SERVICE_NAME: string = OPTION_TABLE.serviceName.default;
+/** What the spans say of the service: the configuration's name and environment. */
+export type TracedService = Pick<Config['observability'], 'serviceName' | 'environment'>;
 const TRACER_NAME = 'image-build-service';
 /** The request's id (X-Request-Id, given or generated) on its SERVER span (the service's own name). */
-export const ATTR_REQUEST_ID = 'request.id';
+const ATTR_REQUEST_ID = 'request.id';
 
 function nonEmpty(value: string | undefined): string | undefined {
   const trimmed = value?.trim();
@@ -38,10 +39,15 @@ function nonEmpty(value: string | undefined): string | undefined {
 }
 
 /**
- * What tracing would export to, from the environment (pure). `undefined` means tracing stays off:
- * neither endpoint variable is set, or OTEL_SDK_DISABLED=true.
+ * What tracing would export to, from the OpenTelemetry variables of `env` and the configured
+ * `service` (pure; OTEL_SERVICE_NAME, when set, names the service). `undefined` means tracing
+ * stays off: neither endpoint variable is set, or OTEL_SDK_DISABLED=true.
  */
-export function tracingSettings(env: NodeJS.ProcessEnv, version: string): TracingSettings | undefined {
+export function tracingSettings(
+  env: NodeJS.ProcessEnv,
+  service: TracedService,
+  version: string,
+): TracingSettings | undefined {
   if (nonEmpty(env.OTEL_SDK_DISABLED)?.toLowerCase() === 'true') return undefined;
   const tracesEndpoint = nonEmpty(env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT);
   const baseEndpoint = nonEmpty(env.OTEL_EXPORTER_OTLP_ENDPOINT);
@@ -49,12 +55,10 @@ export function tracingSettings(env: NodeJS.ProcessEnv, version: string): Tracin
   const url = tracesEndpoint ?? (baseEndpoint && `${baseEndpoint.replace(/\/+$/, '')}/v1/traces`);
   if (url === undefined) return undefined;
   const resource: Record<string, string> = {
-    [ATTR_SERVICE_NAME]:
-      nonEmpty(env.OTEL_SERVICE_NAME) ?? nonEmpty(env[OPTION_TABLE.serviceName.env]) ?? DEFAULT_SERVICE_NAME,
+    [ATTR_SERVICE_NAME]: nonEmpty(env.OTEL_SERVICE_NAME) ?? service.serviceName,
     [ATTR_SERVICE_VERSION]: version,
+    [ATTR_DEPLOYMENT_ENVIRONMENT_NAME]: service.environment,
   };
-  const environment = nonEmpty(env[OPTION_TABLE.environment.env]);
-  if (environment !== undefined) resource[ATTR_DEPLOYMENT_ENVIRONMENT_NAME] = environment;
   const delay = Number(nonEmpty(env.OTEL_BSP_SCHEDULE_DELAY));
   return Number.isInteger(delay) && delay > 0
     ? { url, resource, scheduledDelayMillis: delay }
@@ -67,9 +71,10 @@ export function tracingSettings(env: NodeJS.ProcessEnv, version: string): Tracin
  */
 export async function startTracing(
   env: NodeJS.ProcessEnv,
+  service: TracedService,
   version: string,
 ): Promise<{ shutdown(): Promise<void> }> {
-  const settings = tracingSettings(env, version);
+  const settings = tracingSettings(env, service, version);
   if (settings === undefined) return { shutdown: async () => undefined };
   const { startTracerProvider } = await import('./tracing-sdk.js');
   return startTracerProvider(settings);

@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Delivery, DeliveryLog, NewDelivery } from './types.js';
 
-export const DELIVERY_HISTORY = 200;
+const DELIVERY_HISTORY = 200;
 
 export class MemoryDeliveryLog implements DeliveryLog {
   #entries: Delivery[] = [];

@@ -1,6 +1,6 @@
 /**
- * The pure rules of prebuilds (docs/prebuilds.md): the branch tag and the key a repository URL is
- * matched by (host and path, whatever the scheme). Branch and path globs: src/rules/globs.ts.
+ * The pure rules of prebuilds (docs/prebuilds.md): the branch tag, the key of a configuration's
+ * branch, and the key a repository URL is matched by (host and path, whatever the scheme). Branch and path globs: src/rules/globs.ts.
  */
 
 /** `<name>:<branch>` tag part: lower case, every character outside `[a-z0-9_.-]` made `-`. */
@@ -9,6 +9,12 @@ export function branchTag(branch: string): string {
   // A tag starts with a word character and has at most 128 characters.
   return (/^[a-z0-9_]/.test(tag) ? tag : `_${tag}`).slice(0, 128);
 }
+
+/**
+ * The key of a configuration's branch (the configuration's index and the branch): the one key of
+ * the prebuild in flight, the refresh's baseline and the reconciler's last decision. O(1).
+ */
+export const branchKey = (configuration: number, branch: string): string => `${configuration}\0${branch}`;
 
 /**
  * The key of a repository URL: lower-cased host and path, without `.git`, credentials, port or

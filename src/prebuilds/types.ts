@@ -24,8 +24,7 @@ export interface PushEvent {
   readonly after: string;
 }
 
-export const DECISIONS = ['built', 'ignored', 'refused', 'superseded', 'failed'] as const;
-export type Decision = (typeof DECISIONS)[number];
+type Decision = 'built' | 'ignored' | 'refused' | 'superseded' | 'failed';
 
 /** One webhook delivery or scheduled check, as GET /hooks/deliveries lists it. */
 export interface Delivery {

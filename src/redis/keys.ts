@@ -25,8 +25,8 @@ const BUILDS = `${PREFIX}{builds}:`;
 /** A build's record (JSON), running or finished (then expiring); its lease is buildAliveKey. */
 export const buildKey = (id: string): string => `${BUILDS}build:${id}`;
 /** What follows a build's key in its lease's key and in its channel. */
-export const BUILD_ALIVE_SUFFIX = ':alive';
-export const BUILD_END_SUFFIX = ':end';
+const BUILD_ALIVE_SUFFIX = ':alive';
+const BUILD_END_SUFFIX = ':end';
 /** A running build's lease: its replica's name, expiring unless the replica renews it. */
 export const buildAliveKey = (id: string): string => `${buildKey(id)}${BUILD_ALIVE_SUFFIX}`;
 /** A build's channel: published when it finishes (long polls of GET /builds/{id}?wait). */

@@ -37,7 +37,7 @@ const names = (ref: ImageReference, registry: string): boolean => {
 };
 
 /** The credentials of a call to `ref`: the caller's own when they name it, else ambient, else none. */
-export function callCredentials(
+function callCredentials(
   ref: ImageReference,
   access: Pick<RegistryAccess, 'registryAuth' | 'own'>,
 ): RegistryCredentials | undefined {

@@ -5,7 +5,7 @@
 import { LIMITS, type RegistryCall, type RegistryClient, errorCodes } from './client.js';
 import { isValidTag, unexpectedAnswer } from './reference.js';
 
-export type DeleteResult = 'deleted' | 'unsupported';
+type DeleteResult = 'deleted' | 'unsupported';
 
 export interface DeleteOutcome {
   deleted: boolean;

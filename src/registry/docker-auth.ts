@@ -20,7 +20,7 @@ export interface RegistryCredentials {
 }
 
 /** The username and password of one entry: `auth` (base64 `user:password`) wins over the fields. */
-export function decodeAuthEntry(entry: DockerAuthEntry): RegistryCredentials | undefined {
+function decodeAuthEntry(entry: DockerAuthEntry): RegistryCredentials | undefined {
   if (typeof entry.auth === 'string' && entry.auth.length > 0) {
     const decoded = decodeBasicAuth(entry.auth);
     if (decoded) return decoded;

@@ -7,11 +7,7 @@ import { serviceError } from '../errors/errors.js';
 import { LIMITS, type RegistryCall, type RegistryClient, sha256 } from './client.js';
 import { unexpectedAnswer } from './reference.js';
 
-export async function blobExists(
-  client: RegistryClient,
-  call: RegistryCall,
-  digest: string,
-): Promise<boolean> {
+async function blobExists(client: RegistryClient, call: RegistryCall, digest: string): Promise<boolean> {
   const res = await client.request(call, 'HEAD', `${call.ref.name}/blobs/${digest}`, { maxBytes: 0 });
   if (res.status === 200) return true;
   if (res.status === 404) return false;

@@ -21,18 +21,18 @@ const REGISTRY_RE = new RegExp(REGISTRY_PATTERN);
 const DIGEST_RE = new RegExp(DIGEST_PATTERN);
 const SCHEME_RE = /^([a-zA-Z][a-zA-Z0-9+.-]*):\/\//;
 
-export const isValidName = (name: string): boolean => name.length <= MAX_NAME_LENGTH && NAME_RE.test(name);
+const isValidName = (name: string): boolean => name.length <= MAX_NAME_LENGTH && NAME_RE.test(name);
 export const isValidTag = (tag: string): boolean => TAG_RE.test(tag);
 export const isValidDigest = (digest: string): boolean => DIGEST_RE.test(digest);
 
 /** Docker Hub's name: a reference without a registry part, and every alias below, mean it. */
 export const DOCKER_HUB = 'docker.io';
 /** Where Docker Hub's registry API answers. */
-export const DOCKER_HUB_HOST = `registry-1.${DOCKER_HUB}`;
+const DOCKER_HUB_HOST = `registry-1.${DOCKER_HUB}`;
 /** The key `docker login` writes for Docker Hub in a docker config. */
 export const DOCKER_HUB_AUTH_KEY = `https://index.${DOCKER_HUB}/v1/`;
 const DOCKER_HUB_ALIASES = new Set([DOCKER_HUB, `index.${DOCKER_HUB}`, DOCKER_HUB_HOST]);
-export const isDockerHub = (host: string): boolean => DOCKER_HUB_ALIASES.has(host.toLowerCase());
+const isDockerHub = (host: string): boolean => DOCKER_HUB_ALIASES.has(host.toLowerCase());
 
 /**
  * The `host[:port]` of a registry, an insecure-registry entry or a docker config key, lower-cased:

@@ -63,7 +63,7 @@ export function manifestMediaType(manifest: FetchedManifest): string {
 }
 
 /** A platform of the source: its manifest's digest, and the source index's entries (none for a single manifest). */
-export interface SourcePlatform {
+interface SourcePlatform {
   readonly sourceDigest: string;
   readonly sourceEntries: readonly Json[];
 }
@@ -83,7 +83,7 @@ export interface RelabelledPlatform extends SourcePlatform {
 export type AttestHook = (source: SourcePlatform, written: Promise<RelabelledPlatform>) => Promise<Json[]>;
 
 /** Run beside the PUT of the top-level manifest, with its digest (computed before the PUT). */
-export type BesideTop = (digest: string) => Promise<void>;
+type BesideTop = (digest: string) => Promise<void>;
 
 const platformOf = (config: Json): string =>
   [config.os, config.architecture, config.variant].filter((p) => typeof p === 'string' && p).join('/');

@@ -6,7 +6,7 @@
 import type { ImageRun } from './executor.js';
 import type { PlannedImage, RepositoryPlan } from './policy.js';
 
-export interface ReferenceAnswer {
+interface ReferenceAnswer {
   readonly reference: string;
   readonly action: 'delete' | 'move';
   readonly result?: string;

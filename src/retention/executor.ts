@@ -12,8 +12,8 @@ import { deleteDone, deleteUnsupported } from '../registry/delete.js';
 import type { DeleteStep, PlannedImage, RepositoryPlan } from './policy.js';
 import { unexpectedAnswer } from '../registry/reference.js';
 
-export type ImageOutcome = 'kept' | 'deleted' | 'unsupported' | 'error';
-export type StepResult = 'deleted' | 'moved' | 'absent' | 'unsupported' | 'error';
+type ImageOutcome = 'kept' | 'deleted' | 'unsupported' | 'error';
+type StepResult = 'deleted' | 'moved' | 'absent' | 'unsupported' | 'error';
 
 export interface StepOutcome {
   readonly step: DeleteStep;
@@ -32,7 +32,7 @@ export interface ImageRun {
 const PROBE_DIGEST = `sha256:${'0'.repeat(64)}`;
 
 /** Whether the registry deletes manifests in this repository (one DELETE of a digest it cannot hold). */
-export async function deletesManifests(client: RegistryClient, call: RegistryCall): Promise<boolean> {
+async function deletesManifests(client: RegistryClient, call: RegistryCall): Promise<boolean> {
   const res = await client.request(call, 'DELETE', `${call.ref.name}/manifests/${PROBE_DIGEST}`, {
     maxBytes: LIMITS.errorBytes,
   });

@@ -29,7 +29,7 @@ export interface RetentionDeps {
 }
 
 /** An image a run deleted, as its listeners are told (the events' image.deleted). */
-export interface DeletedImageNotice {
+interface DeletedImageNotice {
   readonly registry: string;
   readonly name: string;
   readonly digest: string;

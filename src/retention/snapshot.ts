@@ -17,7 +17,7 @@ const CONCURRENCY = 8;
 const MAX_PAGES = 100;
 
 /** Every tag of the repository (following Link pages); [] when the repository is unknown. */
-export async function listTags(client: RegistryClient, call: RegistryCall): Promise<string[]> {
+async function listTags(client: RegistryClient, call: RegistryCall): Promise<string[]> {
   const tags: string[] = [];
   let path: string | URL = `${call.ref.name}/tags/list`;
   for (let page = 0; page < MAX_PAGES; page += 1) {

@@ -5,7 +5,7 @@
  */
 
 /** What starts a prebuild. */
-export const PREBUILD_TRIGGERS = ['push', 'reconcile', 'refresh'] as const;
+const PREBUILD_TRIGGERS = ['push', 'reconcile', 'refresh'] as const;
 export type PrebuildTrigger = (typeof PREBUILD_TRIGGERS)[number];
 
 /** What starts a build: a request, or a prebuild trigger. */

@@ -6,9 +6,9 @@
  */
 
 /** The longest id. */
-export const BUILD_SECRET_ID_MAX_LENGTH = 64;
+const BUILD_SECRET_ID_MAX_LENGTH = 64;
 /** An id: a safe file name (never `.` or `..`) and a BuildKit secret id. */
-export const BUILD_SECRET_ID_PATTERN = `^[A-Za-z0-9][A-Za-z0-9_.-]{0,${BUILD_SECRET_ID_MAX_LENGTH - 1}}$`;
+const BUILD_SECRET_ID_PATTERN = `^[A-Za-z0-9][A-Za-z0-9_.-]{0,${BUILD_SECRET_ID_MAX_LENGTH - 1}}$`;
 /** The id grammar in words, for error texts. */
 export const BUILD_SECRET_ID_RULE = `1 to ${BUILD_SECRET_ID_MAX_LENGTH} characters of A-Z a-z 0-9 _ . -, the first a letter or digit`;
 const ID = new RegExp(BUILD_SECRET_ID_PATTERN);

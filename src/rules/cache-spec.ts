@@ -9,7 +9,7 @@
 
 /** The cache types the service accepts (docs/openapi.yaml, BuildOptions). */
 export const CACHE_TYPES = ['registry', 'gha', 'inline'] as const;
-export type CacheType = (typeof CACHE_TYPES)[number];
+type CacheType = (typeof CACHE_TYPES)[number];
 
 export type CacheSpecParse =
   | { readonly ok: true; readonly spec: string; readonly type: CacheType }
@@ -20,7 +20,7 @@ const KEY = /^[A-Za-z0-9_.-]+$/;
 // eslint-disable-next-line no-control-regex -- finding control characters is the point
 const UNSAFE = /["\s\x00-\x1f\x7f]/;
 
-export const isAllowedCacheType = (type: string): type is CacheType =>
+const isAllowedCacheType = (type: string): type is CacheType =>
   (CACHE_TYPES as readonly string[]).includes(type);
 
 /** The normalised spec (`type=` always present), or why it is refused. */

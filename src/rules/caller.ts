@@ -2,8 +2,7 @@
  * Who asked for something (docs/auth.md): the identity a build's record, its events and the audit
  * trail carry. Never a token: the ID token's `sub` and issuer, or the static token's name.
  */
-export const CALLER_KINDS = ['oidc', 'token', 'anonymous'] as const;
-export type CallerKind = (typeof CALLER_KINDS)[number];
+type CallerKind = 'oidc' | 'token' | 'anonymous';
 
 export interface RequestedBy {
   readonly kind: CallerKind;

@@ -11,7 +11,7 @@ export type DefinitionLookup = { readonly path: string } | { readonly linkedFold
 export const DEVCONTAINER_DIR = '.devcontainer';
 const FILE_NAME = 'devcontainer.json';
 /** The definition at the repository's root: `.devcontainer.json`. */
-export const ROOT_DEFINITION = `.${FILE_NAME}`;
+const ROOT_DEFINITION = `.${FILE_NAME}`;
 /** The candidates tried first, in order: `.devcontainer/devcontainer.json`, `.devcontainer.json`. */
 export const FIXED_CANDIDATES: readonly string[] = [`${DEVCONTAINER_DIR}/${FILE_NAME}`, ROOT_DEFINITION];
 /** The paths that hold every candidate (a listing of them, recursively, finds the definition). */

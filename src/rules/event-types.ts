@@ -12,7 +12,7 @@ export const ACCESS_DECIDED = 'dev.imagebuildservice.access.decided.0.1.0';
 export const BUDGET_WARNING = 'dev.imagebuildservice.budget.warning.0.1.0';
 export const BUDGET_EXCEEDED = 'dev.imagebuildservice.budget.exceeded.0.1.0';
 
-export const EVENT_TYPES = [
+const EVENT_TYPES = [
   BUILD_FINISHED,
   ARTIFACT_PUBLISHED,
   IMAGE_DELETED,
@@ -22,14 +22,13 @@ export const EVENT_TYPES = [
 ] as const;
 /** Types sent only to subscriptions naming them (a subscription without `types` gets the others). */
 export const OPT_IN_TYPES: readonly string[] = [ACCESS_DECIDED];
-export type EventType = (typeof EVENT_TYPES)[number];
 
 /** The statuses a subscription may filter a finished build's events on. */
 export const EVENT_STATUSES = ['success', 'failure'] as const;
 export type EventStatus = (typeof EVENT_STATUSES)[number];
 
 /** `dev.cdevents.build.finished.0.2.0` -> `dev.cdevents.build.finished`. */
-export const unversioned = (type: string): string => type.replace(/\.\d+\.\d+\.\d+(?:-[\w.]+)?$/, '');
+const unversioned = (type: string): string => type.replace(/\.\d+\.\d+\.\d+(?:-[\w.]+)?$/, '');
 
 /** Whether a subscription's type name (with or without version) names `type`. */
 export const typeMatches = (name: string, type: string): boolean =>

@@ -4,12 +4,16 @@
  * (docs/retention.md), so an instance with an empty store still knows each image's branch.
  */
 
-/** Each label's name, by what it holds. */
-export const IMAGE_LABELS = {
+/** The OCI labels: every image has them. */
+export const OCI_LABELS = {
   /** The git repository the image was built from (OCI). */
   source: 'org.opencontainers.image.source',
   /** The git commit the image was built from (OCI). */
   revision: 'org.opencontainers.image.revision',
+} as const;
+
+/** The labels retention reads: an image has them when its build knows its branch. */
+export const RETENTION_LABELS = {
   /** The git branch the image was built from. */
   branch: 'image-build-service.branch',
   /** When the service wrote the image (ISO 8601): its build time for retention. */
@@ -19,6 +23,12 @@ export const IMAGE_LABELS = {
   /** The build key of the image (64 hex), empty when the build had none. */
   buildKey: 'image-build-service.build-key',
 } as const;
+
+/** Each label's name, by what it holds: the one list of the labels the service writes. */
+export const IMAGE_LABELS = { ...OCI_LABELS, ...RETENTION_LABELS } as const;
+
+/** A label, by what it holds. */
+export type ImageLabel = keyof typeof IMAGE_LABELS;
 
 /** What the clone of a build knows of where its image comes from. */
 export interface ImageSource {
@@ -37,14 +47,22 @@ export interface ImageOrigin extends ImageSource {
   readonly key: string;
 }
 
+/** Each label's value for an image of `origin`, by what it holds. */
+export function imageLabelValues(origin: ImageOrigin): Record<ImageLabel, string> {
+  return {
+    source: origin.repository,
+    revision: origin.commit,
+    branch: origin.branch,
+    built: origin.built,
+    namedTag: origin.namedTag,
+    buildKey: origin.key,
+  };
+}
+
 /** The labels of an image of `origin`, by name: the CLI's, the docker wrapper's and a reuse's. */
 export function imageLabels(origin: ImageOrigin): Record<string, string> {
-  return {
-    [IMAGE_LABELS.source]: origin.repository,
-    [IMAGE_LABELS.revision]: origin.commit,
-    [IMAGE_LABELS.branch]: origin.branch,
-    [IMAGE_LABELS.built]: origin.built,
-    [IMAGE_LABELS.namedTag]: origin.namedTag,
-    [IMAGE_LABELS.buildKey]: origin.key,
-  };
+  const values = imageLabelValues(origin);
+  return Object.fromEntries(
+    (Object.keys(IMAGE_LABELS) as ImageLabel[]).map((label) => [IMAGE_LABELS[label], values[label]]),
+  );
 }

@@ -10,10 +10,10 @@ import { MEDIA_TYPES } from '../registry/manifest.js';
 import { putManifest, uploadBlob } from '../registry/push.js';
 import type { Json } from './in-toto.js';
 
-export const IN_TOTO_MEDIA_TYPE = 'application/vnd.in-toto+json';
-export const PREDICATE_ANNOTATION = 'in-toto.io/predicate-type';
-export const REFERENCE_TYPE = 'vnd.docker.reference.type';
-export const REFERENCE_DIGEST = 'vnd.docker.reference.digest';
+const IN_TOTO_MEDIA_TYPE = 'application/vnd.in-toto+json';
+const PREDICATE_ANNOTATION = 'in-toto.io/predicate-type';
+const REFERENCE_TYPE = 'vnd.docker.reference.type';
+const REFERENCE_DIGEST = 'vnd.docker.reference.digest';
 const ATTESTATION_TYPE = 'attestation-manifest';
 const CONFIG_TYPE = 'application/vnd.oci.image.config.v1+json';
 
@@ -29,7 +29,7 @@ export function attestationEntryFor(entries: readonly Json[], subjectDigest: str
   });
 }
 
-export interface SourceStatement {
+interface SourceStatement {
   readonly predicateType: string;
   readonly statement: Json;
 }

@@ -17,7 +17,7 @@ const FILES: Readonly<Record<string, string>> = {
 };
 
 /** No inline script or style: the shell loads its two files from the service itself. */
-export const UI_SHELL = `<!doctype html>
+const UI_SHELL = `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -30,14 +30,14 @@ export const UI_SHELL = `<!doctype html>
 </html>
 `;
 
-export const UI_HEADERS: Readonly<Record<string, string>> = {
+const UI_HEADERS: Readonly<Record<string, string>> = {
   'Content-Security-Policy': "default-src 'self'",
   'X-Content-Type-Options': 'nosniff',
   'Referrer-Policy': 'no-referrer',
 };
 
 /** The folder of the built bundle: `dist/ui` of the package this module belongs to. */
-export function bundleDir(from = dirname(fileURLToPath(import.meta.url))): string {
+function bundleDir(from = dirname(fileURLToPath(import.meta.url))): string {
   let dir = from;
   while (!existsSync(join(dir, 'package.json'))) {
     const parent = dirname(dir);

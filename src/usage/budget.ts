@@ -8,7 +8,7 @@ import type { TenantQuota } from '../config/types.js';
 import { quotaOf } from '../rules/tenants.js';
 import { monthBounds } from './buckets.js';
 
-export const DEFAULT_WARN_AT_PERCENT = 80;
+const DEFAULT_WARN_AT_PERCENT = 80;
 
 /** What a budget event tells (docs/usage.md): the tenant, the month and its minutes. */
 export interface BudgetCrossing {

@@ -25,8 +25,6 @@ export type CounterVector = readonly number[];
 
 export const zeroVector = (): number[] => COUNTERS.map(() => 0);
 
-export const vectorOf = (counters: Counters): number[] => COUNTERS.map(({ name }) => counters[name]);
-
 /** Seconds kept to the millisecond, counts and bytes as whole numbers. */
 const rounded = (value: number): number => Math.round(value * 1000) / 1000;
 

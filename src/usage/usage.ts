@@ -18,7 +18,7 @@ import type { UsageQuery } from './query.js';
 import { usageReport, type UsageReport } from './report.js';
 import type { UsageStore } from './store.js';
 
-export interface UsageSettings {
+interface UsageSettings {
   readonly quotas: readonly TenantQuota[];
   /** Tenants labelled by name in the metrics besides those the quotas name. */
   readonly metricTenants: readonly string[];

@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export interface TokenRequest {
+interface TokenRequest {
   readonly url: string;
   readonly audience: string | null;
   readonly headers: IncomingMessage['headers'];

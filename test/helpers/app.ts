@@ -36,10 +36,13 @@ const SECTIONS = [
 ] as const;
 type Section = (typeof SECTIONS)[number];
 
-/** What a test sets of Config: whole top-level fields, a section's fields one by one. */
+/**
+ * What a test sets of Config: whole top-level fields, a section's fields one by one, and as a
+ * shorthand `builderEndpoints`: builders that declare no platform.
+ */
 export type ConfigOverrides = Partial<Omit<Config, Section>> & {
   readonly [S in Section]?: Partial<Config[S]>;
-};
+} & { readonly builderEndpoints?: readonly string[] };
 
 /**
  * A complete configuration: the service's own defaults (the real loader with no flag, no setting
@@ -55,7 +58,14 @@ export function testConfig(overrides: ConfigOverrides & { scratchDir: string }):
       DEPLOYMENT_ENVIRONMENT: 'test',
     },
   });
-  const withPort: ConfigOverrides = { ...overrides, service: { port: 0, ...overrides.service } };
+  const { builderEndpoints, ...rest } = overrides;
+  const withPort: ConfigOverrides = {
+    ...rest,
+    ...(builderEndpoints === undefined
+      ? {}
+      : { builders: builderEndpoints.map((endpoint) => ({ endpoint, platforms: [] })) }),
+    service: { port: 0, ...overrides.service },
+  };
   const sections = Object.fromEntries(
     SECTIONS.map((name) => [name, { ...defaults[name], ...withPort[name] }]),
   );

@@ -4,7 +4,7 @@
  */
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 
-export const CHROMIUM = '/usr/bin/chromium-headless-shell';
+const CHROMIUM = '/usr/bin/chromium-headless-shell';
 
 /** `args`: more of Chromium's flags (a test provider's certificate pin). */
 export async function launchBrowser(args: readonly string[] = []): Promise<Browser> {

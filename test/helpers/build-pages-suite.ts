@@ -7,7 +7,7 @@ import test from 'ava';
 import { eventually } from './eventually.js';
 import type { BuildFilter, BuildRecord, BuildRegistry, NewBuild } from '../../src/builds/types.js';
 
-export interface SuiteRegistry {
+interface SuiteRegistry {
   readonly registry: BuildRegistry;
   /** Moves the registry's clock on. */
   readonly advance: (ms: number) => void;

@@ -8,7 +8,7 @@ import { HTTP, type CloudEvent } from 'cloudevents';
 import { Webhook } from 'standardwebhooks';
 import { readBody } from './http-listener.js';
 
-export interface ReceivedEvent {
+interface ReceivedEvent {
   readonly webhookId: string;
   readonly timestamp: string;
   /** Whether the signature verified with each of the receiver's secrets, in order. */

@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-export interface SeenRequest {
+interface SeenRequest {
   method: string;
   /** Path and query. */
   url: string;

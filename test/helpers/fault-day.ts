@@ -46,19 +46,12 @@ export interface DayOptions {
   readonly log: (line: string) => void;
 }
 
-export const FAULTS = [
-  'replica killed',
-  'Redis restarted',
-  'builder stopped',
-  'registry 503',
-  'polls cut',
-] as const;
-export type Fault = (typeof FAULTS)[number];
+type Fault = 'replica killed' | 'Redis restarted' | 'builder stopped' | 'registry 503' | 'polls cut';
 
 /** A failure's cause, read from its answer: which fault it names ('other' names none). */
-export type Cause = 'replica lost' | 'not started' | 'registry 503' | 'builder down' | 'Redis down' | 'other';
+type Cause = 'replica lost' | 'not started' | 'registry 503' | 'builder down' | 'Redis down' | 'other';
 
-export interface Sent {
+interface Sent {
   readonly requestId: string;
   readonly mode: 'async' | 'sync' | 'ibs';
   readonly reuse: boolean;
@@ -78,7 +71,7 @@ export interface Sent {
   readonly sentAt: number;
 }
 
-export interface FaultWindow {
+interface FaultWindow {
   readonly fault: Fault;
   readonly startedAt: number;
   readonly endedAt: number;
@@ -110,10 +103,7 @@ export interface DayReport {
   killedRunning: string[];
 }
 
-export function causeOf(
-  answer: { status: number; body: Record<string, unknown> } | undefined,
-  logTail = '',
-): Cause {
+export function causeOf(answer: { status: number; body: Record<string, unknown> } | undefined, logTail = ''): Cause {
   const said = `${String(answer?.body.code ?? '')} ${String(answer?.body.error ?? '')}`;
   if (/BUILD_LOST|was lost: its replica/.test(said)) return 'replica lost';
   if (/BUILD_NOT_STARTED|never started/.test(said)) return 'not started';

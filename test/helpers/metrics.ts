@@ -2,7 +2,7 @@
 // https://prometheus.io/docs/instrumenting/exposition_formats/ — `# HELP`/`# TYPE` lines, then one
 // sample a line: name, optional {label="value",...} (escapes \\ \" \n), value, optional timestamp.
 
-export interface Sample {
+interface Sample {
   readonly name: string;
   readonly labels: Readonly<Record<string, string>>;
   readonly value: number;

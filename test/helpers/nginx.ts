@@ -12,7 +12,7 @@ import { eventually } from './eventually.js';
 import { isListening } from './service-process.js';
 import { freePort } from '../stack/proc.js';
 
-export const NGINX_BIN = '/usr/sbin/nginx';
+const NGINX_BIN = '/usr/sbin/nginx';
 
 export interface FrontRoute {
   /** An nginx location, e.g. `/` or `= /build`. */

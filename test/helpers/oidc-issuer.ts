@@ -29,7 +29,7 @@ interface SigningKey {
   readonly jwk: JWK;
 }
 
-export interface TokenOptions {
+interface TokenOptions {
   /** The key to sign with (default: the newest RS256 key served). */
   readonly key?: 'rsa' | 'ec' | 'foreign';
   /** A `kid` other than the key's own. */

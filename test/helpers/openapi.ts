@@ -8,9 +8,9 @@ import { createRequire } from 'node:module';
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import { parse } from 'yaml';
 
-export const OPENAPI_PATH = new URL('../../docs/openapi.yaml', import.meta.url);
+const OPENAPI_PATH = new URL('../../docs/openapi.yaml', import.meta.url);
 
-export interface MediaType {
+interface MediaType {
   schema?: unknown;
 }
 export interface Response {

@@ -28,7 +28,7 @@ interface OtlpExport {
   }[];
 }
 
-export interface ReceivedSpan {
+interface ReceivedSpan {
   name: string;
   traceId: string;
   spanId: string;

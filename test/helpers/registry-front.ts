@@ -5,7 +5,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export interface Refusal {
+interface Refusal {
   readonly method: string;
   /** Matched against the request's path (without the query). */
   readonly path: RegExp;
@@ -20,7 +20,7 @@ export interface Refusal {
   readonly forMs?: number;
 }
 
-export interface SeenRequest {
+interface SeenRequest {
   readonly method: string;
   readonly path: string;
   readonly status: number;

@@ -9,7 +9,7 @@ import { execa } from 'execa';
 import { encodeBasicAuth } from '../../src/secrets/basic-auth.js';
 import type { StackEnv } from '../stack/env.js';
 
-export interface ImageSpec {
+interface ImageSpec {
   dockerfile: string;
   platforms: string[];
   /** Full references `<registry>/<name>:<tag>` to push. */

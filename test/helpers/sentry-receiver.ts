@@ -2,7 +2,7 @@
 import { eventually } from './eventually.js';
 import { listen } from './http-listener.js';
 
-export interface SentryEvent {
+interface SentryEvent {
   event_id?: string;
   release?: string;
   environment?: string;

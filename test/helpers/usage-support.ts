@@ -5,7 +5,7 @@
 import type { UsageReport, UsageRow } from '../../src/usage/report.js';
 
 /** The records of RFC 4180 text: fields split at commas outside quotes, records at CRLF (or LF). */
-export function parseCsv(text: string): string[][] {
+function parseCsv(text: string): string[][] {
   const records: string[][] = [];
   let record: string[] = [];
   let field = '';

@@ -50,7 +50,7 @@ function declaring(a: PrivateBridge, b: PrivateBridge, extra: string[] = []): Bu
     { endpoint: b.tlsEndpoint, platforms: ['linux/386'] },
     ...extra.map((endpoint) => ({ endpoint, platforms: [] })),
   ];
-  return { builderEndpoints: builders.map((x) => x.endpoint), builders };
+  return { builders };
 }
 
 /**

@@ -5,7 +5,7 @@
  * Environment: config.childEnv plus BUILDX_BUILDER, the request's DOCKER_CONFIG, and HOME,
  * XDG dirs and TMPDIR inside the request's scratch directory, and the build secrets folder's path.
  */
-import { IMAGE_LABELS, imageLabels, type ImageOrigin } from '../../src/rules/image-labels.js';
+import { imageLabels, type ImageOrigin } from '../../src/rules/image-labels.js';
 import { mkdir } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -33,13 +33,8 @@ import {
   UNAVAILABLE_RETRY_DELAY_MS,
 } from './push-retry.js';
 import {
-  LABEL_BRANCH_VAR,
-  LABEL_BUILT_VAR,
-  LABEL_KEY_VAR,
-  LABEL_REVISION_VAR,
-  LABEL_SOURCE_VAR,
-  LABEL_TAG_VAR,
   KEYED_DIR_VAR,
+  labelEnv,
   NODE_VAR,
   PLATFORMS_VAR,
   PROVENANCE_VAR,
@@ -131,7 +126,7 @@ export function devcontainerCliVersion(): string {
 const OMIT_SYNTAX_DIRECTIVE = true;
 
 /** The docker wrapper's attestation variables (`--provenance`, `--attest type=sbom`) of the configuration. */
-export function attestationEnv(
+function attestationEnv(
   build: Pick<BuildDefaults, 'provenance' | 'sbom' | 'sbomGenerator'>,
 ): Record<string, string> {
   const provenance = build.provenance === 'off' ? 'false' : `mode=${build.provenance}`;
@@ -159,24 +154,6 @@ export interface BuildAndPushOptions {
   /** The CLI already started (pending-cli.ts); else it is started here. */
   cli?: PendingCli;
 }
-
-/** The docker wrapper's variable of each label (it adds them when the CLI would drop them). */
-const WRAPPER_LABEL_VARS: Readonly<Record<string, string>> = {
-  [IMAGE_LABELS.source]: LABEL_SOURCE_VAR,
-  [IMAGE_LABELS.revision]: LABEL_REVISION_VAR,
-  [IMAGE_LABELS.branch]: LABEL_BRANCH_VAR,
-  [IMAGE_LABELS.built]: LABEL_BUILT_VAR,
-  [IMAGE_LABELS.namedTag]: LABEL_TAG_VAR,
-  [IMAGE_LABELS.buildKey]: LABEL_KEY_VAR,
-};
-
-const wrapperLabelEnv = (labels: Record<string, string>): Record<string, string> =>
-  Object.fromEntries(
-    Object.entries(labels).flatMap(([name, value]) => {
-      const variable = WRAPPER_LABEL_VARS[name];
-      return variable === undefined ? [] : [[variable, value]];
-    }),
-  );
 
 interface Prepared {
   readonly tmp: string;
@@ -248,7 +225,7 @@ function cliEnv(options: BuildAndPushOptions, prepared: Prepared): Record<string
     XDG_CACHE_HOME: join(dir.home, '.cache'),
     XDG_CONFIG_HOME: join(dir.home, '.config'),
     TMPDIR: prepared.tmp,
-    ...wrapperLabelEnv(imageLabels(options.origin)),
+    ...labelEnv(options.origin),
     ...(plan.platforms.length > 1 ? { [PLATFORMS_VAR]: plan.platforms.join(',') } : {}),
     ...attestationEnv(deps.config.build),
     [COMPRESSION_VAR]: plan.compression,

@@ -8,15 +8,31 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { IMAGE_LABELS } from '../../src/rules/image-labels.js';
+import {
+  IMAGE_LABELS,
+  imageLabelValues,
+  OCI_LABELS,
+  RETENTION_LABELS,
+  type ImageLabel,
+  type ImageOrigin,
+} from '../../src/rules/image-labels.js';
 
-export const LABEL_SOURCE_VAR = 'IBS_LABEL_SOURCE';
-export const LABEL_REVISION_VAR = 'IBS_LABEL_REVISION';
-/** When set: the retention labels (src/rules/image-labels.ts), from these four variables. */
-export const LABEL_BRANCH_VAR = 'IBS_LABEL_BRANCH';
-export const LABEL_BUILT_VAR = 'IBS_LABEL_BUILT';
-export const LABEL_TAG_VAR = 'IBS_LABEL_TAG';
-export const LABEL_KEY_VAR = 'IBS_LABEL_KEY';
+/** The variable the wrapper reads a label's value from: `buildKey` reads `IBS_LABEL_BUILD_KEY`. */
+export const labelVar = (label: ImageLabel): string =>
+  `IBS_LABEL_${label.replace(/[A-Z]/g, (upper) => `_${upper}`).toUpperCase()}`;
+
+/** The wrapper's variables of an image of `origin`: every label (src/rules/image-labels.ts). */
+export function labelEnv(origin: ImageOrigin): Record<string, string> {
+  const values = imageLabelValues(origin);
+  return Object.fromEntries(
+    (Object.keys(IMAGE_LABELS) as ImageLabel[]).map((label) => [labelVar(label), values[label]]),
+  );
+}
+
+/** `--label "<name>=$<variable>"` of each label named. */
+const labelOptions = (labels: readonly ImageLabel[]): string =>
+  labels.map((label) => `--label "${IMAGE_LABELS[label]}=$${labelVar(label)}"`).join(' ');
+
 /** When set: the value given to `buildx build --platform` instead of the CLI's. */
 export const PLATFORMS_VAR = 'IBS_BUILD_PLATFORMS';
 /** When set: `buildx build --provenance` (`mode=min`, `mode=max` or `false`). */
@@ -80,16 +96,18 @@ const IDENTITY_ARGUMENT = [
   '  fi',
 ];
 
-/** The retention labels (src/rules/image-labels.ts), when the build is given them. */
-const RETENTION_LABELS = [
-  `  if [ -n "$${LABEL_BRANCH_VAR}" ]; then`,
-  `    set -- --label "${IMAGE_LABELS.branch}=$${LABEL_BRANCH_VAR}" --label "${IMAGE_LABELS.built}=$${LABEL_BUILT_VAR}" \\`,
-  `      --label "${IMAGE_LABELS.namedTag}=$${LABEL_TAG_VAR}" --label "${IMAGE_LABELS.buildKey}=$${LABEL_KEY_VAR}" "$@"`,
+/** The retention labels (src/rules/image-labels.ts), when the build is given its branch. */
+const RETENTION_LABEL_OPTIONS = [
+  `  if [ -n "$${labelVar('branch')}" ]; then`,
+  `    set -- ${labelOptions(Object.keys(RETENTION_LABELS) as ImageLabel[])} "$@"`,
   '  fi',
 ];
 
+/** The OCI labels, always. */
+const OCI_LABEL_OPTIONS = labelOptions(Object.keys(OCI_LABELS) as ImageLabel[]);
+
 /** The wrapper for the keying script at `keyer` (the service's own, or a test's). */
-export function dockerWrapperScript(keyer: string = KEYED_DOCKERFILE_SCRIPT): string {
+function dockerWrapperScript(keyer: string = KEYED_DOCKERFILE_SCRIPT): string {
   return [
     '#!/bin/sh',
     ...KEY_FUNCTION,
@@ -131,18 +149,15 @@ export function dockerWrapperScript(keyer: string = KEYED_DOCKERFILE_SCRIPT): st
     '      set -- --secret "id=${file##*/},src=$file" "$@"',
     '    done',
     '  fi',
-    ...RETENTION_LABELS,
-    '  exec docker buildx build \\',
-    `    --label "${IMAGE_LABELS.source}=$${LABEL_SOURCE_VAR}" \\`,
-    `    --label "${IMAGE_LABELS.revision}=$${LABEL_REVISION_VAR}" \\`,
-    '    "$@"',
+    ...RETENTION_LABEL_OPTIONS,
+    `  exec docker buildx build ${OCI_LABEL_OPTIONS} "$@"`,
     'fi',
     'exec docker "$@"',
     '',
   ].join('\n');
 }
 
-export const DOCKER_WRAPPER_SCRIPT = dockerWrapperScript();
+const DOCKER_WRAPPER_SCRIPT = dockerWrapperScript();
 
 /** Writes the wrapper (0700) into `dir` and returns its path. */
 export async function writeDockerWrapper(dir: string): Promise<string> {

@@ -8,7 +8,7 @@
  */
 import { posix } from 'node:path';
 
-export type ReadPathKind = 'dir' | 'file';
+type ReadPathKind = 'dir' | 'file';
 
 export interface ReadPath {
   readonly path: string;

@@ -8,6 +8,7 @@
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { BuilderTls, Config } from '../../src/config/types.js';
+import { builderEndpoints } from '../../src/config/builder-endpoints.js';
 import { run, type RunOptions } from '../../src/exec/run.js';
 import type { ProcessGroups } from '../../src/exec/process-groups.js';
 import type { CommandLogWriter } from '../../src/logs/types.js';
@@ -38,7 +39,7 @@ interface InstancePlatform {
 }
 
 /** `os/arch[/variant]` as buildx stores it (arm64's default variant v8 dropped). */
-export function normalisedPlatform(platform: string): string {
+function normalisedPlatform(platform: string): string {
   return platform.replace(/^([^/]+)\/arm64\/v8$/, '$1/arm64');
 }
 
@@ -68,7 +69,7 @@ export function instanceNodes(instanceJson: string): InstanceNode[] {
 }
 
 /** The remote driver's TLS options: paths only (the key's text never leaves its file). */
-export function tlsDriverOpts(tls: BuilderTls | undefined): Record<string, string> {
+function tlsDriverOpts(tls: BuilderTls | undefined): Record<string, string> {
   return {
     ...(tls?.caPath === undefined ? {} : { cacert: tls.caPath }),
     ...(tls?.certPath === undefined ? {} : { cert: tls.certPath }),
@@ -166,11 +167,9 @@ export interface BuilderSpec {
 }
 
 /** The buildx name of the builder at `position`: builderName alone when it is the only one. */
-export function builderSpecs(
-  config: Pick<Config, 'builderName' | 'builderEndpoints' | 'builderTls'>,
-): BuilderSpec[] {
-  const single = config.builderEndpoints.length === 1;
-  return config.builderEndpoints.map((endpoint, position) => ({
+export function builderSpecs(config: Pick<Config, 'builderName' | 'builders' | 'builderTls'>): BuilderSpec[] {
+  const single = config.builders.length === 1;
+  return builderEndpoints(config).map((endpoint, position) => ({
     name: single ? config.builderName : `${config.builderName}-${position}`,
     endpoint,
     ...(config.builderTls === undefined ? {} : { tls: config.builderTls }),

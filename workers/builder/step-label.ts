@@ -7,7 +7,7 @@
  */
 
 /** The stage name the Dev Containers CLI gives the Dockerfile's last stage when it adds features. */
-export const CLI_STAGE_LABEL = 'dev_container_auto_added_stage_label';
+const CLI_STAGE_LABEL = 'dev_container_auto_added_stage_label';
 
 const LABELLED = /^\[([^\]]*)\] (.*)$/;
 const POSITION = /^\d+\/\d+$/;

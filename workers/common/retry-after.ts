@@ -9,7 +9,7 @@ import type { Logger } from '../../src/observability/logger.js';
 
 export const RETRY_AFTER = { min: 5, max: 300, default: 30 } as const;
 /** How many of the latest successful durations count (per repository, or overall). */
-export const RETRY_AFTER_SAMPLE = 10;
+const RETRY_AFTER_SAMPLE = 10;
 
 export interface RunningBuild {
   readonly repository: string;

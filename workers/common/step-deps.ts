@@ -16,7 +16,7 @@ export type BuildConfig = Pick<
   | 'git'
   | 'sshHostKeyPolicy'
   | 'build'
-  | 'builderEndpoints'
+  | 'builders'
   | 'builderTls'
   | 'builderName'
   | 'dockerConfigDir'

@@ -164,13 +164,13 @@ async function endFailed(resource: BuildResource, err: unknown, durationSeconds:
 }
 
 /** The status an answer is counted with in service_builds_total. */
-export function statusOfAnswer(answer: BuildAnswer): BuildStatus {
+function statusOfAnswer(answer: BuildAnswer): BuildStatus {
   if (answer.status < 300) return 'success';
   return answer.status < 500 ? 'invalid_request' : 'failure';
 }
 
 /** What a synchronous request is answered for `settled`: the result, or the error's status and body. */
-export function answerOf(settled: Settled): BuildAnswer {
+function answerOf(settled: Settled): BuildAnswer {
   if (settled.ok) return { status: 200, body: { ...settled.result } };
   const error = isServiceError(settled.err)
     ? settled.err

@@ -300,18 +300,3 @@ export async function openClone(
     throw failure;
   }
 }
-
-/** The whole clone at once: open, check out, seal. */
-export async function cloneRepository(
-  plan: BuildPlan,
-  deps: Pick<StepDeps, 'config' | 'logStore' | 'groups'>,
-  dir: RequestDir,
-  signal: AbortSignal,
-): Promise<ClonedRepository> {
-  const open = await openClone(plan, deps, dir, signal);
-  try {
-    return await open.checkout();
-  } finally {
-    await open.end();
-  }
-}

@@ -12,7 +12,7 @@ import { shellQuote } from '../../src/rules/shell-quote.js';
 import type { KnownHosts } from './host-keys.js';
 
 /** Configuration forced on every git process (`git -c key=value`, via GIT_CONFIG_COUNT). */
-export const HARDENED_GIT_CONFIG: ReadonlyArray<readonly [string, string]> = [
+const HARDENED_GIT_CONFIG: ReadonlyArray<readonly [string, string]> = [
   ['core.hooksPath', '/dev/null'],
   ['protocol.file.allow', 'never'],
   ['protocol.ext.allow', 'never'],

@@ -45,9 +45,6 @@ export function fetchBody(fetch: FetchWants): Buffer {
   );
 }
 
-/** The v2 `fetch` request for `commit` alone, its trees and no blob. */
-export const fetchRequest = (commit: string): Buffer => fetchBody({ wants: [commit], shallow: true });
-
 /** The pack of a v2 `fetch` response (its `packfile` section, side band 1), or undefined. */
 export function packOfResponse(body: Buffer): Buffer | undefined {
   const parts: Buffer[] = [];

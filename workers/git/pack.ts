@@ -39,7 +39,7 @@ function deltaSize(delta: Buffer, at: number): [number, number] {
 }
 
 /** `base` with `delta` applied (git's copy and insert instructions). */
-export function applyDelta(base: Buffer, delta: Buffer): Buffer {
+function applyDelta(base: Buffer, delta: Buffer): Buffer {
   let [size, at] = deltaSize(delta, 0);
   if (size !== base.length) throw new Unreadable('delta base size');
   [size, at] = deltaSize(delta, at);

@@ -7,9 +7,9 @@
  */
 import type { TreeObjectEntry } from './tree-object.js';
 
-export type FileChangeKind = 'added' | 'changed' | 'removed';
+type FileChangeKind = 'added' | 'changed' | 'removed';
 
-export interface FileChange {
+interface FileChange {
   /** Repository-relative path of the file. */
   readonly path: string;
   readonly change: FileChangeKind;
@@ -33,7 +33,7 @@ export interface Side {
 }
 
 /** The number of files named before the rest are only counted. */
-export const NAMED_FILES = 50;
+const NAMED_FILES = 50;
 
 class Unreadable extends Error {}
 

@@ -60,7 +60,7 @@ function findEntry<K extends GitCredential['kind']>(
  * replaced (the entry was already matched by host and port); `@cert-authority`/`@revoked`
  * lines stay as written. The configuration accepted only key lines (config/known-hosts.ts).
  */
-export function knownHostsLines(pinnedHostKey: string, url: Pick<RepoUrl, 'host' | 'port'>): string {
+function knownHostsLines(pinnedHostKey: string, url: Pick<RepoUrl, 'host' | 'port'>): string {
   const name = knownHostsName(url);
   return keyLines(pinnedHostKey)
     .map((text) => {

@@ -3,7 +3,7 @@
  * itself lives in src/registry/reference.ts). Pure.
  */
 
-export const MAX_DERIVED_NAME_LENGTH = 128;
+const MAX_DERIVED_NAME_LENGTH = 128;
 
 /**
  * The image name for a repository path: its last segment without `.git`, percent-decoded,

@@ -4,7 +4,7 @@
  * https://git-scm.com/docs/git-check-ref-format
  */
 
-export const MAX_REF_NAME_LENGTH = 255;
+const MAX_REF_NAME_LENGTH = 255;
 
 /** Characters git forbids anywhere: controls, DEL, space, `~ ^ : ? * [ \`. */
 // eslint-disable-next-line no-control-regex -- finding control characters is the point

@@ -8,7 +8,7 @@
 import { serviceError } from '../../src/errors/errors.js';
 import type { RepoScheme, RepoUrl } from './plan-types.js';
 
-export const MAX_REPOSITORY_LENGTH = 2048;
+const MAX_REPOSITORY_LENGTH = 2048;
 
 export interface RepoUrlPolicy {
   allowInsecureGitProtocols: boolean;

@@ -3,7 +3,6 @@
  * start and cancel (the build worker behind an adapter, workers/prebuild-builds.ts), and the
  * slices of the application they read. Types only.
  */
-import type { BuildRecord } from '../../src/builds/types.js';
 import type { Config } from '../../src/config/types.js';
 import type { ProcessGroups } from '../../src/exec/process-groups.js';
 import type { Logger } from '../../src/observability/logger.js';
@@ -21,9 +20,6 @@ export interface PrebuildBuilds {
   /** Cancels a queued or running build (a finished or unknown one is left alone). */
   cancel(id: string, reason: string): Promise<void>;
 }
-
-/** Told each build's finished record (the worker's build-ended listener). */
-export type PrebuildEnded = (record: BuildRecord) => Promise<void>;
 
 export interface PrebuildDeps {
   readonly config: Config;

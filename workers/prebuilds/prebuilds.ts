@@ -8,7 +8,7 @@ import type { BuildRecord } from '../../src/builds/types.js';
 import type { PrebuildConfiguration } from '../../src/config/types.js';
 import { publicReasonOf } from '../../src/errors/errors.js';
 import type { Logger } from '../../src/observability/logger.js';
-import { isZeroCommit, repositoryKey } from '../../src/prebuilds/names.js';
+import { branchKey, isZeroCommit, repositoryKey } from '../../src/prebuilds/names.js';
 import { matchesAny } from '../../src/rules/globs.js';
 import type { Delivery, Forge, NewDelivery, PrebuildTrigger, PushEvent } from '../../src/prebuilds/types.js';
 import { moveBranchTag } from './branch-tag.js';
@@ -126,7 +126,7 @@ export class Prebuilds {
   /** A deleted branch builds nothing; its prebuild in flight is cancelled. */
   async #deleted(indexes: number[], origin: Omit<NewDelivery, 'decision' | 'reason'>): Promise<Delivery> {
     for (const index of indexes) {
-      const slot = this.#slots.get(BranchSlots.keyOf(index, origin.branch ?? ''));
+      const slot = this.#slots.get(branchKey(index, origin.branch ?? ''));
       if (slot !== undefined) await this.#deps.builds.cancel(slot.buildId, 'branch deleted');
     }
     return this.record({ ...origin, decision: 'ignored', reason: 'ignored: branch deleted' });
@@ -134,7 +134,7 @@ export class Prebuilds {
 
   /** Decides on one head, after the decisions on its branch before it. */
   consider(candidate: Candidate, logger: Logger): Promise<Delivery> {
-    const key = BranchSlots.keyOf(candidate.index, candidate.branch);
+    const key = branchKey(candidate.index, candidate.branch);
     const previous = this.#turns.get(key) ?? Promise.resolve();
     const turn = previous.catch(() => undefined).then(() => this.#decide(candidate, logger));
     this.#turns.set(key, turn);
@@ -156,7 +156,7 @@ export class Prebuilds {
       decision: 'ignored',
       reason: '',
     };
-    const inFlight = this.#slots.get(BranchSlots.keyOf(candidate.index, candidate.branch));
+    const inFlight = this.#slots.get(branchKey(candidate.index, candidate.branch));
     if (inFlight?.commit === candidate.after)
       return this.record({ ...base, reason: `ignored: ${candidate.after} is already building` });
     // Only a push supersedes: a schedule's head may be older than the push that started the
@@ -200,7 +200,7 @@ export class Prebuilds {
     base: NewDelivery,
     logger: Logger,
   ): Promise<Delivery> {
-    const key = BranchSlots.keyOf(candidate.index, candidate.branch);
+    const key = branchKey(candidate.index, candidate.branch);
     const current = this.#slots.get(key);
     if (current !== undefined) {
       await this.#deps.builds.cancel(current.buildId, `superseded by ${candidate.after}`);

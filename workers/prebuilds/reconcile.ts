@@ -13,6 +13,7 @@ import { eachBounded } from './pass-pool.js';
 import { prebuildPlan } from './plan.js';
 import type { PrebuildDeps } from './ports.js';
 import type { Prebuilds } from './prebuilds.js';
+import { branchKey } from '../../src/prebuilds/names.js';
 
 const LS_REMOTE_DEADLINE_MS = 60_000;
 
@@ -51,7 +52,7 @@ export class Reconciler {
     const heads = await remoteHeads(plan, this.#deps, AbortSignal.timeout(LS_REMOTE_DEADLINE_MS));
     for (const [branch, head] of heads) {
       if (!matchesAny(branch, configuration.branches)) continue;
-      const seen = `${index}\0${branch}`;
+      const seen = branchKey(index, branch);
       if (this.#decided.get(seen) === head) continue;
       const newest = await branchImageCommit(this.#prebuilds.tagAccess, configuration, branch);
       this.#decided.set(seen, head);

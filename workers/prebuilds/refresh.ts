@@ -13,6 +13,7 @@ import type { PrebuildDeps } from './ports.js';
 import type { Prebuilds } from './prebuilds.js';
 import { changedReferences, referenceDigests, type ReferenceDigests } from './reference-digests.js';
 import { eachBounded } from './pass-pool.js';
+import { branchKey } from '../../src/prebuilds/names.js';
 
 const LS_REMOTE_DEADLINE_MS = 60_000;
 
@@ -50,7 +51,7 @@ export class Refresher {
   /** After a successful prebuild: the digests it was built from. */
   async #record(index: number, branch: string, commit: string): Promise<void> {
     const digests = await this.#digests(index, branch, commit);
-    if (digests !== undefined) this.#baselines.set(`${index}\0${branch}`, { commit, digests });
+    if (digests !== undefined) this.#baselines.set(branchKey(index, branch), { commit, digests });
   }
 
   /** One pass over every configuration, PASS_CONCURRENCY repositories at a time. O(configurations) reads. */
@@ -82,7 +83,7 @@ export class Refresher {
   }
 
   async #branch(index: number, branch: string, commit: string, logger: Logger): Promise<void> {
-    const key = `${index}\0${branch}`;
+    const key = branchKey(index, branch);
     const now = await this.#digests(index, branch, commit);
     if (now === undefined) return;
     const baseline = this.#baselines.get(key);

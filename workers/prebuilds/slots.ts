@@ -1,6 +1,7 @@
 /**
  * The prebuild in flight of each configuration and branch: latest push wins, so a new head
  * replaces the slot's build (which the caller cancels). A slot is freed when its build ends.
+ * Slots are keyed by `branchKey` (src/prebuilds/names.ts).
  */
 export interface Slot {
   readonly buildId: string;
@@ -10,10 +11,6 @@ export interface Slot {
 
 export class BranchSlots {
   readonly #slots = new Map<string, Slot>();
-
-  static keyOf(configuration: number, branch: string): string {
-    return `${configuration}\0${branch}`;
-  }
 
   get(key: string): Slot | undefined {
     return this.#slots.get(key);

@@ -8,7 +8,7 @@
 const MAX_ENTRIES = 1000;
 const MAX_TOTAL_BYTES = 16 * 1024 * 1024;
 /** Larger blobs are not kept (a config or Dockerfile is a few KiB). */
-export const MAX_BLOB_BYTES = 256 * 1024;
+const MAX_BLOB_BYTES = 256 * 1024;
 
 export class BlobCache {
   readonly maxBlobBytes = MAX_BLOB_BYTES;

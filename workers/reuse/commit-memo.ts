@@ -5,7 +5,6 @@
  * the full path, the img log saying why. The records: the leases' store (memory, or Redis).
  */
 import { reasonOf } from '../../src/errors/errors.js';
-import { createHash } from 'node:crypto';
 import type { AnsweredCommit, MovableReference } from '../leases/answered-commits.js';
 import { parseImageString } from '../../src/registry/image-string.js';
 import { remoteHead, type ListedVia } from '../git/ls-remote.js';
@@ -19,35 +18,7 @@ import { resolve } from './key-inputs.js';
 import { registryAccess, type ReuseStepDeps } from './reuse-deps.js';
 import { servedDigest, signAnswered } from './reuse-image.js';
 import { TaggedImageTarget } from '../../src/rules/image-target.js';
-
-const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
-
-/**
- * The shape of a request (a digest): what, with the commit, decides its answer. Repository,
- * branch, target, platforms, build options (compression too), build secrets (ids and keyed
- * identity) and the fallback definition; never credentials: the `ls-remote` and the registry calls
- * of the memo use the request's own, so a caller is answered only what it may read.
- */
-export function requestShape(plan: BuildPlan, fallbackImage: string | undefined): string {
-  return sha256(
-    JSON.stringify([
-      'ibs-request-shape-v1',
-      plan.url.cloneUrl,
-      plan.branch ?? null,
-      plan.image.registry,
-      plan.image.name,
-      plan.image.tag ?? null,
-      plan.platforms,
-      plan.cacheFrom ?? null,
-      plan.cacheTo ?? null,
-      plan.mode,
-      plan.buildSecrets.map((secret) => secret.id),
-      plan.secretsIdentity ?? null,
-      fallbackImage ?? null,
-      plan.compression,
-    ]),
-  );
-}
+import { requestShape } from './request-identity.js';
 
 /** The key's inputs that can move under the same commit: references by tag (pure). */
 export function movableReferences(keyed: Keyed, insecureRegistries: readonly string[]): MovableReference[] {

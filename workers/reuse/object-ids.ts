@@ -7,10 +7,10 @@ import { run, type RunOptions } from '../../src/exec/run.js';
 import type { ReadPath } from '../builder/read-set.js';
 import type { KeyedPath } from './build-key.js';
 
-export const MISSING = 'missing';
+const MISSING = 'missing';
 
 /** `<mode> <type> <id>\t<path>` records of `git ls-tree -z` (pure). */
-export function parseLsTree(output: string): Map<string, string> {
+function parseLsTree(output: string): Map<string, string> {
   const ids = new Map<string, string>();
   for (const record of output.split('\0')) {
     const tab = record.indexOf('\t');

@@ -10,7 +10,7 @@ import type { StartedProcess } from './start.js';
 const MAX_CAPTURE_BYTES = 1024 * 1024;
 
 /** A stream's chunks up to the last whole UTF-8 character; the rest waits for its next chunk. */
-export class CharacterAligned {
+class CharacterAligned {
   #held: Uint8Array = new Uint8Array(0);
 
   next(chunk: Uint8Array): Uint8Array {

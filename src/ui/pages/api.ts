@@ -3,6 +3,8 @@
  * with the caller's bearer token (kept in this tab's sessionStorage) on every call, or the
  * person's session cookie (and its CSRF token on calls that change something).
  */
+import type { RebuiltBecause } from '../../builds/types.js';
+import type { BuildTrigger } from '../../rules/build-classes.js';
 
 const TOKEN_KEY = 'ibs.token';
 
@@ -96,18 +98,18 @@ export async function getJson<T>(path: string, signal?: AbortSignal): Promise<T>
   return (await res.json()) as T;
 }
 
-export interface PlatformBuilder {
+interface PlatformBuilder {
   readonly builder: string;
   readonly platforms: readonly string[];
 }
 
-export interface Stage {
+interface Stage {
   readonly name: string;
   readonly startedAt: string;
   readonly durationMs?: number;
 }
 
-export interface Step {
+interface Step {
   readonly name: string;
   readonly stage?: string;
   readonly cached: boolean;
@@ -117,39 +119,24 @@ export interface Step {
 }
 
 /** The pushed image: its digest, and each platform's manifest and compressed layer bytes. */
-export interface Pushed {
+interface Pushed {
   readonly digest: string;
   readonly platforms: readonly { platform: string; digest: string; compressedBytes: number }[];
 }
 
-export interface KeyInfo {
+interface KeyInfo {
   readonly key: string;
   readonly inputs: readonly { name: string; digest: string }[];
 }
 
-/** An input that differs from the earlier build's: old and new value, a path's files. */
-export interface ChangedInput {
-  readonly input: string;
-  readonly before?: string;
-  readonly after?: string;
-  readonly files?: readonly { readonly path: string; readonly change: string }[];
-  readonly moreFiles?: number;
-}
-
-export interface Rebuilt {
-  /** The build compared with, when there was one. */
-  readonly since?: string;
-  /** One line per input that differs, or `no earlier build`. */
-  readonly inputs: readonly string[];
-  /** The same inputs, each with its values and a path's files (absent in older records). */
-  readonly changes?: readonly ChangedInput[];
-}
-
-/** A build as GET /builds and GET /builds/{id} answer it (fields a page shows). */
+/**
+ * A build as GET /builds and GET /builds/{id} answer it (fields a page shows): each field and its
+ * parts are checked against docs/openapi.yaml's BuildRecord by test/unit/src/ui/pages-types.test.ts.
+ */
 export interface Build {
   readonly id: string;
   readonly requestId: string;
-  readonly trigger?: string;
+  readonly trigger?: BuildTrigger;
   readonly requestedBy?: { kind?: string; issuer?: string; subject?: string; name?: string };
   readonly repository: string;
   readonly tenant?: string;
@@ -174,7 +161,7 @@ export interface Build {
   readonly totalSteps?: number;
   readonly pushed?: Pushed;
   readonly key?: KeyInfo;
-  readonly rebuiltBecause?: Rebuilt;
+  readonly rebuiltBecause?: RebuiltBecause;
 }
 
 /** `queued`, `running`, or how it ended. */

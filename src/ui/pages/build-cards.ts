@@ -7,10 +7,10 @@ import type { Build } from './api.js';
 import { h } from './dom.js';
 
 /** `bld-<uuid>` as its first 8 hex digits: `bld-1a2b3c4d` (the whole id in the link's title). */
-export const shortId = (id: string): string => id.replace(/^(bld-[0-9a-f]{8})-[0-9a-f-]+$/, '$1');
+const shortId = (id: string): string => id.replace(/^(bld-[0-9a-f]{8})-[0-9a-f-]+$/, '$1');
 
 /** How long ago `iso` was, in the largest whole unit: `42 s ago`, `5 min ago`, `3 h ago`, `2 d ago`. */
-export function age(iso: string, now = Date.now()): string {
+function age(iso: string, now = Date.now()): string {
   const seconds = Math.max(0, Math.round((now - Date.parse(iso)) / 1000));
   if (!Number.isFinite(seconds)) return '';
   if (seconds < 60) return `${seconds} s ago`;

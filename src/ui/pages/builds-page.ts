@@ -9,16 +9,17 @@ import { followChanges, type Change } from './changes.js';
 import { duration, h, replace, table, when } from './dom.js';
 import { pause } from './live.js';
 import { buildCards } from './build-cards.js';
+import { BUILD_TRIGGERS } from '../../rules/build-classes.js';
 
 const FILTERS = ['status', 'repository', 'branch', 'trigger', 'caller', 'tenant'] as const;
 type Filter = (typeof FILTERS)[number];
 type Filters = Partial<Record<Filter, string>>;
 
+/** The status filter's choices: a build not finished, then how one ended (checked against docs/openapi.yaml). */
 const STATUSES = ['queued', 'running', 'success', 'failure', 'invalid_request'];
-const TRIGGERS = ['api', 'push', 'reconcile', 'refresh'];
 
 /** Builds per page. */
-export const PAGE_SIZE = 50;
+const PAGE_SIZE = 50;
 /** Changes heard within this are read together. */
 const CHANGES_MS = 250;
 
@@ -60,7 +61,7 @@ function filterForm(filters: Filters, onChange: (next: Filters) => void): HTMLFo
     select('status', 'Status', STATUSES, filters.status),
     text('repository', 'Repository'),
     text('branch', 'Branch'),
-    select('trigger', 'Trigger', TRIGGERS, filters.trigger),
+    select('trigger', 'Trigger', BUILD_TRIGGERS, filters.trigger),
     text('caller', 'Caller'),
     text('tenant', 'Tenant'),
   );

@@ -34,7 +34,7 @@ export function h<K extends keyof HTMLElementTagNameMap>(
   return el;
 }
 
-export function append(parent: Node, children: readonly Child[]): void {
+function append(parent: Node, children: readonly Child[]): void {
   for (const child of children) {
     if (child === undefined || child === null || child === false) continue;
     parent.appendChild(typeof child === 'object' ? child : document.createTextNode(String(child)));

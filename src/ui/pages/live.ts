@@ -61,8 +61,3 @@ export async function followLog(
     if (!signal.aborted) throw err;
   }
 }
-
-/** The log `id` as stored so far. */
-export async function readLog(id: string, signal: AbortSignal): Promise<string> {
-  return (await call(`/logs/${encodeURIComponent(id)}`, { signal })).text();
-}

@@ -3,7 +3,7 @@
  * new value, and for a path of the read set the files under it that differ (added, changed,
  * removed; the first 50, then how many more). Text only: a file name is drawn as its characters.
  */
-import type { ChangedInput, Rebuilt } from './api.js';
+import type { ChangedInput, RebuiltBecause } from '../../builds/types.js';
 import { h } from './dom.js';
 
 /** Object ids shortened as git shows them; digests and other values as they are. */
@@ -39,7 +39,7 @@ function changeItem(change: ChangedInput): HTMLElement {
 }
 
 /** The "Rebuilt because" block of a record (its `changes`, or its lines in a record without them). */
-export function rebuiltView(rebuilt: Rebuilt): HTMLElement {
+export function rebuiltView(rebuilt: RebuiltBecause): HTMLElement {
   const changes = rebuilt.changes ?? [];
   const items =
     changes.length > 0

@@ -63,7 +63,7 @@ export function valuesFiles(kind: 'valid' | 'invalid'): ValuesFile[] {
 }
 
 /** Follows a local `$ref` (`#/definitions/x`), also inside `items`. */
-export function deref(root: JsonSchema, node: JsonSchema): JsonSchema {
+function deref(root: JsonSchema, node: JsonSchema): JsonSchema {
   let out = node;
   while (typeof out.$ref === 'string') {
     out = out.$ref

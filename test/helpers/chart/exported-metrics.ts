@@ -8,7 +8,7 @@ import { scrapeMetrics, type Exposition } from '../metrics.js';
 export type Exported = Map<string, Map<string, Set<string>>>;
 
 /** Series that do not come from the service, with their source. */
-export const EXTERNAL_METRICS: Record<string, string> = { kube_pod_status_ready: 'kube-state-metrics' };
+const EXTERNAL_METRICS: Record<string, string> = { kube_pod_status_ready: 'kube-state-metrics' };
 
 /** Labels Prometheus adds to every scraped series (the ServiceMonitor's target labels). */
 const TARGET_LABELS = new Set(['namespace', 'job', 'pod', 'instance', 'service', 'endpoint', 'container']);
@@ -63,7 +63,7 @@ export async function scrapeExported(): Promise<Exported> {
   return exported;
 }
 
-export interface Matcher {
+interface Matcher {
   label: string;
   op: string;
   value: string;

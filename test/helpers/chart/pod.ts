@@ -5,24 +5,24 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { K8sObject, Rendered } from './helm.js';
 
-export interface EnvVar {
+interface EnvVar {
   name: string;
   value?: string;
   valueFrom?: { secretKeyRef: { name: string; key: string } };
 }
-export interface VolumeMount {
+interface VolumeMount {
   name: string;
   mountPath: string;
   subPath?: string;
   readOnly?: boolean;
 }
-export interface Volume {
+interface Volume {
   name: string;
   emptyDir?: { sizeLimit?: string };
   secret?: { secretName: string; defaultMode?: number; items?: { key: string; path: string }[] };
   configMap?: { name: string };
 }
-export interface Probe {
+interface Probe {
   httpGet: { path: string; port: string };
 }
 export interface Container {
@@ -37,7 +37,7 @@ export interface Container {
   readinessProbe: Probe;
   resources: unknown;
 }
-export interface PodSpec {
+interface PodSpec {
   automountServiceAccountToken: boolean;
   terminationGracePeriodSeconds: number;
   securityContext: Record<string, unknown>;

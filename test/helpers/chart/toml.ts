@@ -1,7 +1,7 @@
 // A reader for the TOML the chart writes (buildkitd.toml): tables, arrays of tables, and keys with
 // integers, strings, booleans or lists of strings. Anything else throws, so a template that writes
 // more than this is noticed rather than misread.
-export type TomlValue = number | string | boolean | string[];
+type TomlValue = number | string | boolean | string[];
 export type TomlTable = { [key: string]: TomlValue | TomlTable | TomlTable[] };
 
 const KEY = '[A-Za-z0-9_-]+';

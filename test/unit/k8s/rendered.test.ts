@@ -3,6 +3,7 @@
 // scratch volumes, probes, checksums), and the service's own loader accepts the configuration files
 // and environment the pod would see.
 import test from 'ava';
+import { builderEndpoints } from '../../../src/config/builder-endpoints.js';
 import { createHash, generateKeyPairSync } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { OPTIONS } from '../../../src/config/options.js';
@@ -297,7 +298,7 @@ for (const c of cases) {
     const view = podView(r, userSecrets(c.values));
     t.teardown(() => rmSync(view.root, { recursive: true, force: true }));
     const config = loadConfig({ argv: [], env: view.env });
-    t.deepEqual(config.builderEndpoints, expectedEndpoints(c.values));
+    t.deepEqual(builderEndpoints(config), expectedEndpoints(c.values));
     t.is(config.service.port, at<number>(c.values, 'service.port'));
     t.is(config.observability.serviceName, at<string>(c.values, 'serviceName'));
     t.is(config.observability.environment, (at(c.values, 'environment') as string) || 'development');

@@ -9,9 +9,9 @@ import type { ProcessGroups } from '../../../src/exec/process-groups.js';
 import { dockerEnv, existingNodes, type RemoteBuilderConfig } from '../remote-builder.js';
 
 /** How long a reading is answered before it is read again. */
-export const CACHE_USE_TTL_MS = 60_000;
+const CACHE_USE_TTL_MS = 60_000;
 /** How soon a builder with no reading (not set up yet, or buildx failed) is read again. */
-export const NO_READING_RETRY_MS = 5000;
+const NO_READING_RETRY_MS = 5000;
 const DU_TIMEOUT_SECONDS = 30;
 
 /** A builder's cache as `buildx du` totals it, in bytes. */

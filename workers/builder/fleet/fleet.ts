@@ -7,7 +7,7 @@
  */
 import type { Config } from '../../../src/config/types.js';
 import { createHash } from 'node:crypto';
-import { declaredPlatforms } from '../../../src/config/builder-endpoints.js';
+import { builderEndpoints, declaredPlatforms } from '../../../src/config/builder-endpoints.js';
 import type { ProcessGroups } from '../../../src/exec/process-groups.js';
 import type { BuilderMetrics } from '../../../src/observability/builder-metrics.js';
 import type { Logger } from '../../../src/observability/logger.js';
@@ -28,11 +28,11 @@ import { placesPerPlatform, platformOrders } from './platform-placement.js';
 import { createProbe, type Probe } from './probe.js';
 
 /** Milliseconds a probe may take. */
-export const PROBE_TIMEOUT_MS = 3000;
+const PROBE_TIMEOUT_MS = 3000;
 
 export type FleetConfig = Pick<
   Config,
-  'childEnv' | 'dockerConfigDir' | 'builderName' | 'builderEndpoints' | 'builders' | 'builderTls' | 'build'
+  'childEnv' | 'dockerConfigDir' | 'builderName' | 'builders' | 'builderTls' | 'build'
 >;
 
 export interface FleetOptions {
@@ -74,7 +74,7 @@ export class BuilderFleet implements PlacementFleet {
       platforms: declaredPlatforms(config.builders, spec.endpoint),
       inFlight: 0,
     }));
-    const endpoints = config.builderEndpoints;
+    const endpoints = builderEndpoints(config);
     options.metrics.register(endpoints, BUILD_STATUSES);
     this.health = new BuilderHealth({
       endpoints,

@@ -8,7 +8,7 @@ import type { Logger } from '../../../src/observability/logger.js';
 import type { BuilderMetrics } from '../../../src/observability/builder-metrics.js';
 import type { Probe } from './probe.js';
 
-export const PROBE_INTERVAL_MS = 5000;
+const PROBE_INTERVAL_MS = 5000;
 
 export interface BuilderState {
   readonly endpoint: string;

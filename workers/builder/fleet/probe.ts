@@ -33,7 +33,7 @@ function tlsMaterial(tls: BuilderTls | undefined): TlsMaterial | undefined {
 }
 
 /** What a failed probe says: the kind of failure, then the error's code. */
-export function failureReason(err: unknown, tls: boolean): string {
+function failureReason(err: unknown, tls: boolean): string {
   const code = (err as NodeJS.ErrnoException | undefined)?.code ?? '';
   const message = reasonOf(err);
   if (code === 'ECONNREFUSED') return 'connection refused';

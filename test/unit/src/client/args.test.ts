@@ -35,6 +35,22 @@ test('an option of another command, an unknown option or command is a usage erro
   t.throws(() => parseCommandLine(['image', 'copy'], {}), { instanceOf: UsageError });
 });
 
+test('a usage error tells whether its command line asked for --json, read with the option table', (t) => {
+  const jsonOf = (argv: string[]): boolean | undefined => {
+    try {
+      parseCommandLine(argv, {});
+    } catch (err) {
+      return err instanceof UsageError ? err.json : undefined;
+    }
+    return undefined;
+  };
+  t.true(jsonOf(['build', '--bogus', '--json']));
+  t.true(jsonOf(['push', '--json']));
+  t.false(jsonOf(['build', '--bogus']));
+  // After `--`, --json is a positional: not asked for.
+  t.false(jsonOf(['build', '--bogus', '--', '--json']));
+});
+
 test('no option can carry a credential: they come from the environment only', (t) => {
   for (const row of OPTIONS) t.false(/token|password|secret|username|credential/i.test(row.name), row.name);
 });

@@ -2,6 +2,7 @@
 // `endpoint=os/arch+os/arch`, the settings file's `{endpoint, platforms}` entries, /config's view,
 // and the startup refusals of a malformed declaration.
 import test from 'ava';
+import { builderEndpoints } from '../../../../src/config/builder-endpoints.js';
 import { loadConfig } from '../../../../src/config/load.js';
 import { effectiveConfigView } from '../../../../src/config/view.js';
 import { configScratch } from '../../../helpers/config-scratch.js';
@@ -17,7 +18,7 @@ test('the flag and env form: endpoint=os/arch+os/arch, an entry without = declar
   const text = 'tcp://a:1=linux/amd64+linux/arm64/v8, tcp://b:2';
   const flag = loadConfig({ argv: ['--builder-endpoint', text], env: baseEnv });
   t.deepEqual(flag.builders, DECLARED);
-  t.deepEqual(flag.builderEndpoints, ['tcp://a:1', 'tcp://b:2']);
+  t.deepEqual(builderEndpoints(flag), ['tcp://a:1', 'tcp://b:2']);
   const env = loadConfig({ argv: [], env: { ...baseEnv, BUILDER_ENDPOINT: text } });
   t.deepEqual(env.builders, DECLARED);
 });
@@ -29,7 +30,7 @@ test('the settings file: a list of strings and {endpoint, platforms} entries, or
   );
   const config = loadConfig({ argv: ['--settings', yaml], env: baseEnv });
   t.deepEqual(config.builders, DECLARED);
-  t.deepEqual(config.builderEndpoints, ['tcp://a:1', 'tcp://b:2']);
+  t.deepEqual(builderEndpoints(config), ['tcp://a:1', 'tcp://b:2']);
   const text = file(
     '.json',
     JSON.stringify({ builder: { endpoint: 'tcp://a:1=linux/amd64+linux/arm64/v8,tcp://b:2' } }),

@@ -1,6 +1,7 @@
 // Startup refusals of the builder endpoints and TLS options (docs/fleet.md): each names its option,
 // none quotes a file's content, and a consistent set loads with only paths in the configuration.
 import test from 'ava';
+import { builderEndpoints } from '../../../../src/config/builder-endpoints.js';
 import { loadConfig } from '../../../../src/config/load.js';
 import { effectiveConfigView } from '../../../../src/config/view.js';
 import { configScratch } from '../../../helpers/config-scratch.js';
@@ -93,16 +94,16 @@ for (const c of CASES) {
 
 test('endpoints: a comma-separated list, a settings string or a settings list, in order', (t) => {
   const flag = loadConfig({ argv: ['--builder-endpoint', ' tcp://a:1 ,tcp://b:2,'], env: baseEnv });
-  t.deepEqual(flag.builderEndpoints, ['tcp://a:1', 'tcp://b:2']);
+  t.deepEqual(builderEndpoints(flag), ['tcp://a:1', 'tcp://b:2']);
   const text = file('.yaml', 'builder:\n  endpoint: tcp://a:1,tcp://b:2\n');
-  t.deepEqual(loadConfig({ argv: ['--settings', text], env: baseEnv }).builderEndpoints, [
+  t.deepEqual(builderEndpoints(loadConfig({ argv: ['--settings', text], env: baseEnv })), [
     'tcp://a:1',
     'tcp://b:2',
   ]);
   const single = file('.json', JSON.stringify({ builder: { endpoint: 'tcp://a:1' } }));
-  t.deepEqual(loadConfig({ argv: ['--settings', single], env: baseEnv }).builderEndpoints, ['tcp://a:1']);
+  t.deepEqual(builderEndpoints(loadConfig({ argv: ['--settings', single], env: baseEnv })), ['tcp://a:1']);
   const list = file('.yaml', 'builder:\n  endpoint:\n    - tcp://b:2\n    - tcp://a:1\n');
-  t.deepEqual(loadConfig({ argv: ['--settings', list], env: baseEnv }).builderEndpoints, [
+  t.deepEqual(builderEndpoints(loadConfig({ argv: ['--settings', list], env: baseEnv })), [
     'tcp://b:2',
     'tcp://a:1',
   ]);

@@ -58,7 +58,7 @@ registryMapping:
 test('a YAML settings file sets every nested key', (t) => {
   const config = loadConfig({ argv: ['--settings', file('.yaml', SETTINGS_YAML)], env: baseEnv });
   t.like(config, {
-    builderEndpoints: ['tcp://127.0.0.1:1234'],
+    builders: [{ endpoint: 'tcp://127.0.0.1:1234', platforms: [] }],
     service: { port: 9001 },
     sshHostKeyPolicy: 'pinned',
     insecureRegistries: ['r1:5000', 'r2:5000'],

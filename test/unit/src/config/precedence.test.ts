@@ -1,4 +1,5 @@
 import test from 'ava';
+import { builderEndpoints } from '../../../../src/config/builder-endpoints.js';
 import { generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -109,7 +110,7 @@ interface Case {
 const CASES: { readonly [K in OptionName]: Case } = {
   builderEndpoint: {
     values: [['tcp://127.0.0.1:1', 'tcp://127.0.0.1:4'], ['tcp://127.0.0.1:2'], ['tcp://127.0.0.1:3']],
-    read: (c) => c.builderEndpoints,
+    read: (c) => builderEndpoints(c),
   },
   builderTlsCa: { values: certFiles, read: (c) => c.builderTls?.caPath },
   builderTlsCert: {
@@ -444,7 +445,6 @@ test('the defaults are the contract table, and derived fields come from the envi
     { ...config, childEnv: undefined, version: undefined },
     {
       service: { port: 8080, shutdownGraceSeconds: 290 },
-      builderEndpoints: [],
       builders: [],
       builderName: 'service-remote',
       sshHostKeyPolicy: 'tofu',

@@ -32,12 +32,8 @@ test.before(async () => {
   otlp = await startOtlpReceiver();
   sentry = await startSentryReceiver();
   tracing = await startTracing(
-    {
-      OTEL_EXPORTER_OTLP_ENDPOINT: otlp.endpoint,
-      SERVICE_NAME: 'ibs-under-test',
-      DEPLOYMENT_ENVIRONMENT: 'ci',
-      OTEL_BSP_SCHEDULE_DELAY: '100',
-    },
+    { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.endpoint, OTEL_BSP_SCHEDULE_DELAY: '100' },
+    { serviceName: 'ibs-under-test', environment: 'ci' },
     '1.2.3',
   );
   scratch = await mkdtemp(join(tmpdir(), 'ibs-telemetry-'));

@@ -1,28 +1,34 @@
-// tracingSettings (pure): when tracing is on, where it exports, and the resource it declares.
+// tracingSettings (pure): when tracing is on, where it exports, and the resource it declares: the
+// configured service name and environment (OTEL_SERVICE_NAME, when set, names the service).
 import test from 'ava';
-import { tracingSettings } from '../../../../src/observability/tracing.js';
+import { tracingSettings, type TracedService } from '../../../../src/observability/tracing.js';
+
+/** The configuration's defaults (`--service-name`, `--environment`). */
+const DEFAULTS: TracedService = { serviceName: 'service-builder', environment: 'development' };
 
 const cases: {
   title: string;
   env: Record<string, string>;
+  service?: TracedService;
   url?: string;
   resource?: Record<string, string>;
   delay?: number;
 }[] = [
-  {
-    title: 'off when no endpoint variable is set',
-    env: { SERVICE_NAME: 'x', DEPLOYMENT_ENVIRONMENT: 'prod' },
-  },
+  { title: 'off when no endpoint variable is set', env: {} },
   { title: 'off when the endpoint is empty', env: { OTEL_EXPORTER_OTLP_ENDPOINT: '  ' } },
   {
     title: 'off when OTEL_SDK_DISABLED=true',
     env: { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_SDK_DISABLED: 'TRUE' },
   },
   {
-    title: 'base endpoint gets /v1/traces, defaults to service-builder',
+    title: "base endpoint gets /v1/traces; the configuration's defaults name the service",
     env: { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/' },
     url: 'http://collector:4318/v1/traces',
-    resource: { 'service.name': 'service-builder', 'service.version': '0.3.0' },
+    resource: {
+      'service.name': 'service-builder',
+      'service.version': '0.3.0',
+      'deployment.environment.name': 'development',
+    },
   },
   {
     title: 'the traces endpoint is used as is and wins over the base one',
@@ -31,45 +37,44 @@ const cases: {
       OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://traces:4318/custom',
     },
     url: 'http://traces:4318/custom',
-    resource: { 'service.name': 'service-builder', 'service.version': '0.3.0' },
+    resource: {
+      'service.name': 'service-builder',
+      'service.version': '0.3.0',
+      'deployment.environment.name': 'development',
+    },
   },
   {
-    title: 'SERVICE_NAME names the service when OTEL_SERVICE_NAME is unset',
-    env: { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', SERVICE_NAME: 'builder-a', OTEL_SERVICE_NAME: '' },
+    title: 'the configured service name and environment reach the spans when OTEL_SERVICE_NAME is unset',
+    env: { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_SERVICE_NAME: '' },
+    service: { serviceName: 'builder-a', environment: 'staging' },
     url: 'http://c:4318/v1/traces',
-    resource: { 'service.name': 'builder-a', 'service.version': '0.3.0' },
+    resource: {
+      'service.name': 'builder-a',
+      'service.version': '0.3.0',
+      'deployment.environment.name': 'staging',
+    },
   },
   {
-    title: 'OTEL_SERVICE_NAME wins over SERVICE_NAME; DEPLOYMENT_ENVIRONMENT is declared',
+    title: 'OTEL_SERVICE_NAME wins over the configured name; OTEL_BSP_SCHEDULE_DELAY is honoured',
     env: {
       OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://c:4318/v1/traces',
-      SERVICE_NAME: 'builder-a',
       OTEL_SERVICE_NAME: 'otel-name',
-      DEPLOYMENT_ENVIRONMENT: 'staging',
+      OTEL_BSP_SCHEDULE_DELAY: '250',
     },
+    service: { serviceName: 'builder-a', environment: 'staging' },
     url: 'http://c:4318/v1/traces',
     resource: {
       'service.name': 'otel-name',
       'service.version': '0.3.0',
       'deployment.environment.name': 'staging',
     },
-  },
-  {
-    title: 'an empty DEPLOYMENT_ENVIRONMENT means unset; OTEL_BSP_SCHEDULE_DELAY is honoured',
-    env: {
-      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318',
-      DEPLOYMENT_ENVIRONMENT: '',
-      OTEL_BSP_SCHEDULE_DELAY: '250',
-    },
-    url: 'http://c:4318/v1/traces',
-    resource: { 'service.name': 'service-builder', 'service.version': '0.3.0' },
     delay: 250,
   },
 ];
 
 for (const c of cases) {
   test(c.title, (t) => {
-    const settings = tracingSettings(c.env, '0.3.0');
+    const settings = tracingSettings(c.env, c.service ?? DEFAULTS, '0.3.0');
     if (c.url === undefined) {
       t.is(settings, undefined);
       return;

@@ -7,17 +7,12 @@ import { run } from '../../../../src/exec/run.js';
 import {
   IDENTITY_ARG,
   KEYED_DIR_VAR,
-  LABEL_BRANCH_VAR,
-  LABEL_BUILT_VAR,
-  LABEL_KEY_VAR,
-  LABEL_TAG_VAR,
-  LABEL_REVISION_VAR,
-  LABEL_SOURCE_VAR,
   NODE_VAR,
   PLATFORMS_VAR,
   SECRETS_DIR_VAR,
   SECRETS_IDENTITY_VAR,
   writeDockerWrapper,
+  labelVar,
 } from '../../../../workers/builder/docker-wrapper.js';
 
 /** A fake `docker` that prints each argument on its own line (NUL-free, so lines are exact). */
@@ -30,7 +25,7 @@ async function setup(t: ExecutionContext) {
     (
       await run(wrapper, args, {
         baseEnv: { PATH: `${dir}:/usr/bin:/bin` },
-        env: { [LABEL_SOURCE_VAR]: 'https://h/x.git', [LABEL_REVISION_VAR]: 'abc', ...env },
+        env: { [labelVar('source')]: 'https://h/x.git', [labelVar('revision')]: 'abc', ...env },
         captureStdout: true,
       })
     ).stdout
@@ -58,10 +53,10 @@ test('buildx build gets the OCI labels; the rest is passed through untouched', a
 test('with IBS_LABEL_BRANCH, buildx build also gets the four retention labels', async (t) => {
   const { call } = await setup(t);
   const out = await call(['buildx', 'build', '.'], {
-    [LABEL_BRANCH_VAR]: 'feature-x',
-    [LABEL_BUILT_VAR]: '2026-11-26T08:00:00.000Z',
-    [LABEL_TAG_VAR]: '',
-    [LABEL_KEY_VAR]: 'ab'.repeat(32),
+    [labelVar('branch')]: 'feature-x',
+    [labelVar('built')]: '2026-11-26T08:00:00.000Z',
+    [labelVar('namedTag')]: '',
+    [labelVar('buildKey')]: 'ab'.repeat(32),
   });
   t.deepEqual(out.slice(6), [
     '--label',
@@ -97,7 +92,7 @@ test('hostile values are never interpreted by the wrapper shell', async (t) => {
   const canary = join(dir, 'canary');
   const hostile = `https://h/x.git$(touch ${canary});\`touch ${canary}\` "'*`;
   const out = await call(['buildx', 'build', `$(touch ${canary})`, '*', ''], {
-    [LABEL_SOURCE_VAR]: hostile,
+    [labelVar('source')]: hostile,
     [PLATFORMS_VAR]: `linux/amd64 $(touch ${canary})`,
   });
   t.is(out[3], `org.opencontainers.image.source=${hostile}`);
@@ -186,10 +181,10 @@ test('a build with retention labels and offered secrets gets both: the four labe
   const dockerfile = join(dir, 'Dockerfile');
   await writeFile(dockerfile, 'FROM base\nRUN --mount=type=secret,id=npmrc true\n');
   const out = await call(['buildx', 'build', '-f', dockerfile, '.'], {
-    [LABEL_BRANCH_VAR]: 'main',
-    [LABEL_BUILT_VAR]: '2026-11-26T08:00:00.000Z',
-    [LABEL_TAG_VAR]: 'v1',
-    [LABEL_KEY_VAR]: 'cd'.repeat(32),
+    [labelVar('branch')]: 'main',
+    [labelVar('built')]: '2026-11-26T08:00:00.000Z',
+    [labelVar('namedTag')]: 'v1',
+    [labelVar('buildKey')]: 'cd'.repeat(32),
     [SECRETS_IDENTITY_VAR]: 'b'.repeat(64),
     [NODE_VAR]: process.execPath,
     [KEYED_DIR_VAR]: dir,

@@ -151,10 +151,16 @@ test('TLS settings reach buildx as driver options holding paths; other TLS setti
 test('builderSpecs: one endpoint keeps the builder name, several are numbered by position, TLS shared', (t) => {
   const base = { builderName: 'svc', builderTls: { caPath: '/ca.pem' } };
   t.deepEqual(
-    builderSpecs({ ...base, builderEndpoints: ['tcp://a:1'] }).map((s) => s.name),
+    builderSpecs({ ...base, builders: [{ endpoint: 'tcp://a:1', platforms: [] }] }).map((s) => s.name),
     ['svc'],
   );
-  const specs = builderSpecs({ ...base, builderEndpoints: ['tcp://a:1', 'tcp://b:2'] });
+  const specs = builderSpecs({
+    ...base,
+    builders: [
+      { endpoint: 'tcp://a:1', platforms: [] },
+      { endpoint: 'tcp://b:2', platforms: [] },
+    ],
+  });
   t.deepEqual(
     specs.map((s) => [s.name, s.endpoint, s.tls?.caPath]),
     [

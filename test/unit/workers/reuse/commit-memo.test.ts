@@ -11,7 +11,8 @@ import {
   parseAnswered,
   type AnsweredCommit,
 } from '../../../../workers/leases/answered-commits.js';
-import { movableReferences, requestShape } from '../../../../workers/reuse/commit-memo.js';
+import { movableReferences } from '../../../../workers/reuse/commit-memo.js';
+import { requestShape } from '../../../../workers/reuse/request-identity.js';
 import type { Keyed } from '../../../../workers/reuse/checkout-key.js';
 import { PLAN } from '../../../helpers/fake-build.js';
 

@@ -8,12 +8,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { run } from '../../../../src/exec/run.js';
-import {
-  COMPRESSION_VAR,
-  LABEL_REVISION_VAR,
-  LABEL_SOURCE_VAR,
-  writeDockerWrapper,
-} from '../../../../workers/builder/docker-wrapper.js';
+import { COMPRESSION_VAR, writeDockerWrapper, labelVar } from '../../../../workers/builder/docker-wrapper.js';
 import { buildKey, type BuildKeyInput } from '../../../../workers/reuse/build-key.js';
 import { changedInputs } from '../../../../workers/reuse/input-changes.js';
 import { requestIdentity } from '../../../../workers/reuse/request-identity.js';
@@ -30,7 +25,7 @@ test('the wrapper replaces --push with an image output of the compression; unset
     (
       await run(wrapper, ['buildx', 'build', '--push', '-t', 'r/app:1', '.'], {
         baseEnv: { PATH: `${dir}:/usr/bin:/bin` },
-        env: { [LABEL_SOURCE_VAR]: 'https://h/x.git', [LABEL_REVISION_VAR]: 'abc', ...env },
+        env: { [labelVar('source')]: 'https://h/x.git', [labelVar('revision')]: 'abc', ...env },
         captureStdout: true,
       })
     ).stdout.split('\n');

@@ -31,7 +31,6 @@ function fleetOf(
       childEnv: {},
       dockerConfigDir: '/nonexistent',
       builderName: 'svc',
-      builderEndpoints: builders.map((b) => b.endpoint),
       builders,
       build: { maxPerBuilder: 0, nativePlatformsOnly: nativeOnly } as never,
     },
