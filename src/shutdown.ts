@@ -10,9 +10,9 @@ import type { Server } from 'node:http';
 import type { Logger } from './observability/logger.js';
 
 /** After the abort, how long killed commands get to end their requests before the process exits. */
-export const FORCED_EXIT_DELAY_MS = 2000;
+const FORCED_EXIT_DELAY_MS = 2000;
 /** How long handing builds back to the queue may take before running commands are killed anyway. */
-export const HAND_BACK_TIMEOUT_MS = 2000;
+const HAND_BACK_TIMEOUT_MS = 2000;
 /** How often idle keep-alive connections are closed while draining. */
 const IDLE_SWEEP_MS = 200;
 

@@ -54,7 +54,7 @@ function statusOf(entry: BuildEntry): string {
 }
 
 /** The tenant of a build: as the queue named it, else its repository's owner (docs/queue.md). */
-export const tenantOfEntry = (entry: Pick<BuildEntry, 'tenant' | 'repository'>): string =>
+const tenantOfEntry = (entry: Pick<BuildEntry, 'tenant' | 'repository'>): string =>
   entry.tenant ?? repositoryTenant(entry.repository);
 
 /** Each field a build is found by, and its value (a build of POST /build has the trigger `api`). */

@@ -113,7 +113,7 @@ export async function settleAll(
 }
 
 /** Settles one record read with its lease: as it is, or ended as lost by this read. */
-export async function settle(
+async function settle(
   connection: Calls,
   entry: StoredEntry,
   alive: boolean,

@@ -40,7 +40,7 @@ return 1
  * How long a reserved key waits to be bound (admission records a build within moments, a loaded
  * store within seconds); past it, the key is free again.
  */
-export const RESERVATION_MS = 30_000;
+const RESERVATION_MS = 30_000;
 
 /**
  * An Idempotency-Key outlives no kept record (a key whose build is no longer kept is free again);

@@ -103,7 +103,10 @@ export interface DayReport {
   killedRunning: string[];
 }
 
-export function causeOf(answer: { status: number; body: Record<string, unknown> } | undefined, logTail = ''): Cause {
+export function causeOf(
+  answer: { status: number; body: Record<string, unknown> } | undefined,
+  logTail = '',
+): Cause {
   const said = `${String(answer?.body.code ?? '')} ${String(answer?.body.error ?? '')}`;
   if (/BUILD_LOST|was lost: its replica/.test(said)) return 'replica lost';
   if (/BUILD_NOT_STARTED|never started/.test(said)) return 'not started';

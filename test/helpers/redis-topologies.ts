@@ -113,7 +113,7 @@ async function queueMaster(askPort: number, password: string): Promise<number | 
 }
 
 /** Three masters with a replica each (cluster-node-timeout 3 s: a dead master is replaced in seconds). */
-export async function startFailoverCluster(): Promise<RedisTopology> {
+async function startFailoverCluster(): Promise<RedisTopology> {
   const { dir, password, passwordFile } = newDir('cluster');
   const ports = await freeClusterPorts(6);
   const nodes = ports.map((port) => new NodeProcess(port, [writeClusterNodeConfig(dir, port, password)]));
@@ -176,7 +176,7 @@ export async function startFailoverCluster(): Promise<RedisTopology> {
 }
 
 /** A primary, its replica and three Sentinels (down after 2 s, quorum 2). */
-export async function startFailoverSentinels(): Promise<RedisTopology> {
+async function startFailoverSentinels(): Promise<RedisTopology> {
   const { dir, password, passwordFile } = newDir('sentinel');
   const [primary, replica] = [await freePort(), await freePort()];
   const sentinelPorts = [await freePort(), await freePort(), await freePort()];

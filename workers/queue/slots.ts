@@ -13,7 +13,7 @@ import { Cancellation } from '../../src/exec/cancellation.js';
 import type { Metrics } from '../../src/observability/metrics.js';
 
 /** The queue's own Retry-After; the build worker answers an estimate from data (common/retry-after.ts). */
-export const BUSY_RETRY_AFTER_SECONDS = RETRY_AFTER.default;
+const BUSY_RETRY_AFTER_SECONDS = RETRY_AFTER.default;
 
 export interface BuildQueueOptions {
   /** 0 means no limit. */
@@ -22,7 +22,7 @@ export interface BuildQueueOptions {
   metrics?: Pick<Metrics, 'buildsInFlight' | 'buildsCapacity'>;
 }
 
-export interface JobOptions {
+interface JobOptions {
   /** Cancels this job when aborted (its reason should be a Cancellation). */
   signal?: AbortSignal;
   /** The job's one deadline; none when undefined or 0. */

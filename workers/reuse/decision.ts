@@ -59,7 +59,7 @@ export const formatElapsed = (startedMs: number): string =>
   `${((performance.now() - startedMs) / 1000).toFixed(2)} s`;
 
 /** The one "reused" line of the img log: the key's earlier image answers this request. */
-export function logReused(
+function logReused(
   log: CommandLogWriter,
   reused: { readonly earlier: string; readonly digest: string; readonly notes: readonly string[] },
   key: string,
@@ -73,7 +73,7 @@ export function logReused(
 }
 
 /** A build in this process's in-flight map, followed: one more waiter of it while waiting. */
-export function followInProcess(build: InFlightBuild<BuildResult>): FollowedBuild {
+function followInProcess(build: InFlightBuild<BuildResult>): FollowedBuild {
   return {
     where: 'here',
     wait(signal) {
