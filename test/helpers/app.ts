@@ -38,7 +38,7 @@ type Section = (typeof SECTIONS)[number];
 
 /**
  * What a test sets of Config: whole top-level fields, a section's fields one by one, and as a
- * shorthand `builderEndpoints`: builders that declare no platform.
+ * shorthand `builderEndpoints`: builders that declare no platform (`builders` given whole win).
  */
 export type ConfigOverrides = Partial<Omit<Config, Section>> & {
   readonly [S in Section]?: Partial<Config[S]>;
@@ -61,7 +61,8 @@ export function testConfig(overrides: ConfigOverrides & { scratchDir: string }):
   const { builderEndpoints, ...rest } = overrides;
   const withPort: ConfigOverrides = {
     ...rest,
-    ...(builderEndpoints === undefined
+    // Builders given whole (with their platforms) win over the shorthand.
+    ...(builderEndpoints === undefined || rest.builders !== undefined
       ? {}
       : { builders: builderEndpoints.map((endpoint) => ({ endpoint, platforms: [] })) }),
     service: { port: 0, ...overrides.service },

@@ -52,6 +52,15 @@ test.before(async () => {
       hookSecrets: { github: secret, gitlab: gitlabToken },
     },
   });
+  // The passes the instance makes when it takes the schedules read the repositories while they are
+  // still empty: the tests push only after both, so that every build they see is their push's.
+  const passesDone = (): boolean => {
+    const lines = app.logText().split('\n');
+    return ['reconcile', 'refresh'].every((pass) =>
+      lines.some((line) => line.includes(`"pass":"${pass}"`) && line.includes('schedules: pass done')),
+    );
+  };
+  await eventually(() => passesDone(), { timeout: 120_000, what: 'the first reconcile and refresh passes' });
 });
 
 test.after.always(async () => {
