@@ -1,11 +1,8 @@
 /**
- * The writes of the Redis build registry, each one Lua script (atomic, no read-modify-write from
- * the service; every key in KEYS, all under the `{builds}` hash tag): a build started (indexed,
- * with its lease unless queued), a queued one adopted by the replica that runs it, a running
- * record patched, and its finish. Each publishes the change for the pages' feed. Each is safe to
- * repeat with the same arguments (a command whose connection broke is sent again, and a call that
- * failed is tried again): a start keeps the record it finds, an adoption repeated by its replica
- * answers yes again, a waiters change counts once per token, a finish ends a record once.
+ * The writes of the Redis build registry, each one Lua script (atomic; every key in KEYS, under the
+ * `{builds}` hash tag): a build started, a queued one adopted, a running record patched, and its
+ * finish. Each publishes the change for the pages' feed, and each is safe to repeat with the same
+ * arguments (docs/redis.md, A failover: writes safe to repeat).
  */
 import { randomUUID } from 'node:crypto';
 import type { RedisConnection } from '../redis/connection.js';

@@ -1,12 +1,7 @@
 /**
- * The Lua of Redis mode's queue (docs/queue.md): each change one script, atomic, given every key
- * it touches in KEYS (QUEUE_KEYS of src/redis/keys.ts, one hash tag, one Cluster slot), building
- * no key name. Costs: enqueue, remove, started, ended O(log n) (a sorted set's insert or removal);
- * take O(log n) when the tenant whose turn it is may run, O(tenants) at worst (tenants at their
- * quota, or whose builds only another replica may run, are passed over); places O(tenants + ids).
- * Each is safe to repeat with the same arguments (a command whose connection broke is sent again):
- * an enqueue of a build waiting or running changes nothing, a take repeated with its token answers
- * the build it took (kept a minute under the token's key), a removal or an end finds nothing more.
+ * The Lua of Redis mode's queue (docs/queue.md): each change one atomic script given every key it
+ * touches in KEYS (QUEUE_KEYS of src/redis/keys.ts, one hash tag, one Cluster slot). Each is safe
+ * to repeat with the same arguments (docs/redis.md); each script's cost is in its own comment.
  */
 import { redisScript } from '../redis/script.js';
 
@@ -62,7 +57,10 @@ local function run(id, tenant, nowMs)
 end
 `;
 
-/** ARGV: id, class, tenant, lane, entry JSON, maxRunning ('' none), channel. Answers the depths. */
+/**
+ * ARGV: id, class, tenant, lane, entry JSON, maxRunning ('' none), channel. Answers the depths.
+ * O(log n); an enqueue of a build waiting or running changes nothing.
+ */
 export const ENQUEUE = redisScript(`${COMMON}
 local id, class, tenant, lane = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local level = LEVEL[class]
@@ -90,6 +88,8 @@ return depths()
  * the take's answer is kept. Answers {entry JSON or false, depths...}: the first tenant in ring
  * order under its quota with a build this replica may run gives its oldest such build, and is
  * served last of its level from now on. A take whose key holds an answer (a repeat) answers it.
+ * O(log n) when the tenant whose turn it is may run, O(tenants) at worst (tenants at their quota,
+ * or whose builds only another replica may run, are passed over).
  */
 export const TAKE = redisScript(`${COMMON}
 local replica, nowMs = ARGV[1], ARGV[2]
@@ -145,7 +145,7 @@ local d = depths()
 return {false, d[1], d[2], d[3], d[4]}
 `);
 
-/** ARGV: id. Answers the depths once taken out, false when it did not wait. */
+/** ARGV: id. Answers the depths once taken out, false when it did not wait. O(log n). */
 export const REMOVE = redisScript(`${COMMON}
 local value = redis.call('HGET', ENTRIES, ARGV[1])
 if not value then return false end
@@ -153,13 +153,16 @@ unlink(parse(ARGV[1], value))
 return depths()
 `);
 
-/** ARGV: id, tenant, now ms. */
+/** ARGV: id, tenant, now ms. O(1). */
 export const STARTED = redisScript(`${COMMON}
 run(ARGV[1], ARGV[2], ARGV[3])
 return 1
 `);
 
-/** ARGV: channel, ids... Each no longer runs; the replicas are woken when its tenant has a quota and builds waiting. */
+/**
+ * ARGV: channel, ids... Each no longer runs; the replicas are woken when its tenant has a quota
+ * and builds waiting. O(ids).
+ */
 export const ENDED = redisScript(`${COMMON}
 local wake = false
 for i = 2, #ARGV do
@@ -196,6 +199,7 @@ return dropped
 /**
  * ARGV: ids... Answers, per id, {level, tenant, builds of its tenant and level ahead} (false when
  * not waiting), then per level {waiting, tenant, count, tenant, count...} in turn order.
+ * O(tenants + ids).
  */
 export const PLACES = redisScript(`${COMMON}
 local builds = {}

@@ -26,7 +26,8 @@ function quickstart(
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
     // Past the check the script would install and start everything: stop it, the test has failed.
     const guard = setTimeout(() => child.kill('SIGKILL'), 120_000);
-    child.once('exit', (code) => {
+    // `close`, not `exit`: the output may still be arriving when the process has exited.
+    child.once('close', (code) => {
       clearTimeout(guard);
       resolve({ code, stdout, stderr });
     });
