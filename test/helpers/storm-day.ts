@@ -122,6 +122,8 @@ export async function runStormDay(options: StormOptions): Promise<StormReport> {
     const builds: StormBuild[] = [];
     const faults: StormFault[] = [];
     const current = (): string => faults.find((f) => f.endedAt === undefined)?.fault ?? 'none';
+    /** Callers inside a run of 503s now: the next fault waits for none, so no run spans two faults. */
+    let in503 = 0;
 
     /** POST /build as a client would: a 503 or a broken connection is sent again (same key). */
     const submit = async (b: StormBuild): Promise<void> => {
@@ -144,14 +146,17 @@ export async function runStormDay(options: StormOptions): Promise<StormReport> {
           });
           const answer = (await res.json().catch(() => ({}))) as Record<string, unknown>;
           if (res.status === 503) {
+            if (since503 === undefined) in503 += 1;
             since503 ??= { at: Date.now(), during: current() };
             b.unavailable += 1;
             if (res.headers.get('retry-after') === null) b.noRetryAfter += 1;
             await sleep(RETRY_MS);
             continue;
           }
-          if (since503 !== undefined)
+          if (since503 !== undefined) {
             b.stretches.push({ during: since503.during, ms: Date.now() - since503.at });
+            in503 -= 1;
+          }
           if (res.status === 202) b.id = String(answer.id);
           else b.refused = `${res.status} ${String(answer.code ?? answer.error ?? '')}`;
           return;
@@ -160,6 +165,7 @@ export async function runStormDay(options: StormOptions): Promise<StormReport> {
           await sleep(RETRY_MS);
         }
       }
+      if (since503 !== undefined) in503 -= 1;
       b.refused = 'gave up';
     };
 
@@ -232,6 +238,12 @@ export async function runStormDay(options: StormOptions): Promise<StormReport> {
       if (typeof inner === 'number') f.innerMs = inner;
       f.endedAt = Date.now();
       log(`fault over: ${fault} (${((f.endedAt - f.startedAt) / 1000).toFixed(1)} s)`);
+      // Faults come apart, as on a real day: every caller answered again before the next one.
+      await eventually(() => in503 === 0, {
+        timeout: 180_000,
+        interval: 200,
+        what: `callers answered after ${fault}`,
+      });
     };
     const rollingExits: (number | string)[] = [];
     await strike('rolling update', async () => {

@@ -4,6 +4,7 @@
  * request's credentials through the hardened git environment, in a request directory of its own.
  * For following a build in flight, the answered commits and the prebuilds' passes.
  */
+import PQueue from 'p-queue';
 import { run } from '../../src/exec/run.js';
 import type { StepDeps } from '../common/step-deps.js';
 import type { BuildPlan } from '../plan/plan-types.js';
@@ -13,6 +14,8 @@ import { GIT_OBJECT_ID_PATTERN } from '../../src/rules/text-patterns.js';
 import { advertisedRefs, matchingRefs } from './http-refs.js';
 
 const LS_REMOTE_TIMEOUT_SECONDS = 30;
+/** `git ls-remote` processes of this service process at once: a pass over thousands reads 64 repositories at a time. */
+const LS_REMOTE_PROCESSES = new PQueue({ concurrency: 16 });
 const OBJECT_ID = new RegExp(GIT_OBJECT_ID_PATTERN);
 
 /** The `[object id, ref]` pairs of `git ls-remote` output lines (pure). */
@@ -29,8 +32,20 @@ export function parseLsRemote(output: string): Array<[id: string, ref: string]> 
 /** How refs were listed: in process (one `GET info/refs`), or by a `git ls-remote` process. */
 export type ListedVia = 'info/refs' | 'git ls-remote';
 
-/** One `git ls-remote <args> -- <url> <refs>` in a request directory of its own: its listing. */
+/**
+ * One `git ls-remote <args> -- <url> <refs>` in a request directory of its own: its listing. It
+ * waits its turn among LS_REMOTE_PROCESSES (a wait the signal ends too).
+ */
 async function gitLsRemote(
+  plan: BuildPlan,
+  deps: Pick<StepDeps, 'config' | 'groups'>,
+  signal: AbortSignal,
+  command: { readonly options: readonly string[]; readonly refs: readonly string[] },
+): Promise<Array<[id: string, ref: string]>> {
+  return LS_REMOTE_PROCESSES.add(() => gitLsRemoteNow(plan, deps, signal, command), { signal });
+}
+
+async function gitLsRemoteNow(
   plan: BuildPlan,
   deps: Pick<StepDeps, 'config' | 'groups'>,
   signal: AbortSignal,

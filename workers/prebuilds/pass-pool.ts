@@ -1,12 +1,12 @@
 /**
- * The repositories of one prebuild pass (reconcile, refresh) are read a few at a time: a pass over
- * thousands of configurations starts at most PASS_CONCURRENCY reads (`git ls-remote`, the
- * registry's tags) at once, so that a storm neither floods the machine with git processes nor
- * runs each read past its deadline (a read that times out waits for the next pass).
+ * The repositories of one prebuild pass (reconcile, refresh) are read PASS_CONCURRENCY at a time:
+ * enough requests in flight that a forge's latency, not their count, sets the pace, and few enough
+ * that none runs past its deadline (a read that times out waits for the next pass). The git
+ * processes among them (ssh) have their own, smaller bound (workers/git/ls-remote.ts).
  */
 
-/** Repositories of one pass read at once. */
-export const PASS_CONCURRENCY = 16;
+/** Repositories of one pass read at once (over http(s), each one `GET info/refs` in process). */
+export const PASS_CONCURRENCY = 64;
 
 /**
  * Runs `each` on every index below `count`, at most `limit` at a time, each once, in order of
