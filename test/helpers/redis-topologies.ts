@@ -5,7 +5,6 @@
  * promoted, then starts the killed node again, which comes back as the new primary's replica (the
  * data is its primary's: no persistence). Memory can be made full (maxmemory below what is used).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,6 +20,7 @@ import {
 import { freePort } from '../stack/proc.js';
 import { redisAnswers, writeRedisConfig } from '../stack/redis-server.js';
 import { eventually } from './eventually.js';
+import { NodeProcess } from './redis-node-process.js';
 import { namedPrimaries, PRIMARY_NAME, writeSentinelConfig } from './redis-sentinel-process.js';
 
 export interface RedisTopology {
@@ -36,27 +36,6 @@ export interface RedisTopology {
   /** Sets every primary's maxmemory below what it uses (writes answer OOM); resolves with the undo. */
   fillMemory(): Promise<() => Promise<void>>;
   dispose(): Promise<void>;
-}
-
-/** One redis-server process that can be killed and started again with the same arguments. */
-class NodeProcess {
-  #child: ChildProcess | undefined;
-  #exited: Promise<void> = Promise.resolve();
-  constructor(
-    readonly port: number,
-    readonly args: readonly string[],
-  ) {}
-
-  start(): void {
-    const child = spawn('redis-server', [...this.args], { stdio: 'ignore' });
-    this.#child = child;
-    this.#exited = new Promise((resolve) => child.once('exit', () => resolve()));
-  }
-
-  async kill(): Promise<void> {
-    this.#child?.kill('SIGKILL');
-    await this.#exited;
-  }
 }
 
 /** A client to one node, for the test's own commands (never the service's). */

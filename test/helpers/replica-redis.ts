@@ -20,6 +20,13 @@ export interface ReplicaRedis {
   connection(): Promise<RedisConnection>;
   /** Every key and value it holds, as text (every master of a cluster): for canary checks. */
   dump(): Promise<string>;
+  /**
+   * An outage: kills the server, or every node of the cluster, at once; resolves once all have
+   * exited. `start()` brings it back on the same ports (a cluster: the same cluster, formed again
+   * from each node's nodes.conf), without its data; resolves once it answers (a cluster: ready).
+   */
+  stop(): Promise<void>;
+  start(): Promise<void>;
   /** Stops it for good (and its connection) and removes its files. */
   dispose(): Promise<void>;
 }
@@ -41,6 +48,8 @@ export async function startReplicaRedis(kind: RedisKind): Promise<ReplicaRedis> 
       'url' in server
         ? dumpRedis(server.url)
         : dumpRedis(masterUrls(server.nodes.slice(0, 3), server.password)),
+    stop: () => server.stop(),
+    start: () => server.start(),
     async dispose() {
       await (await connection?.catch(() => undefined))?.close();
       await server.dispose();
