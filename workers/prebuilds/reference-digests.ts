@@ -1,7 +1,8 @@
 /**
  * The digests of the base images and OCI features of a commit's definition, resolved now through
- * the build key's own input gathering (workers/reuse/key-inputs.ts), and what changed between two
- * such readings (`base image <ref>: <old> -> <new>`, as build-key.ts names it).
+ * the build key's own input gathering (workers/reuse/key-inputs.ts), the same references resolved
+ * again (a commit's files never change: no git), and what changed between two such readings
+ * (`base image <ref>: <old> -> <new>`, as build-key.ts names it).
  */
 import { FIXED_CANDIDATES } from '../../src/rules/definition.js';
 import type { RegistryClient } from '../../src/registry/client.js';
@@ -11,7 +12,7 @@ import type { StepDeps } from '../common/step-deps.js';
 import type { BuildPlan } from '../plan/plan-types.js';
 import type { BuildKeyInput, KeyedReference } from '../reuse/build-key.js';
 import { changedInputs } from '../reuse/input-changes.js';
-import { computeKeyInput } from '../reuse/key-inputs.js';
+import { computeKeyInput, resolve } from '../reuse/key-inputs.js';
 import { buildAccess } from '../reuse/registry-credentials.js';
 import { openCommitFiles } from './commit-files.js';
 
@@ -60,6 +61,33 @@ export async function referenceDigests(
     return { unreadable: 'no definition' };
   } finally {
     await files.close();
+  }
+}
+
+/**
+ * The references of an earlier reading of the same commit, each resolved again from its registry:
+ * one manifest HEAD per reference, no git. Undefined reason: the first that cannot be resolved.
+ */
+export async function digestsAgain(
+  plan: BuildPlan,
+  deps: { readonly config: Config; readonly client: RegistryClient },
+  before: ReferenceDigests,
+): Promise<ReferenceDigests | { readonly unreadable: string }> {
+  const keyDeps = {
+    access: buildAccess(plan, deps.client, deps.config),
+    platforms: plan.platforms,
+    cliVersion: '',
+    secretIds: [],
+  };
+  try {
+    const [baseImages, features] = await Promise.all([
+      Promise.all(before.baseImages.map(({ ref }) => resolve(ref, 'base image', keyDeps))),
+      Promise.all(before.features.map(({ ref }) => resolve(ref, 'feature', keyDeps))),
+    ]);
+    return { baseImages, features };
+  } catch (err) {
+    // resolve() fails only with the reason it names (an unkeyable reference or a registry answer).
+    return { unreadable: err instanceof Error ? err.message : 'registry call failed' };
   }
 }
 

@@ -11,7 +11,12 @@ import { branchImageCommit } from './branch-tag.js';
 import { prebuildPlan } from './plan.js';
 import type { PrebuildDeps } from './ports.js';
 import type { Prebuilds } from './prebuilds.js';
-import { changedReferences, referenceDigests, type ReferenceDigests } from './reference-digests.js';
+import {
+  changedReferences,
+  digestsAgain,
+  referenceDigests,
+  type ReferenceDigests,
+} from './reference-digests.js';
 import { eachBounded } from './pass-pool.js';
 import { branchKey } from '../../src/prebuilds/names.js';
 
@@ -33,11 +38,24 @@ export class Refresher {
     prebuilds.onSucceeded((index, branch, commit) => this.#record(index, branch, commit));
   }
 
-  async #digests(index: number, branch: string, commit: string): Promise<ReferenceDigests | undefined> {
+  /**
+   * The digests of the commit's references now: read from its files the first time, then (the
+   * same commit as `before`) the same references resolved again, with no git.
+   */
+  async #digests(
+    index: number,
+    branch: string,
+    commit: string,
+    before?: Baseline,
+  ): Promise<ReferenceDigests | undefined> {
     const configuration = this.#prebuilds.configurations[index];
     if (configuration === undefined) return undefined;
     const plan = prebuildPlan(configuration, branch, this.#deps.config);
-    const read = await referenceDigests(plan, { ...this.#deps, client: this.#deps.registry }, commit);
+    const deps = { ...this.#deps, client: this.#deps.registry };
+    const read =
+      before?.commit === commit
+        ? await digestsAgain(plan, deps, before.digests)
+        : await referenceDigests(plan, deps, commit);
     if ('unreadable' in read) {
       this.#deps.logger.info(
         { repository: configuration.repository, branch, reason: read.unreadable },
@@ -84,9 +102,9 @@ export class Refresher {
 
   async #branch(index: number, branch: string, commit: string, logger: Logger): Promise<void> {
     const key = branchKey(index, branch);
-    const now = await this.#digests(index, branch, commit);
-    if (now === undefined) return;
     const baseline = this.#baselines.get(key);
+    const now = await this.#digests(index, branch, commit, baseline);
+    if (now === undefined) return;
     if (baseline === undefined || baseline.commit !== commit) {
       this.#baselines.set(key, { commit, digests: now });
       return;
