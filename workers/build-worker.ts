@@ -10,7 +10,7 @@ import { createBuildDeps } from './job/build-deps.js';
 import { BuildRuns } from './flow/build-runs.js';
 import { BuilderFleet } from './builder/fleet/fleet.js';
 import type { BuilderState } from './builder/fleet/health.js';
-import { IdempotentRequests, type Idempotency } from './flow/idempotency.js';
+import { IdempotentRequests, type Attachment, type Idempotency } from './flow/idempotency.js';
 import type { BuildPlan, BuildResult } from './plan/plan-types.js';
 import { createBuildQueue, type BuildQueue } from './queue/slots.js';
 import { QueuedBuilds } from './flow/queued-builds.js';
@@ -87,9 +87,8 @@ export class BuildWorker {
       return await this.#start(plan, options);
     } catch (err) {
       // Refused, or the store failed (a failover, maxmemory): a key no build was bound to is free
-      // again for the request's retry (a bound key stays bound).
-      if (options.idempotency !== undefined)
-        await this.#ctx.builds.releaseKey(options.idempotency.key).catch(() => undefined);
+      // again for the request's retry, once the store answers (a bound key stays bound).
+      if (options.idempotency !== undefined) this.#keys.releaseSoon(options.idempotency);
       throw err;
     }
   }
@@ -134,7 +133,7 @@ export class BuildWorker {
   }
 
   /** The build an Idempotency-Key attaches a request to (idempotency.ts). */
-  attach(idempotency: Idempotency): Promise<string | undefined> {
+  attach(idempotency: Idempotency): Promise<Attachment> {
     return this.#keys.attach(idempotency);
   }
 

@@ -3,6 +3,7 @@
  * ones (for at most `historyDays`), in memory (they do not survive the process, like command
  * logs), listed a page at a time as in Redis mode. Created at start-up.
  */
+import { randomUUID } from 'node:crypto';
 import { fillPage, isKept, newerFirst, type Candidate, type Position } from './build-pages.js';
 import { finishedWithin, FinishWaiters } from './finish-wait.js';
 import { newBuildEntry, toRecord, type BuildEntry } from './records.js';
@@ -53,7 +54,10 @@ function applyUpdate(entry: BuildEntry | undefined, update: BuildUpdate): void {
 
 /** Idempotency-Keys: the body digest and the build's id; dropped with the build's record. */
 class MemoryKeys {
-  readonly #keys = new Map<string, { readonly digest: string; readonly buildId?: string }>();
+  readonly #keys = new Map<
+    string,
+    { readonly digest: string; readonly token?: string; readonly buildId?: string }
+  >();
 
   async reserve(
     key: string,
@@ -65,8 +69,9 @@ class MemoryKeys {
       const bound = held.buildId === undefined ? {} : { buildId: held.buildId };
       return { kind: 'taken', sameBody: held.digest === digest, ...bound };
     }
-    this.#keys.set(key, { digest });
-    return { kind: 'reserved' };
+    const token = randomUUID();
+    this.#keys.set(key, { digest, token });
+    return { kind: 'reserved', token };
   }
 
   bind(key: string, buildId: string): void {
@@ -74,9 +79,10 @@ class MemoryKeys {
     if (held !== undefined) this.#keys.set(key, { digest: held.digest, buildId });
   }
 
-  /** Frees a key no build was bound to (a bound key stays). */
-  release(key: string): void {
-    if (this.#keys.get(key)?.buildId === undefined) this.#keys.delete(key);
+  /** Frees a key no build was bound to while `token` holds it (a bound or newer reservation stays). */
+  release(key: string, token: string): void {
+    const held = this.#keys.get(key);
+    if (held?.buildId === undefined && held?.token === token) this.#keys.delete(key);
   }
 
   /** A finished record left the history: its key goes with it. */
@@ -232,8 +238,8 @@ class MemoryRegistry implements BuildRegistry {
     this.#keys.bind(key, buildId);
   }
 
-  async releaseKey(key: string): Promise<void> {
-    this.#keys.release(key);
+  async releaseKey(key: string, token: string): Promise<void> {
+    this.#keys.release(key, token);
   }
 
   // One instance: every build it runs is cancelled by the worker that runs it.

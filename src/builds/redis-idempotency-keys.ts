@@ -68,10 +68,10 @@ export async function reserveKey(
       RESERVE.run(client, [redisKeyOf(key)], [digest, RESERVATION_MS, force ? 1 : 0, token]),
     ) as Promise<[string, string?, string?]>;
   const [kind, held = '', buildId = ''] = await reserve(false);
-  if (kind === 'reserved') return { kind: 'reserved' };
+  if (kind === 'reserved') return { kind: 'reserved', token };
   if (buildId !== '' && !(await isKept(buildId))) {
     await reserve(true);
-    return { kind: 'reserved' };
+    return { kind: 'reserved', token };
   }
   return { kind: 'taken', sameBody: held === digest, ...(buildId === '' ? {} : { buildId }) };
 }
@@ -81,13 +81,21 @@ export async function bindKey(connection: Calls, key: string, buildId: string): 
   await connection.call((client) => BIND.run(client, [redisKeyOf(key)], [buildId, IDEMPOTENCY_TTL_MS]));
 }
 
-/** KEYS: idempotency key. Drops a reservation not bound to a build (a bound key stays). */
+/**
+ * KEYS: idempotency key. ARGV: the reservation's token. Drops the reservation while that token
+ * holds it and no build is bound (a bound key, or a later request's reservation, stays).
+ */
 const RELEASE = redisScript(`
-if redis.call('HEXISTS', KEYS[1], 'id') == 0 then return redis.call('DEL', KEYS[1]) end
+if redis.call('HGET', KEYS[1], 'token') == ARGV[1] and redis.call('HEXISTS', KEYS[1], 'id') == 0 then
+  return redis.call('DEL', KEYS[1])
+end
 return 0
 `);
 
-/** Frees `key` when no build was bound to it (its request queued nothing); safe to repeat. O(1). */
-export async function releaseKey(connection: Calls, key: string): Promise<void> {
-  await connection.call((client) => RELEASE.run(client, [redisKeyOf(key)], []));
+/**
+ * Frees `key` when no build was bound to it (its request queued nothing) and the reservation
+ * `token` still holds it; safe to repeat, late or not. O(1).
+ */
+export async function releaseKey(connection: Calls, key: string, token: string): Promise<void> {
+  await connection.call((client) => RELEASE.run(client, [redisKeyOf(key)], [token]));
 }

@@ -251,8 +251,8 @@ class RedisRegistry implements RedisBuildRegistry {
     return bindKey(this.#deps.connection, key, buildId);
   }
 
-  releaseKey(key: string): Promise<void> {
-    return releaseKey(this.#deps.connection, key);
+  releaseKey(key: string, token: string): Promise<void> {
+    return releaseKey(this.#deps.connection, key, token);
   }
 
   close(): void {

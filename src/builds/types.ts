@@ -254,7 +254,8 @@ export interface BuildChange {
  * record is no longer kept is free again.
  */
 export type KeyReservation =
-  | { readonly kind: 'reserved' }
+  /** `token`: this reservation's own, so that only its request may free it. */
+  | { readonly kind: 'reserved'; readonly token: string }
   | { readonly kind: 'taken'; readonly sameBody: boolean; readonly buildId?: string };
 
 export interface BuildRegistry {
@@ -305,8 +306,11 @@ export interface BuildRegistry {
   /** Reserves an Idempotency-Key for a body (its digest only: a body can hold credentials). */
   reserveKey(key: string, digest: string): Promise<KeyReservation>;
   bindKey(key: string, buildId: string): Promise<void>;
-  /** Frees a key no build was bound to (its request queued nothing); a bound key stays. */
-  releaseKey(key: string): Promise<void>;
+  /**
+   * Frees a key no build was bound to (its request queued nothing) while the reservation `token`
+   * still holds it: a bound key, or one a later request reserved, stays.
+   */
+  releaseKey(key: string, token: string): Promise<void>;
 }
 
 /**

@@ -92,11 +92,13 @@ export function createBuildRouter(ctx: BuildRouterContext): Router {
     });
     const idempotency: Idempotency | undefined =
       key === undefined ? undefined : { key, digest: bodyDigest(koaCtx) };
-    const attachedTo = idempotency === undefined ? undefined : await ctx.buildWorker.attach(idempotency);
+    const attachment = idempotency === undefined ? undefined : await ctx.buildWorker.attach(idempotency);
+    const attachedTo =
+      attachment !== undefined && 'attachedTo' in attachment ? attachment.attachedTo : undefined;
     const options = {
       requestId: request.id,
       logger: request.logger,
-      ...(idempotency === undefined ? {} : { idempotency }),
+      ...(attachment !== undefined && 'held' in attachment ? { idempotency: attachment.held } : {}),
       ...(ctx.access.enforced ? { requestedBy: caller.requestedBy } : {}),
       ...(tenant === undefined ? {} : { tenant }),
     };

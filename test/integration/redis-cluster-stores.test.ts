@@ -160,7 +160,7 @@ test.serial('answered commits and Idempotency-Keys are shared', async (t) => {
   t.is((await a.answered.get('shape-1')).size, 0);
 
   const kept = async () => true;
-  t.deepEqual(await reserveKey(one, 'idem-1', 'digest-1', kept), { kind: 'reserved' });
+  t.like(await reserveKey(one, 'idem-1', 'digest-1', kept), { kind: 'reserved' });
   await bindKey(one, 'idem-1', 'build-1');
   t.deepEqual(await reserveKey(two, 'idem-1', 'digest-1', kept), {
     kind: 'taken',

@@ -121,25 +121,47 @@ test.serial('an Idempotency-Key reservation whose answer was lost is reserved, n
   const kept = async (): Promise<boolean> => true;
   await reserveKey(connection, 'warm-key', 'digest', kept);
   const lost = proxy.loseAnswerTo('digest-of-the-body');
-  t.deepEqual(await reserveKey(connection, 'the-key', 'digest-of-the-body', kept), { kind: 'reserved' });
+  t.like(await reserveKey(connection, 'the-key', 'digest-of-the-body', kept), { kind: 'reserved' });
   await lost;
   const other = await reserveKey(connection, 'the-key', 'digest-of-the-body', kept);
   t.deepEqual(other, { kind: 'taken', sameBody: true }, 'another request finds it reserved');
 });
 
+/** The token of a reservation this test made (it must be one). */
+async function reserved(key: string): Promise<string> {
+  const held = await reserveKey(connection, key, 'd', async () => true);
+  if (held.kind !== 'reserved') throw new Error(`${key} was not reserved`);
+  return held.token;
+}
+
 test.serial('a release frees a key no build was bound to, and keeps a bound one', async (t) => {
   const kept = async (): Promise<boolean> => true;
-  await reserveKey(connection, 'unbound-key', 'd', kept);
-  await releaseKey(connection, 'unbound-key');
-  t.deepEqual(await reserveKey(connection, 'unbound-key', 'd', kept), { kind: 'reserved' });
-  await reserveKey(connection, 'bound-key', 'd', kept);
+  await releaseKey(connection, 'unbound-key', await reserved('unbound-key'));
+  t.like(await reserveKey(connection, 'unbound-key', 'd', kept), { kind: 'reserved' });
+  const bound = await reserved('bound-key');
   await bindKey(connection, 'bound-key', 'bld-bound');
-  await releaseKey(connection, 'bound-key');
+  await releaseKey(connection, 'bound-key', bound);
   t.deepEqual(await reserveKey(connection, 'bound-key', 'd', kept), {
     kind: 'taken',
     sameBody: true,
     buildId: 'bld-bound',
   });
+});
+
+test.serial("a late release of a reservation that expired never frees the next request's", async (t) => {
+  const kept = async (): Promise<boolean> => true;
+  const first = await reserved('late-key');
+  // The first reservation ended (expired, or freed once); the caller's retry holds the key now.
+  await releaseKey(connection, 'late-key', first);
+  const second = await reserved('late-key');
+  await releaseKey(connection, 'late-key', first);
+  t.deepEqual(
+    await reserveKey(connection, 'late-key', 'd', kept),
+    { kind: 'taken', sameBody: true },
+    'the retry still holds the key',
+  );
+  await releaseKey(connection, 'late-key', second);
+  t.like(await reserveKey(connection, 'late-key', 'd', kept), { kind: 'reserved' });
 });
 
 test.serial('a start repeated after the build moved on keeps the record', async (t) => {

@@ -1,10 +1,11 @@
 /**
  * Idempotency-Key (docs/behaviour.md): a request whose key an earlier request reserved attaches to
  * that request's build (same body) or is refused (another body, 422). The key is bound to the
- * build's id once it is admitted, and freed when the build was refused.
+ * build's id once it is admitted, and freed when the build was refused or could not be recorded.
  */
 import type { BuildAnswer, BuildRecord, BuildRegistry } from '../../src/builds/types.js';
 import { serviceError } from '../../src/errors/errors.js';
+import { retryAfterDelays } from '../../src/errors/retry.js';
 import type { Logger } from '../../src/observability/logger.js';
 import type { Metrics } from '../../src/observability/metrics.js';
 import { countAttached } from './answer.js';
@@ -13,12 +14,26 @@ import { countAttached } from './answer.js';
 const ATTACH_WAIT_MS = 10_000;
 /** One long poll of an attached request's wait. */
 const ATTACHED_POLL_MS = 60_000;
+/**
+ * A reservation whose build could not be recorded (the store failing over, at maxmemory) is freed
+ * as soon as the store answers again, tried every half second for as long as the reservation lasts
+ * (30 s): the caller's retry with the key then starts the build, not waiting out the reservation.
+ */
+const RELEASE_RETRIES_MS: readonly number[] = Array.from({ length: 60 }, () => 500);
 
 /** An Idempotency-Key and the digest of the body it came with (never the body). */
 export interface Idempotency {
   readonly key: string;
   readonly digest: string;
 }
+
+/** A key this request reserved: `token` lets only it free the reservation. */
+export interface HeldKey extends Idempotency {
+  readonly token: string;
+}
+
+/** An earlier request's build this one attaches to, or the key it now holds. */
+export type Attachment = { readonly attachedTo: string } | { readonly held: HeldKey };
 
 export class IdempotentRequests {
   constructor(
@@ -28,17 +43,16 @@ export class IdempotentRequests {
   ) {}
 
   /**
-   * The id of the build an earlier request with the same key and body started, or undefined when
-   * the key is new (it is then reserved, to be bound by `bind`). The same key with another body
-   * is a 422.
+   * The build an earlier request with the same key and body started, or the key, new, now held by
+   * this request (to be bound by `bind`). The same key with another body is a 422.
    */
-  async attach(idempotency: Idempotency): Promise<string | undefined> {
+  async attach(idempotency: Idempotency): Promise<Attachment> {
     const deadline = Date.now() + ATTACH_WAIT_MS;
     for (;;) {
       const held = await this.builds.reserveKey(idempotency.key, idempotency.digest);
-      if (held.kind === 'reserved') return undefined;
+      if (held.kind === 'reserved') return { held: { ...idempotency, token: held.token } };
       if (!held.sameBody) throw serviceError('IDEMPOTENCY_KEY_REUSED');
-      if (held.buildId !== undefined) return held.buildId;
+      if (held.buildId !== undefined) return { attachedTo: held.buildId };
       // The first request is being admitted: its build's id comes within moments.
       if (Date.now() > deadline) throw serviceError('STORE_UNAVAILABLE');
       await new Promise((resolve) => setTimeout(resolve, 100));
@@ -69,12 +83,22 @@ export class IdempotentRequests {
     return record;
   }
 
-  /** Binds a reserved key to the build's id once admitted; frees it when the build was refused. */
-  async bind(idempotency: Idempotency, buildId: Promise<string | undefined>): Promise<void> {
+  /**
+   * Frees a held key whose request recorded no build, in the background, retried until the store
+   * answers (RELEASE_RETRIES_MS): a late try frees nothing a later request holds.
+   */
+  releaseSoon(held: HeldKey): void {
+    void retryAfterDelays(() => this.builds.releaseKey(held.key, held.token), {
+      delaysMs: RELEASE_RETRIES_MS,
+    }).catch((err: unknown) => this.logger.warn({ err }, 'could not free the idempotency key'));
+  }
+
+  /** Binds a held key to the build's id once admitted; frees it when the build was refused. */
+  async bind(held: HeldKey, buildId: Promise<string | undefined>): Promise<void> {
     const id = await buildId;
     try {
-      if (id === undefined) await this.builds.releaseKey(idempotency.key);
-      else await this.builds.bindKey(idempotency.key, id);
+      if (id === undefined) await this.builds.releaseKey(held.key, held.token);
+      else await this.builds.bindKey(held.key, id);
     } catch (err) {
       this.logger.warn({ err, buildId: id }, 'could not record the idempotency key');
     }

@@ -16,7 +16,7 @@ import type { BuildLeases } from '../leases/leases.js';
 import type { BuildDeps } from '../job/build-deps.js';
 import type { Probe } from '../builder/fleet/probe.js';
 import type { SecretIdentityKey } from '../builder/secret-identity-key.js';
-import type { Idempotency } from './idempotency.js';
+import type { HeldKey } from './idempotency.js';
 import type { BuildPlan } from '../plan/plan-types.js';
 import type { BuildQueue, Reservation } from '../queue/slots.js';
 import type { JobOutcome } from '../reuse/decision.js';
@@ -68,7 +68,7 @@ export interface StartOptions {
   readonly logger: Logger;
   readonly trigger?: BuildTrigger;
   /** Reserved with `attach` (which found no build to attach to): bound to the build's id. */
-  readonly idempotency?: Idempotency;
+  readonly idempotency?: HeldKey;
   /** Who asked, when identities are enforced (kept in the build's record). */
   readonly requestedBy?: RequestedBy;
   /** The tenant of its quotas and turn in the queue (default: the repository's owner, docs/queue.md). */
