@@ -222,15 +222,24 @@ export async function postAsync(
   return answer.body;
 }
 
-export const getBuild = async (replica: Replica, id: string): Promise<BuildRecord> =>
-  (await (await fetch(`${replica.url}/builds/${id}`)).json()) as BuildRecord;
+/** `GET /builds/{id}` on a replica or an in-process app, with `headers` (a token): the record. */
+export const getBuild = async (
+  service: { readonly url: string },
+  id: string,
+  headers: Readonly<Record<string, string>> = {},
+): Promise<BuildRecord> =>
+  (await (await fetch(`${service.url}/builds/${id}`, { headers })).json()) as BuildRecord;
 
-/** The records of `ids` read on `replica` once every one has finished (up to five minutes). */
-export async function untilFinished(replica: Replica, ids: readonly string[]): Promise<BuildRecord[]> {
+/** The records of `ids` read on `service` (with `headers`) once every one has finished (up to five minutes). */
+export async function untilFinished(
+  service: { readonly url: string },
+  ids: readonly string[],
+  headers: Readonly<Record<string, string>> = {},
+): Promise<BuildRecord[]> {
   let records: BuildRecord[] = [];
   await eventually(
     async () => {
-      records = await Promise.all(ids.map((id) => getBuild(replica, id)));
+      records = await Promise.all(ids.map((id) => getBuild(service, id, headers)));
       return records.every((r) => r.phase === 'finished');
     },
     { timeout: 300_000, interval: 250, what: `builds ${ids.join(', ')} to end` },

@@ -10,8 +10,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { httpsCreds, servedRepo, stack } from './build-support.js';
-import { eventually } from './eventually.js';
-import { replicaEnv } from './replicas.js';
+import { postAsync, replicaEnv, untilFinished } from './replicas.js';
 import { spawnService, type ServiceProcess } from './service-process.js';
 
 const hex = (): string => randomBytes(4).toString('hex');
@@ -97,6 +96,8 @@ export async function startService(
   return { process: child, url: `http://127.0.0.1:${String(port)}` };
 }
 
+const bearer = (token: string): Record<string, string> => ({ Authorization: `Bearer ${token}` });
+
 /** An async build of `repository` by the ops token; its id. */
 export async function startBuild(
   url: string,
@@ -104,33 +105,14 @@ export async function startBuild(
   repository: string,
   branch: string,
 ): Promise<string> {
-  const res = await fetch(`${url}/build`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      Prefer: 'respond-async',
-      Authorization: `Bearer ${token}`,
-    },
-    body: JSON.stringify({
-      repository,
-      branch,
-      gitCredentials: httpsCreds(),
-      image: { registry: stack.REGISTRY_ANON, name: `it/sign-in-${hex()}` },
-      buildOptions: { noCache: true },
-    }),
-  });
-  if (res.status !== 202) throw new Error(`POST /build answered ${res.status}: ${await res.text()}`);
-  return ((await res.json()) as { id: string }).id;
+  const body = { branch, gitCredentials: httpsCreds(), buildOptions: { noCache: true } };
+  const image = { registry: stack.REGISTRY_ANON, name: `it/sign-in-${hex()}` };
+  return (await postAsync({ url }, repository, image, { body, headers: bearer(token) })).id;
 }
 
+/** Resolves once the build `id` has finished, read with `token`. */
 export async function finished(url: string, token: string, id: string): Promise<void> {
-  await eventually(
-    async () => {
-      const res = await fetch(`${url}/builds/${id}`, { headers: { Authorization: `Bearer ${token}` } });
-      return ((await res.json()) as { status?: string }).status !== undefined;
-    },
-    { timeout: 120_000, what: `build ${id} finished` },
-  );
+  await untilFinished({ url }, [id], bearer(token));
 }
 
 export function ownedRepo(owner: string, dockerfile: string): { remove: () => void } {
