@@ -5,23 +5,20 @@
  * and once memory frees everything recovers by itself: the queued build runs, new work is taken.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import test from 'ava';
 import { Redis } from 'ioredis';
 import type { BuildRecord } from '../../src/builds/types.js';
 import { serviceError } from '../../src/errors/errors.js';
 import { replyCode } from '../../src/redis/reply-code.js';
-import { ownDockerfileRepo, stack, uniqueName } from '../helpers/build-support.js';
+import { stack, uniqueName } from '../helpers/build-support.js';
 import { eventually } from '../helpers/eventually.js';
 import { startRedis, type RedisProcess } from '../helpers/redis-process.js';
+import { queueFile } from '../helpers/replica-sets.js';
 import {
   getBuild,
   postAsync,
   postAsyncAnswer,
   replicaEnv,
-  serverGitCredentials,
   startReplicas,
   type Replica,
 } from '../helpers/replicas.js';
@@ -29,8 +26,7 @@ import { SLOW_FIXTURE_DOCKERFILE, SLOW_STEP_STARTED } from '../stack/fixtures.js
 
 const BALLAST_BYTES = 1024 * 1024;
 const MAXMEMORY = '24mb';
-const dir = mkdtempSync(join(tmpdir(), 'ibs-redis-oom-'));
-const removals: (() => void)[] = [];
+const file = queueFile(stack, 'redis-oom');
 let redis: RedisProcess;
 let raw: Redis;
 let replica: Replica;
@@ -42,7 +38,7 @@ test.before(async () => {
     ['a'],
     replicaEnv(stack, redis.url, {
       MAX_CONCURRENT_BUILDS: '1',
-      GIT_CREDENTIALS_CONFIG_PATH: serverGitCredentials(stack, dir),
+      GIT_CREDENTIALS_CONFIG_PATH: file.credentials,
     }),
   )) as [Replica];
 });
@@ -51,15 +47,9 @@ test.after.always(async () => {
   await replica?.service.lose();
   raw?.disconnect();
   await redis?.dispose();
-  for (const remove of removals) remove();
-  rmSync(dir, { recursive: true, force: true });
 });
 
-function repository(dockerfile: string): string {
-  const repo = ownDockerfileRepo(dockerfile);
-  removals.push(repo.remove);
-  return repo.repository;
-}
+const repository = (dockerfile: string): string => file.repository(dockerfile);
 
 const nonce = (): string => randomBytes(8).toString('hex');
 

@@ -9,30 +9,21 @@
  * that reason rather than wait for ever.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import test from 'ava';
 import type { BuildRecord } from '../../src/builds/types.js';
-import { httpsCreds, ownDockerfileRepo, stack, uniqueName } from '../helpers/build-support.js';
+import { httpsCreds, stack, uniqueName } from '../helpers/build-support.js';
 import { eventually } from '../helpers/eventually.js';
 import { metricValue } from '../helpers/metrics.js';
 import { tagDigest } from '../helpers/prebuild-support.js';
 import { startRedis, type RedisProcess } from '../helpers/redis-process.js';
-import {
-  postAsync,
-  replicaEnv,
-  serverGitCredentials,
-  startReplicas,
-  type Replica,
-} from '../helpers/replicas.js';
+import { queueFile } from '../helpers/replica-sets.js';
+import { postAsync, replicaEnv, startReplicas, type Replica } from '../helpers/replicas.js';
 import { SLOW_FIXTURE_DOCKERFILE } from '../stack/fixtures.js';
 
 /** Builds queued before each replica's turn (three turns). */
 const PER_TURN = 10;
 const OWN_CREDENTIALS = 3;
-const dir = mkdtempSync(join(tmpdir(), 'ibs-rolling-'));
-const removals: (() => void)[] = [];
+const file = queueFile(stack, 'rolling');
 let redis: RedisProcess;
 /** Every replica ever started (the stopped ones too: their logs are read at the end). */
 const everyReplica: Replica[] = [];
@@ -42,7 +33,7 @@ test.before(async () => {
   redis = await startRedis();
   env = replicaEnv(stack, redis.url, {
     MAX_CONCURRENT_BUILDS: '2',
-    GIT_CREDENTIALS_CONFIG_PATH: serverGitCredentials(stack, dir),
+    GIT_CREDENTIALS_CONFIG_PATH: file.credentials,
     SHUTDOWN_GRACE_SECONDS: '240',
   });
   everyReplica.push(...(await startReplicas(['a', 'b', 'c'], env)));
@@ -51,17 +42,11 @@ test.before(async () => {
 test.after.always(async () => {
   await Promise.all(everyReplica.map((r) => r.service.lose()));
   await redis?.dispose();
-  for (const remove of removals) remove();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 /** A repository of its own whose build runs a step of a few seconds (so builds are in flight). */
 function repository(): string {
-  const repo = ownDockerfileRepo(
-    SLOW_FIXTURE_DOCKERFILE(stack.BASE_IMAGE_ANON, randomBytes(8).toString('hex'), 3),
-  );
-  removals.push(repo.remove);
-  return repo.repository;
+  return file.repository(SLOW_FIXTURE_DOCKERFILE(stack.BASE_IMAGE_ANON, randomBytes(8).toString('hex'), 3));
 }
 
 /** A build accepted, and the image name it pushes to (each build's own). */

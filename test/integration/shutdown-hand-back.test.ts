@@ -6,37 +6,26 @@
  * (only the stopping replica held them) ends with the reason.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import test from 'ava';
 import type { BuildRecord } from '../../src/builds/types.js';
-import { httpsCreds, ownDockerfileRepo, stack, uniqueName } from '../helpers/build-support.js';
+import { httpsCreds, stack, uniqueName } from '../helpers/build-support.js';
 import { eventually } from '../helpers/eventually.js';
 import { tagDigest } from '../helpers/prebuild-support.js';
 import { startRedis, type RedisProcess } from '../helpers/redis-process.js';
-import {
-  getBuild as get,
-  postAsync,
-  replicaEnv,
-  serverGitCredentials,
-  startReplicas,
-  type Replica,
-} from '../helpers/replicas.js';
+import { queueFile } from '../helpers/replica-sets.js';
+import { getBuild as get, postAsync, replicaEnv, startReplicas, type Replica } from '../helpers/replicas.js';
 import { SLOW_FIXTURE_DOCKERFILE, SLOW_STEP_STARTED } from '../stack/fixtures.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'ibs-hand-back-'));
-const removals: (() => void)[] = [];
+const file = queueFile(stack, 'hand-back');
 let redis: RedisProcess;
 let replicas: Replica[] = [];
 
 test.before(async () => {
   redis = await startRedis();
-  const credentials = serverGitCredentials(stack, dir);
   const env = (grace: string): Record<string, string> =>
     replicaEnv(stack, redis.url, {
       MAX_CONCURRENT_BUILDS: '2',
-      GIT_CREDENTIALS_CONFIG_PATH: credentials,
+      GIT_CREDENTIALS_CONFIG_PATH: file.credentials,
       SHUTDOWN_GRACE_SECONDS: grace,
     });
   replicas = [...(await startReplicas(['a'], env('3'))), ...(await startReplicas(['b'], env('60')))];
@@ -45,15 +34,11 @@ test.before(async () => {
 test.after.always(async () => {
   await Promise.all(replicas.map((r) => r.service.lose()));
   await redis?.dispose();
-  for (const remove of removals) remove();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 function repository(): string {
   const nonce = randomBytes(8).toString('hex');
-  const repo = ownDockerfileRepo(SLOW_FIXTURE_DOCKERFILE(stack.BASE_IMAGE_ANON, nonce, 20));
-  removals.push(repo.remove);
-  return repo.repository;
+  return file.repository(SLOW_FIXTURE_DOCKERFILE(stack.BASE_IMAGE_ANON, nonce, 20));
 }
 
 /** An async build of `repository`, `body` its further fields. */
