@@ -1,8 +1,8 @@
 /**
  * The replicas of a replica test on a Redis of its own of either kind (test/helpers/replica-redis.ts):
  * one test's own set, or a serial file's set of each kind in turn (a scenario is written once and
- * registered per kind, one set runs at a time); and the scratch of a file whose replicas run each
- * other's queued builds. Each is let go after its test or file.
+ * registered per kind, one set runs at a time), or a file's set on a Redis it starts itself; and the
+ * scratch of a file whose replicas run each other's queued builds. Each is let go after its test or file.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -58,6 +58,32 @@ export async function ownReplicas(
   const set = await startSet(kind, names, envOf);
   t.teardown(() => stopSet(set));
   return set;
+}
+
+/**
+ * A test file's replicas on a Redis it starts with `startRedis` (a redis-server with options, a
+ * cluster): `names` with `envOf`'s environment, started before the file's tests (after the hooks
+ * registered before this call) and stopped after them, then the Redis. The getter is valid in tests.
+ */
+export function fileReplicas<R extends { dispose(): Promise<void> }>(
+  startRedis: () => Promise<R>,
+  names: readonly string[],
+  envOf: (redis: R) => Record<string, string>,
+): () => { readonly redis: R; readonly replicas: readonly Replica[] } {
+  let redis: R | undefined;
+  let replicas: Replica[] = [];
+  test.before(async () => {
+    redis = await startRedis();
+    replicas = await startReplicas(names, envOf(redis));
+  });
+  test.after.always(async () => {
+    await stopReplicas(replicas);
+    await redis?.dispose();
+  });
+  return () => {
+    if (redis === undefined) throw new Error('the replicas of this test file have not started');
+    return { redis, replicas };
+  };
 }
 
 /**
