@@ -5,11 +5,11 @@
  * repositories of an owner on the stack's https git server.
  */
 import { randomBytes, createHash } from 'node:crypto';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { httpsCreds, servedRepo, stack } from './build-support.js';
+import { httpsCreds, ownDockerfileRepo, stack } from './build-support.js';
 import { postAsync, replicaEnv, untilFinished } from './replicas.js';
 import { spawnService, type ServiceProcess } from './service-process.js';
 
@@ -116,14 +116,7 @@ export async function finished(url: string, token: string, id: string): Promise<
 }
 
 export function ownedRepo(owner: string, dockerfile: string): { remove: () => void } {
-  const repo = servedRepo((work) => {
-    mkdirSync(join(work, '.devcontainer'));
-    writeFileSync(
-      join(work, '.devcontainer', 'devcontainer.json'),
-      JSON.stringify({ build: { dockerfile: 'Dockerfile' } }),
-    );
-    writeFileSync(join(work, '.devcontainer', 'Dockerfile'), dockerfile);
-  }, `${owner}/app`);
+  const repo = ownDockerfileRepo(dockerfile, `${owner}/app`);
   return {
     remove: () => {
       repo.remove();
