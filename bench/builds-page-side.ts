@@ -4,27 +4,14 @@
 // build registry; then prints `{"url": ...}` on stdout and serves until stdin closes.
 import { join } from 'node:path';
 import type * as AppHelpers from '../test/helpers/app.js';
+import { finishedBuild } from './finished-build.js';
 
 const [checkout, redisUrl, countText] = process.argv.slice(2) as [string, string, string];
 const count = Number(countText);
 const helpers = (await import(join(checkout, 'test/helpers/app.ts'))) as typeof AppHelpers;
 const app = await helpers.startApp({ redis: { url: redisUrl }, build: { history: count } });
 
-/** A finished build of team `i % 7`, repository `i % 40`; one in nine failed. */
-async function finished(i: number): Promise<void> {
-  const id = await app.ctx.builds.start({
-    requestId: `bench-${i}`,
-    repository: `https://git.example.com/team-${i % 7}/app-${i % 40}.git`,
-    branch: i % 3 === 0 ? 'main' : `feature/${i}`,
-    image: `registry.example.com/team-${i % 7}/app-${i % 40}`,
-  });
-  await app.ctx.builds.update(id, { phase: 'building', commit: `${i}`.padStart(40, 'c') });
-  await app.ctx.builds.finish(id, {
-    status: i % 9 === 0 ? 'failure' : 'success',
-    durationSeconds: 20 + (i % 50),
-    ...(i % 9 === 0 ? { error: 'the build failed' } : { image: `registry.example.com/app:${i}` }),
-  });
-}
+const finished = (i: number): Promise<void> => finishedBuild(app.ctx.builds, i);
 
 // The first write waits for the connection to Redis (no offline queue: it answers 503 meanwhile).
 for (let tries = 0; ; tries++) {

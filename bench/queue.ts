@@ -16,13 +16,19 @@
  * their Retry-After when refused (429).
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BuildRecord } from '../src/builds/types.js';
 import { ownDockerfileRepo } from '../test/helpers/build-support.js';
 import { startRedis } from '../test/helpers/redis-process.js';
-import { replicaEnv, startReplicas, stopReplicas, type Replica } from '../test/helpers/replicas.js';
+import {
+  replicaEnv,
+  serverGitCredentials,
+  startReplicas,
+  stopReplicas,
+  type Replica,
+} from '../test/helpers/replicas.js';
 import { stackEnv } from '../test/stack/env.js';
 
 const stack = stackEnv();
@@ -197,18 +203,11 @@ async function main(): Promise<void> {
   const removals: (() => void)[] = [];
   let replicas: Replica[] = [];
   try {
-    const credentials = join(dir, 'git-credentials.json');
-    writeFileSync(
-      credentials,
-      JSON.stringify([
-        { host: '127.0.0.1', kind: 'https', username: stack.GIT_HTTPS_USER, token: stack.GIT_HTTPS_PASSWORD },
-      ]),
-    );
     replicas = await startReplicas(
       ['a', 'b', 'c'],
       replicaEnv(stack, redis.url, {
         MAX_CONCURRENT_BUILDS: String(SLOTS_PER_REPLICA),
-        GIT_CREDENTIALS_CONFIG_PATH: credentials,
+        GIT_CREDENTIALS_CONFIG_PATH: serverGitCredentials(stack, dir),
         BUILD_REUSE: 'true',
         BUILD_HISTORY: '500',
       }),

@@ -13,6 +13,7 @@ import { startApp } from '../test/helpers/app.js';
 import type { HTTPRequest, Page } from 'puppeteer-core';
 import { launchBrowser, newPage } from '../test/helpers/browser.js';
 import { buildUiBundle } from '../test/helpers/ui-bundle.js';
+import { finishedBuild } from './finished-build.js';
 
 const BUILDS = 5000;
 const PAGE = 50;
@@ -29,20 +30,7 @@ const raw = files.reduce((sum, file) => sum + file.length, 0);
 const gzip = files.reduce((sum, file) => sum + gzipSync(file, { level: 9 }).length, 0);
 
 const app = await startApp({ build: { history: BUILDS } });
-for (let i = 0; i < BUILDS - 1; i += 1) {
-  const id = await app.ctx.builds.start({
-    requestId: `bench-${i}`,
-    repository: `https://git.example.com/team-${i % 7}/app-${i % 40}.git`,
-    branch: i % 3 === 0 ? 'main' : `feature/${i}`,
-    image: `registry.example.com/team-${i % 7}/app-${i % 40}`,
-  });
-  await app.ctx.builds.update(id, { phase: 'building', commit: `${i}`.padStart(40, 'c') });
-  await app.ctx.builds.finish(id, {
-    status: i % 9 === 0 ? 'failure' : 'success',
-    durationSeconds: 20 + (i % 50),
-    ...(i % 9 === 0 ? { error: 'the build failed' } : { image: `registry.example.com/app:${i}` }),
-  });
-}
+for (let i = 0; i < BUILDS - 1; i += 1) await finishedBuild(app.ctx.builds, i);
 const log = await app.ctx.logStore.open('img');
 for (let i = 0; i < LOG_LINES; i += 1)
   log.write(`#${i % 40} ${(i / 10).toFixed(3)} \x1b[32mstep output line ${i}\x1b[0m\n`);

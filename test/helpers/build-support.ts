@@ -239,9 +239,13 @@ export function servedRepo(
 
 /**
  * A served repository of its own holding a Dockerfile-based definition, for a test whose build
- * step must run by itself (SLOW_FIXTURE_DOCKERFILE / SECRETS_FIXTURE_DOCKERFILE with a nonce).
+ * step must run by itself (SLOW_FIXTURE_DOCKERFILE / SECRETS_FIXTURE_DOCKERFILE with a nonce);
+ * `name` (an `owner/app` path) where the test's rules name it, else a unique one.
  */
-export function ownDockerfileRepo(dockerfile: string): {
+export function ownDockerfileRepo(
+  dockerfile: string,
+  name?: string,
+): {
   name: string;
   repository: string;
   remove: () => void;
@@ -253,6 +257,6 @@ export function ownDockerfileRepo(dockerfile: string): {
       JSON.stringify({ build: { dockerfile: 'Dockerfile' } }),
     );
     writeFileSync(join(dir, '.devcontainer', 'Dockerfile'), dockerfile);
-  });
+  }, name);
   return { name: repo.name, repository: httpsRepo(repo.name), remove: repo.remove };
 }

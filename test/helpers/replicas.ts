@@ -19,10 +19,16 @@ export interface Replica {
   readonly service: ServiceProcess;
 }
 
-export interface JsonAnswer {
+export interface JsonAnswer<B = Record<string, unknown>> {
   status: number;
   headers: Headers;
-  body: Record<string, unknown>;
+  body: B;
+}
+
+/** Fields of an async `POST /build` beyond its repository and image, and headers it also carries. */
+export interface PostMore {
+  readonly body?: Readonly<Record<string, unknown>>;
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -104,14 +110,27 @@ export async function onKind(replica: Replica, kind: RedisKind): Promise<void> {
     throw new Error(`replica ${replica.name} is not on a Redis ${kind}: ${JSON.stringify(redis)}`);
 }
 
-export async function postJson(replica: Replica, path: string, body: unknown): Promise<JsonAnswer> {
-  const res = await fetch(`${replica.url}${path}`, {
+/** A JSON `POST` of `body` to `path` of a replica or an in-process app: its JSON answer, whatever the status. */
+export async function postJson<B = Record<string, unknown>>(
+  service: { readonly url: string },
+  path: string,
+  body: unknown,
+  headers: Readonly<Record<string, string>> = {},
+): Promise<JsonAnswer<B>> {
+  const res = await fetch(`${service.url}${path}`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', ...headers },
     body: JSON.stringify(body),
   });
-  return { status: res.status, headers: res.headers, body: (await res.json()) as Record<string, unknown> };
+  return { status: res.status, headers: res.headers, body: (await res.json()) as B };
 }
+
+/** An async `POST /build` (Prefer: respond-async) of `body`: its JSON answer, whatever the status. */
+export const postAsyncAnswer = <B = Record<string, unknown>>(
+  service: { readonly url: string },
+  body: unknown,
+  headers: Readonly<Record<string, string>> = {},
+): Promise<JsonAnswer<B>> => postJson<B>(service, '/build', body, { Prefer: 'respond-async', ...headers });
 
 export async function getText(
   replica: Replica,
@@ -183,30 +202,44 @@ export function serverGitCredentials(stack: StackEnv, dir: string): string {
   return path;
 }
 
-/** An async `POST /build` of `repository` to `image` (no credentials of its own): its 202 record. */
+/**
+ * An async `POST /build` of `repository` to `image` on a replica or an in-process app (no
+ * credentials of its own unless `more.body` gives some): its 202 record; any other answer throws.
+ */
 export async function postAsync(
-  replica: Replica,
+  service: { readonly url: string },
   repository: string,
   image: { registry: string; name: string },
+  more: PostMore = {},
 ): Promise<BuildRecord> {
-  const res = await fetch(`${replica.url}/build`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', Prefer: 'respond-async' },
-    body: JSON.stringify({ repository, image }),
-  });
-  if (res.status !== 202) throw new Error(`POST /build answered ${String(res.status)}: ${await res.text()}`);
-  return (await res.json()) as BuildRecord;
+  const answer = await postAsyncAnswer<BuildRecord>(
+    service,
+    { repository, image, ...more.body },
+    more.headers,
+  );
+  if (answer.status !== 202)
+    throw new Error(`POST /build answered ${String(answer.status)}: ${JSON.stringify(answer.body)}`);
+  return answer.body;
 }
 
-export const getBuild = async (replica: Replica, id: string): Promise<BuildRecord> =>
-  (await (await fetch(`${replica.url}/builds/${id}`)).json()) as BuildRecord;
+/** `GET /builds/{id}` on a replica or an in-process app, with `headers` (a token): the record. */
+export const getBuild = async (
+  service: { readonly url: string },
+  id: string,
+  headers: Readonly<Record<string, string>> = {},
+): Promise<BuildRecord> =>
+  (await (await fetch(`${service.url}/builds/${id}`, { headers })).json()) as BuildRecord;
 
-/** The records of `ids` read on `replica` once every one has finished (up to five minutes). */
-export async function untilFinished(replica: Replica, ids: readonly string[]): Promise<BuildRecord[]> {
+/** The records of `ids` read on `service` (with `headers`) once every one has finished (up to five minutes). */
+export async function untilFinished(
+  service: { readonly url: string },
+  ids: readonly string[],
+  headers: Readonly<Record<string, string>> = {},
+): Promise<BuildRecord[]> {
   let records: BuildRecord[] = [];
   await eventually(
     async () => {
-      records = await Promise.all(ids.map((id) => getBuild(replica, id)));
+      records = await Promise.all(ids.map((id) => getBuild(service, id, headers)));
       return records.every((r) => r.phase === 'finished');
     },
     { timeout: 300_000, interval: 250, what: `builds ${ids.join(', ')} to end` },

@@ -5,13 +5,12 @@
  * repositories of an owner on the stack's https git server.
  */
 import { randomBytes, createHash } from 'node:crypto';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { httpsCreds, servedRepo, stack } from './build-support.js';
-import { eventually } from './eventually.js';
-import { replicaEnv } from './replicas.js';
+import { httpsCreds, ownDockerfileRepo, stack } from './build-support.js';
+import { postAsync, replicaEnv, untilFinished } from './replicas.js';
 import { spawnService, type ServiceProcess } from './service-process.js';
 
 const hex = (): string => randomBytes(4).toString('hex');
@@ -97,6 +96,8 @@ export async function startService(
   return { process: child, url: `http://127.0.0.1:${String(port)}` };
 }
 
+const bearer = (token: string): Record<string, string> => ({ Authorization: `Bearer ${token}` });
+
 /** An async build of `repository` by the ops token; its id. */
 export async function startBuild(
   url: string,
@@ -104,44 +105,18 @@ export async function startBuild(
   repository: string,
   branch: string,
 ): Promise<string> {
-  const res = await fetch(`${url}/build`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      Prefer: 'respond-async',
-      Authorization: `Bearer ${token}`,
-    },
-    body: JSON.stringify({
-      repository,
-      branch,
-      gitCredentials: httpsCreds(),
-      image: { registry: stack.REGISTRY_ANON, name: `it/sign-in-${hex()}` },
-      buildOptions: { noCache: true },
-    }),
-  });
-  if (res.status !== 202) throw new Error(`POST /build answered ${res.status}: ${await res.text()}`);
-  return ((await res.json()) as { id: string }).id;
+  const body = { branch, gitCredentials: httpsCreds(), buildOptions: { noCache: true } };
+  const image = { registry: stack.REGISTRY_ANON, name: `it/sign-in-${hex()}` };
+  return (await postAsync({ url }, repository, image, { body, headers: bearer(token) })).id;
 }
 
+/** Resolves once the build `id` has finished, read with `token`. */
 export async function finished(url: string, token: string, id: string): Promise<void> {
-  await eventually(
-    async () => {
-      const res = await fetch(`${url}/builds/${id}`, { headers: { Authorization: `Bearer ${token}` } });
-      return ((await res.json()) as { status?: string }).status !== undefined;
-    },
-    { timeout: 120_000, what: `build ${id} finished` },
-  );
+  await untilFinished({ url }, [id], bearer(token));
 }
 
 export function ownedRepo(owner: string, dockerfile: string): { remove: () => void } {
-  const repo = servedRepo((work) => {
-    mkdirSync(join(work, '.devcontainer'));
-    writeFileSync(
-      join(work, '.devcontainer', 'devcontainer.json'),
-      JSON.stringify({ build: { dockerfile: 'Dockerfile' } }),
-    );
-    writeFileSync(join(work, '.devcontainer', 'Dockerfile'), dockerfile);
-  }, `${owner}/app`);
+  const repo = ownDockerfileRepo(dockerfile, `${owner}/app`);
   return {
     remove: () => {
       repo.remove();

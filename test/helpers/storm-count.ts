@@ -112,8 +112,28 @@ function agreement(b: StormBuild, events: readonly { status: string; digest: str
 }
 
 export async function countStorm(input: StormInput): Promise<StormReport> {
+  const { builds } = input;
+  const report = emptyStormReport(input);
+  const finished = builds.filter((b) => b.record?.phase === 'finished');
+  const delivered = await deliveredOnceDone(
+    input.receiver,
+    finished.map((b) => b.id as string),
+  );
+  const images = new Set<string>();
+  const callers = new Map<string, number>();
+  for (const b of builds) if (b.id !== undefined) callers.set(b.id, (callers.get(b.id) ?? 0) + 1);
+  // A request that follows an identical build in flight is answered that build's id (docs/behaviour.md).
+  report.followed = [...callers.values()].filter((n) => n > 1).reduce((sum, n) => sum + n - 1, 0);
+  for (const b of builds) countBuild(report, b, delivered, images);
+  await countBroken(report, images);
+  countRecoveries(input, finished);
+  return report;
+}
+
+/** The report before any build is counted: the figures read straight off the builds. */
+function emptyStormReport(input: StormInput): StormReport {
   const { builds, faults } = input;
-  const report: StormReport = {
+  return {
     faults,
     requests: builds.reduce((n, b) => n + b.posts, 0) + input.ibs.length,
     builds: builds.length + input.ibs.length,
@@ -136,46 +156,57 @@ export async function countStorm(input: StormInput): Promise<StormReport> {
     longest503Ms: Math.max(0, ...builds.flatMap((b) => b.stretches.map((s) => s.ms))),
     rollingExits: input.rollingExits,
   };
-  const finished = builds.filter((b) => b.record?.phase === 'finished');
-  const ids = finished.map((b) => b.id as string);
+}
+
+/** What the receiver got, once it has every build.finished of `ids` (or two minutes have passed). */
+async function deliveredOnceDone(
+  receiver: EventReceiver,
+  ids: readonly string[],
+): Promise<Map<string, { status: string; digest: string }[]>> {
   await within('every build.finished to be delivered', 120_000, async () => {
-    const got = deliveredBy(input.receiver);
+    const got = deliveredBy(receiver);
     return ids.every((id) => got.has(id));
   }).catch(() => undefined);
-  const delivered = deliveredBy(input.receiver);
-  const images = new Set<string>();
-  const callers = new Map<string, number>();
-  for (const b of builds) if (b.id !== undefined) callers.set(b.id, (callers.get(b.id) ?? 0) + 1);
-  // A request that follows an identical build in flight is answered that build's id (docs/behaviour.md).
-  report.followed = [...callers.values()].filter((n) => n > 1).reduce((sum, n) => sum + n - 1, 0);
-  for (const b of builds) {
-    if (b.id === undefined) {
-      const why = b.refused ?? 'no answer';
-      report.refused[why] = (report.refused[why] ?? 0) + 1;
-      continue;
-    }
-    report.accepted += 1;
-    const record = b.record;
-    if (record?.phase !== 'finished') {
-      report.lost.push(`${b.id} (${record?.phase ?? 'no record'}, sent during ${b.during})`);
-      continue;
-    }
-    const events = delivered.get(b.id) ?? [];
-    if (events.length === 0) report.undelivered.push(b.id);
-    const { digests, contradictions } = agreement(b, events);
-    if (digests.size > 1) report.twice.push(`${b.id}: ${[...digests].join(', ')}`);
-    for (const c of contradictions) report.contradicted.push(`${b.id}: ${c}`);
-    if (record.status === 'success') {
-      report.succeeded += 1;
-      images.add(String(bodyOf(record).image ?? record.image));
-    } else {
-      const code = String(bodyOf(record).code ?? causeOf(record.answer));
-      report.failed[code] = (report.failed[code] ?? 0) + 1;
-      report.failureDetails.push(
-        `${code} ${b.id} (sent during ${b.during}): ${String(record.error).slice(0, 240)}`,
-      );
-    }
+  return deliveredBy(receiver);
+}
+
+/** One build counted: refused, lost, or finished (its events, its agreement, success or failure). */
+function countBuild(
+  report: StormReport,
+  b: StormBuild,
+  delivered: Map<string, { status: string; digest: string }[]>,
+  images: Set<string>,
+): void {
+  if (b.id === undefined) {
+    const why = b.refused ?? 'no answer';
+    report.refused[why] = (report.refused[why] ?? 0) + 1;
+    return;
   }
+  report.accepted += 1;
+  const record = b.record;
+  if (record?.phase !== 'finished') {
+    report.lost.push(`${b.id} (${record?.phase ?? 'no record'}, sent during ${b.during})`);
+    return;
+  }
+  const events = delivered.get(b.id) ?? [];
+  if (events.length === 0) report.undelivered.push(b.id);
+  const { digests, contradictions } = agreement(b, events);
+  if (digests.size > 1) report.twice.push(`${b.id}: ${[...digests].join(', ')}`);
+  for (const c of contradictions) report.contradicted.push(`${b.id}: ${c}`);
+  if (record.status === 'success') {
+    report.succeeded += 1;
+    images.add(String(bodyOf(record).image ?? record.image));
+  } else {
+    const code = String(bodyOf(record).code ?? causeOf(record.answer));
+    report.failed[code] = (report.failed[code] ?? 0) + 1;
+    report.failureDetails.push(
+      `${code} ${b.id} (sent during ${b.during}): ${String(record.error).slice(0, 240)}`,
+    );
+  }
+}
+
+/** Broken images: every answered image's manifests and blobs, read from the registry itself. */
+async function countBroken(report: StormReport, images: ReadonlySet<string>): Promise<void> {
   for (const image of images) {
     const rest = image.slice(stack.REGISTRY_ANON.length + 1).split('@')[0] ?? '';
     const colon = rest.lastIndexOf(':');
@@ -184,19 +215,22 @@ export async function countStorm(input: StormInput): Promise<StormReport> {
     if (![...found.keys()].some((w) => w.startsWith('blob '))) missing.push('no blob');
     if (missing.length > 0) report.broken.push(`${image}: ${missing.join(', ')}`);
   }
+}
+
+/** Each fault's recovery (to the first success that ended after it) and its longest run of 503s. */
+function countRecoveries(input: StormInput, finished: readonly StormBuild[]): void {
   const successes = finished
     .filter((b) => b.record?.status === 'success')
     .map((b) => finishedAt(b.record as BuildRecord));
-  for (const f of faults) {
+  for (const f of input.faults) {
     const end = f.endedAt ?? f.startedAt;
     const after = successes.filter((at) => at > end).sort((a, b) => a - b)[0];
     if (after !== undefined) f.recoveryMs = after - end;
     f.longest503Ms = Math.max(
       0,
-      ...builds.flatMap((b) => b.stretches.filter((s) => s.during === f.fault).map((s) => s.ms)),
+      ...input.builds.flatMap((b) => b.stretches.filter((s) => s.during === f.fault).map((s) => s.ms)),
     );
   }
-  return report;
 }
 
 const seconds = (ms: number | undefined): string =>

@@ -13,15 +13,9 @@ import { join } from 'node:path';
 import { ownDockerfileRepo, stack } from '../helpers/build-support.js';
 import { dumpRedis } from '../helpers/redis-dump.js';
 import { imageBytes, imageLeaks, sampleProcesses, sha256Hex } from '../helpers/image-bytes.js';
-import { startRedis, type RedisProcess } from '../helpers/redis-process.js';
-import {
-  getText,
-  postJson,
-  replicaEnv,
-  startReplicas,
-  stopReplicas,
-  type Replica,
-} from '../helpers/replicas.js';
+import { startRedis } from '../helpers/redis-process.js';
+import { fileReplicas } from '../helpers/replica-sets.js';
+import { getText, postJson, replicaEnv, type Replica } from '../helpers/replicas.js';
 import { startSentryReceiver, type SentryReceiver } from '../helpers/sentry-receiver.js';
 import { spawnService } from '../helpers/service-process.js';
 import { SECRETS_FIXTURE_DOCKERFILE } from '../stack/fixtures.js';
@@ -29,27 +23,24 @@ import { SECRETS_FIXTURE_DOCKERFILE } from '../stack/fixtures.js';
 const canary = (): string => `CANARY-${randomBytes(12).toString('hex')}`;
 const SERVER_VALUE = canary();
 const dir = mkdtempSync(join(tmpdir(), 'ibs-secrets-redis-'));
-let redis: RedisProcess;
+const secretsFile = join(dir, 'build-secrets.json');
 let sentry: SentryReceiver;
-let replicas: Replica[] = [];
 
 test.before(async () => {
-  redis = await startRedis();
   sentry = await startSentryReceiver();
-  const file = join(dir, 'build-secrets.json');
   const scope = { host: new URL(stack.GIT_HTTPS_URL).hostname, pathPrefix: 'secrets.git' };
-  writeFileSync(file, JSON.stringify([{ id: 'npmrc', value: SERVER_VALUE, repositories: [scope] }]));
-  replicas = await startReplicas(
-    ['A'],
-    replicaEnv(stack, redis.url, { ERROR_TRACKING_DSN: sentry.dsn, BUILD_SECRETS_CONFIG_PATH: file }),
-  );
+  writeFileSync(secretsFile, JSON.stringify([{ id: 'npmrc', value: SERVER_VALUE, repositories: [scope] }]));
 });
 test.after.always(async () => {
-  await stopReplicas(replicas);
-  await redis?.dispose();
   await sentry?.close();
   rmSync(dir, { recursive: true, force: true });
 });
+const replicasOn = fileReplicas(
+  () => startRedis(),
+  ['A'],
+  (redis) =>
+    replicaEnv(stack, redis.url, { ERROR_TRACKING_DSN: sentry.dsn, BUILD_SECRETS_CONFIG_PATH: secretsFile }),
+);
 
 const body = (repository: string, label: string, buildSecrets?: Record<string, string>) => ({
   repository,
@@ -63,6 +54,7 @@ const body = (repository: string, label: string, buildSecrets?: Record<string, s
 });
 
 test('request and server secrets in Redis mode: in the step, nowhere else (Redis, output, error tracking)', async (t) => {
+  const { redis, replicas } = replicasOn();
   const replica = replicas[0] as Replica;
   const [requestValue, otherValue, failedValue] = [canary(), canary(), canary()];
   const canaries = [SERVER_VALUE, requestValue, otherValue, failedValue];

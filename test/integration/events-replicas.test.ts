@@ -11,15 +11,9 @@ import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REDIS_KINDS } from '../helpers/redis-kind.js';
-import { startReplicaRedis } from '../helpers/replica-redis.js';
-import {
-  onKind,
-  postJson,
-  replicaEnv,
-  startReplicas,
-  stopReplicas,
-  type Replica,
-} from '../helpers/replicas.js';
+import type { ReplicaRedis } from '../helpers/replica-redis.js';
+import { ownReplicas } from '../helpers/replica-sets.js';
+import { postJson, replicaEnv, startReplicas, type Replica } from '../helpers/replicas.js';
 import { eventually } from '../helpers/eventually.js';
 import { newSecret, startReceiver } from '../helpers/event-receiver.js';
 import { httpsCreds, ownDockerfileRepo, stack, uniqueName } from '../helpers/build-support.js';
@@ -46,36 +40,31 @@ for (const kind of REDIS_KINDS) {
   test.serial(
     `${kind}: a replica killed while the receiver is down loses no event: the other one delivers it`,
     async (t) => {
-      const redis = await startReplicaRedis(kind);
-      t.teardown(() => redis.dispose());
       const receiver = await startReceiver([secret]);
       t.teardown(() => receiver.close());
       await receiver.down();
-      const replicas: Replica[] = [];
-      t.teardown(() => stopReplicas(replicas));
-      const client = (await redis.connection()).client;
       const subscriptions = join(dir, `subscriptions-${kind}.yaml`);
       writeFileSync(
         subscriptions,
         JSON.stringify([{ name: 'deployer', url: receiver.url, secrets: [secret] }]),
       );
-      const env = replicaEnv(stack, redis, {
-        EVENT_SUBSCRIPTIONS_CONFIG_PATH: subscriptions,
-        EVENT_RETRY_SECONDS: Array.from({ length: 60 }, () => '2').join(','),
-      });
+      const envOf = (redis: ReplicaRedis) =>
+        replicaEnv(stack, redis, {
+          EVENT_SUBSCRIPTIONS_CONFIG_PATH: subscriptions,
+          EVENT_RETRY_SECONDS: Array.from({ length: 60 }, () => '2').join(','),
+        });
       // A starts first and takes the subscription's lease: it records and delivers.
-      const [a] = await startReplicas(['A'], env);
-      if (a === undefined) throw new Error('no replica A');
-      replicas.push(a);
-      await onKind(a, kind);
+      const set = await ownReplicas(t, kind, ['A'], envOf);
+      const [a] = set.replicas as [Replica];
+      const client = (await set.redis.connection()).client;
       const owner = async () => (await client.get(eventOwnerKey('deployer'))) ?? '';
       await eventually(async () => (await owner()).includes(`-${a.service.child.pid}-`), {
         timeout: 30_000,
         what: 'replica A to deliver the subscription',
       });
-      const [b] = await startReplicas(['B'], env);
+      const [b] = await startReplicas(['B'], envOf(set.redis));
       if (b === undefined) throw new Error('no replica B');
-      replicas.push(b);
+      set.more.push(b);
 
       const repo = ownDockerfileRepo(
         `FROM ${stack.BASE_IMAGE_ANON}\nRUN echo ${randomBytes(8).toString('hex')}\n`,

@@ -17,7 +17,7 @@ import {
   uniqueName,
 } from '../helpers/build-support.js';
 import { eventually } from '../helpers/eventually.js';
-import { listBuilds } from '../helpers/replicas.js';
+import { listBuilds, postAsyncAnswer } from '../helpers/replicas.js';
 import { SLOW_FIXTURE_DOCKERFILE } from '../stack/fixtures.js';
 import { planBuild } from '../../workers/plan/plan.js';
 import type { BuildWorker } from '../../workers/build-worker.js';
@@ -45,21 +45,8 @@ const requestOf = (repository: string, image: string) => ({
   image: { registry: stack.REGISTRY_ANON, name: image },
 });
 
-async function postAsync(
-  app: RunningApp,
-  body: unknown,
-): Promise<{ status: number; headers: Headers; body: BuildRecord & Record<string, unknown> }> {
-  const res = await fetch(`${app.url}/build`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', Prefer: 'respond-async' },
-    body: JSON.stringify(body),
-  });
-  return {
-    status: res.status,
-    headers: res.headers,
-    body: (await res.json()) as BuildRecord & Record<string, unknown>,
-  };
-}
+const postAsync = (app: RunningApp, body: unknown) =>
+  postAsyncAnswer<BuildRecord & Record<string, unknown>>(app, body);
 
 /** A prebuild's build, started as the prebuilds start theirs (workers/prebuild-builds.ts). */
 async function prebuild(

@@ -7,49 +7,36 @@
  * Each scenario runs on a redis-server and on a three-master Redis Cluster, with the same assertions.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import test, { type ExecutionContext } from 'ava';
 import type { BuildRecord } from '../../src/builds/types.js';
-import { ownDockerfileRepo, stack, uniqueName } from '../helpers/build-support.js';
+import { stack, uniqueName } from '../helpers/build-support.js';
 import { eventually } from '../helpers/eventually.js';
 import { metricValue } from '../helpers/metrics.js';
 import { REDIS_KINDS } from '../helpers/redis-kind.js';
-import { replicaSets } from '../helpers/replica-sets.js';
+import { queueFile, replicaSets } from '../helpers/replica-sets.js';
 import {
   getBuild,
   postAsync as post,
   replicaEnv,
-  serverGitCredentials,
   succeededOn,
   untilFinished,
   type Replica,
 } from '../helpers/replicas.js';
 import { SLOW_FIXTURE_DOCKERFILE } from '../stack/fixtures.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'ibs-queue-replicas-'));
-const removals: (() => void)[] = [];
-const credentials = serverGitCredentials(stack, dir);
+const file = queueFile(stack, 'queue-replicas');
 const replicasOn = replicaSets(['a', 'b', 'c'], (redis) =>
-  replicaEnv(stack, redis, { MAX_CONCURRENT_BUILDS: '1', GIT_CREDENTIALS_CONFIG_PATH: credentials }),
+  replicaEnv(stack, redis, { MAX_CONCURRENT_BUILDS: '1', GIT_CREDENTIALS_CONFIG_PATH: file.credentials }),
 );
-
-test.after.always(() => {
-  for (const remove of removals) remove();
-  rmSync(dir, { recursive: true, force: true });
-});
 
 /** A repository of its own: a cheap build, or one whose step waits (until cancelled). */
 function repository(kind: 'cheap' | 'slow'): string {
   const nonce = randomBytes(8).toString('hex');
-  const repo = ownDockerfileRepo(
+  return file.repository(
     kind === 'slow'
       ? SLOW_FIXTURE_DOCKERFILE(stack.BASE_IMAGE_ANON, nonce, 600)
       : `FROM ${stack.BASE_IMAGE_ANON}\nENV IBS_QUEUE_NONCE=${nonce}\n`,
   );
-  removals.push(repo.remove);
-  return repo.repository;
 }
 
 const postAsync = (replica: Replica, repo: string): Promise<BuildRecord> =>

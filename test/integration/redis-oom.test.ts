@@ -5,24 +5,28 @@
  * and once memory frees everything recovers by itself: the queued build runs, new work is taken.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import test from 'ava';
 import { Redis } from 'ioredis';
 import type { BuildRecord } from '../../src/builds/types.js';
 import { serviceError } from '../../src/errors/errors.js';
 import { replyCode } from '../../src/redis/reply-code.js';
-import { ownDockerfileRepo, stack, uniqueName } from '../helpers/build-support.js';
+import { stack, uniqueName } from '../helpers/build-support.js';
 import { eventually } from '../helpers/eventually.js';
 import { startRedis, type RedisProcess } from '../helpers/redis-process.js';
-import { replicaEnv, startReplicas, type Replica } from '../helpers/replicas.js';
+import { queueFile } from '../helpers/replica-sets.js';
+import {
+  getBuild,
+  postAsync,
+  postAsyncAnswer,
+  replicaEnv,
+  startReplicas,
+  type Replica,
+} from '../helpers/replicas.js';
 import { SLOW_FIXTURE_DOCKERFILE, SLOW_STEP_STARTED } from '../stack/fixtures.js';
 
 const BALLAST_BYTES = 1024 * 1024;
 const MAXMEMORY = '24mb';
-const dir = mkdtempSync(join(tmpdir(), 'ibs-redis-oom-'));
-const removals: (() => void)[] = [];
+const file = queueFile(stack, 'redis-oom');
 let redis: RedisProcess;
 let raw: Redis;
 let replica: Replica;
@@ -30,16 +34,12 @@ let replica: Replica;
 test.before(async () => {
   redis = await startRedis(['--maxmemory', MAXMEMORY, '--maxmemory-policy', 'noeviction']);
   raw = new Redis(redis.url, { maxRetriesPerRequest: 1 });
-  const credentials = join(dir, 'git-credentials.json');
-  writeFileSync(
-    credentials,
-    JSON.stringify([
-      { host: '127.0.0.1', kind: 'https', username: stack.GIT_HTTPS_USER, token: stack.GIT_HTTPS_PASSWORD },
-    ]),
-  );
   [replica] = (await startReplicas(
     ['a'],
-    replicaEnv(stack, redis.url, { MAX_CONCURRENT_BUILDS: '1', GIT_CREDENTIALS_CONFIG_PATH: credentials }),
+    replicaEnv(stack, redis.url, {
+      MAX_CONCURRENT_BUILDS: '1',
+      GIT_CREDENTIALS_CONFIG_PATH: file.credentials,
+    }),
   )) as [Replica];
 });
 
@@ -47,37 +47,25 @@ test.after.always(async () => {
   await replica?.service.lose();
   raw?.disconnect();
   await redis?.dispose();
-  for (const remove of removals) remove();
-  rmSync(dir, { recursive: true, force: true });
 });
 
-function repository(dockerfile: string): string {
-  const repo = ownDockerfileRepo(dockerfile);
-  removals.push(repo.remove);
-  return repo.repository;
-}
+const repository = (dockerfile: string): string => file.repository(dockerfile);
 
 const nonce = (): string => randomBytes(8).toString('hex');
 
-async function postAsync(repo: string): Promise<Response> {
-  return fetch(`${replica.url}/build`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', Prefer: 'respond-async' },
-    body: JSON.stringify({
-      repository: repo,
-      image: { registry: stack.REGISTRY_ANON, name: uniqueName('oom') },
-    }),
-  });
-}
+const image = (): { registry: string; name: string } => ({
+  registry: stack.REGISTRY_ANON,
+  name: uniqueName('oom'),
+});
 
-async function accepted(repo: string): Promise<BuildRecord> {
-  const res = await postAsync(repo);
-  if (res.status !== 202) throw new Error(`POST /build answered ${String(res.status)}: ${await res.text()}`);
-  return (await res.json()) as BuildRecord;
-}
+/** An async build of `repo`: what the replica answers, whatever the status. */
+const posted = (repo: string) =>
+  postAsyncAnswer<{ error?: string }>(replica, { repository: repo, image: image() });
 
-const record = async (id: string): Promise<BuildRecord> =>
-  (await (await fetch(`${replica.url}/builds/${id}`)).json()) as BuildRecord;
+/** An async build of `repo`, accepted (any other answer throws). */
+const accepted = (repo: string): Promise<BuildRecord> => postAsync(replica, repo, image());
+
+const record = (id: string): Promise<BuildRecord> => getBuild(replica, id);
 
 /**
  * Writes ballast keys of 1 MiB until Redis answers OOM, then sets `maxmemory` a few MiB below what
@@ -132,11 +120,9 @@ test('at maxmemory: 503 with Retry-After to new work, the running build ends, th
 
   const ballast = await fillRedis();
   t.true(await refusesWrites(), 'Redis is at its maxmemory');
-  const refused = await postAsync(
-    repository(`FROM ${stack.BASE_IMAGE_ANON}\nENV IBS_OOM_NONCE=${nonce()}\n`),
-  );
+  const refused = await posted(repository(`FROM ${stack.BASE_IMAGE_ANON}\nENV IBS_OOM_NONCE=${nonce()}\n`));
   t.is(refused.status, 503);
-  t.is(((await refused.json()) as { error: string }).error, serviceError('STORE_UNAVAILABLE').message);
+  t.is(refused.body.error, serviceError('STORE_UNAVAILABLE').message);
   t.truthy(refused.headers.get('retry-after'));
   t.is((await record(queued.id)).phase, 'queued', 'the queued build is still there');
 
@@ -168,6 +154,6 @@ test('at maxmemory: 503 with Retry-After to new work, the running build ends, th
   const ended = await record(queued.id);
   t.is(ended.status, 'success', ended.error);
   t.true(logged('build succeeded', queuedRepo), 'it ran here once memory freed');
-  const again = await postAsync(repository(`FROM ${stack.BASE_IMAGE_ANON}\nENV IBS_OOM_NONCE=${nonce()}\n`));
+  const again = await posted(repository(`FROM ${stack.BASE_IMAGE_ANON}\nENV IBS_OOM_NONCE=${nonce()}\n`));
   t.is(again.status, 202, 'new work is taken again, with no restart');
 });

@@ -8,28 +8,15 @@ import type { BuildRecord } from '../../src/builds/types.js';
 import { stackEnv } from '../stack/env.js';
 import { SLOW_STEP_STARTED } from '../stack/fixtures.js';
 import { REDIS_KINDS } from '../helpers/redis-kind.js';
-import { startReplicaRedis } from '../helpers/replica-redis.js';
-import {
-  leftRunningList,
-  listBuilds,
-  onKind,
-  replicaEnv,
-  startReplicas,
-  stopReplicas,
-  within,
-  type Replica,
-} from '../helpers/replicas.js';
+import { ownReplicas } from '../helpers/replica-sets.js';
+import { leftRunningList, listBuilds, replicaEnv, within, type Replica } from '../helpers/replicas.js';
 
 const stack = stackEnv();
 
 for (const kind of REDIS_KINDS) {
   test(`${kind}: GET /builds on any replica lists the builds of all; a log followed on B streams A’s build; SIGKILL of A: gone once its lease expires`, async (t) => {
-    const redis = await startReplicaRedis(kind);
-    t.teardown(() => redis.dispose());
-    const replicas = await startReplicas(['A', 'B', 'C'], replicaEnv(stack, redis));
-    t.teardown(() => stopReplicas(replicas));
+    const { replicas } = await ownReplicas(t, kind, ['A', 'B', 'C'], (redis) => replicaEnv(stack, redis));
     const [a, b, c] = replicas as [Replica, Replica, Replica];
-    await onKind(a, kind);
     const requestId = `replicas-${randomBytes(4).toString('hex')}`;
 
     let answered = false;

@@ -5,37 +5,21 @@
 import test from 'ava';
 import { stackEnv } from '../stack/env.js';
 import { eventually } from '../helpers/eventually.js';
-import { startRedisCluster, type RedisClusterProcess } from '../helpers/redis-cluster-process.js';
-import {
-  getText,
-  listBuilds,
-  postJson,
-  replicaEnv,
-  startReplicas,
-  stopReplicas,
-  type Replica,
-} from '../helpers/replicas.js';
+import { startRedisCluster } from '../helpers/redis-cluster-process.js';
+import { fileReplicas } from '../helpers/replica-sets.js';
+import { getText, listBuilds, postJson, replicaEnv, type Replica } from '../helpers/replicas.js';
 
 const stack = stackEnv();
-let cluster: RedisClusterProcess | undefined;
-let replicas: Replica[] = [];
-
-test.before(async () => {
-  cluster = await startRedisCluster();
-  const env = replicaEnv(stack, '', {
+const replicasOn = fileReplicas(startRedisCluster, ['A', 'B'], (cluster) =>
+  replicaEnv(stack, '', {
     REDIS_CLUSTER_NODES: cluster.nodes.join(','),
     REDIS_PASSWORD_FILE: cluster.passwordFile,
     MAX_CONCURRENT_BUILDS: '1',
-  });
-  replicas = await startReplicas(['A', 'B'], env);
-});
-test.after.always(async () => {
-  await stopReplicas(replicas);
-  await cluster?.dispose();
-});
+  }),
+);
 
 const replica = (i: number): Replica => {
-  const r = replicas[i];
+  const r = replicasOn().replicas[i];
   if (!r) throw new Error(`no replica ${i}`);
   return r;
 };
@@ -100,7 +84,7 @@ test.serial(
 
 test.serial('/config names the nodes, never the password; no log line or argv holds it', async (t) => {
   const [a, b] = [replica(0), replica(1)];
-  const { password, nodes } = cluster as RedisClusterProcess;
+  const { password, nodes } = replicasOn().redis;
   const config = await getText(a, '/config');
   t.is(config.status, 200);
   t.deepEqual((JSON.parse(config.text) as { redis: unknown }).redis, { configured: true, nodes, tls: false });

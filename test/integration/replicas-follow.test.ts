@@ -9,16 +9,13 @@
 import test, { type ExecutionContext } from 'ava';
 import { randomBytes } from 'node:crypto';
 import { REDIS_KINDS } from '../helpers/redis-kind.js';
-import { startReplicaRedis } from '../helpers/replica-redis.js';
+import { ownReplicas } from '../helpers/replica-sets.js';
 import {
   getText,
   leftRunningList,
   listBuilds,
-  onKind,
   postJson,
   replicaEnv,
-  startReplicas,
-  stopReplicas,
   within,
   type JsonAnswer,
   type Replica,
@@ -64,12 +61,8 @@ async function digestOn(t: ExecutionContext, r: Replica, answer: JsonAnswer): Pr
 
 for (const kind of REDIS_KINDS) {
   test(`${kind}: the same build sent to A and B at once: one CLI run, two 200s, one image and digest`, async (t) => {
-    const redis = await startReplicaRedis(kind);
-    t.teardown(() => redis.dispose());
-    const replicas = await startReplicas(['A', 'B'], replicaEnv(stack, redis));
-    t.teardown(() => stopReplicas(replicas));
+    const { replicas } = await ownReplicas(t, kind, ['A', 'B'], (redis) => replicaEnv(stack, redis));
     const [a, b] = replicas as [Replica, Replica];
-    await onKind(a, kind);
     const { repo, commit } = await repoWith(t, 'follow-once', 'true');
     const name = uniqueName('follow-once');
     const body = {
@@ -107,12 +100,8 @@ for (const kind of REDIS_KINDS) {
   });
 
   test(`${kind}: SIGKILL of A during a slow build: its build leaves the list once its lease expires; of the requests waiting on B and C one builds, the other waits for it; both answer 200 with one image`, async (t) => {
-    const redis = await startReplicaRedis(kind);
-    t.teardown(() => redis.dispose());
-    const replicas = await startReplicas(['A', 'B', 'C'], replicaEnv(stack, redis));
-    t.teardown(() => stopReplicas(replicas));
+    const { replicas } = await ownReplicas(t, kind, ['A', 'B', 'C'], (redis) => replicaEnv(stack, redis));
     const [a, b, c] = replicas as [Replica, Replica, Replica];
-    await onKind(a, kind);
     const { repo } = await repoWith(t, 'follow-kill', 'sleep 40');
     const name = uniqueName('follow-kill');
     const body = {

@@ -4,11 +4,10 @@
 import test from 'ava';
 import { stackEnv } from '../stack/env.js';
 import { REDIS_KINDS } from '../helpers/redis-kind.js';
-import { replicaSets } from '../helpers/replica-sets.js';
-import { startReplicaRedis } from '../helpers/replica-redis.js';
+import { ownReplicas, replicaSets } from '../helpers/replica-sets.js';
+import type { ReplicaRedis } from '../helpers/replica-redis.js';
 import {
   getText,
-  onKind,
   postJson,
   replicaEnv,
   startReplicas,
@@ -61,14 +60,9 @@ for (const kind of REDIS_KINDS) {
     `${kind}: retention holds across replicas, and the logs survive a restart of every replica`,
     async (t) => {
       // Replicas of their own with retention 2, on a Redis of their own (the other test's logs would count).
-      const redis = await startReplicaRedis(kind);
-      t.teardown(() => redis.dispose());
-      const own = await startReplicas(
-        ['D', 'E', 'F'],
-        replicaEnv(stack, redis, { COMMAND_LOG_RETENTION: '2' }),
-      );
-      t.teardown(() => stopReplicas(own));
-      await onKind(own[0] as Replica, kind);
+      const envOf = (redis: ReplicaRedis) => replicaEnv(stack, redis, { COMMAND_LOG_RETENTION: '2' });
+      const set = await ownReplicas(t, kind, ['D', 'E', 'F'], envOf);
+      const own = set.replicas;
       // A clone that fails fast (no such repository) writes one git log and answers 500 naming it.
       const ids: string[] = [];
       for (const r of [own[0], own[1], own[2], own[0]]) {
@@ -88,9 +82,9 @@ for (const kind of REDIS_KINDS) {
 
       // Logs survive a replica restart: every replica killed, a new one reads them (nothing wiped at start-up).
       await stopReplicas(own);
-      const [fresh] = await startReplicas(['G'], replicaEnv(stack, redis, { COMMAND_LOG_RETENTION: '2' }));
+      const [fresh] = await startReplicas(['G'], envOf(set.redis));
       if (!fresh) throw new Error('replica missing');
-      t.teardown(() => stopReplicas([fresh]));
+      set.more.push(fresh);
       const after = await Promise.all(ids.map(async (id) => (await getText(fresh, `/logs/${id}`)).status));
       t.deepEqual(after, [404, 404, 200, 200], 'after the restart');
     },

@@ -9,24 +9,21 @@
  * that reason rather than wait for ever.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import test from 'ava';
 import type { BuildRecord } from '../../src/builds/types.js';
-import { httpsCreds, ownDockerfileRepo, stack, uniqueName } from '../helpers/build-support.js';
+import { httpsCreds, stack, uniqueName } from '../helpers/build-support.js';
 import { eventually } from '../helpers/eventually.js';
 import { metricValue } from '../helpers/metrics.js';
 import { tagDigest } from '../helpers/prebuild-support.js';
 import { startRedis, type RedisProcess } from '../helpers/redis-process.js';
-import { replicaEnv, startReplicas, type Replica } from '../helpers/replicas.js';
+import { queueFile } from '../helpers/replica-sets.js';
+import { postAsync, replicaEnv, startReplicas, type Replica } from '../helpers/replicas.js';
 import { SLOW_FIXTURE_DOCKERFILE } from '../stack/fixtures.js';
 
 /** Builds queued before each replica's turn (three turns). */
 const PER_TURN = 10;
 const OWN_CREDENTIALS = 3;
-const dir = mkdtempSync(join(tmpdir(), 'ibs-rolling-'));
-const removals: (() => void)[] = [];
+const file = queueFile(stack, 'rolling');
 let redis: RedisProcess;
 /** Every replica ever started (the stopped ones too: their logs are read at the end). */
 const everyReplica: Replica[] = [];
@@ -34,16 +31,9 @@ let env: Record<string, string>;
 
 test.before(async () => {
   redis = await startRedis();
-  const credentials = join(dir, 'git-credentials.json');
-  writeFileSync(
-    credentials,
-    JSON.stringify([
-      { host: '127.0.0.1', kind: 'https', username: stack.GIT_HTTPS_USER, token: stack.GIT_HTTPS_PASSWORD },
-    ]),
-  );
   env = replicaEnv(stack, redis.url, {
     MAX_CONCURRENT_BUILDS: '2',
-    GIT_CREDENTIALS_CONFIG_PATH: credentials,
+    GIT_CREDENTIALS_CONFIG_PATH: file.credentials,
     SHUTDOWN_GRACE_SECONDS: '240',
   });
   everyReplica.push(...(await startReplicas(['a', 'b', 'c'], env)));
@@ -52,17 +42,11 @@ test.before(async () => {
 test.after.always(async () => {
   await Promise.all(everyReplica.map((r) => r.service.lose()));
   await redis?.dispose();
-  for (const remove of removals) remove();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 /** A repository of its own whose build runs a step of a few seconds (so builds are in flight). */
 function repository(): string {
-  const repo = ownDockerfileRepo(
-    SLOW_FIXTURE_DOCKERFILE(stack.BASE_IMAGE_ANON, randomBytes(8).toString('hex'), 3),
-  );
-  removals.push(repo.remove);
-  return repo.repository;
+  return file.repository(SLOW_FIXTURE_DOCKERFILE(stack.BASE_IMAGE_ANON, randomBytes(8).toString('hex'), 3));
 }
 
 /** A build accepted, and the image name it pushes to (each build's own). */
@@ -71,19 +55,11 @@ interface Accepted {
   readonly name: string;
 }
 
-async function postAsync(replica: Replica, body: Record<string, unknown>): Promise<Accepted> {
+/** An async build of a repository of its own, `body` its further fields. */
+async function accept(replica: Replica, body: Record<string, unknown>): Promise<Accepted> {
   const name = uniqueName('rolling');
-  const res = await fetch(`${replica.url}/build`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', Prefer: 'respond-async' },
-    body: JSON.stringify({
-      repository: repository(),
-      image: { registry: stack.REGISTRY_ANON, name },
-      ...body,
-    }),
-  });
-  if (res.status !== 202) throw new Error(`POST /build answered ${String(res.status)}: ${await res.text()}`);
-  return { id: ((await res.json()) as BuildRecord).id, name };
+  const { id } = await postAsync(replica, repository(), { registry: stack.REGISTRY_ANON, name }, { body });
+  return { id, name };
 }
 
 /** What a finished record answers, reduced to what must never change once said. */
@@ -170,7 +146,7 @@ test('a rolling update of every replica under a queue of builds: each ends once 
   for (const name of ['a', 'b', 'c']) {
     const old = live.find((r) => r.name === name) as Replica;
     // A queue deeper than the replicas' slots, accepted by the replica about to stop.
-    for (let i = 0; i < PER_TURN; i += 1) shareable.push(await postAsync(old, {}));
+    for (let i = 0; i < PER_TURN; i += 1) shareable.push(await accept(old, {}));
     watched.splice(0, watched.length, ...shareable.map((r) => r.id));
     // Builds running on it when the signal comes: its grace lets them finish.
     await eventually(async () => (await metricValue(old.url, 'service_builds_in_flight')) > 0, {
@@ -181,7 +157,7 @@ test('a rolling update of every replica under a queue of builds: each ends once 
     if (name === 'a') {
       // Behind the queue: the credentials of their request are on `a` alone.
       for (let i = 0; i < OWN_CREDENTIALS; i += 1)
-        held.push(await postAsync(a, { gitCredentials: httpsCreds() }));
+        held.push(await accept(a, { gitCredentials: httpsCreds() }));
     }
     exits[name] = await terminate(old);
     t.log(`replica ${name} stopped ${String(Math.round((Date.now() - started) / 1000))} s in`);

@@ -6,36 +6,26 @@
  * (only the stopping replica held them) ends with the reason.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import test from 'ava';
 import type { BuildRecord } from '../../src/builds/types.js';
-import { httpsCreds, ownDockerfileRepo, stack, uniqueName } from '../helpers/build-support.js';
+import { httpsCreds, stack, uniqueName } from '../helpers/build-support.js';
 import { eventually } from '../helpers/eventually.js';
 import { tagDigest } from '../helpers/prebuild-support.js';
 import { startRedis, type RedisProcess } from '../helpers/redis-process.js';
-import { replicaEnv, startReplicas, type Replica } from '../helpers/replicas.js';
+import { queueFile } from '../helpers/replica-sets.js';
+import { getBuild as get, postAsync, replicaEnv, startReplicas, type Replica } from '../helpers/replicas.js';
 import { SLOW_FIXTURE_DOCKERFILE, SLOW_STEP_STARTED } from '../stack/fixtures.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'ibs-hand-back-'));
-const removals: (() => void)[] = [];
+const file = queueFile(stack, 'hand-back');
 let redis: RedisProcess;
 let replicas: Replica[] = [];
 
 test.before(async () => {
   redis = await startRedis();
-  const credentials = join(dir, 'git-credentials.json');
-  writeFileSync(
-    credentials,
-    JSON.stringify([
-      { host: '127.0.0.1', kind: 'https', username: stack.GIT_HTTPS_USER, token: stack.GIT_HTTPS_PASSWORD },
-    ]),
-  );
   const env = (grace: string): Record<string, string> =>
     replicaEnv(stack, redis.url, {
       MAX_CONCURRENT_BUILDS: '2',
-      GIT_CREDENTIALS_CONFIG_PATH: credentials,
+      GIT_CREDENTIALS_CONFIG_PATH: file.credentials,
       SHUTDOWN_GRACE_SECONDS: grace,
     });
   replicas = [...(await startReplicas(['a'], env('3'))), ...(await startReplicas(['b'], env('60')))];
@@ -44,32 +34,20 @@ test.before(async () => {
 test.after.always(async () => {
   await Promise.all(replicas.map((r) => r.service.lose()));
   await redis?.dispose();
-  for (const remove of removals) remove();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 function repository(): string {
   const nonce = randomBytes(8).toString('hex');
-  const repo = ownDockerfileRepo(SLOW_FIXTURE_DOCKERFILE(stack.BASE_IMAGE_ANON, nonce, 20));
-  removals.push(repo.remove);
-  return repo.repository;
+  return file.repository(SLOW_FIXTURE_DOCKERFILE(stack.BASE_IMAGE_ANON, nonce, 20));
 }
 
-async function postAsync(replica: Replica, body: Record<string, unknown>): Promise<BuildRecord> {
-  const res = await fetch(`${replica.url}/build`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', Prefer: 'respond-async' },
-    body: JSON.stringify({
-      image: { registry: stack.REGISTRY_ANON, name: uniqueName('hand-back') },
-      ...body,
-    }),
-  });
-  if (res.status !== 202) throw new Error(`POST /build answered ${String(res.status)}: ${await res.text()}`);
-  return (await res.json()) as BuildRecord;
-}
-
-const get = async (replica: Replica, id: string): Promise<BuildRecord> =>
-  (await (await fetch(`${replica.url}/builds/${id}`)).json()) as BuildRecord;
+/** An async build of `repository`, `body` its further fields. */
+const accept = (
+  replica: Replica,
+  repository: string,
+  body: Record<string, unknown> = {},
+): Promise<BuildRecord> =>
+  postAsync(replica, repository, { registry: stack.REGISTRY_ANON, name: uniqueName('hand-back') }, { body });
 
 async function slowStepStarted(replica: Replica, id: string): Promise<void> {
   await eventually(
@@ -97,8 +75,8 @@ test('at the end of the grace a build any replica can run goes back to the queue
   const [a, b] = replicas as [Replica, Replica];
   const portableRepo = repository();
   const ownRepo = repository();
-  const portable = await postAsync(a, { repository: portableRepo });
-  const own = await postAsync(a, { repository: ownRepo, gitCredentials: httpsCreds() });
+  const portable = await accept(a, portableRepo);
+  const own = await accept(a, ownRepo, { gitCredentials: httpsCreds() });
   await Promise.all([slowStepStarted(a, portable.id), slowStepStarted(a, own.id)]);
 
   // Every phase b answers for it until it ends: it ends once, at the end.

@@ -10,7 +10,7 @@ import type { Browser } from 'puppeteer-core';
 import type { AuthRule } from '../../src/config/types.js';
 import { httpsCreds, httpsRepo, stack, startBuildAppFor, uniqueName } from '../helpers/build-support.js';
 import { inPage, launchBrowser, mainText, newPage } from '../helpers/browser.js';
-import { eventually } from '../helpers/eventually.js';
+import { postAsync, untilFinished } from '../helpers/replicas.js';
 import { buildUiBundle } from '../helpers/ui-bundle.js';
 
 const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
@@ -34,29 +34,11 @@ test.after.always(() => browser?.close());
 
 /** A build of `repository` by `token` that ends quickly (no such branch), finished. */
 async function finishedBuild(url: string, token: string, repository: string): Promise<string> {
-  const res = await fetch(`${url}/build`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      Prefer: 'respond-async',
-      Authorization: `Bearer ${token}`,
-    },
-    body: JSON.stringify({
-      repository,
-      branch: `no-such-branch-${randomBytes(3).toString('hex')}`,
-      gitCredentials: httpsCreds(),
-      image: { registry: stack.REGISTRY_ANON, name: uniqueName('ui-access') },
-    }),
-  });
-  if (res.status !== 202) throw new Error(`POST /build answered ${res.status}: ${await res.text()}`);
-  const { id } = (await res.json()) as { id: string };
-  await eventually(
-    async () => {
-      const record = await fetch(`${url}/builds/${id}`, { headers: { Authorization: `Bearer ${token}` } });
-      return ((await record.json()) as { status?: string }).status !== undefined;
-    },
-    { timeout: 120_000, what: `build ${id} finished` },
-  );
+  const headers = { Authorization: `Bearer ${token}` };
+  const body = { branch: `no-such-branch-${randomBytes(3).toString('hex')}`, gitCredentials: httpsCreds() };
+  const image = { registry: stack.REGISTRY_ANON, name: uniqueName('ui-access') };
+  const { id } = await postAsync({ url }, repository, image, { body, headers });
+  await untilFinished({ url }, [id], headers);
   return id;
 }
 

@@ -5,21 +5,17 @@
  * and on a three-master Redis Cluster, with the same assertions.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import test from 'ava';
 import type { BuildRecord } from '../../src/builds/types.js';
 import { usageRepository } from '../../src/usage/metering.js';
-import { ownDockerfileRepo, stack, uniqueName } from '../helpers/build-support.js';
+import { stack, uniqueName } from '../helpers/build-support.js';
 import { eventually } from '../helpers/eventually.js';
 import { metricValue } from '../helpers/metrics.js';
 import { REDIS_KINDS } from '../helpers/redis-kind.js';
-import { replicaSets } from '../helpers/replica-sets.js';
+import { queueFile, replicaSets } from '../helpers/replica-sets.js';
 import {
   postAsync as post,
   replicaEnv,
-  serverGitCredentials,
   succeededOn,
   untilFinished,
   type Replica,
@@ -27,23 +23,11 @@ import {
 import { getUsage } from '../helpers/usage-support.js';
 import { SLOW_FIXTURE_DOCKERFILE } from '../stack/fixtures.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'ibs-usage-replicas-'));
-const removals: (() => void)[] = [];
-const credentials = serverGitCredentials(stack, dir);
+const file = queueFile(stack, 'usage-replicas');
 const replicasOn = replicaSets(['a', 'b'], (redis) =>
-  replicaEnv(stack, redis, { MAX_CONCURRENT_BUILDS: '1', GIT_CREDENTIALS_CONFIG_PATH: credentials }),
+  replicaEnv(stack, redis, { MAX_CONCURRENT_BUILDS: '1', GIT_CREDENTIALS_CONFIG_PATH: file.credentials }),
 );
-
-test.after.always(() => {
-  for (const remove of removals) remove();
-  rmSync(dir, { recursive: true, force: true });
-});
-
-function repository(dockerfile: string): string {
-  const repo = ownDockerfileRepo(dockerfile);
-  removals.push(repo.remove);
-  return repo.repository;
-}
+const repository = (dockerfile: string): string => file.repository(dockerfile);
 
 const postAsync = (replica: Replica, repo: string): Promise<BuildRecord> =>
   post(replica, repo, { registry: stack.REGISTRY_ANON, name: uniqueName('usage-r') });
