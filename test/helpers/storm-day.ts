@@ -69,6 +69,8 @@ function stormEnv(dir: string, topology: RedisTopology, receiver: EventReceiver,
   );
   const { REDIS_URL: _none, ...base } = replicaEnv(stack, '', {
     MAX_CONCURRENT_BUILDS: '2',
+    // The storm's N builds (and the refills between faults) all wait: none is refused as QUEUE_FULL.
+    MAX_QUEUED_BUILDS: '10000',
     BUILD_TIMEOUT_SECONDS: '300',
     BUILD_HISTORY: '5000',
     GIT_CREDENTIALS_CONFIG_PATH: serverGitCredentials(stack, dir),
