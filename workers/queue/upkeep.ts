@@ -1,13 +1,15 @@
 /**
  * The queue's upkeep, on a slow timer (docs/queue.md): this replica's heartbeat (the builds only it
  * can run are kept while it beats), a look for a message missed, and every other tick the reap:
- * builds held by replicas that stopped beating are taken out (to end as never started), running
- * builds whose lease expired stop counting toward their tenant's quota. An idle replica sends
- * Redis about 0.6 commands a second for all of it.
+ * builds held by replicas that stopped beating are taken out (to end as never started); running
+ * builds whose lease expired on a replica that stopped beating run again when any replica may run
+ * them (found so by two reaps in a row: a live replica whose Redis failed beats again by then),
+ * else stop counting toward their tenant's quota. An idle replica sends Redis about 0.6 commands a
+ * second for all of it.
  */
 import type { Logger } from '../../src/observability/logger.js';
 import type { QueueEntry } from '../../src/queue/fair-order.js';
-import type { QueueStore } from '../../src/queue/types.js';
+import type { LostRun, QueueStore } from '../../src/queue/types.js';
 
 const UPKEEP_INTERVAL_MS = 5000;
 /** A running build younger than this is counted whatever its lease says (its record is being written). */
@@ -20,9 +22,13 @@ export interface UpkeepDeps {
   readonly kick: () => void;
   /** Ends the builds the reap took out. */
   readonly reaped: (entries: readonly QueueEntry[]) => Promise<void>;
+  /** Runs again the builds two reaps in a row found lost with their replica. */
+  readonly lost: (runs: readonly LostRun[]) => Promise<void>;
   readonly logger: Pick<Logger, 'warn'>;
   readonly now: () => number;
 }
+
+const runKey = (run: LostRun): string => `${run.id}\0${run.replica}`;
 
 /** Starts the upkeep; the answer stops it. */
 export function startUpkeep(deps: UpkeepDeps): () => void {
@@ -30,9 +36,14 @@ export function startUpkeep(deps: UpkeepDeps): () => void {
     if (deps.shared) void deps.store.heartbeat().catch(() => undefined);
   };
   let tick = 0;
+  /** The builds the last reap found lost: run again when this one finds them so too. */
+  let suspects = new Set<string>();
   const reap = async (): Promise<void> => {
-    const entries = await deps.store.reap(deps.now(), RUNNING_GRACE_MS);
-    if (entries.length > 0) await deps.reaped(entries);
+    const { dropped, lost } = await deps.store.reap(deps.now(), RUNNING_GRACE_MS);
+    if (dropped.length > 0) await deps.reaped(dropped);
+    const confirmed = lost.filter((run) => suspects.has(runKey(run)));
+    suspects = new Set(lost.map(runKey));
+    if (confirmed.length > 0) await deps.lost(confirmed);
   };
   const timer = setInterval(() => {
     beat();
