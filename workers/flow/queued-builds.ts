@@ -126,11 +126,14 @@ export class QueuedBuilds {
     } catch (err) {
       slot.release();
       await this.#runs.endUnstarted(entry.id, err);
+      await this.waiting.ended(entry.id).catch(() => undefined);
       return;
     }
     const resource = this.#runs.resource(logger);
     if (!(await adoptTaken(resource, entry.id, logger))) {
       slot.release();
+      // Not run here: the queue no longer counts it here (nor keeps its entry to run again).
+      await this.waiting.ended(entry.id).catch(() => undefined);
       return;
     }
     const submission: Submission = {
