@@ -28,15 +28,21 @@ import type { BuildEntry } from './records.js';
  * writes the record, then queues it: a moment apart, unless it stops or loses Redis between).
  */
 const ORPHAN_MS = 30_000;
-/** A running record found without lease is ended only by a read this long after the first one. */
+/**
+ * A running record found without lease is ended only by a read this long after the first one
+ * (its replica renews every third of a lease, and at once on reconnection); 4 times as long when
+ * its replica still beats (it takes the lease again as soon as Redis answers, unless it no longer
+ * runs the build: its finish never landed).
+ */
 const LOST_AFTER_MS = 7_500;
+const BEATING_TIMES = 4;
 
 /**
  * KEYS: endingKeys (status failure), the unleased mark. ARGV: endingArgs, what is lost (`queued`
  * or `running`), body json, answer status, ms between the first read and the one that ends a
- * running record. Ends the record as lost when it still is what was read and holds no lease (a
- * running one: when the mark is old enough; the first such read sets it, expiring after 4 times
- * that); answers {record json, ids leaving the history}, or false.
+ * running record, ms the mark lasts. Ends the record as lost when it still is what was read and
+ * holds no lease (a running one: when the mark is old enough; the first such read sets it, the
+ * lease taken again drops it); answers {record json, ids leaving the history}, or false.
  */
 const LOSE = redisScript(`${ENDINGS_LUA}
 local text = redis.call('GET', KEYS[1])
@@ -46,7 +52,7 @@ if entry.phase == 'finished' or (entry.phase == 'queued') ~= (ARGV[7] == 'queued
 if ARGV[7] == 'running' then
   local seen = redis.call('GET', KEYS[7])
   if not seen then
-    redis.call('SET', KEYS[7], ARGV[1], 'PX', 4 * tonumber(ARGV[10]))
+    redis.call('SET', KEYS[7], ARGV[1], 'PX', ARGV[11])
     return false
   end
   if tonumber(ARGV[1]) - tonumber(seen) < tonumber(ARGV[10]) then return false end
@@ -84,21 +90,22 @@ function lostAs(entry: StoredEntry, alive: boolean, nowMs: number): 'ask' | 'run
 async function lose(
   connection: Calls,
   entry: StoredEntry,
-  as: 'queued' | 'running',
+  as: 'queued' | 'running' | 'beating',
   at: EndingContext,
 ): Promise<EntryRead | undefined> {
   const queued = as === 'queued';
+  const afterMs = Math.round(at.lostAfterMs ?? LOST_AFTER_MS);
   const args = [
     ...endingArgs(entry.id, at),
-    as,
+    queued ? 'queued' : 'running',
     queued ? NOT_STARTED_BODY : LOST_BODY,
     queued ? NOT_STARTED_STATUS : 500,
-    Math.round(at.lostAfterMs ?? LOST_AFTER_MS),
+    as === 'beating' ? BEATING_TIMES * afterMs : afterMs,
+    2 * BEATING_TIMES * afterMs,
   ];
   const keys = [...endingKeys(entry.id, 'failure'), buildUnleasedKey(entry.id)];
   const ended = (await connection.call((client) => LOSE.run(client, keys, args))) as
-    | [string, string[]]
-    | null;
+    [string, string[]] | null;
   if (ended !== null) return { entry: parse(ended[0]), lostNow: true, leaving: ended[1] };
   if (queued) return readEntry(connection, entry.id, at);
   // Not ended yet (or by another read): the record as it stands, not settled again.
@@ -107,11 +114,14 @@ async function lose(
 }
 
 /**
- * The ids of running `entries` still run: their replica beats (one EXISTS per replica, each key in
- * a slot of its own) or the queue keeps their entry to run again (one transaction). O(entries).
+ * Of running `entries` read without lease: those the queue keeps to run again (one transaction)
+ * and those whose replica beats (one EXISTS per replica, each key in a slot of its own). O(entries).
  */
-async function stillRun(connection: Calls, entries: readonly StoredEntry[]): Promise<Set<string>> {
-  if (entries.length === 0) return new Set();
+async function stillRun(
+  connection: Calls,
+  entries: readonly StoredEntry[],
+): Promise<{ again: Set<string>; beating: Set<string> }> {
+  if (entries.length === 0) return { again: new Set(), beating: new Set() };
   const replicas = [...new Set(entries.map((e) => e.replica).filter((r): r is string => r !== undefined))];
   const [again, beats] = await Promise.all([
     queueRerunnable(
@@ -123,9 +133,12 @@ async function stillRun(connection: Calls, entries: readonly StoredEntry[]): Pro
     ),
   ]);
   const beating = new Set(replicas.filter((_, i) => beats[i] === true));
-  return new Set(
-    entries.filter((e) => again.has(e.id) || (e.replica !== undefined && beating.has(e.replica))).map((e) => e.id),
-  );
+  return {
+    again,
+    beating: new Set(
+      entries.filter((e) => e.replica !== undefined && beating.has(e.replica)).map((e) => e.id),
+    ),
+  };
 }
 
 /** A record read with whether its lease is held. */
@@ -152,17 +165,14 @@ export async function settleAll(
     queueHolding(connection, asked),
     stillRun(connection, unleased),
   ]);
+  const howLost = (id: string, verdict: 'ask' | 'running' | undefined) => {
+    if (verdict === 'ask') return held.has(id) ? undefined : 'queued';
+    if (verdict === undefined || running.again.has(id)) return undefined;
+    return running.beating.has(id) ? 'beating' : 'running';
+  };
   return Promise.all(
     reads.map(({ entry }, index) => {
-      const verdict = verdicts[index];
-      const as =
-        verdict === 'ask'
-          ? held.has(entry.id)
-            ? undefined
-            : 'queued'
-          : verdict === 'running' && running.has(entry.id)
-            ? undefined
-            : verdict;
+      const as = howLost(entry.id, verdicts[index]);
       return as === undefined ? { entry, lostNow: false, leaving: [] } : lose(connection, entry, as, at);
     }),
   );

@@ -6,9 +6,34 @@
  */
 import { reasonOf } from '../errors/errors.js';
 import type { Logger } from '../observability/logger.js';
-import type { RedisConnection } from '../redis/connection.js';
-import { buildAliveKey } from '../redis/keys.js';
-import { keepLeases } from '../redis/lease.js';
+import type { RedisClient, RedisConnection } from '../redis/connection.js';
+import { buildAliveKey, buildUnleasedKey } from '../redis/keys.js';
+import { LEASE_LUA } from '../redis/lease.js';
+import { redisScript } from '../redis/script.js';
+
+/**
+ * KEYS: lease, unleased mark. ARGV: token, ms. The lease renewed, or taken again when it ran out
+ * (the mark a read left meanwhile dropped: the build runs); answers 0, or the other holder.
+ */
+const KEEP = redisScript(`${LEASE_LUA}
+local taken = lease_take(KEYS[1], ARGV[1], ARGV[2])
+if taken == 2 then redis.call('DEL', KEYS[2]) end
+if taken == 1 or taken == 2 then return 0 end
+return taken
+`);
+
+/** Keeps each build's lease; answers the ids whose lease another holds. One script per lease, sent together. */
+async function keepLeases(
+  client: RedisClient,
+  ids: readonly string[],
+  replica: string,
+  ms: number,
+): Promise<Set<string>> {
+  const held = await Promise.all(
+    ids.map((id) => KEEP.run(client, [buildAliveKey(id), buildUnleasedKey(id)], [replica, ms])),
+  );
+  return new Set(ids.filter((_, i) => held[i] !== 0));
+}
 
 export class OwnBuilds {
   readonly #ids = new Set<string>();
@@ -29,11 +54,9 @@ export class OwnBuilds {
   ) {
     const keep = (): void => {
       if (this.#ids.size === 0) return;
-      const ids = [...this.#ids];
-      const leases = ids.map((id) => ({ key: buildAliveKey(id), token: replica }));
-      keepLeases(connection.client, leases, leaseMs).then(
+      keepLeases(connection.client, [...this.#ids], replica, leaseMs).then(
         (held) => {
-          for (const id of ids.filter((each) => held.has(buildAliveKey(each)))) {
+          for (const id of held) {
             if (!this.#ids.delete(id)) continue;
             logger.warn({ buildId: id }, 'the lease of a build running here is held by another: let go');
             for (const listener of this.#takenOver) listener(id);

@@ -19,15 +19,7 @@ import {
 import { LEASE_MS } from '../redis/lease.js';
 import { laneOf, type QueueEntry, type RingLevel } from './fair-order.js';
 import { AGAIN, DROP_HELD, ENDED, ENQUEUE, PLACES, REMOVE, STARTED, TAKE } from './redis-queue-scripts.js';
-import type {
-  Admission,
-  LostRun,
-  PlaceData,
-  PlaceInput,
-  QueueDepths,
-  QueueStore,
-  Reaped,
-} from './types.js';
+import type { Admission, LostRun, PlaceData, PlaceInput, QueueDepths, QueueStore, Reaped } from './types.js';
 
 const TAKES_KEPT = 50;
 /** How long a take's answer is kept for a repeat of it (a command sent again after a reconnect). */
@@ -247,9 +239,9 @@ class RedisQueue implements QueueStore {
   }
 
   /**
-   * The running builds past their grace whose lease expired on another replica that no longer
-   * beats: those any replica may run again are answered, the others no longer counted. A build
-   * whose replica beats is still running there (its lease lapsed while Redis failed: renewed again).
+   * The running builds past their grace whose lease expired on another replica: those any replica
+   * may run again are answered (with whether their replica beats), the others no longer counted
+   * once their replica stopped beating.
    */
   async #reapRunning(client: RedisClient, nowMs: number, graceMs: number): Promise<LostRun[]> {
     const running = Object.entries(await client.hgetall(RUNNING))
@@ -263,10 +255,11 @@ class RedisQueue implements QueueStore {
     const replicas = [...new Set(gone.map((run) => run.replica).filter((name) => name !== ''))];
     const beats = await existing(client, replicas.map(replicaAliveKey));
     const beating = new Set(replicas.filter((_, i) => beats[i] === true));
-    const stopped = gone.filter((run) => !beating.has(run.replica));
-    const forgotten = stopped.filter((run) => !run.again);
+    const forgotten = gone.filter((run) => !run.again && !beating.has(run.replica));
     if (forgotten.length > 0) await this.#ended(forgotten);
-    return stopped.filter((run) => run.again).map(({ id, replica }) => ({ id, replica }));
+    return gone
+      .filter((run) => run.again)
+      .map(({ id, replica }) => ({ id, replica, beating: beating.has(replica) }));
   }
 }
 

@@ -36,6 +36,8 @@ export interface LostRun {
   readonly id: string;
   /** The replica it ran on. */
   readonly replica: string;
+  /** Whether that replica still beats (then it no longer runs the build only if that lasts). */
+  readonly beating?: boolean;
 }
 
 /** What a reap found: builds only stopped replicas could run (taken out), builds to run again. */
@@ -78,9 +80,11 @@ export interface QueueStore {
   dropHeld(owner: string): Promise<QueueEntry[]>;
   /**
    * Redis mode: the builds held by replicas whose heartbeat expired, taken out (`dropped`); of the
-   * running builds older than `graceMs` whose lease expired on a replica whose heartbeat expired,
-   * those any replica may run again (`lost`: AGAIN puts them back, once their records wait again),
-   * the others no longer counted. A build whose replica beats still runs there. Embedded: nothing.
+   * running builds older than `graceMs` whose lease expired on another replica, those any replica
+   * may run again (`lost`: AGAIN puts them back, once their records wait again; `beating` when
+   * their replica beats: it takes its leases again once Redis answers, so only a lease missing at
+   * several reaps in a row means it no longer runs them), the others no longer counted once their
+   * replica stopped beating. Embedded: nothing.
    */
   reap(nowMs: number, graceMs: number): Promise<Reaped>;
   /**

@@ -76,20 +76,6 @@ export async function renewLeases(
   return new Set(leases.filter((_, i) => renewed[i] !== 1).map((lease) => lease.key));
 }
 
-/**
- * Keeps each lease for its token: renewed while held, taken again when it ran out meanwhile (Redis
- * failed for longer than a lease); answers the keys another token holds now. One script per lease,
- * sent together, as `renewLeases`.
- */
-export async function keepLeases(
-  client: RedisCommander,
-  leases: readonly LeaseHold[],
-  ms: number,
-): Promise<Set<string>> {
-  const taken = await Promise.all(leases.map((lease) => takeLease(client, lease, ms)));
-  return new Set(leases.filter((_, i) => taken[i]?.kind === 'held').map((lease) => lease.key));
-}
-
 /** Lets the lease go when `token` holds it; whether it did. */
 export async function releaseLease(client: RedisCommander, lease: LeaseHold): Promise<boolean> {
   return (await RELEASE.run(client, [lease.key], [lease.token])) === 1;

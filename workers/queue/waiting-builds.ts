@@ -106,13 +106,16 @@ export class WaitingBuilds {
    * kept while it runs (Redis mode) so that another replica runs it again should this one die.
    * Nothing when there are no quotas and nothing to keep. O(1).
    */
-  async started(id: string, tenant: string, again?: Omit<QueueEntry, 'enqueuedAtMs' | 'owner'>): Promise<void> {
+  async started(
+    id: string,
+    tenant: string,
+    again?: Omit<QueueEntry, 'enqueuedAtMs' | 'owner'>,
+  ): Promise<void> {
     const keep = this.#deps.shared && again !== undefined;
     if (this.#deps.config.build.quotas.length === 0 && !keep) return;
     const entry = keep ? { ...again, enqueuedAtMs: this.#now(), owner: this.#deps.replica } : undefined;
     await this.#deps.store.started(id, tenant, this.#now(), entry);
   }
-
 
   /** A build that ran has ended: its slot in its tenant's quota frees, and the next may start. */
   async ended(id: string): Promise<void> {

@@ -5,7 +5,12 @@ import test from 'ava';
 import { createRedisQueue } from '../../../../src/queue/redis-queue.js';
 import type { QueueStore } from '../../../../src/queue/types.js';
 import type { RedisClient, RedisConnection } from '../../../../src/redis/connection.js';
-import { BUILD_QUEUE_CHANNEL, QUEUE_KEYS, buildAliveKey, replicaAliveKey } from '../../../../src/redis/keys.js';
+import {
+  BUILD_QUEUE_CHANNEL,
+  QUEUE_KEYS,
+  buildAliveKey,
+  replicaAliveKey,
+} from '../../../../src/redis/keys.js';
 import { eventually } from '../../../helpers/eventually.js';
 import { orderCases, queueEntry, takeAll } from '../../../helpers/queue-order-cases.js';
 import { readyConnection, useRedisServer } from '../../../helpers/redis-test-server.js';
@@ -121,7 +126,11 @@ test.serial(
     t.is((await reaper.admission('t')).tenantRunning, 2);
     // Neither lease nor heartbeat of `dead` exists: both ran there and it stopped beating.
     const { lost } = await reaper.reap(40_000, 30_000);
-    t.deepEqual(lost, [{ id: portable.id, replica: 'dead' }], 'only the one any replica may run');
+    t.deepEqual(
+      lost,
+      [{ id: portable.id, replica: 'dead', beating: false }],
+      'only the one any replica may run',
+    );
     t.is((await reaper.admission('t')).tenantRunning, 1, 'the other no longer counted');
     t.deepEqual(await reaper.again('dead', [portable.id]), [portable.id]);
     t.deepEqual(await reaper.again('dead', [portable.id]), [], 'a repeat puts nothing back');
@@ -136,17 +145,22 @@ test.serial(
   },
 );
 
-test.serial('a running build whose replica beats is not reaped, whatever its lease', async (t) => {
-  const live = await fresh('live');
-  const reaper = await fresh('reaper');
-  await live.heartbeat();
-  await live.enqueue(queueEntry('t'));
-  const { entry } = await live.take('live', 0);
-  t.not(entry, undefined);
-  t.is(await client().exists(buildAliveKey(entry?.id ?? '')), 0);
-  t.deepEqual((await reaper.reap(40_000, 30_000)).lost, []);
-  t.is((await reaper.admission('t')).tenantRunning, 1, 'still counted: it runs there');
-});
+test.serial(
+  'a running build without lease whose replica beats is told apart, and still counted',
+  async (t) => {
+    const live = await fresh('live');
+    const reaper = await fresh('reaper');
+    await live.heartbeat();
+    await live.enqueue(queueEntry('t'));
+    const { entry } = await live.take('live', 0);
+    t.not(entry, undefined);
+    t.is(await client().exists(buildAliveKey(entry?.id ?? '')), 0);
+    t.deepEqual((await reaper.reap(40_000, 30_000)).lost, [
+      { id: entry?.id, replica: 'live', beating: true },
+    ]);
+    t.is((await reaper.admission('t')).tenantRunning, 1, 'still counted: it may run there');
+  },
+);
 
 test.serial('a build handed back by the replica that took it waits again, once', async (t) => {
   const a = await fresh('a');
@@ -172,7 +186,7 @@ test.serial('a build started at once any replica may run is kept while it runs',
   await dead.started(entry.id, 't', 0, entry);
   const { request: _, ...own } = queueEntry('t', 'api', { owner: 'dead' });
   await dead.started(own.id, 't', 0, own);
-  t.deepEqual((await reaper.reap(40_000, 30_000)).lost, [{ id: entry.id, replica: 'dead' }]);
+  t.deepEqual((await reaper.reap(40_000, 30_000)).lost, [{ id: entry.id, replica: 'dead', beating: false }]);
   t.deepEqual(await reaper.again('dead', [entry.id]), [entry.id]);
   t.deepEqual((await reaper.take('reaper', 1)).entry, entry);
 });
