@@ -26,6 +26,8 @@ export interface UpkeepDeps {
   readonly lost: (runs: readonly LostRun[]) => Promise<void>;
   readonly logger: Pick<Logger, 'warn'>;
   readonly now: () => number;
+  /** Default UPKEEP_INTERVAL_MS (unit tests pass a short one). */
+  readonly intervalMs?: number;
 }
 
 const runKey = (run: LostRun): string => `${run.id}\0${run.replica}`;
@@ -58,7 +60,7 @@ export function startUpkeep(deps: UpkeepDeps): () => void {
     if (deps.shared && tick % 2 === 0) {
       void reap().catch((err: unknown) => deps.logger.warn({ err }, 'the build queue could not be reaped'));
     }
-  }, UPKEEP_INTERVAL_MS);
+  }, deps.intervalMs ?? UPKEEP_INTERVAL_MS);
   timer.unref();
   beat();
   return () => clearInterval(timer);
