@@ -245,8 +245,9 @@ class RedisRegistry implements RedisBuildRegistry {
 
   waitFinished(id: string, ms: number, signal?: AbortSignal): Promise<BuildRecord | undefined> {
     const watch = channelWatch(this.#hub, buildEndChannel(id));
-    // A replica that died publishes nothing: its lease is read again once it may have expired.
-    return finishedWithin((i) => this.get(i), id, ms, signal, watch, this.#leaseMs);
+    // A replica that died publishes nothing: its record is read again every half lease (a read
+    // ends it as lost half a lease after one found its lease and replica gone).
+    return finishedWithin((i) => this.get(i), id, ms, signal, watch, this.#leaseMs / 2);
   }
 
   requestCancel(id: string, by: string): Promise<void> {
