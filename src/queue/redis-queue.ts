@@ -239,14 +239,14 @@ class RedisQueue implements QueueStore {
   }
 
   /**
-   * The running builds past their grace whose lease expired on another replica: those any replica
-   * may run again are answered (with whether their replica beats), the others no longer counted
-   * once their replica stopped beating.
+   * The running builds past their grace whose lease expired: those any replica may run again are
+   * answered (with whether their replica beats: this one does), the others no longer counted once
+   * their replica stopped beating.
    */
   async #reapRunning(client: RedisClient, nowMs: number, graceMs: number): Promise<LostRun[]> {
     const running = Object.entries(await client.hgetall(RUNNING))
       .map(([id, value]) => runningOf(id, value))
-      .filter((run) => run.replica !== this.#replica && nowMs - run.sinceMs >= graceMs);
+      .filter((run) => nowMs - run.sinceMs >= graceMs);
     const leased = await existing(
       client,
       running.map(({ id }) => buildAliveKey(id)),

@@ -80,7 +80,7 @@ export interface QueueStore {
   dropHeld(owner: string): Promise<QueueEntry[]>;
   /**
    * Redis mode: the builds held by replicas whose heartbeat expired, taken out (`dropped`); of the
-   * running builds older than `graceMs` whose lease expired on another replica, those any replica
+   * running builds older than `graceMs` whose lease expired (on any replica), those any replica
    * may run again (`lost`: AGAIN puts them back, once their records wait again; `beating` when
    * their replica beats: it takes its leases again once Redis answers, so only a lease missing at
    * several reaps in a row means it no longer runs them), the others no longer counted once their

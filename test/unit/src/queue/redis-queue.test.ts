@@ -159,6 +159,11 @@ test.serial(
       { id: entry?.id, replica: 'live', beating: true },
     ]);
     t.is((await reaper.admission('t')).tenantRunning, 1, 'still counted: it may run there');
+    t.deepEqual(
+      (await live.reap(40_000, 30_000)).lost,
+      [{ id: entry?.id, replica: 'live', beating: true }],
+      'its own replica tells it so too',
+    );
   },
 );
 
