@@ -22,7 +22,7 @@ export interface UpkeepDeps {
   readonly kick: () => void;
   /** Ends the builds the reap took out. */
   readonly reaped: (entries: readonly QueueEntry[]) => Promise<void>;
-  /** Runs again the builds two reaps in a row found lost with their replica. */
+  /** Runs again the builds reaps in a row found lost with their replica (strikesOf). */
   readonly lost: (runs: readonly LostRun[]) => Promise<void>;
   readonly logger: Pick<Logger, 'warn'>;
   readonly now: () => number;
