@@ -58,6 +58,8 @@ export class BuildWorker {
     ctx.builds.onCancel((id, by) => this.#runs.local(id)?.cancel(by));
     // A build whose replica died ends here, when this replica's read finds it lost: its events too.
     ctx.builds.onLost((record) => void this.#runs.tellEnded(record));
+    // A build of this replica run again elsewhere (its lease lapsed and was taken): stopped here.
+    ctx.builds.onTakenOver?.((id) => void this.#runs.letGo(id));
     this.#queued = new QueuedBuilds(ctx, this.#runs, this.#queue);
     this.#keys = new IdempotentRequests(ctx.builds, ctx.metrics, ctx.logger);
   }
@@ -99,8 +101,9 @@ export class BuildWorker {
     if (slot === undefined) return this.#queued.enqueue(plan, options, tenant);
     const resource = this.#runs.resource(options.logger, tenant);
     const never = new AbortController().signal;
-    const result = this.#runs.run(plan, { ...options, signal: never, reservation: slot }, resource);
-    this.#queued.countRunning(resource, tenant, result);
+    const submission = { ...options, signal: never, reservation: slot };
+    const result = this.#runs.run(plan, submission, resource);
+    this.#queued.countRunning(resource, tenant, result, { plan, submission });
     result.catch(() => undefined);
     const id = await Promise.race([resource.id, result.then(() => resource.id)]);
     if (options.idempotency !== undefined) await this.#keys.bind(options.idempotency, resource.id);

@@ -38,6 +38,8 @@ export interface EndingContext {
   readonly keptSinceMs: number;
   /** A finished record's key expires after this (beyond historyDays: the sweep drops it first). */
   readonly recordTtlMs: number;
+  /** A running record found without lease is lost to a read this long after the first (ms). */
+  readonly lostAfterMs?: number;
 }
 
 /** ARGV[1..6] of an ending script (its own arguments follow). */

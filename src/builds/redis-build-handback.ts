@@ -11,7 +11,7 @@ import { LEASE_LUA, LEASE_MS } from '../redis/lease.js';
 import { redisScript } from '../redis/script.js';
 
 /** The holder of a handed-back build's lease until a replica adopts it (never a replica's name). */
-const HANDED_BACK_HOLDER = '@queued-again';
+export const HANDED_BACK_HOLDER = '@queued-again';
 
 /** KEYS: build, alive. ARGV: replica. Marks a running record this replica leases; 1, else 0. */
 const MARK = redisScript(`${LEASE_LUA}

@@ -1,11 +1,14 @@
 /**
  * The reads of the Redis build registry: one record, or a batch of an index in order (a bounded
- * range of a sorted set, then the records and leases in one MGET). A running record read without
- * its lease is finished as lost, a queued one the queue lost as never started, each by one
- * script: no sweeper runs apart, the replica whose read ended a build is the one that tells of it.
+ * range of a sorted set, then the records and leases in one MGET). A queued record the queue lost
+ * is ended as never started; a running record read without its lease is left running while its
+ * replica beats (it renews the lease once Redis answers it again) or while the queue keeps its
+ * entry (the reap runs it again), and is otherwise ended as lost by a read at least `lostAfterMs`
+ * after a first read found it so. Each by one script: no sweeper runs apart, the replica whose
+ * read ended a build is the one that tells of it.
  */
 import type { RedisConnection } from '../redis/connection.js';
-import { buildAliveKey, buildKey } from '../redis/keys.js';
+import { buildAliveKey, buildKey, buildUnleasedKey, replicaAliveKey } from '../redis/keys.js';
 import { redisScript } from '../redis/script.js';
 import type { Candidate, Position } from './build-pages.js';
 import {
@@ -17,7 +20,7 @@ import {
   NOT_STARTED_BODY,
   NOT_STARTED_STATUS,
 } from './redis-build-endings.js';
-import { queueHolding } from './redis-queue-holds.js';
+import { queueHolding, queueRerunnable } from './redis-queue-holds.js';
 import type { BuildEntry } from './records.js';
 
 /**
@@ -25,24 +28,43 @@ import type { BuildEntry } from './records.js';
  * writes the record, then queues it: a moment apart, unless it stops or loses Redis between).
  */
 const ORPHAN_MS = 30_000;
+/**
+ * A running record found without lease is ended only by a read this long after the first one
+ * (its replica renews every third of a lease, and at once on reconnection); 4 times as long when
+ * its replica still beats (it takes the lease again as soon as Redis answers, unless it no longer
+ * runs the build: its finish never landed).
+ */
+const LOST_AFTER_MS = 7_500;
+const BEATING_TIMES = 4;
 
 /**
- * KEYS: endingKeys (status failure). ARGV: endingArgs, what is lost (`queued` or `running`),
- * body json, answer status. Ends the record as lost when it still is what was read and holds no
- * lease; answers {record json, ids leaving the history}, or false.
+ * KEYS: endingKeys (status failure), the unleased mark. ARGV: endingArgs, what is lost (`queued`
+ * or `running`), body json, answer status, ms between the first read and the one that ends a
+ * running record, ms the mark lasts. Ends the record as lost when it still is what was read and
+ * holds no lease (a running one: when the mark is old enough; the first such read sets it, the
+ * lease taken again drops it); answers {record json, ids leaving the history}, or false.
  */
 const LOSE = redisScript(`${ENDINGS_LUA}
 local text = redis.call('GET', KEYS[1])
 if not text or redis.call('EXISTS', KEYS[2]) == 1 then return false end
 local entry = cjson.decode(text)
 if entry.phase == 'finished' or (entry.phase == 'queued') ~= (ARGV[7] == 'queued') then return false end
+if ARGV[7] == 'running' then
+  local seen = redis.call('GET', KEYS[7])
+  if not seen then
+    redis.call('SET', KEYS[7], ARGV[1], 'PX', ARGV[11])
+    return false
+  end
+  if tonumber(ARGV[1]) - tonumber(seen) < tonumber(ARGV[10]) then return false end
+  redis.call('DEL', KEYS[7])
+end
 return {lose(entry, ARGV[8], tonumber(ARGV[9])), leaving()}
 `);
 
 type Calls = Pick<RedisConnection, 'call'>;
 
-/** A record as Redis keeps it: a running one may carry who asked to cancel it. */
-export type StoredEntry = BuildEntry & { cancelledBy?: string };
+/** A record as Redis keeps it: a running one may carry who asked to cancel it, and its replica. */
+export type StoredEntry = BuildEntry & { cancelledBy?: string; replica?: string };
 
 /** A record read, and whether this read finished it (lost) and which ids then leave the history. */
 export interface EntryRead {
@@ -54,8 +76,9 @@ export interface EntryRead {
 const parse = (text: string): StoredEntry => JSON.parse(text) as StoredEntry;
 
 /**
- * Whether a record read with its lease (`alive`) must be ended as lost, and how; `ask`: a queued
- * record old enough that the queue tells (lost when the queue no longer holds it).
+ * Whether a record read with its lease (`alive`) may have to be ended as lost: `ask`, a queued
+ * record old enough that the queue tells (lost when it no longer holds it); `running`, a running
+ * one whose replica and the queue tell (lost when neither runs it).
  */
 function lostAs(entry: StoredEntry, alive: boolean, nowMs: number): 'ask' | 'running' | undefined {
   if (alive || entry.phase === 'finished') return undefined;
@@ -67,21 +90,55 @@ function lostAs(entry: StoredEntry, alive: boolean, nowMs: number): 'ask' | 'run
 async function lose(
   connection: Calls,
   entry: StoredEntry,
-  as: 'queued' | 'running',
+  as: 'queued' | 'running' | 'beating',
   at: EndingContext,
 ): Promise<EntryRead | undefined> {
   const queued = as === 'queued';
+  const afterMs = Math.round(at.lostAfterMs ?? LOST_AFTER_MS);
   const args = [
     ...endingArgs(entry.id, at),
-    as,
+    queued ? 'queued' : 'running',
     queued ? NOT_STARTED_BODY : LOST_BODY,
     queued ? NOT_STARTED_STATUS : 500,
+    as === 'beating' ? BEATING_TIMES * afterMs : afterMs,
+    2 * BEATING_TIMES * afterMs,
   ];
-  const ended = (await connection.call((client) =>
-    LOSE.run(client, endingKeys(entry.id, 'failure'), args),
-  )) as [string, string[]] | null;
+  const keys = [...endingKeys(entry.id, 'failure'), buildUnleasedKey(entry.id)];
+  const ended = (await connection.call((client) => LOSE.run(client, keys, args))) as
+    [string, string[]] | null;
   if (ended !== null) return { entry: parse(ended[0]), lostNow: true, leaving: ended[1] };
-  return readEntry(connection, entry.id, at);
+  if (queued) return readEntry(connection, entry.id, at);
+  // Not ended yet (or by another read): the record as it stands, not settled again.
+  const text = await connection.call((client) => client.get(buildKey(entry.id)));
+  return text === null ? undefined : { entry: parse(text), lostNow: false, leaving: [] };
+}
+
+/**
+ * Of running `entries` read without lease: those the queue keeps to run again (one transaction)
+ * and those whose replica beats (one EXISTS per replica, each key in a slot of its own). O(entries).
+ */
+async function stillRun(
+  connection: Calls,
+  entries: readonly StoredEntry[],
+): Promise<{ again: Set<string>; beating: Set<string> }> {
+  if (entries.length === 0) return { again: new Set(), beating: new Set() };
+  const replicas = [...new Set(entries.map((e) => e.replica).filter((r): r is string => r !== undefined))];
+  const [again, beats] = await Promise.all([
+    queueRerunnable(
+      connection,
+      entries.map((e) => e.id),
+    ),
+    Promise.all(
+      replicas.map(async (r) => (await connection.call((c) => c.exists(replicaAliveKey(r)))) === 1),
+    ),
+  ]);
+  const beating = new Set(replicas.filter((_, i) => beats[i] === true));
+  return {
+    again,
+    beating: new Set(
+      entries.filter((e) => e.replica !== undefined && beating.has(e.replica)).map((e) => e.id),
+    ),
+  };
 }
 
 /** A record read with whether its lease is held. */
@@ -92,8 +149,9 @@ export interface LeasedEntry {
 
 /**
  * Settles records read with their leases (a page's, in order): each as it is, or ended as lost by
- * this read. The queue is asked about the old queued ones together (one round trip, O(records));
- * a record that is lost costs one script more (rare: its replica died).
+ * this read. The queue is asked about the old queued ones and the running ones without lease
+ * together (one round trip, O(records)), and the replicas of the latter whether they beat (one
+ * EXISTS per replica); a record that is lost costs one script more (rare: its replica died).
  */
 export async function settleAll(
   connection: Calls,
@@ -102,11 +160,19 @@ export async function settleAll(
 ): Promise<(EntryRead | undefined)[]> {
   const verdicts = reads.map(({ entry, alive }) => lostAs(entry, alive, at.nowMs));
   const asked = reads.filter((_, i) => verdicts[i] === 'ask').map(({ entry }) => entry.id);
-  const held = await queueHolding(connection, asked);
+  const unleased = reads.filter((_, i) => verdicts[i] === 'running').map(({ entry }) => entry);
+  const [held, running] = await Promise.all([
+    queueHolding(connection, asked),
+    stillRun(connection, unleased),
+  ]);
+  const howLost = (id: string, verdict: 'ask' | 'running' | undefined) => {
+    if (verdict === 'ask') return held.has(id) ? undefined : 'queued';
+    if (verdict === undefined || running.again.has(id)) return undefined;
+    return running.beating.has(id) ? 'beating' : 'running';
+  };
   return Promise.all(
     reads.map(({ entry }, index) => {
-      const verdict = verdicts[index];
-      const as = verdict === 'ask' ? (held.has(entry.id) ? undefined : 'queued') : verdict;
+      const as = howLost(entry.id, verdicts[index]);
       return as === undefined ? { entry, lostNow: false, leaving: [] } : lose(connection, entry, as, at);
     }),
   );

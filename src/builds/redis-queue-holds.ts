@@ -1,7 +1,8 @@
 /**
  * Whether the shared queue still holds builds, waiting or running: a queued record the queue no
- * longer holds was lost before it started (docs/queue.md). The one place the build records read
- * the queue's own keys, apart from their scripts (another hash slot in a Redis Cluster).
+ * longer holds was lost before it started, a running record whose replica died is run again when
+ * the queue keeps its entry (docs/queue.md). The one place the build records read the queue's own
+ * keys, apart from their scripts (another hash slot in a Redis Cluster).
  */
 import type { RedisConnection } from '../redis/connection.js';
 import { QUEUE_KEYS } from '../redis/keys.js';
@@ -28,4 +29,29 @@ export async function queueHolding(
     return err === null && value === 1;
   };
   return new Set(ids.filter((_, i) => held(2 * i) || held(2 * i + 1)));
+}
+
+/** A running value keeps its entry (any replica may run it again): its fifth field (keys.ts). */
+const keepsEntry = (value: unknown): boolean =>
+  typeof value === 'string' && (value.split('\0')[4] ?? '') !== '';
+
+/**
+ * The ids of `ids` any replica may run again: waiting, or running with their entry kept. A field
+ * lookup and a field read per id in one transaction (one round trip, one slot), O(ids).
+ */
+export async function queueRerunnable(
+  connection: Pick<RedisConnection, 'call'>,
+  ids: readonly string[],
+): Promise<Set<string>> {
+  if (ids.length === 0 || WAITING === undefined || RUNNING === undefined) return new Set();
+  const replies = await connection.call((client) => {
+    const multi = client.multi();
+    for (const id of ids) multi.hexists(WAITING, id).hget(RUNNING, id);
+    return multi.exec();
+  });
+  const answer = (at: number): unknown => {
+    const [err, value] = replies?.[at] ?? [];
+    return err === null ? value : undefined;
+  };
+  return new Set(ids.filter((_, i) => answer(2 * i) === 1 || keepsEntry(answer(2 * i + 1))));
 }

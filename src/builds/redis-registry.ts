@@ -27,6 +27,7 @@ import {
 } from './redis-build-reads.js';
 import { adoptEntry, finishEntry, startEntry, updateEntry } from './redis-build-writes.js';
 import { handBackEntry } from './redis-build-handback.js';
+import { queueAgainEntry } from './redis-build-rerun.js';
 import { bindKey, releaseKey, reserveKey } from './redis-idempotency-keys.js';
 import { OwnBuilds } from './redis-own-builds.js';
 import type {
@@ -95,6 +96,8 @@ class RedisRegistry implements RedisBuildRegistry {
       history: this.#history,
       keptSinceMs: nowMs - this.#keptMs,
       recordTtlMs: this.#keptMs + DAY_MS,
+      // A live replica renews its leases every third of one: it has done so by then.
+      lostAfterMs: this.#leaseMs / 2,
     };
   }
 
@@ -154,13 +157,33 @@ class RedisRegistry implements RedisBuildRegistry {
     return handed;
   }
 
+  queueAgain(id: string, replica: string): Promise<boolean> {
+    return queueAgainEntry(this.#deps.connection, id, replica);
+  }
+
+  onTakenOver(listener: (id: string) => void): void {
+    this.#own.onTakenOver(listener);
+  }
+
   addWaiters(id: string, delta: number): Promise<void> {
     return updateEntry(this.#deps.connection, id, {}, delta, this.#keptMs + 2 * DAY_MS);
   }
 
+  /**
+   * Finishes the record; its lease is kept until the finish lands, so that a store refusing writes
+   * a while (maxmemory, a failover) while the caller tries again never gets the build read as lost
+   * (let go LEASE_MS after the last failed try: the caller gave up).
+   */
   async finish(id: string, outcome: BuildOutcome): Promise<void> {
+    let leaving: string[];
+    try {
+      leaving = await finishEntry(this.#deps.connection, id, outcome, this.#ending());
+    } catch (err) {
+      this.#own.letGoAfter(id, this.#leaseMs);
+      throw err;
+    }
     this.#own.delete(id);
-    await this.#evict(await finishEntry(this.#deps.connection, id, outcome, this.#ending()));
+    await this.#evict(leaving);
   }
 
   /** The index a page walks: the smallest of those the filter names (each ZCARD is O(1)). */
@@ -222,8 +245,9 @@ class RedisRegistry implements RedisBuildRegistry {
 
   waitFinished(id: string, ms: number, signal?: AbortSignal): Promise<BuildRecord | undefined> {
     const watch = channelWatch(this.#hub, buildEndChannel(id));
-    // A replica that died publishes nothing: its lease is read again once it may have expired.
-    return finishedWithin((i) => this.get(i), id, ms, signal, watch, this.#leaseMs);
+    // A replica that died publishes nothing: its record is read again every half lease (a read
+    // ends it as lost half a lease after one found its lease and replica gone).
+    return finishedWithin((i) => this.get(i), id, ms, signal, watch, this.#leaseMs / 2);
   }
 
   requestCancel(id: string, by: string): Promise<void> {

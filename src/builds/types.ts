@@ -275,6 +275,17 @@ export interface BuildRegistry {
    * Embedded: absent (no other replica could run it).
    */
   handBack?(id: string, enqueue: () => Promise<void>): Promise<boolean>;
+  /**
+   * Redis mode: the record of build `id`, running without lease on `replica` that died, waits
+   * again (phase `queued`) for the queue to put it back; false when it is no longer that replica's
+   * (it ended, or runs elsewhere). Embedded: absent.
+   */
+  queueAgain?(id: string, replica: string): Promise<boolean>;
+  /**
+   * Redis mode: calls `listener` with each build running here whose lease another replica took
+   * (its replica was thought dead, and it runs elsewhere now). Embedded: absent.
+   */
+  onTakenOver?(listener: (id: string) => void): void;
   /** Changes the number of requests waiting on a running build by `delta` (requests that follow it). */
   addWaiters(id: string, delta: number): Promise<void>;
   /** Marks a build finished; only the newest N finished builds are kept (N: config.build.history). */

@@ -333,8 +333,8 @@ export const ERRORS = {
   },
   BUILD_LOST: {
     status: 500,
-    text: 'the build was lost: its replica {replica} stopped renewing its record',
-    when: 'Redis mode: the replica running the build died (its record lease expired) before it ended.',
+    text: 'the build was lost: its replica {replica} stopped renewing its record, and only that replica could run it (its request carried credentials of its own, or its caller waited on that replica)',
+    when: 'Redis mode: the replica running the build died (its record lease and heartbeat expired) before it ended, and no other replica may run it again (a build without credentials of its own, answered asynchronously, runs again instead).',
   },
   INVALID_IDEMPOTENCY_KEY: {
     status: 400,

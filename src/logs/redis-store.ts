@@ -6,7 +6,8 @@
  * log's keys, then the removal from its kind's closed set.
  */
 import type { Config } from '../config/types.js';
-import { serviceError } from '../errors/errors.js';
+import { ERROR_CLASSES, serviceError } from '../errors/errors.js';
+import { retryAfterDelays } from '../errors/retry.js';
 import type { Logger } from '../observability/logger.js';
 import type { RedisConnection, RedisClient } from '../redis/connection.js';
 import { createSubscriptionHub, type SubscriptionHub, type Subscription } from '../redis/subscriptions.js';
@@ -83,18 +84,30 @@ async function readElements(
   });
 }
 
+/**
+ * The waits before each new try to open a log while the store refuses it (about half a minute in
+ * all, as a queued build's adoption and a finish): Redis at maxmemory or failing over must not fail
+ * a build that runs. A try repeated after one that landed adds an empty piece: nothing shown.
+ */
+const OPEN_RETRIES_MS = [250, 500, 1000, 2000, 4000, 8000, 16_000];
+
 async function open(logs: RedisLogs, kind: LogKind, secrets: readonly string[]): Promise<CommandLogWriter> {
   const id = newLogId(kind);
-  await logs.deps.connection.call((client) =>
-    client
-      .multi()
-      .hset(metaKey(id), { kind, state: 'open' })
-      .pexpire(metaKey(id), OPEN_LOG_IDLE_TTL_MS)
-      // The empty first piece makes the list exist (appends use RPUSHX).
-      .rpush(textKey(id), '')
-      .pexpire(textKey(id), OPEN_LOG_IDLE_TTL_MS)
-      .exec(),
-  );
+  const create = () =>
+    logs.deps.connection.call((client) =>
+      client
+        .multi()
+        .hset(metaKey(id), { kind, state: 'open' })
+        .pexpire(metaKey(id), OPEN_LOG_IDLE_TTL_MS)
+        // The empty first piece makes the list exist (appends use RPUSHX).
+        .rpush(textKey(id), '')
+        .pexpire(textKey(id), OPEN_LOG_IDLE_TTL_MS)
+        .exec(),
+    );
+  await retryAfterDelays(create, {
+    delaysMs: OPEN_RETRIES_MS,
+    retries: (err) => err instanceof ERROR_CLASSES.STORE_UNAVAILABLE,
+  });
   return writer(logs, id, kind, [...logs.serverSecrets, ...secrets]);
 }
 

@@ -6,7 +6,7 @@
  */
 import { QUEUE_CLASSES, type QueueClass } from '../rules/build-classes.js';
 import { LEVELS, levelOf, type QueueEntry, type RingLevel } from './fair-order.js';
-import type { Admission, PlaceData, PlaceInput, QueueDepths, QueueStore } from './types.js';
+import type { Admission, PlaceData, PlaceInput, QueueDepths, QueueStore, Reaped } from './types.js';
 
 const TAKES_KEPT = 50;
 
@@ -53,6 +53,12 @@ class MemoryQueue implements QueueStore {
     if (entry.maxRunning === undefined) this.#quotas.delete(entry.tenant);
     else this.#quotas.set(entry.tenant, entry.maxRunning);
     return this.#snapshot();
+  }
+
+  /** One process: a build that ran here no longer runs, and waits again. */
+  async requeue(entry: QueueEntry): Promise<QueueDepths> {
+    await this.ended(entry.id);
+    return this.#waiting.has(entry.id) ? this.#snapshot() : this.enqueue(entry);
   }
 
   async take(replica: string, nowMs: number): Promise<{ entry?: QueueEntry; depths: QueueDepths }> {
@@ -116,7 +122,11 @@ class MemoryQueue implements QueueStore {
     return mine;
   }
 
-  async reap(): Promise<QueueEntry[]> {
+  async reap(): Promise<Reaped> {
+    return { dropped: [], lost: [] };
+  }
+
+  async again(): Promise<string[]> {
     return [];
   }
 

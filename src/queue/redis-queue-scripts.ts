@@ -52,33 +52,70 @@ local function unlink(e)
     if redis.call('HINCRBY', OWNERS, e.lane, -1) <= 0 then redis.call('HDEL', OWNERS, e.lane) end
   end
 end
-local function run(id, tenant, nowMs)
-  if redis.call('HSETNX', RUNNING, id, tenant .. SEP .. nowMs) == 1 then count('running:' .. tenant, 1) end
+-- A running build's value: tenant, since ms, replica, class, then the entry's JSON when any replica
+-- may run it again ('' otherwise).
+local function run(id, tenant, nowMs, replica, class, json)
+  local value = table.concat({tenant, nowMs, replica, class, json}, SEP)
+  if redis.call('HSETNX', RUNNING, id, value) == 1 then count('running:' .. tenant, 1) end
+end
+local function running(id)
+  local value = redis.call('HGET', RUNNING, id)
+  if not value then return nil end
+  local r = {id = id, replica = '', class = '', json = ''}
+  local from = 1
+  for _, field in ipairs({'tenant', 'since', 'replica', 'class'}) do
+    local at = string.find(value, SEP, from, true)
+    if not at then
+      r[field] = string.sub(value, from)
+      return r
+    end
+    r[field] = string.sub(value, from, at - 1)
+    from = at + 1
+  end
+  r.json = string.sub(value, from)
+  return r
+end
+-- A running build no longer runs: its tenant's count frees; whether its tenant has builds waiting
+-- under a quota (the replicas are then woken).
+local function stop(r)
+  redis.call('HDEL', RUNNING, r.id)
+  count('running:' .. r.tenant, -1)
+  return redis.call('HEXISTS', QUOTAS, r.tenant) == 1 and redis.call('HEXISTS', COUNTS, 'tenant:' .. r.tenant) == 1
+end
+-- Puts an entry at the end of its tenant's line at its level.
+local function add(id, class, tenant, lane, json)
+  local level = LEVEL[class]
+  local e = {id = id, class = class, tenant = tenant, lane = lane, level = level, seq = pad(redis.call('HINCRBY', COUNTS, 'seq', 1))}
+  redis.call('HSET', ENTRIES, id, e.seq .. SEP .. class .. SEP .. tenant .. SEP .. lane .. SEP .. json)
+  redis.call('ZADD', lineKey(level), 0, lineMember(e))
+  redis.call('ZADD', lanesKey(level), 0, laneMember(e))
+  count('class:' .. class, 1)
+  count('tenant:' .. tenant, 1)
+  if count('level:' .. level .. ':' .. tenant, 1) == 1 then
+    redis.call('ZADD', ringKey(level), redis.call('HINCRBY', COUNTS, 'turn', 1), tenant)
+  end
+  if lane ~= ANY then
+    redis.call('ZADD', HELD, 0, lane .. SEP .. id)
+    redis.call('HINCRBY', OWNERS, lane, 1)
+  end
 end
 `;
 
 /**
- * ARGV: id, class, tenant, lane, entry JSON, maxRunning ('' none), channel. Answers the depths.
- * O(log n); an enqueue of a build waiting or running changes nothing.
+ * ARGV: id, class, tenant, lane, entry JSON, maxRunning ('' none), channel, the replica handing the
+ * build back ('' none: a build it ran there no longer runs). Answers the depths. O(log n); an
+ * enqueue of a build waiting or running (elsewhere) changes nothing.
  */
 export const ENQUEUE = redisScript(`${COMMON}
 local id, class, tenant, lane = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
-local level = LEVEL[class]
-if redis.call('HEXISTS', ENTRIES, id) == 1 or redis.call('HEXISTS', RUNNING, id) == 1 then return depths() end
-local e = {id = id, class = class, tenant = tenant, lane = lane, level = level, seq = pad(redis.call('HINCRBY', COUNTS, 'seq', 1))}
-redis.call('HSET', ENTRIES, id, e.seq .. SEP .. class .. SEP .. tenant .. SEP .. lane .. SEP .. ARGV[5])
-redis.call('ZADD', lineKey(level), 0, lineMember(e))
-redis.call('ZADD', lanesKey(level), 0, laneMember(e))
-count('class:' .. class, 1)
-count('tenant:' .. tenant, 1)
-if count('level:' .. level .. ':' .. tenant, 1) == 1 then
-  redis.call('ZADD', ringKey(level), redis.call('HINCRBY', COUNTS, 'turn', 1), tenant)
+local r = running(id)
+if r and ARGV[8] ~= '' and r.replica == ARGV[8] then
+  stop(r)
+  r = nil
 end
+if r or redis.call('HEXISTS', ENTRIES, id) == 1 then return depths() end
+add(id, class, tenant, lane, ARGV[5])
 if ARGV[6] == '' then redis.call('HDEL', QUOTAS, tenant) else redis.call('HSET', QUOTAS, tenant, ARGV[6]) end
-if lane ~= ANY then
-  redis.call('ZADD', HELD, 0, lane .. SEP .. id)
-  redis.call('HINCRBY', OWNERS, lane, 1)
-end
 redis.call('PUBLISH', ARGV[7], 'q')
 return depths()
 `);
@@ -88,6 +125,8 @@ return depths()
  * the take's answer is kept. Answers {entry JSON or false, depths...}: the first tenant in ring
  * order under its quota with a build this replica may run gives its oldest such build, and is
  * served last of its level from now on. A take whose key holds an answer (a repeat) answers it.
+ * The build runs from then on: its running value keeps the entry when any replica may run it, for
+ * AGAIN if this replica dies.
  * O(log n) when the tenant whose turn it is may run, O(tenants) at worst (tenants at their quota,
  * or whose builds only another replica may run, are passed over).
  */
@@ -130,7 +169,7 @@ for l = 0, 2 do
           if redis.call('ZSCORE', ringKey(l), tenant) then
             redis.call('ZADD', ringKey(l), redis.call('HINCRBY', COUNTS, 'turn', 1), tenant)
           end
-          run(id, tenant, nowMs)
+          run(id, tenant, nowMs, replica, e.class, e.lane == ANY and e.json or '')
           redis.call('SET', TAKEN, e.json, 'PX', ARGV[4])
           local d = depths()
           return {e.json, d[1], d[2], d[3], d[4]}
@@ -153,29 +192,47 @@ unlink(parse(ARGV[1], value))
 return depths()
 `);
 
-/** ARGV: id, tenant, now ms. O(1). */
+/**
+ * ARGV: id, tenant, now ms, replica, class, entry JSON ('' when only this replica may run it).
+ * O(1).
+ */
 export const STARTED = redisScript(`${COMMON}
-run(ARGV[1], ARGV[2], ARGV[3])
+run(ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6])
 return 1
 `);
 
 /**
- * ARGV: channel, ids... Each no longer runs; the replicas are woken when its tenant has a quota
+ * ARGV: channel, then pairs of id and the replica it ran on ('' any). Each no longer runs there
+ * (a build another replica runs since is kept); the replicas are woken when its tenant has a quota
  * and builds waiting. O(ids).
  */
 export const ENDED = redisScript(`${COMMON}
 local wake = false
-for i = 2, #ARGV do
-  local value = redis.call('HGET', RUNNING, ARGV[i])
-  if value then
-    redis.call('HDEL', RUNNING, ARGV[i])
-    local tenant = string.sub(value, 1, string.find(value, SEP, 1, true) - 1)
-    count('running:' .. tenant, -1)
-    if redis.call('HEXISTS', QUOTAS, tenant) == 1 and redis.call('HEXISTS', COUNTS, 'tenant:' .. tenant) == 1 then wake = true end
-  end
+for i = 2, #ARGV - 1, 2 do
+  local r = running(ARGV[i])
+  if r and (ARGV[i + 1] == '' or r.replica == ARGV[i + 1]) and stop(r) then wake = true end
 end
 if wake then redis.call('PUBLISH', ARGV[1], 'f') end
 return 1
+`);
+
+/**
+ * ARGV: channel, the replica that died, ids... Each build that ran there and that any replica may
+ * run again waits again, at the end of its tenant's line; answers the ids queued again (a repeat
+ * finds none: they no longer run there). O(log n) per id.
+ */
+export const AGAIN = redisScript(`${COMMON}
+local again = {}
+for i = 3, #ARGV do
+  local r = running(ARGV[i])
+  if r and r.replica == ARGV[2] and r.json ~= '' and LEVEL[r.class] then
+    stop(r)
+    if redis.call('HEXISTS', ENTRIES, r.id) == 0 then add(r.id, r.class, r.tenant, ANY, r.json) end
+    table.insert(again, r.id)
+  end
+end
+if #again > 0 then redis.call('PUBLISH', ARGV[1], 'q') end
+return again
 `);
 
 /** ARGV: owner. Takes out every build only `owner` may run; answers their entries' JSON. */

@@ -18,8 +18,8 @@ import {
 } from '../redis/keys.js';
 import { LEASE_MS } from '../redis/lease.js';
 import { laneOf, type QueueEntry, type RingLevel } from './fair-order.js';
-import { DROP_HELD, ENDED, ENQUEUE, PLACES, REMOVE, STARTED, TAKE } from './redis-queue-scripts.js';
-import type { Admission, PlaceData, PlaceInput, QueueDepths, QueueStore } from './types.js';
+import { AGAIN, DROP_HELD, ENDED, ENQUEUE, PLACES, REMOVE, STARTED, TAKE } from './redis-queue-scripts.js';
+import type { Admission, LostRun, PlaceData, PlaceInput, QueueDepths, QueueStore, Reaped } from './types.js';
 
 const TAKES_KEPT = 50;
 /** How long a take's answer is kept for a repeat of it (a command sent again after a reconnect). */
@@ -60,6 +60,18 @@ async function existing(client: RedisClient, keys: readonly string[]): Promise<b
   return Promise.all(keys.map(async (key) => (await client.exists(key)) === 1));
 }
 
+/** A running build as the queue keeps it: `tenant NUL since NUL replica NUL class NUL entry JSON`. */
+interface RunningBuild extends LostRun {
+  readonly sinceMs: number;
+  /** Whether the entry is kept: any replica may run it again. */
+  readonly again: boolean;
+}
+
+function runningOf(id: string, value: string): RunningBuild {
+  const [, since, replica = '', , json = ''] = value.split('\0');
+  return { id, sinceMs: Number(since ?? 0), replica, again: json !== '' };
+}
+
 /** Redis mode's store: each method one script or one read (costs: redis-queue-scripts.ts). */
 class RedisQueue implements QueueStore {
   readonly #connection: Pick<RedisConnection, 'duplicate' | 'call'>;
@@ -94,7 +106,15 @@ class RedisQueue implements QueueStore {
     });
   }
 
-  async enqueue(entry: QueueEntry): Promise<QueueDepths> {
+  enqueue(entry: QueueEntry): Promise<QueueDepths> {
+    return this.#enqueue(entry, '');
+  }
+
+  requeue(entry: QueueEntry): Promise<QueueDepths> {
+    return this.#enqueue(entry, this.#replica);
+  }
+
+  async #enqueue(entry: QueueEntry, handedBackBy: string): Promise<QueueDepths> {
     const args = [
       entry.id,
       entry.class,
@@ -103,6 +123,7 @@ class RedisQueue implements QueueStore {
       JSON.stringify(entry),
       entry.maxRunning === undefined ? '' : entry.maxRunning,
       BUILD_QUEUE_CHANNEL,
+      handedBackBy,
     ];
     return depthsOf((await this.#call((client) => ENQUEUE.run(client, QUEUE_KEYS, args))) as number[]);
   }
@@ -124,12 +145,20 @@ class RedisQueue implements QueueStore {
     return counts === null ? undefined : depthsOf(counts);
   }
 
-  async started(id: string, tenant: string, nowMs: number): Promise<void> {
-    await this.#call((client) => STARTED.run(client, QUEUE_KEYS, [id, tenant, nowMs]));
+  async started(id: string, tenant: string, nowMs: number, again?: QueueEntry): Promise<void> {
+    const entry = again === undefined || laneOf(again) !== '*' ? '' : JSON.stringify(again);
+    const args = [id, tenant, nowMs, this.#replica, again?.class ?? '', entry];
+    await this.#call((client) => STARTED.run(client, QUEUE_KEYS, args));
   }
 
-  async ended(id: string): Promise<void> {
-    await this.#ended([id]);
+  async ended(id: string, replica = this.#replica): Promise<void> {
+    await this.#ended([{ id, replica }]);
+  }
+
+  async again(replica: string, ids: readonly string[]): Promise<string[]> {
+    if (ids.length === 0) return [];
+    const args = [BUILD_QUEUE_CHANNEL, replica, ...ids];
+    return (await this.#call((client) => AGAIN.run(client, QUEUE_KEYS, args))) as string[];
   }
 
   async places(ids: readonly string[]): Promise<PlaceData> {
@@ -147,17 +176,21 @@ class RedisQueue implements QueueStore {
     return dropped.map((text) => JSON.parse(text) as QueueEntry);
   }
 
-  /** O(replicas holding builds + running builds): two reads, a pipeline of EXISTS, a script per stopped replica. */
-  async reap(nowMs: number, graceMs: number): Promise<QueueEntry[]> {
-    const owners = await this.#call(async (client) => {
+  /**
+   * O(replicas holding builds + running builds): two reads, a pipeline of EXISTS (leases, then
+   * the heartbeats of their replicas), a script for the builds no longer counted, a script per
+   * stopped replica holding builds.
+   */
+  async reap(nowMs: number, graceMs: number): Promise<Reaped> {
+    const { owners, lost } = await this.#call(async (client) => {
       const held = Object.keys(await client.hgetall(OWNERS)).filter((owner) => owner !== this.#replica);
       const alive = await existing(client, held.map(replicaAliveKey));
-      await this.#reapRunning(client, nowMs, graceMs);
-      return held.filter((_, i) => alive[i] !== true);
+      const stopped = await this.#reapRunning(client, nowMs, graceMs);
+      return { owners: held.filter((_, i) => alive[i] !== true), lost: stopped };
     });
     const dropped: QueueEntry[] = [];
     for (const owner of owners) dropped.push(...(await this.dropHeld(owner)));
-    return dropped;
+    return { dropped, lost };
   }
 
   onChange(listener: () => void): void {
@@ -181,9 +214,14 @@ class RedisQueue implements QueueStore {
     sub.on('ready', wake);
   }
 
+  /**
+   * O(1): the heartbeat's expiry pushed back (a command Redis at maxmemory still runs), or set when
+   * it ran out.
+   */
   heartbeat(): Promise<void> {
     return this.#call(async (client) => {
-      await client.set(replicaAliveKey(this.#replica), '1', 'PX', LEASE_MS);
+      const key = replicaAliveKey(this.#replica);
+      if ((await client.pexpire(key, LEASE_MS)) === 0) await client.set(key, '1', 'PX', LEASE_MS);
     });
   }
 
@@ -195,21 +233,33 @@ class RedisQueue implements QueueStore {
     return this.#connection.call(run);
   }
 
-  async #ended(ids: readonly string[]): Promise<void> {
-    await this.#call((client) => ENDED.run(client, QUEUE_KEYS, [BUILD_QUEUE_CHANNEL, ...ids]));
+  async #ended(runs: readonly LostRun[]): Promise<void> {
+    const args = runs.flatMap(({ id, replica }) => [id, replica]);
+    await this.#call((client) => ENDED.run(client, QUEUE_KEYS, [BUILD_QUEUE_CHANNEL, ...args]));
   }
 
-  /** The running builds whose lease expired, past their grace: no longer counted. */
-  async #reapRunning(client: RedisClient, nowMs: number, graceMs: number): Promise<void> {
-    const running = Object.entries(await client.hgetall(RUNNING)).filter(
-      ([, value]) => nowMs - Number(value.split('\0')[1] ?? 0) >= graceMs,
-    );
-    const alive = await existing(
+  /**
+   * The running builds past their grace whose lease expired: those any replica may run again are
+   * answered (with whether their replica beats: this one does), the others no longer counted once
+   * their replica stopped beating.
+   */
+  async #reapRunning(client: RedisClient, nowMs: number, graceMs: number): Promise<LostRun[]> {
+    const running = Object.entries(await client.hgetall(RUNNING))
+      .map(([id, value]) => runningOf(id, value))
+      .filter((run) => nowMs - run.sinceMs >= graceMs);
+    const leased = await existing(
       client,
-      running.map(([id]) => buildAliveKey(id)),
+      running.map(({ id }) => buildAliveKey(id)),
     );
-    const gone = running.filter((_, i) => alive[i] !== true).map(([id]) => id);
-    if (gone.length > 0) await this.#ended(gone);
+    const gone = running.filter((_, i) => leased[i] !== true);
+    const replicas = [...new Set(gone.map((run) => run.replica).filter((name) => name !== ''))];
+    const beats = await existing(client, replicas.map(replicaAliveKey));
+    const beating = new Set(replicas.filter((_, i) => beats[i] === true));
+    const forgotten = gone.filter((run) => !run.again && !beating.has(run.replica));
+    if (forgotten.length > 0) await this.#ended(forgotten);
+    return gone
+      .filter((run) => run.again)
+      .map(({ id, replica }) => ({ id, replica, beating: beating.has(replica) }));
   }
 }
 

@@ -29,6 +29,11 @@ const BUILD_ALIVE_SUFFIX = ':alive';
 const BUILD_END_SUFFIX = ':end';
 /** A running build's lease: its replica's name, expiring unless the replica renews it. */
 export const buildAliveKey = (id: string): string => `${buildKey(id)}${BUILD_ALIVE_SUFFIX}`;
+/**
+ * When a read first found a running build without its lease nor its replica's heartbeat (ms,
+ * expiring): a later read ends it as lost only once a live replica would have renewed it.
+ */
+export const buildUnleasedKey = (id: string): string => `${buildKey(id)}:unleased`;
 /** A build's channel: published when it finishes (long polls of GET /builds/{id}?wait). */
 export const buildEndChannel = (id: string): string => `${buildKey(id)}${BUILD_END_SUFFIX}`;
 /** Published when a DELETE asks the replica running a build to cancel it. */
@@ -54,7 +59,10 @@ const QUEUE_LEVELS = [0, 1, 2] as const;
 export const QUEUE_KEYS: readonly string[] = [
   /** Waiting builds: a hash id -> `seq NUL class NUL tenant NUL lane NUL entry JSON`. */
   `${QUEUE_PREFIX}entries`,
-  /** Builds running under the queue's quotas: a hash id -> `tenant NUL since ms`. */
+  /**
+   * Builds taken from the queue or counted under its quotas, while they run: a hash id -> `tenant
+   * NUL since ms NUL replica NUL class NUL entry JSON` (the entry only when any replica may run it).
+   */
   `${QUEUE_PREFIX}running`,
   /** Counters: a hash (waiting per class, per tenant, per level and tenant; running per tenant). */
   `${QUEUE_PREFIX}counts`,

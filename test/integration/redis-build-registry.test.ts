@@ -1,5 +1,6 @@
 // The Redis build registry against a real redis-server of the test's own: two registries on two
-// connections stand for two replicas; one that stops renewing (its process died) loses its builds.
+// connections stand for two replicas; one that stops renewing (its process died) loses its builds,
+// one that still beats keeps them while it renews (it takes a lapsed lease again).
 import { serviceError } from '../../src/errors/errors.js';
 import { createRedisQueue } from '../../src/queue/redis-queue.js';
 import test from 'ava';
@@ -10,6 +11,7 @@ import { startRedis, type RedisProcess } from '../helpers/redis-process.js';
 import { readyConnection, useRedisServer } from '../helpers/redis-test-server.js';
 import { silentLogger } from '../helpers/silent-logger.js';
 import { eventually } from '../helpers/eventually.js';
+import { buildAliveKey, buildUnleasedKey, replicaAliveKey } from '../../src/redis/keys.js';
 
 /** Every build a registry lists (one page of the largest size). */
 const listed = async (registry: Pick<BuildRegistry, 'list'>, filter: BuildFilter = {}) =>
@@ -19,7 +21,13 @@ const redis = useRedisServer();
 
 async function replica(
   t: { teardown: (fn: () => Promise<void> | void) => void },
-  options: { history?: number; leaseMs?: number; server?: RedisProcess; now?: () => number } = {},
+  options: {
+    history?: number;
+    leaseMs?: number;
+    server?: RedisProcess;
+    now?: () => number;
+    name?: string;
+  } = {},
 ): Promise<{ registry: RedisBuildRegistry; connection: RedisConnection }> {
   const connection = await readyConnection(options.server ?? redis());
   const registry = createRedisBuildRegistry({
@@ -27,7 +35,7 @@ async function replica(
     history: options.history ?? 10,
     historyDays: 30,
     logger: silentLogger(),
-    replica: 'test-replica',
+    replica: options.name ?? 'test-replica',
     ...(options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs }),
     ...(options.now === undefined ? {} : { now: options.now }),
   });
@@ -167,4 +175,63 @@ test('the builds of a replica that stops renewing (died) end as failures naming 
     status: 500,
     body: serviceError('BUILD_LOST', { replica: 'test-replica' }).toBody(),
   });
+});
+
+test('a build whose replica beats is not lost when its lease lapses: the replica takes it again', async (t) => {
+  const leaseMs = 1500;
+  const server = await startRedis();
+  t.teardown(() => server.dispose());
+  const live = await replica(t, { server, leaseMs, name: 'live' });
+  const reader = await replica(t, { server, leaseMs, name: 'reader' });
+  const id = await live.registry.start(newBuild('lapsed'));
+  const client = reader.connection.client;
+  await client.set(replicaAliveKey('live'), '1', 'PX', 60_000);
+  // Redis failed longer than a lease: the lease ran out while the build ran on.
+  await client.del(buildAliveKey(id));
+  t.is((await reader.registry.get(id))?.phase, 'cloning');
+  await eventually(async () => (await client.get(buildAliveKey(id))) === 'live', {
+    timeout: leaseMs * 10,
+    interval: 50,
+    what: 'the live replica to take its lease again',
+  });
+  t.is(await client.exists(buildUnleasedKey(id)), 0, 'the read left a mark, dropped with the lease taken');
+  t.is((await reader.registry.get(id))?.phase, 'cloning');
+});
+
+test('a build whose replica beats but no longer renews is lost only after four times the wait', async (t) => {
+  const leaseMs = 1500;
+  const server = await startRedis();
+  t.teardown(() => server.dispose());
+  const stale = await replica(t, { server, leaseMs, name: 'stale' });
+  const dead = await replica(t, { server, leaseMs, name: 'dead' });
+  const reader = await replica(t, { server, leaseMs, name: 'reader' });
+  const client = reader.connection.client;
+  await client.set(replicaAliveKey('stale'), '1', 'PX', 60_000);
+  const beating = await stale.registry.start(newBuild('beating'));
+  const gone = await dead.registry.start(newBuild('gone'));
+  // Neither renews any more (a finish that never landed; a process that died): leases run out.
+  stale.registry.close();
+  dead.registry.close();
+  await eventually(async () => (await client.exists(buildAliveKey(beating), buildAliveKey(gone))) === 0, {
+    timeout: leaseMs * 10,
+    interval: 50,
+    what: 'both leases to run out',
+  });
+  const phases = async () => [
+    (await reader.registry.get(beating))?.phase,
+    (await reader.registry.get(gone))?.phase,
+  ];
+  t.deepEqual(await phases(), ['cloning', 'cloning'], 'a first read ends neither');
+  await eventually(async () => (await phases())[1] === 'finished', {
+    timeout: leaseMs * 10,
+    interval: 50,
+    what: 'the build of the replica that stopped beating to end',
+  });
+  t.is((await phases())[0], 'cloning', 'the one whose replica beats still runs');
+  await eventually(async () => (await phases())[0] === 'finished', {
+    timeout: leaseMs * 20,
+    interval: 50,
+    what: 'the build its beating replica no longer renews to end',
+  });
+  t.is((await reader.registry.get(beating))?.status, 'failure');
 });

@@ -103,6 +103,18 @@ export class BuildRuns {
     return handed.filter(Boolean).length;
   }
 
+  /**
+   * The build `id` runs on another replica now (its lease was taken there): this instance neither
+   * reports nor ends it any more, and stops it. O(builds running here).
+   */
+  async letGo(id: string): Promise<void> {
+    const resource = this.local(id);
+    if (resource === undefined) return;
+    if (!(await resource.handBack(async () => true))) return;
+    this.#ctx.logger.warn({ buildId: id }, 'build stopped here: another replica runs it again');
+    resource.cancel('the replica that runs it again');
+  }
+
   /** Ends the record of a queued build that never started, answered with `err`. */
   async endUnstarted(id: string, err: unknown): Promise<void> {
     const record = await this.#ctx.builds.get(id);

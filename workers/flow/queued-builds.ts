@@ -35,6 +35,19 @@ async function adoptTaken(resource: BuildResource, id: string, logger: Logger): 
   }
 }
 
+/** The queue entry of the build `id` as any replica plans it again; undefined: only this one can. */
+function portableEntry(id: string, { plan, submission }: RunAsked) {
+  if (plan.request === undefined) return undefined;
+  return {
+    id,
+    class: submission.trigger ?? 'api',
+    tenant: submission.tenant ?? tenantOf(plan),
+    request: { ...plan.request },
+    requestId: submission.requestId,
+    ...(submission.requestedBy === undefined ? {} : { requestedBy: submission.requestedBy }),
+  };
+}
+
 export class QueuedBuilds {
   readonly #ctx: BuildWorkerContext;
   readonly #runs: BuildRuns;
@@ -75,25 +88,25 @@ export class QueuedBuilds {
   }
 
   /** Puts the build `id` that ran here back in the shared queue, as it was asked (build-runs.ts handBack). */
-  requeue(id: string, { plan, submission }: RunAsked): Promise<void> {
-    if (plan.request === undefined) throw new Error('a build whose request holds credentials stays here');
-    return this.waiting.requeue({
-      id,
-      class: submission.trigger ?? 'api',
-      tenant: submission.tenant ?? tenantOf(plan),
-      request: { ...plan.request },
-      requestId: submission.requestId,
-      ...(submission.requestedBy === undefined ? {} : { requestedBy: submission.requestedBy }),
-    });
+  requeue(id: string, asked: RunAsked): Promise<void> {
+    const entry = portableEntry(id, asked);
+    if (entry === undefined) throw new Error('a build whose request holds credentials stays here');
+    return this.waiting.requeue(entry);
   }
 
-  /** A build started at once counts toward its tenant's quota until it ends (when quotas exist). */
-  countRunning(resource: BuildResource, tenant: string, result: Promise<unknown>): void {
-    if (this.#ctx.config.build.quotas.length === 0) return;
+  /**
+   * A build started at once counts toward its tenant's quota until it ends (when quotas exist);
+   * in Redis mode an async one any replica may run (`asked`) is kept in the queue meanwhile, to
+   * run again should this replica die.
+   */
+  countRunning(resource: BuildResource, tenant: string, result: Promise<unknown>, asked?: RunAsked): void {
+    const keep = this.#ctx.queue !== undefined && asked?.plan.request !== undefined;
+    if (this.#ctx.config.build.quotas.length === 0 && !keep) return;
     void resource.id
       .then(async (id) => {
         if (id === undefined) return;
-        await this.waiting.started(id, tenant);
+        const again = asked === undefined ? undefined : portableEntry(id, asked);
+        await this.waiting.started(id, tenant, again);
         await result.catch(() => undefined);
         await this.waiting.ended(id);
       })
@@ -113,11 +126,14 @@ export class QueuedBuilds {
     } catch (err) {
       slot.release();
       await this.#runs.endUnstarted(entry.id, err);
+      await this.waiting.ended(entry.id).catch(() => undefined);
       return;
     }
     const resource = this.#runs.resource(logger);
     if (!(await adoptTaken(resource, entry.id, logger))) {
       slot.release();
+      // Not run here: the queue no longer counts it here (nor keeps its entry to run again).
+      await this.waiting.ended(entry.id).catch(() => undefined);
       return;
     }
     const submission: Submission = {

@@ -16,7 +16,7 @@ import {
   type QueueClass,
   type QueueEntry,
 } from '../../src/queue/fair-order.js';
-import type { QueueDepths, QueueStore } from '../../src/queue/types.js';
+import type { LostRun, QueueDepths, QueueStore } from '../../src/queue/types.js';
 import type { BuildPlan } from '../plan/plan-types.js';
 import { Pump } from './pump.js';
 import type { Reservation } from './slots.js';
@@ -44,7 +44,7 @@ export interface WaitingDeps {
   /** Whether the store is shared by replicas (Redis mode). */
   readonly shared: boolean;
   readonly replica: string;
-  readonly registry: Pick<BuildRegistry, 'start'>;
+  readonly registry: Pick<BuildRegistry, 'start' | 'queueAgain'>;
   readonly slots: { reserve(): Reservation | undefined; onFree(listener: () => void): void };
   readonly logger: Logger;
   readonly metrics: Pick<Metrics, 'queueDepth' | 'queueWait'>;
@@ -82,6 +82,7 @@ export class WaitingBuilds {
           entries,
           (e) => `its replica ${e.owner} stopped, and the credentials of its request were only there`,
         ),
+      lost: (runs) => this.#runAgain(runs),
       logger: deps.logger,
       now: this.#now,
     });
@@ -100,10 +101,20 @@ export class WaitingBuilds {
     );
   }
 
-  /** Counts a build that started at once toward its tenant's running quota (only when quotas exist). */
-  async started(id: string, tenant: string): Promise<void> {
-    if (this.#deps.config.build.quotas.length === 0) return;
-    await this.#deps.store.started(id, tenant, this.#now());
+  /**
+   * Counts a build that started at once toward its tenant's running quota; `again`: its entry,
+   * kept while it runs (Redis mode) so that another replica runs it again should this one die.
+   * Nothing when there are no quotas and nothing to keep. O(1).
+   */
+  async started(
+    id: string,
+    tenant: string,
+    again?: Omit<QueueEntry, 'enqueuedAtMs' | 'owner'>,
+  ): Promise<void> {
+    const keep = this.#deps.shared && again !== undefined;
+    if (this.#deps.config.build.quotas.length === 0 && !keep) return;
+    const entry = keep ? { ...again, enqueuedAtMs: this.#now(), owner: this.#deps.replica } : undefined;
+    await this.#deps.store.started(id, tenant, this.#now(), entry);
   }
 
   /** A build that ran has ended: its slot in its tenant's quota frees, and the next may start. */
@@ -167,7 +178,7 @@ export class WaitingBuilds {
       owner: this.#deps.replica,
       ...(quota?.maxRunning === undefined ? {} : { maxRunning: quota.maxRunning }),
     };
-    this.#report(await this.#deps.store.enqueue(full));
+    this.#report(await this.#deps.store.requeue(full));
     this.#deps.logger.info(
       { buildId: entry.id, tenant: entry.tenant, class: entry.class },
       'build handed back to the queue',
@@ -256,6 +267,25 @@ export class WaitingBuilds {
           );
       }),
     );
+  }
+
+  /**
+   * The running builds two reaps found lost with their replica (it died without grace): each
+   * record waits again, then the queue puts its entry back (record first: a reap stopped between
+   * finds it still running there); a record no longer that replica's only stops counting there.
+   * Two scripts per build, O(log n) each.
+   */
+  async #runAgain(runs: readonly LostRun[]): Promise<void> {
+    const { registry, store, logger } = this.#deps;
+    await Promise.all(
+      runs.map(async ({ id, replica }) => {
+        const waits = (await registry.queueAgain?.(id, replica)) ?? false;
+        if (!waits) return store.ended(id, replica);
+        if ((await store.again(replica, [id])).length === 0) return;
+        logger.info({ buildId: id, replica }, 'build queued again: its replica stopped');
+      }),
+    );
+    this.pump();
   }
 
   /** `err`, a refusal, counted by the answer stage. */

@@ -5,7 +5,12 @@ import test from 'ava';
 import { createRedisQueue } from '../../../../src/queue/redis-queue.js';
 import type { QueueStore } from '../../../../src/queue/types.js';
 import type { RedisClient, RedisConnection } from '../../../../src/redis/connection.js';
-import { BUILD_QUEUE_CHANNEL, QUEUE_KEYS, replicaAliveKey } from '../../../../src/redis/keys.js';
+import {
+  BUILD_QUEUE_CHANNEL,
+  QUEUE_KEYS,
+  buildAliveKey,
+  replicaAliveKey,
+} from '../../../../src/redis/keys.js';
 import { eventually } from '../../../helpers/eventually.js';
 import { orderCases, queueEntry, takeAll } from '../../../helpers/queue-order-cases.js';
 import { readyConnection, useRedisServer } from '../../../helpers/redis-test-server.js';
@@ -82,7 +87,7 @@ test.serial(
     await reaper.enqueue(aliveHeld);
     await reaper.enqueue(deadHeld);
     t.is(await client().exists(replicaAliveKey('dead')), 0);
-    const dropped = await reaper.reap(Date.now(), 30_000);
+    const { dropped } = await reaper.reap(Date.now(), 30_000);
     t.deepEqual(
       dropped.map((e) => e.id),
       [deadHeld.id],
@@ -92,11 +97,11 @@ test.serial(
 );
 
 test.serial(
-  'a running build whose lease is gone stops counting toward its quota after its grace',
+  'a running build whose lease and replica are gone stops counting toward its quota after its grace',
   async (t) => {
     const store = await fresh();
     await store.enqueue(queueEntry('q', 'api', { maxRunning: 1 }));
-    await store.started('bld-lost', 'q', 0);
+    await (await fresh('gone')).started('bld-lost', 'q', 0);
     t.is((await store.take('a', 1)).entry, undefined);
     await store.reap(10_000, 30_000);
     t.is((await store.admission('q')).tenantRunning, 1, 'kept within its grace');
@@ -105,6 +110,91 @@ test.serial(
     t.not((await store.take('a', 2)).entry, undefined);
   },
 );
+
+test.serial(
+  'a build any replica may run, taken by a replica that died, is reaped as lost and waits again once',
+  async (t) => {
+    const dead = await fresh('dead');
+    const reaper = await fresh('reaper');
+    await reaper.heartbeat();
+    const portable = queueEntry('t');
+    const { request: _, ...own } = queueEntry('t', 'api', { owner: 'dead' });
+    await dead.enqueue(portable);
+    await dead.enqueue(own);
+    t.is((await dead.take('dead', 0)).entry?.id, portable.id);
+    t.is((await dead.take('dead', 0)).entry?.id, own.id);
+    t.is((await reaper.admission('t')).tenantRunning, 2);
+    // Neither lease nor heartbeat of `dead` exists: both ran there and it stopped beating.
+    const { lost } = await reaper.reap(40_000, 30_000);
+    t.deepEqual(
+      lost,
+      [{ id: portable.id, replica: 'dead', beating: false }],
+      'only the one any replica may run',
+    );
+    t.is((await reaper.admission('t')).tenantRunning, 1, 'the other no longer counted');
+    t.deepEqual(await reaper.again('dead', [portable.id]), [portable.id]);
+    t.deepEqual(await reaper.again('dead', [portable.id]), [], 'a repeat puts nothing back');
+    t.is((await reaper.admission('t')).tenantWaiting, 1);
+    const taken = await reaper.take('reaper', 50_000);
+    t.deepEqual(taken.entry, portable, 'the same entry, under its id');
+    t.deepEqual(await reaper.again('dead', [portable.id]), [], 'running on reaper now');
+    await dead.ended(portable.id);
+    t.is((await reaper.admission('t')).tenantRunning, 1, 'the dead replica ends nothing of it');
+    await reaper.ended(portable.id);
+    t.is((await reaper.admission('t')).tenantRunning, 0);
+  },
+);
+
+test.serial(
+  'a running build without lease whose replica beats is told apart, and still counted',
+  async (t) => {
+    const live = await fresh('live');
+    const reaper = await fresh('reaper');
+    await live.heartbeat();
+    await live.enqueue(queueEntry('t'));
+    const { entry } = await live.take('live', 0);
+    t.not(entry, undefined);
+    t.is(await client().exists(buildAliveKey(entry?.id ?? '')), 0);
+    t.deepEqual((await reaper.reap(40_000, 30_000)).lost, [
+      { id: entry?.id, replica: 'live', beating: true },
+    ]);
+    t.is((await reaper.admission('t')).tenantRunning, 1, 'still counted: it may run there');
+    t.deepEqual(
+      (await live.reap(40_000, 30_000)).lost,
+      [{ id: entry?.id, replica: 'live', beating: true }],
+      'its own replica tells it so too',
+    );
+  },
+);
+
+test.serial('a build handed back by the replica that took it waits again, once', async (t) => {
+  const a = await fresh('a');
+  const b = await fresh('b');
+  const entry = queueEntry('t');
+  await a.enqueue(entry);
+  t.is((await a.take('a', 0)).entry?.id, entry.id);
+  await a.enqueue(entry);
+  t.is((await b.take('b', 1)).entry, undefined, 'an enqueue of a running build changes nothing');
+  await a.requeue(entry);
+  await a.requeue(entry);
+  t.is((await b.admission('t')).tenantWaiting, 1, 'a repeat changes nothing');
+  t.is((await b.take('b', 1)).entry?.id, entry.id);
+  await b.requeue(entry);
+  await a.requeue(entry);
+  t.is((await a.admission('t')).tenantWaiting, 1, 'handed back by b; a runs it no more');
+});
+
+test.serial('a build started at once any replica may run is kept while it runs', async (t) => {
+  const dead = await fresh('dead');
+  const reaper = await fresh('reaper');
+  const entry = queueEntry('t');
+  await dead.started(entry.id, 't', 0, entry);
+  const { request: _, ...own } = queueEntry('t', 'api', { owner: 'dead' });
+  await dead.started(own.id, 't', 0, own);
+  t.deepEqual((await reaper.reap(40_000, 30_000)).lost, [{ id: entry.id, replica: 'dead', beating: false }]);
+  t.deepEqual(await reaper.again('dead', [entry.id]), [entry.id]);
+  t.deepEqual((await reaper.take('reaper', 1)).entry, entry);
+});
 
 /** Bytes Redis received for one enqueue and one take, with `depth` builds waiting. */
 async function bytesPerOperation(store: QueueStore, depth: number): Promise<number> {
