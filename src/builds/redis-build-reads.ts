@@ -1,11 +1,9 @@
 /**
- * The reads of the Redis build registry: one record, or a batch of an index in order (a bounded
- * range of a sorted set, then the records and leases in one MGET). A queued record the queue lost
- * is ended as never started; a running record read without its lease is left running while its
- * replica beats (it renews the lease once Redis answers it again) or while the queue keeps its
- * entry (the reap runs it again), and is otherwise ended as lost by a read at least `lostAfterMs`
- * after a first read found it so. Each by one script: no sweeper runs apart, the replica whose
- * read ended a build is the one that tells of it.
+ * The reads of the Redis build registry: one record, or a batch of an index in order (a range of
+ * a sorted set, then records and leases in one MGET). A queued record the queue lost ends as never
+ * started; a running one without its lease stays while its replica beats or the queue keeps its
+ * entry (the reap runs it again), else ends as lost by a read `lostAfterMs` after a first found it
+ * so. Each by one script: the replica whose read ended a build tells of it (docs/redis.md).
  */
 import type { RedisConnection } from '../redis/connection.js';
 import { buildAliveKey, buildKey, buildUnleasedKey, replicaAliveKey } from '../redis/keys.js';

@@ -1,11 +1,9 @@
 /**
- * The queue's upkeep, on a slow timer (docs/queue.md): this replica's heartbeat (the builds only it
- * can run are kept while it beats), a look for a message missed, and every other tick the reap:
- * builds held by replicas that stopped beating are taken out (to end as never started); running
- * builds whose lease expired run again when any replica may run them (found so by several reaps in
- * a row: a live replica whose Redis failed takes its leases again by then), else stop counting
- * toward their tenant's quota once their replica stopped beating. An idle replica sends Redis
- * about 0.6 commands a second for all of it.
+ * The queue's upkeep, on a slow timer (docs/queue.md): this replica's heartbeat, a look for a
+ * message missed, and every other tick the reap: builds held by replicas that stopped beating are
+ * taken out; running builds whose lease expired run again when any replica may (found so by
+ * several reaps in a row), else stop counting toward their tenant's quota. An idle replica sends
+ * Redis about 0.6 commands a second for all of it.
  */
 import type { Logger } from '../../src/observability/logger.js';
 import type { QueueEntry } from '../../src/queue/fair-order.js';
