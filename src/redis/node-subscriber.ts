@@ -47,7 +47,7 @@ function nodeConnector(nodes: ClusterNodes): new (options: unknown) => AbstractC
             const tls = this.#tls;
             this.stream = tls ? tlsConnect({ ...tls, host, port }) : createConnection({ host, port });
           } catch (err) {
-            return reject(err instanceof Error ? err : new Error(String(err)));
+            return reject(err as Error);
           }
           this.stream.once('error', (err: Error) => {
             this.firstError = err;
