@@ -13,13 +13,13 @@ import type { BuildChange } from './types.js';
 const RESET_CHANGE: BuildChange = { id: '', repository: '' };
 
 export class ChangeFeed {
-  readonly #connection: Pick<RedisConnection, 'duplicate'>;
+  readonly #connection: Pick<RedisConnection, 'subscriber'>;
   readonly #listeners = new Set<(change: BuildChange) => void>();
   #subscriber: RedisClient | undefined;
   /** Settles once the channel is subscribed (the first watch waits for it). */
   #subscribed: Promise<unknown> | undefined;
 
-  constructor(connection: Pick<RedisConnection, 'duplicate'>) {
+  constructor(connection: Pick<RedisConnection, 'subscriber'>) {
     this.#connection = connection;
   }
 
@@ -29,11 +29,7 @@ export class ChangeFeed {
 
   #connect(): RedisClient {
     if (this.#subscriber !== undefined) return this.#subscriber;
-    const sub = this.#connection.duplicate('build changes', {
-      enableOfflineQueue: true,
-      autoResubscribe: true,
-      commandTimeout: undefined,
-    });
+    const sub = this.#connection.subscriber('build changes');
     sub.on('message', (_channel: string, message: string) => {
       try {
         const { id, repository } = JSON.parse(message) as Partial<BuildChange>;

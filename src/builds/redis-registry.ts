@@ -46,7 +46,7 @@ import type {
 const DAY_MS = 24 * 3600 * 1000;
 
 export interface RedisRegistryDeps {
-  readonly connection: Pick<RedisConnection, 'client' | 'call' | 'duplicate'>;
+  readonly connection: Pick<RedisConnection, 'client' | 'call' | 'subscriber'>;
   readonly history: number;
   /** Days a finished build is kept at most. */
   readonly historyDays: number;

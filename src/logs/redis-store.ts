@@ -40,7 +40,7 @@ export interface RedisLogStoreDeps {
   readonly config: Pick<Config, 'logs' | 'gitCredentials' | 'registryAuth'> & {
     readonly redis: Pick<Config['redis'], 'url' | 'password'>;
   };
-  readonly connection: Pick<RedisConnection, 'client' | 'call' | 'duplicate'>;
+  readonly connection: Pick<RedisConnection, 'client' | 'call' | 'duplicate' | 'subscriber'>;
   /** Output that could not be stored (Redis stayed unreachable after a log's close). */
   readonly logger: Pick<Logger, 'warn'>;
   /** The per-log cap (default LOG_SIZE_CAP_BYTES; tests pass a small one). */

@@ -74,14 +74,14 @@ function runningOf(id: string, value: string): RunningBuild {
 
 /** Redis mode's store: each method one script or one read (costs: redis-queue-scripts.ts). */
 class RedisQueue implements QueueStore {
-  readonly #connection: Pick<RedisConnection, 'duplicate' | 'call'>;
+  readonly #connection: Pick<RedisConnection, 'subscriber' | 'call'>;
   readonly #replica: string;
   readonly #logger: Pick<Logger, 'warn'>;
   #subscriber: RedisClient | undefined;
   readonly #listeners: (() => void)[] = [];
 
   constructor(
-    connection: Pick<RedisConnection, 'duplicate' | 'call'>,
+    connection: Pick<RedisConnection, 'subscriber' | 'call'>,
     replica: string,
     logger: Pick<Logger, 'warn'>,
   ) {
@@ -196,21 +196,27 @@ class RedisQueue implements QueueStore {
   onChange(listener: () => void): void {
     this.#listeners.push(listener);
     if (this.#subscriber !== undefined) return;
-    const sub = this.#connection.duplicate('queue-subscriber');
+    const sub = this.#connection.subscriber('queue-subscriber');
     this.#subscriber = sub;
     const wake = (): void => {
       for (const each of this.#listeners) each();
     };
     sub.on('message', wake);
-    // Commands wait for no connection (no offline queue): subscribed once connected; a message
-    // missed while disconnected means one more look once connected again.
+    // Subscribed once connected (ioredis subscribes again on every reconnection; a connection lost
+    // before the first answer: on the next); a message missed while disconnected means one more
+    // look once connected again.
+    let subscribed = false;
     const subscribe = (): void => {
-      sub.subscribe(BUILD_QUEUE_CHANNEL).then(wake, (err: unknown) => {
-        this.#logger.warn({ err }, 'the queue channel could not be subscribed');
-      });
+      if (subscribed) return;
+      sub.subscribe(BUILD_QUEUE_CHANNEL).then(
+        () => {
+          subscribed = true;
+          wake();
+        },
+        (err: unknown) => this.#logger.warn({ err }, 'the queue channel could not be subscribed'),
+      );
     };
-    if (sub.status === 'ready') subscribe();
-    else sub.once('ready', subscribe);
+    sub.on('ready', subscribe);
     sub.on('ready', wake);
   }
 
@@ -264,7 +270,7 @@ class RedisQueue implements QueueStore {
 }
 
 export function createRedisQueue(
-  connection: Pick<RedisConnection, 'duplicate' | 'call'>,
+  connection: Pick<RedisConnection, 'subscriber' | 'call'>,
   replica: string,
   logger: Pick<Logger, 'warn'>,
 ): QueueStore {

@@ -11,6 +11,7 @@ import { redisView, type RedisTarget } from '../config/redis-target.js';
 import { isServiceError, reasonOf, serviceError } from '../errors/errors.js';
 import { maskSecrets, redisSecrets, secretVariants } from '../secrets/masking.js';
 import type { Logger } from '../observability/logger.js';
+import { clusterSubscriber } from './node-subscriber.js';
 import { replyCode } from './reply-code.js';
 
 /** A client of either kind: the commands both answer, their status and events. */
@@ -24,18 +25,32 @@ const PROBE_TIMEOUT_MS = 2000;
 /** Reconnect attempts back off up to this delay, forever. */
 const MAX_RECONNECT_DELAY_MS = 1000;
 
-/** Options of a connection that differ by role (subscriptions wait for the connection, without timeout). */
-export type RoleOptions = Pick<RedisOptions, 'enableOfflineQueue' | 'autoResubscribe' | 'commandTimeout'>;
+/** Options of a connection that differ by role. */
+type RoleOptions = Pick<RedisOptions, 'enableOfflineQueue' | 'autoResubscribe' | 'commandTimeout'>;
+
+/** Subscribers wait for the connection, without timeout, and subscribe again on every reconnection. */
+const SUBSCRIBER: RoleOptions = {
+  enableOfflineQueue: true,
+  autoResubscribe: true,
+  commandTimeout: undefined,
+};
 
 export interface RedisConnection {
   /** Commands; each fails at once while disconnected. */
   readonly client: RedisClient;
   /**
-   * Another connection with the command connection's options plus `overrides` (subscriptions; log
-   * appends, so that their large commands never queue the requests' commands behind them), named
-   * `role` in log lines and closed with this one.
+   * Another connection with the command connection's options (log appends, so that their large
+   * commands never queue the requests' commands behind them), named `role` in log lines and closed
+   * with this one.
    */
-  duplicate(role: string, overrides?: RoleOptions): RedisClient;
+  duplicate(role: string): RedisClient;
+  /**
+   * A connection for SUBSCRIBE only, named `role` in log lines and closed with this one: commands
+   * wait for the connection; channels are subscribed again on every reconnection. To a Cluster, a
+   * plain connection to one node at a time (every node hears every PUBLISH), moving to the next
+   * configured node on each reconnection, with the same backoff as the other connections.
+   */
+  subscriber(role: string): Redis;
   /** Whether Redis answers a PING now (readiness). Never throws. */
   probe(): Promise<boolean>;
   /**
@@ -59,17 +74,18 @@ interface Watcher {
 function watch<C extends RedisClient>(client: C, role: string, watcher: Watcher): C {
   const { logger, where, variants } = watcher;
   let up = false;
-  let lastProblem = '';
+  /** The problems logged since the last connection (a node each, when nodes are tried in turn). */
+  const problems = new Set<string>();
   client.on('ready', () => {
     up = true;
-    lastProblem = '';
+    problems.clear();
     logger.info({ ...where, role }, 'redis connected');
   });
   client.on('error', (err: unknown) => {
     // One line per distinct problem, not one per reconnect attempt.
     const problem = maskSecrets(reasonOf(err), variants);
-    if (problem === lastProblem) return;
-    lastProblem = problem;
+    if (problems.has(problem)) return;
+    problems.add(problem);
     logger.warn({ ...where, role, problem }, 'redis unavailable');
   });
   client.on('close', () => {
@@ -113,22 +129,34 @@ const OPTIONS: RedisOptions = {
   showFriendlyErrorStack: false,
 };
 
+type ClusterTarget = Extract<RedisTarget, { kind: 'cluster' }>;
+
+/** The password and TLS options of each node of a Cluster. */
+const nodeOptions = (target: ClusterTarget): RedisOptions => ({
+  ...(target.password === undefined ? {} : { password: target.password }),
+  ...(target.tls ? { tls: {} } : {}),
+});
+
+/** A new client to a server or to the primary that Sentinels name: the common options plus a role's. */
+function serverClient(target: Exclude<RedisTarget, ClusterTarget>, role: RoleOptions): Redis {
+  if (target.kind === 'server') return new Redis(target.url, { ...OPTIONS, ...role });
+  return new Redis({
+    ...OPTIONS,
+    ...role,
+    sentinels: [...target.sentinels],
+    name: target.name,
+    // The Sentinels ask for the same password as the primary and its replicas.
+    ...(target.password === undefined
+      ? {}
+      : { password: target.password, sentinelPassword: target.password }),
+    ...(target.tls ? { tls: {}, enableTLSForSentinelMode: true } : {}),
+    sentinelRetryStrategy: retryDelay,
+  });
+}
+
 /** A new client to `target` with the common options plus a role's. */
 function clientOf(target: RedisTarget, role: RoleOptions): RedisClient {
-  if (target.kind === 'server') return new Redis(target.url, { ...OPTIONS, ...role });
-  if (target.kind === 'sentinel')
-    return new Redis({
-      ...OPTIONS,
-      ...role,
-      sentinels: [...target.sentinels],
-      name: target.name,
-      // The Sentinels ask for the same password as the primary and its replicas.
-      ...(target.password === undefined
-        ? {}
-        : { password: target.password, sentinelPassword: target.password }),
-      ...(target.tls ? { tls: {}, enableTLSForSentinelMode: true } : {}),
-      sentinelRetryStrategy: retryDelay,
-    });
+  if (target.kind !== 'cluster') return serverClient(target, role);
   const { enableOfflineQueue = false, ...perNode } = role;
   return new Cluster([...target.nodes], {
     enableOfflineQueue,
@@ -139,13 +167,14 @@ function clientOf(target: RedisTarget, role: RoleOptions): RedisClient {
     retryDelayOnClusterDown: 200,
     slotsRefreshTimeout: CONNECT_TIMEOUT_MS,
     showFriendlyErrorStack: false,
-    redisOptions: {
-      ...OPTIONS,
-      ...perNode,
-      ...(target.password === undefined ? {} : { password: target.password }),
-      ...(target.tls ? { tls: {} } : {}),
-    },
+    redisOptions: { ...OPTIONS, ...perNode, ...nodeOptions(target) },
   });
+}
+
+/** A new subscriber to `target` (see RedisConnection.subscriber). */
+function subscriberOf(target: RedisTarget): Redis {
+  if (target.kind !== 'cluster') return serverClient(target, SUBSCRIBER);
+  return clusterSubscriber(target.nodes, { ...OPTIONS, ...SUBSCRIBER, ...nodeOptions(target) });
 }
 
 /** The secrets of a target, for masking its clients' errors. */
@@ -167,6 +196,13 @@ export function createRedisConnection(
   };
   const client = watch(clientOf(target, {}), 'commands', watcher);
   const extra = new Set<RedisClient>();
+  /** `other`, watched under `role` and closed with this connection. */
+  const owned = <C extends RedisClient>(other: C, role: string): C => {
+    watch(other, role, watcher);
+    extra.add(other);
+    other.once('end', () => extra.delete(other));
+    return other;
+  };
   let oomLoggedAt = -Infinity;
   /** Redis at `maxmemory` (noeviction) refuses writes with OOM: answered 503 as unavailable, logged. */
   const outOfMemory = (err: unknown): void => {
@@ -180,12 +216,8 @@ export function createRedisConnection(
 
   return {
     client,
-    duplicate(role, overrides = {}) {
-      const other = watch(clientOf(target, overrides), role, watcher);
-      extra.add(other);
-      other.once('end', () => extra.delete(other));
-      return other;
-    },
+    duplicate: (role) => owned(clientOf(target, {}), role),
+    subscriber: (role) => owned(subscriberOf(target), role),
     probe: () => probe(client),
     async call(fn) {
       try {

@@ -44,12 +44,12 @@ async function subscribed(sub: RedisClient, channel: string): Promise<void> {
 
 /** One subscriber connection per store, shared by every waiter; one channel per watched thing. */
 export class SubscriptionHub {
-  readonly #connection: Pick<RedisConnection, 'duplicate'>;
+  readonly #connection: Pick<RedisConnection, 'subscriber'>;
   /** Made on first use. */
   #subscriber: RedisClient | undefined;
   readonly #channels = new Map<string, Channel>();
 
-  constructor(connection: Pick<RedisConnection, 'duplicate'>) {
+  constructor(connection: Pick<RedisConnection, 'subscriber'>) {
     this.#connection = connection;
   }
 
@@ -93,11 +93,7 @@ export class SubscriptionHub {
   #connect(): RedisClient {
     if (this.#subscriber) return this.#subscriber;
     // Subscriptions wait for the connection (bounded by SUBSCRIBE_TIMEOUT_MS) and are renewed on reconnection.
-    const sub = this.#connection.duplicate('subscriptions', {
-      enableOfflineQueue: true,
-      autoResubscribe: true,
-      commandTimeout: undefined,
-    });
+    const sub = this.#connection.subscriber('subscriptions');
     sub.on('message', (channel: string) => this.#channels.get(channel)?.changes.changed());
     // After a reconnection (messages may have been missed), every follower re-reads.
     sub.on('ready', () => {
@@ -108,6 +104,6 @@ export class SubscriptionHub {
   }
 }
 
-export function createSubscriptionHub(connection: Pick<RedisConnection, 'duplicate'>): SubscriptionHub {
+export function createSubscriptionHub(connection: Pick<RedisConnection, 'subscriber'>): SubscriptionHub {
   return new SubscriptionHub(connection);
 }

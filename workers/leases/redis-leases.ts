@@ -108,7 +108,7 @@ async function changeOrTimeout(
 }
 
 export interface RedisLeasesDeps {
-  readonly connection: Pick<RedisConnection, 'client' | 'call' | 'duplicate'>;
+  readonly connection: Pick<RedisConnection, 'client' | 'call' | 'subscriber'>;
   readonly logger: Pick<Logger, 'warn'>;
   /** Default LEASE_MS (tests pass a short one). */
   readonly leaseMs?: number;

@@ -70,6 +70,7 @@ const PLAIN_ERRORS: Readonly<Record<string, number>> = {
   'workers/builder/pending-cli.ts': 1, // the pre-started CLI run after it was discarded
   'src/client/http.ts': 1, // an idle request ended as Node ends one (ETIMEDOUT), then told as unreachable
   'workers/flow/queued-builds.ts': 1, // a build with credentials handed back (build-runs.ts filters them first)
+  'src/redis/node-subscriber.ts': 1, // a connect cancelled by a disconnect: ioredis' own message, never answered
 };
 
 test('no error text is built at a throw site: ServiceErrors come from serviceError of src/errors/errors.ts', (t) => {
