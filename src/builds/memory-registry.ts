@@ -3,7 +3,6 @@
  * ones (for at most `historyDays`), in memory (they do not survive the process, like command
  * logs), listed a page at a time as in Redis mode. Created at start-up.
  */
-import { randomUUID } from 'node:crypto';
 import { fillPage, isKept, newerFirst, type Candidate, type Position } from './build-pages.js';
 import { finishedWithin, FinishWaiters } from './finish-wait.js';
 import { newBuildEntry, toRecord, type BuildEntry } from './records.js';
@@ -62,6 +61,7 @@ class MemoryKeys {
   async reserve(
     key: string,
     digest: string,
+    token: string,
     get: (id: string) => Promise<BuildRecord | undefined>,
   ): Promise<KeyReservation> {
     const held = this.#keys.get(key);
@@ -69,7 +69,6 @@ class MemoryKeys {
       const bound = held.buildId === undefined ? {} : { buildId: held.buildId };
       return { kind: 'taken', sameBody: held.digest === digest, ...bound };
     }
-    const token = randomUUID();
     this.#keys.set(key, { digest, token });
     return { kind: 'reserved', token };
   }
@@ -230,8 +229,8 @@ class MemoryRegistry implements BuildRegistry {
     return finishedWithin(this.get, id, ms, signal, this.#waiting.watch(id));
   }
 
-  reserveKey(key: string, digest: string): Promise<KeyReservation> {
-    return this.#keys.reserve(key, digest, this.get);
+  reserveKey(key: string, digest: string, token: string): Promise<KeyReservation> {
+    return this.#keys.reserve(key, digest, token, this.get);
   }
 
   async bindKey(key: string, buildId: string): Promise<void> {

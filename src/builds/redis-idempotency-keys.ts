@@ -61,8 +61,8 @@ export async function reserveKey(
   key: string,
   digest: string,
   isKept: (buildId: string) => Promise<boolean>,
+  token: string = randomUUID(),
 ): Promise<KeyReservation> {
-  const token = randomUUID();
   const reserve = (force: boolean) =>
     connection.call((client) =>
       RESERVE.run(client, [redisKeyOf(key)], [digest, RESERVATION_MS, force ? 1 : 0, token]),

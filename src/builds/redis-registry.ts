@@ -266,9 +266,9 @@ class RedisRegistry implements RedisBuildRegistry {
     });
   }
 
-  reserveKey(key: string, digest: string): Promise<KeyReservation> {
+  reserveKey(key: string, digest: string, token: string): Promise<KeyReservation> {
     const isKept = async (buildId: string) => (await this.get(buildId)) !== undefined;
-    return reserveKey(this.#deps.connection, key, digest, isKept);
+    return reserveKey(this.#deps.connection, key, digest, isKept, token);
   }
 
   bindKey(key: string, buildId: string): Promise<void> {

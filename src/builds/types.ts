@@ -315,7 +315,8 @@ export interface BuildRegistry {
    */
   onLost(listener: (record: BuildRecord) => void): void;
   /** Reserves an Idempotency-Key for a body (its digest only: a body can hold credentials). */
-  reserveKey(key: string, digest: string): Promise<KeyReservation>;
+  /** `token`: the reservation's, chosen by the request before it asks (so that it can free it). */
+  reserveKey(key: string, digest: string, token: string): Promise<KeyReservation>;
   bindKey(key: string, buildId: string): Promise<void>;
   /**
    * Frees a key no build was bound to (its request queued nothing) while the reservation `token`

@@ -3,6 +3,7 @@
  * that request's build (same body) or is refused (another body, 422). The key is bound to the
  * build's id once it is admitted, and freed when the build was refused or could not be recorded.
  */
+import { randomUUID } from 'node:crypto';
 import type { BuildAnswer, BuildRecord, BuildRegistry } from '../../src/builds/types.js';
 import { serviceError } from '../../src/errors/errors.js';
 import { retryAfterDelays } from '../../src/errors/retry.js';
@@ -49,8 +50,13 @@ export class IdempotentRequests {
   async attach(idempotency: Idempotency): Promise<Attachment> {
     const deadline = Date.now() + ATTACH_WAIT_MS;
     for (;;) {
-      const held = await this.builds.reserveKey(idempotency.key, idempotency.digest);
-      if (held.kind === 'reserved') return { held: { ...idempotency, token: held.token } };
+      const mine: HeldKey = { ...idempotency, token: randomUUID() };
+      const held = await this.builds.reserveKey(mine.key, mine.digest, mine.token).catch((err: unknown) => {
+        // The reservation may have landed with its answer lost (a failover): freed once the store answers.
+        this.releaseSoon(mine);
+        throw err;
+      });
+      if (held.kind === 'reserved') return { held: mine };
       if (!held.sameBody) throw serviceError('IDEMPOTENCY_KEY_REUSED');
       if (held.buildId !== undefined) return { attachedTo: held.buildId };
       // The first request is being admitted: its build's id comes within moments.
