@@ -17,6 +17,7 @@ import { changedPaths } from './changed-paths.js';
 import { prebuildPlan } from './plan.js';
 import type { PrebuildDeps } from './ports.js';
 import { BranchSlots } from './slots.js';
+import { ImageTarget } from '../../src/rules/image-target.js';
 
 /** One head to consider building. */
 export interface Candidate {
@@ -222,9 +223,29 @@ export class Prebuilds {
     return delivery;
   }
 
-  /** The build-ended listener: a successful prebuild moves its branch tag; a failed one leaves it. */
-  readonly ended = async (record: BuildRecord): Promise<void> => {
+  /**
+   * The prebuild `record` is of: one this instance started, or (Redis mode) one another replica
+   * started and this one ran, found by its trigger, repository, image name and branch. O(configurations).
+   */
+  #trackedOf(record: BuildRecord): Tracked | undefined {
     const tracked = this.#tracked.get(record.id);
+    if (tracked !== undefined || record.trigger === undefined || record.trigger === 'api') return tracked;
+    const { branch } = record;
+    if (branch === undefined) return undefined;
+    const index = this.configurations.findIndex(
+      (c) =>
+        c.repository === record.repository &&
+        record.image.startsWith(`${ImageTarget.of(c.image).repository}:`),
+    );
+    return index < 0 ? undefined : { index, branch };
+  }
+
+  /**
+   * The build-ended listener, on the instance that ran the build: a successful prebuild moves its
+   * branch tag; a failed one leaves it.
+   */
+  readonly ended = async (record: BuildRecord): Promise<void> => {
+    const tracked = this.#trackedOf(record);
     if (tracked === undefined) return;
     this.#tracked.delete(record.id);
     this.#slots.end(record.id);
