@@ -16,7 +16,7 @@ import type { RegistryAccess } from '../../src/registry/call.js';
 import { changedPaths } from './changed-paths.js';
 import { prebuildPlan } from './plan.js';
 import type { PrebuildDeps } from './ports.js';
-import { BranchSlots } from './slots.js';
+import { BranchSlots, type Slot } from './slots.js';
 import { ImageTarget } from '../../src/rules/image-target.js';
 
 /** One head to consider building. */
@@ -157,7 +157,7 @@ export class Prebuilds {
       decision: 'ignored',
       reason: '',
     };
-    const inFlight = this.#slots.get(branchKey(candidate.index, candidate.branch));
+    const inFlight = await this.#inFlight(branchKey(candidate.index, candidate.branch));
     if (inFlight?.commit === candidate.after)
       return this.record({ ...base, reason: `ignored: ${candidate.after} is already building` });
     // Only a push supersedes: a schedule's head may be older than the push that started the
@@ -177,6 +177,19 @@ export class Prebuilds {
       const reason = publicReasonOf(err, 'internal error');
       return this.record({ ...base, decision: 'failed', reason: `failed: ${reason}` });
     }
+  }
+
+  /**
+   * The branch's prebuild in flight: the slot's build, unless it ended on another replica (Redis
+   * mode: only the replica that runs a build is told of its end), which frees the slot. One record
+   * read while a slot is held (a store away: the slot stands).
+   */
+  async #inFlight(key: string): Promise<Slot | undefined> {
+    const slot = this.#slots.get(key);
+    if (slot === undefined || !(await this.#deps.builds.ended(slot.buildId).catch(() => false))) return slot;
+    this.#slots.end(slot.buildId);
+    this.#tracked.delete(slot.buildId);
+    return undefined;
   }
 
   async #pathsChanged(

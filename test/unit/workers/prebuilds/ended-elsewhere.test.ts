@@ -1,8 +1,8 @@
 /**
  * In Redis mode a prebuild started by one replica may run on another, whose build-ended listener
- * is the one told of its end: that replica moves the branch tag too, finding the configuration by
- * the record (a small fake registry records the tag's move). A build of the API to the same image
- * moves nothing.
+ * is the one told of its end: that replica moves the branch tag, finding the configuration by the
+ * record (a small fake registry records the tag's move; a build of the API to the same image moves
+ * nothing), and the replica that started it frees the branch's slot once the store says it ended.
  */
 import test from 'ava';
 import { createHash } from 'node:crypto';
@@ -60,16 +60,22 @@ async function replica(t: { teardown: (fn: () => unknown) => void }) {
   });
   const client = new RegistryClient({ insecureRegistries: [fake.host] });
   t.teardown(() => client.close());
-  const noBuilds = {
-    start: () => Promise.reject(new Error('no build here')),
+  const ended = new Set<string>();
+  const started: string[] = [];
+  const builds = {
+    start: () => {
+      started.push(`bld-${started.length + 1}`);
+      return Promise.resolve({ id: started.at(-1) as string });
+    },
     cancel: () => Promise.resolve(),
+    ended: (id: string) => Promise.resolve(ended.has(id)),
   };
   const prebuilds = new Prebuilds({
     config,
     logger: silentLogger(),
     metrics: new Metrics(),
     groups: new ProcessGroups(),
-    builds: noBuilds,
+    builds,
     deliveries: new MemoryDeliveryLog(),
     registry: client,
   });
@@ -88,7 +94,7 @@ async function replica(t: { teardown: (fn: () => unknown) => void }) {
     waiters: 0,
   });
   const puts = () => fake.requests.filter((r) => r.method === 'PUT').map((r) => r.url);
-  return { prebuilds, record, puts };
+  return { prebuilds, record, puts, ended, started };
 }
 
 test('a prebuild another replica started moves its branch tag where it ran', async (t) => {
@@ -102,4 +108,21 @@ test('a build of the API to a configured image moves no branch tag', async (t) =
   await prebuilds.ended(record(undefined));
   await prebuilds.ended(record('api'));
   t.deepEqual(puts(), []);
+});
+
+test('a prebuild that ended on another replica frees its branch for the next head', async (t) => {
+  const { prebuilds, ended, started } = await replica(t);
+  const head = (after: string, trigger: 'reconcile' | 'refresh') => ({
+    index: 0,
+    branch: 'main',
+    after,
+    trigger,
+  });
+  await prebuilds.consider(head('1'.repeat(40), 'reconcile'), silentLogger());
+  const waiting = await prebuilds.consider(head('2'.repeat(40), 'refresh'), silentLogger());
+  t.is(waiting.reason, `ignored: a prebuild of ${'1'.repeat(40)} is in flight`);
+  ended.add('bld-1');
+  const next = await prebuilds.consider(head('2'.repeat(40), 'refresh'), silentLogger());
+  t.is(next.decision, 'built');
+  t.deepEqual(started, ['bld-1', 'bld-2']);
 });
