@@ -193,15 +193,17 @@ async function measureRefresh(storm: Running, base: string): Promise<RefreshStor
   const pass = refreshPasses(replicas).find((p) => p.done >= Math.min(...created)) ?? baseline;
   const queuedMs = Math.max(...created) - pass.start;
   storm.onQueued?.({ queuedMs, redisUsedBytes });
-  const ids = new Set(records.map((r) => r.id));
+  // By request: a build started in a free slot logs its end with its request id only.
+  const ids = new Set(records.map((r) => r.requestId));
   const ended = () =>
     [...linesOf(replicas, 'build succeeded'), ...linesOf(replicas, 'build failed')].filter((l) =>
-      ids.has(String(l.buildId)),
+      ids.has(String(l.requestId)),
     );
-  await eventually(() => new Set(ended().map((l) => l.buildId)).size >= ids.size, {
+  const endedCount = () => new Set(ended().map((l) => l.requestId)).size;
+  await eventually(() => endedCount() >= ids.size, {
     timeout: storm.timeoutMs,
     interval: 2000,
-    what: () => `every refresh build to end (${new Set(ended().map((l) => l.buildId)).size} of ${ids.size})`,
+    what: () => `every refresh build to end (${endedCount()} of ${ids.size})`,
   });
   const finished = await refreshed();
   const reused = (await reuses(replicas)) - reusedBefore;

@@ -300,9 +300,10 @@ export function ranTwiceOf(replicas: readonly Replica[], records: readonly Build
     for (const value of values) seen.set(value, (seen.get(value) ?? 0) + 1);
     return [...seen].filter(([, n]) => n > 1).map(([value, n]) => `${value} x${n}`);
   };
-  const ids = new Set(records.map((r) => r.id));
+  // By request: a build started in a free slot logs its end with its request id only.
+  const ids = new Set(records.map((r) => r.requestId));
   const endings = [...linesOf(replicas, 'build succeeded'), ...linesOf(replicas, 'build failed')]
-    .map((l) => String(l.buildId))
+    .map((l) => String(l.requestId))
     .filter((id) => ids.has(id));
   return [...count(records.map((r) => r.repository)), ...count(endings)];
 }
