@@ -1,15 +1,10 @@
-// A prebuild storm at full size (needs the stack: `npm run stack -- up`; `npm run bench:storm --
-// --repos 2000 [--trigger reconcile|refresh] [--replicas 4] [--slots 2] [--redis server|cluster|both]`).
-// `reconcile` (the default): the scenario of test/integration/prebuilds-storm.test.ts
-// (test/helpers/storm.ts), `--repos` configured repositories of one tenant with no image yet, one
-// reconcile pass on real replica processes sharing a Redis of the run's own. `refresh`
-// (test/helpers/storm-refresh.ts): the same repositories built `FROM` a base image of the run's
-// own, reconciled, then the base moves and one refresh pass queues every one again. Either way a
-// CI build of another tenant arrives in the middle. Prints, per Redis kind: the time to queue every
-// repository (from the pass's start), builds run, reused, skipped, run twice, the CI build's wait
-// in slot turns, Redis' used memory once all were queued, the load average, and for a refresh the
-// pass's duration. Target (docs/queue.md): 2,000 queued within 30 s, none skipped or run twice, the
-// CI build within one slot turn.
+// A prebuild storm at full size on real replicas and a Redis of the run's own (needs the stack;
+// `npm run bench:storm -- --repos 2000 [--trigger reconcile|refresh] [--replicas 4] [--slots 2]
+// [--redis server|cluster|both]`): `reconcile`, repositories with no image yet (test/helpers/storm.ts,
+// the CI test's scenario); `refresh`, the same built FROM a base image that then moves
+// (test/helpers/storm-refresh.ts). A CI build of another tenant arrives in the middle. Prints the
+// time to queue all from the pass's start, builds run, reused, skipped, run twice, the CI build's
+// wait in slot turns, Redis' memory, the load, and a refresh pass's duration (docs/benchmarks.md).
 import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { REDIS_KINDS, type RedisKind } from '../test/helpers/redis-kind.js';
