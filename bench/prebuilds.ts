@@ -168,6 +168,7 @@ async function reconcilePass(): Promise<void> {
         return Promise.resolve({ id: 'none' });
       },
       cancel: () => Promise.resolve(),
+      ended: () => Promise.resolve(false),
     },
     deliveries: new MemoryDeliveryLog(),
     registry: new RegistryClient({ insecureRegistries: config.insecureRegistries }),

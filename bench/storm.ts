@@ -1,16 +1,15 @@
-// A reconcile storm at full size (needs the stack: `npm run stack -- up`;
-// `npm run bench:storm -- --repos 2000 [--replicas 4] [--slots 2] [--redis server|cluster|both]`):
-// the scenario of test/integration/prebuilds-storm.test.ts (test/helpers/storm.ts): `--repos`
-// configured repositories of one tenant with no image yet, one reconcile pass on real replica
-// processes sharing a Redis of the run's own, a CI build of another tenant in the middle. Prints,
-// per Redis kind: the time to queue every repository (from the pass's start), builds run, reused,
-// skipped, run twice, the CI build's wait in slot turns, Redis' used memory once all were queued,
-// and the load average. Target (docs/queue.md): 2,000 queued within 30 s, none skipped or run
-// twice, the CI build within one slot turn.
+// A prebuild storm at full size on real replicas and a Redis of the run's own (needs the stack;
+// `npm run bench:storm -- --repos 2000 [--trigger reconcile|refresh] [--replicas 4] [--slots 2]
+// [--redis server|cluster|both]`): `reconcile`, repositories with no image yet (test/helpers/storm.ts,
+// the CI test's scenario); `refresh`, the same built FROM a base image that then moves
+// (test/helpers/storm-refresh.ts). A CI build of another tenant arrives in the middle. Prints the
+// time to queue all from the pass's start, builds run, reused, skipped, run twice, the CI build's
+// wait in slot turns, Redis' memory, the load, and a refresh pass's duration (docs/benchmarks.md).
 import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { REDIS_KINDS, type RedisKind } from '../test/helpers/redis-kind.js';
 import { runStorm, type StormFigures } from '../test/helpers/storm.js';
+import { runRefreshStorm, type RefreshStormFigures } from '../test/helpers/storm-refresh.js';
 
 const { values } = parseArgs({
   options: {
@@ -18,6 +17,7 @@ const { values } = parseArgs({
     replicas: { type: 'string', default: '4' },
     slots: { type: 'string', default: '2' },
     redis: { type: 'string', default: 'server' },
+    trigger: { type: 'string', default: 'reconcile' },
   },
 });
 const repositories = Number(values.repos);
@@ -25,8 +25,15 @@ const replicas = Number(values.replicas);
 const slots = Number(values.slots);
 const kinds: readonly RedisKind[] =
   values.redis === 'both' ? REDIS_KINDS : REDIS_KINDS.filter((kind) => kind === values.redis);
-if (![repositories, replicas, slots].every((n) => Number.isInteger(n) && n > 0) || kinds.length === 0) {
-  console.error('usage: bench:storm -- --repos N --replicas N --slots N --redis server|cluster|both');
+const trigger = values.trigger;
+if (
+  ![repositories, replicas, slots].every((n) => Number.isInteger(n) && n > 0) ||
+  kinds.length === 0 ||
+  (trigger !== 'reconcile' && trigger !== 'refresh')
+) {
+  console.error(
+    'usage: bench:storm -- --repos N --trigger reconcile|refresh --replicas N --slots N --redis server|cluster|both',
+  );
   process.exit(2);
 }
 
@@ -37,7 +44,7 @@ const load = (): string =>
 const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
 const mib = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 
-function report(kind: RedisKind, storm: StormFigures): void {
+function report(kind: RedisKind, storm: StormFigures | RefreshStormFigures): void {
   const rows: [string, string][] = [
     ['repositories (records)', `${repositories} (${storm.records.length})`],
     ['time to queue all', `${seconds(storm.queuedAllMs)} (target 30 s at 2,000)`],
@@ -52,7 +59,15 @@ function report(kind: RedisKind, storm: StormFigures): void {
     ],
     ['Redis used_memory, all queued', mib(storm.redisUsedBytes)],
   ];
-  console.log(`\n${kind}: ${repositories} repositories, ${replicas} replicas x ${slots} slots`);
+  if ('passMs' in storm)
+    rows.push(
+      ['refresh pass duration', seconds(storm.passMs)],
+      ['base moved to the pass start', seconds(storm.moveToPassMs)],
+      ['reconcile before it, all built', seconds(storm.reconciledMs)],
+    );
+  console.log(
+    `\n${kind}: ${trigger} storm, ${repositories} repositories, ${replicas} replicas x ${slots} slots`,
+  );
   for (const [what, value] of rows) console.log(`  ${what.padEnd(32)} ${value}`);
   for (const line of [...storm.skipped, ...storm.ranTwice].slice(0, 10)) console.log(`    ${line}`);
 }
@@ -63,7 +78,8 @@ for (const kind of kinds) {
     console.log(
       `${kind}: the pass queued every repository after ${seconds(figures.queuedMs)}, Redis ${mib(figures.redisUsedBytes)}, load ${load()}`,
     );
-  const storm = await runStorm({ repositories, replicas, slots, kind, timeoutMs: 6 * 3600_000, onQueued });
+  const options = { repositories, replicas, slots, kind, timeoutMs: 6 * 3600_000, onQueued };
+  const storm = trigger === 'refresh' ? await runRefreshStorm(options) : await runStorm(options);
   report(kind, storm);
   console.log(`  load average at the end          ${load()}`);
 }

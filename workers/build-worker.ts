@@ -114,6 +114,11 @@ export class BuildWorker {
     return record;
   }
 
+  /** The record of build `id` as the store keeps it, whichever replica runs it. O(1). */
+  record(id: string): Promise<BuildRecord | undefined> {
+    return this.#ctx.builds.get(id);
+  }
+
   /** Cancels the build `id` (queued, here, or on the replica running it); its record as it stands. */
   async cancel(id: string, by: string): Promise<BuildRecord> {
     const record = await this.#ctx.builds.get(id);

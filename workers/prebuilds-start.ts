@@ -32,7 +32,7 @@ export interface PrebuildsContext {
  */
 export function createPrebuilds(
   ctx: PrebuildsContext,
-  worker: Pick<BuildWorker, 'start' | 'cancel' | 'onBuildEnded'>,
+  worker: Pick<BuildWorker, 'start' | 'cancel' | 'record' | 'onBuildEnded'>,
 ): { prebuilds: Prebuilds; passes: ScheduledPass[] } {
   const registry = new RegistryClient({ insecureRegistries: ctx.config.insecureRegistries });
   ctx.shutdownSignal.addEventListener('abort', () => registry.close(), { once: true });

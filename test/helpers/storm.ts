@@ -1,6 +1,6 @@
 /**
  * A reconcile storm on real replicas (docs/queue.md), shared by test/integration/prebuilds-storm.test.ts
- * and bench/storm.ts: `repositories` configured repositories of one tenant with no image yet, one
+ * and bench/storm.ts (whose refresh storm, test/helpers/storm-refresh.ts, runs on the same parts): `repositories` configured repositories of one tenant with no image yet, one
  * reconcile pass on `replicas` service processes of `slots` slots each (`build.maxQueued` 5: the
  * prebuilds have their own bound), a CI build of another tenant arriving in the middle. It gives
  * what a user could check: the records, how long queueing took, how often each build ran, how many
@@ -66,16 +66,16 @@ export interface StormFigures {
   readonly redisUsedBytes: number;
 }
 
-const timeOf = (line: Record<string, unknown>): number => Date.parse(String(line.time));
-const linesOf = (replicas: readonly Replica[], msg: string): Record<string, unknown>[] =>
+export const timeOf = (line: Record<string, unknown>): number => Date.parse(String(line.time));
+export const linesOf = (replicas: readonly Replica[], msg: string): Record<string, unknown>[] =>
   replicas.flatMap((r) => r.service.lines().filter((l) => l.msg === msg));
 
 /**
- * `count` served repositories of one tenant, copies of one with a cheap definition: hard links
- * (`cp -al`: the git server only reads them), as a copy of each file takes minutes at 2,000.
+ * `count` served repositories of one tenant, copies of one with a cheap definition `FROM from`: hard
+ * links (`cp -al`: the git server only reads them), as a copy of each file takes minutes at 2,000.
  */
-function stormRepositories(run: string, count: number): { urls: string[]; remove: () => void } {
-  const first = ownDockerfileRepo(`FROM ${stack.BASE_IMAGE_ANON}\nENV IBS_STORM=${run}\n`);
+function stormRepositories(run: string, count: number, from: string): { urls: string[]; remove: () => void } {
+  const first = ownDockerfileRepo(`FROM ${from}\nENV IBS_STORM=${run}\n`);
   const source = join(stack.GIT_REPOS_DIR, `${first.name}.git`);
   const tenant = join(stack.GIT_REPOS_DIR, `storm-${run}`);
   const names = Array.from({ length: count }, (_, i) => `storm-${run}/repo-${i}`);
@@ -90,21 +90,52 @@ function stormRepositories(run: string, count: number): { urls: string[]; remove
   };
 }
 
-/** Runs the storm and gives its figures; everything it made is removed before it resolves. */
-export async function runStorm(options: StormOptions): Promise<StormFigures> {
+/** Runs the reconcile storm and gives its figures; everything it made is removed before it resolves. */
+export function runStorm(options: StormOptions): Promise<StormFigures> {
+  return stormOn(options, () => Promise.resolve({ from: stack.BASE_IMAGE_ANON }), measure);
+}
+
+/** What a storm starts from, made before its replicas start: it may add its cleanups. */
+export interface StormStart {
+  readonly run: string;
+  readonly dir: string;
+  readonly redis: ReplicaRedis;
+  readonly cleanups: (() => unknown)[];
+}
+
+/**
+ * What the storm's repositories are built `from`, fields added to each configuration, and
+ * environment added to each replica's.
+ */
+export interface StormSetup {
+  readonly from: string;
+  readonly configuration?: Record<string, unknown>;
+  readonly env?: Record<string, string>;
+}
+
+/**
+ * A storm's parts (its Redis, repositories, the CI repository, the replicas) around `measure`,
+ * after `prepare`; everything is removed before it resolves.
+ */
+export async function stormOn<F>(
+  options: StormOptions,
+  prepare: (start: StormStart) => Promise<StormSetup>,
+  measure: (storm: Running) => Promise<F>,
+): Promise<F> {
   const run = randomBytes(4).toString('hex');
   const dir = mkdtempSync(join(tmpdir(), 'ibs-storm-'));
   const cleanups: (() => unknown)[] = [() => rmSync(dir, { recursive: true, force: true })];
   try {
     const redis = await startReplicaRedis(options.kind);
     cleanups.push(() => redis.dispose());
-    const repos = stormRepositories(run, options.repositories);
+    const setup = await prepare({ run, dir, redis, cleanups });
+    const repos = stormRepositories(run, options.repositories, setup.from);
     cleanups.push(repos.remove);
     const ci = ownDockerfileRepo(`FROM ${stack.BASE_IMAGE_ANON}\nENV IBS_STORM_CI=${run}\n`);
     cleanups.push(ci.remove);
     const replicas = await startReplicas(
       Array.from({ length: options.replicas }, (_, i) => `r${i}`),
-      replicaEnv(stack, redis, stormEnv(dir, run, repos.urls, options)),
+      replicaEnv(stack, redis, stormEnv(dir, run, repos.urls, options, setup)),
     );
     cleanups.push(() => stopReplicas(replicas));
     const running = { ...options, run, redis, replicas, ciRepository: ci.repository, urls: repos.urls };
@@ -127,7 +158,13 @@ function replicasState(replicas: readonly Replica[]): string {
     .join('\n');
 }
 
-function stormEnv(dir: string, run: string, urls: readonly string[], options: StormOptions) {
+function stormEnv(
+  dir: string,
+  run: string,
+  urls: readonly string[],
+  options: StormOptions,
+  setup: StormSetup,
+): Record<string, string> {
   writeFileSync(
     join(dir, 'prebuilds.json'),
     JSON.stringify(
@@ -135,6 +172,7 @@ function stormEnv(dir: string, run: string, urls: readonly string[], options: St
         repository,
         branches: ['main'],
         image: { registry: stack.REGISTRY_ANON, name: `it/storm-${run}/repo-${i}` },
+        ...setup.configuration,
       })),
     ),
   );
@@ -145,10 +183,12 @@ function stormEnv(dir: string, run: string, urls: readonly string[], options: St
     PREBUILD_CONFIGURATIONS_PATH: join(dir, 'prebuilds.json'),
     GIT_CREDENTIALS_CONFIG_PATH: serverGitCredentials(stack, dir),
     PREBUILD_RECONCILE_INTERVAL_SECONDS: '3600',
+    ...setup.env,
   };
 }
 
-interface Running extends Omit<StormOptions, 'replicas'> {
+/** A storm under way: its options, run id, Redis, replicas, CI repository and repository URLs. */
+export interface Running extends Omit<StormOptions, 'replicas'> {
   readonly run: string;
   readonly redis: ReplicaRedis;
   readonly replicas: readonly Replica[];
@@ -197,15 +237,19 @@ async function measure(storm: Running): Promise<StormFigures> {
   };
 }
 
-/** Once the storm fills the queue: the CI build, and the storm builds taken before it started. */
-async function ciInTheMiddle(
+/**
+ * Once the storm (its builds of `trigger`) fills the queue: the CI build, and the storm builds taken
+ * before it started.
+ */
+export async function ciInTheMiddle(
   storm: Running,
+  trigger: 'reconcile' | 'refresh' = 'reconcile',
 ): Promise<{ accepted: BuildRecord; takenBefore: number; slotTurns: number }> {
   const [front, other] = storm.replicas as [Replica, Replica];
   // Half the storm's waiting builds (at most 20) are queued first: the CI build arrives in the middle.
   const waiting = Math.min(20, Math.floor((storm.repositories - storm.replicas.length * storm.slots) / 2));
   await eventually(
-    async () => (await listBuilds(front, 'status=queued&trigger=reconcile')).length >= waiting,
+    async () => (await listBuilds(front, `status=queued&trigger=${trigger}`)).length >= waiting,
     { timeout: 600_000, interval: 500, what: 'the storm to fill the queue' },
   );
   const arrived = Date.now();
@@ -226,7 +270,7 @@ async function ciInTheMiddle(
   return { accepted: record, takenBefore, slotTurns: takenBefore / (storm.replicas.length * storm.slots) };
 }
 
-async function finishedRecord(replica: Replica, id: string): Promise<BuildRecord> {
+export async function finishedRecord(replica: Replica, id: string): Promise<BuildRecord> {
   return eventually(
     async () => {
       const record = (await (await fetch(`${replica.url}/builds/${id}`)).json()) as BuildRecord;
@@ -236,33 +280,36 @@ async function finishedRecord(replica: Replica, id: string): Promise<BuildRecord
   );
 }
 
-function skippedOf(storm: Running, records: readonly BuildRecord[]): string[] {
+/** Repositories without a record, and log lines (at `since` or later) of prebuilds not started or read. */
+export function skippedOf(storm: Running, records: readonly BuildRecord[], since = 0): string[] {
   const seen = new Set(records.map((r) => r.repository));
   const missing = storm.urls.filter((url) => !seen.has(url)).map((url) => `no build: ${url}`);
   const refused = storm.replicas.flatMap((r) =>
     r.service
       .lines()
-      .filter((l) => /not started|not read/.test(String(l.msg)))
+      .filter((l) => /not started|not read/.test(String(l.msg)) && timeOf(l) >= since)
       .map((l) => `${r.name}: ${String(l.msg)} ${String(l.repository ?? '')}`),
   );
   return [...missing, ...refused];
 }
 
-function ranTwiceOf(replicas: readonly Replica[], records: readonly BuildRecord[]): string[] {
+/** Repositories with more than one of `records`, and builds of them that ended more than once. */
+export function ranTwiceOf(replicas: readonly Replica[], records: readonly BuildRecord[]): string[] {
   const count = (values: readonly string[]) => {
     const seen = new Map<string, number>();
     for (const value of values) seen.set(value, (seen.get(value) ?? 0) + 1);
     return [...seen].filter(([, n]) => n > 1).map(([value, n]) => `${value} x${n}`);
   };
-  const ids = new Set(records.map((r) => r.id));
+  // By request: a build started in a free slot logs its end with its request id only.
+  const ids = new Set(records.map((r) => r.requestId));
   const endings = [...linesOf(replicas, 'build succeeded'), ...linesOf(replicas, 'build failed')]
-    .map((l) => String(l.buildId))
+    .map((l) => String(l.requestId))
     .filter((id) => ids.has(id));
   return [...count(records.map((r) => r.repository)), ...count(endings)];
 }
 
 /** INFO memory's used_memory, summed over every master of a cluster. */
-async function usedMemory(redis: ReplicaRedis): Promise<number> {
+export async function usedMemory(redis: ReplicaRedis): Promise<number> {
   const { client } = await redis.connection();
   const nodes = 'nodes' in client ? client.nodes('master') : [client];
   const infos = await Promise.all(nodes.map((node) => node.info('memory')));

@@ -19,6 +19,8 @@ export interface PrebuildBuilds {
   ): Promise<{ id: string }>;
   /** Cancels a queued or running build (a finished or unknown one is left alone). */
   cancel(id: string, reason: string): Promise<void>;
+  /** Whether build `id` ended (or is no longer kept), whichever replica ran it: one record read. */
+  ended(id: string): Promise<boolean>;
 }
 
 export interface PrebuildDeps {

@@ -16,7 +16,8 @@ import type { RegistryAccess } from '../../src/registry/call.js';
 import { changedPaths } from './changed-paths.js';
 import { prebuildPlan } from './plan.js';
 import type { PrebuildDeps } from './ports.js';
-import { BranchSlots } from './slots.js';
+import { BranchSlots, type Slot } from './slots.js';
+import { ImageTarget } from '../../src/rules/image-target.js';
 
 /** One head to consider building. */
 export interface Candidate {
@@ -156,7 +157,7 @@ export class Prebuilds {
       decision: 'ignored',
       reason: '',
     };
-    const inFlight = this.#slots.get(branchKey(candidate.index, candidate.branch));
+    const inFlight = await this.#inFlight(branchKey(candidate.index, candidate.branch));
     if (inFlight?.commit === candidate.after)
       return this.record({ ...base, reason: `ignored: ${candidate.after} is already building` });
     // Only a push supersedes: a schedule's head may be older than the push that started the
@@ -176,6 +177,19 @@ export class Prebuilds {
       const reason = publicReasonOf(err, 'internal error');
       return this.record({ ...base, decision: 'failed', reason: `failed: ${reason}` });
     }
+  }
+
+  /**
+   * The branch's prebuild in flight: the slot's build, unless it ended on another replica (Redis
+   * mode: only the replica that runs a build is told of its end), which frees the slot. One record
+   * read while a slot is held (a store away: the slot stands).
+   */
+  async #inFlight(key: string): Promise<Slot | undefined> {
+    const slot = this.#slots.get(key);
+    if (slot === undefined || !(await this.#deps.builds.ended(slot.buildId).catch(() => false))) return slot;
+    this.#slots.end(slot.buildId);
+    this.#tracked.delete(slot.buildId);
+    return undefined;
   }
 
   async #pathsChanged(
@@ -222,9 +236,29 @@ export class Prebuilds {
     return delivery;
   }
 
-  /** The build-ended listener: a successful prebuild moves its branch tag; a failed one leaves it. */
-  readonly ended = async (record: BuildRecord): Promise<void> => {
+  /**
+   * The prebuild `record` is of: one this instance started, or (Redis mode) one another replica
+   * started and this one ran, found by its trigger, repository, image name and branch. O(configurations).
+   */
+  #trackedOf(record: BuildRecord): Tracked | undefined {
     const tracked = this.#tracked.get(record.id);
+    if (tracked !== undefined || record.trigger === undefined || record.trigger === 'api') return tracked;
+    const { branch } = record;
+    if (branch === undefined) return undefined;
+    const index = this.configurations.findIndex(
+      (c) =>
+        c.repository === record.repository &&
+        record.image.startsWith(`${ImageTarget.of(c.image).repository}:`),
+    );
+    return index < 0 ? undefined : { index, branch };
+  }
+
+  /**
+   * The build-ended listener, on the instance that ran the build: a successful prebuild moves its
+   * branch tag; a failed one leaves it.
+   */
+  readonly ended = async (record: BuildRecord): Promise<void> => {
+    const tracked = this.#trackedOf(record);
     if (tracked === undefined) return;
     this.#tracked.delete(record.id);
     this.#slots.end(record.id);

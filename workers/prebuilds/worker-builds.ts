@@ -17,6 +17,7 @@ interface Worker {
     options: { readonly requestId: string; readonly logger: Logger; readonly trigger: PrebuildTrigger },
   ): Promise<{ readonly id: string }>;
   cancel(id: string, by: string): Promise<unknown>;
+  record(id: string): Promise<{ readonly phase: string } | undefined>;
 }
 
 export class WorkerPrebuildBuilds implements PrebuildBuilds {
@@ -36,6 +37,11 @@ export class WorkerPrebuildBuilds implements PrebuildBuilds {
     const logger = options.logger.child({ requestId });
     const record = await this.#worker.start(plan, { requestId, logger, trigger: options.trigger });
     return { id: record.id };
+  }
+
+  async ended(id: string): Promise<boolean> {
+    const record = await this.#worker.record(id);
+    return record === undefined || record.phase === 'finished';
   }
 
   /** Cancels a queued or running prebuild; one that has finished, or is no longer kept, is left alone. */

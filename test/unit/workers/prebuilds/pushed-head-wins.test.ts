@@ -37,6 +37,10 @@ class RecordedBuilds implements PrebuildBuilds {
     this.cancelled.push({ id, reason });
     return Promise.resolve();
   }
+
+  ended(): Promise<boolean> {
+    return Promise.resolve(false);
+  }
 }
 
 function prebuilds(t: { teardown: (fn: () => void) => void }) {
