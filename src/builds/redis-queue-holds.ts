@@ -10,40 +10,18 @@ import { QUEUE_KEYS } from '../redis/keys.js';
 /** The queue's hashes of waiting and of running builds, by id (src/redis/keys.ts). */
 const [WAITING, RUNNING] = QUEUE_KEYS;
 
-/**
- * The ids of `ids` the queue holds: two field lookups per id in one transaction (one round trip,
- * one slot), O(ids); a page's queued records are asked about together.
- */
-export async function queueHolding(
-  connection: Pick<RedisConnection, 'call'>,
-  ids: readonly string[],
-): Promise<Set<string>> {
-  if (ids.length === 0 || WAITING === undefined || RUNNING === undefined) return new Set();
-  const replies = await connection.call((client) => {
-    const multi = client.multi();
-    for (const id of ids) multi.hexists(WAITING, id).hexists(RUNNING, id);
-    return multi.exec();
-  });
-  const held = (at: number): boolean => {
-    const [err, value] = replies?.[at] ?? [];
-    return err === null && value === 1;
-  };
-  return new Set(ids.filter((_, i) => held(2 * i) || held(2 * i + 1)));
+/** What the queue holds of a build: whether it waits, and its running value (undefined: none). */
+interface Held {
+  readonly waiting: boolean;
+  readonly running: unknown;
 }
 
-/** A running value keeps its entry (any replica may run it again): its fifth field (keys.ts). */
-const keepsEntry = (value: unknown): boolean =>
-  typeof value === 'string' && (value.split('\0')[4] ?? '') !== '';
-
 /**
- * The ids of `ids` any replica may run again: waiting, or running with their entry kept. A field
- * lookup and a field read per id in one transaction (one round trip, one slot), O(ids).
+ * What the queue holds of each of `ids`: a field lookup and a field read per id in one transaction
+ * (one round trip, one slot), O(ids); a page's records are asked about together.
  */
-export async function queueRerunnable(
-  connection: Pick<RedisConnection, 'call'>,
-  ids: readonly string[],
-): Promise<Set<string>> {
-  if (ids.length === 0 || WAITING === undefined || RUNNING === undefined) return new Set();
+async function heldOf(connection: Pick<RedisConnection, 'call'>, ids: readonly string[]): Promise<Held[]> {
+  if (ids.length === 0 || WAITING === undefined || RUNNING === undefined) return [];
   const replies = await connection.call((client) => {
     const multi = client.multi();
     for (const id of ids) multi.hexists(WAITING, id).hget(RUNNING, id);
@@ -53,5 +31,27 @@ export async function queueRerunnable(
     const [err, value] = replies?.[at] ?? [];
     return err === null ? value : undefined;
   };
-  return new Set(ids.filter((_, i) => answer(2 * i) === 1 || keepsEntry(answer(2 * i + 1))));
+  return ids.map((_, i) => ({ waiting: answer(2 * i) === 1, running: answer(2 * i + 1) ?? undefined }));
+}
+
+/** The ids of `ids` the queue holds, waiting or running. O(ids), one round trip. */
+export async function queueHolding(
+  connection: Pick<RedisConnection, 'call'>,
+  ids: readonly string[],
+): Promise<Set<string>> {
+  const held = await heldOf(connection, ids);
+  return new Set(ids.filter((_, i) => held[i]?.waiting === true || typeof held[i]?.running === 'string'));
+}
+
+/** A running value keeps its entry (any replica may run it again): its fifth field (keys.ts). */
+const keepsEntry = (value: unknown): boolean =>
+  typeof value === 'string' && (value.split('\0')[4] ?? '') !== '';
+
+/** The ids of `ids` any replica may run again: waiting, or running with their entry kept. O(ids), one round trip. */
+export async function queueRerunnable(
+  connection: Pick<RedisConnection, 'call'>,
+  ids: readonly string[],
+): Promise<Set<string>> {
+  const held = await heldOf(connection, ids);
+  return new Set(ids.filter((_, i) => held[i]?.waiting === true || keepsEntry(held[i]?.running)));
 }
