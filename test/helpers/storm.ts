@@ -221,6 +221,7 @@ async function measure(storm: Running): Promise<StormFigures> {
   });
   const endedAt = Math.max(...linesOf(replicas, 'build succeeded').map(timeOf));
   const records = (await listBuilds(front, 'trigger=reconcile')).filter((r) => r.image.includes(storm.run));
+  await tagsMoved(replicas, records);
   const reused = (
     await Promise.all(replicas.map((r) => metricValue(r.url, 'service_build_reuses_total')))
   ).reduce((a, b) => a + b, 0);
@@ -235,6 +236,17 @@ async function measure(storm: Running): Promise<StormFigures> {
     ci: { ...ci, record: await finishedRecord(front, ci.accepted.id) },
     redisUsedBytes,
   };
+}
+
+/** Resolves once the replica that ran each successful build said it moved its branch tag (or after a minute). */
+async function tagsMoved(replicas: readonly Replica[], records: readonly BuildRecord[]): Promise<void> {
+  const succeeded = records.filter((r) => r.status === 'success').map((r) => r.id);
+  const moved = () => new Set(linesOf(replicas, 'branch tag moved').map((l) => String(l.buildId)));
+  await eventually(() => succeeded.every((id) => moved().has(id)), {
+    timeout: 60_000,
+    interval: 500,
+    what: 'every branch tag to move',
+  }).catch(() => undefined);
 }
 
 /**

@@ -2,16 +2,36 @@
 // (test/helpers/storm.ts): one pass over configured repositories that have no image yet queues every
 // one of them, though the API's `build.maxQueued` is 5 (prebuilds have their own bound,
 // docs/queue.md); each is built or reused exactly once, none is skipped; a CI build of another tenant
-// arriving in the middle starts within one turn of the slots. STORM_REPOSITORIES on a redis-server
+// arriving in the middle starts within one turn of the slots; each branch tag ends on its build,
+// whichever replica ran it. STORM_REPOSITORIES on a redis-server
 // (200 by default; `STORM_REPOSITORIES=2000` runs the full storm), a fifth of them on a three-master
 // Redis Cluster (the same scripts and keys, one slot: docs/redis.md); bench/storm.ts prints figures.
 import test from 'ava';
+import type { BuildRecord } from '../../src/builds/types.js';
+import { tagDigest } from '../helpers/prebuild-support.js';
 import type { RedisKind } from '../helpers/redis-kind.js';
 import { runStorm } from '../helpers/storm.js';
 
 const REPOSITORIES = Number(process.env.STORM_REPOSITORIES ?? 200);
 const REPLICAS = 4;
 const SLOTS = 2;
+/** The records whose `main` tag is not (yet) the digest of the image they built. */
+async function untagged(records: readonly BuildRecord[]): Promise<string[]> {
+  const left: string[] = [];
+  for (const record of records) {
+    const at = record.image.indexOf('/');
+    const colon = record.image.lastIndexOf(':');
+    const [registry, name, tag] = [
+      record.image.slice(0, at),
+      record.image.slice(at + 1, colon),
+      record.image.slice(colon + 1),
+    ];
+    const built = await tagDigest(registry, name, tag);
+    if (built === undefined || (await tagDigest(registry, name, 'main')) !== built) left.push(record.image);
+  }
+  return left;
+}
+
 const sizes: [RedisKind, number][] = [
   ['server', REPOSITORIES],
   ['cluster', Math.ceil(REPOSITORIES / 5)],
@@ -40,6 +60,8 @@ for (const [kind, repositories] of sizes) {
         storm.records.filter((r) => r.status !== 'success').map((r) => `${r.repository} ${r.status ?? ''}`),
         [],
       );
+      // The replica that ran each prebuild moved its branch tag, not only the one that queued it.
+      t.deepEqual(await untagged(storm.records), [], 'every branch tag on its build');
       const { accepted, record, takenBefore } = storm.ci;
       // Its place when it waited (a slot may take it before its 202 is written: then it has none).
       if (accepted.queue !== undefined) t.deepEqual(accepted.queue, { position: 1, ahead: 0 });
