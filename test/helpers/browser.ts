@@ -44,3 +44,12 @@ export const mainText = (page: Page): Promise<string> =>
 
 /** Runs `script` (an expression, in the page) and answers its JSON value. */
 export const inPage = <T>(page: Page, script: string): Promise<T> => page.evaluate(script) as Promise<T>;
+
+/**
+ * Waits until `expression` is true in `page`, asking every 100 ms: the tests of a file run at once
+ * in pages of one browser, and a page behind another gets no animation frames, which
+ * waitForFunction polls by unless told otherwise.
+ */
+export async function waitFor(page: Page, expression: string, timeout = 30_000): Promise<void> {
+  await page.waitForFunction(expression, { polling: 100, timeout });
+}

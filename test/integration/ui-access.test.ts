@@ -9,7 +9,7 @@ import test from 'ava';
 import type { Browser } from 'puppeteer-core';
 import type { AuthRule } from '../../src/config/types.js';
 import { httpsCreds, httpsRepo, stack, startBuildAppFor, uniqueName } from '../helpers/build-support.js';
-import { inPage, launchBrowser, mainText, newPage } from '../helpers/browser.js';
+import { inPage, launchBrowser, mainText, newPage, waitFor } from '../helpers/browser.js';
 import { postAsync, untilFinished } from '../helpers/replicas.js';
 import { buildUiBundle } from '../helpers/ui-bundle.js';
 
@@ -73,12 +73,12 @@ test('a page asks for a token and shows nothing else; a team sees only its own b
   t.is(await inPage<string | null>(page, `sessionStorage.getItem('ibs.token')`), tokenA);
 
   await page.goto(`${app.url}/ui/builds/${ofB}`);
-  await page.waitForFunction(`document.getElementById('app').innerText.includes('No build')`);
+  await waitFor(page, `document.getElementById('app').innerText.includes('No build')`);
   t.false((await mainText(page)).includes('dockerfile.git'), "the other team's build is not shown");
 
   await page.goto(`${app.url}/ui/builds/${ofA}`);
   await page.waitForSelector('.build-head .badge.failure');
-  await page.waitForFunction(`document.querySelectorAll('pre.log .line').length > 0`);
+  await waitFor(page, `document.querySelectorAll('pre.log .line').length > 0`);
 
   await page.click('button[data-action="sign-out"]');
   await page.waitForSelector('form.sign-in');
@@ -100,7 +100,7 @@ test('a log with ANSI colours shows them as colours and never as escape codes', 
 
   const { page } = await newPage(browser);
   await page.goto(`${app.url}/ui/builds/${id}`);
-  await page.waitForFunction(`document.querySelector('pre.log')?.textContent.includes('erased line')`);
+  await waitFor(page, `document.querySelector('pre.log')?.textContent.includes('erased line')`);
   const spans = await inPage<string[]>(
     page,
     `[...document.querySelectorAll('pre.log .line span')].map((s) => s.className + ':' + s.textContent)`,

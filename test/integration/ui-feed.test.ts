@@ -7,7 +7,7 @@
 import test from 'ava';
 import type { Browser, HTTPRequest } from 'puppeteer-core';
 import { startApp } from '../helpers/app.js';
-import { launchBrowser, newPage } from '../helpers/browser.js';
+import { launchBrowser, newPage, waitFor } from '../helpers/browser.js';
 import { buildUiBundle } from '../helpers/ui-bundle.js';
 
 let browser: Browser;
@@ -40,7 +40,7 @@ test('the list is live through the feed: new, moving and finished builds, More, 
     if (url.pathname === '/builds') lists.push(url.search);
   });
   await page.goto(`${app.url}/ui/`);
-  await page.waitForFunction(`${rowCount} === 50`);
+  await waitFor(page, `${rowCount} === 50`);
   t.deepEqual(lists, ['?limit=50'], 'the first page only');
 
   // A new build shows on top, a running one moves on and finishes in place.
@@ -50,13 +50,13 @@ test('the list is live through the feed: new, moving and finished builds, More, 
   const moving = ids[75] as string;
   await app.ctx.builds.update(moving, { phase: 'building' });
   const badge = `document.querySelector('a[data-build="${moving}"]').closest('tr').querySelector('.badge').textContent`;
-  await page.waitForFunction(`${badge} === 'building'`, { timeout: 20_000 });
+  await waitFor(page, `${badge} === 'building'`, 20_000);
   await app.ctx.builds.finish(moving, { status: 'failure', durationSeconds: 3, error: 'boom' });
-  await page.waitForFunction(`${badge} === 'failure'`, { timeout: 20_000 });
+  await waitFor(page, `${badge} === 'failure'`, 20_000);
 
   // More: the next page, once.
   await page.click('button.more');
-  await page.waitForFunction(`${rowCount} === 81`);
+  await waitFor(page, `${rowCount} === 81`);
   t.false(
     await page.evaluate(`document.querySelector('button.more').hidden === false`),
     'no page after the last',
@@ -67,7 +67,7 @@ test('the list is live through the feed: new, moving and finished builds, More, 
   const before = lists.length;
   await app.ctx.builds.update(ids[79] as string, { phase: 'resolving' });
   const other = `document.querySelector('a[data-build="${ids[79]}"]').closest('tr').querySelector('.badge').textContent`;
-  await page.waitForFunction(`${other} === 'resolving'`, { timeout: 20_000 });
+  await waitFor(page, `${other} === 'resolving'`, 20_000);
   t.is(lists.length, before, 'no list read for a change');
   t.deepEqual(watch.violations, []);
   t.deepEqual(watch.errors, []);
@@ -85,7 +85,7 @@ test("filters are the service's: the address holds them and a page lists only th
     });
   const { page } = await newPage(browser);
   await page.goto(`${app.url}/ui/?repository=${encodeURIComponent(repository)}`);
-  await page.waitForFunction(`${rowCount} === 6`);
+  await waitFor(page, `${rowCount} === 6`);
   const fresh = await app.ctx.builds.start({ requestId: 'f-new', repository, image: 'r.example/x' });
   await page.waitForSelector(`a[data-build="${fresh}"]`, { timeout: 20_000 });
   await app.ctx.builds.start({
@@ -100,6 +100,6 @@ test("filters are the service's: the address holds them and a page lists only th
   for (let n = 0; n < 3; n++)
     await app.ctx.builds.start({ requestId: `p-${n}`, repository, image: 'r.example/x', tenant: 'platform' });
   await page.goto(`${app.url}/ui/?tenant=platform`);
-  await page.waitForFunction(`${rowCount} === 3`);
+  await waitFor(page, `${rowCount} === 3`);
   t.is(await page.evaluate(`document.querySelector('input[name="tenant"]').value`), 'platform');
 });

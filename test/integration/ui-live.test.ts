@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import test from 'ava';
 import type { Browser } from 'puppeteer-core';
 import { httpsCreds, httpsRepo, stack, startBuildAppFor, uniqueName } from '../helpers/build-support.js';
-import { inPage, launchBrowser, mainText, newPage } from '../helpers/browser.js';
+import { inPage, launchBrowser, mainText, newPage, waitFor } from '../helpers/browser.js';
 import { eventually } from '../helpers/eventually.js';
 import { pushedRepo } from '../helpers/pushed-repo.js';
 import { buildUiBundle } from '../helpers/ui-bundle.js';
@@ -64,10 +64,11 @@ test('a build started over HTTP shows on /ui/ within 2 s, its log live as text, 
   t.true((await mainText(page)).includes(BRANCH), 'the branch name is drawn as its characters');
 
   await page.click(`a[data-build="${id}"]`);
-  await page.waitForFunction(`location.pathname === '/ui/builds/${id}'`);
-  await page.waitForFunction(
+  await waitFor(page, `location.pathname === '/ui/builds/${id}'`);
+  await waitFor(
+    page,
     `[...document.querySelectorAll('pre.log')].some((log) => log.textContent.includes(${JSON.stringify(STARTED)}))`,
-    { timeout: 240_000 },
+    240_000,
   );
   const record = (await (await fetch(`${app.url}/builds/${id}`)).json()) as { status?: string };
   t.is(record.status, undefined, 'the log showed while the build ran');
@@ -117,7 +118,8 @@ test("a finished build's page shows its stages and BuildKit steps at 1280 and 39
   const { page, watch } = await newPage(browser);
   await page.goto(`${app.url}/ui/builds/${record.id}`);
   await page.waitForSelector('.build-head .badge.success');
-  await page.waitForFunction(
+  await waitFor(
+    page,
     `[...document.querySelectorAll('pre.log')].some((log) => log.textContent.includes('exporting to image'))`,
   );
   const text = await mainText(page);
