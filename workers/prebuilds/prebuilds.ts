@@ -246,9 +246,9 @@ export class Prebuilds {
     const { branch } = record;
     if (branch === undefined) return undefined;
     const index = this.configurations.findIndex(
-      (c) =>
-        c.repository === record.repository &&
-        record.image.startsWith(`${ImageTarget.of(c.image).repository}:`),
+      (configuration) =>
+        configuration.repository === record.repository &&
+        record.image.startsWith(`${ImageTarget.of(configuration.image).repository}:`),
     );
     return index < 0 ? undefined : { index, branch };
   }
