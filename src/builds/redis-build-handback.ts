@@ -6,28 +6,12 @@
  * it at any step. Each script O(log n) (one index move).
  */
 import type { RedisConnection } from '../redis/connection.js';
-import { BUILD_CHANGES_CHANNEL, buildAliveKey, buildKey, buildMoveKeys } from '../redis/keys.js';
+import { BUILD_CHANGES_CHANNEL, buildAliveKey, buildIndexKey, buildKey } from '../redis/keys.js';
 import { LEASE_LUA, LEASE_MS } from '../redis/lease.js';
 import { redisScript } from '../redis/script.js';
 
 /** The holder of a handed-back build's lease until a replica adopts it (never a replica's name). */
 export const HANDED_BACK_HOLDER = '@queued-again';
-
-/**
- * Lua: `queue_again(entry, holder, lease ms, changes channel)` makes a running record wait again
- * (KEYS: buildMoveKeys): phase `queued`, its lease held by `holder`, moved between the indexes, told.
- */
-export const QUEUE_AGAIN_LUA = `
-local function queue_again(entry, holder, lease_ms, channel)
-  entry.handedBack = nil
-  entry.phase = 'queued'
-  redis.call('SET', KEYS[1], cjson.encode(entry))
-  redis.call('SET', KEYS[2], holder, 'PX', lease_ms)
-  redis.call('ZREM', KEYS[4], entry.id)
-  redis.call('ZADD', KEYS[3], entry.startedAtMs, entry.id)
-  redis.call('PUBLISH', channel, cjson.encode({id = entry.id, repository = entry.repository}))
-end
-`;
 
 /** KEYS: build, alive. ARGV: replica. Marks a running record this replica leases; 1, else 0. */
 const MARK = redisScript(`${LEASE_LUA}
@@ -44,12 +28,18 @@ return 1
  * KEYS: build, alive, queued index, running index. ARGV: replica, holder, lease ms, changes
  * channel. The marked record waits again; 0 when another replica adopted it meanwhile.
  */
-const QUEUED = redisScript(`${QUEUE_AGAIN_LUA}
+const QUEUED = redisScript(`
 local text = redis.call('GET', KEYS[1])
 if not text then return 0 end
 local entry = cjson.decode(text)
 if entry.handedBack ~= ARGV[1] or entry.phase == 'finished' then return 0 end
-queue_again(entry, ARGV[2], ARGV[3], ARGV[4])
+entry.handedBack = nil
+entry.phase = 'queued'
+redis.call('SET', KEYS[1], cjson.encode(entry))
+redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[3])
+redis.call('ZREM', KEYS[4], entry.id)
+redis.call('ZADD', KEYS[3], entry.startedAtMs, entry.id)
+redis.call('PUBLISH', ARGV[4], cjson.encode({id = entry.id, repository = entry.repository}))
 return 1
 `);
 
@@ -70,8 +60,14 @@ export async function handBackEntry(
   )) as number;
   if (marked !== 1) return false;
   await enqueue();
+  const keys = [
+    buildKey(id),
+    buildAliveKey(id),
+    buildIndexKey('status', 'queued'),
+    buildIndexKey('status', 'running'),
+  ];
   await connection.call((client) =>
-    QUEUED.run(client, buildMoveKeys(id), [replica, HANDED_BACK_HOLDER, LEASE_MS, BUILD_CHANGES_CHANNEL]),
+    QUEUED.run(client, keys, [replica, HANDED_BACK_HOLDER, LEASE_MS, BUILD_CHANGES_CHANNEL]),
   );
   return true;
 }

@@ -6,14 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { RedisConnection } from '../redis/connection.js';
-import {
-  BUILD_CHANGES_CHANNEL,
-  buildAliveKey,
-  buildIndexKey,
-  buildKey,
-  buildMoveKeys,
-  logOwnerKey,
-} from '../redis/keys.js';
+import { BUILD_CHANGES_CHANNEL, buildAliveKey, buildIndexKey, buildKey, logOwnerKey } from '../redis/keys.js';
 import { LEASE_LUA } from '../redis/lease.js';
 import { redisScript } from '../redis/script.js';
 import { ENDINGS_LUA, endingArgs, endingKeys, type EndingContext } from './redis-build-endings.js';
@@ -126,8 +119,14 @@ export async function adoptEntry(
   replica: string,
   leaseMs: number,
 ): Promise<boolean> {
+  const keys = [
+    buildKey(id),
+    buildAliveKey(id),
+    buildIndexKey('status', 'queued'),
+    buildIndexKey('status', 'running'),
+  ];
   const adopted = (await connection.call((client) =>
-    ADOPT.run(client, buildMoveKeys(id), [replica, leaseMs, BUILD_CHANGES_CHANNEL]),
+    ADOPT.run(client, keys, [replica, leaseMs, BUILD_CHANGES_CHANNEL]),
   )) as number;
   return adopted === 1;
 }

@@ -48,14 +48,6 @@ export const buildIndexKey = (field: string, value?: string): string =>
 /** The build a command log belongs to (its id), while the build's record is kept. */
 export const logOwnerKey = (logId: string): string => `${BUILDS}log-owner:${logId}`;
 
-/** The keys a record moves between waiting and running by: it, its lease, the queued and running indexes. */
-export const buildMoveKeys = (id: string): string[] => [
-  buildKey(id),
-  buildAliveKey(id),
-  buildIndexKey('status', 'queued'),
-  buildIndexKey('status', 'running'),
-];
-
 /**
  * The shared build queue (docs/queue.md, src/queue/redis-queue-scripts.ts). Every key carries the
  * hash tag `{queue}`, so that each queue script's keys share one Redis Cluster slot; the scripts
