@@ -53,3 +53,18 @@ export const inPage = <T>(page: Page, script: string): Promise<T> => page.evalua
 export async function waitFor(page: Page, expression: string, timeout = 30_000): Promise<void> {
   await page.waitForFunction(expression, { polling: 100, timeout });
 }
+
+/**
+ * Clicks the element `selector` names as a person would, once it shows. The pages redraw live
+ * lists in place, so an element found may be replaced before the click lands: the locator finds it
+ * again and clicks the new one. It waits for no animation frame (a page behind another gets none).
+ */
+export async function click(page: Page, selector: string, timeout = 30_000): Promise<void> {
+  await page
+    .locator(selector)
+    .setTimeout(timeout)
+    .setVisibility('visible')
+    .setWaitForEnabled(false)
+    .setWaitForStableBoundingBox(false)
+    .click();
+}

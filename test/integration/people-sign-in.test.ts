@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'puppeteer-core';
 import { stack } from '../helpers/build-support.js';
-import { inPage, launchBrowser, mainText } from '../helpers/browser.js';
+import { click, inPage, launchBrowser, mainText } from '../helpers/browser.js';
 import { eventually } from '../helpers/eventually.js';
 import { signInAtProvider, startProvider, type TestProvider } from '../helpers/oidc-provider.js';
 import { dumpRedis } from '../helpers/redis-dump.js';
@@ -181,7 +181,7 @@ test.serial(
       `[...document.querySelectorAll('pre.log')].some((log) => log.textContent.includes(${JSON.stringify(STARTED)}))`,
       { timeout: 240_000 },
     );
-    await page.click('button[data-action="cancel"]');
+    await click(page, 'button[data-action="cancel"]');
     await page.waitForSelector('.build-head .badge.failure', { timeout: 60_000 });
     fx.pages.push(await page.content(), await mainText(page));
 
@@ -253,7 +253,7 @@ test.serial(
 
     await page.goto(`${main.url}/ui/`);
     await page.waitForSelector('button[data-action="sign-out"]');
-    await page.click('button[data-action="sign-out"]');
+    await click(page, 'button[data-action="sign-out"]');
     await page.waitForSelector('form.sign-in a.sign-in-provider');
     const after = await fetch(`${main.url}/builds`, { headers: { cookie: header } });
     t.is(after.status, 401, 'the session ended with the sign-out');

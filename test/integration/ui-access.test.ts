@@ -9,7 +9,7 @@ import test from 'ava';
 import type { Browser } from 'puppeteer-core';
 import type { AuthRule } from '../../src/config/types.js';
 import { httpsCreds, httpsRepo, stack, startBuildAppFor, uniqueName } from '../helpers/build-support.js';
-import { inPage, launchBrowser, mainText, newPage, waitFor } from '../helpers/browser.js';
+import { click, inPage, launchBrowser, mainText, newPage, waitFor } from '../helpers/browser.js';
 import { postAsync, untilFinished } from '../helpers/replicas.js';
 import { buildUiBundle } from '../helpers/ui-bundle.js';
 
@@ -66,7 +66,7 @@ test('a page asks for a token and shows nothing else; a team sees only its own b
   }
 
   await page.type('form.sign-in input[type="password"]', tokenA);
-  await page.click('form.sign-in button[type="submit"]');
+  await click(page, 'form.sign-in button[type="submit"]');
   await page.waitForSelector(`a[data-build="${ofA}"]`);
   t.is(await page.$(`a[data-build="${ofB}"]`), null, "no build of the other team's listed");
   t.false((await mainText(page)).includes('dockerfile.git'));
@@ -80,7 +80,7 @@ test('a page asks for a token and shows nothing else; a team sees only its own b
   await page.waitForSelector('.build-head .badge.failure');
   await waitFor(page, `document.querySelectorAll('pre.log .line').length > 0`);
 
-  await page.click('button[data-action="sign-out"]');
+  await click(page, 'button[data-action="sign-out"]');
   await page.waitForSelector('form.sign-in');
   t.is(await inPage<string | null>(page, `sessionStorage.getItem('ibs.token')`), null);
   t.deepEqual(watch.errors, []);

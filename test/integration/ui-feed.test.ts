@@ -7,7 +7,7 @@
 import test from 'ava';
 import type { Browser, HTTPRequest } from 'puppeteer-core';
 import { startApp } from '../helpers/app.js';
-import { launchBrowser, newPage, waitFor } from '../helpers/browser.js';
+import { click, launchBrowser, newPage, waitFor } from '../helpers/browser.js';
 import { buildUiBundle } from '../helpers/ui-bundle.js';
 
 let browser: Browser;
@@ -55,7 +55,7 @@ test('the list is live through the feed: new, moving and finished builds, More, 
   await waitFor(page, `${badge} === 'failure'`, 20_000);
 
   // More: the next page, once.
-  await page.click('button.more');
+  await click(page, 'button.more');
   await waitFor(page, `${rowCount} === 81`);
   t.false(
     await page.evaluate(`document.querySelector('button.more').hidden === false`),

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import test from 'ava';
 import type { Browser } from 'puppeteer-core';
 import { httpsCreds, httpsRepo, stack, startBuildAppFor, uniqueName } from '../helpers/build-support.js';
-import { inPage, launchBrowser, mainText, newPage, waitFor } from '../helpers/browser.js';
+import { click, inPage, launchBrowser, mainText, newPage, waitFor } from '../helpers/browser.js';
 import { eventually } from '../helpers/eventually.js';
 import { pushedRepo } from '../helpers/pushed-repo.js';
 import { buildUiBundle } from '../helpers/ui-bundle.js';
@@ -63,7 +63,7 @@ test('a build started over HTTP shows on /ui/ within 2 s, its log live as text, 
   t.log(`listed ${Date.now() - asked} ms after the 202`);
   t.true((await mainText(page)).includes(BRANCH), 'the branch name is drawn as its characters');
 
-  await page.click(`a[data-build="${id}"]`);
+  await click(page, `a[data-build="${id}"]`);
   await waitFor(page, `location.pathname === '/ui/builds/${id}'`);
   await waitFor(
     page,
@@ -82,7 +82,7 @@ test('a build started over HTTP shows on /ui/ within 2 s, its log live as text, 
     'no markup of theirs',
   );
 
-  await page.click('button[data-action="cancel"]');
+  await click(page, 'button[data-action="cancel"]');
   await page.waitForSelector('.build-head .badge.failure', { timeout: 60_000 });
   const ended = await eventually(
     async () => {

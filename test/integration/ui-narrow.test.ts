@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import test from 'ava';
 import type { Browser } from 'puppeteer-core';
 import { httpsCreds, postBuild, stack, startBuildAppFor, uniqueName } from '../helpers/build-support.js';
-import { inPage, launchBrowser, newPage, waitFor } from '../helpers/browser.js';
+import { click, inPage, launchBrowser, newPage, waitFor } from '../helpers/browser.js';
 import { pushedRepo } from '../helpers/pushed-repo.js';
 import { listBuilds } from '../helpers/replicas.js';
 import { buildUiBundle } from '../helpers/ui-bundle.js';
@@ -77,7 +77,7 @@ test('at 390 px the builds list is one card per build and the page never scrolls
   t.true(await inPage<boolean>(page, 'document.documentElement.scrollWidth <= 390'), 'no sideways scroll');
   t.false(await inPage<boolean>(page, `document.querySelector('.builds .table-wrap').checkVisibility()`));
 
-  await page.click(`a[data-card="${build.id}"]`);
+  await click(page, `a[data-card="${build.id}"]`);
   await waitFor(page, `location.pathname === '/ui/builds/${build.id}'`);
   await page.waitForSelector('.build-head .badge.success');
   t.true(await inPage<boolean>(page, 'document.documentElement.scrollWidth <= 390'), "the build's page fits");
