@@ -22,6 +22,7 @@ import { githubHook, githubPush } from '../test/helpers/prebuild-support.js';
 import { pushedRepo } from '../test/helpers/pushed-repo.js';
 import { countingProxy } from '../test/helpers/registry-counting-proxy.js';
 import { Prebuilds } from '../workers/prebuilds/prebuilds.js';
+import { remoteBranchListing } from '../workers/prebuilds/branch-listing.js';
 import { Reconciler } from '../workers/prebuilds/reconcile.js';
 import { Writable } from 'node:stream';
 
@@ -173,7 +174,8 @@ async function reconcilePass(): Promise<void> {
     deliveries: new MemoryDeliveryLog(),
     registry: new RegistryClient({ insecureRegistries: config.insecureRegistries }),
   });
-  const reconciler = new Reconciler(prebuilds, { config, groups: new ProcessGroups() });
+  const listing = remoteBranchListing(prebuilds, { config, groups: new ProcessGroups() }, 0);
+  const reconciler = new Reconciler(prebuilds, listing);
   try {
     const t0 = performance.now();
     await reconciler.pass(logger);

@@ -13,6 +13,7 @@ import { RegistryClient } from '../src/registry/client.js';
 import type { BuildWorker } from './build-worker.js';
 import { WorkerPrebuildBuilds } from './prebuilds/worker-builds.js';
 import { Prebuilds } from './prebuilds/prebuilds.js';
+import { remoteBranchListing } from './prebuilds/branch-listing.js';
 import { Reconciler } from './prebuilds/reconcile.js';
 import { Refresher } from './prebuilds/refresh.js';
 import type { ScheduledPass } from '../src/prebuilds/schedule-lock.js';
@@ -58,9 +59,11 @@ function scheduledPasses(
   registry: RegistryClient,
 ): ScheduledPass[] {
   const deps = { config: ctx.config, groups: ctx.processGroups, registry, logger: ctx.logger };
-  const reconciler = new Reconciler(prebuilds, deps);
-  const refresher = new Refresher(prebuilds, deps);
   const { reconcileIntervalSeconds, refreshIntervalSeconds } = ctx.config.prebuilds;
+  // A refresh takes the branches of a reconcile read within the reconcile interval.
+  const listing = remoteBranchListing(prebuilds, deps, reconcileIntervalSeconds * 1000);
+  const reconciler = new Reconciler(prebuilds, listing);
+  const refresher = new Refresher(prebuilds, listing, deps);
   const lane = 'prebuilds';
   return [
     {

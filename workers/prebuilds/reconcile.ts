@@ -6,26 +6,21 @@
  * could not start (then the next pass decides it again: nothing is skipped).
  */
 import type { Logger } from '../../src/observability/logger.js';
-import { matchesAny } from '../../src/rules/globs.js';
-import { remoteHeads } from '../git/ls-remote.js';
+import type { BranchListing } from './branch-listing.js';
 import { branchImageCommit } from './branch-tag.js';
 import { eachBounded } from './pass-pool.js';
-import { prebuildPlan } from './plan.js';
-import type { PrebuildDeps } from './ports.js';
 import type { Prebuilds } from './prebuilds.js';
 import { branchKey } from '../../src/prebuilds/names.js';
 
-const LS_REMOTE_DEADLINE_MS = 60_000;
-
 export class Reconciler {
   readonly #prebuilds: Prebuilds;
-  readonly #deps: Pick<PrebuildDeps, 'config' | 'groups'>;
+  readonly #listing: BranchListing;
   /** The head each branch had at the last pass that decided on it. */
   readonly #decided = new Map<string, string>();
 
-  constructor(prebuilds: Prebuilds, deps: Pick<PrebuildDeps, 'config' | 'groups'>) {
+  constructor(prebuilds: Prebuilds, listing: BranchListing) {
     this.#prebuilds = prebuilds;
-    this.#deps = deps;
+    this.#listing = listing;
   }
 
   /**
@@ -48,10 +43,7 @@ export class Reconciler {
   async #configuration(index: number, logger: Logger): Promise<void> {
     const configuration = this.#prebuilds.configurations[index];
     if (configuration === undefined) return;
-    const plan = prebuildPlan(configuration, undefined, this.#deps.config);
-    const heads = await remoteHeads(plan, this.#deps, AbortSignal.timeout(LS_REMOTE_DEADLINE_MS));
-    for (const [branch, head] of heads) {
-      if (!matchesAny(branch, configuration.branches)) continue;
+    for (const [branch, head] of await this.#listing.fresh(index)) {
       const seen = branchKey(index, branch);
       if (this.#decided.get(seen) === head) continue;
       const newest = await branchImageCommit(this.#prebuilds.tagAccess, configuration, branch);

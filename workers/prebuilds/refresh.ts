@@ -5,8 +5,7 @@
  * and the log names each change: `base image <ref>: <old> -> <new>`.
  */
 import type { Logger } from '../../src/observability/logger.js';
-import { matchesAny } from '../../src/rules/globs.js';
-import { remoteHeads } from '../git/ls-remote.js';
+import type { BranchListing } from './branch-listing.js';
 import { branchImageCommit } from './branch-tag.js';
 import { prebuildPlan } from './plan.js';
 import type { PrebuildDeps } from './ports.js';
@@ -20,8 +19,6 @@ import {
 import { eachBounded } from './pass-pool.js';
 import { branchKey } from '../../src/prebuilds/names.js';
 
-const LS_REMOTE_DEADLINE_MS = 60_000;
-
 interface Baseline {
   readonly commit: string;
   readonly digests: ReferenceDigests;
@@ -30,10 +27,16 @@ interface Baseline {
 export class Refresher {
   readonly #prebuilds: Prebuilds;
   readonly #deps: Pick<PrebuildDeps, 'config' | 'groups' | 'registry' | 'logger'>;
+  readonly #listing: BranchListing;
   readonly #baselines = new Map<string, Baseline>();
 
-  constructor(prebuilds: Prebuilds, deps: Pick<PrebuildDeps, 'config' | 'groups' | 'registry' | 'logger'>) {
+  constructor(
+    prebuilds: Prebuilds,
+    listing: BranchListing,
+    deps: Pick<PrebuildDeps, 'config' | 'groups' | 'registry' | 'logger'>,
+  ) {
     this.#prebuilds = prebuilds;
+    this.#listing = listing;
     this.#deps = deps;
     prebuilds.onSucceeded((index, branch, commit) => this.#record(index, branch, commit));
   }
@@ -91,10 +94,8 @@ export class Refresher {
   async #configuration(index: number, logger: Logger): Promise<void> {
     const configuration = this.#prebuilds.configurations[index];
     if (configuration === undefined) return;
-    const plan = prebuildPlan(configuration, undefined, this.#deps.config);
-    const heads = await remoteHeads(plan, this.#deps, AbortSignal.timeout(LS_REMOTE_DEADLINE_MS));
-    for (const branch of heads.keys()) {
-      if (!matchesAny(branch, configuration.branches)) continue;
+    // The branches the reconcile read last, when younger than its interval (branch-listing.ts).
+    for (const branch of (await this.#listing.recent(index)).keys()) {
       const commit = await branchImageCommit(this.#prebuilds.tagAccess, configuration, branch);
       if (commit !== undefined) await this.#branch(index, branch, commit, logger);
     }
