@@ -55,16 +55,16 @@ export async function waitFor(page: Page, expression: string, timeout = 30_000):
 }
 
 /**
- * Clicks the element `selector` names as a person would, once it shows. The pages redraw live
- * lists in place, so an element found may be replaced before the click lands: the locator finds it
- * again and clicks the new one. It waits for no animation frame (a page behind another gets none).
+ * Clicks the element `selector` names once it shows, found and clicked in one task of the page:
+ * the pages redraw live lists in place, so an element found by one call could be gone by the
+ * next. Asks every 100 ms, and needs no animation frame or viewport observer (a page behind
+ * another in the same browser gets neither).
  */
 export async function click(page: Page, selector: string, timeout = 30_000): Promise<void> {
-  await page
-    .locator(selector)
-    .setTimeout(timeout)
-    .setVisibility('visible')
-    .setWaitForEnabled(false)
-    .setWaitForStableBoundingBox(false)
-    .click();
+  const found = `document.querySelector(${JSON.stringify(selector)})`;
+  await waitFor(
+    page,
+    `((el) => el !== null && el.checkVisibility() && (el.click(), true))(${found})`,
+    timeout,
+  );
 }
