@@ -6,6 +6,7 @@
  * awaited before any waiter gets the answer.
  */
 import { Cancellation, cancellationOf } from '../../src/exec/cancellation.js';
+import { retryAfterDelays } from '../../src/errors/retry.js';
 import type { Logger } from '../../src/observability/logger.js';
 import { recordBuild, recordingOf, type BuildRecording } from '../../src/builds/reporter.js';
 import type {
@@ -15,6 +16,9 @@ import type {
   BuildReporter,
   NewBuild,
 } from '../../src/builds/types.js';
+
+/** The finished record is read again after each of these delays while the store fails (about 31 s). */
+const RECORD_READ_RETRIES_MS = [500, 1000, 2000, 4000, 8000, 16_000];
 
 /**
  * The states of a resource, in order; `followed`: it holds another build's id; `handed`: its
@@ -156,7 +160,14 @@ export class BuildResource {
     if (recording === undefined || !owned) return;
     await recording.finish(outcome);
     if (this.#listeners.length === 0 || this.#id === undefined) return;
-    const record = await this.#registry.get(this.#id).catch(() => undefined);
+    // A store away for a moment (a failover) must not drop the build's ended events.
+    const id = this.#id;
+    const record = await retryAfterDelays(() => this.#registry.get(id), {
+      delaysMs: RECORD_READ_RETRIES_MS,
+    }).catch((err: unknown) => {
+      this.#logger.warn({ err, buildId: id }, 'the finished record could not be read: no ended listener ran');
+      return undefined;
+    });
     if (record === undefined) return;
     for (const listener of this.#listeners) {
       try {
