@@ -24,6 +24,7 @@ import { countingProxy } from '../test/helpers/registry-counting-proxy.js';
 import { Prebuilds } from '../workers/prebuilds/prebuilds.js';
 import { remoteBranchListing } from '../workers/prebuilds/branch-listing.js';
 import { Reconciler } from '../workers/prebuilds/reconcile.js';
+import { BranchImageCommits } from '../workers/prebuilds/branch-commits.js';
 import { Writable } from 'node:stream';
 
 const SAMPLES = 11;
@@ -175,7 +176,7 @@ async function reconcilePass(): Promise<void> {
     registry: new RegistryClient({ insecureRegistries: config.insecureRegistries }),
   });
   const listing = remoteBranchListing(prebuilds, { config, groups: new ProcessGroups() }, 0);
-  const reconciler = new Reconciler(prebuilds, listing);
+  const reconciler = new Reconciler(prebuilds, listing, new BranchImageCommits(() => prebuilds.tagAccess));
   try {
     const t0 = performance.now();
     await reconciler.pass(logger);

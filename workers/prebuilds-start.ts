@@ -16,6 +16,7 @@ import { Prebuilds } from './prebuilds/prebuilds.js';
 import { remoteBranchListing } from './prebuilds/branch-listing.js';
 import { Reconciler } from './prebuilds/reconcile.js';
 import { Refresher } from './prebuilds/refresh.js';
+import { BranchImageCommits } from './prebuilds/branch-commits.js';
 import type { ScheduledPass } from '../src/prebuilds/schedule-lock.js';
 
 export interface PrebuildsContext {
@@ -62,8 +63,9 @@ function scheduledPasses(
   const { reconcileIntervalSeconds, refreshIntervalSeconds } = ctx.config.prebuilds;
   // A refresh takes the branches of a reconcile read within the reconcile interval.
   const listing = remoteBranchListing(prebuilds, deps, reconcileIntervalSeconds * 1000);
-  const reconciler = new Reconciler(prebuilds, listing);
-  const refresher = new Refresher(prebuilds, listing, deps);
+  const commits = new BranchImageCommits(() => prebuilds.tagAccess);
+  const reconciler = new Reconciler(prebuilds, listing, commits);
+  const refresher = new Refresher(prebuilds, listing, commits, deps);
   const lane = 'prebuilds';
   return [
     {

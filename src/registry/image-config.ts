@@ -3,7 +3,7 @@
  * Manifests by digest and config blobs are cached, so a repeated lookup costs one round trip.
  */
 import { serviceError } from '../errors/errors.js';
-import { LIMITS, type RegistryCall, type RegistryClient } from './client.js';
+import { type FetchedManifest, LIMITS, type RegistryCall, type RegistryClient } from './client.js';
 import { type Platform, parseImageConfig, parseManifest } from './manifest.js';
 import { formatPlatform, normalizePlatform, platformMatches, selectPlatform } from './platform.js';
 
@@ -23,9 +23,20 @@ export async function readImageConfig(
   wanted: Platform,
   strictPlatform: boolean,
 ): Promise<ImageConfigRead> {
+  const top = await client.getManifest(call, call.ref.tag);
+  if (!top) throw serviceError('IMAGE_NOT_FOUND', { image: call.ref.image });
+  return readConfigOf(client, call, top, wanted, strictPlatform);
+}
+
+/** The same from the tag's manifest, already read (`top`). */
+export async function readConfigOf(
+  client: RegistryClient,
+  call: RegistryCall,
+  top: FetchedManifest,
+  wanted: Platform,
+  strictPlatform: boolean,
+): Promise<ImageConfigRead> {
   const { ref } = call;
-  const top = await client.getManifest(call, ref.tag);
-  if (!top) throw serviceError('IMAGE_NOT_FOUND', { image: ref.image });
   let manifest = parseManifest(top.body, top.contentType);
   if (!manifest) throw serviceError('MANIFEST_INVALID', { registry: ref.registry, image: ref.image });
   let digest = top.digest;

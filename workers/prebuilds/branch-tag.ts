@@ -2,13 +2,13 @@
  * The branch tag (docs/prebuilds.md): after a successful prebuild, `<name>:<branch>` is made to
  * point at the image just built, through the registry API only (the manifest read by its tag and
  * put under the branch tag, in the same repository: nothing to copy). Also the reader of the
- * commit of the branch's newest image, from its revision label.
+ * branch's newest image: its digest, and its commit from its revision label.
  */
 import type { PrebuildConfiguration } from '../../src/config/types.js';
-import { ImageNotFoundError, serviceError } from '../../src/errors/errors.js';
+import { serviceError } from '../../src/errors/errors.js';
 import { PULL, PUSH_ACTIONS, type RegistryCall } from '../../src/registry/client.js';
 import { type RegistryAccess, registryCall } from '../../src/registry/call.js';
-import { readImageConfig } from '../../src/registry/image-config.js';
+import { readConfigOf } from '../../src/registry/image-config.js';
 import { parsePlatform } from '../../src/registry/platform.js';
 import { putManifest } from '../../src/registry/push.js';
 import { manifestMediaType } from '../../src/registry/relabel.js';
@@ -38,19 +38,27 @@ export async function moveBranchTag(
   return tag;
 }
 
-/** The commit of the branch's newest image (its revision label); undefined when it has none yet. */
-export async function branchImageCommit(
+/** The branch's newest image: its manifest's digest, and the reader of its commit (revision label). */
+export interface BranchImage {
+  readonly digest: string;
+  readonly commit: () => Promise<string | undefined>;
+}
+
+/** One manifest GET of the branch tag; undefined when the branch has no image yet. */
+export async function branchImage(
   access: RegistryAccess,
   configuration: PrebuildConfiguration,
   branch: string,
-): Promise<string | undefined> {
+): Promise<BranchImage | undefined> {
   const call = callFor(access, configuration.image, branchTag(branch), PULL);
+  const top = await access.client.getManifest(call, call.ref.tag);
+  if (top === undefined) return undefined;
   const platform = parsePlatform(configuration.platforms?.[0] ?? 'linux/amd64');
-  try {
-    const read = await readImageConfig(access.client, call, platform, false);
-    return read.labels[IMAGE_LABELS.revision];
-  } catch (err) {
-    if (err instanceof ImageNotFoundError) return undefined;
-    throw err;
-  }
+  return {
+    digest: top.digest,
+    commit: async () => {
+      const read = await readConfigOf(access.client, call, top, platform, false);
+      return read.labels[IMAGE_LABELS.revision];
+    },
+  };
 }

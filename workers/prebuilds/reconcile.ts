@@ -6,8 +6,8 @@
  * could not start (then the next pass decides it again: nothing is skipped).
  */
 import type { Logger } from '../../src/observability/logger.js';
+import type { BranchImageCommits } from './branch-commits.js';
 import type { BranchListing } from './branch-listing.js';
-import { branchImageCommit } from './branch-tag.js';
 import { eachBounded } from './pass-pool.js';
 import type { Prebuilds } from './prebuilds.js';
 import { branchKey } from '../../src/prebuilds/names.js';
@@ -15,12 +15,14 @@ import { branchKey } from '../../src/prebuilds/names.js';
 export class Reconciler {
   readonly #prebuilds: Prebuilds;
   readonly #listing: BranchListing;
+  readonly #commits: BranchImageCommits;
   /** The head each branch had at the last pass that decided on it. */
   readonly #decided = new Map<string, string>();
 
-  constructor(prebuilds: Prebuilds, listing: BranchListing) {
+  constructor(prebuilds: Prebuilds, listing: BranchListing, commits: BranchImageCommits) {
     this.#prebuilds = prebuilds;
     this.#listing = listing;
+    this.#commits = commits;
   }
 
   /**
@@ -46,7 +48,7 @@ export class Reconciler {
     for (const [branch, head] of await this.#listing.fresh(index)) {
       const seen = branchKey(index, branch);
       if (this.#decided.get(seen) === head) continue;
-      const newest = await branchImageCommit(this.#prebuilds.tagAccess, configuration, branch);
+      const newest = await this.#commits.of(seen, configuration, branch);
       this.#decided.set(seen, head);
       if (newest === head) continue;
       const delivery = await this.#prebuilds.consider(

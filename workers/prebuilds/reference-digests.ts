@@ -65,13 +65,22 @@ export async function referenceDigests(
 }
 
 /**
+ * The resolutions of one pass, by reference: a base image that a thousand repositories start from
+ * is asked of its registry once per pass. Shared only among plans that use the service's own
+ * registry credentials (a prebuild's always do: plan.ts), for which a reference resolves alike.
+ */
+export type PassResolutions = Map<string, Promise<KeyedReference>>;
+
+/**
  * The references of an earlier reading of the same commit, each resolved again from its registry:
- * one manifest HEAD per reference, no git. Undefined reason: the first that cannot be resolved.
+ * one manifest HEAD per reference not yet in `resolutions`, no git. Undefined reason: the first
+ * that cannot be resolved.
  */
 export async function digestsAgain(
   plan: BuildPlan,
   deps: { readonly config: Config; readonly client: RegistryClient },
   before: ReferenceDigests,
+  resolutions: PassResolutions,
 ): Promise<ReferenceDigests | { readonly unreadable: string }> {
   const keyDeps = {
     access: buildAccess(plan, deps.client, deps.config),
@@ -79,10 +88,20 @@ export async function digestsAgain(
     cliVersion: '',
     secretIds: [],
   };
+  const shared = plan.registryCredentials === undefined;
+  const once = (ref: string, what: string): Promise<KeyedReference> => {
+    if (!shared) return resolve(ref, what, keyDeps);
+    const key = `${what} ${ref}`;
+    const known = resolutions.get(key);
+    if (known !== undefined) return known;
+    const resolving = resolve(ref, what, keyDeps);
+    resolutions.set(key, resolving);
+    return resolving;
+  };
   try {
     const [baseImages, features] = await Promise.all([
-      Promise.all(before.baseImages.map(({ ref }) => resolve(ref, 'base image', keyDeps))),
-      Promise.all(before.features.map(({ ref }) => resolve(ref, 'feature', keyDeps))),
+      Promise.all(before.baseImages.map(({ ref }) => once(ref, 'base image'))),
+      Promise.all(before.features.map(({ ref }) => once(ref, 'feature'))),
     ]);
     return { baseImages, features };
   } catch (err) {

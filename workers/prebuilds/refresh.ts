@@ -5,14 +5,15 @@
  * and the log names each change: `base image <ref>: <old> -> <new>`.
  */
 import type { Logger } from '../../src/observability/logger.js';
+import type { BranchImageCommits } from './branch-commits.js';
 import type { BranchListing } from './branch-listing.js';
-import { branchImageCommit } from './branch-tag.js';
 import { prebuildPlan } from './plan.js';
 import type { PrebuildDeps } from './ports.js';
 import type { Prebuilds } from './prebuilds.js';
 import {
   changedReferences,
   digestsAgain,
+  type PassResolutions,
   referenceDigests,
   type ReferenceDigests,
 } from './reference-digests.js';
@@ -28,15 +29,18 @@ export class Refresher {
   readonly #prebuilds: Prebuilds;
   readonly #deps: Pick<PrebuildDeps, 'config' | 'groups' | 'registry' | 'logger'>;
   readonly #listing: BranchListing;
+  readonly #commits: BranchImageCommits;
   readonly #baselines = new Map<string, Baseline>();
 
   constructor(
     prebuilds: Prebuilds,
     listing: BranchListing,
+    commits: BranchImageCommits,
     deps: Pick<PrebuildDeps, 'config' | 'groups' | 'registry' | 'logger'>,
   ) {
     this.#prebuilds = prebuilds;
     this.#listing = listing;
+    this.#commits = commits;
     this.#deps = deps;
     prebuilds.onSucceeded((index, branch, commit) => this.#record(index, branch, commit));
   }
@@ -49,6 +53,7 @@ export class Refresher {
     index: number,
     branch: string,
     commit: string,
+    resolutions: PassResolutions,
     before?: Baseline,
   ): Promise<ReferenceDigests | undefined> {
     const configuration = this.#prebuilds.configurations[index];
@@ -57,7 +62,7 @@ export class Refresher {
     const deps = { ...this.#deps, client: this.#deps.registry };
     const read =
       before?.commit === commit
-        ? await digestsAgain(plan, deps, before.digests)
+        ? await digestsAgain(plan, deps, before.digests, resolutions)
         : await referenceDigests(plan, deps, commit);
     if ('unreadable' in read) {
       this.#deps.logger.info(
@@ -71,18 +76,22 @@ export class Refresher {
 
   /** After a successful prebuild: the digests it was built from. */
   async #record(index: number, branch: string, commit: string): Promise<void> {
-    const digests = await this.#digests(index, branch, commit);
+    const digests = await this.#digests(index, branch, commit, new Map());
     if (digests !== undefined) this.#baselines.set(branchKey(index, branch), { commit, digests });
   }
 
-  /** One pass over every configuration, PASS_CONCURRENCY repositories at a time. O(configurations) reads. */
+  /**
+   * One pass over every configuration, PASS_CONCURRENCY repositories at a time: O(configured
+   * branches) registry reads (the branch tag's manifest each), and one per distinct reference.
+   */
   async pass(logger: Logger): Promise<void> {
     const { configurations } = this.#prebuilds;
+    const resolutions: PassResolutions = new Map();
     // A few repositories at a time (pass-pool.ts): a storm's reads neither flood nor time out.
     await eachBounded(configurations.length, async (index) => {
       const configuration = configurations[index];
       if (configuration?.refreshOnBaseChange !== true) return;
-      await this.#configuration(index, logger).catch((err: unknown) =>
+      await this.#configuration(index, resolutions, logger).catch((err: unknown) =>
         logger.warn(
           { err, repository: configuration.repository },
           'refresh: repository not read; read again at the next pass',
@@ -91,20 +100,26 @@ export class Refresher {
     });
   }
 
-  async #configuration(index: number, logger: Logger): Promise<void> {
+  async #configuration(index: number, resolutions: PassResolutions, logger: Logger): Promise<void> {
     const configuration = this.#prebuilds.configurations[index];
     if (configuration === undefined) return;
     // The branches the reconcile read last, when younger than its interval (branch-listing.ts).
     for (const branch of (await this.#listing.recent(index)).keys()) {
-      const commit = await branchImageCommit(this.#prebuilds.tagAccess, configuration, branch);
-      if (commit !== undefined) await this.#branch(index, branch, commit, logger);
+      const commit = await this.#commits.of(branchKey(index, branch), configuration, branch);
+      if (commit !== undefined) await this.#branch(index, branch, commit, resolutions, logger);
     }
   }
 
-  async #branch(index: number, branch: string, commit: string, logger: Logger): Promise<void> {
+  async #branch(
+    index: number,
+    branch: string,
+    commit: string,
+    resolutions: PassResolutions,
+    logger: Logger,
+  ): Promise<void> {
     const key = branchKey(index, branch);
     const baseline = this.#baselines.get(key);
-    const now = await this.#digests(index, branch, commit, baseline);
+    const now = await this.#digests(index, branch, commit, resolutions, baseline);
     if (now === undefined) return;
     if (baseline === undefined || baseline.commit !== commit) {
       this.#baselines.set(key, { commit, digests: now });
