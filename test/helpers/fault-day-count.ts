@@ -4,6 +4,7 @@
  * tags pushed twice or broken in the registry; build.finished events not delivered.
  */
 import { stack } from './build-support.js';
+import { parseImageString } from '../../src/registry/image-string.js';
 import type { RegistryFront } from './registry-front.js';
 import { within } from './replicas.js';
 import { reachable } from './retention-support.js';
@@ -46,11 +47,8 @@ export function causeOf(answer: Answer | undefined, logTail = ''): Cause {
 
 /** The tag of an answered image (`registry/name:tag`), with its name. */
 function nameAndTag(image: string, registry: string): { name: string; tag: string } | undefined {
-  if (!image.startsWith(`${registry}/`)) return undefined;
-  const rest = image.slice(registry.length + 1).split('@')[0] ?? '';
-  const colon = rest.lastIndexOf(':');
-  if (colon < 0) return undefined;
-  return { name: rest.slice(0, colon), tag: rest.slice(colon + 1) };
+  const ref = parseImageString(image, [registry])?.ref;
+  return ref?.registry === registry ? { name: ref.name, tag: ref.tag } : undefined;
 }
 
 /** The day's report: every request accounted for, then the registry and the receiver read. */

@@ -6,6 +6,7 @@
  * 503s without Retry-After, each fault's recovery and the longest stretch of 503s a caller saw.
  */
 import type { BuildRecord } from '../../src/builds/types.js';
+import { parseImageString } from '../../src/registry/image-string.js';
 import { stack } from './build-support.js';
 import { causeOf } from './fault-day.js';
 import type { EventReceiver } from './event-receiver.js';
@@ -208,9 +209,9 @@ function countBuild(
 /** Broken images: every answered image's manifests and blobs, read from the registry itself. */
 async function countBroken(report: StormReport, images: ReadonlySet<string>): Promise<void> {
   for (const image of images) {
-    const rest = image.slice(stack.REGISTRY_ANON.length + 1).split('@')[0] ?? '';
-    const colon = rest.lastIndexOf(':');
-    const found = await reachable(stack.REGISTRY_ANON, rest.slice(0, colon), rest.slice(colon + 1));
+    const ref = parseImageString(image, [stack.REGISTRY_ANON])?.ref;
+    if (ref === undefined) throw new Error(`not an image reference: ${image}`);
+    const found = await reachable(ref.registry, ref.name, ref.tag);
     const missing = [...found].filter(([, status]) => status !== 200).map(([what, st]) => `${what}: ${st}`);
     if (![...found.keys()].some((w) => w.startsWith('blob '))) missing.push('no blob');
     if (missing.length > 0) report.broken.push(`${image}: ${missing.join(', ')}`);

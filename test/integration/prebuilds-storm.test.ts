@@ -8,6 +8,8 @@
 // Redis Cluster (the same scripts and keys, one slot: docs/redis.md); bench/storm.ts prints figures.
 import test from 'ava';
 import type { BuildRecord } from '../../src/builds/types.js';
+import { parseImageString } from '../../src/registry/image-string.js';
+import { stack } from '../helpers/build-support.js';
 import { tagDigest } from '../helpers/prebuild-support.js';
 import type { RedisKind } from '../helpers/redis-kind.js';
 import { runStorm } from '../helpers/storm.js';
@@ -19,13 +21,9 @@ const SLOTS = 2;
 async function untagged(records: readonly BuildRecord[]): Promise<string[]> {
   const left: string[] = [];
   for (const record of records) {
-    const at = record.image.indexOf('/');
-    const colon = record.image.lastIndexOf(':');
-    const [registry, name, tag] = [
-      record.image.slice(0, at),
-      record.image.slice(at + 1, colon),
-      record.image.slice(colon + 1),
-    ];
+    const parsed = parseImageString(record.image, [stack.REGISTRY_ANON]);
+    if (parsed === undefined) throw new Error(`not an image reference: ${record.image}`);
+    const { registry, name, tag } = parsed.ref;
     const built = await tagDigest(registry, name, tag);
     if (built === undefined || (await tagDigest(registry, name, 'main')) !== built) left.push(record.image);
   }
