@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'puppeteer-core';
 import { stack } from '../helpers/build-support.js';
-import { click, inPage, launchBrowser, mainText } from '../helpers/browser.js';
+import { click, inPage, launchBrowser, mainText, waitFor } from '../helpers/browser.js';
 import { eventually } from '../helpers/eventually.js';
 import { signInAtProvider, startProvider, type TestProvider } from '../helpers/oidc-provider.js';
 import { dumpRedis } from '../helpers/redis-dump.js';
@@ -153,9 +153,9 @@ test.serial(
     t.teardown(() => context.close());
     const page = await context.newPage();
     await page.goto(`${main.url}/ui/`);
-    await page.waitForFunction(`location.origin === ${JSON.stringify(provider.url)}`);
+    await waitFor(page, `location.origin === ${JSON.stringify(provider.url)}`);
     await signInAtProvider(page, 'alice');
-    await page.waitForFunction(`location.href === ${JSON.stringify(`${main.url}/ui/`)}`);
+    await waitFor(page, `location.href === ${JSON.stringify(`${main.url}/ui/`)}`);
     await page.waitForSelector(`a[data-build="${builds.aRunning}"]`);
     await page.waitForSelector(`a[data-build="${builds.aDone}"]`);
     await page.waitForSelector(`a[data-build="${builds.sharedDone}"]`);
@@ -177,9 +177,10 @@ test.serial(
     await cookieHeader(context, main.url);
 
     await page.goto(`${main.url}/ui/builds/${builds.aRunning}`);
-    await page.waitForFunction(
+    await waitFor(
+      page,
       `[...document.querySelectorAll('pre.log')].some((log) => log.textContent.includes(${JSON.stringify(STARTED)}))`,
-      { timeout: 240_000 },
+      240_000,
     );
     await click(page, 'button[data-action="cancel"]');
     await page.waitForSelector('.build-head .badge.failure', { timeout: 60_000 });
@@ -362,7 +363,7 @@ test.serial(
     t.teardown(() => context.close());
     const page = await context.newPage();
     await page.goto(`${short.url}/ui/`);
-    await page.waitForFunction(`location.origin === ${JSON.stringify(provider.url)}`);
+    await waitFor(page, `location.origin === ${JSON.stringify(provider.url)}`);
     await signInAtProvider(page, 'alice');
     await page.waitForSelector(`a[data-build="${fx.builds.aDone}"]`);
     const header = await cookieHeader(context, short.url);
