@@ -97,8 +97,9 @@ export class BuildWorker {
 
   async #start(plan: BuildPlan, options: StartOptions): Promise<BuildRecord> {
     const tenant = options.tenant ?? tenantOf(plan);
-    const slot = (await this.#queued.waiting.mustWait(tenant)) ? undefined : this.#queue.reserve();
-    if (slot === undefined) return this.#queued.enqueue(plan, options, tenant);
+    const waits = await this.#queued.waiting.mustWait(tenant);
+    const slot = waits === undefined ? this.#queue.reserve() : undefined;
+    if (slot === undefined) return this.#queued.enqueue(plan, options, tenant, waits);
     const resource = this.#runs.resource(options.logger, tenant);
     const never = new AbortController().signal;
     const submission = { ...options, signal: never, reservation: slot };

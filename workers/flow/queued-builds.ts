@@ -7,6 +7,7 @@ import type { BuildRecord } from '../../src/builds/types.js';
 import { serviceError } from '../../src/errors/errors.js';
 import { retryAfterDelays } from '../../src/errors/retry.js';
 import { createMemoryQueue } from '../../src/queue/memory-queue.js';
+import type { Admission } from '../../src/queue/types.js';
 import type { BuildResource } from './build-resource.js';
 import type { Logger } from '../../src/observability/logger.js';
 import type { BuildRuns, RunAsked } from './build-runs.js';
@@ -73,12 +74,21 @@ export class QueuedBuilds {
     ctx.shutdownSignal.addEventListener('abort', () => this.waiting.halt(), { once: true });
   }
 
-  /** Queues an async build or prebuild: its record (phase `queued`, its place) at once. */
-  async enqueue(plan: BuildPlan, options: StartOptions, tenant: string): Promise<BuildRecord> {
+  /**
+   * Queues an async build or prebuild: its record (phase `queued`, its place) at once; `admission`,
+   * the queue's counters the caller read to decide it must wait.
+   */
+  async enqueue(
+    plan: BuildPlan,
+    options: StartOptions,
+    tenant: string,
+    admission?: Admission,
+  ): Promise<BuildRecord> {
     const id = await this.waiting.enqueue(
       newBuild(options, plan),
       { plan, options },
       { class: options.trigger ?? 'api', tenant },
+      admission,
     );
     if (options.idempotency !== undefined) await this.#ctx.builds.bindKey(options.idempotency.key, id);
     const [record, places] = await Promise.all([this.#ctx.builds.get(id), this.waiting.positions([id])]);

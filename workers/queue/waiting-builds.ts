@@ -16,7 +16,7 @@ import {
   type QueueClass,
   type QueueEntry,
 } from '../../src/queue/fair-order.js';
-import type { LostRun, QueueDepths, QueueStore } from '../../src/queue/types.js';
+import type { Admission, LostRun, QueueDepths, QueueStore } from '../../src/queue/types.js';
 import type { BuildPlan } from '../plan/plan-types.js';
 import { Pump } from './pump.js';
 import type { Reservation } from './slots.js';
@@ -90,15 +90,16 @@ export class WaitingBuilds {
 
   /**
    * Whether a build of `tenant` must wait rather than start now: builds wait already (they go
-   * first), or its tenant runs its quota. One read of the queue's counters.
+   * first), or its tenant runs its quota. One read of the queue's counters, answered when the build
+   * must wait (`enqueue` decides on the same read); undefined when it may start now.
    */
-  async mustWait(tenant: string): Promise<boolean> {
-    const { depths, tenantRunning } = await this.#deps.store.admission(tenant);
+  async mustWait(tenant: string): Promise<Admission | undefined> {
+    const admission = await this.#deps.store.admission(tenant);
     const quota = quotaOf(this.#deps.config.build.quotas, tenant);
-    return (
-      Object.values(depths).some((n) => n > 0) ||
-      (quota?.maxRunning !== undefined && tenantRunning >= quota.maxRunning)
-    );
+    const wait =
+      Object.values(admission.depths).some((n) => n > 0) ||
+      (quota?.maxRunning !== undefined && admission.tenantRunning >= quota.maxRunning);
+    return wait ? admission : undefined;
   }
 
   /**
@@ -132,16 +133,20 @@ export class WaitingBuilds {
     throw this.#counted(busyRefusal(tenant, tenantRunning, await this.#deps.store.takeTimes()));
   }
 
-  /** Queues `build` (recorded with phase `queued`); throws the 429 of a full queue or tenant. */
+  /**
+   * Queues `build` (recorded with phase `queued`); throws the 429 of a full queue or tenant, decided
+   * on `admission` when the caller just read it (mustWait), else on a read of its own.
+   */
   async enqueue(
     build: NewBuild,
     held: HeldBuild,
     queued: { readonly class: QueueClass; readonly tenant: string },
+    admission?: Admission,
   ): Promise<string> {
     const { store, config } = this.#deps;
     const quota = quotaOf(config.build.quotas, queued.tenant);
     const refusal = await fullRefusal(
-      await store.admission(queued.tenant),
+      admission ?? (await store.admission(queued.tenant)),
       { ...queued, quota },
       config.build,
       () => store.takeTimes(),
