@@ -176,8 +176,9 @@ const reuses = async (replicas: readonly Replica[]): Promise<number> =>
 async function measureRefresh(storm: Running, base: string): Promise<RefreshStormFigures> {
   const { replicas } = storm;
   const front = replicas[0] as Replica;
-  const began = Math.min(...linesOf(replicas, 'schedules: this instance runs them').map(timeOf));
   const reconciledAt = await reconciled(storm);
+  // Read once the reconcile ran: the holder may log that it runs the schedules after the start.
+  const began = Math.min(...linesOf(replicas, 'schedules: this instance runs them').map(timeOf));
   const baseline = await passAfter(storm, reconciledAt, 'a refresh pass after the reconcile builds');
   const reusedBefore = await reuses(replicas);
   const movedAt = await moveBase(base);
