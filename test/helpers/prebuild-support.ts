@@ -58,12 +58,23 @@ export const githubHook = (url: string, secret: string, payload: unknown): Promi
     'x-hub-signature-256': githubSignature(secret, payload),
   });
 
-/** The digest `<registry>/<name>:<tag>` serves, or undefined when the tag does not exist. */
+/**
+ * The digest `<registry>/<name>:<tag>` serves, or undefined when the tag does not exist. An answer
+ * of 5xx is asked again a few times: the stack's registry (distribution on its filesystem store)
+ * answers 500 "invalid checksum digest format" to a read that meets a manifest of the same digest
+ * being written under another tag (the branch tag moving to the image just read).
+ */
 export async function tagDigest(registry: string, name: string, tag: string): Promise<string | undefined> {
-  const res = await registryFetch(registry, `/v2/${name}/manifests/${tag}`, {
-    method: 'HEAD',
-    headers: { accept: MANIFEST_ACCEPT },
-  });
+  const head = () =>
+    registryFetch(registry, `/v2/${name}/manifests/${tag}`, {
+      method: 'HEAD',
+      headers: { accept: MANIFEST_ACCEPT },
+    });
+  let res = await head();
+  for (let tries = 1; res.status >= 500 && tries < 5; tries++) {
+    await new Promise((resolve) => setTimeout(resolve, 100 * tries));
+    res = await head();
+  }
   if (res.status === 404) return undefined;
   if (res.status !== 200) throw new Error(`HEAD ${name}:${tag} answered ${res.status}`);
   return res.headers.get('docker-content-digest') ?? undefined;
