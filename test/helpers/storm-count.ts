@@ -78,6 +78,15 @@ export interface StormInput {
 }
 
 const finishedAt = (r: BuildRecord): number => Date.parse(r.startedAt) + (r.durationSeconds ?? 0) * 1000;
+
+/** The fault striking when `record` ended, or the last one before it ('before the first fault'). */
+function endedDuring(faults: readonly StormFault[], record: BuildRecord): string {
+  const at = finishedAt(record);
+  const fault = faults.findLast((f) => f.startedAt <= at);
+  if (fault === undefined) return 'before the first fault';
+  const after = fault.endedAt !== undefined && at > fault.endedAt;
+  return `${after ? 'after' : 'during'} ${fault.fault}, ${at - fault.startedAt} ms after it began`;
+}
 const bodyOf = (r: BuildRecord | undefined): Record<string, unknown> => r?.answer?.body ?? {};
 
 /** Per build id, what each delivered build.finished said: its status and digest. */
@@ -190,7 +199,8 @@ function countBuild(
     return;
   }
   const events = delivered.get(b.id) ?? [];
-  if (events.length === 0) report.undelivered.push(b.id);
+  if (events.length === 0)
+    report.undelivered.push(`${b.id} (sent during ${b.during}, ended ${endedDuring(report.faults, record)})`);
   const { digests, contradictions } = agreement(b, events);
   if (digests.size > 1) report.twice.push(`${b.id}: ${[...digests].join(', ')}`);
   for (const c of contradictions) report.contradicted.push(`${b.id}: ${c}`);
