@@ -6,6 +6,7 @@
  * 503s without Retry-After, each fault's recovery and the longest stretch of 503s a caller saw.
  */
 import type { BuildRecord } from '../../src/builds/types.js';
+import type { Delivery } from '../../src/events/types.js';
 import { parseImageString } from '../../src/registry/image-string.js';
 import { stack } from './build-support.js';
 import { causeOf } from './fault-day.js';
@@ -79,13 +80,35 @@ export interface StormInput {
 
 const finishedAt = (r: BuildRecord): number => Date.parse(r.startedAt) + (r.durationSeconds ?? 0) * 1000;
 
+/**
+ * The service's own account of the build.finished deliveries the receiver never got: recorded
+ * but not delivered (each with its state and the receiver's attempts), or none recorded.
+ */
+async function serviceAccount(input: StormInput): Promise<string> {
+  const got = new Set(input.receiver.received.map((e) => e.webhookId));
+  try {
+    const res = await fetch(`${input.anyReplica().url}/events/deliveries`);
+    const { deliveries } = (await res.json()) as { deliveries: Delivery[] };
+    const missing = deliveries.filter((d) => d.type.includes('build.finished') && !got.has(d.id));
+    if (missing.length === 0) return 'no build.finished delivery of the service is missing at the receiver';
+    const states = missing.map(
+      (d) =>
+        `${d.id} ${d.status} after ${d.attempts} attempts (last ${String(d.lastStatus ?? 'none')}, ` +
+        `${input.receiver.attemptsOf(d.id)} reached the receiver)`,
+    );
+    return `recorded, not received: ${states.join(', ')}`;
+  } catch (err) {
+    return `the service's deliveries unread: ${String(err)}`;
+  }
+}
+
 /** The fault striking when `record` ended, or the last one before it ('before the first fault'). */
 function endedDuring(faults: readonly StormFault[], record: BuildRecord): string {
   const at = finishedAt(record);
   const fault = faults.findLast((f) => f.startedAt <= at);
   if (fault === undefined) return 'before the first fault';
   const after = fault.endedAt !== undefined && at > fault.endedAt;
-  return `${after ? 'after' : 'during'} ${fault.fault}, ${at - fault.startedAt} ms after it began`;
+  return `${after ? 'after' : 'during'} ${fault.fault}, ${Math.round(at - fault.startedAt)} ms after it began`;
 }
 const bodyOf = (r: BuildRecord | undefined): Record<string, unknown> => r?.answer?.body ?? {};
 
@@ -135,6 +158,10 @@ export async function countStorm(input: StormInput): Promise<StormReport> {
   // A request that follows an identical build in flight is answered that build's id (docs/behaviour.md).
   report.followed = [...callers.values()].filter((n) => n > 1).reduce((sum, n) => sum + n - 1, 0);
   for (const b of builds) countBuild(report, b, delivered, images);
+  if (report.undelivered.length > 0) {
+    const account = await serviceAccount(input);
+    report.undelivered = report.undelivered.map((line) => `${line}; ${account}`);
+  }
   await countBroken(report, images);
   countRecoveries(input, finished);
   return report;
